@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what Trainyard needs from Debian's archive; skips what is already there.
+# Idempotent: running it twice installs nothing the second time.
+set -euo pipefail
+
+build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev libsqlite3-dev
+            libyaml-dev libcurl4-openssl-dev libcmocka-dev)
+test_pkgs=(python3 python3-kubernetes python3-yaml curl)
+
+want=("${build_pkgs[@]}")
+case "${1:-all}" in
+  build) ;;
+  all|test) want+=("${test_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# kubectl: use the one on the machine; Debian's kubernetes-client only where none is present.
+if [ "${1:-all}" != build ] && ! command -v kubectl >/dev/null 2>&1; then
+  missing+=(kubernetes-client)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
