@@ -1,0 +1,34 @@
+/* kinds.h - the api_resource of every served kind, one definition per file. */
+#ifndef TY_API_KINDS_H
+#define TY_API_KINDS_H
+
+#include "api/registry.h"
+
+/* core/v1 (kind_core.c, kind_pod.c) */
+extern const api_resource api_namespace;
+extern const api_resource api_node;
+extern const api_resource api_pod;
+extern const api_resource api_service;
+extern const api_resource api_configmap;
+extern const api_resource api_secret;
+extern const api_resource api_event;
+/* scheduling.k8s.io/v1 */
+extern const api_resource api_priorityclass;
+
+/* kubeflow.org/v1 (kind_<name>.c, shared rules in kubeflow.c) */
+extern const api_resource api_tfjob;
+extern const api_resource api_pytorchjob;
+extern const api_resource api_mpijob;
+extern const api_resource api_xgboostjob;
+extern const api_resource api_paddlejob;
+extern const api_resource api_jaxjob;
+extern const api_resource api_mxjob;
+/* mindspore.gitee.com/v1 */
+extern const api_resource api_msjob;
+
+/* batch.volcano.sh/v1alpha1 and scheduling.volcano.sh/v1beta1 */
+extern const api_resource api_vcjob;
+extern const api_resource api_podgroup;
+extern const api_resource api_queue;
+
+#endif

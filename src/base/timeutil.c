@@ -1,0 +1,85 @@
+#include "base/timeutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ty_time_format(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int ty_time_parse(const char *s, time_t *out)
+{
+    struct tm tm = {0};
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    long off = 0;
+
+    if (!p)
+        return -1;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int hh, mm;
+        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+            return -1;
+        off = (hh * 3600L + mm * 60L) * (*p == '+' ? 1 : -1);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    *out = timegm(&tm) - off;
+    return 0;
+}
+
+/* Mirrors the rounding kubectl's HumanDuration uses so ages read the same. */
+void ty_duration_human(int64_t s, char *buf, size_t len)
+{
+    if (s < 0)
+        s = 0;
+    if (s < 120) {
+        snprintf(buf, len, "%llds", (long long)s);
+    } else if (s < 600) {
+        int64_t m = s / 60, r = s % 60;
+        if (r == 0)
+            snprintf(buf, len, "%lldm", (long long)m);
+        else
+            snprintf(buf, len, "%lldm%llds", (long long)m, (long long)r);
+    } else if (s < 3 * 3600) {
+        snprintf(buf, len, "%lldm", (long long)(s / 60));
+    } else if (s < 8 * 3600) {
+        int64_t h = s / 3600, m = (s % 3600) / 60;
+        if (m == 0)
+            snprintf(buf, len, "%lldh", (long long)h);
+        else
+            snprintf(buf, len, "%lldh%lldm", (long long)h, (long long)m);
+    } else if (s < 48 * 3600) {
+        snprintf(buf, len, "%lldh", (long long)(s / 3600));
+    } else if (s < 8 * 86400) {
+        int64_t d = s / 86400, h = (s % 86400) / 3600;
+        if (h == 0)
+            snprintf(buf, len, "%lldd", (long long)d);
+        else
+            snprintf(buf, len, "%lldd%lldh", (long long)d, (long long)h);
+    } else if (s < 2 * 365 * 86400LL) {
+        snprintf(buf, len, "%lldd", (long long)(s / 86400));
+    } else {
+        snprintf(buf, len, "%lldy", (long long)(s / (365 * 86400LL)));
+    }
+}
+
+int64_t ty_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,154 @@
+/* store.h - the versioned object store and its watch hub.
+ *
+ * Objects are JSON documents keyed by (resource, namespace, name), where
+ * resource is the group-resource string ("pods", "pytorchjobs.kubeflow.org")
+ * and namespace is "" for cluster-scoped kinds. SQLite (WAL) under the data
+ * directory is the durable copy; an in-memory index serves reads. Every
+ * committed write takes the next value of one global resourceVersion counter
+ * and is published to the watch hub in commit order; the write is durable in
+ * SQLite before any caller or watcher hears of it.
+ *
+ * The store owns these metadata fields and ignores what callers put there:
+ * uid, resourceVersion, creationTimestamp, generation, deletionTimestamp
+ * (except through store_delete). name comes from generateName + 5 random
+ * characters when name is empty. generation starts at 1 and is bumped when
+ * anything outside metadata and status changes.
+ *
+ * Deletion: an object with finalizers is only marked (deletionTimestamp set,
+ * MODIFIED event); it goes away (DELETED event) at the write that leaves it
+ * with an empty finalizer list. Propagation: Foreground adds the
+ * "foregroundDeletion" finalizer, Orphan adds "orphan"; the garbage collector
+ * (controller/gc.c) does the rest and removes them.
+ *
+ * Thread safety: every function may be called from any thread. Writers are
+ * serialised; readers do not block writers for long.
+ */
+#ifndef TY_STORE_STORE_H
+#define TY_STORE_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+typedef struct ty_store ty_store;
+
+/* An immutable snapshot of one stored object: its JSON and that JSON's compact
+ * serialisation. Reference counted (atomically); share freely between threads,
+ * never modify what store_obj_json returns (json_deep_copy it first). */
+typedef struct store_obj store_obj;
+
+const json_t *store_obj_json(const store_obj *o);           /* borrowed */
+const char *store_obj_text(const store_obj *o, size_t *len); /* borrowed, NUL-terminated */
+uint64_t store_obj_rv(const store_obj *o);
+store_obj *store_obj_ref(store_obj *o);
+void store_obj_unref(store_obj *o);
+
+/* Opens (creating if needed) <dir>/trainyard.db. Creates namespaces "default"
+ * and "kube-system" and the Volcano queue "default" when absent. */
+ty_store *store_open(const char *dir, ty_error *err);
+void store_close(ty_store *s);
+
+/* The resourceVersion of the latest commit. */
+uint64_t store_current_rv(ty_store *s);
+
+/* Creates obj (steals nothing; obj is copied). Fails with TY_EEXISTS if the key
+ * is taken. Returns the stored object (caller unrefs). */
+store_obj *store_create(ty_store *s, const char *resource, const char *ns, const json_t *obj,
+                        ty_error *err);
+
+/* Current object or NULL with TY_ENOTFOUND. Caller unrefs. */
+store_obj *store_get(ty_store *s, const char *resource, const char *ns, const char *name,
+                     ty_error *err);
+
+/* Read-modify-write under the writer lock. fn gets a deep copy of the current
+ * object to change in place; returning -1 (with err filled) aborts and nothing
+ * is written. If fn leaves the object equal to the current one, nothing is
+ * written and the current object is returned (no new resourceVersion). If the
+ * copy's metadata.resourceVersion is non-empty and differs from the current one
+ * after fn returns, the write fails with TY_ECONFLICT ("the object has been
+ * modified; please apply your changes to the latest version and try again").
+ * TY_ENOTFOUND when the object does not exist. Caller unrefs the result. */
+typedef int (*store_mutate_fn)(json_t *obj, void *arg, ty_error *err);
+store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
+                        store_mutate_fn fn, void *arg, ty_error *err);
+
+/* Replaces the object with newobj (copied), as a mutate whose function swaps in
+ * newobj: resourceVersion precondition as above, store-owned fields kept. */
+store_obj *store_update(ty_store *s, const char *resource, const char *ns, const json_t *newobj,
+                        ty_error *err);
+
+typedef enum { STORE_PROPAGATE_DEFAULT, STORE_PROPAGATE_BACKGROUND, STORE_PROPAGATE_FOREGROUND,
+               STORE_PROPAGATE_ORPHAN } store_propagation;
+
+typedef struct store_delete_opts {
+    store_propagation propagation; /* DEFAULT = Background */
+    const char *precondition_uid;  /* NULL or "" = none; mismatch -> TY_ECONFLICT */
+    const char *precondition_rv;   /* NULL or "" = none; mismatch -> TY_ECONFLICT */
+} store_delete_opts;
+
+/* Deletes or marks for deletion (see above). *deleted tells which happened.
+ * Returns the last state (deleted) or the marked object. Caller unrefs. */
+store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const char *name,
+                        const store_delete_opts *opts, bool *deleted, ty_error *err);
+
+/* List filter: return true to include. obj is borrowed. */
+typedef bool (*store_filter_fn)(const json_t *obj, void *arg);
+
+typedef struct store_list_opts {
+    const char *ns;              /* NULL = every namespace */
+    store_filter_fn filter;      /* NULL = all */
+    void *filter_arg;
+    size_t limit;                /* 0 = no limit */
+    const char *continue_token;  /* from a previous page, or NULL */
+} store_list_opts;
+
+typedef struct store_list {
+    store_obj **items;           /* sorted by namespace, then name */
+    size_t n;
+    uint64_t rv;                 /* the list's resourceVersion (a consistent snapshot) */
+    char *continue_token;        /* non-NULL when more items remain; caller frees via
+                                    store_list_free */
+    int64_t remaining;           /* items left after this page, or -1 if unknown */
+} store_list;
+
+/* A consistent snapshot at one resourceVersion. A continue token whose
+ * snapshot is no longer retained fails with TY_EGONE. Caller calls
+ * store_list_free. */
+int store_list_objects(ty_store *s, const char *resource, const store_list_opts *opts,
+                       store_list *out, ty_error *err);
+void store_list_free(store_list *l);
+
+/* ---- watch hub ---- */
+
+typedef enum { STORE_ADDED = 1, STORE_MODIFIED, STORE_DELETED } store_event_type;
+
+typedef struct store_event {
+    store_event_type type;
+    const char *resource;        /* borrowed from the store, valid while the store is */
+    store_obj *obj;              /* the object after the change (DELETED: last state, with
+                                    the deletion's resourceVersion); owned by the event */
+    uint64_t rv;
+} store_event;
+
+typedef struct store_watch store_watch;
+
+/* Watches resource (NULL = every resource) in namespace ns (NULL = all) for
+ * commits with resourceVersion > from_rv. from_rv = 0 means "from now".
+ * Fails with TY_EGONE ("too old resource version: X (Y)") when events after
+ * from_rv are no longer retained. Caller closes. */
+store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
+                              uint64_t from_rv, ty_error *err);
+
+/* Waits up to timeout_ms (-1 = forever) for the next event. Returns 1 with *ev
+ * filled (release with store_event_release), 0 on timeout, -1 when the watch
+ * fell too far behind (TY_EGONE) or the store is closing. */
+int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *err);
+void store_event_release(store_event *ev);
+/* Wakes a blocked store_watch_next from another thread (it returns -1). */
+void store_watch_cancel(store_watch *w);
+void store_watch_close(store_watch *w);
+
+#endif
