@@ -1,0 +1,84 @@
+/* meta.h - common validation helpers in kube-apiserver's wording.
+ *
+ * The name and label rules of Kubernetes (RFC 1123 labels and subdomains,
+ * DNS-1035 labels, qualified names, label values, config keys) and helpers
+ * that append causes worded the way kube-apiserver words them:
+ *
+ *     field "metadata.name", message `Invalid value: "Foo_1": a lowercase RFC
+ *     1123 label must consist of ...`
+ *
+ * Every meta_check_* returns the number of causes it added (0 = valid).
+ * They are shared by every kind file, the Kubeflow kinds included.
+ */
+#ifndef TY_API_META_H
+#define TY_API_META_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+#define META_DNS1123_LABEL_MAX 63
+#define META_DNS1123_SUBDOMAIN_MAX 253
+#define META_ANNOTATIONS_MAX (256 * 1024)
+
+bool meta_is_dns1123_label(const char *s);
+bool meta_is_dns1123_subdomain(const char *s);
+bool meta_is_dns1035_label(const char *s);
+
+/* Name rules: one cause per broken rule (format, length), reason
+ * "FieldValueInvalid", field as given. */
+int meta_check_dns1123_label(const char *field, const char *value, ty_error *err);
+int meta_check_dns1123_subdomain(const char *field, const char *value, ty_error *err);
+int meta_check_dns1035_label(const char *field, const char *value, ty_error *err);
+/* A label key or annotation key: [prefix/]name. */
+int meta_check_qualified_name(const char *field, const char *value, ty_error *err);
+/* metadata.labels (keys and values) and metadata.annotations (keys and the
+ * 256 KiB total). Non-object values are reported as invalid. */
+int meta_check_labels(const char *field, const json_t *labels, ty_error *err);
+int meta_check_annotations(const char *field, const json_t *annotations, ty_error *err);
+/* A ConfigMap / Secret key; field is the key's path, "data[key]". */
+int meta_check_config_key(const char *field, const char *key, ty_error *err);
+/* Every value of a labelSelector-style map ("matchLabels", "selector"). */
+int meta_check_selector_map(const char *field, const json_t *map, ty_error *err);
+
+/* Cause writers. value is shown like Go's %#v: strings quoted, numbers bare. */
+void meta_invalid(ty_error *err, const char *field, const json_t *value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void meta_invalid_str(ty_error *err, const char *field, const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void meta_invalid_int(ty_error *err, const char *field, long long value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* `Required value` (detail appended after ": " when not NULL). */
+void meta_required(ty_error *err, const char *field, const char *detail);
+/* `Unsupported value: "X": supported values: "A", "B"`; supported is NULL-terminated. */
+void meta_not_supported(ty_error *err, const char *field, const json_t *value,
+                        const char *const *supported);
+void meta_duplicate(ty_error *err, const char *field, const json_t *value);
+void meta_forbidden(ty_error *err, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void meta_too_long(ty_error *err, const char *field, long long max_bytes);
+
+/* Go-%#v-like text of a JSON value into buf (truncated). */
+void meta_value_text(const json_t *value, char *buf, size_t len);
+
+/* Small JSON accessors that tolerate missing or mistyped members. */
+const char *meta_str(const json_t *obj, const char *key);          /* NULL if absent */
+json_int_t meta_int(const json_t *obj, const char *key, json_int_t dflt);
+/* Sets obj[key] = value only when key is absent (steals value either way). */
+void meta_default(json_t *obj, const char *key, json_t *value);
+/* obj[key], created as {} when absent or not an object. Borrowed. */
+json_t *meta_child(json_t *obj, const char *key);
+
+/* The standard object metadata check done by api_prepare: name (with name_rule),
+ * generateName, namespace presence, labels, annotations. */
+typedef enum meta_name_rule {
+    META_NAME_SUBDOMAIN = 0,
+    META_NAME_DNS1123_LABEL,
+    META_NAME_DNS1035_LABEL,
+} meta_name_rule;
+int meta_check_object_meta(const json_t *meta, meta_name_rule rule, bool namespaced,
+                           ty_error *err);
+
+#endif
