@@ -110,6 +110,19 @@ json_t *api_table_cells(const api_resource *res, const json_t *obj, time_t now);
  * x-kubernetes-group-version-kind) and component schemas. Caller owns result. */
 json_t *api_openapi_v3(const char *group, const char *version);
 
+/* The index served at GET /openapi/v3: {"paths": {"api/v1": {"serverRelativeURL":
+ * "/openapi/v3/api/v1?hash=<hex>"}, "apis/<group>/<version>": {...}}}. The hash is
+ * a digest of that document's serialization, stable across calls and
+ * processes. Caller owns result. */
+json_t *api_openapi_v3_index(void);
+
+/* Composes kube-apiserver's 422 message from err's causes:
+ * `Pod "x" is invalid: metadata.name: Invalid value: ...`, or with several
+ * causes `... is invalid: [f1: m1, f2: m2]`. api_prepare already leaves it in
+ * err->text; the server may recompose it (e.g. after adding causes). */
+void api_format_invalid(const api_resource *res, const char *name, const ty_error *err,
+                        char *buf, size_t len);
+
 /* Age cell for a creationTimestamp ("5m", "<unknown>"). */
 void api_age(const json_t *obj, time_t now, char *buf, size_t len);
 
