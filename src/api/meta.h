@@ -81,4 +81,18 @@ typedef enum meta_name_rule {
 int meta_check_object_meta(const json_t *meta, meta_name_rule rule, bool namespaced,
                            ty_error *err);
 
+/* Pod spec rules shared by pods and every pod template (kind_pod.c).
+ * meta_pod_spec_defaults fills what kube-apiserver defaults in a PodSpec
+ * (restartPolicy, dnsPolicy, schedulerName, grace period, container pull
+ * policy, termination message path/policy, port protocol, requests from
+ * limits). meta_pod_spec_validate adds causes under path ("spec",
+ * "spec.tasks[0].template.spec"); restart_policies is the NULL-terminated set
+ * allowed here (NULL = Always, OnFailure, Never). Returns causes added. */
+void meta_pod_spec_defaults(json_t *spec);
+int meta_pod_spec_validate(const json_t *spec, const char *path,
+                           const char *const *restart_policies, ty_error *err);
+/* The image pull policy Kubernetes defaults for an image reference:
+ * "Always" for ":latest" or no tag (digests excepted), else "IfNotPresent". */
+const char *meta_default_pull_policy(const char *image);
+
 #endif
