@@ -51,6 +51,19 @@ void store_obj_unref(store_obj *o);
 ty_store *store_open(const char *dir, ty_error *err);
 void store_close(ty_store *s);
 
+/* Tuning for store_open_with; 0 in a field means the default. */
+typedef struct store_options {
+    size_t history_events; /* watch history length in events (default 100,000) */
+    size_t history_bytes;  /* and in bytes of object text it retains (default 256 MiB) */
+} store_options;
+
+/* store_open with options (opts may be NULL). */
+ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *err);
+
+/* Names of the resources that hold at least one object now, sorted: a JSON
+ * array of strings (caller decrefs). For whole-store scans (the GC). */
+json_t *store_resources(ty_store *s);
+
 /* The resourceVersion of the latest commit. */
 uint64_t store_current_rv(ty_store *s);
 
@@ -116,7 +129,16 @@ typedef struct store_list {
 
 /* A consistent snapshot at one resourceVersion. A continue token whose
  * snapshot is no longer retained fails with TY_EGONE. Caller calls
- * store_list_free. */
+ * store_list_free. filter runs with the store's read lock held: it must be
+ * quick and must not call into the store.
+ *
+ * Continue pages: the token holds the first page's resourceVersion and the
+ * last key returned. A later page is served from the current state after that
+ * key, as long as that resourceVersion is still inside the watch history
+ * (otherwise TY_EGONE), and reports the first page's resourceVersion as its
+ * own, so a watch from it replays every change made during the listing. No
+ * key is returned twice, and every object that exists throughout the listing
+ * is returned; objects created or deleted meanwhile may or may not appear. */
 int store_list_objects(ty_store *s, const char *resource, const store_list_opts *opts,
                        store_list *out, ty_error *err);
 void store_list_free(store_list *l);

@@ -1,0 +1,194 @@
+/* db.c - the durable copy of the store in SQLite.
+ *
+ * One table of objects keyed by (resource, namespace, name) with the JSON text
+ * and its resourceVersion, and a meta table holding the global counter, which
+ * every write updates in the same transaction as the object row. Only the
+ * writer thread (under the store's write lock) touches the connection; reads
+ * are served from memory, so a single connection with cached prepared
+ * statements is all the store needs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store_int.h"
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS objects ("
+    "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    "  rv INTEGER NOT NULL, data TEXT NOT NULL,"
+    "  PRIMARY KEY (resource, namespace, name)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0);";
+
+static int db_fail(store_db *d, ty_error *err, const char *what)
+{
+    return ty_seterr(err, TY_EINTERNAL, "store: %s: %s", what,
+                     d->db ? sqlite3_errmsg(d->db) : "no database");
+}
+
+static int make_dir(const char *dir, ty_error *err)
+{
+    struct stat st;
+
+    if (mkdir(dir, 0700) == 0)
+        return 0;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    return ty_seterr(err, TY_EINTERNAL, "store: cannot create %s: %s", dir, strerror(errno));
+}
+
+static int prepare(store_db *d, sqlite3_stmt **st, const char *sql, ty_error *err)
+{
+    if (sqlite3_prepare_v3(d->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return db_fail(d, err, "prepare");
+    return 0;
+}
+
+static int read_rv(store_db *d, uint64_t *rv, ty_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (prepare(d, &st, "SELECT value FROM meta WHERE key = 'rv'", err) < 0)
+        return -1;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *rv = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return db_fail(d, err, "read resourceVersion");
+    return 0;
+}
+
+int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
+{
+    char path[4096];
+
+    memset(d, 0, sizeof(*d));
+    if (make_dir(dir, err) < 0)
+        return -1;
+    if ((size_t)snprintf(path, sizeof(path), "%s/trainyard.db", dir) >= sizeof(path))
+        return ty_seterr(err, TY_EINTERNAL, "store: data directory path too long");
+    /* NOMUTEX: the store's write lock already serialises every use. */
+    if (sqlite3_open_v2(path, &d->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        db_fail(d, err, path);
+        goto error;
+    }
+    sqlite3_busy_timeout(d->db, 5000);
+    /* WAL with synchronous=NORMAL: a commit is appended to the WAL without an
+     * fsync; the WAL is synced at checkpoints. A crash of this process loses
+     * nothing (the WAL is in the OS page cache and replayed on open); only an
+     * OS crash or power loss can drop the last few commits, never corrupt the
+     * database. That trade buys the write rate the API server needs. */
+    if (sqlite3_exec(d->db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                     "PRAGMA foreign_keys=OFF;",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(d->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        db_fail(d, err, "initialise schema");
+        goto error;
+    }
+    if (read_rv(d, rv, err) < 0 || prepare(d, &d->begin, "BEGIN IMMEDIATE", err) < 0 ||
+        prepare(d, &d->commit, "COMMIT", err) < 0 ||
+        prepare(d, &d->rollback, "ROLLBACK", err) < 0 ||
+        prepare(d, &d->put,
+                "INSERT OR REPLACE INTO objects (resource, namespace, name, rv, data)"
+                " VALUES (?1, ?2, ?3, ?4, ?5)",
+                err) < 0 ||
+        prepare(d, &d->del,
+                "DELETE FROM objects WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
+                err) < 0 ||
+        prepare(d, &d->setrv, "UPDATE meta SET value = ?1 WHERE key = 'rv'", err) < 0)
+        goto error;
+    return 0;
+error:
+    db_close(d);
+    return -1;
+}
+
+int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (prepare(d, &st, "SELECT resource, namespace, name, rv, data FROM objects", err) < 0)
+        return -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (fn(arg, (const char *)sqlite3_column_text(st, 0),
+               (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+               (uint64_t)sqlite3_column_int64(st, 3), (const char *)sqlite3_column_text(st, 4),
+               (size_t)sqlite3_column_bytes(st, 4), err) < 0) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(d, err, "load objects");
+    return 0;
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void bind_key(sqlite3_stmt *st, const char *resource, const char *ns, const char *name)
+{
+    sqlite3_bind_text(st, 1, resource, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+}
+
+/* Runs the prepared row statement and the counter update in one transaction. */
+static int write_txn(store_db *d, sqlite3_stmt *row, uint64_t rv, ty_error *err)
+{
+    int failed;
+
+    if (step_done(d->begin) < 0)
+        return db_fail(d, err, "begin");
+    sqlite3_bind_int64(d->setrv, 1, (sqlite3_int64)rv);
+    failed = step_done(row) < 0 || step_done(d->setrv) < 0 || step_done(d->commit) < 0;
+    sqlite3_clear_bindings(row);
+    if (failed) {
+        db_fail(d, err, "write");
+        step_done(d->rollback);
+        return -1;
+    }
+    return 0;
+}
+
+int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
+           const char *text, size_t len, ty_error *err)
+{
+    bind_key(d->put, resource, ns, name);
+    sqlite3_bind_int64(d->put, 4, (sqlite3_int64)rv);
+    sqlite3_bind_text(d->put, 5, text, (int)len, SQLITE_STATIC);
+    return write_txn(d, d->put, rv, err);
+}
+
+int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
+              ty_error *err)
+{
+    bind_key(d->del, resource, ns, name);
+    return write_txn(d, d->del, rv, err);
+}
+
+void db_close(store_db *d)
+{
+    sqlite3_finalize(d->begin);
+    sqlite3_finalize(d->commit);
+    sqlite3_finalize(d->rollback);
+    sqlite3_finalize(d->put);
+    sqlite3_finalize(d->del);
+    sqlite3_finalize(d->setrv);
+    if (d->db)
+        sqlite3_close(d->db);
+    memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,293 @@
+/* index.c - the in-memory index: resource buckets, each an AVL tree ordered
+ * by (namespace, name).
+ *
+ * A balanced tree rather than a sorted array keeps a write O(log n) however
+ * many objects a resource holds, and still lets a list walk keys in order from
+ * any position (continue tokens, one namespace). Each node counts its subtree
+ * so that a list page can say how many items remain in O(log n).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_int.h"
+
+/* ---- resource buckets ---- */
+
+static int res_cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, (*(store_res *const *)elem)->name);
+}
+
+store_res *index_find(const store_index *ix, const char *resource)
+{
+    store_res **hit;
+
+    if (!ix->n)
+        return NULL;
+    hit = bsearch(resource, ix->res, ix->n, sizeof(*ix->res), res_cmp_name);
+    return hit ? *hit : NULL;
+}
+
+store_res *index_add(store_index *ix, const char *resource)
+{
+    store_res *r = index_find(ix, resource);
+    size_t pos = 0;
+
+    if (r)
+        return r;
+    if (ix->n == ix->cap) {
+        size_t cap = ix->cap ? ix->cap * 2 : 32;
+        store_res **grown = realloc(ix->res, cap * sizeof(*grown));
+        if (!grown)
+            return NULL;
+        ix->res = grown;
+        ix->cap = cap;
+    }
+    r = calloc(1, sizeof(*r));
+    if (!r || !(r->name = strdup(resource))) {
+        free(r);
+        return NULL;
+    }
+    /* Resources are few (tens) and added rarely: insertion sort is plenty. */
+    while (pos < ix->n && strcmp(ix->res[pos]->name, resource) < 0)
+        pos++;
+    memmove(&ix->res[pos + 1], &ix->res[pos], (ix->n - pos) * sizeof(*ix->res));
+    ix->res[pos] = r;
+    ix->n++;
+    return r;
+}
+
+static void node_free_all(idx_node *n)
+{
+    if (!n)
+        return;
+    node_free_all(n->left);
+    node_free_all(n->right);
+    store_obj_unref(n->obj);
+    free(n);
+}
+
+void index_free(store_index *ix)
+{
+    for (size_t i = 0; i < ix->n; i++) {
+        node_free_all(ix->res[i]->root);
+        free(ix->res[i]->name);
+        free(ix->res[i]);
+    }
+    free(ix->res);
+    memset(ix, 0, sizeof(*ix));
+}
+
+/* ---- AVL tree ---- */
+
+static int key_cmp(const char *ns, const char *name, const idx_node *n)
+{
+    int c = strcmp(ns, n->ns);
+    return c ? c : strcmp(name, n->name);
+}
+
+static int height(const idx_node *n)
+{
+    return n ? n->height : 0;
+}
+
+static size_t size(const idx_node *n)
+{
+    return n ? n->size : 0;
+}
+
+static void update(idx_node *n)
+{
+    int hl = height(n->left), hr = height(n->right);
+    n->height = (hl > hr ? hl : hr) + 1;
+    n->size = size(n->left) + size(n->right) + 1;
+}
+
+static idx_node *rotate_right(idx_node *n)
+{
+    idx_node *l = n->left;
+    n->left = l->right;
+    l->right = n;
+    update(n);
+    update(l);
+    return l;
+}
+
+static idx_node *rotate_left(idx_node *n)
+{
+    idx_node *r = n->right;
+    n->right = r->left;
+    r->left = n;
+    update(n);
+    update(r);
+    return r;
+}
+
+static idx_node *rebalance(idx_node *n)
+{
+    int bal;
+
+    update(n);
+    bal = height(n->left) - height(n->right);
+    if (bal > 1) {
+        if (height(n->left->left) < height(n->left->right))
+            n->left = rotate_left(n->left);
+        return rotate_right(n);
+    }
+    if (bal < -1) {
+        if (height(n->right->right) < height(n->right->left))
+            n->right = rotate_right(n->right);
+        return rotate_left(n);
+    }
+    return n;
+}
+
+size_t res_count(const store_res *r)
+{
+    return size(r->root);
+}
+
+idx_node *res_lookup(const store_res *r, const char *ns, const char *name)
+{
+    idx_node *n = r->root;
+
+    while (n) {
+        int c = key_cmp(ns, name, n);
+        if (!c)
+            return n;
+        n = c < 0 ? n->left : n->right;
+    }
+    return NULL;
+}
+
+idx_node *res_node_new(const char *ns, const char *name)
+{
+    size_t lns = strlen(ns), lname = strlen(name);
+    idx_node *n = calloc(1, sizeof(*n) + lns + lname + 2);
+
+    if (!n)
+        return NULL;
+    memcpy(n->key, ns, lns + 1);
+    memcpy(n->key + lns + 1, name, lname + 1);
+    n->ns = n->key;
+    n->name = n->key + lns + 1;
+    n->height = 1;
+    n->size = 1;
+    return n;
+}
+
+static idx_node *insert_at(idx_node *n, idx_node *add)
+{
+    if (!n)
+        return add;
+    if (key_cmp(add->ns, add->name, n) < 0)
+        n->left = insert_at(n->left, add);
+    else
+        n->right = insert_at(n->right, add);
+    return rebalance(n);
+}
+
+void res_insert(store_res *r, idx_node *node, store_obj *obj)
+{
+    node->obj = store_obj_ref(obj);
+    r->root = insert_at(r->root, node);
+}
+
+static idx_node *detach_min(idx_node *n, idx_node **min)
+{
+    if (!n->left) {
+        *min = n;
+        return n->right;
+    }
+    n->left = detach_min(n->left, min);
+    return rebalance(n);
+}
+
+static idx_node *remove_at(idx_node *n, const char *ns, const char *name, idx_node **gone)
+{
+    int c;
+
+    if (!n)
+        return NULL;
+    c = key_cmp(ns, name, n);
+    if (c < 0) {
+        n->left = remove_at(n->left, ns, name, gone);
+    } else if (c > 0) {
+        n->right = remove_at(n->right, ns, name, gone);
+    } else {
+        idx_node *succ;
+        *gone = n;
+        if (!n->left || !n->right)
+            return n->left ? n->left : n->right;
+        n->right = detach_min(n->right, &succ);
+        succ->left = n->left;
+        succ->right = n->right;
+        return rebalance(succ);
+    }
+    return rebalance(n);
+}
+
+void res_remove(store_res *r, const char *ns, const char *name)
+{
+    idx_node *gone = NULL;
+
+    r->root = remove_at(r->root, ns, name, &gone);
+    if (gone) {
+        store_obj_unref(gone->obj);
+        free(gone);
+    }
+}
+
+size_t res_rank(const store_res *r, const char *ns, const char *name, bool inclusive)
+{
+    const idx_node *n = r->root;
+    size_t rank = 0;
+
+    while (n) {
+        int c = key_cmp(ns, name, n);
+        if (c < 0 || (c == 0 && !inclusive)) {
+            n = n->left;
+        } else {
+            rank += size(n->left) + 1;
+            if (c == 0)
+                break;
+            n = n->right;
+        }
+    }
+    return rank;
+}
+
+/* ---- ordered iteration ---- */
+
+void res_iter_seek(res_iter *it, const store_res *r, const char *ns, const char *name,
+                   bool inclusive)
+{
+    idx_node *n = r->root;
+
+    it->depth = 0;
+    /* The stack holds exactly the ancestors whose key is still ahead of the
+     * cursor, nearest last, so next() pops the smallest remaining key. */
+    while (n) {
+        int c = ns ? key_cmp(ns, name, n) : -1;
+        if (c < 0 || (c == 0 && inclusive)) {
+            it->stack[it->depth++] = n;
+            if (c == 0)
+                break;
+            n = n->left;
+        } else {
+            n = n->right;
+        }
+    }
+}
+
+idx_node *res_iter_next(res_iter *it)
+{
+    idx_node *n, *c;
+
+    if (!it->depth)
+        return NULL;
+    n = it->stack[--it->depth];
+    for (c = n->right; c; c = c->left)
+        it->stack[it->depth++] = c;
+    return n;
+}

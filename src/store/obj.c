@@ -1,0 +1,146 @@
+/* obj.c - immutable snapshots of stored objects, and the store's randomness. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "store/store_int.h"
+
+static const char *borrowed_meta_string(const json_t *json, const char *field)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(json, "metadata"), field));
+    return v ? v : "";
+}
+
+store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
+{
+    store_obj *o = calloc(1, sizeof(*o));
+
+    if (!o) {
+        json_decref(json);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    atomic_init(&o->refs, 1);
+    o->rv = rv;
+    o->json = json;
+    if (text) {
+        o->text = malloc(len + 1);
+        if (o->text) {
+            memcpy(o->text, text, len);
+            o->text[len] = '\0';
+        }
+    } else {
+        o->text = json_dumps(json, JSON_COMPACT);
+        len = o->text ? strlen(o->text) : 0;
+    }
+    if (!o->text) {
+        ty_seterr(err, TY_EINTERNAL, "cannot serialise object");
+        goto error;
+    }
+    o->len = len;
+    if (len > STORE_MAX_OBJECT_BYTES) {
+        ty_seterr(err, TY_ETOOLARGE, "Request entity too large: limit is %u",
+                  STORE_MAX_OBJECT_BYTES);
+        goto error;
+    }
+    o->ns = borrowed_meta_string(json, "namespace");
+    o->name = borrowed_meta_string(json, "name");
+    return o;
+error:
+    store_obj_unref(o);
+    return NULL;
+}
+
+const json_t *store_obj_json(const store_obj *o)
+{
+    return o->json;
+}
+
+const char *store_obj_text(const store_obj *o, size_t *len)
+{
+    if (len)
+        *len = o->len;
+    return o->text;
+}
+
+uint64_t store_obj_rv(const store_obj *o)
+{
+    return o->rv;
+}
+
+store_obj *store_obj_ref(store_obj *o)
+{
+    if (o)
+        atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+    return o;
+}
+
+void store_obj_unref(store_obj *o)
+{
+    if (!o)
+        return;
+    /* acq_rel so that the thread freeing sees every other thread's last use. */
+    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    json_decref(o->json);
+    free(o->text);
+    free(o);
+}
+
+static int fill_random(void *buf, size_t n)
+{
+    unsigned char *p = buf;
+
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+int obj_uuid(char *buf, size_t len)
+{
+    unsigned char b[16];
+
+    if (len < 37 || fill_random(b, sizeof(b)) < 0)
+        return -1;
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    snprintf(buf, len,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+    return 0;
+}
+
+/* Kubernetes leaves out vowels and look-alike characters so that generated
+ * names never spell words and read unambiguously. */
+static const char name_alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+
+int obj_random_suffix(char *buf, size_t n)
+{
+    const unsigned nchars = sizeof(name_alphabet) - 1;
+    /* Reject bytes past the largest multiple of 27 so every character is
+     * equally likely. */
+    const unsigned limit = 256 - 256 % nchars;
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned char r[16];
+        if (fill_random(r, sizeof(r)) < 0)
+            return -1;
+        for (size_t k = 0; k < sizeof(r) && i < n; k++)
+            if (r[k] < limit)
+                buf[i++] = name_alphabet[r[k] % nchars];
+    }
+    buf[n] = '\0';
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* store_int.h - what the store's own files share; not part of the public API.
+ *
+ * The store is five small parts:
+ *   obj.c    immutable refcounted snapshots, random uids and names
+ *   index.c  the in-memory index: one AVL tree per resource, ordered by
+ *            (namespace, name), with subtree sizes so that "how many after
+ *            this key" is O(log n)
+ *   db.c     the durable copy in SQLite (WAL)
+ *   watch.c  the watch hub: a ring of recent events indexed by resourceVersion
+ *   store.c / list.c  the public operations on top of them
+ */
+#ifndef TY_STORE_STORE_INT_H
+#define TY_STORE_STORE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+
+#include "store/store.h"
+
+#define STORE_MAX_OBJECT_BYTES (3u * 1024u * 1024u)
+#define STORE_MAX_NAME_LEN 253
+
+/* ---- obj.c ---- */
+
+struct store_obj {
+    atomic_size_t refs;
+    uint64_t rv;
+    json_t *json;     /* never modified after construction */
+    char *text;       /* json_dumps(json, JSON_COMPACT) */
+    size_t len;
+    const char *ns;   /* borrowed from json (metadata.namespace) or "" */
+    const char *name; /* borrowed from json (metadata.name) or "" */
+};
+
+/* Builds a snapshot of json (steals the reference). text, when not NULL, must
+ * be json's compact serialisation and is copied; otherwise it is computed.
+ * Fails with TY_ETOOLARGE past STORE_MAX_OBJECT_BYTES. */
+store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err);
+
+/* Random UUID v4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". buf >= 37 bytes. */
+int obj_uuid(char *buf, size_t len);
+/* n random characters from Kubernetes' generateName alphabet, NUL-terminated. */
+int obj_random_suffix(char *buf, size_t n);
+
+/* ---- index.c ---- */
+
+typedef struct idx_node idx_node;
+struct idx_node {
+    idx_node *left, *right;
+    int height;
+    size_t size;     /* nodes in this subtree */
+    store_obj *obj;  /* one reference owned by the node */
+    const char *ns;  /* both point into key[] */
+    const char *name;
+    char key[];
+};
+
+typedef struct store_res {
+    char *name;      /* lives as long as the store: events borrow it */
+    idx_node *root;
+} store_res;
+
+typedef struct store_index {
+    store_res **res; /* sorted by name for bsearch */
+    size_t n, cap;
+} store_index;
+
+store_res *index_find(const store_index *ix, const char *resource);
+/* Finds or adds the resource bucket. NULL only when out of memory. */
+store_res *index_add(store_index *ix, const char *resource);
+void index_free(store_index *ix);
+
+size_t res_count(const store_res *r);
+idx_node *res_lookup(const store_res *r, const char *ns, const char *name);
+/* Allocates a detached node for (ns, name) holding no object yet. */
+idx_node *res_node_new(const char *ns, const char *name);
+/* Inserts node (whose key must be absent) taking a reference to obj. */
+void res_insert(store_res *r, idx_node *node, store_obj *obj);
+/* Removes the key if present, dropping the node's reference. */
+void res_remove(store_res *r, const char *ns, const char *name);
+/* Number of keys strictly before (ns, name) (or up to and including it). */
+size_t res_rank(const store_res *r, const char *ns, const char *name, bool inclusive);
+
+/* In-order iteration from a key. The tree must not change while iterating
+ * (callers hold the read lock). AVL height stays below 1.45*log2(n+2). */
+typedef struct res_iter {
+    idx_node *stack[96];
+    int depth;
+} res_iter;
+/* Positions at the first key >= (ns, name), or > it when !inclusive. ns and
+ * name NULL position at the very first key. */
+void res_iter_seek(res_iter *it, const store_res *r, const char *ns, const char *name,
+                   bool inclusive);
+idx_node *res_iter_next(res_iter *it);
+
+/* ---- db.c ---- */
+
+typedef struct store_db {
+    sqlite3 *db;
+    sqlite3_stmt *begin, *commit, *rollback, *put, *del, *setrv;
+} store_db;
+
+/* Opens or creates <dir>/trainyard.db; *rv gets the stored counter. */
+int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
+typedef int (*db_row_fn)(void *arg, const char *resource, const char *ns, const char *name,
+                         uint64_t rv, const char *text, size_t len, ty_error *err);
+int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
+/* One transaction each: the object row and the counter. */
+int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
+           const char *text, size_t len, ty_error *err);
+int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
+              ty_error *err);
+void db_close(store_db *d);
+
+/* ---- watch.c ---- */
+
+typedef struct store_hub store_hub;
+
+/* History holds events with resourceVersion in (start_rv, ...]. */
+store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes);
+/* Publishes the event of commit obj->rv (must be the previous one + 1);
+ * steals the reference to obj. resource must outlive the hub's users. */
+void hub_publish(store_hub *h, store_event_type type, const char *resource, store_obj *obj);
+/* Events after this resourceVersion are all retained. */
+uint64_t hub_oldest(store_hub *h);
+/* Wakes every watcher with -1 and drops the store's reference. */
+void hub_shutdown(store_hub *h);
+
+/* ---- store.c ---- */
+
+struct ty_store {
+    pthread_mutex_t write_mu;  /* serialises writers: one commit at a time */
+    pthread_rwlock_t index_rw; /* readers of ix/rv vs. the short swap a commit makes */
+    store_index ix;
+    uint64_t rv;               /* latest commit; written under both locks */
+    store_db db;
+    store_hub *hub;
+};
+
+#endif

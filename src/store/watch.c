@@ -1,0 +1,269 @@
+/* watch.c - the watch hub.
+ *
+ * Every commit takes the next resourceVersion and publishes exactly one event,
+ * so the history is a ring indexed by resourceVersion: the event of rv r sits
+ * in slot r % capacity. The ring keeps the newest events up to a count and a
+ * byte budget (the compact text of the objects it holds), and
+ * remembers `oldest`: every event with rv > oldest is retained. A watcher is
+ * just a cursor (the last rv it consumed) into that ring; it never copies
+ * events it is not interested in, so a hundred watchers cost a hundred cursors
+ * and one broadcast per commit. A cursor that the ring has overtaken gets
+ * TY_EGONE, the same as a client asking for a version that is too old.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store_int.h"
+
+typedef struct hub_entry {
+    store_event_type type;
+    const char *resource;
+    store_obj *obj;
+} hub_entry;
+
+struct store_hub {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    hub_entry *ring;
+    size_t cap;
+    uint64_t head;   /* rv of the newest event */
+    uint64_t oldest; /* events with rv in (oldest, head] are in the ring */
+    size_t bytes, max_bytes;
+    bool closing;
+    int refs;        /* the store's and one per open watch */
+};
+
+struct store_watch {
+    store_hub *hub;
+    char *resource;  /* NULL = all */
+    char *ns;        /* NULL = all */
+    uint64_t cursor; /* last rv consumed */
+    bool cancelled;
+};
+
+store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes)
+{
+    store_hub *h = calloc(1, sizeof(*h));
+    pthread_condattr_t ca;
+
+    if (!h)
+        return NULL;
+    h->cap = max_events ? max_events : 1;
+    h->ring = calloc(h->cap, sizeof(*h->ring));
+    if (!h->ring) {
+        free(h);
+        return NULL;
+    }
+    h->max_bytes = max_bytes;
+    h->head = h->oldest = start_rv;
+    h->refs = 1;
+    pthread_mutex_init(&h->mu, NULL);
+    /* Timed waits measure a duration; the monotonic clock ignores clock steps. */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return h;
+}
+
+/* Called with h->mu held. */
+static void evict_oldest(store_hub *h)
+{
+    hub_entry *e = &h->ring[(h->oldest + 1) % h->cap];
+
+    h->bytes -= e->obj->len;
+    store_obj_unref(e->obj);
+    e->obj = NULL;
+    h->oldest++;
+}
+
+void hub_publish(store_hub *h, store_event_type type, const char *resource, store_obj *obj)
+{
+    hub_entry *e;
+
+    pthread_mutex_lock(&h->mu);
+    if (h->head - h->oldest == h->cap)
+        evict_oldest(h);
+    e = &h->ring[obj->rv % h->cap];
+    e->type = type;
+    e->resource = resource;
+    e->obj = obj;
+    h->head = obj->rv;
+    h->bytes += obj->len;
+    /* Keep at least the newest event so a watcher from "now" always works. */
+    while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
+        evict_oldest(h);
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+uint64_t hub_oldest(store_hub *h)
+{
+    uint64_t v;
+
+    pthread_mutex_lock(&h->mu);
+    v = h->oldest;
+    pthread_mutex_unlock(&h->mu);
+    return v;
+}
+
+static void hub_unref(store_hub *h)
+{
+    int left;
+
+    pthread_mutex_lock(&h->mu);
+    left = --h->refs;
+    pthread_mutex_unlock(&h->mu);
+    if (left)
+        return;
+    while (h->oldest < h->head)
+        evict_oldest(h);
+    free(h->ring);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+void hub_shutdown(store_hub *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->closing = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    hub_unref(h);
+}
+
+store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
+                              uint64_t from_rv, ty_error *err)
+{
+    store_hub *h = s->hub;
+    store_watch *w = calloc(1, sizeof(*w));
+
+    if (!w || (resource && !(w->resource = strdup(resource))) ||
+        (ns && !(w->ns = strdup(ns)))) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        goto error;
+    }
+    w->hub = h;
+    pthread_mutex_lock(&h->mu);
+    if (from_rv && from_rv < h->oldest) {
+        ty_seterr(err, TY_EGONE, "too old resource version: %llu (%llu)",
+                  (unsigned long long)from_rv, (unsigned long long)h->oldest);
+        pthread_mutex_unlock(&h->mu);
+        goto error;
+    }
+    w->cursor = from_rv ? from_rv : h->head;
+    h->refs++;
+    pthread_mutex_unlock(&h->mu);
+    return w;
+error:
+    if (w) {
+        free(w->resource);
+        free(w->ns);
+        free(w);
+    }
+    return NULL;
+}
+
+static bool matches(const store_watch *w, const hub_entry *e)
+{
+    if (w->resource && strcmp(w->resource, e->resource) != 0)
+        return false;
+    return !w->ns || strcmp(w->ns, e->obj->ns) == 0;
+}
+
+static struct timespec deadline_after(int timeout_ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* Called with h->mu held: the next matching event after the cursor, or 0 when
+ * the cursor caught up, or -1 when the cursor fell out of the ring. */
+static int take_next(store_watch *w, store_event *ev, ty_error *err)
+{
+    store_hub *h = w->hub;
+
+    if (w->cursor < h->oldest)
+        return ty_seterr(err, TY_EGONE, "too old resource version: %llu (%llu)",
+                         (unsigned long long)w->cursor, (unsigned long long)h->oldest);
+    while (w->cursor < h->head) {
+        const hub_entry *e = &h->ring[(w->cursor + 1) % h->cap];
+        w->cursor++;
+        if (!matches(w, e))
+            continue;
+        ev->type = e->type;
+        ev->resource = e->resource;
+        ev->obj = store_obj_ref(e->obj);
+        ev->rv = e->obj->rv;
+        return 1;
+    }
+    return 0;
+}
+
+int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *err)
+{
+    store_hub *h = w->hub;
+    struct timespec deadline;
+    int rc = 0;
+
+    memset(ev, 0, sizeof(*ev));
+    if (timeout_ms > 0)
+        deadline = deadline_after(timeout_ms);
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        if (w->cancelled || h->closing) {
+            rc = ty_seterr(err, TY_EUNAVAILABLE,
+                           w->cancelled ? "watch cancelled" : "store is closing");
+            break;
+        }
+        rc = take_next(w, ev, err);
+        if (rc != 0 || timeout_ms == 0)
+            break;
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&h->cv, &h->mu);
+        } else if (pthread_cond_timedwait(&h->cv, &h->mu, &deadline) == ETIMEDOUT) {
+            /* One last look: an event may have landed with the timeout. */
+            rc = w->cancelled || h->closing ? 0 : take_next(w, ev, err);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
+void store_event_release(store_event *ev)
+{
+    if (!ev)
+        return;
+    store_obj_unref(ev->obj);
+    ev->obj = NULL;
+}
+
+void store_watch_cancel(store_watch *w)
+{
+    pthread_mutex_lock(&w->hub->mu);
+    w->cancelled = true;
+    pthread_cond_broadcast(&w->hub->cv);
+    pthread_mutex_unlock(&w->hub->mu);
+}
+
+void store_watch_close(store_watch *w)
+{
+    if (!w)
+        return;
+    hub_unref(w->hub);
+    free(w->resource);
+    free(w->ns);
+    free(w);
+}
