@@ -245,11 +245,19 @@ int api_check_unknown_fields(const api_resource *res, const json_t *obj, ty_erro
     return n;
 }
 
+/* Every table starts with the name, except events: upstream prints them
+ * LAST SEEN first and keeps the name as a wide column of their own. */
+static bool has_name_column(const api_resource *res)
+{
+    return res != &api_event;
+}
+
 json_t *api_table_columns(const api_resource *res)
 {
     json_t *cols = json_array();
 
-    json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name",
+    if (has_name_column(res))
+        json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name",
         "type", "string", "format", "name", "description",
         "Name must be unique within a namespace. Is required when creating resources, "
         "although some resources may allow a client to request the generation of an "
@@ -269,14 +277,16 @@ json_t *api_table_cells(const api_resource *res, const json_t *obj, time_t now)
 {
     json_t *cells = json_array();
     const char *name = meta_str(json_object_get(obj, "metadata"), "name");
+    size_t want = res->ncolumns + (has_name_column(res) ? 1 : 0);
 
-    json_array_append_new(cells, json_string(name ? name : ""));
+    if (has_name_column(res))
+        json_array_append_new(cells, json_string(name ? name : ""));
     if (res->row_cells)
         res->row_cells(obj, now, cells);
     /* A row always has one cell per column definition. */
-    while (json_array_size(cells) < res->ncolumns + 1)
+    while (json_array_size(cells) < want)
         json_array_append_new(cells, json_null());
-    while (json_array_size(cells) > res->ncolumns + 1)
+    while (json_array_size(cells) > want)
         json_array_remove(cells, json_array_size(cells) - 1);
     return cells;
 }

@@ -100,7 +100,8 @@ int api_prepare(const api_resource *res, json_t *obj, const json_t *old, ty_erro
 int api_check_unknown_fields(const api_resource *res, const json_t *obj, ty_error *err);
 
 /* Table helpers: the columnDefinitions array (NAME first) and one row's cells
- * (name first). All columns are sent; kubectl hides priority > 0 unless -o wide.
+ * (name first). Events are the exception, as upstream: LAST SEEN first, Name
+ * as a wide column at the end. All columns are sent; kubectl hides priority > 0 unless -o wide.
  * Caller owns the results. */
 json_t *api_table_columns(const api_resource *res);
 json_t *api_table_cells(const api_resource *res, const json_t *obj, time_t now);
