@@ -1,0 +1,791 @@
+/* test_store.c - the object store: CRUD, metadata, concurrency, persistence,
+ * finalizers and paged lists. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ftw.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+
+typedef struct fixture {
+    char dir[64];
+    ty_store *s;
+} fixture;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    ty_error err;
+
+    ty_error_init(&err);
+    strcpy(f->dir, "/tmp/ty-store-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    /* A subdirectory checks that the store creates its directory. */
+    strcat(f->dir, "/data");
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    *strrchr(f->dir, '/') = '\0';
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static void reopen(fixture *f)
+{
+    ty_error err;
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
+}
+
+static json_t *pod(const char *name, int replicas)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind", "Pod",
+                     "metadata", "name", name, "spec", "replicas", replicas);
+}
+
+static const char *meta(const store_obj *o, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(store_obj_json(o), "metadata"),
+                                             field));
+}
+
+static json_int_t generation(const store_obj *o)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(store_obj_json(o), "metadata"), "generation"));
+}
+
+static store_obj *create(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    ty_error err;
+    json_t *j = pod(name, 1);
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_create(s, resource, ns, j, &err);
+    json_decref(j);
+    assert_non_null(o);
+    return o;
+}
+
+static void test_crud_round_trip(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv0 = store_current_rv(f->s);
+    json_t *j = pod("p1", 1), *upd;
+    store_obj *o, *g, *u, *d;
+    bool deleted = false;
+    size_t len;
+
+    ty_error_init(&err);
+    o = store_create(f->s, "pods", "default", j, &err);
+    assert_non_null(o);
+    assert_int_equal(store_obj_rv(o), rv0 + 1);
+    assert_int_equal(store_current_rv(f->s), rv0 + 1);
+    assert_string_equal(meta(o, "name"), "p1");
+    assert_string_equal(meta(o, "namespace"), "default");
+    assert_int_equal(strlen(meta(o, "uid")), 36);
+    assert_int_equal(meta(o, "uid")[14], '4');
+    assert_int_equal(strlen(meta(o, "creationTimestamp")), 20);
+    assert_int_equal(generation(o), 1);
+    char rvs[24];
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)(rv0 + 1));
+    assert_string_equal(meta(o, "resourceVersion"), rvs);
+    /* The text is the compact form of the JSON. */
+    char *dump = json_dumps(store_obj_json(o), JSON_COMPACT);
+    assert_string_equal(store_obj_text(o, &len), dump);
+    assert_int_equal(len, strlen(dump));
+    free(dump);
+
+    /* The same key again is refused. */
+    assert_null(store_create(f->s, "pods", "default", j, &err));
+    assert_int_equal(err.code, TY_EEXISTS);
+    assert_string_equal(err.text, "pods \"p1\" already exists");
+    /* ...but another namespace or resource is another key. */
+    store_obj_unref(create(f->s, "pods", "other", "p1"));
+    store_obj_unref(create(f->s, "services", "default", "p1"));
+
+    g = store_get(f->s, "pods", "default", "p1", &err);
+    assert_ptr_equal(g, o);
+    store_obj_unref(g);
+
+    upd = json_deep_copy(store_obj_json(o));
+    json_object_set_new(json_object_get(upd, "spec"), "replicas", json_integer(3));
+    u = store_update(f->s, "pods", "default", upd, &err);
+    assert_non_null(u);
+    assert_true(store_obj_rv(u) > store_obj_rv(o));
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(u), "spec"), "replicas")),
+                     3);
+    assert_string_equal(meta(u, "uid"), meta(o, "uid"));
+
+    d = store_delete(f->s, "pods", "default", "p1", NULL, &deleted, &err);
+    assert_non_null(d);
+    assert_true(deleted);
+    assert_int_equal(store_obj_rv(d), store_current_rv(f->s));
+    assert_null(store_get(f->s, "pods", "default", "p1", &err));
+    assert_int_equal(err.code, TY_ENOTFOUND);
+    assert_string_equal(err.text, "pods \"p1\" not found");
+    assert_null(store_delete(f->s, "pods", "default", "p1", NULL, &deleted, &err));
+    assert_int_equal(err.code, TY_ENOTFOUND);
+    assert_null(store_update(f->s, "pods", "default", upd, &err));
+    assert_int_equal(err.code, TY_ENOTFOUND);
+
+    store_obj_unref(o);
+    store_obj_unref(u);
+    store_obj_unref(d);
+    json_decref(upd);
+    json_decref(j);
+}
+
+static void test_generate_name(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    json_t *j = json_pack("{s:{s:s}}", "metadata", "generateName", "job-");
+    store_obj *a, *b;
+
+    ty_error_init(&err);
+    a = store_create(f->s, "pods", "default", j, &err);
+    b = store_create(f->s, "pods", "default", j, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(strlen(meta(a, "name")), 9);
+    assert_memory_equal(meta(a, "name"), "job-", 4);
+    assert_int_equal(strspn(meta(a, "name") + 4, "bcdfghjklmnpqrstvwxz2456789"), 5);
+    assert_string_not_equal(meta(a, "name"), meta(b, "name"));
+    assert_string_equal(meta(a, "generateName"), "job-");
+    store_obj_unref(a);
+    store_obj_unref(b);
+    json_decref(j);
+
+    /* Neither name nor generateName. */
+    j = json_pack("{s:{}}", "metadata");
+    assert_null(store_create(f->s, "pods", "default", j, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+    json_decref(j);
+}
+
+static int set_path(json_t *obj, void *arg, ty_error *err)
+{
+    const char **kv = arg; /* section, key, value */
+    json_t *sec = json_object_get(obj, kv[0]);
+    (void)err;
+    if (!sec) {
+        sec = json_object();
+        json_object_set_new(obj, kv[0], sec);
+    }
+    json_object_set_new(sec, kv[1], json_string(kv[2]));
+    return 0;
+}
+
+static void test_generation_bumps_on_spec_only(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *o = create(f->s, "pods", "default", "g"), *o2, *o3, *o4;
+    const char *status[] = {"status", "phase", "Running"};
+    const char *labels[] = {"metadata", "annotations", "yes"};
+    const char *spec[] = {"spec", "image", "busybox"};
+    uint64_t rv;
+
+    ty_error_init(&err);
+    o2 = store_mutate(f->s, "pods", "default", "g", set_path, status, &err);
+    assert_non_null(o2);
+    assert_true(store_obj_rv(o2) > store_obj_rv(o));
+    assert_int_equal(generation(o2), 1);
+    o3 = store_mutate(f->s, "pods", "default", "g", set_path, labels, &err);
+    assert_int_equal(generation(o3), 1);
+    o4 = store_mutate(f->s, "pods", "default", "g", set_path, spec, &err);
+    assert_int_equal(generation(o4), 2);
+    store_obj_unref(o2);
+    store_obj_unref(o3);
+
+    /* A mutation that changes nothing writes nothing. */
+    rv = store_current_rv(f->s);
+    o2 = store_mutate(f->s, "pods", "default", "g", set_path, spec, &err);
+    assert_ptr_equal(o2, o4);
+    assert_int_equal(store_current_rv(f->s), rv);
+    store_obj_unref(o2);
+    store_obj_unref(o4);
+    store_obj_unref(o);
+}
+
+static void test_stale_rv_conflicts(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *o = create(f->s, "pods", "default", "c"), *u;
+    json_t *stale = json_deep_copy(store_obj_json(o));
+
+    ty_error_init(&err);
+    json_object_set_new(json_object_get(stale, "spec"), "replicas", json_integer(5));
+    u = store_update(f->s, "pods", "default", stale, &err); /* current rv: fine */
+    assert_non_null(u);
+    store_obj_unref(u);
+    json_object_set_new(json_object_get(stale, "spec"), "replicas", json_integer(6));
+    assert_null(store_update(f->s, "pods", "default", stale, &err));
+    assert_int_equal(err.code, TY_ECONFLICT);
+    assert_string_equal(err.text,
+                        "Operation cannot be fulfilled on pods \"c\": the object has been "
+                        "modified; please apply your changes to the latest version and try "
+                        "again");
+    /* No resourceVersion = unconditional. */
+    json_object_del(json_object_get(stale, "metadata"), "resourceVersion");
+    u = store_update(f->s, "pods", "default", stale, &err);
+    assert_non_null(u);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(u), "spec"), "replicas")),
+                     6);
+    store_obj_unref(u);
+    json_decref(stale);
+    store_obj_unref(o);
+}
+
+static void test_store_owned_fields_kept(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *o = create(f->s, "pods", "default", "k"), *u;
+    json_t *j = json_deep_copy(store_obj_json(o));
+    json_t *m = json_object_get(j, "metadata");
+
+    ty_error_init(&err);
+    json_object_set_new(m, "uid", json_string("forged"));
+    json_object_set_new(m, "creationTimestamp", json_string("2000-01-01T00:00:00Z"));
+    json_object_set_new(m, "deletionTimestamp", json_string("2000-01-01T00:00:00Z"));
+    json_object_set_new(m, "generation", json_integer(42));
+    json_object_set_new(m, "labels", json_pack("{s:s}", "a", "b"));
+    u = store_update(f->s, "pods", "default", j, &err);
+    assert_non_null(u);
+    assert_string_equal(meta(u, "uid"), meta(o, "uid"));
+    assert_string_equal(meta(u, "creationTimestamp"), meta(o, "creationTimestamp"));
+    assert_null(meta(u, "deletionTimestamp"));
+    assert_int_equal(generation(u), 1);
+    store_obj_unref(u);
+    store_obj_unref(o);
+    json_decref(j);
+}
+
+/* ---- concurrency ---- */
+
+typedef struct inc_arg {
+    ty_store *s;
+    int n;
+} inc_arg;
+
+static int increment(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    (void)arg, (void)err;
+    json_object_set_new(spec, "replicas",
+                        json_integer(json_integer_value(json_object_get(spec, "replicas")) + 1));
+    return 0;
+}
+
+static void *incrementer(void *p)
+{
+    inc_arg *a = p;
+    ty_error err;
+
+    ty_error_init(&err);
+    for (int i = 0; i < a->n; i++) {
+        /* Readers run alongside the writers. */
+        store_obj *g = store_get(a->s, "pods", "default", "counter", &err);
+        store_obj *o = store_mutate(a->s, "pods", "default", "counter", increment, NULL, &err);
+        if (!o || !g)
+            abort();
+        store_obj_unref(o);
+        store_obj_unref(g);
+    }
+    return NULL;
+}
+
+static void test_concurrent_increments(void **state)
+{
+    fixture *f = *state;
+    enum { THREADS = 8, EACH = 250 };
+    pthread_t t[THREADS];
+    inc_arg a = {f->s, EACH};
+    ty_error err;
+    store_obj *o = create(f->s, "pods", "default", "counter");
+    uint64_t rv0 = store_current_rv(f->s);
+
+    ty_error_init(&err);
+    store_obj_unref(o);
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, incrementer, &a), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    o = store_get(f->s, "pods", "default", "counter", &err);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(o), "spec"), "replicas")),
+                     1 + THREADS * EACH);
+    assert_int_equal(store_current_rv(f->s), rv0 + THREADS * EACH);
+    store_obj_unref(o);
+}
+
+/* ---- persistence ---- */
+
+static void test_persistence(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *a = create(f->s, "pods", "default", "keep");
+    store_obj *b = create(f->s, "pods", "default", "drop"), *d, *g, *c;
+    char uid[64];
+    uint64_t rv;
+    bool deleted;
+    store_list l;
+
+    ty_error_init(&err);
+    snprintf(uid, sizeof(uid), "%s", meta(a, "uid"));
+    d = store_delete(f->s, "pods", "default", "drop", NULL, &deleted, &err);
+    assert_true(deleted);
+    rv = store_current_rv(f->s);
+    store_obj_unref(a);
+    store_obj_unref(b);
+    store_obj_unref(d);
+
+    reopen(f);
+    assert_int_equal(store_current_rv(f->s), rv);
+    g = store_get(f->s, "pods", "default", "keep", &err);
+    assert_non_null(g);
+    assert_string_equal(meta(g, "uid"), uid);
+    assert_null(store_get(f->s, "pods", "default", "drop", &err));
+    /* The counter continues where it was. */
+    c = create(f->s, "pods", "default", "after");
+    assert_int_equal(store_obj_rv(c), rv + 1);
+    /* Seeded objects are not created twice. */
+    assert_int_equal(store_list_objects(f->s, "namespaces", NULL, &l, &err), 0);
+    assert_int_equal(l.n, 2);
+    store_list_free(&l);
+    store_obj_unref(g);
+    store_obj_unref(c);
+}
+
+static void test_seeded_objects(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *ns, *q;
+    const json_t *j;
+
+    ty_error_init(&err);
+    ns = store_get(f->s, "namespaces", "", "kube-system", &err);
+    assert_non_null(ns);
+    j = store_obj_json(ns);
+    assert_string_equal(json_string_value(json_object_get(j, "apiVersion")), "v1");
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "Namespace");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "status"), "phase")),
+                        "Active");
+    assert_string_equal(json_string_value(json_array_get(
+                            json_object_get(json_object_get(j, "spec"), "finalizers"), 0)),
+                        "kubernetes");
+    assert_null(meta(ns, "namespace"));
+    store_obj_unref(ns);
+    ns = store_get(f->s, "namespaces", "", "default", &err);
+    assert_non_null(ns);
+    store_obj_unref(ns);
+    q = store_get(f->s, "queues.scheduling.volcano.sh", "", "default", &err);
+    assert_non_null(q);
+    j = store_obj_json(q);
+    assert_string_equal(json_string_value(json_object_get(j, "apiVersion")),
+                        "scheduling.volcano.sh/v1beta1");
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "Queue");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "spec"), "weight")), 1);
+    assert_true(json_is_true(json_object_get(json_object_get(j, "spec"), "reclaimable")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "status"), "state")),
+                        "Open");
+    store_obj_unref(q);
+}
+
+/* ---- deletion ---- */
+
+static int clear_finalizers(json_t *obj, void *arg, ty_error *err)
+{
+    (void)arg, (void)err;
+    json_object_del(json_object_get(obj, "metadata"), "finalizers");
+    return 0;
+}
+
+static void test_finalizers_delay_deletion(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    json_t *j = pod("fin", 1);
+    store_obj *o, *m, *m2, *u, *gone;
+    bool deleted = true;
+    store_delete_opts fg = {.propagation = STORE_PROPAGATE_FOREGROUND};
+    char ts[32];
+    json_t *fins;
+
+    ty_error_init(&err);
+    json_object_set_new(json_object_get(j, "metadata"), "finalizers", json_pack("[s]", "x/y"));
+    o = store_create(f->s, "pods", "default", j, &err);
+    m = store_delete(f->s, "pods", "default", "fin", NULL, &deleted, &err);
+    assert_non_null(m);
+    assert_false(deleted);
+    assert_non_null(meta(m, "deletionTimestamp"));
+    snprintf(ts, sizeof(ts), "%s", meta(m, "deletionTimestamp"));
+    u = store_get(f->s, "pods", "default", "fin", &err);
+    assert_ptr_equal(u, m);
+    store_obj_unref(u);
+
+    /* Deleting again with Foreground adds its finalizer; the timestamp stays. */
+    m2 = store_delete(f->s, "pods", "default", "fin", &fg, &deleted, &err);
+    assert_false(deleted);
+    assert_string_equal(meta(m2, "deletionTimestamp"), ts);
+    fins = json_object_get(json_object_get(store_obj_json(m2), "metadata"), "finalizers");
+    assert_int_equal(json_array_size(fins), 2);
+    assert_string_equal(json_string_value(json_array_get(fins, 1)), "foregroundDeletion");
+
+    /* An update cannot take deletionTimestamp away. */
+    json_t *undo = json_deep_copy(store_obj_json(m2));
+    json_object_del(json_object_get(undo, "metadata"), "deletionTimestamp");
+    json_object_set_new(json_object_get(undo, "spec"), "replicas", json_integer(9));
+    u = store_update(f->s, "pods", "default", undo, &err);
+    assert_non_null(u);
+    assert_string_equal(meta(u, "deletionTimestamp"), ts);
+    json_decref(undo);
+
+    /* The write that empties the finalizers removes the object. */
+    gone = store_mutate(f->s, "pods", "default", "fin", clear_finalizers, NULL, &err);
+    assert_non_null(gone);
+    assert_null(store_get(f->s, "pods", "default", "fin", &err));
+    assert_int_equal(err.code, TY_ENOTFOUND);
+    assert_int_equal(store_obj_rv(gone), store_current_rv(f->s));
+
+    store_obj_unref(o);
+    store_obj_unref(m);
+    store_obj_unref(m2);
+    store_obj_unref(u);
+    store_obj_unref(gone);
+    json_decref(j);
+}
+
+static void test_delete_propagation_and_preconditions(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_obj *o = create(f->s, "pods", "default", "pp"), *m, *b;
+    store_delete_opts opt = {.propagation = STORE_PROPAGATE_ORPHAN, .precondition_uid = "nope"};
+    bool deleted;
+
+    ty_error_init(&err);
+    assert_null(store_delete(f->s, "pods", "default", "pp", &opt, &deleted, &err));
+    assert_int_equal(err.code, TY_ECONFLICT);
+    opt.precondition_uid = meta(o, "uid");
+    opt.precondition_rv = "1";
+    assert_null(store_delete(f->s, "pods", "default", "pp", &opt, &deleted, &err));
+    assert_int_equal(err.code, TY_ECONFLICT);
+    opt.precondition_rv = meta(o, "resourceVersion");
+    m = store_delete(f->s, "pods", "default", "pp", &opt, &deleted, &err);
+    assert_non_null(m);
+    assert_false(deleted);
+    assert_string_equal(json_string_value(json_array_get(
+                            json_object_get(json_object_get(store_obj_json(m), "metadata"),
+                                            "finalizers"),
+                            0)),
+                        "orphan");
+    /* Background takes the propagation finalizer away: removed at once. */
+    opt = (store_delete_opts){.propagation = STORE_PROPAGATE_BACKGROUND};
+    b = store_delete(f->s, "pods", "default", "pp", &opt, &deleted, &err);
+    assert_non_null(b);
+    assert_true(deleted);
+    store_obj_unref(o);
+    store_obj_unref(m);
+    store_obj_unref(b);
+}
+
+static void test_bounds(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    char name[300];
+    json_t *j;
+    char *big = malloc(3 * 1024 * 1024 + 10);
+
+    ty_error_init(&err);
+    memset(name, 'a', 254);
+    name[254] = '\0';
+    j = pod(name, 1);
+    assert_null(store_create(f->s, "pods", "default", j, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+    json_decref(j);
+    name[253] = '\0';
+    store_obj_unref(create(f->s, "pods", "default", name));
+
+    memset(big, 'x', 3 * 1024 * 1024 + 9);
+    big[3 * 1024 * 1024 + 9] = '\0';
+    j = pod("big", 1);
+    json_object_set_new(json_object_get(j, "spec"), "blob", json_string(big));
+    assert_null(store_create(f->s, "pods", "default", j, &err));
+    assert_int_equal(err.code, TY_ETOOLARGE);
+    assert_null(store_get(f->s, "pods", "default", "big", &err));
+    json_decref(j);
+    free(big);
+}
+
+/* ---- lists ---- */
+
+static bool odd_replicas(const json_t *obj, void *arg)
+{
+    (void)arg;
+    return json_integer_value(json_object_get(json_object_get(obj, "spec"), "replicas")) % 2;
+}
+
+static void test_list_order_and_filters(void **state)
+{
+    fixture *f = *state;
+    const char *keys[][2] = {{"b", "z"}, {"a", "y"}, {"b", "a"}, {"a", "b"}, {"c", "m"}};
+    const char *want[] = {"a/b", "a/y", "b/a", "b/z", "c/m"};
+    ty_error err;
+    store_list l;
+    store_list_opts o = {0};
+    char key[64];
+
+    ty_error_init(&err);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *j = pod(keys[i][1], (int)i);
+        store_obj *x = store_create(f->s, "jobs", keys[i][0], j, &err);
+        assert_non_null(x);
+        store_obj_unref(x);
+        json_decref(j);
+    }
+    assert_int_equal(store_list_objects(f->s, "jobs", NULL, &l, &err), 0);
+    assert_int_equal(l.n, 5);
+    assert_int_equal(l.rv, store_current_rv(f->s));
+    assert_null(l.continue_token);
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(key, sizeof(key), "%s/%s", meta(l.items[i], "namespace"),
+                 meta(l.items[i], "name"));
+        assert_string_equal(key, want[i]);
+    }
+    store_list_free(&l);
+
+    o.ns = "b";
+    assert_int_equal(store_list_objects(f->s, "jobs", &o, &l, &err), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(meta(l.items[0], "name"), "a");
+    assert_string_equal(meta(l.items[1], "name"), "z");
+    store_list_free(&l);
+
+    o.ns = NULL;
+    o.filter = odd_replicas; /* i = 1, 3: a/y and a/b */
+    assert_int_equal(store_list_objects(f->s, "jobs", &o, &l, &err), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(meta(l.items[0], "name"), "b");
+    assert_string_equal(meta(l.items[1], "name"), "y");
+    store_list_free(&l);
+
+    assert_int_equal(store_list_objects(f->s, "nothing", NULL, &l, &err), 0);
+    assert_int_equal(l.n, 0);
+    store_list_free(&l);
+}
+
+/* Pages through resource "items" collecting names into seen[] (counts). */
+static int page_all(ty_store *s, const char *ns, size_t limit, int *seen, int nseen,
+                    void (*between)(ty_store *, int), int *pages)
+{
+    store_list_opts o = {.ns = ns, .limit = limit};
+    char *tok = NULL;
+    ty_error err;
+    int total = 0;
+    uint64_t rv0 = 0;
+
+    ty_error_init(&err);
+    *pages = 0;
+    do {
+        store_list l;
+        o.continue_token = tok;
+        assert_int_equal(store_list_objects(s, "items", &o, &l, &err), 0);
+        if (!rv0)
+            rv0 = l.rv;
+        assert_int_equal(l.rv, rv0); /* every page reports the first page's rv */
+        assert_true(l.n <= limit);
+        for (size_t i = 0; i < l.n; i++) {
+            int idx = atoi(meta(l.items[i], "name") + 1);
+            assert_true(idx >= 0 && idx < nseen);
+            seen[idx]++;
+            total++;
+        }
+        if (l.continue_token)
+            assert_true(l.remaining > 0);
+        else
+            assert_int_equal(l.remaining, 0);
+        free(tok);
+        tok = l.continue_token ? strdup(l.continue_token) : NULL;
+        store_list_free(&l);
+        if (between)
+            between(s, *pages);
+        (*pages)++;
+    } while (tok);
+    return total;
+}
+
+static void make_items(ty_store *s, int n)
+{
+    const char *nss[] = {"ns-b", "ns-a", "ns-c"};
+    char name[32];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "i%05d", i);
+        store_obj_unref(create(s, "items", nss[i % 3], name));
+    }
+}
+
+static void churn(ty_store *s, int page)
+{
+    char name[32];
+    ty_error err;
+    bool deleted;
+    store_obj *d;
+
+    /* New objects (i01000 on, not required to appear) and deletions of the
+     * newest items in ns-c, which later pages would have shown. */
+    ty_error_init(&err);
+    snprintf(name, sizeof(name), "i%05d", 1000 + page);
+    store_obj_unref(create(s, "items", "ns-a", name));
+    snprintf(name, sizeof(name), "i%05d", 899 - page);
+    d = store_delete(s, "items", "ns-c", name, NULL, &deleted, &err);
+    store_obj_unref(d);
+}
+
+static void test_list_pages_cover_everything_once(void **state)
+{
+    fixture *f = *state;
+    enum { N = 900 };
+    int seen[N + 1000], pages;
+
+    make_items(f->s, N);
+    memset(seen, 0, sizeof(seen));
+    assert_int_equal(page_all(f->s, NULL, 7, seen, N, NULL, &pages), N);
+    assert_int_equal(pages, (N + 6) / 7);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], 1);
+
+    memset(seen, 0, sizeof(seen));
+    assert_int_equal(page_all(f->s, "ns-a", 10, seen, N, NULL, &pages), N / 3);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], i % 3 == 1);
+
+    /* Writes between pages: no duplicates, nothing that existed throughout is
+     * missed (the deleted ones are i00800.. in ns-c, which may be missing). */
+    memset(seen, 0, sizeof(seen));
+    page_all(f->s, NULL, 50, seen, N + 1000, churn, &pages);
+    for (int i = 0; i < N; i++) {
+        assert_true(seen[i] <= 1);
+        if (i < 800 || i % 3 != 2)
+            assert_int_equal(seen[i], 1);
+    }
+}
+
+static void test_continue_token_expires(void **state)
+{
+    fixture *f = *state;
+    store_options opts = {.history_events = 16};
+    ty_error err;
+    store_list l, l2;
+    store_list_opts o = {.limit = 2};
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &opts, &err);
+    assert_non_null(f->s);
+    make_items(f->s, 6);
+    assert_int_equal(store_list_objects(f->s, "items", &o, &l, &err), 0);
+    assert_non_null(l.continue_token);
+    assert_int_equal(l.remaining, 4);
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "x%d", i);
+        store_obj_unref(create(f->s, "other", "", name));
+    }
+    o.continue_token = l.continue_token;
+    assert_int_equal(store_list_objects(f->s, "items", &o, &l2, &err), -1);
+    assert_int_equal(err.code, TY_EGONE);
+    o.continue_token = "!!garbage";
+    assert_int_equal(store_list_objects(f->s, "items", &o, &l2, &err), -1);
+    assert_int_equal(err.code, TY_EBADREQUEST);
+    store_list_free(&l);
+}
+
+static void test_list_10k_is_fast(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_list l;
+    struct timespec a, b;
+    double ms;
+
+    ty_error_init(&err);
+    for (int i = 0; i < 10000; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "job-%05d", i);
+        store_obj_unref(create(f->s, "pytorchjobs.kubeflow.org", "default", name));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(store_list_objects(f->s, "pytorchjobs.kubeflow.org", NULL, &l, &err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    print_message("list of 10000: %.2f ms\n", ms);
+    assert_int_equal(l.n, 10000);
+    assert_true(ms < 100.0); /* a few ms normally; generous for sanitizers */
+    for (size_t i = 1; i < l.n; i++)
+        assert_true(strcmp(meta(l.items[i - 1], "name"), meta(l.items[i], "name")) < 0);
+    store_list_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_crud_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_generate_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_generation_bumps_on_spec_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_rv_conflicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_owned_fields_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_increments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seeded_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finalizers_delay_deletion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_propagation_and_preconditions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_order_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pages_cover_everything_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continue_token_expires, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_10k_is_fast, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
