@@ -1,0 +1,50 @@
+/* main.c - the trainyard command: a sorted table of subcommands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct {
+    const char *name;
+    cli_cmd_fn fn;
+    const char *help;
+} commands[] = {
+    {"apply", cmd_apply, "Create or update objects from manifests (-f FILE|DIR|-)"},
+    {"delete", cmd_delete, "Delete objects by name or from manifests"},
+    {"describe", cmd_describe, "Show an object in detail, with its events"},
+    {"get", cmd_get, "List or show objects"},
+    {"kubeconfig", cmd_kubeconfig, "Print a kubeconfig that points kubectl at the server"},
+    {"logs", cmd_logs, "Print a pod's container log"},
+    {"server", cmd_server, "Run the control plane (API server and store)"},
+    {"version", cmd_version, "Print the version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trainyard <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nRun 'trainyard <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "trainyard: '%s' is not a command\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,206 @@
+/* discovery.c - /version, health, API discovery and OpenAPI documents.
+ *
+ * Discovery is served in the legacy (non-aggregated) form: kubectl asks for
+ * aggregated discovery first but accepts APIVersions / APIGroupList and then
+ * walks /api/v1 and /apis/<group>/<version>.
+ */
+#include <string.h>
+
+#include "server/http.h"
+
+#define TY_K8S_MAJOR "1"
+#define TY_K8S_MINOR "32"
+
+static const char *const all_verbs[] = {"create", "delete", "deletecollection", "get",
+                                        "list",   "patch",  "update",           "watch"};
+
+static json_t *verbs_json(void)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < sizeof(all_verbs) / sizeof(all_verbs[0]); i++)
+        json_array_append_new(a, json_string(all_verbs[i]));
+    return a;
+}
+
+static json_t *str_list(const char *const *list, size_t max)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < max && list[i]; i++)
+        json_array_append_new(a, json_string(list[i]));
+    return a;
+}
+
+static json_t *subresource_entry(const api_resource *res, const char *sub)
+{
+    char name[128];
+    const char *kind = res->kind;
+    json_t *verbs;
+
+    snprintf(name, sizeof(name), "%s/%s", res->plural, sub);
+    if (strcmp(sub, "status") == 0) {
+        verbs = json_pack("[sss]", "get", "patch", "update");
+    } else if (strcmp(sub, "binding") == 0) {
+        verbs = json_pack("[s]", "create");
+        kind = "Binding";
+    } else {
+        verbs = json_pack("[s]", "get");
+    }
+    return json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", name, "singularName", "",
+                     "namespaced", res->namespaced, "kind", kind, "verbs", verbs);
+}
+
+static json_t *resource_list(const char *group, const char *version)
+{
+    size_t n;
+    const api_resource *const *all = api_resources(&n);
+    json_t *list = json_array();
+    char gv[128];
+
+    for (size_t i = 0; i < n; i++) {
+        const api_resource *res = all[i];
+        if (strcmp(res->group, group) != 0 || strcmp(res->version, version) != 0)
+            continue;
+        json_t *e = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", res->plural, "singularName",
+                              res->singular, "namespaced", res->namespaced, "kind", res->kind,
+                              "verbs", verbs_json());
+        if (res->short_names[0])
+            json_object_set_new(e, "shortNames", str_list(res->short_names, 4));
+        if (res->categories[0])
+            json_object_set_new(e, "categories", str_list(res->categories, 3));
+        json_array_append_new(list, e);
+        if (res->has_status)
+            json_array_append_new(list, subresource_entry(res, "status"));
+        for (int j = 0; j < 4 && res->subresources[j]; j++)
+            json_array_append_new(list, subresource_entry(res, res->subresources[j]));
+    }
+    if (json_array_size(list) == 0) {
+        json_decref(list);
+        return NULL;
+    }
+    if (*group)
+        snprintf(gv, sizeof(gv), "%s/%s", group, version);
+    else
+        snprintf(gv, sizeof(gv), "%s", version);
+    return json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion", "v1",
+                     "groupVersion", gv, "resources", list);
+}
+
+/* One APIGroup object for group, or NULL when no resource is in it. */
+static json_t *api_group(const char *group)
+{
+    size_t n;
+    const api_resource *const *all = api_resources(&n);
+    json_t *versions = json_array();
+    char gv[128];
+
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(all[i]->group, group) != 0)
+            continue;
+        snprintf(gv, sizeof(gv), "%s/%s", group, all[i]->version);
+        bool seen = false;
+        size_t k;
+        json_t *v;
+        json_array_foreach(versions, k, v)
+        {
+            if (strcmp(json_string_value(json_object_get(v, "groupVersion")), gv) == 0)
+                seen = true;
+        }
+        if (!seen)
+            json_array_append_new(versions, json_pack("{s:s, s:s}", "groupVersion", gv,
+                                                      "version", all[i]->version));
+    }
+    if (json_array_size(versions) == 0) {
+        json_decref(versions);
+        return NULL;
+    }
+    return json_pack("{s:s, s:s, s:s, s:o, s:O}", "kind", "APIGroup", "apiVersion", "v1",
+                     "name", group, "versions", versions, "preferredVersion",
+                     json_array_get(versions, 0));
+}
+
+static json_t *api_group_list(void)
+{
+    size_t n;
+    const api_resource *const *all = api_resources(&n);
+    json_t *groups = json_array();
+
+    for (size_t i = 0; i < n; i++) {
+        const char *g = all[i]->group;
+        bool seen = false;
+        if (!*g)
+            continue;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(all[j]->group, g) == 0)
+                seen = true;
+        if (!seen) {
+            json_t *grp = api_group(g);
+            json_object_del(grp, "kind");
+            json_object_del(grp, "apiVersion");
+            json_array_append_new(groups, grp);
+        }
+    }
+    return json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
+                     groups);
+}
+
+static enum MHD_Result not_found(http_req *r)
+{
+    ty_error err;
+    ty_error_init(&err);
+    ty_seterr(&err, TY_ENOTFOUND, "the server could not find the requested resource");
+    enum MHD_Result ret = http_send_error(r, &err, NULL, NULL);
+    ty_error_clear(&err);
+    return ret;
+}
+
+static enum MHD_Result send_or_404(http_req *r, json_t *doc)
+{
+    return doc ? http_send_json(r, 200, doc) : not_found(r);
+}
+
+static enum MHD_Result openapi(http_req *r)
+{
+    if (r->nsegs == 2)
+        return http_send_json(r, 200, api_openapi_v3_index());
+    if (r->nsegs == 4 && strcmp(r->segs[2], "api") == 0)
+        return send_or_404(r, api_openapi_v3("", r->segs[3]));
+    if (r->nsegs == 5 && strcmp(r->segs[2], "apis") == 0)
+        return send_or_404(r, api_openapi_v3(r->segs[3], r->segs[4]));
+    return not_found(r);
+}
+
+enum MHD_Result discovery_handle(http_req *r, bool *handled)
+{
+    const char *s0 = r->nsegs > 0 ? r->segs[0] : "";
+    bool get = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
+
+    *handled = true;
+    if (r->nsegs == 1 && get && strcmp(s0, "version") == 0)
+        return http_send_json(
+            r, 200,
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major", TY_K8S_MAJOR,
+                      "minor", TY_K8S_MINOR, "gitVersion", "v1.32.0-trainyard", "gitCommit", "",
+                      "gitTreeState", "clean", "buildDate", __DATE__, "goVersion", "",
+                      "compiler", "gcc", "platform", "linux/amd64"));
+    if (get && r->nsegs >= 1 &&
+        (strcmp(s0, "healthz") == 0 || strcmp(s0, "readyz") == 0 || strcmp(s0, "livez") == 0))
+        return http_send_text(r, 200, "text/plain; charset=utf-8", "ok", 2);
+    if (get && r->nsegs == 1 && strcmp(s0, "api") == 0)
+        return http_send_json(r, 200,
+                              json_pack("{s:s, s:[s], s:[]}", "kind", "APIVersions", "versions",
+                                        "v1", "serverAddressByClientCIDRs"));
+    if (get && r->nsegs == 2 && strcmp(s0, "api") == 0)
+        return send_or_404(r, resource_list("", r->segs[1]));
+    if (get && r->nsegs == 1 && strcmp(s0, "apis") == 0)
+        return http_send_json(r, 200, api_group_list());
+    if (get && r->nsegs == 2 && strcmp(s0, "apis") == 0)
+        return send_or_404(r, api_group(r->segs[1]));
+    if (get && r->nsegs == 3 && strcmp(s0, "apis") == 0)
+        return send_or_404(r, resource_list(r->segs[1], r->segs[2]));
+    if (get && r->nsegs >= 2 && strcmp(s0, "openapi") == 0 && strcmp(r->segs[1], "v3") == 0)
+        return openapi(r);
+    if (r->nsegs >= 1 && strcmp(s0, "openapi") == 0)
+        return not_found(r);
+    *handled = false;
+    return MHD_NO;
+}

@@ -1,0 +1,286 @@
+/* podlog.c - GET pods/{name}/log.
+ *
+ * The node agent writes each container's output to
+ *   <data-dir>/logs/<namespace>/<pod>/<container>.log      (current run)
+ *   <data-dir>/logs/<namespace>/<pod>/<container>.log.prev (previous run)
+ * one line per output line, prefixed by its RFC 3339 timestamp and a space
+ * ("2026-11-21T23:38:50.123456789Z hello"). The files outlive the pod object,
+ * so logs stay readable after clean-up; this handler only needs the pod to
+ * resolve the default container while the pod still exists. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/timeutil.h"
+#include "server/resource_internal.h"
+
+#define LOG_FOLLOW_POLL_MS 200
+
+typedef struct log_opts {
+    bool follow, timestamps, previous;
+    long tail_lines;        /* -1 = all */
+    long long limit_bytes;  /* -1 = no limit */
+    time_t since;           /* 0 = from the start */
+} log_opts;
+
+typedef struct log_stream {
+    ty_server *srv;
+    FILE *f;
+    log_opts o;
+    char ns[256], pod[256];
+    long long sent;
+    int fd;
+    ty_buf pending;         /* a partial last line waiting for its newline */
+} log_stream;
+
+/* Writes one stored line (with its timestamp prefix) as the client asked. */
+static size_t emit_line(const log_opts *o, const char *line, size_t len, char *out, size_t max)
+{
+    const char *sp = memchr(line, ' ', len);
+    const char *text = line;
+    size_t tlen = len;
+
+    if (sp && !o->timestamps) {
+        text = sp + 1;
+        tlen = len - (size_t)(sp + 1 - line);
+    }
+    if (o->since && sp) {
+        char ts[40];
+        time_t t;
+        size_t n = (size_t)(sp - line) < sizeof(ts) - 1 ? (size_t)(sp - line) : sizeof(ts) - 1;
+        memcpy(ts, line, n);
+        ts[n] = '\0';
+        if (ty_time_parse(ts, &t) == 0 && t < o->since)
+            return 0;
+    }
+    if (tlen > max)
+        tlen = max;
+    memcpy(out, text, tlen);
+    return tlen;
+}
+
+/* Offset where the last n lines of f begin. */
+static long tail_offset(FILE *f, long n)
+{
+    long pos, count = 0;
+    int c;
+
+    if (fseek(f, 0, SEEK_END) != 0)
+        return 0;
+    pos = ftell(f);
+    /* A trailing newline ends the last line, it does not start a new one. */
+    while (pos > 0) {
+        fseek(f, pos - 1, SEEK_SET);
+        c = fgetc(f);
+        if (c == '\n' && count++ == n)
+            return pos;
+        pos--;
+    }
+    return 0;
+}
+
+static bool pod_finished(log_stream *ls)
+{
+    store_obj *o = store_get(server_store(ls->srv), "pods", ls->ns, ls->pod, NULL);
+    const char *phase;
+    bool done;
+    if (!o)
+        return true;
+    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"), "phase"));
+    done = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    store_obj_unref(o);
+    return done;
+}
+
+static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    log_stream *ls = cls;
+    char line[16384];
+    (void)pos;
+
+    for (;;) {
+        if (ls->o.limit_bytes >= 0 && ls->sent >= ls->o.limit_bytes)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (fgets(line, sizeof(line), ls->f)) {
+            size_t len = strlen(line);
+            if (line[len - 1] != '\n' && ls->o.follow) {
+                /* The writer is mid-line: keep the piece and wait for the rest. */
+                ty_buf_append(&ls->pending, line, len);
+                continue;
+            }
+            if (ls->pending.len) {
+                ty_buf_append(&ls->pending, line, len);
+                len = ls->pending.len < sizeof(line) - 1 ? ls->pending.len : sizeof(line) - 1;
+                memcpy(line, ls->pending.data, len);
+                line[len] = '\0';
+                ls->pending.len = 0;
+            }
+            size_t cap = max;
+            if (ls->o.limit_bytes >= 0 && (long long)cap > ls->o.limit_bytes - ls->sent)
+                cap = (size_t)(ls->o.limit_bytes - ls->sent);
+            size_t n = emit_line(&ls->o, line, len, buf, cap);
+            if (n == 0)
+                continue;
+            ls->sent += (long long)n;
+            return (ssize_t)n;
+        }
+        if (!ls->o.follow || server_stopping(ls->srv))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        clearerr(ls->f);
+        if (pod_finished(ls)) {
+            /* One more pass picks up what was written before the exit. */
+            if (!fgets(line, sizeof(line), ls->f))
+                return MHD_CONTENT_READER_END_OF_STREAM;
+            fseek(ls->f, -(long)strlen(line), SEEK_CUR);
+            continue;
+        }
+        struct pollfd pfd = {.fd = ls->fd, .events = POLLRDHUP};
+        if (ls->fd >= 0 && poll(&pfd, 1, LOG_FOLLOW_POLL_MS) > 0 &&
+            (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (ls->fd < 0)
+            usleep(LOG_FOLLOW_POLL_MS * 1000);
+    }
+}
+
+static void log_free(void *cls)
+{
+    log_stream *ls = cls;
+    fclose(ls->f);
+    ty_buf_free(&ls->pending);
+    free(ls);
+}
+
+static int parse_log_opts(http_req *r, log_opts *o, ty_error *err)
+{
+    const char *v;
+    memset(o, 0, sizeof(*o));
+    o->follow = http_query_bool(r, "follow");
+    o->timestamps = http_query_bool(r, "timestamps");
+    o->previous = http_query_bool(r, "previous");
+    o->tail_lines = -1;
+    o->limit_bytes = -1;
+    if ((v = http_query(r, "tailLines")) && *v) {
+        o->tail_lines = strtol(v, NULL, 10);
+        if (o->tail_lines < 0)
+            return ty_seterr(err, TY_EINVALID, "PodLogOptions \"\" is invalid: tailLines: "
+                                               "Invalid value: %s: must be greater than or "
+                                               "equal to 0", v);
+    }
+    if ((v = http_query(r, "limitBytes")) && *v) {
+        o->limit_bytes = strtoll(v, NULL, 10);
+        if (o->limit_bytes < 1)
+            return ty_seterr(err, TY_EINVALID, "PodLogOptions \"\" is invalid: limitBytes: "
+                                               "Invalid value: %s: must be greater than 0", v);
+    }
+    if ((v = http_query(r, "sinceSeconds")) && *v) {
+        long s = strtol(v, NULL, 10);
+        if (s < 1)
+            return ty_seterr(err, TY_EINVALID, "PodLogOptions \"\" is invalid: sinceSeconds: "
+                                               "Invalid value: %s: must be greater than 0", v);
+        o->since = time(NULL) - s;
+    }
+    if ((v = http_query(r, "sinceTime")) && *v && ty_time_parse(v, &o->since) < 0)
+        return ty_seterr(err, TY_EBADREQUEST, "invalid sinceTime %s", v);
+    return 0;
+}
+
+/* The container to read: the one named, or the only one. */
+static int pick_container(http_req *r, const res_path *p, char *out, size_t len, ty_error *err)
+{
+    const char *c = http_query(r, "container");
+    store_obj *o = store_get(server_store(r->srv), "pods", p->ns, p->name, NULL);
+    const json_t *containers;
+
+    if (c && *c) {
+        snprintf(out, len, "%s", c);
+        store_obj_unref(o);
+        return 0;
+    }
+    if (!o) {
+        /* A deleted pod's logs are still on disk; the container must be named
+         * unless the pod had exactly one log. */
+        return ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
+    }
+    containers = json_object_get(json_object_get(store_obj_json(o), "spec"), "containers");
+    if (json_array_size(containers) == 1) {
+        snprintf(out, len, "%s",
+                 json_string_value(json_object_get(json_array_get(containers, 0), "name")));
+        store_obj_unref(o);
+        return 0;
+    }
+    ty_buf names = {0};
+    size_t i;
+    json_t *ct;
+    json_array_foreach(containers, i, ct)
+        ty_buf_printf(&names, "%s%s", i ? " " : "", json_string_value(json_object_get(ct, "name")));
+    ty_seterr(err, TY_EBADREQUEST,
+              "a container name must be specified for pod %s, choose one of: [%s]", p->name,
+              names.data ? names.data : "");
+    ty_buf_free(&names);
+    store_obj_unref(o);
+    return -1;
+}
+
+enum MHD_Result podlog_handle(http_req *r, const res_path *p)
+{
+    ty_error err;
+    log_opts o;
+    char container[256], path[4096];
+    log_stream *ls;
+    struct MHD_Response *resp;
+    const union MHD_ConnectionInfo *ci;
+    enum MHD_Result ret;
+
+    ty_error_init(&err);
+    if (parse_log_opts(r, &o, &err) < 0 ||
+        pick_container(r, p, container, sizeof(container), &err) < 0)
+        goto error;
+    if (strchr(container, '/') || strstr(p->name, "..") || strchr(p->name, '/')) {
+        ty_seterr(&err, TY_EBADREQUEST, "invalid container name %s", container);
+        goto error;
+    }
+    snprintf(path, sizeof(path), "%s/logs/%s/%s/%s.log%s", server_data_dir(r->srv), p->ns,
+             p->name, container, o.previous ? ".prev" : "");
+    ls = calloc(1, sizeof(*ls));
+    if (!ls)
+        return MHD_NO;
+    ls->f = fopen(path, "r");
+    if (!ls->f) {
+        free(ls);
+        if (o.previous)
+            ty_seterr(&err, TY_EBADREQUEST,
+                      "previous terminated container \"%s\" in pod \"%s\" not found", container,
+                      p->name);
+        else
+            ty_seterr(&err, TY_EBADREQUEST,
+                      "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
+                      container, p->name);
+        goto error;
+    }
+    if (o.tail_lines >= 0)
+        fseek(ls->f, tail_offset(ls->f, o.tail_lines), SEEK_SET);
+    ls->srv = r->srv;
+    ls->o = o;
+    snprintf(ls->ns, sizeof(ls->ns), "%s", p->ns);
+    snprintf(ls->pod, sizeof(ls->pod), "%s", p->name);
+    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    ls->fd = ci ? ci->connect_fd : -1;
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, log_reader, ls, log_free);
+    if (!resp) {
+        log_free(ls);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain");
+    return http_queue(r, 200, resp);
+error:
+    ret = http_send_error(r, &err, p->res, p->name);
+    ty_error_clear(&err);
+    return ret;
+}

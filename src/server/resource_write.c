@@ -1,0 +1,387 @@
+/* resource_write.c - create, update (PUT), patch, delete, deletecollection and
+ * pods/binding.
+ *
+ * Every write to an existing object runs inside store_mutate, so the read of
+ * the current object, the patch, defaulting, validation and the
+ * resourceVersion check happen atomically, and a failure writes nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/patch.h"
+#include "model/yaml.h"
+#include "server/decode.h"
+#include "server/resource_internal.h"
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+static enum MHD_Result fail(http_req *r, ty_error *err, const api_resource *res,
+                            const char *name)
+{
+    enum MHD_Result ret;
+    decode_invalid_message(err, res, name);
+    ret = http_send_error(r, err, res, name);
+    ty_error_clear(err);
+    return ret;
+}
+
+static enum MHD_Result send_obj(http_req *r, unsigned status, store_obj *o)
+{
+    size_t len;
+    const char *text = store_obj_text(o, &len);
+    enum MHD_Result ret = http_send_text(r, status, "application/json", text, len);
+    store_obj_unref(o);
+    return ret;
+}
+
+static bool dry_run(http_req *r)
+{
+    const char *d = http_query(r, "dryRun");
+    return d && strcmp(d, "All") == 0;
+}
+
+/* Checks and fills apiVersion, kind, metadata.namespace of a body. */
+static int check_identity(const res_path *p, json_t *obj, ty_error *err)
+{
+    char av[128];
+    const char *bav = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *bkind = json_string_value(json_object_get(obj, "kind"));
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns;
+
+    if (!json_is_object(obj))
+        return ty_seterr(err, TY_EBADREQUEST, "the request body must be a JSON object");
+    api_version_string(p->res, av, sizeof(av));
+    if (bav && strcmp(bav, av) != 0)
+        return ty_seterr(err, TY_EBADREQUEST,
+                         "the API version in the data (%s) does not match the expected API "
+                         "version (%s)",
+                         bav, av);
+    if (bkind && strcmp(bkind, p->res->kind) != 0)
+        return ty_seterr(err, TY_EBADREQUEST,
+                         "the kind in the data (%s) does not match the expected kind (%s)",
+                         bkind, p->res->kind);
+    json_object_set_new(obj, "apiVersion", json_string(av));
+    json_object_set_new(obj, "kind", json_string(p->res->kind));
+    if (!meta) {
+        meta = json_object();
+        json_object_set_new(obj, "metadata", meta);
+    }
+    if (!json_is_object(meta))
+        return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
+    ns = json_string_value(json_object_get(meta, "namespace"));
+    if (p->res->namespaced) {
+        if (ns && *ns && strcmp(ns, p->ns) != 0)
+            return ty_seterr(err, TY_EBADREQUEST,
+                             "the namespace of the provided object does not match the "
+                             "namespace sent on the request");
+        json_object_set_new(meta, "namespace", json_string(p->ns));
+    } else {
+        json_object_del(meta, "namespace");
+    }
+    return 0;
+}
+
+/* Namespaced objects need a live namespace. */
+static int check_namespace(http_req *r, const res_path *p, ty_error *err)
+{
+    store_obj *ns;
+    const json_t *o;
+
+    if (!p->res->namespaced)
+        return 0;
+    ns = store_get(server_store(r->srv), "namespaces", "", p->ns, NULL);
+    if (!ns)
+        return ty_seterr(err, TY_ENOTFOUND, "namespaces \"%s\" not found", p->ns);
+    o = store_obj_json(ns);
+    if (json_object_get(json_object_get(o, "metadata"), "deletionTimestamp")) {
+        store_obj_unref(ns);
+        return ty_seterr(err, TY_EFORBIDDEN,
+                         "unable to create new content in namespace %s because it is being "
+                         "terminated",
+                         p->ns);
+    }
+    store_obj_unref(ns);
+    return 0;
+}
+
+static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
+                                  field_validation fv)
+{
+    ty_error err;
+    store_obj *o;
+    const char *name;
+
+    ty_error_init(&err);
+    if (check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
+        goto error;
+    if (p->res->has_status)
+        json_object_del(obj, "status"); /* status is written through /status only */
+    if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0)
+        goto error;
+    if (dry_run(r))
+        return http_send_json(r, 201, obj);
+    o = store_create(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "", obj, &err);
+    if (!o)
+        goto error;
+    json_decref(obj);
+    return send_obj(r, 201, o);
+error:
+    name = meta_str(obj, "name");
+    if (!name || !*name)
+        name = meta_str(obj, "generateName");
+    if (err.code == TY_EEXISTS) {
+        char gr[160];
+        api_group_resource(p->res, gr, sizeof(gr));
+        ty_seterr(&err, TY_EEXISTS, "%s \"%s\" already exists", gr, name ? name : "");
+    }
+    {
+        char namebuf[256];
+        snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
+        json_decref(obj);
+        return fail(r, &err, p->res, namebuf);
+    }
+}
+
+enum MHD_Result resource_create(http_req *r, const res_path *p)
+{
+    ty_error err;
+    field_validation fv;
+    json_t *obj;
+
+    ty_error_init(&err);
+    if (p->sub || decode_field_validation(r, &fv, &err) < 0)
+        goto error;
+    obj = decode_body(r, fv, &err);
+    if (!obj)
+        goto error;
+    return create_obj(r, p, obj, fv);
+error:
+    if (err.code == TY_OK)
+        ty_seterr(&err, TY_EMETHOD, "the server does not allow this method on the requested "
+                                    "resource");
+    return fail(r, &err, p->res, NULL);
+}
+
+/* ---- writes to an existing object ---- */
+
+typedef enum { W_PUT, W_MERGE, W_JSONPATCH, W_STRATEGIC, W_APPLY } write_mode;
+
+typedef struct write_ctx {
+    http_req *r;
+    const res_path *p;
+    write_mode mode;
+    const json_t *body; /* new object (PUT, APPLY) or patch document */
+    field_validation fv;
+} write_ctx;
+
+static json_t *compute_new(write_ctx *w, const json_t *cur, ty_error *err)
+{
+    switch (w->mode) {
+    case W_PUT: {
+        json_t *n = json_deep_copy(w->body);
+        return n;
+    }
+    case W_MERGE:
+    case W_APPLY:
+        /* Server-side apply is served as create-or-merge: the applied
+         * configuration is merged over the live object (lists replaced). */
+        return patch_merge(cur, w->body);
+    case W_JSONPATCH:
+        return patch_json(cur, w->body, err);
+    case W_STRATEGIC:
+        return patch_strategic(cur, w->body, w->p->res->kind, err);
+    }
+    return NULL;
+}
+
+static int write_fn(json_t *cur, void *arg, ty_error *err)
+{
+    write_ctx *w = arg;
+    const api_resource *res = w->p->res;
+    json_t *old = json_deep_copy(cur);
+    json_t *nw = compute_new(w, cur, err);
+    int rc = -1;
+
+    if (!nw)
+        goto out;
+    if (w->mode != W_PUT) {
+        /* A patch cannot rename or move an object. */
+        const char *nn = meta_str(nw, "name");
+        if (!json_is_object(nw) || (nn && strcmp(nn, w->p->name) != 0)) {
+            ty_seterr(err, TY_EBADREQUEST, "the name of the object (%s) does not match the "
+                                           "name on the URL (%s)",
+                      nn ? nn : "", w->p->name);
+            goto out;
+        }
+    }
+    if (check_identity(w->p, nw, err) < 0)
+        goto out;
+    if (w->p->sub) {
+        /* /status: take status only; everything else stays as stored. */
+        json_t *result = json_deep_copy(old);
+        json_t *st = json_object_get(nw, "status");
+        const char *rv = meta_str(nw, "resourceVersion");
+        if (st)
+            json_object_set(result, "status", st);
+        else
+            json_object_del(result, "status");
+        json_object_set_new(json_object_get(result, "metadata"), "resourceVersion",
+                            json_string(rv ? rv : ""));
+        json_decref(nw);
+        nw = result;
+    } else {
+        if (decode_check_fields(w->r, res, nw, w->fv, err) < 0)
+            goto out;
+        if (res->has_status) {
+            json_t *st = json_object_get(old, "status");
+            if (st)
+                json_object_set(nw, "status", st);
+            else
+                json_object_del(nw, "status");
+        }
+        if (api_prepare(res, nw, old, err) < 0)
+            goto out;
+    }
+    json_object_clear(cur);
+    json_object_update(cur, nw);
+    rc = 0;
+out:
+    json_decref(nw);
+    json_decref(old);
+    return rc;
+}
+
+static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
+{
+    ty_error err;
+    store_obj *o;
+    ty_store *st = server_store(r->srv);
+    const char *key = api_store_key(p->res);
+    const char *ns = p->ns ? p->ns : "";
+
+    ty_error_init(&err);
+    if (dry_run(r)) {
+        json_t *cur;
+        o = store_get(st, key, ns, p->name, &err);
+        if (!o)
+            goto error;
+        cur = json_deep_copy(store_obj_json(o));
+        store_obj_unref(o);
+        if (write_fn(cur, w, &err) < 0) {
+            json_decref(cur);
+            goto error;
+        }
+        return http_send_json(r, 200, cur);
+    }
+    o = store_mutate(st, key, ns, p->name, write_fn, w, &err);
+    if (!o)
+        goto error;
+    return send_obj(r, 200, o);
+error:
+    resource_not_found(&err, p->res, p->name);
+    return fail(r, &err, p->res, p->name);
+}
+
+enum MHD_Result resource_update(http_req *r, const res_path *p)
+{
+    ty_error err;
+    write_ctx w = {.r = r, .p = p, .mode = W_PUT};
+    json_t *body = NULL;
+    enum MHD_Result ret;
+
+    ty_error_init(&err);
+    if (p->sub && strcmp(p->sub, "status") != 0) {
+        ty_seterr(&err, TY_EMETHOD, "the server does not allow this method on the requested "
+                                    "resource");
+        return fail(r, &err, p->res, p->name);
+    }
+    if (decode_field_validation(r, &w.fv, &err) < 0 || !(body = decode_body(r, w.fv, &err)))
+        return fail(r, &err, p->res, p->name);
+    const char *bn = json_is_object(body) ? meta_str(body, "name") : NULL;
+    if (!bn || strcmp(bn, p->name) != 0) {
+        ty_seterr(&err, TY_EBADREQUEST,
+                  "the name of the object (%s) does not match the name on the URL (%s)",
+                  bn ? bn : "", p->name);
+        json_decref(body);
+        return fail(r, &err, p->res, p->name);
+    }
+    w.body = body;
+    ret = run_write(r, p, &w);
+    json_decref(body);
+    return ret;
+}
+
+static int patch_mode(http_req *r, const api_resource *res, write_mode *mode, ty_error *err)
+{
+    const char *ct = r->content_type ? r->content_type : "";
+    if (strncmp(ct, "application/merge-patch+json", 28) == 0)
+        *mode = W_MERGE;
+    else if (strncmp(ct, "application/json-patch+json", 27) == 0)
+        *mode = W_JSONPATCH;
+    else if (strncmp(ct, "application/strategic-merge-patch+json", 38) == 0 && res->builtin)
+        *mode = W_STRATEGIC;
+    else if (strncmp(ct, "application/apply-patch+yaml", 28) == 0 ||
+             strncmp(ct, "application/apply-patch+json", 28) == 0)
+        *mode = W_APPLY;
+    else
+        return ty_seterr(err, TY_EMEDIATYPE,
+                         "the body of the request was in an unknown format - accepted media "
+                         "types include: application/json-patch+json, "
+                         "application/merge-patch+json, application/apply-patch+yaml%s",
+                         res->builtin ? ", application/strategic-merge-patch+json" : "");
+    return 0;
+}
+
+enum MHD_Result resource_patch(http_req *r, const res_path *p)
+{
+    ty_error err;
+    write_ctx w = {.r = r, .p = p};
+    json_t *body = NULL;
+    enum MHD_Result ret;
+
+    ty_error_init(&err);
+    if ((p->sub && strcmp(p->sub, "status") != 0) || patch_mode(r, p->res, &w.mode, &err) < 0 ||
+        decode_field_validation(r, &w.fv, &err) < 0 || !(body = decode_body(r, w.fv, &err))) {
+        if (err.code == TY_OK)
+            ty_seterr(&err, TY_EMETHOD, "the server does not allow this method on the "
+                                        "requested resource");
+        return fail(r, &err, p->res, p->name);
+    }
+    if ((w.mode == W_JSONPATCH && !json_is_array(body)) ||
+        (w.mode != W_JSONPATCH && !json_is_object(body))) {
+        ty_seterr(&err, TY_EBADREQUEST, "the patch document must be a JSON %s",
+                  w.mode == W_JSONPATCH ? "array of operations" : "object");
+        json_decref(body);
+        return fail(r, &err, p->res, p->name);
+    }
+    if (w.mode == W_APPLY) {
+        const char *fm = http_query(r, "fieldManager");
+        if (!fm || !*fm) {
+            ty_seterr(&err, TY_EINVALID, "PatchOptions.meta.k8s.io \"\" is invalid: "
+                                         "fieldManager: Required value: is required for apply "
+                                         "patch");
+            json_decref(body);
+            return fail(r, &err, NULL, NULL);
+        }
+        store_obj *existing = p->sub ? NULL
+                                     : store_get(server_store(r->srv), api_store_key(p->res),
+                                                 p->ns ? p->ns : "", p->name, NULL);
+        store_obj_unref(existing);
+        if (!p->sub && !existing) {
+            json_t *meta = json_object_get(body, "metadata");
+            if (!json_is_object(meta) || !meta_str(body, "name")) {
+                ty_seterr(&err, TY_EBADREQUEST, "metadata.name is required");
+                json_decref(body);
+                return fail(r, &err, p->res, p->name);
+            }
+            return create_obj(r, p, body, w.fv);
+        }
+    }
+    w.body = body;
+    ret = run_write(r, p, &w);
+    json_decref(body);
+    return ret;
+}

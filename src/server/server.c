@@ -1,0 +1,302 @@
+/* server.c - libmicrohttpd setup, request body collection and dispatch. */
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "server/http.h"
+
+struct ty_server {
+    struct MHD_Daemon *daemon;
+    ty_store *store;
+    char *data_dir;
+    uint16_t port;
+    atomic_bool stopping;
+};
+
+ty_store *server_store(ty_server *srv)
+{
+    return srv->store;
+}
+
+const char *server_data_dir(ty_server *srv)
+{
+    return srv->data_dir;
+}
+
+bool server_stopping(ty_server *srv)
+{
+    return atomic_load(&srv->stopping);
+}
+
+const char *http_query(http_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+bool http_query_bool(http_req *r, const char *key)
+{
+    const char *v = http_query(r, key);
+    return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
+}
+
+void http_add_warning(http_req *r, const char *text)
+{
+    char buf[1024];
+    size_t j = 0;
+
+    if (r->nwarnings >= (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+        return;
+    j = (size_t)snprintf(buf, sizeof(buf), "299 - \"");
+    for (const char *p = text; *p && j + 4 < sizeof(buf); p++) {
+        if (*p == '"' || *p == '\\')
+            buf[j++] = '\\';
+        buf[j++] = *p;
+    }
+    buf[j++] = '"';
+    buf[j] = '\0';
+    r->warnings[r->nwarnings++] = strdup(buf);
+}
+
+bool http_wants_table(http_req *r)
+{
+    return r->accept && strstr(r->accept, "as=Table") != NULL;
+}
+
+enum MHD_Result http_queue(http_req *r, unsigned status, struct MHD_Response *resp)
+{
+    enum MHD_Result ret;
+
+    MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    for (int i = 0; i < r->nwarnings; i++)
+        MHD_add_response_header(resp, "Warning", r->warnings[i]);
+    ret = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result http_send_buffer(http_req *r, unsigned status, const char *ctype, char *buf,
+                                 size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    return http_queue(r, status, resp);
+}
+
+enum MHD_Result http_send_text(http_req *r, unsigned status, const char *ctype,
+                               const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return MHD_NO;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    return http_send_buffer(r, status, ctype, copy, len);
+}
+
+enum MHD_Result http_send_json(http_req *r, unsigned status, json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT);
+    json_decref(value);
+    if (!text)
+        return MHD_NO;
+    return http_send_buffer(r, status, "application/json", text, strlen(text));
+}
+
+enum MHD_Result http_send_error(http_req *r, const ty_error *err, const api_resource *res,
+                                const char *name)
+{
+    json_t *st = status_from_error(err, res, name);
+    return http_send_json(r, (unsigned)ty_errcode_http(err->code), st);
+}
+
+/* Splits the path into segments in place (r->url keeps the original). */
+static void split_path(http_req *r, char *path)
+{
+    char *save = NULL;
+    r->nsegs = 0;
+    for (char *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+        if (r->nsegs == HTTP_MAX_SEGMENTS) {
+            r->nsegs = HTTP_MAX_SEGMENTS + 1; /* marks "too deep": no route matches */
+            return;
+        }
+        r->segs[r->nsegs++] = tok;
+    }
+}
+
+typedef struct conn_state {
+    char *buf;
+    size_t len, cap;
+    bool too_large;
+} conn_state;
+
+static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
+                                const char *method, conn_state *cs)
+{
+    http_req r = {.srv = srv, .conn = conn, .method = method, .url = url};
+    char *path = strdup(url);
+    enum MHD_Result ret;
+    bool handled = false;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (!path)
+        return MHD_NO;
+    r.body = cs->buf;
+    r.body_len = cs->len;
+    r.body_too_large = cs->too_large;
+    r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+    split_path(&r, path);
+
+    if (r.body_too_large) {
+        ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
+        ret = http_send_error(&r, &err, NULL, NULL);
+    } else {
+        ret = discovery_handle(&r, &handled);
+        if (!handled)
+            ret = resource_handle(&r);
+    }
+    ty_debug("%s %s", method, url);
+    for (int i = 0; i < r.nwarnings; i++)
+        free(r.warnings[i]);
+    ty_error_clear(&err);
+    free(path);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    ty_server *srv = cls;
+    conn_state *cs = *con_cls;
+    (void)version;
+
+    if (!cs) {
+        cs = calloc(1, sizeof(*cs));
+        if (!cs)
+            return MHD_NO;
+        *con_cls = cs;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        /* Bodies are capped: once past the limit we keep reading (and dropping)
+         * so that the client gets a clean 413 instead of a reset. */
+        if (!cs->too_large && cs->len + *upload_data_size > HTTP_MAX_BODY) {
+            cs->too_large = true;
+            free(cs->buf);
+            cs->buf = NULL;
+            cs->len = cs->cap = 0;
+        }
+        if (!cs->too_large) {
+            if (cs->len + *upload_data_size + 1 > cs->cap) {
+                size_t ncap = cs->cap ? cs->cap : 4096;
+                while (ncap < cs->len + *upload_data_size + 1)
+                    ncap *= 2;
+                char *nbuf = realloc(cs->buf, ncap);
+                if (!nbuf)
+                    return MHD_NO;
+                cs->buf = nbuf;
+                cs->cap = ncap;
+            }
+            memcpy(cs->buf + cs->len, upload_data, *upload_data_size);
+            cs->len += *upload_data_size;
+            cs->buf[cs->len] = '\0';
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(srv, conn, url, method, cs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    conn_state *cs = *con_cls;
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    if (cs) {
+        free(cs->buf);
+        free(cs);
+        *con_cls = NULL;
+    }
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char buf[512];
+    (void)cls;
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    buf[strcspn(buf, "\n")] = '\0';
+    ty_debug("http: %s", buf);
+}
+
+ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    const char *address = opts->address && *opts->address ? opts->address : "127.0.0.1";
+    ty_server *srv = calloc(1, sizeof(*srv));
+    const union MHD_DaemonInfo *info;
+
+    if (!srv) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    srv->store = store;
+    srv->data_dir = strdup(opts->data_dir ? opts->data_dir : ".");
+    if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) {
+        ty_seterr(err, TY_EBADREQUEST, "invalid --address %s: want an IPv4 address", address);
+        goto error;
+    }
+    addr.sin_port = htons(opts->port);
+    /* One thread per connection: watches block their thread while they wait
+     * for events, which keeps the streaming code straight-line. */
+    srv->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        (unsigned)1, MHD_OPTION_END);
+    if (!srv->daemon) {
+        ty_seterr(err, TY_EUNAVAILABLE, "cannot listen on %s:%u (address in use?)", address,
+                  (unsigned)opts->port);
+        goto error;
+    }
+    info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : opts->port;
+    return srv;
+error:
+    free(srv->data_dir);
+    free(srv);
+    return NULL;
+}
+
+uint16_t server_port(const ty_server *srv)
+{
+    return srv->port;
+}
+
+void server_stop(ty_server *srv)
+{
+    if (!srv)
+        return;
+    atomic_store(&srv->stopping, true);
+    MHD_stop_daemon(srv->daemon);
+    free(srv->data_dir);
+    free(srv);
+}
