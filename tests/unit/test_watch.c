@@ -1,0 +1,402 @@
+/* test_watch.c - the store's watch hub: order, resume, expiry, filters,
+ * cancellation and many concurrent watchers. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ftw.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+
+typedef struct fixture {
+    char dir[64];
+    ty_store *s;
+} fixture;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void open_with(fixture *f, size_t history)
+{
+    store_options o = {.history_events = history};
+    ty_error err;
+
+    ty_error_init(&err);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    strcpy(f->dir, "/tmp/ty-watch-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    open_with(f, 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static store_obj *put(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    ty_error err;
+    json_t *j = json_pack("{s:{s:s}, s:{s:i}}", "metadata", "name", name, "spec", "n", 0);
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_create(s, resource, ns, j, &err);
+    json_decref(j);
+    assert_non_null(o);
+    return o;
+}
+
+static void add(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    store_obj_unref(put(s, resource, ns, name));
+}
+
+static int bump(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    (void)arg, (void)err;
+    json_object_set_new(spec, "n", json_integer(json_integer_value(json_object_get(spec, "n")) + 1));
+    return 0;
+}
+
+static void modify(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    ty_error err;
+    ty_error_init(&err);
+    store_obj *o = store_mutate(s, resource, ns, name, bump, NULL, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+}
+
+static void del(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    ty_error err;
+    bool deleted;
+    ty_error_init(&err);
+    store_obj *o = store_delete(s, resource, ns, name, NULL, &deleted, &err);
+    assert_non_null(o);
+    assert_true(deleted);
+    store_obj_unref(o);
+}
+
+/* Expects the next event (within a second) to be type on name at rv. */
+static void expect(store_watch *w, store_event_type type, const char *name, uint64_t rv)
+{
+    store_event ev;
+    ty_error err;
+
+    ty_error_init(&err);
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(ev.type, type);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_obj_json(ev.obj), "metadata"), "name")),
+                        name);
+    assert_int_equal(ev.rv, rv);
+    assert_int_equal(store_obj_rv(ev.obj), rv);
+    store_event_release(&ev);
+}
+
+static void expect_none(store_watch *w)
+{
+    store_event ev;
+    ty_error err;
+    ty_error_init(&err);
+    assert_int_equal(store_watch_next(w, 20, &ev, &err), 0);
+}
+
+static void test_events_in_order(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv = store_current_rv(f->s);
+    store_watch *w = store_watch_open(f->s, "pods", NULL, 0, &err);
+    store_event ev;
+
+    ty_error_init(&err);
+    assert_non_null(w);
+    expect_none(w);
+    add(f->s, "pods", "default", "a");
+    modify(f->s, "pods", "default", "a");
+    del(f->s, "pods", "default", "a");
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(ev.type, STORE_ADDED);
+    assert_string_equal(ev.resource, "pods");
+    store_event_release(&ev);
+    expect(w, STORE_MODIFIED, "a", rv + 2);
+    expect(w, STORE_DELETED, "a", rv + 3);
+    expect_none(w);
+    store_watch_close(w);
+}
+
+static void test_resume_from_rv(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv;
+    store_watch *w;
+
+    ty_error_init(&err);
+    add(f->s, "pods", "default", "a");
+    rv = store_current_rv(f->s);
+    add(f->s, "pods", "default", "b");
+    modify(f->s, "pods", "default", "a");
+    /* Opened after the writes, from rv: exactly the two later events. */
+    w = store_watch_open(f->s, "pods", NULL, rv, &err);
+    assert_non_null(w);
+    expect(w, STORE_ADDED, "b", rv + 1);
+    expect(w, STORE_MODIFIED, "a", rv + 2);
+    expect_none(w);
+    store_watch_close(w);
+}
+
+static void test_too_old_rv_is_gone(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv0;
+    store_watch *w;
+    char want[128];
+
+    ty_error_init(&err);
+    store_close(f->s);
+    open_with(f, 10);
+    rv0 = store_current_rv(f->s);
+    for (int i = 0; i < 25; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        add(f->s, "pods", "default", name);
+    }
+    /* The ring keeps the last 10 events: (rv0+15, rv0+25]. */
+    assert_null(store_watch_open(f->s, NULL, NULL, rv0 + 14, &err));
+    assert_int_equal(err.code, TY_EGONE);
+    snprintf(want, sizeof(want), "too old resource version: %llu (%llu)",
+             (unsigned long long)(rv0 + 14), (unsigned long long)(rv0 + 15));
+    assert_string_equal(err.text, want);
+    w = store_watch_open(f->s, NULL, NULL, rv0 + 15, &err);
+    assert_non_null(w);
+    expect(w, STORE_ADDED, "p15", rv0 + 16);
+    store_watch_close(w);
+}
+
+static void test_reopen_starts_history_anew(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv0, rv1;
+    store_watch *w;
+
+    ty_error_init(&err);
+    rv0 = store_current_rv(f->s);
+    add(f->s, "pods", "default", "a");
+    rv1 = store_current_rv(f->s);
+    store_close(f->s);
+    open_with(f, 0);
+    assert_int_equal(store_current_rv(f->s), rv1);
+    assert_null(store_watch_open(f->s, NULL, NULL, rv0, &err));
+    assert_int_equal(err.code, TY_EGONE);
+    /* From the restart's rv is fine. */
+    w = store_watch_open(f->s, "pods", NULL, rv1, &err);
+    assert_non_null(w);
+    add(f->s, "pods", "default", "b");
+    expect(w, STORE_ADDED, "b", rv1 + 1);
+    store_watch_close(w);
+}
+
+static void test_filters(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv = store_current_rv(f->s);
+    store_watch *pods_a = store_watch_open(f->s, "pods", "a", 0, &err);
+    store_watch *all_b = store_watch_open(f->s, NULL, "b", 0, &err);
+    store_watch *svc = store_watch_open(f->s, "services", NULL, 0, &err);
+
+    ty_error_init(&err);
+    add(f->s, "pods", "a", "p1");     /* rv+1 */
+    add(f->s, "pods", "b", "p2");     /* rv+2 */
+    add(f->s, "services", "a", "s1"); /* rv+3 */
+    add(f->s, "services", "b", "s2"); /* rv+4 */
+    add(f->s, "pods", "a", "p3");     /* rv+5 */
+    expect(pods_a, STORE_ADDED, "p1", rv + 1);
+    expect(pods_a, STORE_ADDED, "p3", rv + 5);
+    expect_none(pods_a);
+    expect(all_b, STORE_ADDED, "p2", rv + 2);
+    expect(all_b, STORE_ADDED, "s2", rv + 4);
+    expect_none(all_b);
+    expect(svc, STORE_ADDED, "s1", rv + 3);
+    expect(svc, STORE_ADDED, "s2", rv + 4);
+    expect_none(svc);
+    store_watch_close(pods_a);
+    store_watch_close(all_b);
+    store_watch_close(svc);
+}
+
+static void test_slow_watcher_falls_behind(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_watch *w;
+    store_event ev;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    open_with(f, 8);
+    w = store_watch_open(f->s, NULL, NULL, 0, &err);
+    assert_non_null(w);
+    add(f->s, "pods", "default", "first");
+    expect(w, STORE_ADDED, "first", store_current_rv(f->s));
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        add(f->s, "pods", "default", name);
+    }
+    assert_int_equal(store_watch_next(w, 100, &ev, &err), -1);
+    assert_int_equal(err.code, TY_EGONE);
+    store_watch_close(w);
+}
+
+static void *cancel_later(void *p)
+{
+    usleep(50 * 1000);
+    store_watch_cancel(p);
+    return NULL;
+}
+
+static void test_cancel_wakes_waiter(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_watch *w = store_watch_open(f->s, NULL, NULL, 0, &err);
+    store_event ev;
+    pthread_t t;
+
+    ty_error_init(&err);
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, w), 0);
+    assert_int_equal(store_watch_next(w, -1, &ev, &err), -1);
+    pthread_join(t, NULL);
+    assert_int_equal(store_watch_next(w, 0, &ev, &err), -1);
+    store_watch_close(w);
+}
+
+/* ---- many watchers ---- */
+
+enum { WATCHERS = 120, EVENTS = 300 };
+
+typedef struct watcher_arg {
+    store_watch *w;
+    uint64_t first_rv;
+    int got;
+    bool in_order;
+} watcher_arg;
+
+static void *watcher(void *p)
+{
+    watcher_arg *a = p;
+    ty_error err;
+    store_event ev;
+    uint64_t want = a->first_rv;
+
+    ty_error_init(&err);
+    a->in_order = true;
+    while (a->got < EVENTS && store_watch_next(a->w, 5000, &ev, &err) == 1) {
+        if (ev.rv != want++)
+            a->in_order = false;
+        a->got++;
+        store_event_release(&ev);
+    }
+    return NULL;
+}
+
+static void *writer(void *p)
+{
+    ty_store *s = p;
+    for (int i = 0; i < EVENTS; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "w%d", i);
+        add(s, "pods", "default", name);
+    }
+    return NULL;
+}
+
+static void test_many_concurrent_watchers(void **state)
+{
+    fixture *f = *state;
+    static watcher_arg args[WATCHERS];
+    pthread_t t[WATCHERS], wt;
+    ty_error err;
+    uint64_t rv = store_current_rv(f->s);
+
+    ty_error_init(&err);
+    for (int i = 0; i < WATCHERS; i++) {
+        args[i] = (watcher_arg){.w = store_watch_open(f->s, "pods", NULL, rv, &err),
+                                .first_rv = rv + 1};
+        assert_non_null(args[i].w);
+        assert_int_equal(pthread_create(&t[i], NULL, watcher, &args[i]), 0);
+    }
+    assert_int_equal(pthread_create(&wt, NULL, writer, f->s), 0);
+    pthread_join(wt, NULL);
+    for (int i = 0; i < WATCHERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(args[i].got, EVENTS);
+        assert_true(args[i].in_order);
+        store_watch_close(args[i].w);
+    }
+}
+
+static void test_watch_outlives_close(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_watch *w = store_watch_open(f->s, NULL, NULL, 0, &err);
+    store_event ev;
+
+    ty_error_init(&err);
+    add(f->s, "pods", "default", "x");
+    store_close(f->s);
+    f->s = NULL;
+    /* A closing store answers -1; closing the watch afterwards is safe. */
+    assert_int_equal(store_watch_next(w, 100, &ev, &err), -1);
+    store_watch_close(w);
+    open_with(f, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_events_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_from_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_old_rv_is_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_starts_history_anew, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_watcher_falls_behind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_wakes_waiter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_concurrent_watchers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_outlives_close, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
