@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/error.h"
 
@@ -44,5 +45,19 @@ void field_selector_free(ty_field_selector *sel);
 /* Looks up a dotted path ("metadata.name") in obj. Returns a borrowed pointer
  * or NULL. */
 const json_t *json_path_get(const json_t *obj, const char *dotted);
+
+/* Kubernetes' checks for names, usable by validation code as well. Each
+ * returns true when s is valid; otherwise why (may be NULL) receives the
+ * reason in kube-apiserver's words, e.g. "name part must be no more than 63
+ * characters".
+ *   label_key_valid: a qualified name, [prefix/]name, the prefix a DNS-1123
+ *     subdomain, the name at most 63 characters of [A-Za-z0-9_.-] that starts
+ *     and ends alphanumeric.
+ *   label_value_valid: empty, or at most 63 characters of the same set.
+ *   dns1123_subdomain_valid: at most 253 characters of [a-z0-9.-], each
+ *     dot-separated part starting and ending alphanumeric. */
+bool label_key_valid(const char *s, char *why, size_t len);
+bool label_value_valid(const char *s, char *why, size_t len);
+bool dns1123_subdomain_valid(const char *s, char *why, size_t len);
 
 #endif
