@@ -444,7 +444,7 @@ static void check_containers(const kf_kind *k, const char *type, const json_t *r
     if (json_array_size(containers) == 0)
         meta_required(err, path, "must be specified");
     json_array_foreach(containers, i, c) {
-        const char *image, *name;
+        const char *image = NULL, *name;
         snprintf(cpath, sizeof(cpath), "%s[%zu]", path, i);
         if (!json_is_object(c)) {
             kf_type_error(err, cpath, "object", c);
