@@ -656,8 +656,8 @@ static void test_defaults_tolerate_garbage(void **state)
         "{'spec': {'pytorchReplicaSpecs': []}}",
         "{'spec': {'runPolicy': 'x', 'pytorchReplicaSpecs': {'Worker': null, 'Master': 4}}}",
         "{'spec': {'pytorchReplicaSpecs': {'Worker': {'template': {'spec': {'containers': 7}}}}}}",
-        "{'spec': {'pytorchReplicaSpecs': {'Worker': {'template': {'spec': {'containers':"
-        " [3, {'name': 'pytorch', 'ports': 'x'}]}}}}}}",
+        ("{'spec': {'pytorchReplicaSpecs': {'Worker': {'template': {'spec': {'containers':"
+         " [3, {'name': 'pytorch', 'ports': 'x'}]}}}}}}"),
         "{'spec': {'elasticPolicy': 5, 'pytorchReplicaSpecs': {}}}",
     };
     (void)state;
