@@ -1,0 +1,799 @@
+/* gc.c - the garbage collector (see gc.h).
+ *
+ * State: a graph node per uid that is present in the store or named as an
+ * owner by something present ("virtual" owners, which is how an absent owner
+ * is noticed). Each node knows its owners (with blockOwnerDeletion) and its
+ * dependents. The graph changes only from watch events, in commit order, so it
+ * is always the store as of some resourceVersion; the worker never rescans the
+ * store to answer "who depends on X".
+ *
+ * Work: a FIFO of nodes to reconcile, deduplicated by a flag. reconcile() is
+ * level-triggered and idempotent: it looks at the node as the graph shows it
+ * and issues the store calls that move it on (delete a dependent, drop an
+ * ownerReference, remove a finalizer). Their effects come back as events,
+ * which re-queue whoever is waiting on them. A store call that fails for a
+ * reason other than "already gone" puts the node on a retry list.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "controller/gc.h"
+
+#define FG_FINALIZER "foregroundDeletion"
+#define ORPHAN_FINALIZER "orphan"
+#define NS_FINALIZER "kubernetes"
+#define NS_RESOURCE "namespaces"
+#define EVENT_BATCH 1024
+#define RETRY_MS 1000
+
+typedef struct gc_node gc_node;
+
+typedef struct gc_owner {
+    gc_node *node;
+    bool block; /* blockOwnerDeletion */
+} gc_owner;
+
+struct gc_node {
+    gc_node *hnext;
+    char *uid;
+    char *resource, *ns, *name; /* set once seen present */
+    bool present, deleting;
+    bool fg, orphan;            /* propagation finalizers */
+    bool ns_finalizer;          /* a namespace still holding "kubernetes" */
+    bool delete_sent;           /* we asked the store to delete it */
+    bool queued, retry;
+    gc_owner *owners;
+    size_t nowners;
+    gc_node **deps;
+    size_t ndeps, capdeps;
+    gc_node *qnext;
+};
+
+struct ty_gc {
+    ty_store *s;
+    pthread_t thread;
+    pthread_mutex_t mu; /* guards stop and w against gc_stop */
+    bool stop;
+    store_watch *w;
+    /* The graph: a chained hash table keyed by uid. */
+    gc_node **buckets;
+    size_t nbuckets, nnodes;
+    gc_node *qhead, *qtail;
+    gc_node **retries;
+    size_t nretries, capretries;
+    int64_t retry_at;
+};
+
+/* ---- graph ---- */
+
+static size_t hash_uid(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static gc_node *node_find(ty_gc *g, const char *uid)
+{
+    for (gc_node *n = g->buckets[hash_uid(uid) & (g->nbuckets - 1)]; n; n = n->hnext)
+        if (!strcmp(n->uid, uid))
+            return n;
+    return NULL;
+}
+
+static void rehash(ty_gc *g)
+{
+    size_t nb = g->nbuckets * 2;
+    gc_node **b = calloc(nb, sizeof(*b));
+
+    if (!b)
+        return; /* longer chains, still correct */
+    for (size_t i = 0; i < g->nbuckets; i++) {
+        gc_node *n = g->buckets[i], *next;
+        for (; n; n = next) {
+            next = n->hnext;
+            n->hnext = b[hash_uid(n->uid) & (nb - 1)];
+            b[hash_uid(n->uid) & (nb - 1)] = n;
+        }
+    }
+    free(g->buckets);
+    g->buckets = b;
+    g->nbuckets = nb;
+}
+
+static gc_node *node_get(ty_gc *g, const char *uid)
+{
+    gc_node *n = node_find(g, uid);
+    size_t b;
+
+    if (n)
+        return n;
+    n = calloc(1, sizeof(*n));
+    if (!n || !(n->uid = strdup(uid))) {
+        free(n);
+        return NULL;
+    }
+    if (g->nnodes >= g->nbuckets)
+        rehash(g);
+    b = hash_uid(uid) & (g->nbuckets - 1);
+    n->hnext = g->buckets[b];
+    g->buckets[b] = n;
+    g->nnodes++;
+    return n;
+}
+
+static void node_destroy(gc_node *n)
+{
+    free(n->uid);
+    free(n->resource);
+    free(n->ns);
+    free(n->name);
+    free(n->owners);
+    free(n->deps);
+    free(n);
+}
+
+/* Frees a node nobody needs: absent, owning nothing, not waiting for work. */
+static void node_release(ty_gc *g, gc_node *n)
+{
+    gc_node **p;
+
+    if (n->present || n->ndeps || n->nowners || n->queued || n->retry)
+        return;
+    for (p = &g->buckets[hash_uid(n->uid) & (g->nbuckets - 1)]; *p != n; p = &(*p)->hnext)
+        ;
+    *p = n->hnext;
+    g->nnodes--;
+    node_destroy(n);
+}
+
+static void enqueue(ty_gc *g, gc_node *n)
+{
+    if (n->queued)
+        return;
+    n->queued = true;
+    n->qnext = NULL;
+    if (g->qtail)
+        g->qtail->qnext = n;
+    else
+        g->qhead = n;
+    g->qtail = n;
+}
+
+static gc_node *dequeue(ty_gc *g)
+{
+    gc_node *n = g->qhead;
+
+    if (!n)
+        return NULL;
+    g->qhead = n->qnext;
+    if (!g->qhead)
+        g->qtail = NULL;
+    n->queued = false;
+    return n;
+}
+
+static void retry_later(ty_gc *g, gc_node *n)
+{
+    if (n->retry)
+        return;
+    if (g->nretries == g->capretries) {
+        size_t cap = g->capretries ? g->capretries * 2 : 16;
+        gc_node **r = realloc(g->retries, cap * sizeof(*r));
+        if (!r)
+            return;
+        g->retries = r;
+        g->capretries = cap;
+    }
+    if (!g->nretries)
+        g->retry_at = ty_now_ms() + RETRY_MS;
+    g->retries[g->nretries++] = n;
+    n->retry = true;
+}
+
+static void requeue_retries(ty_gc *g)
+{
+    for (size_t i = 0; i < g->nretries; i++) {
+        g->retries[i]->retry = false;
+        enqueue(g, g->retries[i]);
+    }
+    g->nretries = 0;
+}
+
+static void dep_add(gc_node *owner, gc_node *dep)
+{
+    if (owner->ndeps == owner->capdeps) {
+        size_t cap = owner->capdeps ? owner->capdeps * 2 : 4;
+        gc_node **d = realloc(owner->deps, cap * sizeof(*d));
+        if (!d)
+            return;
+        owner->deps = d;
+        owner->capdeps = cap;
+    }
+    owner->deps[owner->ndeps++] = dep;
+}
+
+static void dep_remove(gc_node *owner, gc_node *dep)
+{
+    for (size_t i = 0; i < owner->ndeps; i++) {
+        if (owner->deps[i] == dep) {
+            owner->deps[i] = owner->deps[--owner->ndeps];
+            return;
+        }
+    }
+}
+
+static bool is_namespace(const gc_node *n)
+{
+    return n->resource && !strcmp(n->resource, NS_RESOURCE);
+}
+
+/* Owners waiting on their dependents (Foreground) hear of every change to
+ * one, and of a namespace's contents going. */
+static void wake_owners(ty_gc *g, gc_node *n)
+{
+    for (size_t i = 0; i < n->nowners; i++)
+        if (n->owners[i].node->fg)
+            enqueue(g, n->owners[i].node);
+}
+
+static void drop_owners(ty_gc *g, gc_node *n)
+{
+    gc_owner *old = n->owners;
+    size_t nold = n->nowners;
+
+    n->owners = NULL;
+    n->nowners = 0;
+    for (size_t i = 0; i < nold; i++) {
+        dep_remove(old[i].node, n);
+        node_release(g, old[i].node);
+    }
+    free(old);
+}
+
+/* Replaces n's owner edges with those of refs when they differ. */
+static void set_owners(ty_gc *g, gc_node *n, const json_t *refs)
+{
+    size_t count = json_array_size(refs), i, k = 0;
+    gc_owner *next = count ? calloc(count, sizeof(*next)) : NULL;
+    bool same = true;
+    json_t *r;
+
+    if (count && !next)
+        return;
+    json_array_foreach(refs, i, r) {
+        const char *uid = json_string_value(json_object_get(r, "uid"));
+        gc_node *o = uid && *uid ? node_get(g, uid) : NULL;
+        if (!o || o == n)
+            continue;
+        next[k].node = o;
+        next[k].block = json_is_true(json_object_get(r, "blockOwnerDeletion"));
+        if (k >= n->nowners || n->owners[k].node != o || n->owners[k].block != next[k].block)
+            same = false;
+        k++;
+    }
+    if (same && k == n->nowners) {
+        free(next);
+        return;
+    }
+    wake_owners(g, n);
+    drop_owners(g, n);
+    n->owners = next;
+    n->nowners = k;
+    for (i = 0; i < k; i++)
+        dep_add(next[i].node, n);
+}
+
+static bool list_has(const json_t *list, const char *s)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), s))
+            return true;
+    return false;
+}
+
+static const char *str_or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+static void set_str(char **dst, const char *src)
+{
+    if (*dst && !strcmp(*dst, src))
+        return;
+    free(*dst);
+    *dst = strdup(src);
+}
+
+static gc_node *find_namespace(ty_gc *g, const char *name);
+
+/* Applies one object state (or its deletion) to the graph. */
+static void observe(ty_gc *g, const char *resource, const json_t *obj, bool deleted)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const json_t *fins = json_object_get(meta, "finalizers");
+    gc_node *n;
+
+    if (!uid || !(n = node_get(g, uid)))
+        return;
+    set_str(&n->resource, resource);
+    set_str(&n->ns, str_or_empty(ns));
+    set_str(&n->name, str_or_empty(json_string_value(json_object_get(meta, "name"))));
+    if (deleted) {
+        gc_node *nsn = *n->ns ? find_namespace(g, n->ns) : NULL;
+        n->present = n->deleting = n->fg = n->orphan = n->ns_finalizer = false;
+        for (size_t i = 0; i < n->ndeps; i++)
+            enqueue(g, n->deps[i]); /* they may have lost their last owner */
+        wake_owners(g, n);
+        drop_owners(g, n);
+        if (nsn)
+            enqueue(g, nsn);
+        if (is_namespace(n))
+            enqueue(g, n); /* its contents go even without the finalizer */
+        node_release(g, n);
+        return;
+    }
+    n->present = true;
+    n->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+    n->fg = list_has(fins, FG_FINALIZER);
+    n->orphan = list_has(fins, ORPHAN_FINALIZER);
+    n->ns_finalizer = is_namespace(n) &&
+                      list_has(json_object_get(json_object_get(obj, "spec"), "finalizers"),
+                               NS_FINALIZER);
+    if (!n->deleting)
+        n->delete_sent = false;
+    set_owners(g, n, json_object_get(meta, "ownerReferences"));
+    wake_owners(g, n);
+    if (n->nowners || (n->deleting && (n->fg || n->orphan || is_namespace(n))))
+        enqueue(g, n);
+}
+
+/* Namespaces being deleted are few; a scan of the graph's namespace nodes by
+ * name would need another index, so look the namespace up in the store. */
+static gc_node *find_namespace(ty_gc *g, const char *name)
+{
+    store_obj *o = store_get(g->s, NS_RESOURCE, "", name, NULL);
+    const json_t *meta;
+    gc_node *n = NULL;
+
+    if (!o)
+        return NULL;
+    meta = json_object_get(store_obj_json(o), "metadata");
+    if (json_object_get(meta, "deletionTimestamp"))
+        n = node_find(g, str_or_empty(json_string_value(json_object_get(meta, "uid"))));
+    store_obj_unref(o);
+    return n;
+}
+
+static void graph_clear(ty_gc *g)
+{
+    for (size_t i = 0; i < g->nbuckets; i++) {
+        gc_node *n = g->buckets[i], *next;
+        for (; n; n = next) {
+            next = n->hnext;
+            node_destroy(n);
+        }
+        g->buckets[i] = NULL;
+    }
+    g->nnodes = 0;
+    g->qhead = g->qtail = NULL;
+    g->nretries = 0;
+}
+
+/* ---- store edits ---- */
+
+typedef struct gc_edit {
+    const char *uid;   /* the object must still be this one */
+    const char *owner; /* remove_owner: the owner uid */
+    const char *fin;   /* remove_finalizer: which */
+} gc_edit;
+
+static bool same_object(const json_t *obj, const gc_edit *e)
+{
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    return uid && !strcmp(uid, e->uid);
+}
+
+static void remove_string(json_t *list, const char *s)
+{
+    for (size_t i = json_array_size(list); i-- > 0;) {
+        const char *v = json_string_value(json_array_get(list, i));
+        if (v && !strcmp(v, s))
+            json_array_remove(list, i);
+    }
+}
+
+/* Mutate functions leave the object untouched (no write) when it is no
+ * longer the object the graph knows, e.g. deleted and created again. */
+static int edit_remove_owner(json_t *obj, void *arg, ty_error *err)
+{
+    gc_edit *e = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *refs = json_object_get(meta, "ownerReferences");
+
+    (void)err;
+    if (!same_object(obj, e))
+        return 0;
+    for (size_t i = json_array_size(refs); i-- > 0;) {
+        const char *uid = json_string_value(json_object_get(json_array_get(refs, i), "uid"));
+        if (uid && !strcmp(uid, e->owner))
+            json_array_remove(refs, i);
+    }
+    if (refs && !json_array_size(refs))
+        json_object_del(meta, "ownerReferences");
+    return 0;
+}
+
+static int edit_remove_finalizer(json_t *obj, void *arg, ty_error *err)
+{
+    gc_edit *e = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *fins = json_object_get(meta, "finalizers");
+
+    (void)err;
+    if (!same_object(obj, e))
+        return 0;
+    remove_string(fins, e->fin);
+    if (fins && !json_array_size(fins))
+        json_object_del(meta, "finalizers");
+    return 0;
+}
+
+static int edit_namespace(json_t *obj, void *arg, ty_error *err)
+{
+    gc_edit *e = arg;
+    json_t *status = json_object_get(obj, "status");
+
+    (void)err;
+    if (!same_object(obj, e))
+        return 0;
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(obj, "status", status);
+    }
+    json_object_set_new(status, "phase", json_string("Terminating"));
+    if (e->fin)
+        remove_string(json_object_get(json_object_get(obj, "spec"), "finalizers"), e->fin);
+    return 0;
+}
+
+/* "Already gone" and "replaced by another object" both mean done. */
+static int settle(ty_error *err, const char *what, const gc_node *n)
+{
+    if (err->code == TY_ENOTFOUND || err->code == TY_ECONFLICT) {
+        ty_error_clear(err);
+        return 0;
+    }
+    ty_warn("gc: %s %s %s/%s: %s", what, n->resource, n->ns, n->name, err->text);
+    ty_error_clear(err);
+    return -1;
+}
+
+static int mutate(ty_gc *g, gc_node *n, store_mutate_fn fn, gc_edit *e, const char *what)
+{
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    e->uid = n->uid;
+    o = store_mutate(g->s, n->resource, n->ns, n->name, fn, e, &err);
+    if (!o)
+        return settle(&err, what, n);
+    store_obj_unref(o);
+    return 0;
+}
+
+static int delete_node(ty_gc *g, gc_node *n, store_propagation p)
+{
+    store_delete_opts opts = {.propagation = p, .precondition_uid = n->uid};
+    ty_error err;
+    store_obj *o;
+    bool deleted;
+
+    /* Once asked, never again: a second request could change the
+     * propagation finalizer of an object whose deletion is under way. */
+    if (n->deleting || n->delete_sent)
+        return 0;
+    ty_error_init(&err);
+    o = store_delete(g->s, n->resource, n->ns, n->name, &opts, &deleted, &err);
+    if (!o)
+        return settle(&err, "delete", n);
+    store_obj_unref(o);
+    n->delete_sent = true;
+    return 0;
+}
+
+/* ---- reconcile ---- */
+
+static bool has_blocking_dependents(const gc_node *n)
+{
+    for (size_t i = 0; i < n->ndeps; i++) {
+        const gc_node *d = n->deps[i];
+        for (size_t k = 0; d->present && k < d->nowners; k++)
+            if (d->owners[k].node == n && d->owners[k].block)
+                return true;
+    }
+    return false;
+}
+
+/* Foreground cascades: a dependent that others block on is itself deleted in
+ * the foreground, so the chain goes bottom-up. */
+static store_propagation cascade_policy(const gc_node *dep)
+{
+    return has_blocking_dependents(dep) ? STORE_PROPAGATE_FOREGROUND : STORE_PROPAGATE_BACKGROUND;
+}
+
+static int reconcile_foreground(ty_gc *g, gc_node *n)
+{
+    gc_edit e = {.fin = FG_FINALIZER};
+    int rc = 0;
+
+    for (size_t i = 0; i < n->ndeps; i++)
+        if (n->deps[i]->present && delete_node(g, n->deps[i], cascade_policy(n->deps[i])) < 0)
+            rc = -1;
+    if (rc == 0 && !has_blocking_dependents(n))
+        rc = mutate(g, n, edit_remove_finalizer, &e, "finish foreground deletion of");
+    return rc;
+}
+
+static int reconcile_orphan(ty_gc *g, gc_node *n)
+{
+    gc_edit drop = {.owner = n->uid}, fin = {.fin = ORPHAN_FINALIZER};
+    int rc = 0;
+
+    for (size_t i = 0; i < n->ndeps; i++)
+        if (n->deps[i]->present &&
+            mutate(g, n->deps[i], edit_remove_owner, &drop, "orphan") < 0)
+            rc = -1;
+    if (rc == 0)
+        rc = mutate(g, n, edit_remove_finalizer, &fin, "finish orphaning by");
+    return rc;
+}
+
+/* A dependent goes when no owner is present any more (Background); when the
+ * remaining owners are all being deleted in the foreground, it goes now so
+ * that they can. */
+static int reconcile_owners(ty_gc *g, gc_node *n)
+{
+    size_t solid = 0, waiting = 0;
+
+    for (size_t i = 0; i < n->nowners; i++) {
+        const gc_node *o = n->owners[i].node;
+        if (o->present && o->deleting && o->fg)
+            waiting++;
+        else if (o->present)
+            solid++;
+    }
+    if (solid || n->deleting)
+        return 0;
+    return delete_node(g, n, waiting ? cascade_policy(n) : STORE_PROPAGATE_BACKGROUND);
+}
+
+/* Deletes everything in the namespace; when nothing is left, lets the
+ * namespace itself go by removing its finalizer. */
+static int reconcile_namespace(ty_gc *g, gc_node *n)
+{
+    json_t *resources = store_resources(g->s), *r;
+    store_list_opts lo = {.ns = n->name};
+    gc_edit e = {0};
+    size_t i, left = 0;
+    int rc = 0;
+
+    if (n->present && mutate(g, n, edit_namespace, &e, "mark terminating") < 0)
+        rc = -1;
+    json_array_foreach(resources, i, r) {
+        const char *res = json_string_value(r);
+        store_list l;
+        ty_error err;
+        ty_error_init(&err);
+        if (!strcmp(res, NS_RESOURCE))
+            continue;
+        if (store_list_objects(g->s, res, &lo, &l, &err) < 0) {
+            rc = settle(&err, "list contents of", n);
+            continue;
+        }
+        for (size_t k = 0; k < l.n; k++) {
+            const json_t *meta = json_object_get(store_obj_json(l.items[k]), "metadata");
+            const char *name = json_string_value(json_object_get(meta, "name"));
+            store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+                                      .precondition_uid =
+                                          json_string_value(json_object_get(meta, "uid"))};
+            store_obj *o;
+            bool deleted = false;
+            if (!json_object_get(meta, "deletionTimestamp")) {
+                o = store_delete(g->s, res, n->name, name, &opts, &deleted, &err);
+                if (!o && settle(&err, "delete contents of", n) < 0)
+                    rc = -1;
+                store_obj_unref(o);
+            }
+            left += !deleted;
+        }
+        store_list_free(&l);
+    }
+    json_decref(resources);
+    if (rc == 0 && !left && n->present && n->ns_finalizer) {
+        e.fin = NS_FINALIZER;
+        rc = mutate(g, n, edit_namespace, &e, "finish deletion of");
+    }
+    return rc;
+}
+
+static int reconcile(ty_gc *g, gc_node *n)
+{
+    int rc = 0;
+
+    if (is_namespace(n) && (!n->present || n->deleting) && reconcile_namespace(g, n) < 0)
+        rc = -1;
+    if (!n->present)
+        return rc;
+    if (n->deleting && n->orphan && reconcile_orphan(g, n) < 0)
+        rc = -1;
+    if (n->deleting && n->fg && reconcile_foreground(g, n) < 0)
+        rc = -1;
+    if (n->nowners && reconcile_owners(g, n) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* ---- the thread ---- */
+
+static void apply_event(ty_gc *g, const store_event *ev)
+{
+    observe(g, ev->resource, store_obj_json(ev->obj), ev->type == STORE_DELETED);
+}
+
+/* Rebuilds the graph: watch from now, list everything, then replay the watch
+ * up to the newest list so that no node is judged on a partial picture (a
+ * dependent listed before its owner's resource was). */
+static int resync(ty_gc *g)
+{
+    ty_error err;
+    json_t *resources;
+    json_t *r;
+    size_t i;
+    uint64_t from, upto = 0;
+    store_event ev;
+
+    ty_error_init(&err);
+    graph_clear(g);
+    /* Start from a known rv (not "now"), so that a list at that same rv
+     * needs no replay: the watch only ever delivers rv > from. */
+    from = store_current_rv(g->s);
+    pthread_mutex_lock(&g->mu);
+    if (!g->stop)
+        g->w = store_watch_open(g->s, NULL, NULL, from, &err);
+    pthread_mutex_unlock(&g->mu);
+    if (!g->w)
+        return -1;
+    resources = store_resources(g->s);
+    json_array_foreach(resources, i, r) {
+        store_list l;
+        if (store_list_objects(g->s, json_string_value(r), NULL, &l, &err) < 0)
+            continue; /* cannot fail without a token, short of memory */
+        for (size_t k = 0; k < l.n; k++)
+            observe(g, json_string_value(r), store_obj_json(l.items[k]), false);
+        if (l.rv > upto)
+            upto = l.rv;
+        store_list_free(&l);
+    }
+    json_decref(resources);
+    while (upto > from && store_watch_next(g->w, -1, &ev, &err) == 1) {
+        apply_event(g, &ev);
+        store_event_release(&ev);
+        if (ev.rv >= upto)
+            return 0;
+    }
+    return g->stop ? -1 : 0;
+}
+
+static void drop_watch(ty_gc *g)
+{
+    pthread_mutex_lock(&g->mu);
+    store_watch_close(g->w);
+    g->w = NULL;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static bool stopping(ty_gc *g)
+{
+    bool stop;
+    pthread_mutex_lock(&g->mu);
+    stop = g->stop;
+    pthread_mutex_unlock(&g->mu);
+    return stop;
+}
+
+/* Waits for events (not at all when work is queued), applies a batch of them,
+ * then works the queue. Returns -1 when the watch ended. */
+static int step(ty_gc *g)
+{
+    store_event ev;
+    ty_error err;
+    gc_node *n;
+    int timeout = g->qhead ? 0 : g->nretries ? RETRY_MS : -1, rc;
+
+    ty_error_init(&err);
+    for (int i = 0; i < EVENT_BATCH; i++) {
+        rc = store_watch_next(g->w, i ? 0 : timeout, &ev, &err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        apply_event(g, &ev);
+        store_event_release(&ev);
+    }
+    if (g->nretries && ty_now_ms() >= g->retry_at)
+        requeue_retries(g);
+    while ((n = dequeue(g))) {
+        if (reconcile(g, n) < 0)
+            retry_later(g, n);
+        node_release(g, n);
+    }
+    return 0;
+}
+
+static void *gc_main(void *arg)
+{
+    ty_gc *g = arg;
+
+    while (!stopping(g)) {
+        if (!g->w && resync(g) < 0) {
+            drop_watch(g);
+            continue;
+        }
+        if (step(g) < 0) {
+            /* Fell behind the watch history, or stopping: rebuild. */
+            drop_watch(g);
+        }
+    }
+    drop_watch(g);
+    return NULL;
+}
+
+ty_gc *gc_start(ty_store *s, ty_error *err)
+{
+    ty_gc *g = calloc(1, sizeof(*g));
+
+    if (!g || !(g->buckets = calloc(256, sizeof(*g->buckets)))) {
+        free(g);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    g->s = s;
+    g->nbuckets = 256;
+    pthread_mutex_init(&g->mu, NULL);
+    if (pthread_create(&g->thread, NULL, gc_main, g) != 0) {
+        pthread_mutex_destroy(&g->mu);
+        free(g->buckets);
+        free(g);
+        ty_seterr(err, TY_EINTERNAL, "gc: cannot start thread");
+        return NULL;
+    }
+    return g;
+}
+
+void gc_stop(ty_gc *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stop = true;
+    if (g->w)
+        store_watch_cancel(g->w);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->thread, NULL);
+    graph_clear(g);
+    free(g->buckets);
+    free(g->retries);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
