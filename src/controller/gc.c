@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -651,6 +652,23 @@ static void apply_event(ty_gc *g, const store_event *ev)
     observe(g, ev->resource, store_obj_json(ev->obj), ev->type == STORE_DELETED);
 }
 
+static void drop_watch(ty_gc *g)
+{
+    pthread_mutex_lock(&g->mu);
+    store_watch_close(g->w);
+    g->w = NULL;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static bool stopping(ty_gc *g)
+{
+    bool stop;
+    pthread_mutex_lock(&g->mu);
+    stop = g->stop;
+    pthread_mutex_unlock(&g->mu);
+    return stop;
+}
+
 /* Rebuilds the graph: watch from now, list everything, then replay the watch
  * up to the newest list so that no node is judged on a partial picture (a
  * dependent listed before its owner's resource was). */
@@ -692,24 +710,7 @@ static int resync(ty_gc *g)
         if (ev.rv >= upto)
             return 0;
     }
-    return g->stop ? -1 : 0;
-}
-
-static void drop_watch(ty_gc *g)
-{
-    pthread_mutex_lock(&g->mu);
-    store_watch_close(g->w);
-    g->w = NULL;
-    pthread_mutex_unlock(&g->mu);
-}
-
-static bool stopping(ty_gc *g)
-{
-    bool stop;
-    pthread_mutex_lock(&g->mu);
-    stop = g->stop;
-    pthread_mutex_unlock(&g->mu);
-    return stop;
+    return upto > from ? -1 : 0; /* stopping, or fell behind already */
 }
 
 /* Waits for events (not at all when work is queued), applies a batch of them,
@@ -748,6 +749,8 @@ static void *gc_main(void *arg)
     while (!stopping(g)) {
         if (!g->w && resync(g) < 0) {
             drop_watch(g);
+            if (!stopping(g))
+                usleep(100 * 1000); /* do not spin on a failing store */
             continue;
         }
         if (step(g) < 0) {
