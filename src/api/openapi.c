@@ -65,7 +65,7 @@ static void schema_name(const api_resource *res, const char *kind, char *buf, si
 
 static json_t *ref(const char *name)
 {
-    char buf[256];
+    char buf[320];
     snprintf(buf, sizeof(buf), REF_PREFIX "%s", name);
     return json_pack("{s:s}", "$ref", buf);
 }

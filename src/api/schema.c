@@ -227,9 +227,19 @@ const api_field *api_schema_field(const api_schema *s, const char *name)
 
 #define PATH_MAX_LEN 512
 
+/* Paths longer than PATH_MAX_LEN are cut; they only name fields in messages. */
 static void path_key(char *out, const char *path, const char *key)
 {
-    snprintf(out, PATH_MAX_LEN, "%s%s%s", path, *path ? "." : "", key);
+    int w = snprintf(out, PATH_MAX_LEN, "%s%s%s", path, *path ? "." : "", key);
+    if (w < 0)
+        out[0] = '\0';
+}
+
+static void path_index(char *out, const char *path, size_t i)
+{
+    int w = snprintf(out, PATH_MAX_LEN, "%s[%zu]", path, i);
+    if (w < 0)
+        out[0] = '\0';
 }
 
 static int check_value(api_type type, const api_schema *s, const json_t *val,
@@ -245,7 +255,7 @@ static int check_elements(const api_field *f, const json_t *val, const char *pat
         size_t i;
         json_t *el;
         json_array_foreach(val, i, el) {
-            snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+            path_index(sub, path, i);
             n += check_value(f->item_type, f->schema, el, sub, err, depth + 1);
         }
     } else if (f->type == API_T_MAP && json_is_object(val)) {
