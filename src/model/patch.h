@@ -19,7 +19,8 @@ json_t *patch_merge(const json_t *target, const json_t *patch);
  * Errors: TY_EBADREQUEST for a malformed patch document (not an array, unknown
  * op, missing "path"/"value"); TY_EINVALID (422, as kube-apiserver answers) for
  * an op that does not apply: a missing path, an index out of range, a failed
- * "test". The message names the op and the path. */
+ * "test". The message names the op and the path. More than 10000 operations:
+ * TY_ETOOLARGE, as kube-apiserver refuses them. */
 json_t *patch_json(const json_t *target, const json_t *ops, ty_error *err);
 
 /* Strategic merge patch (application/strategic-merge-patch+json) for built-in
@@ -28,7 +29,13 @@ json_t *patch_json(const json_t *target, const json_t *ops, ty_error *err);
  * containerPort/port, env by name, volumes by name, ownerReferences by uid,
  * conditions by type, ...). Lists without a merge key are replaced.
  * Supports the directives $patch (replace, merge, delete), $retainKeys,
- * $deleteFromPrimitiveList/<field> and $setElementOrder/<field>. */
+ * $deleteFromPrimitiveList/<field> and $setElementOrder/<field>.
+ * Any other kind (NULL, or a custom resource such as PyTorchJob) merges the
+ * pod-template lists (containers, env, volumes, ...) by their keys wherever
+ * they appear, and metadata/conditions as for built-in kinds; Kubernetes would
+ * refuse the patch for a custom resource, so a server that wants that answer
+ * must decide it before calling. Malformed directives or list items without
+ * their merge key: TY_EBADREQUEST. */
 json_t *patch_strategic(const json_t *target, const json_t *patch, const char *kind,
                         ty_error *err);
 

@@ -424,6 +424,10 @@ static void test_smp_pod_template_in_other_kinds(void **state)
               "{'spec':{'pytorchReplicaSpecs':{'Worker':{'replicas':2,'template':{'spec':"
               "{'containers':[{'name':'pytorch','image':'1','env':[{'name':'B','value':'2'},"
               "{'name':'A','value':'1'}]},{'name':'side'}]}}}}}}");
+    /* No kind at all: the same name-based keys. */
+    check_smp(POD2, "{'spec':{'containers':[{'name':'b','image':'b:3'}]}}", NULL,
+              "{'metadata':{'name':'p'},'spec':{'containers':["
+              "{'name':'a','image':'a:1','args':['x']},{'name':'b','image':'b:3'}]}}");
     /* A Job's template too (Job shares the workload table). */
     check_smp("{'spec':{'template':{'spec':{'volumes':[{'name':'v','emptyDir':{}}]}}}}",
               "{'spec':{'template':{'spec':{'volumes':[{'name':'w','hostPath':{'path':'/x'}}]}}}}",
