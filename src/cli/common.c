@@ -82,10 +82,9 @@ static int load_file(const char *path, json_t *out, ty_error *err)
     docs = yaml_load_all(b.data ? b.data : "", b.len, err);
     ty_buf_free(&b);
     if (!docs) {
-        char msg[sizeof(err->text)];
-        snprintf(msg, sizeof(msg), "error parsing %s: %s", path, err->text);
-        snprintf(err->text, sizeof(err->text), "%s", msg);
-        return -1;
+        char why[sizeof(err->text)];
+        memcpy(why, err->text, sizeof(why));
+        return ty_seterr(err, err->code, "error parsing %.200s: %.700s", path, why);
     }
     json_array_foreach(docs, i, d)
     {

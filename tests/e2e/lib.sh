@@ -1,0 +1,55 @@
+# lib.sh - helpers for the end-to-end tests: a real server on a loopback port,
+# driven with the real kubectl. Source it from a test script.
+set -uo pipefail
+
+: "${TRAINYARD:?set TRAINYARD to the trainyard binary}"
+E2E_TMP=$(mktemp -d /tmp/trainyard-e2e.XXXXXX)
+E2E_FAILS=0
+E2E_CHECKS=0
+SERVER_PID=""
+
+cleanup() {
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+    rm -rf "$E2E_TMP"
+}
+trap cleanup EXIT
+
+# start_server [extra flags]: starts on a free port, sets SERVER and KUBECONFIG.
+start_server() {
+    local data="${E2E_DATA:-$E2E_TMP/data}"
+    "$TRAINYARD" server --port 0 --data-dir "$data" "$@" >"$E2E_TMP/server.out" 2>"$E2E_TMP/server.err" &
+    SERVER_PID=$!
+    for _ in $(seq 100); do
+        if grep -q '^listening on ' "$E2E_TMP/server.out" 2>/dev/null; then
+            SERVER=$(sed -n 's/^listening on //p' "$E2E_TMP/server.out")
+            export SERVER TRAINYARD_SERVER="$SERVER"
+            "$TRAINYARD" kubeconfig --server "$SERVER" >"$E2E_TMP/kubeconfig"
+            export KUBECONFIG="$E2E_TMP/kubeconfig"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "server did not start:"; cat "$E2E_TMP/server.err"
+    exit 1
+}
+
+stop_server() {
+    kill "$SERVER_PID" 2>/dev/null
+    wait "$SERVER_PID" 2>/dev/null
+    SERVER_PID=""
+}
+
+pass() { E2E_CHECKS=$((E2E_CHECKS + 1)); echo "ok   - $1"; }
+fail() { E2E_CHECKS=$((E2E_CHECKS + 1)); E2E_FAILS=$((E2E_FAILS + 1)); echo "FAIL - $1"; }
+
+# check NAME CMD...: passes when the command succeeds.
+check() { local name=$1; shift; if "$@" >"$E2E_TMP/last.out" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/     | /' "$E2E_TMP/last.out" | head -20; fi; }
+# expect_eq NAME WANT GOT
+expect_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1"; echo "     want: $2"; echo "     got:  $3"; fi; }
+# expect_match NAME REGEX TEXT
+expect_match() { if printf '%s' "$3" | grep -Eq -- "$2"; then pass "$1"; else fail "$1"; echo "     want match: $2"; printf '%s\n' "$3" | sed 's/^/     | /' | head -20; fi; }
+
+finish() {
+    echo "# $E2E_CHECKS checks, $E2E_FAILS failed"
+    [ "$E2E_FAILS" -eq 0 ]
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# kubectl against the real server: apply/get/describe/label/annotate/patch/delete/wait.
+. "$(dirname "$0")/lib.sh"
+start_server
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+k() { kubectl --request-timeout=20s "$@"; }
+
+out=$(k version -o json 2>&1)
+expect_match "kubectl version talks to the server" '"gitVersion": "v1.32' "$out"
+
+out=$(k api-resources 2>&1)
+expect_match "api-resources lists pytorchjobs" 'pytorchjobs +kubeflow.org/v1 +true +PyTorchJob' "$out"
+expect_match "api-resources lists volcano jobs with short names" 'jobs +vcjob,vj +batch.volcano.sh/v1alpha1 +true +Job' "$out"
+expect_match "api-resources lists queues cluster-scoped" 'queues +q.* +scheduling.volcano.sh/v1beta1 +false +Queue' "$out"
+
+# apply: created, unchanged, configured
+expect_eq "apply creates" "pytorchjob.kubeflow.org/pytorch-ddp created" "$(k apply -f "$EX/pytorch-ddp.yaml" 2>&1)"
+expect_eq "apply again is unchanged" "pytorchjob.kubeflow.org/pytorch-ddp unchanged" "$(k apply -f "$EX/pytorch-ddp.yaml" 2>&1)"
+sed 's/backoffLimit: 2/backoffLimit: 5/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/changed.yaml"
+expect_eq "apply a change configures" "pytorchjob.kubeflow.org/pytorch-ddp configured" "$(k apply -f "$E2E_TMP/changed.yaml" 2>&1)"
+expect_eq "the change is stored" "5" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.runPolicy.backoffLimit}')"
+expect_eq "defaulting: port added to the master" "pytorchjob-port=23456" \
+    "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].ports[0].name}={.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].ports[0].containerPort}')"
+expect_eq "generation bumped by the spec change" "2" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.generation}')"
+
+# get in every output format
+out=$(k get pytorchjobs 2>&1)
+expect_match "get prints upstream columns" '^NAME +STATE +AGE' "$out"
+expect_match "get lists the job" '^pytorch-ddp ' "$out"
+expect_match "get -o json" '"kind": "PyTorchJob"' "$(k get pytorchjob pytorch-ddp -o json)"
+expect_match "get -o yaml" 'kind: PyTorchJob' "$(k get pytorchjob pytorch-ddp -o yaml)"
+expect_eq "get -o name" "pytorchjob.kubeflow.org/pytorch-ddp" "$(k get pytorchjobs -o name)"
+expect_match "get -o wide" '^NAME +STATE +AGE' "$(k get pytorchjobs -o wide)"
+expect_eq "get -o jsonpath" "pytorch-ddp" "$(k get pytorchjobs -o jsonpath='{.items[0].metadata.name}')"
+
+# pods: wide columns
+cat >"$E2E_TMP/pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p1
+  labels: {app: demo, tier: web}
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+    command: ["sleep", "3600"]
+    env:
+    - {name: A, value: "1"}
+  - name: side
+    image: busybox:1.36
+YAML
+check "create a pod" k create -f "$E2E_TMP/pod.yaml"
+out=$(k get pods 2>&1)
+expect_match "pods: NAME READY STATUS RESTARTS AGE" '^NAME +READY +STATUS +RESTARTS +AGE' "$out"
+expect_match "pod row" '^p1 +0/2 +Pending +0 ' "$out"
+expect_match "pods -o wide adds IP and NODE" '^NAME +READY +STATUS +RESTARTS +AGE +IP +NODE' "$(k get pods -o wide)"
+
+# label, annotate, selectors
+check "label" k label pytorchjob pytorch-ddp team=vision
+check "annotate" k annotate pytorchjob pytorch-ddp owner=alice
+expect_eq "label stored" "vision" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.labels.team}')"
+expect_eq "annotation stored" "alice" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.annotations.owner}')"
+expect_eq "label selector =" "pytorch-ddp" "$(k get pytorchjobs -l team=vision -o name | sed 's|.*/||')"
+expect_eq "label selector notin" "" "$(k get pytorchjobs -l 'team notin (vision)' -o name 2>/dev/null)"
+expect_eq "field selector on pods" "p1" "$(k get pods --field-selector status.phase=Pending -o name | sed 's|.*/||')"
+expect_eq "field selector excludes" "" "$(k get pods --field-selector status.phase=Running -o name 2>/dev/null)"
+
+# patch: merge, json, strategic
+check "patch --type merge" k patch pytorchjob pytorch-ddp --type merge -p '{"spec":{"runPolicy":{"ttlSecondsAfterFinished":60}}}'
+expect_eq "merge patch applied" "60" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.runPolicy.ttlSecondsAfterFinished}')"
+check "patch --type json" k patch pytorchjob pytorch-ddp --type json -p '[{"op":"replace","path":"/spec/pytorchReplicaSpecs/Worker/replicas","value":3}]'
+expect_eq "json patch applied" "3" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.pytorchReplicaSpecs.Worker.replicas}')"
+check "patch strategic (pod container image by name)" k patch pod p1 -p '{"spec":{"containers":[{"name":"side","image":"busybox:1.37"}]}}'
+expect_eq "strategic merge kept the other container" "busybox:1.36 busybox:1.37" "$(k get pod p1 -o jsonpath='{.spec.containers[0].image} {.spec.containers[1].image}')"
+out=$(k patch pytorchjob pytorch-ddp --type strategic -p '{"spec":{}}' 2>&1)
+expect_match "strategic merge on a custom resource is refused" 'UnsupportedMediaType|unsupported|not supported' "$out"
+
+# status subresource: a write to the object ignores status
+k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Running","status":"True"}]}}' >/dev/null 2>&1
+expect_eq "status ignored on main resource" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[*].type}')"
+check "patch --subresource status" k patch pytorchjob pytorch-ddp --subresource status --type merge -p '{"status":{"conditions":[{"type":"Created","status":"True"},{"type":"Running","status":"True"}]}}'
+expect_match "State column = last condition type" '^pytorch-ddp +Running ' "$(k get pytorchjobs)"
+
+# describe
+out=$(k describe pytorchjob pytorch-ddp 2>&1)
+expect_match "describe shows name" 'Name: +pytorch-ddp' "$out"
+expect_match "describe shows the kind" 'Kind: +PyTorchJob' "$out"
+
+# errors that read like a real cluster's
+out=$(k get pytorchjob nope 2>&1)
+expect_eq "not found error" 'Error from server (NotFound): pytorchjobs.kubeflow.org "nope" not found' "$out"
+cat >"$E2E_TMP/bad.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: bad-job
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: x
+YAML
+out=$(k apply -f "$E2E_TMP/bad.yaml" 2>&1)
+expect_match "invalid manifest names the field" 'spec.pytorchReplicaSpecs.Master.replicas' "$out"
+expect_match "invalid manifest reads like kube" 'is invalid' "$out"
+expect_eq "nothing written for a bad manifest" "" "$(k get pytorchjob bad-job -o name 2>/dev/null)"
+sed 's/replicas: 2/replicaz: 1/' "$E2E_TMP/bad.yaml" >"$E2E_TMP/unknown.yaml"
+out=$(k apply -f "$E2E_TMP/unknown.yaml" 2>&1)
+expect_match "strict validation names the unknown field" 'unknown field "spec.pytorchReplicaSpecs.Master.replicaz"' "$out"
+k create namespace other >/dev/null 2>&1
+out=$(k create -f "$E2E_TMP/pod.yaml" 2>&1)
+expect_match "already exists" 'AlreadyExists.*pods "p1" already exists' "$out"
+out=$(k get pods -n missing-ns p1 2>&1)
+expect_match "missing namespace reads NotFound" 'NotFound' "$out"
+
+# get -w shows live changes
+k get pytorchjobs -w --output-watch-events >"$E2E_TMP/watch.out" 2>&1 &
+WPID=$!
+sleep 2
+k label pytorchjob pytorch-ddp stage=two >/dev/null
+sleep 2
+kill $WPID 2>/dev/null; wait $WPID 2>/dev/null
+expect_match "get -w shows the initial state" 'ADDED +pytorch-ddp' "$(cat "$E2E_TMP/watch.out")"
+expect_match "get -w shows a live change" 'MODIFIED +pytorch-ddp' "$(cat "$E2E_TMP/watch.out")"
+
+# delete, delete -f, wait --for=delete
+check "delete pod" k delete pod p1
+expect_eq "pod gone" "" "$(k get pods -o name 2>/dev/null)"
+k apply -f "$EX/tfjob.yaml" >/dev/null
+( sleep 1; k delete -f "$EX/tfjob.yaml" >"$E2E_TMP/del.out" 2>&1 ) &
+check "wait --for=delete" k wait --for=delete tfjob/tf-ps --timeout=20s
+wait
+expect_match "delete -f prints what it deleted" 'tfjob.kubeflow.org "tf-ps" deleted' "$(cat "$E2E_TMP/del.out")"
+
+finish
