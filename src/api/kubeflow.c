@@ -376,11 +376,24 @@ void kf_apply_defaults(const kf_kind *k, json_t *obj)
                 (json_is_string(rp) && json_string_value(rp)[0] == '\0'))
                 json_object_set_new(replica, "restartPolicy",
                                     json_string(k->default_restart_policy));
-            default_port(k, replica);
         }
     }
     if (k->defaults)
         k->defaults(k, obj);
+}
+
+void kf_default_ports(const kf_kind *k, json_t *job)
+{
+    json_t *map = json_object_get(json_object_get(job, "spec"), k->replica_field);
+    json_t *replica;
+    const char *key;
+
+    if (!json_is_object(map))
+        return;
+    json_object_foreach(map, key, replica) {
+        if (kf_replica_type_find(k, key) && json_is_object(replica))
+            default_port(k, replica);
+    }
 }
 
 /* ---- validation --------------------------------------------------------- */

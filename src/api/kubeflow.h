@@ -96,6 +96,14 @@ const char *kf_job_state(const json_t *job);
  * them). */
 void kf_apply_defaults(const kf_kind *k, json_t *obj);
 
+/* Upstream's setDefaultPort on every replica: the default container (else the
+ * first) gets {name: <port name>, containerPort: <port>} unless a port of that
+ * name exists. Not part of kf_apply_defaults: the stored job keeps the lists
+ * the user wrote (so `kubectl apply` of an unchanged manifest is "unchanged",
+ * as upstream, whose controller defaults an in-memory copy); the job engine
+ * calls this on its working copy before it builds pods. */
+void kf_default_ports(const kf_kind *k, json_t *job);
+
 /* Validates a defaulted job (upstream's validating webhook plus the CRD's
  * type and enum rules). old is NULL on create. Returns 0, or -1 with
  * err->code TY_EINVALID and one cause per bad field. */

@@ -116,9 +116,8 @@ static meta_name_rule name_rule(const api_resource *res)
         return META_NAME_DNS1035_LABEL;
     if (res == &api_vcjob)
         return META_NAME_DNS1123_LABEL;
-    /* The training operators require job names usable as DNS-1035 labels. */
-    if (strcmp(res->group, "kubeflow.org") == 0 || strcmp(res->group, "mindspore.gitee.com") == 0)
-        return META_NAME_DNS1035_LABEL;
+    /* The job kinds add their DNS-1035 rule in their own validate (as the
+     * operators' webhooks do); the API server itself checks a subdomain. */
     return META_NAME_SUBDOMAIN;
 }
 

@@ -97,6 +97,7 @@ static int prepare(const api_resource *res, json_t *obj, const json_t *old, ty_e
 {
     ty_error_init(err);
     res->apply_defaults(obj);
+    kf_default_ports(kf_kind_for_resource(res), obj);
     return res->validate(obj, old, err);
 }
 
@@ -396,6 +397,11 @@ static void test_defaults_every_kind(void **state)
             json_object_set_new(map, lower, r);
         }
         k->resource->apply_defaults(obj);
+        /* Stored defaults leave the container lists as written... */
+        assert_null(at(json_object_get(json_object_get(at(obj, "spec"), k->replica_field),
+                                       k->types[0].name),
+                       "template.spec.containers.1.ports"));
+        kf_default_ports(k, obj);
         map = at(obj, "spec");
         map = json_object_get(map, k->replica_field);
         for (size_t t = 0; k->types[t].name; t++) {
@@ -493,6 +499,7 @@ static void test_defaults_port_not_duplicated_and_idempotent(void **state)
                      3000);
     copy = json_deep_copy(obj);
     api_pytorchjob.apply_defaults(obj);
+    kf_default_ports(&kf_pytorchjob, obj);
     assert_true(json_equal(obj, copy));
     json_decref(copy);
     json_decref(obj);
