@@ -5,6 +5,7 @@
 
 #include "model/yaml.h"
 #include "server/decode.h"
+#include "server/protobuf.h"
 
 int decode_field_validation(http_req *r, field_validation *out, ty_error *err)
 {
@@ -39,6 +40,8 @@ json_t *decode_body(http_req *r, field_validation fv, ty_error *err)
         ty_seterr(err, TY_EBADREQUEST, "the request body is empty");
         return NULL;
     }
+    if (r->content_type && strstr(r->content_type, "protobuf"))
+        return pb_decode_object((const unsigned char *)r->body, r->body_len, err);
     if (is_yaml(r->content_type))
         return yaml_load_one(r->body, r->body_len, err);
     v = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Durability across a restart, watch resume and 410 Gone, garbage collection
+# with the three propagation policies, finalizers, namespaces, deletecollection.
+. "$(dirname "$0")/lib.sh"
+E2E_DATA="$E2E_TMP/data"
+start_server
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+k() { kubectl --request-timeout=20s "$@"; }
+
+k apply -f "$EX/pytorch-ddp.yaml" >/dev/null
+k create configmap keep --from-literal=a=1 >/dev/null
+uid=$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.uid}')
+rv_before=$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.resourceVersion}')
+
+# Owned objects for the GC checks.
+owned() { # owned NAME OWNER_UID
+    cat <<YAML | k apply -f - >/dev/null
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: $1
+  ownerReferences:
+  - {apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: owner, uid: "$2", controller: true, blockOwnerDeletion: true}
+data: {k: v}
+YAML
+}
+
+# --- restart: nothing acknowledged is lost, the rv counter goes on ---
+stop_server
+start_server
+expect_eq "job survives a restart (same uid)" "$uid" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.uid}')"
+expect_eq "configmap survives a restart" "1" "$(k get configmap keep -o jsonpath='{.data.a}')"
+k label configmap keep after=restart >/dev/null
+rv_after=$(k get configmap keep -o jsonpath='{.metadata.resourceVersion}')
+if [ "$rv_after" -gt "$rv_before" ]; then pass "resourceVersion keeps increasing after restart"; else fail "resourceVersion went back: $rv_before -> $rv_after"; fi
+
+# --- watch from a version older than this server's history: 410 Gone ---
+out=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=2")
+expect_match "watch from a too-old resourceVersion gets an ERROR 410 event" '"type":"ERROR".*"code":410' "$out"
+expect_match "the 410 reads like kube" 'too old resource version' "$out"
+# --- watch resume: from a known version we get exactly the later events ---
+rv=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps" | /usr/bin/python3 -c 'import sys, json; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+k create configmap w1 --from-literal=x=1 >/dev/null
+k delete configmap w1 >/dev/null
+out=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=2")
+expect_eq "resume delivers ADDED then DELETED for w1" "ADDED w1,DELETED w1" \
+    "$(printf '%s\n' "$out" | /usr/bin/python3 -c 'import sys, json; print(",".join(e["type"] + " " + e["object"]["metadata"]["name"] for e in map(json.loads, sys.stdin) if e["type"] != "BOOKMARK"))')"
+
+# --- garbage collection ---
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: owner}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+YAML
+ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
+owned dep-a "$ouid"; owned dep-b "$ouid"
+k delete pytorchjob owner --cascade=orphan >/dev/null
+sleep 1
+expect_eq "orphan keeps dependents" "dep-a dep-b" "$(k get configmaps dep-a dep-b -o jsonpath='{.items[*].metadata.name}' 2>&1)"
+expect_eq "orphan removes ownerReferences" "" "$(k get configmap dep-a -o jsonpath='{.metadata.ownerReferences}')"
+
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: owner}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+YAML
+ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
+k delete configmap dep-a dep-b >/dev/null
+owned dep-c "$ouid"
+k delete pytorchjob owner --cascade=foreground >/dev/null
+k wait --for=delete configmap/dep-c --timeout=10s >/dev/null 2>&1
+expect_eq "foreground deletes dependents" "" "$(k get configmap dep-c -o name 2>/dev/null)"
+k wait --for=delete pytorchjob/owner --timeout=10s >/dev/null 2>&1
+expect_eq "foreground then deletes the owner" "" "$(k get pytorchjob owner -o name 2>/dev/null)"
+
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: owner}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+YAML
+ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
+owned dep-d "$ouid"
+k delete pytorchjob owner >/dev/null
+k wait --for=delete configmap/dep-d --timeout=10s >/dev/null 2>&1
+expect_eq "background deletes dependents after the owner" "" "$(k get configmap dep-d -o name 2>/dev/null)"
+
+# --- finalizers hold deletion ---
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: held, finalizers: [example.com/hold]}
+YAML
+k delete configmap held --wait=false >/dev/null
+expect_match "a finalizer keeps the object, marked" '[0-9]{4}-' "$(k get configmap held -o jsonpath='{.metadata.deletionTimestamp}')"
+k patch configmap held --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+expect_eq "removing the last finalizer deletes it" "" "$(k get configmap held -o name 2>/dev/null)"
+
+# --- deletecollection with a selector ---
+k create configmap c1 >/dev/null; k create configmap c2 >/dev/null; k label configmap c1 c2 grp=x >/dev/null
+k delete configmaps -l grp=x >/dev/null
+expect_eq "deletecollection by label" "" "$(k get configmaps -l grp=x -o name)"
+expect_eq "deletecollection left the others" "keep" "$(k get configmap keep -o jsonpath='{.metadata.name}')"
+
+# --- namespaces: default ones exist; deleting one deletes its contents ---
+expect_match "default and kube-system exist" 'default.*kube-system|kube-system.*default' "$(k get namespaces -o name | tr '\n' ' ')"
+k create namespace team >/dev/null
+k -n team create configmap inside >/dev/null
+k delete namespace team --timeout=20s >/dev/null
+expect_eq "namespace deletion removes contents" "" "$(k -n team get configmaps -o name 2>/dev/null)"
+expect_match "namespace is gone" 'NotFound' "$(k get namespace team 2>&1)"
+out=$(k -n team create configmap late 2>&1)
+expect_match "creating in a missing namespace is NotFound" 'namespaces "team" not found' "$out"
+
+finish
