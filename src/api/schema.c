@@ -227,88 +227,108 @@ const api_field *api_schema_field(const api_schema *s, const char *name)
 
 #define PATH_MAX_LEN 512
 
+/* The path to a value, kept as a chain of stack frames and only formatted
+ * when a field is reported: validating a clean object formats nothing. */
+typedef struct path_seg {
+    const struct path_seg *parent;
+    const char *key;   /* NULL for an array element */
+    size_t index;
+} path_seg;
+
 /* Paths longer than PATH_MAX_LEN are cut; they only name fields in messages. */
-static void path_key(char *out, const char *path, const char *key)
+static size_t path_format(const path_seg *p, const char *base, char *out, size_t len)
 {
-    int w = snprintf(out, PATH_MAX_LEN, "%s%s%s", path, *path ? "." : "", key);
+    size_t n;
+    int w;
+
+    if (!p) {
+        w = snprintf(out, len, "%s", base);
+        return w < 0 ? 0 : ((size_t)w < len ? (size_t)w : len - 1);
+    }
+    n = path_format(p->parent, base, out, len);
+    if (p->key)
+        w = snprintf(out + n, len - n, "%s%s", n ? "." : "", p->key);
+    else
+        w = snprintf(out + n, len - n, "[%zu]", p->index);
     if (w < 0)
-        out[0] = '\0';
+        return n;
+    return n + (size_t)w < len ? n + (size_t)w : len - 1;
 }
 
-static void path_index(char *out, const char *path, size_t i)
-{
-    int w = snprintf(out, PATH_MAX_LEN, "%s[%zu]", path, i);
-    if (w < 0)
-        out[0] = '\0';
-}
+typedef struct check_ctx {
+    const char *base;
+    ty_error *err;
+} check_ctx;
 
-static int check_value(api_type type, const api_schema *s, const json_t *val,
-                       const char *path, ty_error *err, int depth);
+static int check_value(check_ctx *c, api_type type, const api_schema *s, const json_t *val,
+                       const path_seg *path, int depth);
 
-static int check_elements(const api_field *f, const json_t *val, const char *path,
-                          ty_error *err, int depth)
+static int check_elements(check_ctx *c, const api_field *f, const json_t *val,
+                          const path_seg *path, int depth)
 {
-    char sub[PATH_MAX_LEN];
     int n = 0;
 
     if (f->type == API_T_ARRAY && json_is_array(val)) {
         size_t i;
         json_t *el;
         json_array_foreach(val, i, el) {
-            path_index(sub, path, i);
-            n += check_value(f->item_type, f->schema, el, sub, err, depth + 1);
+            path_seg sub = {path, NULL, i};
+            n += check_value(c, f->item_type, f->schema, el, &sub, depth + 1);
         }
     } else if (f->type == API_T_MAP && json_is_object(val)) {
         const char *key;
         json_t *el;
         json_object_foreach((json_t *)val, key, el) {
-            path_key(sub, path, key);
-            n += check_value(f->item_type, f->schema, el, sub, err, depth + 1);
+            path_seg sub = {path, key, 0};
+            n += check_value(c, f->item_type, f->schema, el, &sub, depth + 1);
         }
     }
     return n;
 }
 
-static int check_object(const api_schema *s, const json_t *val, const char *path,
-                        ty_error *err, int depth)
+static int check_object(check_ctx *c, const api_schema *s, const json_t *val,
+                        const path_seg *path, int depth)
 {
     const char *key;
     json_t *child;
-    char sub[PATH_MAX_LEN];
     int n = 0;
 
     if (!s || !json_is_object(val) || depth > 64)
         return 0;
     json_object_foreach((json_t *)val, key, child) {
         const api_field *f = api_schema_field(s, key);
-        path_key(sub, path, key);
+        path_seg sub = {path, key, 0};
         if (!f) {
             if (!s->preserve_unknown) {
-                ty_error_add_cause(err, "FieldValueInvalid", sub, "unknown field \"%s\"", sub);
+                char text[PATH_MAX_LEN];
+                path_format(&sub, c->base, text, sizeof(text));
+                ty_error_add_cause(c->err, "FieldValueInvalid", text, "unknown field \"%s\"",
+                                   text);
                 n++;
             }
             continue;
         }
         if (f->type == API_T_ARRAY || f->type == API_T_MAP)
-            n += check_elements(f, child, sub, err, depth + 1);
+            n += check_elements(c, f, child, &sub, depth + 1);
         else
-            n += check_value(f->type, f->schema, child, sub, err, depth + 1);
+            n += check_value(c, f->type, f->schema, child, &sub, depth + 1);
     }
     return n;
 }
 
-static int check_value(api_type type, const api_schema *s, const json_t *val,
-                       const char *path, ty_error *err, int depth)
+static int check_value(check_ctx *c, api_type type, const api_schema *s, const json_t *val,
+                       const path_seg *path, int depth)
 {
     if (type != API_T_OBJECT)
         return 0;
-    return check_object(s, val, path, err, depth);
+    return check_object(c, s, val, path, depth);
 }
 
 int api_schema_check(const api_schema *s, const json_t *val, const char *path,
                      ty_error *err)
 {
-    return check_object(s, val, path ? path : "", err, 0);
+    check_ctx c = {path ? path : "", err};
+    return check_object(&c, s, val, NULL, 0);
 }
 
 /* ---- OpenAPI ------------------------------------------------------------ */

@@ -107,12 +107,21 @@ static int check_namespace(http_req *r, const res_path *p, ty_error *err)
     return 0;
 }
 
+/* The name a failed create is reported under: the name, else generateName. */
+static void create_name(const json_t *obj, char *buf, size_t len)
+{
+    const char *name = meta_str(obj, "name");
+    if (!name || !*name)
+        name = meta_str(obj, "generateName");
+    snprintf(buf, len, "%s", name ? name : "");
+}
+
 static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
                                   field_validation fv)
 {
     ty_error err;
     store_obj *o;
-    const char *name;
+    char name[256];
 
     ty_error_init(&err);
     if (check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
@@ -123,26 +132,23 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
         goto error;
     if (dry_run(r))
         return http_send_json(r, 201, obj);
-    o = store_create(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "", obj, &err);
-    if (!o)
-        goto error;
-    json_decref(obj);
+    create_name(obj, name, sizeof(name));
+    /* The store takes the tree over: no copy on the hot path. */
+    o = store_create_take(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "", obj,
+                          &err);
+    if (!o) {
+        if (err.code == TY_EEXISTS) {
+            char gr[160];
+            api_group_resource(p->res, gr, sizeof(gr));
+            ty_seterr(&err, TY_EEXISTS, "%s \"%s\" already exists", gr, name);
+        }
+        return fail(r, &err, p->res, name);
+    }
     return send_obj(r, 201, o);
 error:
-    name = meta_str(obj, "name");
-    if (!name || !*name)
-        name = meta_str(obj, "generateName");
-    if (err.code == TY_EEXISTS) {
-        char gr[160];
-        api_group_resource(p->res, gr, sizeof(gr));
-        ty_seterr(&err, TY_EEXISTS, "%s \"%s\" already exists", gr, name ? name : "");
-    }
-    {
-        char namebuf[256];
-        snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
-        json_decref(obj);
-        return fail(r, &err, p->res, namebuf);
-    }
+    create_name(obj, name, sizeof(name));
+    json_decref(obj);
+    return fail(r, &err, p->res, name);
 }
 
 enum MHD_Result resource_create(http_req *r, const res_path *p)

@@ -8,6 +8,7 @@
  * statements is all the store needs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +63,78 @@ static int read_rv(store_db *d, uint64_t *rv, ty_error *err)
     return 0;
 }
 
+#define CKPT_INTERVAL_MS 250
+
+/* Checkpoints (copying WAL frames into the database file, with the fsync that
+ * synchronous=NORMAL defers to them) run on their own connection and thread.
+ * Left to SQLite's auto-checkpoint they would run inside whichever write
+ * crossed the threshold, stalling it and every writer queued behind it for
+ * milliseconds: the long tail of write latency. A PASSIVE checkpoint never
+ * blocks writers, and once it has copied everything SQLite restarts the WAL
+ * from its beginning at the next write, so the file does not grow. */
+static void *ckpt_main(void *arg)
+{
+    store_db *d = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&d->ckpt_mu);
+    while (!d->ckpt_stop) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += CKPT_INTERVAL_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&d->ckpt_cv, &d->ckpt_mu, &ts);
+        if (d->ckpt_stop)
+            break;
+        pthread_mutex_unlock(&d->ckpt_mu);
+        sqlite3_wal_checkpoint_v2(d->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&d->ckpt_mu);
+    }
+    pthread_mutex_unlock(&d->ckpt_mu);
+    return NULL;
+}
+
+static int start_checkpointer(store_db *d, const char *path, ty_error *err)
+{
+    if (sqlite3_open_v2(path, &d->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        return ty_seterr(err, TY_EINTERNAL, "store: checkpoint connection: %s",
+                         d->ckpt_db ? sqlite3_errmsg(d->ckpt_db) : "out of memory");
+    sqlite3_busy_timeout(d->ckpt_db, 1000);
+    /* A connection learns that the file is in WAL mode on its first read;
+     * until then a checkpoint is a no-op. */
+    if (sqlite3_exec(d->ckpt_db, "PRAGMA journal_mode=WAL; SELECT value FROM meta;", NULL, NULL,
+                     NULL) != SQLITE_OK)
+        return ty_seterr(err, TY_EINTERNAL, "store: checkpoint connection: %s",
+                         sqlite3_errmsg(d->ckpt_db));
+    pthread_mutex_init(&d->ckpt_mu, NULL);
+    pthread_cond_init(&d->ckpt_cv, NULL);
+    if (pthread_create(&d->ckpt_thread, NULL, ckpt_main, d) != 0) {
+        pthread_mutex_destroy(&d->ckpt_mu);
+        pthread_cond_destroy(&d->ckpt_cv);
+        return ty_seterr(err, TY_EINTERNAL, "store: cannot start the checkpoint thread");
+    }
+    d->ckpt_running = true;
+    return 0;
+}
+
+static void stop_checkpointer(store_db *d)
+{
+    if (d->ckpt_running) {
+        pthread_mutex_lock(&d->ckpt_mu);
+        d->ckpt_stop = true;
+        pthread_cond_signal(&d->ckpt_cv);
+        pthread_mutex_unlock(&d->ckpt_mu);
+        pthread_join(d->ckpt_thread, NULL);
+        pthread_mutex_destroy(&d->ckpt_mu);
+        pthread_cond_destroy(&d->ckpt_cv);
+        d->ckpt_running = false;
+    }
+    if (d->ckpt_db)
+        sqlite3_close(d->ckpt_db);
+    d->ckpt_db = NULL;
+}
+
 int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
 {
     char path[4096];
@@ -86,7 +159,8 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
      * database. That trade buys the write rate the API server needs. */
     if (sqlite3_exec(d->db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                     "PRAGMA foreign_keys=OFF;",
+                     "PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;"
+                     "PRAGMA journal_size_limit=67108864;",
                      NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(d->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
         db_fail(d, err, "initialise schema");
@@ -102,7 +176,8 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
         prepare(d, &d->del,
                 "DELETE FROM objects WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
                 err) < 0 ||
-        prepare(d, &d->setrv, "UPDATE meta SET value = ?1 WHERE key = 'rv'", err) < 0)
+        prepare(d, &d->setrv, "UPDATE meta SET value = ?1 WHERE key = 'rv'", err) < 0 ||
+        start_checkpointer(d, path, err) < 0)
         goto error;
     return 0;
 error:
@@ -182,6 +257,7 @@ int db_delete(store_db *d, const char *resource, const char *ns, const char *nam
 
 void db_close(store_db *d)
 {
+    stop_checkpointer(d);
     sqlite3_finalize(d->begin);
     sqlite3_finalize(d->commit);
     sqlite3_finalize(d->rollback);

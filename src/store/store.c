@@ -210,29 +210,43 @@ store_obj *store_create(ty_store *s, const char *resource, const char *ns, const
                         ty_error *err)
 {
     json_t *copy;
-    store_res *r;
-    store_obj *o = NULL;
 
-    ns = ns ? ns : "";
     if (!json_is_object(obj)) {
         ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
         return NULL;
     }
     copy = json_deep_copy(obj);
-    if (!copy || init_create_meta(copy, ns, err) < 0) {
-        if (!copy)
-            ty_seterr(err, TY_EINTERNAL, "out of memory");
-        json_decref(copy);
+    if (!copy) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    return store_create_take(s, resource, ns, copy, err);
+}
+
+store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                             ty_error *err)
+{
+    store_res *r;
+    store_obj *o = NULL;
+
+    ns = ns ? ns : "";
+    if (!json_is_object(obj)) {
+        json_decref(obj);
+        ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
+        return NULL;
+    }
+    if (init_create_meta(obj, ns, err) < 0) {
+        json_decref(obj);
         return NULL;
     }
     pthread_mutex_lock(&s->write_mu);
     r = res_for_write(s, resource, err);
-    if (r && assign_name(r, resource, ns, copy, err) == 0) {
-        o = commit(s, r, copy, STORE_ADDED, err);
-        copy = NULL;
+    if (r && assign_name(r, resource, ns, obj, err) == 0) {
+        o = commit(s, r, obj, STORE_ADDED, err);
+        obj = NULL;
     }
     pthread_mutex_unlock(&s->write_mu);
-    json_decref(copy);
+    json_decref(obj);
     return o;
 }
 

@@ -72,6 +72,11 @@ uint64_t store_current_rv(ty_store *s);
 store_obj *store_create(ty_store *s, const char *resource, const char *ns, const json_t *obj,
                         ty_error *err);
 
+/* As store_create, but takes obj over (steals the reference whatever the
+ * outcome; obj must not be used by the caller afterwards): no copy is made. */
+store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                             ty_error *err);
+
 /* Current object or NULL with TY_ENOTFOUND. Caller unrefs. */
 store_obj *store_get(ty_store *s, const char *resource, const char *ns, const char *name,
                      ty_error *err);

@@ -99,6 +99,13 @@ idx_node *res_iter_next(res_iter *it);
 typedef struct store_db {
     sqlite3 *db;
     sqlite3_stmt *begin, *commit, *rollback, *put, *del, *setrv;
+    /* Background checkpointer: its own connection and thread (see db.c). */
+    sqlite3 *ckpt_db;
+    pthread_t ckpt_thread;
+    bool ckpt_running;
+    pthread_mutex_t ckpt_mu;
+    pthread_cond_t ckpt_cv;
+    bool ckpt_stop;
 } store_db;
 
 /* Opens or creates <dir>/trainyard.db; *rv gets the stored counter. */
