@@ -144,6 +144,14 @@ static void test_malformed_and_oversized(void **state)
     assert_non_null(strstr(resp.body.data, "line 2"));
     client_resp_free(&resp);
 
+    /* Malformed YAML: 400 with the line and column. */
+    const char *yaml = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: [x\n";
+    assert_int_equal(client_request(f->cl, "POST", JOBS, "application/yaml", yaml, strlen(yaml),
+                                    NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 400);
+    assert_non_null(strstr(resp.body.data, "yaml: line"));
+    client_resp_free(&resp);
+
     size_t big = 4u * 1024 * 1024;
     char *huge = malloc(big);
     memset(huge, ' ', big);
