@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "base/metrics.h"
 #include "server/http.h"
 
 #define TY_K8S_MAJOR "1"
@@ -185,6 +186,13 @@ enum MHD_Result discovery_handle(http_req *r, bool *handled)
     if (get && r->nsegs >= 1 &&
         (strcmp(s0, "healthz") == 0 || strcmp(s0, "readyz") == 0 || strcmp(s0, "livez") == 0))
         return http_send_text(r, 200, "text/plain; charset=utf-8", "ok", 2);
+    if (get && r->nsegs == 1 && strcmp(s0, "metrics") == 0) {
+        ty_buf b = {0};
+        size_t len;
+        ty_metrics_render(&b);
+        char *text = ty_buf_steal(&b, &len);
+        return http_send_buffer(r, 200, "text/plain; version=0.0.4", text, len);
+    }
     if (get && r->nsegs == 1 && strcmp(s0, "api") == 0)
         return http_send_json(r, 200,
                               json_pack("{s:s, s:[s], s:[]}", "kind", "APIVersions", "versions",

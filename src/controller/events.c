@@ -1,0 +1,91 @@
+/* events.c - recording Events through the store. */
+#include "controller/events.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+
+typedef struct bump_args {
+    const char *now;
+} bump_args;
+
+static int bump(json_t *ev, void *arg, ty_error *err)
+{
+    bump_args *b = arg;
+    json_int_t count = json_integer_value(json_object_get(ev, "count"));
+    (void)err;
+    json_object_set_new(ev, "count", json_integer(count > 0 ? count + 1 : 2));
+    json_object_set_new(ev, "lastTimestamp", json_string(b->now));
+    return 0;
+}
+
+/* FNV-1a: a short, stable suffix that names one (object, reason, message). */
+static uint64_t fnv1a(const char *a, const char *b, const char *c, const char *d)
+{
+    const char *parts[] = {a, b, c, d};
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 4; i++) {
+        for (const char *p = parts[i] ? parts[i] : ""; *p; p++) {
+            h ^= (unsigned char)*p;
+            h *= 1099511628211ULL;
+        }
+        h ^= 0xff;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
+              const char *component, const char *fmt, ...)
+{
+    const json_t *meta = json_object_get(involved, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    char msg[1024], evname[320], now[40];
+    ty_error err;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!name)
+        return;
+    if (!ns || !*ns)
+        ns = "default";
+    ty_time_format(time(NULL), now, sizeof(now));
+    snprintf(evname, sizeof(evname), "%.200s.%016llx", name,
+             (unsigned long long)fnv1a(uid, reason, msg, component));
+    ty_error_init(&err);
+    bump_args b = {now};
+    store_obj *o = store_mutate(s, "events", ns, evname, bump, &b, &err);
+    if (o) {
+        store_obj_unref(o);
+        return;
+    }
+    ty_error_clear(&err);
+    json_t *ev = json_pack(
+        "{s:s, s:s, s:{s:s, s:s}, s:{s:O*, s:O*, s:s, s:s, s:O*, s:O*}, s:s, s:s, s:s, "
+        "s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
+        "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", ns,
+        "involvedObject", "apiVersion", json_object_get(involved, "apiVersion"), "kind",
+        json_object_get(involved, "kind"), "name", name, "namespace", ns, "uid",
+        json_object_get(meta, "uid"), "resourceVersion", json_object_get(meta, "resourceVersion"),
+        "reason", reason, "message", msg, "type", type, "source", "component", component,
+        "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", component,
+        "reportingInstance", component);
+    if (!ev)
+        return;
+    o = store_create_take(s, "events", ns, ev, &err);
+    if (!o) {
+        ty_debug("event %s/%s not recorded: %s", ns, evname, err.text);
+        ty_error_clear(&err);
+        return;
+    }
+    store_obj_unref(o);
+}
