@@ -5,13 +5,14 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev libsqlite3-dev
             libyaml-dev libcurl4-openssl-dev libcmocka-dev)
-test_pkgs=(python3 python3-kubernetes python3-yaml curl)
+test_pkgs=(python3 python3-kubernetes python3-yaml curl
+           python3-torch python3-mpi4py openmpi-bin python3-xgboost)
 
 want=("${build_pkgs[@]}")
 case "${1:-all}" in
   build) ;;
-  all|test) want+=("${test_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+  all|test|demo) want+=("${test_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|demo|all]" >&2; exit 2 ;;
 esac
 
 missing=()
