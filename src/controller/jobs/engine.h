@@ -1,0 +1,28 @@
+/* engine.h - the job engine: the controller of every Kubeflow-style training
+ * job kind (TFJob, PyTorchJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, MXJob)
+ * and MindSpore's MSJob.
+ *
+ * One thread follows the store's watch hub, queues the key of every job whose
+ * object, pods, services or config map changed, and reconciles each: creates
+ * the pods and services the job needs (with the framework's environment),
+ * restarts, fails or completes it by its run policy and its framework's rule,
+ * cleans up, suspends and resumes, and writes the job's status, Events and
+ * the training_operator_jobs_* counters. See docs/internals/jobs.md.
+ * Uses only the public store API.
+ */
+#ifndef TY_CONTROLLER_JOBS_ENGINE_H
+#define TY_CONTROLLER_JOBS_ENGINE_H
+
+#include "base/error.h"
+#include "store/store.h"
+
+typedef struct ty_jobs ty_jobs;
+
+/* Starts the engine's thread on s, which must outlive it. NULL with err
+ * filled when the thread cannot start. */
+ty_jobs *jobs_start(ty_store *s, ty_error *err);
+
+/* Stops the thread, waits for it and frees everything. NULL is fine. */
+void jobs_stop(ty_jobs *j);
+
+#endif

@@ -1,0 +1,111 @@
+/* framework.h - what a training framework plugin tells the job engine.
+ *
+ * The engine (engine.c) does everything a distributed job needs in common:
+ * pods, services, restarts, back-off, deadline, TTL, clean-up, suspend and
+ * status. A framework plugin (pytorch.c, tensorflow.c, ...) only declares the
+ * facts that differ: the kf_kind descriptor (replica types, default container
+ * and port, restart policy, operator name), the environment it injects, which
+ * pod plays the master role, when the job has succeeded, how its services
+ * look, and optional hooks (MPI's ConfigMap and launcher gating).
+ *
+ * Plugins are pure: they read the job through job_ctx and append to JSON they
+ * are handed. They never touch the store, so they are unit-tested alone.
+ */
+#ifndef TY_CONTROLLER_JOBS_FRAMEWORK_H
+#define TY_CONTROLLER_JOBS_FRAMEWORK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/kubeflow.h"
+
+/* The job as a plugin sees it. */
+typedef struct job_ctx {
+    const kf_kind *kind;
+    const json_t *job;   /* working copy: stored job + kf_default_ports (borrowed) */
+    const char *name;    /* metadata.name */
+    const char *ns;      /* metadata.namespace */
+} job_ctx;
+
+/* Replica counts of one type as the engine observed them. */
+typedef struct jf_counts {
+    const char *type;      /* canonical ("Worker") */
+    long long replicas;    /* expected */
+    long long active;      /* pods Pending or Running */
+    long long running;     /* pods Running */
+    long long succeeded;
+    long long failed;      /* permanently failed (not being restarted) */
+    bool first_succeeded;  /* index 0 exited 0 */
+} jf_counts;
+
+typedef enum { JF_SVC_NONE, JF_SVC_HEADLESS, JF_SVC_CLUSTERIP } jf_service_mode;
+
+typedef struct jobs_framework {
+    const kf_kind *kind;
+    /* true: env goes into every container (PyTorch, XGBoost, ...); false: only
+     * into the kind's default container (TF's "tensorflow", MS's "mindspore"). */
+    bool env_all_containers;
+    /* Appends {name, value} (or {name, valueFrom}) objects to env for the pod
+     * of rtype (canonical) and index. May append nothing. */
+    void (*env)(const job_ctx *c, const char *rtype, int index, json_t *env);
+    /* Whether (rtype, index) carries training.kubeflow.org/job-role=master. */
+    bool (*is_master)(const job_ctx *c, const char *rtype, int index);
+    /* Whether the job has succeeded, from the per-type counts (ntypes
+     * entries, one per replica type present in the job). */
+    bool (*succeeded)(const job_ctx *c, const jf_counts *counts, size_t ntypes);
+    /* The Service shape for a replica type; NULL = headless for every type. */
+    jf_service_mode (*service)(const job_ctx *c, const char *rtype);
+    /* Optional: the pod's name when not {job}-{type}-{index} (MPI launcher). */
+    void (*pod_name)(const job_ctx *c, const char *rtype, int index, char *buf, size_t len);
+    /* Optional: last changes to a built pod (MPI: config volume, idle workers). */
+    void (*decorate)(const job_ctx *c, const char *rtype, int index, json_t *pod);
+    /* Optional: a ConfigMap the job needs before its pods (MPI), built from the
+     * job and its current pods (array, borrowed). Caller owns the result. */
+    json_t *(*configmap)(const job_ctx *c, const json_t *pods);
+    /* Optional: whether pods of rtype may be created yet, given per-type counts
+     * (MPI: the launcher waits until every worker runs). */
+    bool (*may_create)(const job_ctx *c, const char *rtype, const jf_counts *counts,
+                       size_t ntypes);
+} jobs_framework;
+
+/* The plugins, one per file. */
+extern const jobs_framework jf_tensorflow;
+extern const jobs_framework jf_pytorch;
+extern const jobs_framework jf_mpi;
+extern const jobs_framework jf_xgboost;
+extern const jobs_framework jf_paddle;
+extern const jobs_framework jf_jax;
+extern const jobs_framework jf_mxnet;
+extern const jobs_framework jf_mindspore;
+
+/* The plugin for a job kind; NULL when none. */
+const jobs_framework *jobs_framework_for(const kf_kind *k);
+
+/* ---- helpers for plugins (framework.c) ---- */
+
+/* Appends {name, value}. */
+void jf_env(json_t *env, const char *name, const char *value);
+void jf_envf(json_t *env, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends {name, valueFrom: {fieldRef: {fieldPath}}}. */
+void jf_env_field(json_t *env, const char *name, const char *field_path);
+/* Replicas of one type (0 when absent) and of the whole job. */
+long long jf_replicas(const job_ctx *c, const char *rtype);
+long long jf_total(const job_ctx *c);
+/* Whether the job has a replica type. */
+bool jf_has(const job_ctx *c, const char *rtype);
+/* The containerPort named kind->port_name in rtype's default container (else
+ * its first container), else the kind's default port. */
+int jf_port(const job_ctx *c, const char *rtype);
+/* "{job}-{lowercase rtype}-{index}": the pod, service and host name. */
+void jf_host(const job_ctx *c, const char *rtype, int index, char *buf, size_t len);
+/* Lowercase copy of s into buf. */
+void jf_lower(const char *s, char *buf, size_t len);
+/* The counts entry of rtype, or NULL. */
+const jf_counts *jf_find(const jf_counts *counts, size_t n, const char *rtype);
+/* Common rule pieces. */
+bool jf_all_succeeded(const jf_counts *c);       /* replicas > 0 && succeeded == replicas */
+bool jf_master_is(const char *rtype, int index, const char *want); /* rtype == want */
+
+#endif

@@ -1,0 +1,179 @@
+/* mpi.c - MPIJob (v1 semantics): a Launcher running mpirun and Workers it
+ * starts ranks on. mpirun reads the hostfile and reaches each worker through
+ * the rsh agent kubexec.sh, both from the ConfigMap {job}-config mounted at
+ * /etc/mpi in the launcher.
+ *
+ * Upstream's kubexec.sh runs `kubectl exec <pod> -- sh -c "<cmd>"`. Every pod
+ * of an embedded Trainyard runs on this one machine, so ours runs the command
+ * here directly (with the target pod's name exported): OpenMPI's orted binds
+ * its own ports, and the worker pod exists so that the job's lifecycle, its
+ * resources and its status are what users see upstream. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "controller/jobs/framework.h"
+
+#define CONFIG_VOLUME "mpi-job-config"
+#define CONFIG_PATH "/etc/mpi"
+
+static const char kubexec_sh[] =
+    "#!/bin/sh\n"
+    "# rsh agent for mpirun: kubexec.sh <pod> <command...>\n"
+    "# All pods of this job share this machine: run the command here.\n"
+    "TRAINYARD_TARGET_POD=$1\n"
+    "export TRAINYARD_TARGET_POD\n"
+    "shift\n"
+    "exec /bin/sh -c \"$*\"\n";
+
+/* Workers with no command of their own idle until mpirun's ranks are done
+ * and the pod is stopped; TERM ends them with status 0. */
+static const char idle_script[] = "trap 'exit 0' TERM; while :; do sleep 3600 & wait; done";
+
+static long long slots(const job_ctx *c)
+{
+    json_t *v = json_object_get(json_object_get(c->job, "spec"), "slotsPerWorker");
+    return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 1;
+}
+
+static void mpi_env(const job_ctx *c, const char *rtype, int index, json_t *env)
+{
+    (void)c, (void)index;
+    if (strcmp(rtype, "Launcher") != 0)
+        return;
+    jf_env(env, "OMPI_MCA_plm_rsh_agent", CONFIG_PATH "/kubexec.sh");
+    jf_env(env, "OMPI_MCA_orte_default_hostfile", CONFIG_PATH "/hostfile");
+    jf_env(env, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
+    jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", CONFIG_PATH "/kubexec.sh");
+}
+
+static bool mpi_is_master(const job_ctx *c, const char *rtype, int index)
+{
+    (void)c, (void)index;
+    return strcmp(rtype, "Launcher") == 0;
+}
+
+static bool mpi_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
+{
+    (void)c;
+    return jf_all_succeeded(jf_find(counts, n, "Launcher"));
+}
+
+static jf_service_mode mpi_service(const job_ctx *c, const char *rtype)
+{
+    (void)c, (void)rtype;
+    return JF_SVC_NONE;
+}
+
+static void mpi_pod_name(const job_ctx *c, const char *rtype, int index, char *buf, size_t len)
+{
+    if (strcmp(rtype, "Launcher") == 0)
+        snprintf(buf, len, "%s-launcher", c->name);
+    else
+        jf_host(c, rtype, index, buf, len);
+}
+
+static void mount_config(const job_ctx *c, json_t *spec)
+{
+    char cm[300];
+    json_t *vols = json_object_get(spec, "volumes"), *ct;
+    size_t i;
+
+    snprintf(cm, sizeof(cm), "%s-config", c->name);
+    if (!json_is_array(vols)) {
+        vols = json_array();
+        json_object_set_new(spec, "volumes", vols);
+    }
+    json_array_append_new(vols, json_pack(
+        "{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}, {s:s, s:s, s:i}]}}", "name",
+        CONFIG_VOLUME, "configMap", "name", cm, "items", "key", "kubexec.sh", "path",
+        "kubexec.sh", "mode", 0555, "key", "hostfile", "path", "hostfile", "mode", 0444, "key",
+        "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
+    json_array_foreach(json_object_get(spec, "containers"), i, ct) {
+        json_t *mounts = json_object_get(ct, "volumeMounts");
+        if (!json_is_array(mounts)) {
+            mounts = json_array();
+            json_object_set_new(ct, "volumeMounts", mounts);
+        }
+        json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", CONFIG_VOLUME,
+                                                "mountPath", CONFIG_PATH));
+    }
+}
+
+static void mpi_decorate(const job_ctx *c, const char *rtype, int index, json_t *pod)
+{
+    json_t *spec = json_object_get(pod, "spec"), *ct;
+    size_t i;
+
+    (void)index;
+    if (strcmp(rtype, "Launcher") == 0) {
+        mount_config(c, spec);
+        return;
+    }
+    json_array_foreach(json_object_get(spec, "containers"), i, ct) {
+        json_t *cmd = json_object_get(ct, "command");
+        if (cmd && json_array_size(cmd))
+            continue;
+        json_object_set_new(ct, "command", json_pack("[s, s, s]", "/bin/sh", "-c", idle_script));
+        json_object_del(ct, "args");
+    }
+}
+
+/* hostfile lists every worker; discover_hosts.sh (Horovod's elastic host
+ * discovery) only those running now. */
+static json_t *mpi_configmap(const job_ctx *c, const json_t *pods)
+{
+    ty_buf hosts = {0}, discover = {0};
+    long long n = jf_replicas(c, "Worker"), s = slots(c);
+    char host[300];
+    json_t *cm, *p;
+    size_t i;
+
+    for (long long w = 0; w < n; w++) {
+        jf_host(c, "Worker", (int)w, host, sizeof(host));
+        ty_buf_printf(&hosts, "%s slots=%lld\n", host, s);
+    }
+    ty_buf_puts(&discover, "#!/bin/sh\n");
+    json_array_foreach(pods, i, p) {
+        const json_t *meta = json_object_get(p, "metadata");
+        const char *type = json_string_value(json_object_get(
+            json_object_get(meta, "labels"), "training.kubeflow.org/replica-type"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
+        if (type && strcmp(type, "worker") == 0 && phase && strcmp(phase, "Running") == 0)
+            ty_buf_printf(&discover, "echo %s:%lld\n",
+                          json_string_value(json_object_get(meta, "name")), s);
+    }
+    snprintf(host, sizeof(host), "%s-config", c->name);
+    cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s%, s:s, s:s%}}", "apiVersion", "v1", "kind",
+                   "ConfigMap", "metadata", "name", host, "namespace", c->ns, "data", "hostfile",
+                   hosts.data ? hosts.data : "", hosts.len, "kubexec.sh", kubexec_sh,
+                   "discover_hosts.sh", discover.data ? discover.data : "", discover.len);
+    ty_buf_free(&hosts);
+    ty_buf_free(&discover);
+    return cm;
+}
+
+static bool mpi_may_create(const job_ctx *c, const char *rtype, const jf_counts *counts,
+                           size_t n)
+{
+    const jf_counts *w = jf_find(counts, n, "Worker");
+
+    (void)c;
+    if (strcmp(rtype, "Launcher") != 0)
+        return true;
+    return !w || w->running >= w->replicas;
+}
+
+const jobs_framework jf_mpi = {
+    .kind = &kf_mpijob,
+    .env_all_containers = true,
+    .env = mpi_env,
+    .is_master = mpi_is_master,
+    .succeeded = mpi_succeeded,
+    .service = mpi_service,
+    .pod_name = mpi_pod_name,
+    .decorate = mpi_decorate,
+    .configmap = mpi_configmap,
+    .may_create = mpi_may_create,
+};

@@ -1,0 +1,77 @@
+/* mxnet.c - MXJob (legacy): MXNet's parameter-server roles. MX_CONFIG
+ * describes the cluster; the DMLC_* variables are what ps-lite reads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/jobs/framework.h"
+
+/* Sorted, as Go writes a map's keys (upstream marshals maps). */
+static const char *const mx_types_sorted[] = {"Scheduler", "Server",      "Tuner",
+                                              "TunerServer", "TunerTracker", "Worker"};
+#define NTYPES (sizeof(mx_types_sorted) / sizeof(mx_types_sorted[0]))
+
+static void mx_config(const job_ctx *c, const char *rtype, int index, json_t *env)
+{
+    json_t *cluster = json_object(), *labels = json_object(), *cfg;
+    char lower[16], host[300];
+    char *text;
+
+    /* jansson keeps insertion order; sort by the lowercase key as Go does. */
+    for (size_t t = 0; t < NTYPES; t++) {
+        json_t *list;
+        if (!jf_has(c, mx_types_sorted[t]))
+            continue;
+        jf_lower(mx_types_sorted[t], lower, sizeof(lower));
+        list = json_array();
+        for (long long i = 0; i < jf_replicas(c, mx_types_sorted[t]); i++) {
+            jf_host(c, mx_types_sorted[t], (int)i, host, sizeof(host));
+            json_array_append_new(list, json_pack("{s:s, s:i}", "url", host, "port",
+                                                  jf_port(c, mx_types_sorted[t])));
+        }
+        json_object_set_new(cluster, lower, list);
+        json_object_set_new(labels, lower, json_string(""));
+    }
+    jf_lower(rtype, lower, sizeof(lower));
+    cfg = json_pack("{s:o, s:o, s:{s:s, s:i}}", "cluster", cluster, "labels", labels, "task",
+                    "type", lower, "index", index);
+    text = json_dumps(cfg, JSON_COMPACT);
+    if (text)
+        jf_env(env, "MX_CONFIG", text);
+    free(text);
+    json_decref(cfg);
+}
+
+static void mx_env(const job_ctx *c, const char *rtype, int index, json_t *env)
+{
+    char lower[16], sched[300];
+
+    mx_config(c, rtype, index, env);
+    jf_host(c, "Scheduler", 0, sched, sizeof(sched));
+    jf_lower(rtype, lower, sizeof(lower));
+    jf_env(env, "DMLC_PS_ROOT_URI", sched);
+    jf_envf(env, "DMLC_PS_ROOT_PORT", "%d", jf_port(c, "Scheduler"));
+    jf_envf(env, "DMLC_NUM_SERVER", "%lld", jf_replicas(c, "Server"));
+    jf_envf(env, "DMLC_NUM_WORKER", "%lld", jf_replicas(c, "Worker"));
+    jf_env(env, "DMLC_ROLE", lower);
+    jf_env(env, "DMLC_USE_KUBERNETES", "1");
+}
+
+static bool mx_is_master(const job_ctx *c, const char *rtype, int index)
+{
+    (void)c, (void)rtype, (void)index;
+    return false;
+}
+
+static bool mx_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
+{
+    (void)c;
+    return jf_all_succeeded(jf_find(counts, n, "Scheduler"));
+}
+
+const jobs_framework jf_mxnet = {
+    .kind = &kf_mxjob,
+    .env_all_containers = true,
+    .env = mx_env,
+    .is_master = mx_is_master,
+    .succeeded = mx_succeeded,
+};

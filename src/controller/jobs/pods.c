@@ -1,0 +1,313 @@
+/* pods.c - pods, services and config maps a job owns: how they are named,
+ * labelled, built, created, listed and deleted (see jobs_int.h).
+ *
+ * The first half knows nothing about Kubeflow: a Volcano Job controller
+ * builds its task pods with jobs_pod_new and friends and gets the same
+ * ownerReferences, validation and events. The second half turns a Kubeflow
+ * replica (type, index) into those parameters through the framework plugin. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/kinds.h"
+#include "base/log.h"
+#include "controller/events.h"
+#include "controller/jobs/jobs_int.h"
+
+/* ---- generic ---- */
+
+json_t *jobs_owner_ref(const json_t *owner)
+{
+    const json_t *meta = json_object_get(owner, "metadata");
+
+    return json_pack("{s:O, s:O, s:O, s:O, s:b, s:b}", "apiVersion",
+                     json_object_get(owner, "apiVersion"), "kind", json_object_get(owner, "kind"),
+                     "name", json_object_get(meta, "name"), "uid", json_object_get(meta, "uid"),
+                     "controller", 1, "blockOwnerDeletion", 1);
+}
+
+static json_t *copy_or_new(const json_t *v)
+{
+    return json_is_object(v) ? json_deep_copy(v) : json_object();
+}
+
+static void append_env(json_t *container, const json_t *env)
+{
+    json_t *list = json_object_get(container, "env"), *e;
+    size_t i;
+
+    if (!json_array_size(env))
+        return;
+    if (!json_is_array(list)) {
+        list = json_array();
+        json_object_set_new(container, "env", list);
+    }
+    json_array_foreach(env, i, e)
+        json_array_append_new(list, json_deep_copy(e));
+}
+
+json_t *jobs_pod_new(const jobs_pod_params *p)
+{
+    const json_t *tmeta = json_object_get(p->template, "metadata");
+    const json_t *owner_meta = json_object_get(p->owner, "metadata");
+    json_t *labels = copy_or_new(json_object_get(tmeta, "labels"));
+    json_t *spec = copy_or_new(json_object_get(p->template, "spec"));
+    json_t *meta, *ct;
+    size_t i;
+
+    json_object_update(labels, (json_t *)p->labels);
+    meta = json_pack("{s:s, s:O, s:o, s:[o]}", "name", p->name, "namespace",
+                     json_object_get(owner_meta, "namespace"), "labels", labels,
+                     "ownerReferences", jobs_owner_ref(p->owner));
+    if (json_is_object(json_object_get(tmeta, "annotations")))
+        json_object_set_new(meta, "annotations",
+                            json_deep_copy(json_object_get(tmeta, "annotations")));
+    json_object_set_new(spec, "restartPolicy", json_string(p->restart_policy));
+    json_array_foreach(json_object_get(spec, "containers"), i, ct) {
+        const char *name = json_string_value(json_object_get(ct, "name"));
+        if (!p->env_container || (name && strcmp(name, p->env_container) == 0))
+            append_env(ct, p->env);
+    }
+    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "v1", "kind", "Pod", "metadata", meta,
+                     "spec", spec);
+}
+
+json_t *jobs_service_new(const json_t *owner, const char *name, const json_t *labels,
+                         const json_t *selector, const json_t *container, bool headless)
+{
+    json_t *ports = json_array(), *p, *svc;
+    size_t i;
+
+    json_array_foreach(json_object_get(container, "ports"), i, p) {
+        json_t *pname = json_object_get(p, "name");
+        if (json_is_string(pname) && json_is_integer(json_object_get(p, "containerPort")))
+            json_array_append_new(ports, json_pack("{s:O, s:O}", "name", pname, "port",
+                                                   json_object_get(p, "containerPort")));
+    }
+    svc = json_pack("{s:s, s:s, s:{s:s, s:O, s:O, s:[o]}, s:{s:O, s:o}}", "apiVersion", "v1",
+                    "kind", "Service", "metadata", "name", name, "namespace",
+                    json_object_get(json_object_get(owner, "metadata"), "namespace"), "labels",
+                    labels, "ownerReferences", jobs_owner_ref(owner), "spec", "selector",
+                    selector, "ports", ports);
+    if (headless)
+        json_object_set_new(json_object_get(svc, "spec"), "clusterIP", json_string("None"));
+    else
+        json_object_set_new(json_object_get(svc, "spec"), "type", json_string("ClusterIP"));
+    return svc;
+}
+
+int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
+                const char *component, ty_error *err)
+{
+    char name[256], ns[256];
+    store_obj *o;
+
+    snprintf(name, sizeof(name), "%s",
+             json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
+    snprintf(ns, sizeof(ns), "%s",
+             json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace")));
+    if (api_prepare(res, obj, NULL, err) < 0) {
+        ty_event(s, job, "Warning", res == &api_pod ? "FailedCreatePod" : "FailedCreateService",
+                 component, "Error creating: %s", err->text);
+        json_decref(obj);
+        return -1;
+    }
+    o = store_create_take(s, api_store_key(res), ns, obj, err);
+    if (!o) {
+        if (err->code == TY_EEXISTS) {
+            ty_error_clear(err);
+            return 0;
+        }
+        ty_event(s, job, "Warning", "FailedCreate", component, "Error creating %s %s: %s",
+                 res->kind, name, err->text);
+        return -1;
+    }
+    store_obj_unref(o);
+    ty_event(s, job, "Normal", res == &api_pod ? "SuccessfulCreatePod"
+                               : res == &api_service ? "SuccessfulCreateService"
+                                                     : "SuccessfulCreateConfigMap",
+             component, "Created %s: %s", res == &api_pod ? "pod" : res == &api_service
+                                                              ? "service" : "configmap", name);
+    return 0;
+}
+
+int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
+                const char *component)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+                              .precondition_uid =
+                                  json_string_value(json_object_get(meta, "uid"))};
+    ty_error err;
+    store_obj *o;
+    bool deleted;
+
+    if (jobs_is_terminating(obj))
+        return 0;
+    ty_error_init(&err);
+    o = store_delete(s, resource, json_string_value(json_object_get(meta, "namespace")), name,
+                     &opts, &deleted, &err);
+    if (!o) {
+        int rc = err.code == TY_ENOTFOUND || err.code == TY_ECONFLICT ? 0 : -1;
+        if (rc)
+            ty_warn("jobs: delete %s %s: %s", resource, name, err.text);
+        ty_error_clear(&err);
+        return rc;
+    }
+    store_obj_unref(o);
+    if (job)
+        ty_event(s, job, "Normal",
+                 strcmp(resource, "pods") == 0 ? "SuccessfulDeletePod" : "SuccessfulDeleteService",
+                 component, "Deleted %s: %s", strcmp(resource, "pods") == 0 ? "pod" : "service",
+                 name);
+    return 0;
+}
+
+typedef struct owned_filter {
+    const char *job_name, *uid;
+} owned_filter;
+
+/* Runs under the store's read lock: plain lookups only. */
+static bool owned_by(const json_t *obj, void *arg)
+{
+    const owned_filter *f = arg;
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *jn = json_string_value(
+        json_object_get(json_object_get(meta, "labels"), JOBS_LABEL_JOB_NAME));
+    size_t i;
+    json_t *r;
+
+    if (!jn || strcmp(jn, f->job_name) != 0)
+        return false;
+    json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
+        const char *uid = json_string_value(json_object_get(r, "uid"));
+        if (json_is_true(json_object_get(r, "controller")) && uid && strcmp(uid, f->uid) == 0)
+            return true;
+    }
+    return false;
+}
+
+json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
+                        const char *job_name, const char *owner_uid)
+{
+    owned_filter f = {job_name, owner_uid};
+    store_list_opts lo = {.ns = ns, .filter = owned_by, .filter_arg = &f};
+    json_t *out = json_array();
+    store_list l;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (store_list_objects(s, resource, &lo, &l, &err) < 0) {
+        ty_error_clear(&err);
+        return out;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(out, json_deep_copy(store_obj_json(l.items[i])));
+    store_list_free(&l);
+    return out;
+}
+
+/* ---- Kubeflow replicas ---- */
+
+void jobs_pod_name(const jobs_framework *fw, const job_ctx *c, const char *rtype, int index,
+                   char *buf, size_t len)
+{
+    if (fw->pod_name)
+        fw->pod_name(c, rtype, index, buf, len);
+    else
+        jf_host(c, rtype, index, buf, len);
+}
+
+/* The labels every object of a replica carries (upstream's GenLabels plus
+ * type and index); the selector of its Service. */
+static json_t *replica_selector(const job_ctx *c, const char *rtype, int index)
+{
+    char lower[32], idx[16];
+
+    jf_lower(rtype, lower, sizeof(lower));
+    snprintf(idx, sizeof(idx), "%d", index);
+    return json_pack("{s:s, s:s, s:s, s:s}", JOBS_LABEL_OPERATOR, c->kind->operator_name,
+                     JOBS_LABEL_JOB_NAME, c->name, JOBS_LABEL_TYPE, lower, JOBS_LABEL_INDEX, idx);
+}
+
+json_t *jobs_pod_labels(const jobs_framework *fw, const job_ctx *c, const char *rtype,
+                        int index)
+{
+    json_t *labels = replica_selector(c, rtype, index);
+
+    if (fw->is_master && fw->is_master(c, rtype, index))
+        json_object_set_new(labels, JOBS_LABEL_ROLE, json_string("master"));
+    return labels;
+}
+
+static bool gang_mode(const json_t *job)
+{
+    const char *v = json_string_value(json_object_get(
+        json_object_get(json_object_get(job, "metadata"), "annotations"), JOBS_ANN_RESTART_POLICY));
+    return v && strcmp(v, "gang") == 0;
+}
+
+json_t *jobs_build_pod(const jobs_framework *fw, const job_ctx *c, const char *rtype,
+                       int index, bool gang)
+{
+    const json_t *replica = kf_replica_spec(c->kind, c->job, rtype);
+    const char *rp = json_string_value(json_object_get(replica, "restartPolicy"));
+    char name[300];
+    json_t *labels, *env, *pod;
+
+    if (!rp || !*rp)
+        rp = c->kind->default_restart_policy;
+    /* ExitCode is the engine's policy, not the node agent's: the pod stops
+     * and the engine decides from its exit code. Gang mode likewise. */
+    if (strcmp(rp, "ExitCode") == 0 || gang || gang_mode(c->job))
+        rp = "Never";
+    jobs_pod_name(fw, c, rtype, index, name, sizeof(name));
+    labels = jobs_pod_labels(fw, c, rtype, index);
+    env = json_array();
+    if (fw->env)
+        fw->env(c, rtype, index, env);
+    jobs_pod_params p = {
+        .owner = c->job, .name = name, .template = json_object_get(replica, "template"),
+        .restart_policy = rp, .labels = labels, .env = env,
+        .env_container = fw->env_all_containers ? NULL : c->kind->default_container,
+    };
+    pod = jobs_pod_new(&p);
+    json_decref(labels);
+    json_decref(env);
+    if (fw->decorate)
+        fw->decorate(c, rtype, index, pod);
+    return pod;
+}
+
+static const json_t *replica_default_container(const job_ctx *c, const char *rtype)
+{
+    const json_t *spec = kf_replica_spec(c->kind, c->job, rtype);
+    const json_t *list = json_object_get(
+        json_object_get(json_object_get(spec, "template"), "spec"), "containers");
+    size_t i;
+    json_t *ct;
+
+    json_array_foreach(list, i, ct) {
+        const char *n = json_string_value(json_object_get(ct, "name"));
+        if (n && strcmp(n, c->kind->default_container) == 0)
+            return ct;
+    }
+    return json_array_get(list, 0);
+}
+
+json_t *jobs_build_service(const jobs_framework *fw, const job_ctx *c, const char *rtype,
+                           int index)
+{
+    jf_service_mode mode = fw->service ? fw->service(c, rtype) : JF_SVC_HEADLESS;
+    char name[300];
+    json_t *sel, *svc;
+
+    if (mode == JF_SVC_NONE)
+        return NULL;
+    jobs_pod_name(fw, c, rtype, index, name, sizeof(name));
+    sel = replica_selector(c, rtype, index);
+    svc = jobs_service_new(c->job, name, sel, sel, replica_default_container(c, rtype),
+                           mode == JF_SVC_HEADLESS);
+    json_decref(sel);
+    return svc;
+}

@@ -1,0 +1,715 @@
+/* reconcile.c - one pass of the job engine over one job (see jobs_int.h).
+ *
+ * Level-triggered: every pass reads the job and the pods and services it
+ * controls from the store, decides from what it sees, and writes. Nothing is
+ * remembered between passes; the only state of its own, the number of pod
+ * recreations (which vanish with the pods they replaced), is kept on the job
+ * as the annotation trainyard.io/restarts, written with the status.
+ *
+ * Order of a pass: Created condition; if already finished only clean-up and
+ * TTL; suspend/resume; startTime; deadline; observe pods; restart, fail or
+ * succeed by the rules; create what is missing; Running; write status.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kinds.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/timeutil.h"
+#include "controller/events.h"
+#include "controller/jobs/jobs_int.h"
+
+typedef struct pass {
+    ty_store *s;
+    const jobs_framework *fw;
+    job_ctx c;
+    json_t *job;           /* working copy (owned) */
+    json_t *status;        /* the status being built (owned) */
+    json_t *pods, *svcs;   /* what the job controls now (owned arrays) */
+    json_t *present;       /* names of pods that exist, terminating included */
+    json_t *retry;         /* failed pods to recreate (borrowed from pods) */
+    json_t *failed;        /* permanently failed pods (borrowed from pods) */
+    jf_counts counts[KF_MAX_REPLICA_TYPES];
+    size_t ntypes;
+    long long restarts;    /* recreations recorded on the job */
+    long long live_restarts; /* in-place restarts of current pods */
+    long long added;       /* recreations made by this pass */
+    bool gang;
+    time_t now;
+    char nows[40];
+    time_t *wake_at;
+    int rc;
+} pass;
+
+/* ---- small readers ---- */
+
+static const json_t *run_policy(const pass *p)
+{
+    return json_object_get(json_object_get(p->job, "spec"), "runPolicy");
+}
+
+static long long run_int(const pass *p, const char *key, long long dflt)
+{
+    json_t *v = json_object_get(run_policy(p), key);
+    return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(
+        json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
+}
+
+static const char *label(const json_t *obj, const char *key)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+static const char *obj_name(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+}
+
+static void wake(pass *p, time_t t)
+{
+    if (*p->wake_at == 0 || t < *p->wake_at)
+        *p->wake_at = t;
+}
+
+/* "<Kind><suffix>": upstream's condition and event reasons. */
+static const char *kreason(const pass *p, const char *suffix, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", p->c.kind->kind, suffix);
+    return buf;
+}
+
+static void set_cond(pass *p, const char *type, const char *st, const char *suffix,
+                     const char *msg)
+{
+    char reason[64];
+
+    jobs_cond_set(p->status, type, st, kreason(p, suffix, reason, sizeof(reason)), msg,
+                  p->nows);
+}
+
+static void event(pass *p, const char *type, const char *reason, const char *msg)
+{
+    ty_event(p->s, p->job, type, reason, p->c.kind->operator_name, "%s", msg);
+}
+
+/* ---- conditions that end a job ---- */
+
+/* reason: the condition's and the event's, in full. */
+static void finish(pass *p, bool ok, const char *reason, const char *msg)
+{
+    jobs_cond_set(p->status, ok ? "Succeeded" : "Failed", "True", reason, msg, p->nows);
+    json_object_set_new(p->status, "completionTime", json_string(p->nows));
+    event(p, ok ? "Normal" : "Warning", reason, msg);
+    jobs_metric_bump(ok ? "training_operator_jobs_successful_total"
+                        : "training_operator_jobs_failed_total", p->c.ns, p->c.kind);
+}
+
+static void fail_backoff(pass *p)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof(msg),
+             "Job %s has failed because it has reached the specified backoff limit", p->c.name);
+    finish(p, false, "BackoffLimitExceeded", msg);
+}
+
+/* ---- observing pods ---- */
+
+static jf_counts *counts_of(pass *p, const char *lower_type)
+{
+    const char *canon = lower_type ? kf_replica_type_canonical(p->c.kind, lower_type) : NULL;
+    return canon ? (jf_counts *)jf_find(p->counts, p->ntypes, canon) : NULL;
+}
+
+static const char *replica_restart_policy(const pass *p, const char *rtype)
+{
+    const char *rp = json_string_value(
+        json_object_get(kf_replica_spec(p->c.kind, p->job, rtype), "restartPolicy"));
+    return rp && *rp ? rp : p->c.kind->default_restart_policy;
+}
+
+static void observe_failed(pass *p, jf_counts *c, json_t *pod)
+{
+    const char *rp = replica_restart_policy(p, c->type);
+    int code = jobs_pod_exit_code(pod, p->c.kind->default_container);
+
+    /* Gang mode runs every pod with restartPolicy Never; the replica's own
+     * policy still says whether a failure is worth a restart. */
+    if (jobs_classify_exit(rp, code) == JOBS_EXIT_RETRY) {
+        json_array_append(p->retry, pod);
+    } else {
+        c->failed++;
+        json_array_append(p->failed, pod);
+    }
+}
+
+/* Sorts every pod into its replica's counts; pods no replica wants any more
+ * (scaled down, type removed) are deleted. */
+static void observe(pass *p)
+{
+    size_t i;
+    json_t *pod;
+
+    json_array_foreach(p->pods, i, pod) {
+        jf_counts *c = counts_of(p, label(pod, JOBS_LABEL_TYPE));
+        const char *idx_s = label(pod, JOBS_LABEL_INDEX);
+        long idx = idx_s ? strtol(idx_s, NULL, 10) : -1;
+        const char *phase = jobs_pod_phase(pod);
+
+        json_object_set_new(p->present, obj_name(pod), json_true());
+        if (jobs_is_terminating(pod))
+            continue;
+        if (!c || idx < 0 || idx >= c->replicas) {
+            jobs_delete(p->s, "pods", pod, p->job, p->c.kind->operator_name);
+            continue;
+        }
+        p->live_restarts += jobs_pod_restarts(pod);
+        if (strcmp(phase, "Succeeded") == 0) {
+            c->succeeded++;
+            if (idx == 0)
+                c->first_succeeded = true;
+        } else if (strcmp(phase, "Failed") == 0) {
+            observe_failed(p, c, pod);
+        } else {
+            c->active++;
+            if (strcmp(phase, "Running") == 0)
+                c->running++;
+        }
+    }
+}
+
+/* ---- restarts ---- */
+
+static void exited_event(pass *p, const json_t *pod)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof(msg), "Pod: %s.%s exited with code %d", p->c.ns, obj_name(pod),
+             jobs_pod_exit_code(pod, p->c.kind->default_container));
+    event(p, "Warning", "ExitedWithCode", msg);
+}
+
+/* Deletes the failed pods (or, in gang mode, every pod); the next passes
+ * recreate them once they are gone. Each recreated pod counts one restart
+ * plus the in-place restarts it had. */
+static void restart(pass *p)
+{
+    json_t *victims = p->gang ? p->pods : p->retry, *pod;
+    const char *type = kf_replica_type_canonical(p->c.kind, label(json_array_get(p->retry, 0),
+                                                                  JOBS_LABEL_TYPE));
+    char msg[512], type_buf[64];
+    size_t i;
+
+    json_array_foreach(p->retry, i, pod)
+        exited_event(p, pod);
+    json_array_foreach(victims, i, pod) {
+        if (jobs_is_terminating(pod))
+            continue;
+        if (jobs_delete(p->s, "pods", pod, p->job, p->c.kind->operator_name) < 0)
+            p->rc = -1;
+        p->added += p->gang ? 0 : 1 + jobs_pod_restarts(pod);
+    }
+    if (p->gang)
+        p->added += 1;
+    snprintf(msg, sizeof(msg), "%s %s is restarting because %zu %s replica(s) failed.",
+             p->c.kind->kind, p->c.name, json_array_size(p->retry), type ? type : "");
+    set_cond(p, "Restarting", "True", "Restarting", msg);
+    event(p, "Warning", kreason(p, "Restarting", type_buf, sizeof(type_buf)), msg);
+    jobs_metric_bump("training_operator_jobs_restarted_total", p->c.ns, p->c.kind);
+}
+
+/* Restart, fail or succeed, by the plugin's rule and the run policy. Returns
+ * true when the job finished in this pass. */
+static bool decide(pass *p)
+{
+    long long limit = run_int(p, "backoffLimit", -1);
+    long long total = p->restarts + p->live_restarts;
+    char msg[512], reason[64];
+    size_t i;
+
+    if (p->fw->succeeded(&p->c, p->counts, p->ntypes)) {
+        snprintf(msg, sizeof(msg), "%s %s/%s successfully completed.", p->c.kind->kind, p->c.ns,
+                 p->c.name);
+        finish(p, true, kreason(p, "Succeeded", reason, sizeof(reason)), msg);
+        return true;
+    }
+    for (i = 0; i < p->ntypes; i++) {
+        if (p->counts[i].failed == 0)
+            continue;
+        json_t *pod;
+        size_t k;
+        json_array_foreach(p->failed, k, pod)
+            exited_event(p, pod);
+        snprintf(msg, sizeof(msg), "%s %s has failed because %lld %s replica(s) failed.",
+                 p->c.kind->kind, p->c.name, p->counts[i].failed, p->counts[i].type);
+        finish(p, false, kreason(p, "Failed", reason, sizeof(reason)), msg);
+        return true;
+    }
+    if (json_array_size(p->retry)) {
+        /* A restart that would reach the limit is not worth making. */
+        if (jobs_backoff_exceeded(limit, total + 1)) {
+            fail_backoff(p);
+            return true;
+        }
+        restart(p);
+        return false;
+    }
+    if (jobs_backoff_exceeded(limit, total)) {
+        fail_backoff(p);
+        return true;
+    }
+    return false;
+}
+
+/* ---- creating what is missing ---- */
+
+/* Where a gang scheduler's PodGroup will hold pod creation until it is
+ * admitted (Inqueue); until it lands every job may create its pods. */
+static bool gate_open(const pass *p)
+{
+    (void)p;
+    return true;
+}
+
+static void ensure_configmap(pass *p)
+{
+    json_t *cm = p->fw->configmap(&p->c, p->pods);
+    const char *name = obj_name(cm);
+    store_obj *o = store_get(p->s, "configmaps", p->c.ns, name, NULL);
+    ty_error err;
+
+    ty_error_init(&err);
+    if (!o) {
+        json_object_set_new(json_object_get(cm, "metadata"), "ownerReferences",
+                            json_pack("[o]", jobs_owner_ref(p->job)));
+        if (jobs_create(p->s, &api_configmap, cm, p->job, p->c.kind->operator_name, &err) < 0)
+            p->rc = -1;
+        ty_error_clear(&err);
+        return;
+    }
+    if (!json_equal(json_object_get(store_obj_json(o), "data"), json_object_get(cm, "data"))) {
+        json_t *copy = json_deep_copy(store_obj_json(o));
+        json_object_set(copy, "data", json_object_get(cm, "data"));
+        store_obj *u = store_update(p->s, "configmaps", p->c.ns, copy, &err);
+        if (!u)
+            p->rc = -1;
+        store_obj_unref(u);
+        json_decref(copy);
+    }
+    store_obj_unref(o);
+    json_decref(cm);
+    ty_error_clear(&err);
+}
+
+static bool has_service(const pass *p, const char *name)
+{
+    size_t i;
+    json_t *svc;
+
+    json_array_foreach(p->svcs, i, svc)
+        if (strcmp(obj_name(svc), name) == 0)
+            return true;
+    return false;
+}
+
+static void create_replica(pass *p, const char *rtype, int index)
+{
+    char name[300];
+    json_t *obj;
+    ty_error err;
+
+    ty_error_init(&err);
+    jobs_pod_name(p->fw, &p->c, rtype, index, name, sizeof(name));
+    if (!has_service(p, name) && (obj = jobs_build_service(p->fw, &p->c, rtype, index)) &&
+        jobs_create(p->s, &api_service, obj, p->job, p->c.kind->operator_name, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+    if (json_object_get(p->present, name))
+        return;
+    if (p->fw->may_create && !p->fw->may_create(&p->c, rtype, p->counts, p->ntypes))
+        return;
+    obj = jobs_build_pod(p->fw, &p->c, rtype, index, p->gang);
+    if (jobs_create(p->s, &api_pod, obj, p->job, p->c.kind->operator_name, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+}
+
+static void create_missing(pass *p)
+{
+    if (!gate_open(p))
+        return;
+    if (p->fw->configmap)
+        ensure_configmap(p);
+    for (size_t t = 0; t < p->ntypes; t++)
+        for (long long i = 0; i < p->counts[t].replicas; i++)
+            create_replica(p, p->counts[t].type, (int)i);
+}
+
+/* Running once every replica's pod runs (or already succeeded): a partly
+ * started gang is not reported as running. */
+static void update_running(pass *p)
+{
+    long long expected = 0, running = 0, done = 0;
+    char msg[512], reason[64];
+
+    for (size_t t = 0; t < p->ntypes; t++) {
+        expected += p->counts[t].replicas;
+        running += p->counts[t].running;
+        done += p->counts[t].succeeded;
+    }
+    if (json_array_size(p->retry) || running == 0 || running + done < expected)
+        return;
+    snprintf(msg, sizeof(msg), "%s %s/%s is running.", p->c.kind->kind, p->c.ns, p->c.name);
+    if (jobs_cond_true(p->status, "Running"))
+        return;
+    set_cond(p, "Running", "True", "Running", msg);
+    event(p, "Normal", kreason(p, "Running", reason, sizeof(reason)), msg);
+}
+
+/* ---- suspend, deadline, finished jobs ---- */
+
+/* Deletes the job's pods (only_active: those Pending or Running) and the
+ * Services of the pods it deletes. */
+static void delete_all(pass *p, bool only_active)
+{
+    json_t *gone = json_object(), *o;
+    size_t i;
+
+    json_array_foreach(p->pods, i, o) {
+        const char *phase = jobs_pod_phase(o);
+        if (only_active && strcmp(phase, "Succeeded") == 0)
+            continue;
+        if (only_active && strcmp(phase, "Failed") == 0)
+            continue;
+        json_object_set_new(gone, obj_name(o), json_true());
+        if (jobs_delete(p->s, "pods", o, p->job, p->c.kind->operator_name) < 0)
+            p->rc = -1;
+    }
+    json_array_foreach(p->svcs, i, o) {
+        if (only_active && !json_object_get(gone, obj_name(o)))
+            continue;
+        if (jobs_delete(p->s, "services", o, p->job, p->c.kind->operator_name) < 0)
+            p->rc = -1;
+    }
+    json_decref(gone);
+}
+
+/* Returns true while the job is suspended. */
+static bool suspend_or_resume(pass *p)
+{
+    char msg[512], reason[64];
+
+    if (json_is_true(json_object_get(run_policy(p), "suspend"))) {
+        delete_all(p, false);
+        snprintf(msg, sizeof(msg), "%s %s is suspended.", p->c.kind->kind, p->c.name);
+        if (jobs_cond_true(p->status, "Running"))
+            set_cond(p, "Running", "False", "Suspended", msg);
+        if (!jobs_cond_true(p->status, "Suspended")) {
+            set_cond(p, "Suspended", "True", "Suspended", msg);
+            event(p, "Normal", kreason(p, "Suspended", reason, sizeof(reason)), msg);
+        }
+        return true;
+    }
+    if (jobs_cond_true(p->status, "Suspended")) {
+        snprintf(msg, sizeof(msg), "%s %s is resumed.", p->c.kind->kind, p->c.name);
+        set_cond(p, "Suspended", "False", "Resumed", msg);
+        event(p, "Normal", kreason(p, "Resumed", reason, sizeof(reason)), msg);
+        json_object_set_new(p->status, "startTime", json_string(p->nows));
+    }
+    return false;
+}
+
+static time_t status_time(const pass *p, const char *key)
+{
+    time_t t;
+    const char *s = json_string_value(json_object_get(p->status, key));
+    return s && ty_time_parse(s, &t) == 0 ? t : 0;
+}
+
+/* Returns true when the deadline has passed (the job is now Failed). */
+static bool deadline(pass *p)
+{
+    long long ads = run_int(p, "activeDeadlineSeconds", -1);
+    time_t start = status_time(p, "startTime");
+    char msg[512];
+
+    if (ads < 0 || !start)
+        return false;
+    if (p->now < start + ads) {
+        wake(p, start + (time_t)ads);
+        return false;
+    }
+    snprintf(msg, sizeof(msg),
+             "Job %s has failed because it was active longer than specified deadline",
+             p->c.name);
+    finish(p, false, "DeadlineExceeded", msg);
+    return true;
+}
+
+static void cleanup_and_ttl(pass *p)
+{
+    const char *policy = json_string_value(json_object_get(run_policy(p), "cleanPodPolicy"));
+    long long ttl = run_int(p, "ttlSecondsAfterFinished", -1);
+    time_t done = status_time(p, "completionTime");
+
+    if (!policy)
+        policy = p->c.kind->default_clean_pod_policy;
+    if (strcmp(policy, "All") == 0)
+        delete_all(p, false);
+    else if (strcmp(policy, "Running") == 0)
+        delete_all(p, true);
+    if (ttl < 0 || !done)
+        return;
+    if (p->now < done + ttl) {
+        wake(p, done + (time_t)ttl);
+        return;
+    }
+    jobs_delete(p->s, api_store_key(p->c.kind->resource), p->job, NULL, NULL);
+}
+
+/* ---- status ---- */
+
+/* replicaStatuses as upstream writes them: counts omitted when zero, and the
+ * label selector of the type's pods. */
+static void replica_statuses(pass *p, bool succeeded_now)
+{
+    json_t *rs = json_object();
+    char lower[32];
+
+    for (size_t t = 0; t < p->ntypes; t++) {
+        const jf_counts *c = &p->counts[t];
+        long long active = succeeded_now ? 0 : c->active;
+        long long succeeded = c->succeeded + (succeeded_now ? c->active : 0);
+        long long failed = c->failed + 0;
+        json_t *one = json_object();
+        size_t i;
+        json_t *pod;
+
+        /* Failed pods awaiting recreation are failed too, as upstream counts. */
+        json_array_foreach(p->retry, i, pod)
+            if (kf_replica_type_canonical(p->c.kind, label(pod, JOBS_LABEL_TYPE)) == c->type)
+                failed++;
+        if (active)
+            json_object_set_new(one, "active", json_integer(active));
+        if (succeeded)
+            json_object_set_new(one, "succeeded", json_integer(succeeded));
+        if (failed)
+            json_object_set_new(one, "failed", json_integer(failed));
+        jf_lower(c->type, lower, sizeof(lower));
+        json_object_set_new(one, "labelSelector",
+                            json_pack("{s:{s:s, s:s, s:s}}", "matchLabels", JOBS_LABEL_JOB_NAME,
+                                      p->c.name, JOBS_LABEL_OPERATOR,
+                                      p->c.kind->operator_name, JOBS_LABEL_TYPE, lower));
+        json_object_set_new(rs, c->type, one);
+    }
+    json_object_set_new(p->status, "replicaStatuses", rs);
+}
+
+typedef struct write_args {
+    const char *uid;
+    json_t *status;
+    long long restarts; /* -1: unchanged */
+} write_args;
+
+static int write_status(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    char buf[32];
+
+    (void)err;
+    if (!uid || strcmp(uid, w->uid) != 0)
+        return 0; /* a new job of the same name: its own pass will come */
+    json_object_set(obj, "status", w->status);
+    if (w->restarts >= 0) {
+        json_t *ann = json_object_get(meta, "annotations");
+        if (!json_is_object(ann)) {
+            ann = json_object();
+            json_object_set_new(meta, "annotations", ann);
+        }
+        snprintf(buf, sizeof(buf), "%lld", w->restarts);
+        json_object_set_new(ann, JOBS_ANN_RESTARTS, json_string(buf));
+    }
+    return 0;
+}
+
+static void commit(pass *p)
+{
+    const json_t *old = json_object_get(p->job, "status");
+    write_args w = {.status = p->status, .restarts = p->added ? p->restarts + p->added : -1};
+    ty_error err;
+    store_obj *o;
+
+    if (json_equal(old, p->status) && w.restarts < 0)
+        return;
+    /* Only a pass that changed something says it reconciled: writing the time
+     * alone would wake this controller again, for ever. */
+    json_object_set_new(p->status, "lastReconcileTime", json_string(p->nows));
+    w.uid = json_string_value(json_object_get(json_object_get(p->job, "metadata"), "uid"));
+    ty_error_init(&err);
+    o = store_mutate(p->s, api_store_key(p->c.kind->resource), p->c.ns, p->c.name, write_status,
+                     &w, &err);
+    if (!o && err.code != TY_ENOTFOUND) {
+        ty_warn("jobs: status of %s %s/%s: %s", p->c.kind->kind, p->c.ns, p->c.name, err.text);
+        p->rc = -1;
+    }
+    store_obj_unref(o);
+    ty_error_clear(&err);
+}
+
+/* ---- the pass ---- */
+
+static void created(pass *p)
+{
+    char msg[512], reason[64];
+
+    if (json_array_size(json_object_get(p->status, "conditions")))
+        return;
+    snprintf(msg, sizeof(msg), "%s %s is created.", p->c.kind->kind, p->c.name);
+    set_cond(p, "Created", "True", "Created", msg);
+    event(p, "Normal", kreason(p, "Created", reason, sizeof(reason)), msg);
+    jobs_metric_bump("training_operator_jobs_created_total", p->c.ns, p->c.kind);
+}
+
+static void init_counts(pass *p)
+{
+    for (size_t i = 0; i < KF_MAX_REPLICA_TYPES && p->c.kind->types[i].name; i++) {
+        const char *t = p->c.kind->types[i].name;
+        if (!kf_replica_spec(p->c.kind, p->job, t))
+            continue;
+        p->counts[p->ntypes] = (jf_counts){.type = t, .replicas = kf_replicas(p->c.kind, p->job, t)};
+        p->ntypes++;
+    }
+}
+
+/* Everything between "not finished before" and the status write. */
+static void run(pass *p)
+{
+    bool done;
+
+    if (suspend_or_resume(p)) {
+        replica_statuses(p, false);
+        return;
+    }
+    if (!json_object_get(p->status, "startTime"))
+        json_object_set_new(p->status, "startTime", json_string(p->nows));
+    observe(p);
+    if (deadline(p)) {
+        replica_statuses(p, false);
+        cleanup_and_ttl(p);
+        return;
+    }
+    done = decide(p);
+    if (!done) {
+        create_missing(p);
+        update_running(p);
+    }
+    replica_statuses(p, done && jobs_cond_true(p->status, "Succeeded"));
+    if (done)
+        cleanup_and_ttl(p);
+}
+
+static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
+{
+    const json_t *meta = json_object_get(job, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rs = annotation(job, JOBS_ANN_RESTARTS);
+    const char *gang = annotation(job, JOBS_ANN_RESTART_POLICY);
+    json_t *st = json_object_get(job, "status");
+
+    p->s = s;
+    p->fw = jobs_framework_for(k);
+    p->job = job;
+    p->c = (job_ctx){.kind = k, .job = job,
+                     .name = json_string_value(json_object_get(meta, "name")),
+                     .ns = json_string_value(json_object_get(meta, "namespace"))};
+    if (!p->fw || !uid || !p->c.name || !p->c.ns)
+        return -1;
+    p->status = json_is_object(st) ? json_deep_copy(st) : json_object();
+    p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid);
+    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid);
+    p->present = json_object();
+    p->retry = json_array();
+    p->failed = json_array();
+    p->restarts = rs ? strtoll(rs, NULL, 10) : 0;
+    p->gang = gang && strcmp(gang, "gang") == 0;
+    p->now = time(NULL);
+    jobs_time(p->now, p->nows, sizeof(p->nows));
+    init_counts(p);
+    return 0;
+}
+
+static void pass_free(pass *p)
+{
+    json_decref(p->job);
+    json_decref(p->status);
+    json_decref(p->pods);
+    json_decref(p->svcs);
+    json_decref(p->present);
+    json_decref(p->retry);
+    json_decref(p->failed);
+}
+
+int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
+                   time_t *wake_at)
+{
+    store_obj *o = store_get(s, api_store_key(k->resource), ns, name, NULL);
+    pass p = {.wake_at = wake_at};
+    json_t *job;
+
+    if (!o)
+        return 0; /* deleted: the garbage collector takes its pods */
+    job = json_deep_copy(store_obj_json(o));
+    store_obj_unref(o);
+    if (!job || jobs_is_terminating(job)) {
+        json_decref(job);
+        return 0;
+    }
+    kf_default_ports(k, job);
+    if (pass_init(&p, s, k, job) < 0) {
+        pass_free(&p);
+        return 0;
+    }
+    created(&p);
+    if (jobs_finished(p.status))
+        cleanup_and_ttl(&p);
+    else
+        run(&p);
+    commit(&p);
+    pass_free(&p);
+    return p.rc;
+}
+
+/* ---- metrics ---- */
+
+void jobs_metrics_declare(void)
+{
+    ty_metric_declare("training_operator_jobs_created_total", TY_COUNTER,
+                      "Counts number of jobs created");
+    ty_metric_declare("training_operator_jobs_deleted_total", TY_COUNTER,
+                      "Counts number of jobs deleted");
+    ty_metric_declare("training_operator_jobs_successful_total", TY_COUNTER,
+                      "Counts number of jobs successful");
+    ty_metric_declare("training_operator_jobs_failed_total", TY_COUNTER,
+                      "Counts number of jobs failed");
+    ty_metric_declare("training_operator_jobs_restarted_total", TY_COUNTER,
+                      "Counts number of jobs restarted");
+}
+
+void jobs_metric_bump(const char *metric, const char *ns, const kf_kind *k)
+{
+    char labels[512];
+
+    snprintf(labels, sizeof(labels), "job_namespace=\"%s\",framework=\"%s\"", ns ? ns : "",
+             k->framework);
+    ty_metric_add(metric, labels, 1);
+}
