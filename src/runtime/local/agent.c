@@ -1,0 +1,497 @@
+/* agent.c - the node agent thread: the Node, the table of pods it runs,
+ * the watch that feeds it and the adoption of pods left by an earlier agent.
+ *
+ * One thread does everything, in rounds: take a batch of watch events (up to
+ * POLL_MS of waiting), reconcile the pods they touched, poll every pod's
+ * state.json, rewrite the hosts files of namespaces that changed, and now and
+ * then beat the Node's heartbeat and rescan the store (level-triggered: a
+ * missed event is repaired by the next rescan). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "runtime/local/agent.h"
+
+#define POLL_MS 100
+#define EVENT_BATCH 512
+#define HEARTBEAT_MS 10000
+#define RESYNC_MS 30000
+#define MAX_PODS 100000
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+/* ---- the pod table ---- */
+
+rt_pod *agent_find(rt_local *rt, const char *uid)
+{
+    for (size_t i = 0; i < rt->npods; i++)
+        if (!strcmp(rt->pods[i]->uid, uid))
+            return rt->pods[i];
+    return NULL;
+}
+
+static bool ip_taken(const rt_local *rt, const rt_pod *self)
+{
+    for (size_t i = 0; i < rt->npods; i++)
+        if (rt->pods[i] != self && !strcmp(rt->pods[i]->ip, self->ip))
+            return true;
+    return false;
+}
+
+/* 127.b.c.d with b >= 1 and d in 1..254: never 127.0.0.x (the host's own
+ * loopback names live there), never a .0 or .255 that tools may treat as a
+ * network or broadcast address. */
+static void alloc_ip(rt_local *rt, rt_pod *p)
+{
+    for (size_t tries = 0; tries < rt->npods + 1024; tries++) {
+        uint32_t a = rt->next_ip++;
+        if ((a & 0xff) == 0 || (a & 0xff) == 255 || ((a >> 16) & 0xff) == 0 ||
+            (a >> 24) != 127) {
+            if ((a >> 24) != 127)
+                rt->next_ip = 0x7f010001u;
+            continue;
+        }
+        snprintf(p->ip, sizeof(p->ip), "127.%u.%u.%u", (a >> 16) & 0xff, (a >> 8) & 0xff,
+                 a & 0xff);
+        if (!ip_taken(rt, p))
+            return;
+    }
+    p->ip[0] = '\0';
+}
+
+static int write_identity(rt_pod *p)
+{
+    char path[PATH_MAX + 16];
+    json_t *meta = json_pack("{s:s, s:s, s:s}", "uid", p->uid, "namespace", p->ns, "name",
+                             p->name);
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/meta.json", p->dir);
+    rc = rt_save_json(path, meta);
+    json_decref(meta);
+    snprintf(path, sizeof(path), "%s/ip", p->dir);
+    if (rc == 0)
+        rc = rt_write_atomic(path, p->ip, strlen(p->ip), 0644);
+    return rc;
+}
+
+static rt_pod *new_entry(rt_local *rt, const char *uid, const char *ns, const char *name)
+{
+    rt_pod *p;
+
+    if (rt->npods >= MAX_PODS || strlen(uid) >= sizeof(p->uid) || strchr(uid, '/') ||
+        !*uid || strlen(ns) >= sizeof(p->ns) || strlen(name) >= sizeof(p->name))
+        return NULL;
+    if (rt->npods == rt->cap) {
+        size_t cap = rt->cap ? rt->cap * 2 : 64;
+        rt_pod **v = realloc(rt->pods, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        rt->pods = v;
+        rt->cap = cap;
+    }
+    if (!(p = calloc(1, sizeof(*p))))
+        return NULL;
+    snprintf(p->uid, sizeof(p->uid), "%s", uid);
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    snprintf(p->dir, sizeof(p->dir), "%s/pods/%s", rt->data_dir, uid);
+    rt->pods[rt->npods++] = p;
+    return p;
+}
+
+rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *name)
+{
+    rt_pod *p = new_entry(rt, uid, ns, name);
+
+    if (!p)
+        return NULL;
+    alloc_ip(rt, p);
+    if (!*p->ip || rt_mkdirs(p->dir) < 0 || write_identity(p) < 0) {
+        ty_warn("runtime: cannot prepare %s for pod %s/%s: %s", p->dir, ns, name,
+                strerror(errno));
+        agent_remove(rt, p);
+        return NULL;
+    }
+    json_object_set_new(rt->dirty_ns, ns, json_true());
+    return p;
+}
+
+void agent_remove(rt_local *rt, rt_pod *p)
+{
+    for (size_t i = 0; i < rt->npods; i++) {
+        if (rt->pods[i] == p) {
+            rt->pods[i] = rt->pods[--rt->npods];
+            break;
+        }
+    }
+    json_decref(p->state);
+    free(p->state_text);
+    free(p);
+}
+
+/* ---- adoption: pod directories left by an earlier agent ---- */
+
+static void adopt(rt_local *rt)
+{
+    char path[PATH_MAX];
+    struct dirent *d;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "%s/pods", rt->data_dir);
+    if (!(dir = opendir(path)))
+        return;
+    while ((d = readdir(dir))) {
+        char meta_path[PATH_MAX + 300];
+        json_t *meta;
+        rt_pod *p;
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(meta_path, sizeof(meta_path), "%s/%s/meta.json", path, d->d_name);
+        meta = rt_load_json(meta_path);
+        if (!meta || strcmp(str(meta, "uid"), d->d_name) ||
+            !(p = new_entry(rt, d->d_name, str(meta, "namespace"), str(meta, "name")))) {
+            json_decref(meta);
+            continue; /* not ours or damaged: left alone */
+        }
+        json_decref(meta);
+        pod_load_adopted(rt, p);
+        if (!*p->ip || ip_taken(rt, p))
+            alloc_ip(rt, p);
+        json_object_set_new(rt->dirty, p->uid, json_pack("{s:s, s:s}", "ns", p->ns, "name",
+                                                         p->name));
+        json_object_set_new(rt->dirty_ns, p->ns, json_true());
+    }
+    closedir(dir);
+}
+
+/* ---- the watch ---- */
+
+static void mark_pod(rt_local *rt, const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *uid = str(meta, "uid");
+
+    if (!*uid)
+        return;
+    if (!agent_find(rt, uid) &&
+        strcmp(str(json_object_get(pod, "spec"), "nodeName"), rt->node_name))
+        return;
+    json_object_set_new(rt->dirty, uid, json_pack("{s:s, s:s}", "ns", str(meta, "namespace"),
+                                                  "name", str(meta, "name")));
+}
+
+static void apply_event(rt_local *rt, const store_event *ev)
+{
+    const json_t *obj = store_obj_json(ev->obj);
+    const char *ns = str(json_object_get(obj, "metadata"), "namespace");
+
+    if (!strcmp(ev->resource, "pods")) {
+        mark_pod(rt, obj);
+        json_object_set_new(rt->dirty_ns, ns, json_true());
+    } else if (!strcmp(ev->resource, "services")) {
+        json_object_set_new(rt->dirty_ns, ns, json_true());
+    } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED &&
+               !strcmp(str(json_object_get(obj, "metadata"), "name"), rt->node_name)) {
+        rt->next_beat_ms = 0; /* registers again */
+    }
+}
+
+static void reconcile_dirty(rt_local *rt)
+{
+    json_t *dirty = rt->dirty, *v;
+    const char *uid;
+
+    rt->dirty = json_object();
+    json_object_foreach(dirty, uid, v) {
+        rt_pod *p = agent_find(rt, uid);
+        store_obj *o;
+        if (p) {
+            pod_reconcile(rt, p);
+            continue;
+        }
+        o = store_get(rt->s, "pods", str(v, "ns"), str(v, "name"), NULL);
+        if (o && !strcmp(str(json_object_get(store_obj_json(o), "metadata"), "uid"), uid) &&
+            !strcmp(str(json_object_get(store_obj_json(o), "spec"), "nodeName"),
+                    rt->node_name))
+            pod_new_object(rt, store_obj_json(o));
+        store_obj_unref(o);
+    }
+    json_decref(dirty);
+}
+
+static bool on_this_node(const json_t *obj, void *arg)
+{
+    return !strcmp(str(json_object_get(obj, "spec"), "nodeName"), (const char *)arg);
+}
+
+/* Every pod bound here, and every entry, goes through reconcile. */
+static void resync(rt_local *rt)
+{
+    store_list_opts lo = {.filter = on_this_node, .filter_arg = rt->node_name};
+    store_list l;
+
+    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) == 0) {
+        for (size_t i = 0; i < l.n; i++)
+            mark_pod(rt, store_obj_json(l.items[i]));
+        store_list_free(&l);
+    }
+    for (size_t i = 0; i < rt->npods; i++)
+        json_object_set_new(rt->dirty, rt->pods[i]->uid,
+                            json_pack("{s:s, s:s}", "ns", rt->pods[i]->ns, "name",
+                                      rt->pods[i]->name));
+    rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
+}
+
+static void rewrite_hosts(rt_local *rt)
+{
+    json_t *dirty = rt->dirty_ns, *v;
+    const char *ns;
+
+    rt->dirty_ns = json_object();
+    json_object_foreach(dirty, ns, v)
+        for (size_t i = 0; i < rt->npods; i++)
+            if (!strcmp(rt->pods[i]->ns, ns) && !rt->pods[i]->killing)
+                pod_write_hosts(rt, rt->pods[i]);
+    json_decref(dirty);
+}
+
+static bool stopping(rt_local *rt)
+{
+    bool stop;
+    pthread_mutex_lock(&rt->mu);
+    stop = rt->stop;
+    pthread_mutex_unlock(&rt->mu);
+    return stop;
+}
+
+static void drop_watch(rt_local *rt)
+{
+    pthread_mutex_lock(&rt->mu);
+    store_watch_close(rt->w);
+    rt->w = NULL;
+    pthread_mutex_unlock(&rt->mu);
+}
+
+static void open_watch(rt_local *rt)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    pthread_mutex_lock(&rt->mu);
+    if (!rt->stop)
+        rt->w = store_watch_open(rt->s, NULL, NULL, store_current_rv(rt->s), &err);
+    pthread_mutex_unlock(&rt->mu);
+    ty_error_clear(&err);
+    if (rt->w)
+        resync(rt); /* after the watch opened: nothing falls between */
+}
+
+static void take_events(rt_local *rt)
+{
+    store_event ev;
+    ty_error err;
+    int64_t until = ty_now_ms() + POLL_MS;
+
+    ty_error_init(&err);
+    for (int i = 0; i < EVENT_BATCH; i++) {
+        int64_t left = until - ty_now_ms();
+        int rc = store_watch_next(rt->w, left > 0 ? (int)left : 0, &ev, &err);
+        if (rc < 0) {
+            drop_watch(rt); /* fell behind, or stopping: reopen + resync */
+            break;
+        }
+        if (rc == 0)
+            break;
+        apply_event(rt, &ev);
+        store_event_release(&ev);
+    }
+    ty_error_clear(&err);
+}
+
+static void housekeeping(rt_local *rt)
+{
+    int64_t now = ty_now_ms();
+    ty_error err;
+
+    if (now >= rt->next_beat_ms) {
+        ty_error_init(&err);
+        if (rt_node_heartbeat(rt->s, rt->node_name, &err) < 0) {
+            ty_error_clear(&err);
+            if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
+                ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
+        }
+        ty_error_clear(&err);
+        rt->next_beat_ms = now + HEARTBEAT_MS;
+    }
+    if (now >= rt->next_resync_ms)
+        resync(rt);
+}
+
+static void *agent_main(void *arg)
+{
+    rt_local *rt = arg;
+
+    while (!stopping(rt)) {
+        if (!rt->w) {
+            open_watch(rt);
+            if (!rt->w) {
+                usleep(POLL_MS * 1000);
+                continue;
+            }
+        }
+        take_events(rt);
+        reconcile_dirty(rt);
+        /* Backwards: pod_poll may remove the entry it is given. */
+        for (size_t i = rt->npods; i-- > 0;)
+            if (i < rt->npods)
+                pod_poll(rt, rt->pods[i]);
+        if (json_object_size(rt->dirty_ns))
+            rewrite_hosts(rt);
+        housekeeping(rt);
+    }
+    drop_watch(rt);
+    return NULL;
+}
+
+/* ---- start / stop ---- */
+
+static char *abs_path(const char *path)
+{
+    char buf[PATH_MAX];
+    return realpath(path, buf) ? strdup(buf) : NULL;
+}
+
+static char *find_shim(const char *exe)
+{
+    char buf[PATH_MAX];
+    const char *slash = strrchr(exe, '/');
+
+    snprintf(buf, sizeof(buf), "%.*s/libtybind.so", slash ? (int)(slash - exe) : 1,
+             slash ? exe : ".");
+    if (access(buf, R_OK) < 0) {
+        ty_warn("runtime: %s not found: pods bind wildcard addresses on the host", buf);
+        return NULL;
+    }
+    return strdup(buf);
+}
+
+/* Each data directory starts in its own 127.b.0.0/16, so that two servers on
+ * one machine rarely hand out the same addresses. */
+static uint32_t first_ip(const char *data_dir)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = data_dir; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    return 0x7f000001u | ((1 + h % 254) << 16);
+}
+
+static int backoff_base(const rt_local_opts *o)
+{
+    const char *env = getenv("TY_RESTART_BACKOFF_MS");
+    long v;
+
+    if (o->restart_backoff_ms > 0)
+        return o->restart_backoff_ms;
+    v = env ? strtol(env, NULL, 10) : 0;
+    return v > 0 && v <= RT_MAX_BACKOFF_MS ? (int)v : RT_DEFAULT_BACKOFF_MS;
+}
+
+static void free_rt(rt_local *rt)
+{
+    while (rt->npods)
+        agent_remove(rt, rt->pods[rt->npods - 1]);
+    free(rt->pods);
+    json_decref(rt->dirty);
+    json_decref(rt->dirty_ns);
+    free(rt->data_dir);
+    free(rt->node_name);
+    free(rt->self_exe);
+    free(rt->shim);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt);
+}
+
+static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
+{
+    char host[256] = "localhost";
+
+    if (!o || !o->data_dir)
+        return ty_seterr(err, TY_EINVALID, "runtime: no data directory");
+    rt_mkdirs(o->data_dir);
+    gethostname(host, sizeof(host) - 1);
+    rt->data_dir = abs_path(o->data_dir);
+    rt->node_name = strdup(o->node_name && *o->node_name ? o->node_name : host);
+    rt->self_exe = abs_path(o->self_exe ? o->self_exe : "/proc/self/exe");
+    if (!rt->data_dir || !rt->node_name || !rt->self_exe)
+        return ty_seterr(err, TY_EINVALID, "runtime: bad data directory or trainyard binary: %s",
+                         strerror(errno));
+    rt->shim = find_shim(rt->self_exe);
+    rt->ngpus = o->fake_gpus >= 0 ? o->fake_gpus : rt_detect_gpus();
+    if (rt->ngpus > RT_MAX_GPUS)
+        rt->ngpus = RT_MAX_GPUS;
+    rt->backoff_ms = backoff_base(o);
+    snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
+    rt->next_ip = first_ip(rt->data_dir);
+    return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
+}
+
+rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
+{
+    rt_local *rt = calloc(1, sizeof(*rt));
+
+    if (!rt) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    rt->s = s;
+    pthread_mutex_init(&rt->mu, NULL);
+    rt->dirty = json_object();
+    rt->dirty_ns = json_object();
+    if (init_rt(rt, o, err) < 0)
+        goto error;
+    /* The supervisors are not our children; no SIGCHLD of theirs reaches us,
+     * but the short-lived middle process of the double fork is reaped. */
+    adopt(rt);
+    rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
+    if (pthread_create(&rt->thread, NULL, agent_main, rt) != 0) {
+        ty_seterr(err, TY_EINTERNAL, "runtime: cannot start the agent thread");
+        goto error;
+    }
+    ty_info("runtime: node %s, %d GPU(s), %zu pod(s) adopted", rt->node_name, rt->ngpus,
+            rt->npods);
+    return rt;
+error:
+    free_rt(rt);
+    return NULL;
+}
+
+void rt_local_stop(rt_local *rt)
+{
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->mu);
+    rt->stop = true;
+    if (rt->w)
+        store_watch_cancel(rt->w);
+    pthread_mutex_unlock(&rt->mu);
+    pthread_join(rt->thread, NULL);
+    free_rt(rt);
+}
+
+const char *rt_local_node_name(const rt_local *rt)
+{
+    return rt->node_name;
+}

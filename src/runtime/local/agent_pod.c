@@ -1,0 +1,593 @@
+/* agent_pod.c - one pod in the agent: start (finalizer, GPUs, spec.json,
+ * supervisor), status from state.json, termination and clean-up.
+ *
+ * Every step is level-triggered: it looks at the pod object and the pod
+ * directory as they are, so it can be repeated after a failure or a restart
+ * of the server. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "controller/events.h"
+#include "runtime/local/agent.h"
+
+#define RETRY_MS 2000
+#define FORCE_EXTRA_S 15 /* beyond the grace period before the agent kills everything */
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static bool has_finalizer(const json_t *pod)
+{
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), RT_FINALIZER))
+            return true;
+    return false;
+}
+
+static bool same_uid(const json_t *pod, const char *uid)
+{
+    return !strcmp(str(json_object_get(pod, "metadata"), "uid"), uid);
+}
+
+/* The pod object if it is still this entry's pod (caller unrefs). */
+static store_obj *current(rt_local *rt, const rt_pod *p)
+{
+    store_obj *o = store_get(rt->s, "pods", p->ns, p->name, NULL);
+
+    if (o && !same_uid(store_obj_json(o), p->uid)) {
+        store_obj_unref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- store edits ---- */
+
+typedef struct pod_edit {
+    const char *uid;
+    bool add;            /* finalizer: add or remove */
+    json_t *status;      /* set_status: replace status with this (borrowed) */
+    const rt_pod *p;
+} pod_edit;
+
+static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
+{
+    pod_edit *e = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *fins = json_object_get(meta, "finalizers");
+
+    if (!same_uid(obj, e->uid))
+        return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
+    if (e->add) {
+        if (json_object_get(meta, "deletionTimestamp"))
+            return ty_seterr(err, TY_ECONFLICT, "pod is being deleted");
+        if (has_finalizer(obj))
+            return 0;
+        if (!json_is_array(fins)) {
+            fins = json_array();
+            json_object_set_new(meta, "finalizers", fins);
+        }
+        json_array_append_new(fins, json_string(RT_FINALIZER));
+        return 0;
+    }
+    for (size_t i = json_array_size(fins); i-- > 0;)
+        if (!strcmp(json_string_value(json_array_get(fins, i)) ? json_string_value(json_array_get(fins, i)) : "",
+                    RT_FINALIZER))
+            json_array_remove(fins, i);
+    if (fins && !json_array_size(fins))
+        json_object_del(meta, "finalizers");
+    return 0;
+}
+
+static int set_finalizer(rt_local *rt, const char *ns, const char *name, const char *uid,
+                         bool add, ty_error *err)
+{
+    pod_edit e = {.uid = uid, .add = add};
+    store_obj *o = store_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, err);
+
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}
+
+static int edit_status(json_t *obj, void *arg, ty_error *err)
+{
+    pod_edit *e = arg;
+    const rt_pod *p = e->p;
+
+    if (!same_uid(obj, p->uid))
+        return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
+    json_object_set_new(obj, "status",
+                        rt_pod_status(obj, p->state, p->ip, "127.0.0.1",
+                                      *p->wait_reason ? p->wait_reason : NULL, p->wait_msg));
+    return 0;
+}
+
+static void write_status(rt_local *rt, rt_pod *p)
+{
+    pod_edit e = {.p = p};
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, &err);
+    if (!o && err.code != TY_ENOTFOUND)
+        ty_warn("runtime: status of pod %s/%s: %s", p->ns, p->name, err.text);
+    store_obj_unref(o);
+    ty_error_clear(&err);
+}
+
+/* ---- starting ---- */
+
+static void path_in(const rt_pod *p, const char *file, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", p->dir, file);
+}
+
+/* Lowest free GPUs; false when there are not enough. */
+static bool take_gpus(rt_local *rt, rt_pod *p, int need)
+{
+    uint64_t got = 0;
+    int n = 0;
+
+    if (need <= 0 || p->gpus)
+        return true;
+    for (int i = 0; i < rt->ngpus && n < need; i++) {
+        if (!(rt->gpu_used & (1ull << i))) {
+            got |= 1ull << i;
+            n++;
+        }
+    }
+    if (n < need)
+        return false;
+    p->gpus = got;
+    rt->gpu_used |= got;
+    return true;
+}
+
+static void release_gpus(rt_local *rt, rt_pod *p)
+{
+    rt->gpu_used &= ~p->gpus;
+    p->gpus = 0;
+}
+
+/* fork, setsid, fork again: the supervisor is nobody's child in the server
+ * and in a session of its own, so it survives the server and its signals. */
+static pid_t spawn_supervisor(rt_local *rt, rt_pod *p)
+{
+    char logpath[PATH_MAX + 32];
+    char *argv[] = {rt->self_exe, "supervise", "--pod-dir", p->dir, NULL};
+    int logfd, nul, pfd[2];
+    pid_t mid, pid = -1;
+    sigset_t block;
+
+    path_in(p, "supervisor.log", logpath, sizeof(logpath));
+    logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (logfd < 0 || nul < 0 || pipe2(pfd, O_CLOEXEC) < 0)
+        goto out;
+    /* SIGTERM stays pending until the supervisor has its signalfd. */
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGCHLD);
+    mid = fork();
+    if (mid == 0) {
+        pid_t sup;
+        setsid();
+        sup = fork();
+        if (sup == 0) {
+            sigprocmask(SIG_SETMASK, &block, NULL);
+            dup2(nul, 0);
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        (void)!write(pfd[1], &sup, sizeof(sup));
+        _exit(0);
+    }
+    close(pfd[1]);
+    if (mid > 0) {
+        waitpid(mid, NULL, 0);
+        if (read(pfd[0], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+            pid = -1;
+    }
+    close(pfd[0]);
+out:
+    if (logfd >= 0)
+        close(logfd);
+    if (nul >= 0)
+        close(nul);
+    return pid;
+}
+
+static void wait_for(rt_local *rt, rt_pod *p, const json_t *pod, const char *reason,
+                     const char *msg)
+{
+    bool news = strcmp(p->wait_msg, msg) != 0;
+
+    snprintf(p->wait_reason, sizeof(p->wait_reason), "%s", reason);
+    snprintf(p->wait_msg, sizeof(p->wait_msg), "%s", msg);
+    p->retry_at_ms = ty_now_ms() + RETRY_MS;
+    if (news)
+        ty_event(rt->s, pod, "Warning", "Failed", RT_COMPONENT, "Error: %s", msg);
+    write_status(rt, p);
+}
+
+static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
+{
+    rt_prep prep = {.data_dir = rt->data_dir, .pod_dir = p->dir, .node_name = rt->node_name,
+                    .shim = rt->shim, .gpus = p->gpus, .backoff_ms = rt->backoff_ms};
+    char path[PATH_MAX + 16];
+    json_t *spec;
+    int rc;
+
+    snprintf(prep.pod_ip, sizeof(prep.pod_ip), "%s", p->ip);
+    snprintf(prep.host_ip, sizeof(prep.host_ip), "%s", rt->host_ip);
+    if (!(spec = rt_build_spec(rt->s, pod, &prep, err)))
+        return -1;
+    path_in(p, "spec.json", path, sizeof(path));
+    rc = rt_save_json(path, spec);
+    json_decref(spec);
+    if (rc < 0)
+        return ty_seterr(err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
+{
+    char path[PATH_MAX + 16], pidtext[32];
+    ty_error err;
+
+    ty_error_init(&err);
+    if (set_finalizer(rt, p->ns, p->name, p->uid, true, &err) < 0) {
+        p->retry_at_ms = ty_now_ms() + RETRY_MS;
+        goto out; /* being deleted or gone: reconcile sees it next */
+    }
+    if (!take_gpus(rt, p, rt_pod_gpu_request(pod))) {
+        snprintf(path, sizeof(path), "not enough free nvidia.com/gpu on node %s for %d",
+                 rt->node_name, rt_pod_gpu_request(pod));
+        wait_for(rt, p, pod, "UnexpectedAdmissionError", path);
+        goto out;
+    }
+    pod_write_hosts(rt, p);
+    if (write_spec(rt, p, pod, &err) < 0) {
+        wait_for(rt, p, pod, "CreateContainerConfigError", err.text);
+        goto out;
+    }
+    p->sup = spawn_supervisor(rt, p);
+    if (p->sup <= 0) {
+        wait_for(rt, p, pod, "CreateContainerError", "cannot start the pod supervisor");
+        goto out;
+    }
+    snprintf(pidtext, sizeof(pidtext), "%d\n", (int)p->sup);
+    path_in(p, "supervisor.pid", path, sizeof(path));
+    if (rt_write_atomic(path, pidtext, strlen(pidtext), 0644) < 0)
+        ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    p->started = true;
+    p->wait_reason[0] = p->wait_msg[0] = '\0';
+    write_status(rt, p);
+out:
+    ty_error_clear(&err);
+}
+
+/* ---- termination ---- */
+
+/* deletionGracePeriodSeconds when the store records one above zero (it
+ * writes 0 for every deletion today), else the pod's own grace period. */
+static long grace_of(const json_t *pod)
+{
+    const json_t *d = json_object_get(json_object_get(pod, "metadata"),
+                                      "deletionGracePeriodSeconds");
+    const json_t *g = json_object_get(json_object_get(pod, "spec"),
+                                      "terminationGracePeriodSeconds");
+
+    if (json_is_integer(d) && json_integer_value(d) > 0)
+        return (long)json_integer_value(d);
+    return json_is_integer(g) && json_integer_value(g) >= 0 ? (long)json_integer_value(g) : 30;
+}
+
+static void kill_groups(const rt_pod *p)
+{
+    const char *lists[] = {"initContainers", "containers"};
+    size_t i;
+    json_t *c;
+
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(p->state, lists[l]), i, c) {
+            json_int_t pid = json_integer_value(json_object_get(c, "pid"));
+            if (pid > 1)
+                kill(-(pid_t)pid, SIGKILL);
+        }
+}
+
+static void begin_kill(rt_local *rt, rt_pod *p, const json_t *pod)
+{
+    long grace = pod ? grace_of(pod) : 30;
+    char path[PATH_MAX + 16], text[64];
+    size_t i;
+    json_t *c;
+
+    if (p->killing)
+        return;
+    p->killing = true;
+    if (!p->started || p->finished)
+        return;
+    json_array_foreach(json_object_get(p->state, "containers"), i, c)
+        if (pod && !strcmp(str(c, "state"), "running"))
+            ty_event(rt->s, pod, "Normal", "Killing", RT_COMPONENT, "Stopping container %s",
+                     str(c, "name"));
+    /* The supervisor reads the grace period of this deletion from stop.json. */
+    snprintf(text, sizeof(text), "{\"gracePeriodSeconds\":%ld}", grace);
+    path_in(p, "stop.json", path, sizeof(path));
+    rt_write_atomic(path, text, strlen(text), 0644);
+    p->force_at_ms = ty_now_ms() + (grace + FORCE_EXTRA_S) * 1000;
+    kill(p->sup, SIGTERM);
+}
+
+/* The end of an entry: the finalizer goes (the store then removes the pod),
+ * GPUs and the address are freed, the directory removed. Logs stay. */
+static bool finalize(rt_local *rt, rt_pod *p)
+{
+    store_obj *o = current(rt, p);
+    ty_error err;
+
+    ty_error_init(&err);
+    if (o && has_finalizer(store_obj_json(o)) &&
+        set_finalizer(rt, p->ns, p->name, p->uid, false, &err) < 0 &&
+        err.code != TY_ENOTFOUND) {
+        ty_warn("runtime: cannot release pod %s/%s: %s", p->ns, p->name, err.text);
+        ty_error_clear(&err);
+        store_obj_unref(o);
+        return false; /* retried at the next poll */
+    }
+    store_obj_unref(o);
+    release_gpus(rt, p);
+    rt_remove_tree(p->dir);
+    json_object_set_new(rt->dirty_ns, p->ns, json_true());
+    agent_remove(rt, p);
+    return true;
+}
+
+/* ---- observation ---- */
+
+/* The supervisor died before the pod finished (killed, crashed): whatever it
+ * left running is stopped and the pod reported Failed. */
+static void supervisor_lost(rt_pod *p)
+{
+    const char *lists[] = {"initContainers", "containers"};
+    char now[32];
+    size_t i;
+    json_t *c;
+
+    kill_groups(p);
+    if (!p->state)
+        p->state = json_pack("{s:s, s:[], s:[]}", "phase", "Pending", "initContainers",
+                             "containers");
+    rt_now_sec(now, sizeof(now));
+    json_object_set_new(p->state, "phase", json_string("Failed"));
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(p->state, lists[l]), i, c) {
+            if (!strcmp(str(c, "state"), "terminated"))
+                continue;
+            json_object_set_new(c, "state", json_string("terminated"));
+            json_object_set_new(c, "reason", json_string("Error"));
+            json_object_set_new(c, "message", json_string("the pod's supervisor exited"));
+            json_object_set_new(c, "exitCode", json_integer(137));
+            json_object_set_new(c, "finishedAt", json_string(now));
+        }
+}
+
+/* Reads state.json; reports when it changed. */
+static void observe(rt_local *rt, rt_pod *p)
+{
+    char path[PATH_MAX + 16];
+    char *text;
+    json_t *st;
+    store_obj *o;
+
+    path_in(p, "state.json", path, sizeof(path));
+    text = rt_read_file(path, RT_MAX_FILE, NULL);
+    if (!text || (p->state_text && !strcmp(text, p->state_text)) ||
+        !(st = json_loads(text, 0, NULL))) {
+        free(text);
+        return;
+    }
+    if ((o = current(rt, p))) {
+        rt_state_events(rt->s, store_obj_json(o), p->state, st);
+        store_obj_unref(o);
+    }
+    json_decref(p->state);
+    p->state = st;
+    free(p->state_text);
+    p->state_text = text;
+    write_status(rt, p);
+}
+
+static bool state_final(const rt_pod *p)
+{
+    const char *ph = str(p->state, "phase");
+    return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
+}
+
+void pod_poll(rt_local *rt, rt_pod *p)
+{
+    if (p->started && !p->finished) {
+        bool alive = rt_pid_alive(p->sup, p->strict ? p->dir : NULL);
+        observe(rt, p);
+        if (!alive) {
+            p->finished = true;
+            observe(rt, p); /* what it wrote last */
+            if (!state_final(p) && !p->killing) {
+                supervisor_lost(p);
+                free(p->state_text);
+                p->state_text = NULL;
+                write_status(rt, p);
+            }
+        }
+        if (state_final(p) || p->finished)
+            release_gpus(rt, p);
+    }
+    if (p->killing) {
+        if (!p->started || p->finished) {
+            finalize(rt, p);
+            return;
+        }
+        if (ty_now_ms() >= p->force_at_ms) {
+            kill(p->sup, SIGKILL);
+            kill_groups(p);
+        }
+        return;
+    }
+    if (!p->started && ty_now_ms() >= p->retry_at_ms)
+        pod_reconcile(rt, p);
+}
+
+/* ---- entry points from agent.c ---- */
+
+void pod_reconcile(rt_local *rt, rt_pod *p)
+{
+    store_obj *o = current(rt, p);
+    const json_t *pod = o ? store_obj_json(o) : NULL;
+
+    if (!pod) {
+        p->gone = true;
+        begin_kill(rt, p, NULL);
+    } else if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) {
+        begin_kill(rt, p, pod);
+    } else if (!p->started && !p->killing && ty_now_ms() >= p->retry_at_ms) {
+        try_start(rt, p, pod);
+    }
+    store_obj_unref(o);
+}
+
+static int edit_lost(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *st = json_object_get(obj, "status");
+
+    (void)err;
+    if (!same_uid(obj, arg))
+        return 0;
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(obj, "status", st);
+    }
+    json_object_set_new(st, "phase", json_string("Failed"));
+    json_object_set_new(st, "reason", json_string("Lost"));
+    json_object_set_new(st, "message",
+                        json_string("the pod's processes and state were lost on this node"));
+    return 0;
+}
+
+void pod_new_object(rt_local *rt, const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *uid = str(meta, "uid"), *ns = str(meta, "namespace"), *name = str(meta, "name");
+    const char *phase = str(json_object_get(pod, "status"), "phase");
+    ty_error err;
+    rt_pod *p;
+
+    ty_error_init(&err);
+    if (json_object_get(meta, "deletionTimestamp")) {
+        /* Nothing of it runs here: let it go. */
+        if (has_finalizer(pod))
+            set_finalizer(rt, ns, name, uid, false, &err);
+    } else if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")) {
+        /* finished before; nothing to run */
+    } else if (has_finalizer(pod)) {
+        /* We ran it once, but its directory is gone: say so, do not rerun. */
+        store_obj_unref(store_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, &err));
+    } else if ((p = agent_add(rt, uid, ns, name))) {
+        pod_reconcile(rt, p);
+    }
+    ty_error_clear(&err);
+}
+
+void pod_write_hosts(rt_local *rt, rt_pod *p)
+{
+    char path[PATH_MAX + 16];
+    json_t *ips = json_object();
+    char *text, *old;
+
+    for (size_t i = 0; i < rt->npods; i++)
+        if (!rt->pods[i]->killing && !strcmp(rt->pods[i]->ns, p->ns))
+            json_object_set_new(ips, rt->pods[i]->uid, json_string(rt->pods[i]->ip));
+    text = rt_hosts_text(rt->s, p->ns, p->ip, ips);
+    json_decref(ips);
+    path_in(p, "hosts", path, sizeof(path));
+    old = rt_read_file(path, RT_MAX_FILE, NULL);
+    if (!old || strcmp(old, text))
+        if (rt_write_inplace(path, text, strlen(text)) < 0)
+            ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    free(old);
+    free(text);
+}
+
+static uint64_t parse_gpus(const char *s)
+{
+    uint64_t mask = 0;
+
+    while (s && *s) {
+        char *end;
+        long i = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        if (i >= 0 && i < RT_MAX_GPUS)
+            mask |= 1ull << i;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return mask;
+}
+
+int pod_load_adopted(rt_local *rt, rt_pod *p)
+{
+    char path[PATH_MAX + 16], *text;
+    json_t *spec;
+
+    path_in(p, "ip", path, sizeof(path));
+    if ((text = rt_read_file(path, 64, NULL))) {
+        text[strcspn(text, "\n")] = '\0';
+        if (!strncmp(text, "127.", 4) && strlen(text) < sizeof(p->ip))
+            snprintf(p->ip, sizeof(p->ip), "%s", text);
+        free(text);
+    }
+    path_in(p, "spec.json", path, sizeof(path));
+    spec = rt_load_json(path);
+    path_in(p, "supervisor.pid", path, sizeof(path));
+    text = spec ? rt_read_file(path, 64, NULL) : NULL;
+    if (text) {
+        p->sup = (pid_t)strtol(text, NULL, 10);
+        p->started = p->sup > 0;
+        p->strict = true;
+        p->gpus = parse_gpus(str(spec, "gpus"));
+        rt->gpu_used |= p->gpus;
+        p->finished = p->started && !rt_pid_alive(p->sup, p->dir);
+        if (p->finished) {
+            observe(rt, p); /* exits that happened while the server was down */
+            if (!state_final(p)) {
+                supervisor_lost(p);
+                write_status(rt, p);
+            }
+        }
+    }
+    free(text);
+    json_decref(spec);
+    return 0;
+}

@@ -1,0 +1,225 @@
+/* node.c - this machine as a Node object: capacity, GPUs, heartbeat. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "runtime/local/rt_internal.h"
+
+/* NVML is loaded at run time so that the binary needs no NVIDIA package; only
+ * these three entry points are used (return 0 = NVML_SUCCESS). */
+typedef int (*nvml_init_fn)(void);
+typedef int (*nvml_count_fn)(unsigned int *count);
+typedef int (*nvml_shutdown_fn)(void);
+
+static int gpus_from_nvml(void)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    nvml_init_fn init;
+    nvml_count_fn count;
+    nvml_shutdown_fn shutdown;
+    unsigned int n = 0;
+    int rc = -1;
+
+    if (!h)
+        return -1;
+    init = (nvml_init_fn)dlsym(h, "nvmlInit_v2");
+    count = (nvml_count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
+    shutdown = (nvml_shutdown_fn)dlsym(h, "nvmlShutdown");
+    if (init && count && init() == 0) {
+        if (count(&n) == 0 && n <= RT_MAX_GPUS)
+            rc = (int)n;
+        if (shutdown)
+            shutdown();
+    }
+    dlclose(h);
+    return rc;
+}
+
+static int gpus_from_smi(void)
+{
+    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
+    char line[512];
+    int n = 0;
+
+    if (!p)
+        return -1;
+    while (fgets(line, sizeof(line), p))
+        if (!strncmp(line, "GPU ", 4))
+            n++;
+    if (pclose(p) != 0)
+        return -1;
+    return n > RT_MAX_GPUS ? RT_MAX_GPUS : n;
+}
+
+int rt_detect_gpus(void)
+{
+    int n = gpus_from_nvml();
+
+    if (n < 0)
+        n = gpus_from_smi();
+    return n < 0 ? 0 : n;
+}
+
+static long long mem_total_kib(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    char line[256];
+    long long kib = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemTotal: %lld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+static void os_image(char *buf, size_t len)
+{
+    FILE *f = fopen("/etc/os-release", "re");
+    char line[512];
+
+    snprintf(buf, len, "Linux");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *v;
+        if (strncmp(line, "PRETTY_NAME=", 12))
+            continue;
+        v = line + 12;
+        v[strcspn(v, "\n")] = '\0';
+        if (*v == '"') {
+            v++;
+            v[strcspn(v, "\"")] = '\0';
+        }
+        snprintf(buf, len, "%s", v);
+        break;
+    }
+    fclose(f);
+}
+
+static const char *go_arch(const char *machine)
+{
+    if (!strcmp(machine, "x86_64"))
+        return "amd64";
+    if (!strcmp(machine, "aarch64"))
+        return "arm64";
+    return machine;
+}
+
+static json_t *node_status(const char *name, int gpus)
+{
+    char cpu[16], mem[32], img[256], now[32];
+    struct utsname u;
+    json_t *cap;
+
+    snprintf(cpu, sizeof(cpu), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    snprintf(mem, sizeof(mem), "%lldKi", mem_total_kib());
+    os_image(img, sizeof(img));
+    rt_now_sec(now, sizeof(now));
+    if (uname(&u) < 0)
+        memset(&u, 0, sizeof(u));
+    cap = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", mem, "pods", "110");
+    if (gpus > 0) {
+        char g[16];
+        snprintf(g, sizeof(g), "%d", gpus);
+        json_object_set_new(cap, "nvidia.com/gpu", json_string(g));
+    }
+    return json_pack(
+        "{s:o, s:O, s:[{s:s, s:s, s:s, s:s, s:s, s:s}], s:[{s:s, s:s}, {s:s, s:s}],"
+        " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:{s:i}}}",
+        "capacity", json_deep_copy(cap), "allocatable", cap,
+        "conditions", "type", "Ready", "status", "True", "reason", "KubeletReady",
+        "message", "trainyard local runtime is posting ready status",
+        "lastHeartbeatTime", now, "lastTransitionTime", now,
+        "addresses", "type", "InternalIP", "address", "127.0.0.1", "type", "Hostname",
+        "address", name,
+        "nodeInfo", "kernelVersion", u.release, "osImage", img, "containerRuntimeVersion",
+        "trainyard-local://0.1", "kubeletVersion", "v1.32.0-trainyard", "kubeProxyVersion",
+        "", "architecture", go_arch(u.machine), "operatingSystem", "linux", "machineID", "",
+        "systemUUID", "", "bootID", "",
+        "daemonEndpoints", "kubeletEndpoint", "Port", 0);
+}
+
+static int set_node(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *fresh = arg, *meta = json_object_get(obj, "metadata");
+    json_t *labels = json_object_get(meta, "labels");
+
+    (void)err;
+    if (!json_is_object(labels)) {
+        labels = json_object();
+        json_object_set_new(meta, "labels", labels);
+    }
+    json_object_update(labels, json_object_get(json_object_get(fresh, "metadata"), "labels"));
+    json_object_set(obj, "status", json_object_get(fresh, "status"));
+    return 0;
+}
+
+int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err)
+{
+    json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{}, s:o}",
+                             "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
+                             "labels", "kubernetes.io/hostname", name, "kubernetes.io/os",
+                             "linux", "kubernetes.io/arch", "amd64",
+                             "trainyard.io/runtime", "local",
+                             "spec", "status", node_status(name, gpus));
+    store_obj *o;
+    struct utsname u;
+
+    if (!node)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    if (uname(&u) == 0)
+        json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
+                            "kubernetes.io/arch", json_string(go_arch(u.machine)));
+    o = store_mutate(s, "nodes", "", name, set_node, node, err);
+    if (!o && err && err->code == TY_ENOTFOUND) {
+        ty_error_clear(err);
+        o = store_create(s, "nodes", "", node, err);
+    }
+    json_decref(node);
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}
+
+static int beat(json_t *obj, void *arg, ty_error *err)
+{
+    const char *now = arg;
+    size_t i;
+    json_t *c;
+
+    (void)err;
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        if (type && !strcmp(type, "Ready")) {
+            const char *st = json_string_value(json_object_get(c, "status"));
+            if (!st || strcmp(st, "True")) {
+                json_object_set_new(c, "status", json_string("True"));
+                json_object_set_new(c, "reason", json_string("KubeletReady"));
+                json_object_set_new(c, "lastTransitionTime", json_string(now));
+            }
+            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
+        }
+    }
+    return 0;
+}
+
+int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err)
+{
+    char now[32];
+    store_obj *o;
+
+    rt_now_sec(now, sizeof(now));
+    o = store_mutate(s, "nodes", "", name, beat, now, err);
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}

@@ -1,0 +1,591 @@
+/* podspec.c - turns a Pod into what its supervisor runs (spec.json).
+ *
+ * Everything that needs the store is resolved here, in the agent, so that the
+ * supervisor never talks to the server: environment values from fieldRef,
+ * ConfigMaps and Secrets, and the files of ConfigMap / Secret volumes, which
+ * are written under the pod directory and bind-mounted by the supervisor. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "runtime/local/rt_internal.h"
+
+#define MAX_ENV_VALUE (1u << 20)
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* ---- base64 (Secret data) ---- */
+
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Decodes into a new buffer (caller frees); *len gets the size. */
+static char *b64_decode(const char *in, size_t *len)
+{
+    size_t n = strlen(in), o = 0;
+    char *out = malloc(n / 4 * 3 + 4);
+    unsigned acc = 0;
+    int bits = 0;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value(in[i]);
+        if (v < 0)
+            continue; /* padding and line breaks */
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = '\0';
+    *len = o;
+    return out;
+}
+
+/* ---- lookups ---- */
+
+typedef struct spec_ctx {
+    ty_store *s;
+    const json_t *pod;
+    const rt_prep *p;
+    const char *ns;
+    ty_error *err;
+} spec_ctx;
+
+/* The data map of a ConfigMap or Secret; *missing tells absence apart. */
+static json_t *source_data(spec_ctx *c, const char *res, const char *name, bool *missing)
+{
+    store_obj *o = name ? store_get(c->s, res, c->ns, name, NULL) : NULL;
+    json_t *data = json_object(), *src;
+    const char *k;
+    json_t *v;
+
+    *missing = !o;
+    if (!o)
+        return data;
+    src = json_object_get(store_obj_json(o), "data");
+    json_object_foreach(src, k, v) {
+        const char *sv = json_string_value(v);
+        if (!sv)
+            continue;
+        if (!strcmp(res, "secrets")) {
+            size_t n;
+            char *dec = b64_decode(sv, &n);
+            if (dec)
+                json_object_set_new(data, k, json_stringn_nocheck(dec, n));
+            free(dec);
+        } else {
+            json_object_set_new(data, k, json_string_nocheck(sv));
+        }
+    }
+    /* binaryData of a ConfigMap is base64 like a Secret's data. */
+    json_object_foreach(json_object_get(store_obj_json(o), "binaryData"), k, v) {
+        size_t n;
+        char *dec = json_string_value(v) ? b64_decode(json_string_value(v), &n) : NULL;
+        if (dec)
+            json_object_set_new(data, k, json_stringn_nocheck(dec, n));
+        free(dec);
+    }
+    store_obj_unref(o);
+    return data;
+}
+
+/* One value from a ConfigMap / Secret key reference. 1 = set *out (caller
+ * frees), 0 = optional and absent, -1 = cannot start (err). */
+static int key_ref(spec_ctx *c, const json_t *ref, const char *res, const char *kind,
+                   char **out)
+{
+    const char *name = str(ref, "name"), *key = str(ref, "key");
+    bool optional = json_is_true(json_object_get(ref, "optional")), missing;
+    json_t *data = source_data(c, res, name, &missing);
+    json_t *v = key ? json_object_get(data, key) : NULL;
+    int rc = 0;
+
+    if (v) {
+        *out = strndup(json_string_value(v), json_string_length(v));
+        rc = *out ? 1 : -1;
+    } else if (!optional) {
+        if (missing)
+            ty_seterr(c->err, TY_ENOTFOUND, "%s \"%s\" not found", kind, name ? name : "");
+        else
+            ty_seterr(c->err, TY_ENOTFOUND, "couldn't find key %s in %s %s/%s",
+                      key ? key : "", kind, c->ns, name);
+        rc = -1;
+    }
+    json_decref(data);
+    return rc;
+}
+
+/* metadata.labels['x'] / metadata.annotations['x'] */
+static const char *bracket_field(const json_t *meta, const char *path, const char *map)
+{
+    size_t n = strlen(map);
+    char key[320];
+    const char *p = path + n, *end;
+
+    if (strncmp(path, map, n) || strncmp(p, "['", 2))
+        return NULL;
+    p += 2;
+    end = strstr(p, "']");
+    if (!end || (size_t)(end - p) >= sizeof(key))
+        return NULL;
+    memcpy(key, p, (size_t)(end - p));
+    key[end - p] = '\0';
+    return str(json_object_get(meta, map + strlen("metadata.")), key);
+}
+
+static const char *field_ref(spec_ctx *c, const char *path)
+{
+    const json_t *meta = json_object_get(c->pod, "metadata");
+    const json_t *spec = json_object_get(c->pod, "spec");
+    const char *v;
+
+    if (!path)
+        return NULL;
+    if (!strcmp(path, "metadata.name"))
+        return str(meta, "name");
+    if (!strcmp(path, "metadata.namespace"))
+        return c->ns;
+    if (!strcmp(path, "metadata.uid"))
+        return str(meta, "uid");
+    if (!strcmp(path, "spec.nodeName"))
+        return c->p->node_name;
+    if (!strcmp(path, "spec.serviceAccountName"))
+        return str(spec, "serviceAccountName");
+    if (!strcmp(path, "status.podIP") || !strcmp(path, "status.podIPs"))
+        return c->p->pod_ip;
+    if (!strcmp(path, "status.hostIP") || !strcmp(path, "status.hostIPs"))
+        return c->p->host_ip;
+    if ((v = bracket_field(meta, path, "metadata.labels")))
+        return v;
+    return bracket_field(meta, path, "metadata.annotations");
+}
+
+/* ---- $(VAR) expansion, as the kubelet does it ---- */
+
+/* $(NAME) becomes NAME's value when defined so far, else stays as written;
+ * $$ is a literal $. */
+static char *expand(const char *in, const json_t *env)
+{
+    ty_buf b = {0};
+
+    for (const char *p = in; *p;) {
+        if (p[0] == '$' && p[1] == '$') {
+            ty_buf_append(&b, "$", 1);
+            p += 2;
+        } else if (p[0] == '$' && p[1] == '(') {
+            const char *end = strchr(p + 2, ')');
+            char name[256];
+            const char *v = NULL;
+            if (end && (size_t)(end - p - 2) < sizeof(name)) {
+                memcpy(name, p + 2, (size_t)(end - p - 2));
+                name[end - p - 2] = '\0';
+                v = json_string_value(json_object_get(env, name));
+            }
+            if (v) {
+                ty_buf_puts(&b, v);
+                p = end + 1;
+            } else {
+                ty_buf_append(&b, p, 2);
+                p += 2;
+            }
+        } else {
+            ty_buf_append(&b, p, 1);
+            p++;
+        }
+        if (b.len > MAX_ENV_VALUE)
+            break;
+    }
+    return ty_buf_steal(&b, NULL);
+}
+
+/* ---- environment ---- */
+
+static int env_from(spec_ctx *c, const json_t *ct, json_t *env)
+{
+    size_t i;
+    json_t *src;
+
+    json_array_foreach(json_object_get(ct, "envFrom"), i, src) {
+        const json_t *cm = json_object_get(src, "configMapRef");
+        const json_t *sec = json_object_get(src, "secretRef");
+        const json_t *ref = cm ? cm : sec;
+        const char *prefix = str(src, "prefix"), *k;
+        bool missing;
+        json_t *data, *v;
+
+        if (!ref)
+            continue;
+        data = source_data(c, cm ? "configmaps" : "secrets", str(ref, "name"), &missing);
+        if (missing && !json_is_true(json_object_get(ref, "optional"))) {
+            json_decref(data);
+            return ty_seterr(c->err, TY_ENOTFOUND, "%s \"%s\" not found",
+                             cm ? "configmap" : "secret", str(ref, "name") ? str(ref, "name") : "");
+        }
+        json_object_foreach(data, k, v) {
+            char key[512];
+            snprintf(key, sizeof(key), "%s%s", prefix ? prefix : "", k);
+            json_object_set(env, key, v);
+        }
+        json_decref(data);
+    }
+    return 0;
+}
+
+static int env_value(spec_ctx *c, const json_t *e, const json_t *env, char **out)
+{
+    const json_t *from = json_object_get(e, "valueFrom");
+    const json_t *ref;
+    const char *v;
+
+    *out = NULL;
+    if (!from) {
+        *out = expand(str(e, "value") ? str(e, "value") : "", env);
+        return *out ? 1 : -1;
+    }
+    if ((ref = json_object_get(from, "fieldRef"))) {
+        v = field_ref(c, str(ref, "fieldPath"));
+        *out = strdup(v ? v : "");
+        return *out ? 1 : -1;
+    }
+    if ((ref = json_object_get(from, "configMapKeyRef")))
+        return key_ref(c, ref, "configmaps", "configmap", out);
+    if ((ref = json_object_get(from, "secretKeyRef")))
+        return key_ref(c, ref, "secrets", "secret", out);
+    return 0; /* resourceFieldRef and others: not provided (documented) */
+}
+
+/* The container's environment as a name -> value object, in order. */
+static json_t *container_env(spec_ctx *c, const json_t *ct)
+{
+    json_t *env = json_object(), *e;
+    size_t i;
+
+    if (env_from(c, ct, env) < 0)
+        goto error;
+    json_array_foreach(json_object_get(ct, "env"), i, e) {
+        const char *name = str(e, "name");
+        char *v;
+        int rc;
+        if (!name || !*name)
+            continue;
+        rc = env_value(c, e, env, &v);
+        if (rc < 0)
+            goto error;
+        if (rc > 0)
+            json_object_set_new(env, name, json_string_nocheck(v));
+        free(v);
+    }
+    return env;
+error:
+    json_decref(env);
+    return NULL;
+}
+
+/* command replaces the entrypoint and args follow it; with args only, they
+ * are the whole command line here (there is no image entrypoint). */
+static json_t *container_argv(const json_t *ct, const json_t *env)
+{
+    json_t *argv = json_array(), *a;
+    const char *lists[] = {"command", "args"};
+    size_t i;
+
+    for (int l = 0; l < 2; l++) {
+        json_array_foreach(json_object_get(ct, lists[l]), i, a) {
+            char *x = json_string_value(a) ? expand(json_string_value(a), env) : NULL;
+            if (x)
+                json_array_append_new(argv, json_string_nocheck(x));
+            free(x);
+        }
+    }
+    return argv;
+}
+
+static json_t *env_list(const json_t *env)
+{
+    json_t *list = json_array(), *v;
+    const char *k;
+
+    json_object_foreach((json_t *)env, k, v) {
+        ty_buf b = {0};
+        char *kv;
+        ty_buf_printf(&b, "%s=%s", k, json_string_value(v));
+        kv = ty_buf_steal(&b, NULL);
+        json_array_append_new(list, json_string_nocheck(kv));
+        free(kv);
+    }
+    return list;
+}
+
+static json_t *containers(spec_ctx *c, const char *which)
+{
+    json_t *out = json_array(), *ct;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(c->pod, "spec"), which), i, ct) {
+        json_t *env = container_env(c, ct);
+        if (!env) {
+            json_decref(out);
+            return NULL;
+        }
+        json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:s}", "name",
+                                             str(ct, "name") ? str(ct, "name") : "",
+                                             "argv", container_argv(ct, env), "env",
+                                             env_list(env), "workingDir",
+                                             str(ct, "workingDir") ? str(ct, "workingDir") : ""));
+        json_decref(env);
+    }
+    return out;
+}
+
+/* ---- volumes ---- */
+
+static bool safe_rel_path(const char *p)
+{
+    if (!p || !*p || *p == '/' || strlen(p) > 1024)
+        return false;
+    for (const char *s = p; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL)
+        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
+            return false;
+    return true;
+}
+
+static int write_item(spec_ctx *c, const char *dir, const char *rel, const json_t *val,
+                      int mode)
+{
+    char path[PATH_MAX], parent[PATH_MAX];
+    char *slash;
+
+    if (!safe_rel_path(rel))
+        return ty_seterr(c->err, TY_EINVALID, "invalid volume item path %s", rel ? rel : "");
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    snprintf(parent, sizeof(parent), "%s", path);
+    if ((slash = strrchr(parent, '/')))
+        *slash = '\0';
+    if (rt_mkdirs(parent) < 0 ||
+        rt_write_atomic(path, json_string_value(val), json_string_length(val),
+                        (mode_t)(mode & 0777)) < 0)
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* ConfigMap and Secret volumes: one file per key, or the listed items. */
+static int data_volume(spec_ctx *c, const json_t *src, const char *res, const char *name,
+                       const char *dir)
+{
+    bool missing;
+    json_t *data = source_data(c, res, name, &missing), *item, *v;
+    const json_t *jmode = json_object_get(src, "defaultMode");
+    int mode = json_is_integer(jmode) ? (int)json_integer_value(jmode) : 0644;
+    const json_t *items = json_object_get(src, "items");
+    const char *k;
+    size_t i;
+    int rc = 0;
+
+    if (missing && !json_is_true(json_object_get(src, "optional"))) {
+        json_decref(data);
+        return ty_seterr(c->err, TY_ENOTFOUND, "MountVolume.SetUp failed: %s \"%s\" not found",
+                         strcmp(res, "secrets") ? "configmap" : "secret", name ? name : "");
+    }
+    if (json_array_size(items)) {
+        json_array_foreach(items, i, item) {
+            const json_t *m = json_object_get(item, "mode");
+            if (!(v = json_object_get(data, str(item, "key") ? str(item, "key") : "")))
+                continue;
+            rc = write_item(c, dir, str(item, "path"), v,
+                            json_is_integer(m) ? (int)json_integer_value(m) : mode);
+            if (rc < 0)
+                break;
+        }
+    } else {
+        json_object_foreach(data, k, v)
+            if ((rc = write_item(c, dir, k, v, mode)) < 0)
+                break;
+    }
+    json_decref(data);
+    return rc;
+}
+
+/* Writes one volume and returns the host path it lives at (caller frees). */
+static char *prepare_volume(spec_ctx *c, const json_t *vol)
+{
+    const char *name = str(vol, "name");
+    const json_t *src;
+    char dir[PATH_MAX];
+
+    if (!name || strchr(name, '/') || !strcmp(name, "..")) {
+        ty_seterr(c->err, TY_EINVALID, "invalid volume name");
+        return NULL;
+    }
+    if ((src = json_object_get(vol, "hostPath"))) {
+        const char *type = str(src, "type");
+        if (!str(src, "path"))
+            return NULL;
+        if (type && !strcmp(type, "DirectoryOrCreate"))
+            rt_mkdirs(str(src, "path"));
+        return strdup(str(src, "path"));
+    }
+    snprintf(dir, sizeof(dir), "%s/volumes/%s", c->p->pod_dir, name);
+    if (rt_mkdirs(dir) < 0) {
+        ty_seterr(c->err, TY_EINTERNAL, "cannot create %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    if ((src = json_object_get(vol, "configMap")) &&
+        data_volume(c, src, "configmaps", str(src, "name"), dir) < 0)
+        return NULL;
+    if ((src = json_object_get(vol, "secret")) &&
+        data_volume(c, src, "secrets", str(src, "secretName"), dir) < 0)
+        return NULL;
+    /* emptyDir and kinds not provided here are an empty directory. */
+    return strdup(dir);
+}
+
+static json_t *mounts(spec_ctx *c)
+{
+    const json_t *spec = json_object_get(c->pod, "spec");
+    json_t *sources = json_object(), *out = json_array(), *vol, *ct, *m;
+    const char *lists[] = {"initContainers", "containers"};
+    size_t i, j;
+
+    json_array_foreach(json_object_get(spec, "volumes"), i, vol) {
+        char *path = prepare_volume(c, vol);
+        if (!path)
+            goto error;
+        json_object_set_new(sources, str(vol, "name"), json_string_nocheck(path));
+        free(path);
+    }
+    /* One mount namespace per pod: the union of every container's mounts. */
+    for (int l = 0; l < 2; l++) {
+        json_array_foreach(json_object_get(spec, lists[l]), i, ct) {
+            json_array_foreach(json_object_get(ct, "volumeMounts"), j, m) {
+                const char *src = json_string_value(
+                    json_object_get(sources, str(m, "name") ? str(m, "name") : ""));
+                const char *sub = str(m, "subPath");
+                char full[PATH_MAX];
+                if (!src || !str(m, "mountPath") || str(m, "mountPath")[0] != '/')
+                    continue;
+                if (sub && *sub && safe_rel_path(sub))
+                    snprintf(full, sizeof(full), "%s/%s", src, sub);
+                else
+                    snprintf(full, sizeof(full), "%s", src);
+                json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "source", full,
+                                                     "target", str(m, "mountPath"), "readOnly",
+                                                     json_is_true(json_object_get(m, "readOnly"))));
+            }
+        }
+    }
+    json_decref(sources);
+    return out;
+error:
+    json_decref(sources);
+    json_decref(out);
+    return NULL;
+}
+
+/* ---- the document ---- */
+
+static long grace_seconds(const json_t *pod)
+{
+    const json_t *g = json_object_get(json_object_get(pod, "spec"),
+                                      "terminationGracePeriodSeconds");
+    return json_is_integer(g) && json_integer_value(g) >= 0 ? (long)json_integer_value(g) : 30;
+}
+
+static void gpu_list(uint64_t mask, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < RT_MAX_GPUS && o + 4 < len; i++)
+        if (mask & (1ull << i))
+            o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", i);
+}
+
+json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error *err)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err};
+    const char *hostname = str(spec, "hostname");
+    json_t *init, *main, *mnt;
+    char logdir[PATH_MAX], hosts[PATH_MAX], gpus[RT_MAX_GPUS * 3 + 1];
+
+    if (!c.ns)
+        c.ns = "default";
+    if (!(init = containers(&c, "initContainers")))
+        return NULL;
+    if (!(main = containers(&c, "containers"))) {
+        json_decref(init);
+        return NULL;
+    }
+    if (!(mnt = mounts(&c))) {
+        json_decref(init);
+        json_decref(main);
+        return NULL;
+    }
+    snprintf(logdir, sizeof(logdir), "%s/logs/%s/%s", p->data_dir, c.ns, str(meta, "name"));
+    snprintf(hosts, sizeof(hosts), "%s/hosts", p->pod_dir);
+    gpu_list(p->gpus, gpus, sizeof(gpus));
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s,"
+                     " s:o, s:o, s:o}",
+                     "namespace", c.ns, "name", str(meta, "name"), "uid", str(meta, "uid"),
+                     "podIP", p->pod_ip, "hostIP", p->host_ip, "hostname",
+                     hostname && *hostname ? hostname : str(meta, "name"), "logDir", logdir,
+                     "hostsFile", hosts, "restartPolicy",
+                     str(spec, "restartPolicy") ? str(spec, "restartPolicy") : "Always",
+                     "nodeName", p->node_name, "gracePeriodSeconds",
+                     (json_int_t)grace_seconds(pod), "backoffMs", p->backoff_ms, "gpus", gpus,
+                     "shim", p->shim ? p->shim : "", "mounts", mnt, "initContainers", init,
+                     "containers", main);
+}
+
+static int gpu_limit(const json_t *ct)
+{
+    const json_t *v = json_object_get(json_object_get(json_object_get(ct, "resources"),
+                                                      "limits"),
+                                      "nvidia.com/gpu");
+    long n = 0;
+
+    if (json_is_integer(v))
+        n = (long)json_integer_value(v);
+    else if (json_is_string(v))
+        n = strtol(json_string_value(v), NULL, 10);
+    return n < 0 ? 0 : n > RT_MAX_GPUS ? RT_MAX_GPUS : (int)n;
+}
+
+int rt_pod_gpu_request(const json_t *pod)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    int sum = 0, init = 0;
+    size_t i;
+    json_t *ct;
+
+    json_array_foreach(json_object_get(spec, "containers"), i, ct)
+        sum += gpu_limit(ct);
+    json_array_foreach(json_object_get(spec, "initContainers"), i, ct)
+        if (gpu_limit(ct) > init)
+            init = gpu_limit(ct);
+    sum = sum > init ? sum : init;
+    return sum > RT_MAX_GPUS ? RT_MAX_GPUS : sum;
+}

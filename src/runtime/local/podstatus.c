@@ -1,0 +1,235 @@
+/* podstatus.c - a pod's status and Events from its supervisor's state.json.
+ *
+ * Status is written from observation only: whatever state.json says now,
+ * onto the pod's current status (PodScheduled and other conditions that are
+ * not ours are kept; ours keep their lastTransitionTime while unchanged). */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/events.h"
+#include "runtime/local/rt_internal.h"
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static const json_t *find_named(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+        if (!strcmp(str(v, "name"), name))
+            return v;
+    return NULL;
+}
+
+static void container_id(const json_t *c, char *buf, size_t len)
+{
+    json_int_t pid = json_integer_value(json_object_get(c, "pid"));
+    snprintf(buf, len, "trainyard://%lld", (long long)pid);
+}
+
+static json_t *terminated(const json_t *t, const char *cid)
+{
+    json_t *j = json_pack("{s:I, s:s, s:s, s:s}", "exitCode",
+                          json_integer_value(json_object_get(t, "exitCode")), "reason",
+                          str(t, "reason"), "startedAt", str(t, "startedAt"), "finishedAt",
+                          str(t, "finishedAt"));
+    json_int_t sig = json_integer_value(json_object_get(t, "signal"));
+
+    if (sig)
+        json_object_set_new(j, "signal", json_integer(sig));
+    if (*str(t, "message"))
+        json_object_set_new(j, "message", json_string(str(t, "message")));
+    if (cid && *cid)
+        json_object_set_new(j, "containerID", json_string(cid));
+    return j;
+}
+
+static json_t *waiting(const char *reason, const char *msg)
+{
+    json_t *w = json_pack("{s:s}", "reason", reason);
+    if (msg && *msg)
+        json_object_set_new(w, "message", json_string(msg));
+    return json_pack("{s:o}", "waiting", w);
+}
+
+/* One containerStatuses entry from the spec container and its state. */
+static json_t *container_status(const json_t *spec_ct, const json_t *c, bool init,
+                                const char *wait_reason, const char *wait_msg)
+{
+    const char *state = str(c, "state");
+    char cid[64] = "";
+    json_t *st, *last = json_object(), *out;
+    bool running = !strcmp(state, "running"), ready;
+
+    if (c && json_integer_value(json_object_get(c, "pid")) > 0)
+        container_id(c, cid, sizeof(cid));
+    if (running)
+        st = json_pack("{s:{s:s}}", "running", "startedAt", str(c, "startedAt"));
+    else if (!strcmp(state, "terminated"))
+        st = json_pack("{s:o}", "terminated", terminated(c, cid));
+    else if (c)
+        st = waiting(str(c, "reason"), str(c, "message"));
+    else
+        st = waiting(wait_reason, wait_msg);
+    if (json_object_get(c, "lastState"))
+        json_object_set_new(last, "terminated",
+                            terminated(json_object_get(c, "lastState"), NULL));
+    ready = init ? !strcmp(state, "terminated") &&
+                       !json_integer_value(json_object_get(c, "exitCode"))
+                 : running;
+    out = json_pack("{s:s, s:o, s:o, s:b, s:I, s:s, s:s, s:b}", "name", str(spec_ct, "name"),
+                    "state", st, "lastState", last, "ready", ready, "restartCount",
+                    json_integer_value(json_object_get(c, "restartCount")), "image",
+                    str(spec_ct, "image"), "imageID", "", "started", running);
+    if (*cid)
+        json_object_set_new(out, "containerID", json_string(cid));
+    return out;
+}
+
+static json_t *statuses(const json_t *pod, const json_t *state, const char *which, bool init,
+                        const char *wait_reason, const char *wait_msg, bool *all_ready)
+{
+    json_t *out = json_array(), *ct;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), which), i, ct) {
+        const json_t *c = find_named(json_object_get(state, which), str(ct, "name"));
+        json_t *cs = container_status(ct, c, init, wait_reason, wait_msg);
+        *all_ready &= json_is_true(json_object_get(cs, "ready"));
+        json_array_append_new(out, cs);
+    }
+    return out;
+}
+
+/* Sets condition type to value, keeping lastTransitionTime when unchanged. */
+static void set_condition(json_t *status, const char *type, bool value, const char *reason,
+                          const char *now)
+{
+    json_t *conds = json_object_get(status, "conditions"), *c;
+    const char *want = value ? "True" : "False";
+    size_t i;
+
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    json_array_foreach(conds, i, c) {
+        if (strcmp(str(c, "type"), type))
+            continue;
+        if (strcmp(str(c, "status"), want)) {
+            json_object_set_new(c, "status", json_string(want));
+            json_object_set_new(c, "lastTransitionTime", json_string(now));
+        }
+        if (reason)
+            json_object_set_new(c, "reason", json_string(reason));
+        else
+            json_object_del(c, "reason");
+        return;
+    }
+    c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", want, "lastProbeTime",
+                  "lastTransitionTime", now);
+    if (reason)
+        json_object_set_new(c, "reason", json_string(reason));
+    json_array_append_new(conds, c);
+}
+
+static const char *qos_class(const json_t *pod)
+{
+    size_t i;
+    json_t *ct;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
+        const json_t *r = json_object_get(ct, "resources");
+        if (json_object_size(json_object_get(r, "requests")) ||
+            json_object_size(json_object_get(r, "limits")))
+            return "Burstable";
+    }
+    return "BestEffort";
+}
+
+json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
+                      const char *host_ip, const char *wait_reason, const char *wait_msg)
+{
+    json_t *st = json_deep_copy(json_object_get(pod, "status"));
+    const char *phase = state ? str(state, "phase") : "Pending";
+    bool init_ready = true, ready = true, final;
+    char now[32];
+
+    if (!json_is_object(st)) {
+        json_decref(st);
+        st = json_object();
+    }
+    rt_now_sec(now, sizeof(now));
+    if (!wait_reason)
+        wait_reason = "ContainerCreating";
+    final = !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+    json_object_set_new(st, "phase", json_string(*phase ? phase : "Pending"));
+    json_object_set_new(st, "hostIP", json_string(host_ip));
+    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
+    json_object_set_new(st, "podIP", json_string(ip));
+    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", ip));
+    if (state && *str(state, "startTime"))
+        json_object_set_new(st, "startTime", json_string(str(state, "startTime")));
+    else if (!json_object_get(st, "startTime"))
+        json_object_set_new(st, "startTime", json_string(now));
+    if (!json_object_get(st, "qosClass"))
+        json_object_set_new(st, "qosClass", json_string(qos_class(pod)));
+    if (json_array_size(json_object_get(json_object_get(pod, "spec"), "initContainers")))
+        json_object_set_new(st, "initContainerStatuses",
+                            statuses(pod, state, "initContainers", true, "PodInitializing",
+                                     NULL, &init_ready));
+    json_object_set_new(st, "containerStatuses",
+                        statuses(pod, state, "containers", false,
+                                 init_ready ? wait_reason : "PodInitializing",
+                                 init_ready ? wait_msg : NULL, &ready));
+    ready &= init_ready && !final;
+    set_condition(st, "Initialized", init_ready || final, NULL, now);
+    set_condition(st, "ContainersReady", ready,
+                  ready ? NULL : final ? "PodCompleted" : "ContainersNotReady", now);
+    set_condition(st, "Ready", ready, ready ? NULL : final ? "PodCompleted" : "ContainersNotReady",
+                  now);
+    return st;
+}
+
+/* ---- Events ---- */
+
+static void container_events(ty_store *s, const json_t *pod, const json_t *b, const json_t *a)
+{
+    const char *name = str(a, "name"), *state = str(a, "state"), *reason = str(a, "reason");
+    json_int_t rc_a = json_integer_value(json_object_get(a, "restartCount"));
+    json_int_t rc_b = json_integer_value(json_object_get(b, "restartCount"));
+    bool changed = !b || rc_a != rc_b || strcmp(str(b, "state"), state);
+
+    if (!changed && !strcmp(str(b, "reason"), reason))
+        return;
+    if (!strcmp(state, "running") && changed) {
+        ty_event(s, pod, "Normal", "Created", RT_COMPONENT, "Created container %s", name);
+        ty_event(s, pod, "Normal", "Started", RT_COMPONENT, "Started container %s", name);
+    } else if (!strcmp(state, "waiting") && !strcmp(reason, "CrashLoopBackOff")) {
+        const json_t *m = json_object_get(pod, "metadata");
+        ty_event(s, pod, "Warning", "BackOff", RT_COMPONENT,
+                 "Back-off restarting failed container %s in pod %s_%s(%s)", name,
+                 str(m, "name"), str(m, "namespace"), str(m, "uid"));
+    } else if (!strcmp(state, "terminated") &&
+               (!strcmp(reason, "StartError") || !strcmp(reason, "NoCommand"))) {
+        ty_event(s, pod, "Warning", "Failed", RT_COMPONENT, "Error: %s", str(a, "message"));
+    }
+}
+
+void rt_state_events(ty_store *s, const json_t *pod, const json_t *before, const json_t *after)
+{
+    const char *lists[] = {"initContainers", "containers"};
+    size_t i;
+    json_t *a;
+
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(after, lists[l]), i, a)
+            container_events(s, pod, find_named(json_object_get(before, lists[l]),
+                                                str(a, "name")),
+                             a);
+}

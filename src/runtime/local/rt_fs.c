@@ -1,0 +1,228 @@
+/* rt_fs.c - file and process helpers of the local runtime. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/local/rt_internal.h"
+
+int rt_mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        data += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+    char tmp[PATH_MAX];
+    int fd, saved;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0) {
+        saved = errno;
+        close(fd);
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path) < 0) {
+        saved = errno;
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+int rt_write_inplace(const char *path, const char *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc;
+
+    if (fd < 0)
+        return -1;
+    rc = write_all(fd, data, len);
+    close(fd);
+    return rc;
+}
+
+char *rt_read_file(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        close(fd);
+        return NULL;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break; /* shrank while reading: keep what was there */
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    if (len)
+        *len = got;
+    return buf;
+}
+
+json_t *rt_load_json(const char *path)
+{
+    size_t len;
+    char *text = rt_read_file(path, RT_MAX_FILE, &len);
+    json_t *j;
+
+    if (!text)
+        return NULL;
+    j = json_loadb(text, len, 0, NULL);
+    free(text);
+    return j;
+}
+
+int rt_save_json(const char *path, const json_t *j)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    int rc;
+
+    if (!text)
+        return -1;
+    rc = rt_write_atomic(path, text, strlen(text), 0644);
+    free(text);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path); /* best effort: a busy mount point stays */
+    return 0;
+}
+
+int rt_remove_tree(const char *path)
+{
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+void rt_now_nano(char *buf, size_t len)
+{
+    struct timespec ts;
+    struct tm tm;
+    char sec[24];
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%09ldZ", sec, ts.tv_nsec);
+}
+
+void rt_now_sec(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* /proc/<pid>/stat's state letter; 0 when the process is gone. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name in parentheses may itself contain ") ". */
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool rt_pid_alive(pid_t pid, const char *cmd_match)
+{
+    char path[64], buf[8192];
+    char st;
+    size_t n;
+    FILE *f;
+
+    if (pid <= 0)
+        return false;
+    st = proc_state(pid);
+    if (!st || st == 'Z' || st == 'X')
+        return false;
+    if (!cmd_match)
+        return true;
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    if (!(f = fopen(path, "re")))
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        if (!strcmp(buf + i, cmd_match))
+            return true;
+    return false;
+}

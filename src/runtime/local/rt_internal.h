@@ -1,0 +1,101 @@
+/* rt_internal.h - shared by the files of the local runtime (not public).
+ *
+ * Layout on disk (see docs/internals/runtime.md):
+ *   <data>/pods/<uid>/spec.json       what the supervisor runs (agent writes once)
+ *   <data>/pods/<uid>/state.json      what is happening (supervisor rewrites, tmp+rename)
+ *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (agent writes)
+ *   <data>/pods/<uid>/supervisor.log  the supervisor's own stderr
+ *   <data>/pods/<uid>/ip              the pod's loopback address, kept across restarts
+ *   <data>/pods/<uid>/hosts           the pod's /etc/hosts (rewritten in place)
+ *   <data>/pods/<uid>/volumes/<name>/ ConfigMap / Secret / emptyDir contents
+ *   <data>/logs/<ns>/<pod>/<container>.log[.prev|.1]
+ */
+#ifndef TY_RUNTIME_LOCAL_RT_INTERNAL_H
+#define TY_RUNTIME_LOCAL_RT_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "store/store.h"
+
+#define RT_FINALIZER "trainyard.io/local-runtime"
+#define RT_COMPONENT "kubelet"
+#define RT_MAX_FILE (4u << 20)      /* spec/state/volume files read back: 4 MiB cap */
+#define RT_MAX_GPUS 64
+#define RT_DEFAULT_BACKOFF_MS 10000
+#define RT_MAX_BACKOFF_MS 300000
+
+/* ---- rt_fs.c: files and processes ---- */
+
+/* mkdir -p with mode 0755. 0 or -1 (errno). */
+int rt_mkdirs(const char *path);
+/* Writes data to path via path.tmp + rename (readers never see half a file). */
+int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
+/* Rewrites path in place (same inode: a bind mount of it sees the change). */
+int rt_write_inplace(const char *path, const char *data, size_t len);
+/* Reads a whole file of at most max bytes; caller frees. NULL (errno) on error
+ * or when larger (EFBIG). */
+char *rt_read_file(const char *path, size_t max, size_t *len);
+/* Loads a JSON file of at most RT_MAX_FILE bytes. Caller decrefs. */
+json_t *rt_load_json(const char *path);
+/* Writes j compactly and atomically. */
+int rt_save_json(const char *path, const json_t *j);
+/* rm -rf that never leaves the file system it starts on. */
+int rt_remove_tree(const char *path);
+/* "2026-11-21T23:38:50.123456789Z" for now (buf >= 32). */
+void rt_now_nano(char *buf, size_t len);
+/* "2026-11-21T23:38:50Z" for now (buf >= 24). */
+void rt_now_sec(char *buf, size_t len);
+/* Whether pid is a live (not zombie) process; when cmd_match is non-NULL, its
+ * command line must also contain that argument (guards against pid reuse). */
+bool rt_pid_alive(pid_t pid, const char *cmd_match);
+
+/* ---- podspec.c: from a Pod object to spec.json ---- */
+
+typedef struct rt_prep {
+    const char *data_dir, *pod_dir, *node_name, *shim;
+    char pod_ip[16], host_ip[16];
+    uint64_t gpus;            /* bit i = GPU index i */
+    int backoff_ms;
+} rt_prep;
+
+/* Resolves env (values, fieldRef, ConfigMap / Secret refs, envFrom, $(VAR)),
+ * writes volume contents under pod_dir/volumes and returns the spec.json
+ * document (caller decrefs). NULL with err (reason in err->text, e.g. a missing
+ * ConfigMap) when the pod cannot start yet. */
+json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error *err);
+/* GPUs a pod asks for: sum over containers of limits["nvidia.com/gpu"]
+ * (init containers: their max, since they run one at a time). */
+int rt_pod_gpu_request(const json_t *pod);
+
+/* ---- hosts.c ---- */
+
+/* The hosts file text for a pod in namespace ns (caller frees). own_ip is the
+ * pod's own address; ips maps pod uid -> address for pods whose status does
+ * not show it yet (a JSON object, may be NULL). */
+char *rt_hosts_text(ty_store *s, const char *ns, const char *own_ip, const json_t *ips);
+
+/* ---- podstatus.c ---- */
+
+/* Builds the pod status from the supervisor's state (NULL = not started yet:
+ * containers wait with wait_reason/wait_msg, default ContainerCreating) onto a
+ * copy of the pod's current status. ip/host_ip as allocated. Caller decrefs. */
+json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
+                      const char *host_ip, const char *wait_reason, const char *wait_msg);
+/* Records kubelet-style Events for what changed between two states. */
+void rt_state_events(ty_store *s, const json_t *pod, const json_t *before,
+                     const json_t *after);
+
+/* ---- node.c ---- */
+
+/* GPUs on this machine: NVML, then nvidia-smi -L, else 0. */
+int rt_detect_gpus(void);
+/* Creates or updates the Node. */
+int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err);
+/* Updates the Ready condition's lastHeartbeatTime. */
+int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err);
+
+#endif

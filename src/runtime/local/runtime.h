@@ -1,0 +1,49 @@
+/* runtime.h - the local runtime: the node agent of embedded mode.
+ *
+ * Registers this machine as a Node and runs every pod bound to it
+ * (spec.nodeName) as host processes, one small supervisor process per pod
+ * (`trainyard supervise`) that outlives the server. Pod status, container
+ * statuses and Events are written back through the store; logs go to
+ * <data_dir>/logs/<ns>/<pod>/<container>.log (the format src/server/podlog.c
+ * serves). A new agent on the same data directory re-adopts running pods.
+ * See docs/internals/runtime.md.
+ */
+#ifndef TY_RUNTIME_LOCAL_RUNTIME_H
+#define TY_RUNTIME_LOCAL_RUNTIME_H
+
+#include "base/error.h"
+#include "store/store.h"
+
+typedef struct rt_local rt_local;
+
+typedef struct rt_local_opts {
+    const char *data_dir;  /* required; pods/ and logs/ are kept under it */
+    const char *node_name; /* NULL or "" = the host name */
+    int fake_gpus;         /* -1 = detect (NVML, then nvidia-smi); N >= 0 = exactly N */
+    const char *self_exe;  /* the trainyard binary to exec as `supervise`;
+                              NULL = /proc/self/exe. libtybind.so is looked
+                              for in the same directory. */
+    int restart_backoff_ms; /* base of the container restart back-off; 0 = the
+                               TY_RESTART_BACKOFF_MS environment variable, else 10 s */
+} rt_local_opts;
+
+/* Registers the Node (create or update), re-adopts pods found under
+ * <data_dir>/pods and starts the agent thread. s must outlive the agent. The
+ * strings in o are copied. NULL with err filled on failure (nothing is left
+ * running then). */
+rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err);
+
+/* Stops the agent thread and frees it. Supervisors and their processes keep
+ * running; a later rt_local_start on the same data directory adopts them.
+ * NULL is fine. */
+void rt_local_stop(rt_local *rt);
+
+/* The name the Node was registered under (borrowed, valid until stop). */
+const char *rt_local_node_name(const rt_local *rt);
+
+/* Entry point of `trainyard supervise --pod-dir DIR`: runs one pod described
+ * by DIR/spec.json until it finishes or is told to stop (SIGTERM). Returns
+ * the process exit status. */
+int rt_supervise_main(const char *pod_dir);
+
+#endif

@@ -1,0 +1,457 @@
+/* supervisor.c - `trainyard supervise --pod-dir DIR`: one pod's keeper.
+ *
+ * Started by the agent in its own session, reparented away from the server,
+ * so that the pod's processes, their logs and their exit codes outlive a
+ * server restart. It reads DIR/spec.json, runs the init containers one by one
+ * and then the containers, each as its own process group, restarts them by
+ * the pod's restartPolicy with exponential back-off, and records everything in
+ * DIR/state.json (tmp + rename) for the agent to report. SIGTERM stops the
+ * pod: SIGTERM to every process group, SIGKILL after the grace period. It
+ * exits when the pod has finished (state.json stays). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "runtime/local/rt_internal.h"
+#include "runtime/local/runtime.h"
+#include "runtime/local/sv_internal.h"
+
+#define RESET_AFTER_MS (10 * 60 * 1000) /* back-off forgotten after 10 min of running */
+#define IDLE_POLL_MS 1000
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static bool is_final(const char *phase)
+{
+    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+/* ---- state.json ---- */
+
+static json_t *term_record(const sv_ct *c)
+{
+    return json_pack("{s:i, s:i, s:s, s:s, s:s, s:s}", "exitCode", c->exit_code, "signal",
+                     c->signal, "reason", c->reason, "message", c->message, "startedAt",
+                     c->started_at, "finishedAt", c->finished_at);
+}
+
+static json_t *ct_json(const sv_ct *c)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:b}", "name",
+                          c->name, "state", c->state, "reason", c->reason, "message",
+                          c->message, "exitCode", c->exit_code, "signal", c->signal,
+                          "startedAt", c->started_at, "finishedAt", c->finished_at,
+                          "restartCount", c->restarts, "pid", (int)c->pid, "started",
+                          c->ever_started);
+
+    if (j && c->last_state)
+        json_object_set(j, "lastState", c->last_state);
+    return j;
+}
+
+static void save_state(sv *s)
+{
+    json_t *init = json_array(), *main = json_array(), *st;
+    char path[PATH_MAX + 16];
+
+    for (size_t i = 0; i < s->ncts; i++)
+        json_array_append_new(s->cts[i].init ? init : main, ct_json(&s->cts[i]));
+    st = json_pack("{s:s, s:s, s:i, s:o, s:o}", "phase", s->phase, "startTime", s->start_time,
+                   "supervisorPid", (int)getpid(), "initContainers", init, "containers", main);
+    snprintf(path, sizeof(path), "%s/state.json", s->dir);
+    if (!st || rt_save_json(path, st) < 0)
+        fprintf(stderr, "supervise: cannot write %s: %s\n", path, strerror(errno));
+    json_decref(st);
+    s->dirty = false;
+}
+
+/* ---- phase ---- */
+
+static void compute_phase(sv *s)
+{
+    bool all_started = true, all_done = true, all_zero = true;
+    const char *phase;
+
+    for (size_t i = 0; i < s->ninit; i++) {
+        const sv_ct *c = &s->cts[i];
+        if (c->done && c->exit_code != 0) {
+            phase = "Failed"; /* an init container that will not be retried */
+            goto set;
+        }
+    }
+    if (s->next_init < s->ninit) {
+        phase = s->terminating ? "Failed" : "Pending";
+        goto set;
+    }
+    for (size_t i = s->ninit; i < s->ncts; i++) {
+        const sv_ct *c = &s->cts[i];
+        all_started &= c->ever_started;
+        all_done &= c->done;
+        all_zero &= c->exit_code == 0 && (c->ever_started || !s->terminating);
+    }
+    if (all_done)
+        phase = all_zero ? "Succeeded" : "Failed";
+    else
+        phase = all_started ? "Running" : "Pending";
+set:
+    if (strcmp(s->phase, phase)) {
+        snprintf(s->phase, sizeof(s->phase), "%s", phase);
+        s->dirty = true;
+    }
+}
+
+/* ---- container lifecycle ---- */
+
+static bool wants_restart(const sv *s, const sv_ct *c)
+{
+    const char *policy = str(s->spec, "restartPolicy");
+
+    if (s->terminating || !strcmp(c->reason, "NoCommand"))
+        return false;
+    if (c->init || !strcmp(policy, "OnFailure"))
+        return c->exit_code != 0 && strcmp(policy, "Never");
+    return !strcmp(policy, "Always");
+}
+
+/* After a run ends (or fails to start): restart later, or done. */
+static void after_run(sv *s, sv_ct *c)
+{
+    int64_t base = json_integer_value(json_object_get(s->spec, "backoffMs"));
+    int64_t delay, now = ty_now_ms();
+
+    s->dirty = true;
+    if (!wants_restart(s, c)) {
+        c->done = true;
+        return;
+    }
+    if (base <= 0)
+        base = RT_DEFAULT_BACKOFF_MS;
+    if (c->ever_started && now - c->started_ms >= RESET_AFTER_MS)
+        c->backoff_n = 0;
+    delay = base << (c->backoff_n < 16 ? c->backoff_n : 16);
+    if (delay > RT_MAX_BACKOFF_MS || delay <= 0)
+        delay = RT_MAX_BACKOFF_MS;
+    c->backoff_n++;
+    json_decref(c->last_state);
+    c->last_state = term_record(c);
+    c->state = "waiting";
+    snprintf(c->reason, sizeof(c->reason), "CrashLoopBackOff");
+    snprintf(c->message, sizeof(c->message), "back-off %llds restarting failed container=%s",
+             (long long)(delay / 1000), c->name);
+    c->restart_due = true;
+    c->restart_at_ms = now + delay;
+}
+
+static void start(sv *s, sv_ct *c, bool restart)
+{
+    if (restart) {
+        c->restarts++;
+        c->restart_due = false;
+    }
+    sv_log_open(s, c, restart);
+    s->dirty = true;
+    if (sv_spawn(s, c) < 0)
+        after_run(s, c);
+}
+
+static void on_exit_status(sv *s, sv_ct *c, int status)
+{
+    /* A container ends with its first process: the rest of its group goes. */
+    kill(-c->pid, SIGKILL);
+    sv_drain(s, c, true);
+    c->pid = 0;
+    c->state = "terminated";
+    rt_now_sec(c->finished_at, sizeof(c->finished_at));
+    c->message[0] = '\0';
+    if (WIFSIGNALED(status)) {
+        c->signal = WTERMSIG(status);
+        c->exit_code = 128 + c->signal;
+    } else {
+        c->signal = 0;
+        c->exit_code = WEXITSTATUS(status);
+    }
+    if (c->exit_code == 0)
+        snprintf(c->reason, sizeof(c->reason), "Completed");
+    else if (c->signal == SIGKILL && sv_oom_count(s) > c->oom_before)
+        snprintf(c->reason, sizeof(c->reason), "OOMKilled");
+    else
+        snprintf(c->reason, sizeof(c->reason), "Error");
+    after_run(s, c);
+}
+
+static void reap(sv *s)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (size_t i = 0; i < s->ncts; i++) {
+            if (s->cts[i].pid == pid) {
+                on_exit_status(s, &s->cts[i], status);
+                break;
+            }
+        }
+    }
+}
+
+static void signal_all(sv *s, int sig)
+{
+    for (size_t i = 0; i < s->ncts; i++)
+        if (s->cts[i].pid > 0)
+            kill(-s->cts[i].pid, sig);
+}
+
+static void begin_termination(sv *s)
+{
+    long grace = (long)json_integer_value(json_object_get(s->spec, "gracePeriodSeconds"));
+    int64_t now = ty_now_ms();
+    char path[PATH_MAX + 16];
+    json_t *stop;
+
+    /* A deletion may ask for a shorter grace period than the pod's own. */
+    snprintf(path, sizeof(path), "%s/stop.json", s->dir);
+    if ((stop = rt_load_json(path))) {
+        json_t *g = json_object_get(stop, "gracePeriodSeconds");
+        if (json_is_integer(g) && json_integer_value(g) >= 0)
+            grace = (long)json_integer_value(g);
+        json_decref(stop);
+    }
+
+    if (s->terminating)
+        return;
+    s->terminating = true;
+    s->dirty = true;
+    for (size_t i = 0; i < s->ncts; i++) {
+        sv_ct *c = &s->cts[i];
+        if (c->restart_due) {
+            c->restart_due = false;
+            c->done = true;
+        }
+        if (!c->ever_started && c->pid == 0)
+            c->done = true;
+    }
+    signal_all(s, grace > 0 ? SIGTERM : SIGKILL);
+    s->kill_at_ms = now + (grace > 0 ? grace * 1000 : 0);
+}
+
+/* Starts what is due: the next init container, or the containers. */
+static void schedule(sv *s)
+{
+    int64_t now = ty_now_ms();
+
+    if (s->terminating)
+        return;
+    while (s->next_init < s->ninit) {
+        sv_ct *c = &s->cts[s->next_init];
+        if (c->done && c->exit_code == 0) {
+            s->next_init++;
+            continue;
+        }
+        if (c->done || c->pid > 0)
+            return;
+        if (!c->ever_started && !c->restart_due && !*c->finished_at)
+            start(s, c, false);
+        else if (c->restart_due && now >= c->restart_at_ms)
+            start(s, c, true);
+        return;
+    }
+    for (size_t i = s->ninit; i < s->ncts; i++) {
+        sv_ct *c = &s->cts[i];
+        if (c->pid > 0 || c->done)
+            continue;
+        if (!c->ever_started && !c->restart_due && !*c->finished_at)
+            start(s, c, false);
+        else if (c->restart_due && now >= c->restart_at_ms)
+            start(s, c, true);
+    }
+}
+
+/* ---- the loop ---- */
+
+static int poll_timeout(const sv *s)
+{
+    int64_t now = ty_now_ms(), next = now + IDLE_POLL_MS;
+
+    for (size_t i = 0; i < s->ncts; i++)
+        if (s->cts[i].restart_due && s->cts[i].restart_at_ms < next)
+            next = s->cts[i].restart_at_ms;
+    if (s->terminating && s->kill_at_ms < next)
+        next = s->kill_at_ms;
+    return next <= now ? 0 : (int)(next - now);
+}
+
+static void handle_signals(sv *s)
+{
+    struct signalfd_siginfo si;
+
+    while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+            reap(s);
+        else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+            begin_termination(s);
+    }
+}
+
+static bool any_running(const sv *s)
+{
+    for (size_t i = 0; i < s->ncts; i++)
+        if (s->cts[i].pid > 0)
+            return true;
+    return false;
+}
+
+static void loop(sv *s)
+{
+    struct pollfd *fds = calloc(1 + 2 * s->ncts, sizeof(*fds));
+
+    for (;;) {
+        size_t n = 0;
+        schedule(s);
+        compute_phase(s);
+        if (s->dirty)
+            save_state(s);
+        if (!any_running(s) && (is_final(s->phase) || s->terminating))
+            break;
+        if (s->terminating && ty_now_ms() >= s->kill_at_ms)
+            signal_all(s, SIGKILL);
+        fds[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+        for (size_t i = 0; i < s->ncts; i++) {
+            fds[n++] = (struct pollfd){.fd = s->cts[i].out.fd, .events = POLLIN};
+            fds[n++] = (struct pollfd){.fd = s->cts[i].err.fd, .events = POLLIN};
+        }
+        if (poll(fds, n, poll_timeout(s)) < 0 && errno != EINTR)
+            break;
+        for (size_t i = 0; i < s->ncts; i++)
+            if (fds[1 + 2 * i].revents || fds[2 + 2 * i].revents)
+                sv_drain(s, &s->cts[i], false);
+        if (fds[0].revents)
+            handle_signals(s);
+    }
+    compute_phase(s);
+    save_state(s);
+    free(fds);
+}
+
+/* ---- setup ---- */
+
+static void find_oom_events(sv *s)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[PATH_MAX];
+
+    s->oom_events[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "0::", 3))
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(s->oom_events, sizeof(s->oom_events), "/sys/fs/cgroup%s/memory.events",
+                 line + 3);
+        if (access(s->oom_events, R_OK) < 0)
+            s->oom_events[0] = '\0';
+    }
+    fclose(f);
+}
+
+static int load(sv *s, const char *dir)
+{
+    char path[PATH_MAX + 16];
+    const json_t *init, *main;
+    const json_t *lm;
+
+    snprintf(s->dir, sizeof(s->dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    if (!(s->spec = rt_load_json(path))) {
+        fprintf(stderr, "supervise: cannot read %s\n", path);
+        return -1;
+    }
+    init = json_object_get(s->spec, "initContainers");
+    main = json_object_get(s->spec, "containers");
+    s->ninit = json_array_size(init);
+    s->ncts = s->ninit + json_array_size(main);
+    s->cts = calloc(s->ncts ? s->ncts : 1, sizeof(*s->cts));
+    if (!s->cts)
+        return -1;
+    for (size_t i = 0; i < s->ncts; i++) {
+        sv_ct *c = &s->cts[i];
+        c->init = i < s->ninit;
+        c->spec = c->init ? json_array_get(init, i) : json_array_get(main, i - s->ninit);
+        c->name = str(c->spec, "name");
+        c->state = "waiting";
+        snprintf(c->reason, sizeof(c->reason), c->init ? "PodInitializing" : "ContainerCreating");
+        c->out.fd = c->err.fd = c->log_fd = -1;
+    }
+    lm = json_object_get(s->spec, "logMaxBytes");
+    s->log_max = json_is_integer(lm) && json_integer_value(lm) > 0 ? json_integer_value(lm)
+                                                                   : SV_LOG_MAX_DEFAULT;
+    snprintf(s->phase, sizeof(s->phase), "Pending");
+    rt_now_sec(s->start_time, sizeof(s->start_time));
+    find_oom_events(s);
+    return 0;
+}
+
+static int signals_fd(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void cleanup(sv *s)
+{
+    for (size_t i = 0; s->cts && i < s->ncts; i++) {
+        if (s->cts[i].log_fd >= 0)
+            close(s->cts[i].log_fd);
+        json_decref(s->cts[i].last_state);
+    }
+    free(s->cts);
+    json_decref(s->spec);
+    if (s->sigfd >= 0)
+        close(s->sigfd);
+}
+
+int rt_supervise_main(const char *pod_dir)
+{
+    sv s;
+
+    memset(&s, 0, sizeof(s));
+    s.sigfd = -1;
+    if (load(&s, pod_dir) < 0) {
+        cleanup(&s);
+        return 1;
+    }
+    /* Orphaned descendants of the containers come to us, not to init, so
+     * that the loop reaps them and a container's group can be cleaned up. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if ((s.sigfd = signals_fd()) < 0) {
+        fprintf(stderr, "supervise: signalfd: %s\n", strerror(errno));
+        cleanup(&s);
+        return 1;
+    }
+    sv_setup_mounts(&s);
+    s.dirty = true;
+    loop(&s);
+    cleanup(&s);
+    return 0;
+}

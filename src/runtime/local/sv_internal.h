@@ -1,0 +1,70 @@
+/* sv_internal.h - the pod supervisor's pieces (supervisor.c: lifecycle and
+ * state; sv_proc.c: mounts, environment, spawning, log pipes). The supervisor
+ * is single-threaded: one poll loop over a signalfd and the containers'
+ * output pipes. */
+#ifndef TY_RUNTIME_LOCAL_SV_INTERNAL_H
+#define TY_RUNTIME_LOCAL_SV_INTERNAL_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A stored log line must fit podlog.c's 16 KiB read buffer with its
+ * timestamp prefix, so longer output lines are split. */
+#define SV_LINE_MAX 16000
+#define SV_LOG_MAX_DEFAULT (50ll << 20)
+
+typedef struct sv_stream {
+    int fd;                 /* read end of the pipe, -1 when closed */
+    size_t len;
+    char buf[SV_LINE_MAX];  /* the partial line */
+} sv_stream;
+
+typedef struct sv_ct {
+    const json_t *spec;     /* borrowed from the pod spec document */
+    const char *name;
+    bool init;
+    pid_t pid;              /* process (and process group) id; 0 = not running */
+    sv_stream out, err;
+    int log_fd;
+    long long log_size;
+    char log_path[PATH_MAX];
+    /* status */
+    const char *state;      /* "waiting", "running", "terminated" */
+    char reason[32];
+    char message[512];
+    int exit_code, signal;
+    char started_at[40], finished_at[40];
+    int restarts;
+    json_t *last_state;     /* the previous run's terminated record, or NULL */
+    bool ever_started, done, restart_due;
+    int64_t started_ms, restart_at_ms;
+    int backoff_n;
+    unsigned long long oom_before;
+} sv_ct;
+
+typedef struct sv {
+    char dir[PATH_MAX];
+    json_t *spec;
+    sv_ct *cts;             /* init containers first, then containers */
+    size_t ninit, ncts;
+    size_t next_init;       /* init containers before this one completed */
+    int sigfd;
+    bool terminating, dirty;
+    int64_t kill_at_ms;
+    long long log_max;
+    char start_time[40];
+    char phase[16];
+    char oom_events[PATH_MAX]; /* memory.events of our cgroup, or "" */
+} sv;
+
+/* sv_proc.c */
+void sv_setup_mounts(sv *s);
+int sv_spawn(sv *s, sv_ct *c);            /* 0 running; -1 start error (recorded) */
+void sv_drain(sv *s, sv_ct *c, bool final); /* reads what the pipes hold */
+void sv_log_open(sv *s, sv_ct *c, bool restart);
+unsigned long long sv_oom_count(const sv *s);
+
+#endif
