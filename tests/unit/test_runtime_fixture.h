@@ -35,13 +35,13 @@ typedef struct fixture {
     rt_local *rt;
 } fixture;
 
-static const char *exe_path(void)
+static inline const char *exe_path(void)
 {
     const char *e = getenv("TRAINYARD_EXE");
     return e && *e ? e : "./trainyard";
 }
 
-static rt_local *start_agent(fixture *f)
+static inline rt_local *start_agent(fixture *f)
 {
     rt_local_opts o = {.data_dir = f->dir, .node_name = NODE, .fake_gpus = 2,
                        .self_exe = exe_path(), .restart_backoff_ms = 200};
@@ -55,13 +55,13 @@ static rt_local *start_agent(fixture *f)
     return rt;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
 }
 
-static int setup(void **state)
+static inline int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
     ty_error err;
@@ -82,7 +82,7 @@ static int setup(void **state)
 
 /* Leaves nothing running: every supervisor and container group of the
  * fixture's data dir is killed (tests that pass clean up by themselves). */
-static void kill_leftovers(const char *dir)
+static inline void kill_leftovers(const char *dir)
 {
     char path[512];
     struct dirent *d;
@@ -118,7 +118,7 @@ static void kill_leftovers(const char *dir)
     closedir(dp);
 }
 
-static int teardown(void **state)
+static inline int teardown(void **state)
 {
     fixture *f = *state;
     rt_local_stop(f->rt);
@@ -133,7 +133,7 @@ static int teardown(void **state)
 /* Creates a pod bound to NODE from a spec written with ` for " (so shell
  * commands may keep their single quotes). Defaults are applied as the API
  * server would. */
-static void make_obj(fixture *f, const char *resource, const api_resource *res,
+static inline void make_obj(fixture *f, const char *resource, const api_resource *res,
                      const char *ns, const char *text)
 {
     char *buf = strdup(text);
@@ -161,7 +161,7 @@ static void make_obj(fixture *f, const char *resource, const api_resource *res,
     free(buf);
 }
 
-static void make_pod(fixture *f, const char *name, const char *spec)
+static inline void make_pod(fixture *f, const char *name, const char *spec)
 {
     char text[8192];
     snprintf(text, sizeof(text),
@@ -172,7 +172,7 @@ static void make_pod(fixture *f, const char *name, const char *spec)
 }
 
 /* The pod's JSON now (caller decrefs) or NULL when it does not exist. */
-static json_t *get_pod(fixture *f, const char *name)
+static inline json_t *get_pod(fixture *f, const char *name)
 {
     store_obj *o = store_get(f->s, "pods", "default", name, NULL);
     json_t *j = o ? json_deep_copy(store_obj_json(o)) : NULL;
@@ -180,14 +180,14 @@ static json_t *get_pod(fixture *f, const char *name)
     return j;
 }
 
-static const char *phase_of(const json_t *pod)
+static inline const char *phase_of(const json_t *pod)
 {
     const char *p = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     return p ? p : "";
 }
 
 /* Polls up to timeout_ms for the pod's phase to be want; returns the pod. */
-static json_t *wait_phase(fixture *f, const char *name, const char *want, int timeout_ms)
+static inline json_t *wait_phase(fixture *f, const char *name, const char *want, int timeout_ms)
 {
     for (int t = 0; t < timeout_ms; t += 50) {
         json_t *p = get_pod(f, name);
@@ -203,14 +203,14 @@ static json_t *wait_phase(fixture *f, const char *name, const char *want, int ti
     return NULL;
 }
 
-static const json_t *container_status(const json_t *pod, size_t i)
+static inline const json_t *container_status(const json_t *pod, size_t i)
 {
     return json_array_get(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
                           i);
 }
 
 /* The container's log file (caller frees; "" when absent). */
-static char *read_log(fixture *f, const char *pod, const char *ct, const char *suffix)
+static inline char *read_log(fixture *f, const char *pod, const char *ct, const char *suffix)
 {
     char path[512];
     FILE *fp;
@@ -227,7 +227,7 @@ static char *read_log(fixture *f, const char *pod, const char *ct, const char *s
 }
 
 /* Polls up to timeout_ms for the log to contain text. */
-static char *wait_log(fixture *f, const char *pod, const char *ct, const char *text,
+static inline char *wait_log(fixture *f, const char *pod, const char *ct, const char *text,
                       int timeout_ms)
 {
     for (int t = 0;; t += 50) {
@@ -242,7 +242,7 @@ static char *wait_log(fixture *f, const char *pod, const char *ct, const char *t
     }
 }
 
-static void delete_pod(fixture *f, const char *name)
+static inline void delete_pod(fixture *f, const char *name)
 {
     store_delete_opts o = {0};
     ty_error err;
@@ -254,7 +254,7 @@ static void delete_pod(fixture *f, const char *name)
     store_obj_unref(obj);
 }
 
-static bool wait_gone(fixture *f, const char *name, int timeout_ms)
+static inline bool wait_gone(fixture *f, const char *name, int timeout_ms)
 {
     for (int t = 0; t < timeout_ms; t += 50) {
         json_t *p = get_pod(f, name);
