@@ -131,7 +131,7 @@ static json_t *node_status(const char *name, int gpus)
         json_object_set_new(cap, "nvidia.com/gpu", json_string(g));
     }
     return json_pack(
-        "{s:o, s:O, s:[{s:s, s:s, s:s, s:s, s:s, s:s}], s:[{s:s, s:s}, {s:s, s:s}],"
+        "{s:o, s:o, s:[{s:s, s:s, s:s, s:s, s:s, s:s}], s:[{s:s, s:s}, {s:s, s:s}],"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:{s:i}}}",
         "capacity", json_deep_copy(cap), "allocatable", cap,
         "conditions", "type", "Ready", "status", "True", "reason", "KubeletReady",
