@@ -97,7 +97,7 @@ static void os_image(char *buf, size_t len)
             v++;
             v[strcspn(v, "\"")] = '\0';
         }
-        snprintf(buf, len, "%s", v);
+        snprintf(buf, len, "%.200s", v);
         break;
     }
     fclose(f);

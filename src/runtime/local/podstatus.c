@@ -198,19 +198,25 @@ json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
 
 /* ---- Events ---- */
 
+/* A run is reported once: when a state shows it started that the previous
+ * state did not (a run may start and end between two observations). */
 static void container_events(ty_store *s, const json_t *pod, const json_t *b, const json_t *a)
 {
     const char *name = str(a, "name"), *state = str(a, "state"), *reason = str(a, "reason");
     json_int_t rc_a = json_integer_value(json_object_get(a, "restartCount"));
     json_int_t rc_b = json_integer_value(json_object_get(b, "restartCount"));
-    bool changed = !b || rc_a != rc_b || strcmp(str(b, "state"), state);
+    bool new_run = json_is_true(json_object_get(a, "started")) &&
+                   (!b || !json_is_true(json_object_get(b, "started")) || rc_a != rc_b);
+    bool new_state = !b || rc_a != rc_b || strcmp(str(b, "state"), state) ||
+                     strcmp(str(b, "reason"), reason);
 
-    if (!changed && !strcmp(str(b, "reason"), reason))
-        return;
-    if (!strcmp(state, "running") && changed) {
+    if (new_run) {
         ty_event(s, pod, "Normal", "Created", RT_COMPONENT, "Created container %s", name);
         ty_event(s, pod, "Normal", "Started", RT_COMPONENT, "Started container %s", name);
-    } else if (!strcmp(state, "waiting") && !strcmp(reason, "CrashLoopBackOff")) {
+    }
+    if (!new_state)
+        return;
+    if (!strcmp(state, "waiting") && !strcmp(reason, "CrashLoopBackOff")) {
         const json_t *m = json_object_get(pod, "metadata");
         ty_event(s, pod, "Warning", "BackOff", RT_COMPONENT,
                  "Back-off restarting failed container %s in pod %s_%s(%s)", name,

@@ -55,7 +55,7 @@ static json_t *ct_json(const sv_ct *c)
                           c->message, "exitCode", c->exit_code, "signal", c->signal,
                           "startedAt", c->started_at, "finishedAt", c->finished_at,
                           "restartCount", c->restarts, "pid", (int)c->pid, "started",
-                          c->ever_started);
+                          c->run_started);
 
     if (j && c->last_state)
         json_object_set(j, "lastState", c->last_state);
@@ -162,6 +162,7 @@ static void start(sv *s, sv_ct *c, bool restart)
         c->restart_due = false;
     }
     sv_log_open(s, c, restart);
+    c->run_started = false;
     s->dirty = true;
     if (sv_spawn(s, c) < 0)
         after_run(s, c);
@@ -313,12 +314,32 @@ static bool any_running(const sv *s)
     return false;
 }
 
+/* The agent removes a pod directory only after its supervisor has exited;
+ * one that vanishes under a live supervisor was deleted with its whole data
+ * directory (a test's temp dir, a wiped install). Nobody can adopt the pod
+ * any more, so it stops rather than run on unseen. */
+static void check_orphaned(sv *s)
+{
+    char path[PATH_MAX + 16];
+
+    snprintf(path, sizeof(path), "%s/spec.json", s->dir);
+    if (access(path, F_OK) < 0 && errno == ENOENT) {
+        fprintf(stderr, "supervise: %s is gone: stopping the pod\n", s->dir);
+        begin_termination(s);
+    }
+}
+
 static void loop(sv *s)
 {
     struct pollfd *fds = calloc(1 + 2 * s->ncts, sizeof(*fds));
+    int64_t next_check = 0;
 
     for (;;) {
         size_t n = 0;
+        if (ty_now_ms() >= next_check) {
+            check_orphaned(s);
+            next_check = ty_now_ms() + IDLE_POLL_MS;
+        }
         schedule(s);
         compute_phase(s);
         if (s->dirty)
@@ -359,7 +380,7 @@ static void find_oom_events(sv *s)
         if (strncmp(line, "0::", 3))
             continue;
         line[strcspn(line, "\n")] = '\0';
-        snprintf(s->oom_events, sizeof(s->oom_events), "/sys/fs/cgroup%s/memory.events",
+        snprintf(s->oom_events, sizeof(s->oom_events), "/sys/fs/cgroup%.3800s/memory.events",
                  line + 3);
         if (access(s->oom_events, R_OK) < 0)
             s->oom_events[0] = '\0';

@@ -40,6 +40,7 @@ typedef struct sv_ct {
     int restarts;
     json_t *last_state;     /* the previous run's terminated record, or NULL */
     bool ever_started, done, restart_due;
+    bool run_started;       /* the current run got as far as exec */
     int64_t started_ms, restart_at_ms;
     int backoff_n;
     unsigned long long oom_before;

@@ -413,6 +413,7 @@ static void mark_running(sv_ct *c, pid_t pid)
     c->finished_at[0] = '\0';
     c->started_ms = ty_now_ms();
     c->ever_started = true;
+    c->run_started = true;
 }
 
 int sv_spawn(sv *s, sv_ct *c)
