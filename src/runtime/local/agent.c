@@ -261,10 +261,18 @@ static void rewrite_hosts(rt_local *rt)
     const char *ns;
 
     rt->dirty_ns = json_object();
-    json_object_foreach(dirty, ns, v)
-        for (size_t i = 0; i < rt->npods; i++)
-            if (!strcmp(rt->pods[i]->ns, ns) && !rt->pods[i]->killing)
-                pod_write_hosts(rt, rt->pods[i]);
+    json_object_foreach(dirty, ns, v) {
+        char *body = NULL;
+        /* One listing per namespace, however many of its pods run here. */
+        for (size_t i = 0; i < rt->npods; i++) {
+            if (strcmp(rt->pods[i]->ns, ns) || rt->pods[i]->killing)
+                continue;
+            if (!body && !(body = pod_hosts_body(rt, ns)))
+                break;
+            pod_write_hosts(rt, rt->pods[i], body);
+        }
+        free(body);
+    }
     json_decref(dirty);
 }
 

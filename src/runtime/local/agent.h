@@ -56,7 +56,10 @@ void agent_remove(rt_local *rt, rt_pod *p);
 void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be gone */
 void pod_new_object(rt_local *rt, const json_t *pod); /* a pod with no entry */
 void pod_poll(rt_local *rt, rt_pod *p);          /* read state.json, supervise the end */
-void pod_write_hosts(rt_local *rt, rt_pod *p);
+/* Rewrites p's hosts file (in place) when it changed; body from
+ * pod_hosts_body, or NULL to compute it here. */
+void pod_write_hosts(rt_local *rt, rt_pod *p, const char *body);
+char *pod_hosts_body(rt_local *rt, const char *ns); /* caller frees */
 int pod_load_adopted(rt_local *rt, rt_pod *p);   /* fills p from its directory */
 
 #endif

@@ -267,7 +267,7 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "UnexpectedAdmissionError", path);
         goto out;
     }
-    pod_write_hosts(rt, p);
+    pod_write_hosts(rt, p, NULL);
     if (write_spec(rt, p, pod, &err) < 0) {
         wait_for(rt, p, pod, "CreateContainerConfigError", err.text);
         goto out;
@@ -520,17 +520,25 @@ void pod_new_object(rt_local *rt, const json_t *pod)
     ty_error_clear(&err);
 }
 
-void pod_write_hosts(rt_local *rt, rt_pod *p)
+char *pod_hosts_body(rt_local *rt, const char *ns)
 {
-    char path[PATH_MAX + 16];
     json_t *ips = json_object();
-    char *text, *old;
+    char *body;
 
     for (size_t i = 0; i < rt->npods; i++)
-        if (!rt->pods[i]->killing && !strcmp(rt->pods[i]->ns, p->ns))
+        if (!rt->pods[i]->killing && !strcmp(rt->pods[i]->ns, ns))
             json_object_set_new(ips, rt->pods[i]->uid, json_string(rt->pods[i]->ip));
-    text = rt_hosts_text(rt->s, p->ns, p->ip, ips);
+    body = rt_hosts_body(rt->s, ns, ips);
     json_decref(ips);
+    return body;
+}
+
+void pod_write_hosts(rt_local *rt, rt_pod *p, const char *body)
+{
+    char path[PATH_MAX + 16];
+    char *own = body ? NULL : pod_hosts_body(rt, p->ns);
+    char *text = rt_hosts_text(body ? body : own, p->ip), *old;
+
     path_in(p, "hosts", path, sizeof(path));
     old = rt_read_file(path, RT_MAX_FILE, NULL);
     if (!old || strcmp(old, text))
@@ -538,6 +546,7 @@ void pod_write_hosts(rt_local *rt, rt_pod *p)
             ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
     free(old);
     free(text);
+    free(own);
 }
 
 static uint64_t parse_gpus(const char *s)

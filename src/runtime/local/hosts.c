@@ -94,19 +94,13 @@ static void service_lines(ty_buf *b, const store_list *svcs, const store_list *p
     }
 }
 
-char *rt_hosts_text(ty_store *s, const char *ns, const char *own_ip, const json_t *ips)
+char *rt_hosts_body(ty_store *s, const char *ns, const json_t *ips)
 {
     store_list_opts lo = {.ns = ns};
     store_list pods = {0}, svcs = {0};
     ty_buf b = {0};
 
-    /* "localhost" is the pod's own address, as a pod's loopback is its own:
-     * a process that binds the wildcard (moved to the pod address by the bind
-     * shim) and then dials localhost must reach itself. */
-    ty_buf_printf(&b, "# written by trainyard's local runtime; rewritten as pods come and go\n"
-                      "%s\tlocalhost\n127.0.0.1\tlocalhost.localdomain\n"
-                      "::1\tip6-localhost ip6-loopback\n",
-                  own_ip && *own_ip ? own_ip : "127.0.0.1");
+    ty_buf_puts(&b, "");
     if (store_list_objects(s, "pods", &lo, &pods, NULL) == 0) {
         pod_lines(&b, &pods, ns, ips);
         if (store_list_objects(s, "services", &lo, &svcs, NULL) == 0) {
@@ -115,5 +109,19 @@ char *rt_hosts_text(ty_store *s, const char *ns, const char *own_ip, const json_
         }
         store_list_free(&pods);
     }
+    return ty_buf_steal(&b, NULL);
+}
+
+char *rt_hosts_text(const char *body, const char *own_ip)
+{
+    ty_buf b = {0};
+
+    /* "localhost" is the pod's own address, as a pod's loopback is its own:
+     * a process that binds the wildcard (moved to the pod address by the bind
+     * shim) and then dials localhost must reach itself. */
+    ty_buf_printf(&b, "# written by trainyard's local runtime; rewritten as pods come and go\n"
+                      "%s\tlocalhost\n127.0.0.1\tlocalhost.localdomain\n"
+                      "::1\tip6-localhost ip6-loopback\n%s",
+                  own_ip && *own_ip ? own_ip : "127.0.0.1", body);
     return ty_buf_steal(&b, NULL);
 }

@@ -73,10 +73,12 @@ int rt_pod_gpu_request(const json_t *pod);
 
 /* ---- hosts.c ---- */
 
-/* The hosts file text for a pod in namespace ns (caller frees). own_ip is the
- * pod's own address; ips maps pod uid -> address for pods whose status does
- * not show it yet (a JSON object, may be NULL). */
-char *rt_hosts_text(ty_store *s, const char *ns, const char *own_ip, const json_t *ips);
+/* The lines of a namespace's hosts file (its pods and Services), shared by
+ * all its pods (caller frees). ips maps pod uid -> address for pods whose
+ * status does not show it yet (a JSON object, may be NULL). */
+char *rt_hosts_body(ty_store *s, const char *ns, const json_t *ips);
+/* A pod's whole hosts file: localhost lines for own_ip, then body (caller frees). */
+char *rt_hosts_text(const char *body, const char *own_ip);
 
 /* ---- podstatus.c ---- */
 
