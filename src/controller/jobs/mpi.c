@@ -20,10 +20,19 @@
 static const char kubexec_sh[] =
     "#!/bin/sh\n"
     "# rsh agent for mpirun: kubexec.sh <pod> <command...>\n"
-    "# All pods of this job share this machine: run the command here.\n"
-    "TRAINYARD_TARGET_POD=$1\n"
-    "export TRAINYARD_TARGET_POD\n"
+    "# All pods of this job share this machine: run the command here, as the\n"
+    "# target pod (its name, its hostname and its loopback address from /etc/hosts).\n"
+    "POD_NAME=$1\n"
     "shift\n"
+    "ip=$(getent hosts \"$POD_NAME\" 2>/dev/null | awk '{print $1; exit}')\n"
+    "[ -n \"$ip\" ] && TY_POD_IP=$ip && export TY_POD_IP\n"
+    "HOSTNAME=$POD_NAME\n"
+    "TRAINYARD_TARGET_POD=$POD_NAME\n"
+    "export HOSTNAME TRAINYARD_TARGET_POD\n"
+    "# MPI daemons tell nodes apart by host name: give the command the pod's own.\n"
+    "if [ \"$(id -u)\" = 0 ] && command -v unshare >/dev/null 2>&1; then\n"
+    "    exec unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$1\"' \"$POD_NAME\" \"$*\"\n"
+    "fi\n"
     "exec /bin/sh -c \"$*\"\n";
 
 /* Workers with no command of their own idle until mpirun's ranks are done
