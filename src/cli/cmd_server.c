@@ -10,6 +10,9 @@
 #include "base/log.h"
 #include "cli/cli.h"
 #include "controller/gc.h"
+#include "controller/jobs/engine.h"
+#include "runtime/local/runtime.h"
+#include "scheduler/sched.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -29,7 +32,9 @@ static void server_usage(FILE *f)
                "  --port       TCP port (default %d; 0 picks a free one and prints it)\n"
                "  --data-dir   where the database and logs live\n"
                "               (default $TRAINYARD_DATA_DIR or ~/.local/share/trainyard)\n"
-               "  --log-level  default info\n",
+               "  --log-level  default info\n"
+               "  --node-name  the name this machine registers as (default: the host name)\n"
+               "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n",
                TY_DEFAULT_PORT);
 }
 
@@ -46,42 +51,48 @@ static void default_data_dir(char *buf, size_t len)
         snprintf(buf, len, "%s/.local/share/trainyard", home && *home ? home : ".");
 }
 
-int cmd_server(int argc, char **argv)
+/* A number in [lo, hi] or -1 after printing which flag was wrong. */
+static long int_flag(const char *flag, const char *v, long lo, long hi)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < lo || n > hi) {
+        fprintf(stderr, "error: invalid --%s %s: want %ld-%ld\n", flag, v, lo, hi);
+        return -1;
+    }
+    return n;
+}
+
+/* Parses the flags. Returns 0 to run, or the exit status to return now. */
+static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
+                       char *data_dir, size_t len)
 {
     static const struct option longopts[] = {
         {"address", required_argument, NULL, 'a'}, {"port", required_argument, NULL, 'p'},
         {"data-dir", required_argument, NULL, 'd'}, {"log-level", required_argument, NULL, 'l'},
+        {"node-name", required_argument, NULL, 'N'}, {"fake-gpus", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
-    char data_dir[4096];
-    ty_error err;
-    ty_store *store;
-    ty_gc *gc;
-    ty_server *srv;
+    ty_log_level lvl;
+    long v;
     int c;
 
-    default_data_dir(data_dir, sizeof(data_dir));
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'a':
-            so.address = optarg;
-            break;
-        case 'p': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 65535) {
-                fprintf(stderr, "error: invalid --port %s: want 0-65535\n", optarg);
+        case 'a': so->address = optarg; break;
+        case 'd': snprintf(data_dir, len, "%s", optarg); break;
+        case 'N': ro->node_name = optarg; break;
+        case 'p':
+            if ((v = int_flag("port", optarg, 0, 65535)) < 0)
                 return 2;
-            }
-            so.port = (uint16_t)v;
+            so->port = (uint16_t)v;
             break;
-        }
-        case 'd':
-            snprintf(data_dir, sizeof(data_dir), "%s", optarg);
+        case 'G':
+            if ((v = int_flag("fake-gpus", optarg, 0, 1024)) < 0)
+                return 2;
+            ro->fake_gpus = (int)v;
             break;
-        case 'l': {
-            ty_log_level lvl;
+        case 'l':
             if (ty_log_parse_level(optarg, &lvl) < 0) {
                 fprintf(stderr, "error: invalid --log-level %s: want debug, info, warn or error\n",
                         optarg);
@@ -89,13 +100,8 @@ int cmd_server(int argc, char **argv)
             }
             ty_log_set_level(lvl);
             break;
-        }
-        case 'h':
-            server_usage(stdout);
-            return 0;
-        default:
-            server_usage(stderr);
-            return 2;
+        case 'h': server_usage(stdout); return -1;
+        default: server_usage(stderr); return 2;
         }
     }
     if (optind < argc) {
@@ -103,6 +109,26 @@ int cmd_server(int argc, char **argv)
         server_usage(stderr);
         return 2;
     }
+    return 0;
+}
+
+int cmd_server(int argc, char **argv)
+{
+    server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
+    rt_local_opts ro = {.fake_gpus = -1};
+    char data_dir[4096];
+    ty_error err;
+    ty_store *store;
+    ty_gc *gc;
+    ty_jobs *jobs;
+    ty_sched *sched;
+    rt_local *rt;
+    ty_server *srv;
+    int rc;
+
+    default_data_dir(data_dir, sizeof(data_dir));
+    if ((rc = parse_flags(argc, argv, &so, &ro, data_dir, sizeof(data_dir))) != 0)
+        return rc < 0 ? 0 : rc;
     so.data_dir = data_dir;
     ty_error_init(&err);
     store = store_open(data_dir, &err);
@@ -111,16 +137,17 @@ int cmd_server(int argc, char **argv)
         ty_error_clear(&err);
         return 1;
     }
+    ro.data_dir = data_dir;
     gc = gc_start(store, &err);
-    if (!gc) {
-        fprintf(stderr, "error: cannot start the garbage collector: %s\n", err.text);
-        store_close(store);
-        ty_error_clear(&err);
-        return 1;
-    }
-    srv = server_start(store, &so, &err);
+    jobs = gc ? jobs_start(store, &err) : NULL;
+    sched = jobs ? sched_start(store, &err) : NULL;
+    rt = sched ? rt_local_start(store, &ro, &err) : NULL;
+    srv = rt ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
+        rt_local_stop(rt);
+        sched_stop(sched);
+        jobs_stop(jobs);
         gc_stop(gc);
         store_close(store);
         ty_error_clear(&err);
@@ -139,7 +166,12 @@ int cmd_server(int argc, char **argv)
     while (!stop_requested)
         pause();
     ty_info("shutting down");
+    /* The API goes first so nothing new arrives; the runtime's supervisors
+     * keep the replicas running for the next server to adopt. */
     server_stop(srv);
+    rt_local_stop(rt);
+    sched_stop(sched);
+    jobs_stop(jobs);
     gc_stop(gc);
     store_close(store);
     return 0;

@@ -7,6 +7,7 @@
  * ("2026-11-21T23:38:50.123456789Z hello"). The files outlive the pod object,
  * so logs stay readable after clean-up; this handler only needs the pod to
  * resolve the default container while the pod still exists. */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -191,6 +192,37 @@ static int parse_log_opts(http_req *r, log_opts *o, ty_error *err)
     return 0;
 }
 
+/* A deleted pod's logs are still on disk: without the pod object, the
+ * container is the only one that left a log. */
+static int only_logged_container(http_req *r, const res_path *p, char *out, size_t len,
+                                 ty_error *err)
+{
+    char dir[4096];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    snprintf(dir, sizeof(dir), "%s/logs/%s/%s", server_data_dir(r->srv), p->ns, p->name);
+    if (strstr(p->name, "..") || strchr(p->name, '/') || !(d = opendir(dir)))
+        return ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0) {
+            if (n++ == 0)
+                snprintf(out, len, "%.*s", (int)(l - 4), e->d_name);
+        }
+    }
+    closedir(d);
+    if (n == 1)
+        return 0;
+    if (n == 0)
+        return ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
+    return ty_seterr(err, TY_EBADREQUEST,
+                     "a container name must be specified for pod %s (it has been deleted and "
+                     "left logs of several containers)",
+                     p->name);
+}
+
 /* The container to read: the one named, or the only one. */
 static int pick_container(http_req *r, const res_path *p, char *out, size_t len, ty_error *err)
 {
@@ -203,11 +235,8 @@ static int pick_container(http_req *r, const res_path *p, char *out, size_t len,
         store_obj_unref(o);
         return 0;
     }
-    if (!o) {
-        /* A deleted pod's logs are still on disk; the container must be named
-         * unless the pod had exactly one log. */
-        return ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
-    }
+    if (!o)
+        return only_logged_container(r, p, out, len, err);
     containers = json_object_get(json_object_get(store_obj_json(o), "spec"), "containers");
     if (json_array_size(containers) == 1) {
         snprintf(out, len, "%s",

@@ -10,6 +10,10 @@ SERVER_PID=""
 
 cleanup() {
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+    # Pod supervisors outlive the server by design; this test's must not outlive the test.
+    pkill -TERM -f "supervise --pod-dir $E2E_TMP/" 2>/dev/null
+    sleep 0.2
+    pkill -KILL -f "supervise --pod-dir $E2E_TMP/" 2>/dev/null
     rm -rf "$E2E_TMP"
 }
 trap cleanup EXIT
@@ -52,4 +56,26 @@ expect_match() { if printf '%s' "$3" | grep -Eq -- "$2"; then pass "$1"; else fa
 finish() {
     echo "# $E2E_CHECKS checks, $E2E_FAILS failed"
     [ "$E2E_FAILS" -eq 0 ]
+}
+
+# wait_job KIND NAME STATE [SECONDS]: waits until the job's last condition is STATE
+# (or the job failed); prints the final state.
+wait_job() {
+    local kind=$1 name=$2 want=$3 secs=${4:-180} state=""
+    for _ in $(seq $((secs * 2))); do
+        state=$(kubectl get "$kind" "$name" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
+        [ "$state" = "$want" ] && break
+        case "$state" in Succeeded|Failed) break ;; esac
+        sleep 0.5
+    done
+    echo "$state"
+}
+
+# dump_job KIND NAME: what a failing test needs to see.
+dump_job() {
+    kubectl describe "$1" "$2" 2>&1 | tail -30 | sed 's/^/     | /'
+    kubectl get pods -o wide 2>&1 | sed 's/^/     | /'
+    for p in $(kubectl get pods -o name 2>/dev/null); do
+        echo "     --- $p"; kubectl logs "$p" --tail=15 2>&1 | sed 's/^/     | /'
+    done
 }
