@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# run-launch-bench.sh - job launch latency and short-job throughput of
+# Trainyard, side by side with a local Slurm doing the same work.
+#
+# Builds if needed; starts a fresh `trainyard server` (free loopback port,
+# throwaway data directory), runs bench/launch_bench against it and stops it;
+# then starts a private Slurm (bench/slurm/start-slurm.sh), runs the same
+# phases with `launch_bench --slurm` and stops it; then prints both reports
+# and the ratios (`launch_bench --compare`). Run as root (slurmd needs it).
+#
+#   --jobs-launch N       phase A jobs on each side (default 200)
+#   --jobs-throughput N   phase B jobs on each side (default 1000)
+#   --clients N           phase B submitting threads (default 4)
+#   --only trainyard|slurm   run one side (the comparison needs both)
+#   --json-dir DIR        keep trainyard.json and slurm.json there
+#
+#   BUILD_DIR      build directory to use (default: build)
+#   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)
+#   SLURM_CPUS     CPUs the Slurm node declares (default 16: four 4-task jobs at once)
+#   TIME_LIMIT_S   per side, for launch_bench (default 600)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+SERVER_WAIT_S=${SERVER_WAIT_S:-20}
+TIME_LIMIT_S=${TIME_LIMIT_S:-600}
+export SLURM_CPUS=${SLURM_CPUS:-16}
+
+jobs_launch=200 jobs_tput=1000 clients=4 only= json_dir=
+while (($#)); do
+    case $1 in
+    --jobs-launch) jobs_launch=$2; shift 2 ;;
+    --jobs-throughput) jobs_tput=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --json-dir) json_dir=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run-launch-bench: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+case $only in '' | trainyard | slurm) ;; *) echo "run-launch-bench: --only trainyard|slurm" >&2; exit 2 ;; esac
+common=(--jobs-launch "$jobs_launch" --jobs-throughput "$jobs_tput" --clients "$clients"
+    --time-limit "$TIME_LIMIT_S")
+
+# Incremental: a no-op when the binaries are current.
+build_log=$(mktemp "${TMPDIR:-/tmp}/run-launch-bench.build.XXXXXX")
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    cmake -S . -B "$BUILD_DIR" >/dev/null
+fi
+targets=(trainyard launch_bench)
+# The bind shim that the runtime preloads into pods, where the tree has one.
+[[ -f src/runtime/local/bindshim.c ]] && targets+=(tybind)
+if ! cmake --build "$BUILD_DIR" -j2 --target "${targets[@]}" >"$build_log" 2>&1; then
+    if [[ ! -x "$BUILD_DIR/trainyard" || ! -x "$BUILD_DIR/launch_bench" ]]; then
+        cat "$build_log" >&2
+        rm -f "$build_log"
+        exit 1
+    fi
+    echo "run-launch-bench: WARNING: the build failed; measuring the binaries already in $BUILD_DIR" >&2
+fi
+rm -f "$build_log"
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/trainyard-launch.XXXXXX")
+server_pid=
+slurm_dir=
+# shellcheck disable=SC2317  # invoked by the trap
+stop_server() {
+    [[ -n "$server_pid" ]] || return 0
+    if kill -0 "$server_pid" 2>/dev/null; then
+        local n=0
+        kill -TERM "$server_pid" 2>/dev/null || true
+        # Bounded wait, then force. ps, not kill -0: a zombie still takes signals.
+        while ((n < 100)) && ps -o stat= -p "$server_pid" 2>/dev/null | grep -qv Z; do
+            sleep 0.1
+            n=$((n + 1))
+        done
+        if ((n >= 100)); then
+            kill -KILL "$server_pid" 2>/dev/null || true
+            echo "run-launch-bench: the server ignored SIGTERM for 10 s; killed it" >&2
+        fi
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    server_pid=
+    stop_supervisors
+}
+# shellcheck disable=SC2317
+any_alive() {
+    local p
+    for p; do kill -0 "$p" 2>/dev/null && return 0; done
+    return 1
+}
+# Pod supervisors outlive the server by design (a later server adopts them).
+# Ours run from our data directory: stop them by pid so that they cannot
+# share the machine with the Slurm side.
+# shellcheck disable=SC2317
+stop_supervisors() {
+    local p pids=() n=0
+    for p in /proc/[0-9]*; do
+        if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "--pod-dir $tmpdir/"; then
+            pids+=("${p#/proc/}")
+        fi
+    done
+    ((${#pids[@]})) || return 0
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    while ((n++ < 50)) && any_alive "${pids[@]}"; do sleep 0.1; done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+    echo "run-launch-bench: stopped ${#pids[@]} pod supervisors left after the server" >&2
+}
+# shellcheck disable=SC2317
+cleanup() {
+    stop_server
+    if [[ -n "$slurm_dir" ]]; then
+        bench/slurm/stop-slurm.sh "$slurm_dir" || true
+        slurm_dir=
+    fi
+    rm -rf "$tmpdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== machine"
+echo "cpus:    $(nproc)"
+echo "cpu:     $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+echo "memory:  $(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "kernel:  $(uname -sr)"
+echo "load:    $(cut -d" " -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
+echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (working tree differs)')"
+echo "build:   $BUILD_DIR ($(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null))"
+echo "work:    phase A $jobs_launch jobs, phase B $jobs_tput jobs ($clients submitters), 4 replicas/tasks each"
+echo
+
+rc=0
+ty_json=$tmpdir/trainyard.json
+sl_json=$tmpdir/slurm.json
+
+run_trainyard() {
+    local url= extra=()
+    # --fake-gpus is being wired into the server; pass it only when taken.
+    if "$BUILD_DIR/trainyard" server --help 2>&1 | grep -q -- --fake-gpus; then
+        extra=(--fake-gpus 0)
+    fi
+    "$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level warn "${extra[@]}" \
+        >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
+    server_pid=$!
+    for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
+        url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+        [[ -n "$url" ]] && break
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            echo "run-launch-bench: the server exited before listening:" >&2
+            cat "$tmpdir/server.err" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    if [[ -z "$url" ]]; then
+        echo "run-launch-bench: the server did not listen within ${SERVER_WAIT_S}s" >&2
+        return 1
+    fi
+    echo "== Trainyard (server $url, pid $server_pid${extra[*]:+, ${extra[*]}})"
+    local brc=0
+    "$BUILD_DIR/launch_bench" --server "$url" --server-pid "$server_pid" "${common[@]}" \
+        --json "$ty_json" || brc=$?
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        echo "run-launch-bench: the server died during the benchmark" >&2
+        brc=1
+    fi
+    stop_server
+    if [[ -s "$tmpdir/server.err" ]]; then
+        echo "-- server stderr (last 20 lines)"
+        tail -n 20 "$tmpdir/server.err"
+    fi
+    echo
+    return "$brc"
+}
+
+run_slurm() {
+    local brc=0
+    echo "== Slurm (SLURM_CPUS=$SLURM_CPUS)"
+    slurm_dir=$(bench/slurm/start-slurm.sh) || { slurm_dir=; return 1; }
+    echo "slurm.conf: $slurm_dir/etc/slurm.conf (from bench/slurm/slurm.conf.in)"
+    SLURM_CONF=$slurm_dir/etc/slurm.conf "$BUILD_DIR/launch_bench" --slurm "${common[@]}" \
+        --json "$sl_json" || brc=$?
+    bench/slurm/stop-slurm.sh "$slurm_dir" || true
+    slurm_dir=
+    echo
+    return "$brc"
+}
+
+if [[ $only != slurm ]]; then run_trainyard || rc=1; fi
+if [[ $only != trainyard ]]; then run_slurm || rc=1; fi
+
+if [[ -z $only ]]; then
+    echo "== comparison"
+    if [[ -s "$ty_json" && -s "$sl_json" ]]; then
+        "$BUILD_DIR/launch_bench" --compare "$ty_json" "$sl_json" || true
+    else
+        echo "(one side produced no results; see above)"
+    fi
+fi
+if [[ -n "$json_dir" ]]; then
+    mkdir -p "$json_dir"
+    cp -f "$ty_json" "$sl_json" "$json_dir"/ 2>/dev/null || true
+fi
+exit "$rc"
