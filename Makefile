@@ -36,7 +36,8 @@ test: deps
 	$(MAKE) unit-asan
 	$(MAKE) e2e
 
-demo: deps build
+demo: build
+	@scripts/deps.sh demo
 	TRAINYARD=$(CURDIR)/$(BUILD)/trainyard scripts/demo.sh
 
 bench: build

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: starts a server on a free loopback port in a scratch data dir,
-# applies the PyTorch DDP example with kubectl and shows what the server holds.
+# applies the PyTorch DDP example with kubectl, follows it to the end and
+# prints the master's log (the loss going down).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${TRAINYARD:=build/trainyard}"
@@ -13,10 +14,24 @@ server=$(sed -n 's/^listening on //p' "$data/server.out")
 echo "trainyard server at $server (data in $data)"
 "$TRAINYARD" kubeconfig --server "$server" >"$data/kubeconfig"
 export KUBECONFIG="$data/kubeconfig"
+
 kubectl apply -f examples/pytorch-ddp.yaml
+echo "waiting for the job to finish (1 master + 2 workers, gloo on CPU)..."
+state=""
+for _ in $(seq 300); do
+    state=$(kubectl get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null || true)
+    case "$state" in Succeeded|Failed) break ;; esac
+    sleep 1
+done
 kubectl get pytorchjobs
-"$TRAINYARD" --help >/dev/null
-"$TRAINYARD" describe pytorchjob pytorch-ddp --server "$server" | head -30
+kubectl get pods -o wide
 echo
-echo "The job engine that runs the replicas is not built yet (see the open issues);"
-echo "the job above is stored, defaulted and validated by the control plane."
+echo "--- master log (kubectl logs pytorch-ddp-master-0) ---"
+kubectl logs pytorch-ddp-master-0
+echo
+if [ "$state" != Succeeded ]; then
+    echo "the job did not succeed (state: ${state:-none}); server log: $data/server.log" >&2
+    kubectl describe pytorchjob pytorch-ddp >&2 || true
+    exit 1
+fi
+echo "PyTorchJob pytorch-ddp Succeeded."

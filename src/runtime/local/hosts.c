@@ -118,10 +118,13 @@ char *rt_hosts_text(const char *body, const char *own_ip)
 
     /* "localhost" is the pod's own address, as a pod's loopback is its own:
      * a process that binds the wildcard (moved to the pod address by the bind
-     * shim) and then dials localhost must reach itself. */
+     * shim) and then dials localhost must reach itself. The pods' lines come
+     * first: a reverse lookup of the pod address takes the first line that
+     * holds it, and socket.getfqdn() (torchrun's MASTER_ADDR) must give the
+     * pod's name, not "localhost". */
     ty_buf_printf(&b, "# written by trainyard's local runtime; rewritten as pods come and go\n"
-                      "%s\tlocalhost\n127.0.0.1\tlocalhost.localdomain\n"
-                      "::1\tip6-localhost ip6-loopback\n%s",
-                  own_ip && *own_ip ? own_ip : "127.0.0.1", body);
+                      "%s%s\tlocalhost\n127.0.0.1\tlocalhost.localdomain\n"
+                      "::1\tip6-localhost ip6-loopback\n",
+                  body, own_ip && *own_ip ? own_ip : "127.0.0.1");
     return ty_buf_steal(&b, NULL);
 }
