@@ -13,14 +13,15 @@ expect_match "api-resources lists pytorchjobs" 'pytorchjobs +kubeflow.org/v1 +tr
 expect_match "api-resources lists volcano jobs with short names" 'jobs +vcjob,vj +batch.volcano.sh/v1alpha1 +true +Job' "$out"
 expect_match "api-resources lists queues cluster-scoped" 'queues +q.* +scheduling.volcano.sh/v1beta1 +false +Queue' "$out"
 
-# apply: created, unchanged, configured
-expect_eq "apply creates" "pytorchjob.kubeflow.org/pytorch-ddp created" "$(k apply -f "$EX/pytorch-ddp.yaml" 2>&1)"
-expect_eq "apply again is unchanged" "pytorchjob.kubeflow.org/pytorch-ddp unchanged" "$(k apply -f "$EX/pytorch-ddp.yaml" 2>&1)"
-sed 's/backoffLimit: 2/backoffLimit: 5/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/changed.yaml"
+# apply: created, unchanged, configured (suspended, so the job engine starts no pods here)
+sed 's/    backoffLimit: 2/    backoffLimit: 2\n    suspend: true/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/job.yaml"
+expect_eq "apply creates" "pytorchjob.kubeflow.org/pytorch-ddp created" "$(k apply -f "$E2E_TMP/job.yaml" 2>&1)"
+expect_eq "apply again is unchanged" "pytorchjob.kubeflow.org/pytorch-ddp unchanged" "$(k apply -f "$E2E_TMP/job.yaml" 2>&1)"
+sed 's/backoffLimit: 2/backoffLimit: 5/' "$E2E_TMP/job.yaml" >"$E2E_TMP/changed.yaml"
 expect_eq "apply a change configures" "pytorchjob.kubeflow.org/pytorch-ddp configured" "$(k apply -f "$E2E_TMP/changed.yaml" 2>&1)"
 expect_eq "the change is stored" "5" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.runPolicy.backoffLimit}')"
-expect_eq "defaulting: runPolicy.suspend stored as false" "false" \
-    "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.runPolicy.suspend}')"
+expect_eq "defaulting: restartPolicy stored" "OnFailure" \
+    "$(k get pytorchjob pytorch-ddp -o jsonpath='{.spec.pytorchReplicaSpecs.Worker.restartPolicy}')"
 expect_eq "generation bumped by the spec change" "2" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.metadata.generation}')"
 
 # get in every output format
@@ -41,6 +42,7 @@ metadata:
   name: p1
   labels: {app: demo, tier: web}
 spec:
+  schedulerName: someone-else   # not ours: the pod stays Pending, as on a cluster
   containers:
   - name: main
     image: busybox:1.36
@@ -64,7 +66,7 @@ expect_eq "annotation stored" "alice" "$(k get pytorchjob pytorch-ddp -o jsonpat
 expect_eq "label selector =" "pytorch-ddp" "$(k get pytorchjobs -l team=vision -o name | sed 's|.*/||')"
 expect_eq "label selector notin" "" "$(k get pytorchjobs -l 'team notin (vision)' -o name 2>/dev/null)"
 expect_eq "field selector on pods" "p1" "$(k get pods --field-selector status.phase=Pending -o name | sed 's|.*/||')"
-expect_eq "field selector excludes" "" "$(k get pods --field-selector status.phase=Running -o name 2>/dev/null)"
+expect_eq "field selector excludes" "" "$(k get pods --field-selector status.phase=Running,metadata.name=p1 -o name 2>/dev/null)"
 
 # patch: merge, json, strategic
 check "patch --type merge" k patch pytorchjob pytorch-ddp --type merge -p '{"spec":{"runPolicy":{"ttlSecondsAfterFinished":60}}}'
@@ -76,11 +78,24 @@ expect_eq "strategic merge kept the other container" "busybox:1.36 busybox:1.37"
 out=$(k patch pytorchjob pytorch-ddp --type strategic -p '{"spec":{}}' 2>&1)
 expect_match "strategic merge on a custom resource is refused" 'UnsupportedMediaType|unsupported|not supported' "$out"
 
-# status subresource: a write to the object ignores status
-k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Running","status":"True"}]}}' >/dev/null 2>&1
-expect_eq "status ignored on main resource" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[*].type}')"
-check "patch --subresource status" k patch pytorchjob pytorch-ddp --subresource status --type merge -p '{"status":{"conditions":[{"type":"Created","status":"True"},{"type":"Running","status":"True"}]}}'
-expect_match "State column = last condition type" '^pytorch-ddp +Running ' "$(k get pytorchjobs)"
+# status subresource: a write to the object ignores status (a PodGroup: no
+# controller writes its status yet)
+cat >"$E2E_TMP/pg.yaml" <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: pg1
+spec:
+  minMember: 2
+YAML
+k apply -f "$E2E_TMP/pg.yaml" >/dev/null
+k patch podgroup pg1 --type merge -p '{"status":{"phase":"Running"}}' >/dev/null 2>&1
+expect_eq "status ignored on main resource" "Pending" "$(k get podgroup pg1 -o jsonpath='{.status.phase}')"
+check "patch --subresource status" k patch podgroup pg1 --subresource status --type merge -p '{"status":{"phase":"Inqueue"}}'
+expect_match "STATUS column shows the status written" '^pg1 +Inqueue ' "$(k get podgroups)"
+k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Injected","status":"True"}]}}' >/dev/null 2>&1
+expect_eq "status ignored on a job too" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[?(@.type=="Injected")].type}')"
+expect_match "State column = last condition type" '^pytorch-ddp +Suspended ' "$(k get pytorchjobs)"
 
 # describe
 out=$(k describe pytorchjob pytorch-ddp 2>&1)
@@ -130,7 +145,7 @@ expect_match "get -w shows a live change" 'MODIFIED +pytorch-ddp' "$(cat "$E2E_T
 
 # delete, delete -f, wait --for=delete
 check "delete pod" k delete pod p1
-expect_eq "pod gone" "" "$(k get pods -o name 2>/dev/null)"
+expect_eq "pod gone" "" "$(k get pod p1 -o name 2>/dev/null)"
 k apply -f "$EX/tfjob.yaml" >/dev/null
 ( sleep 1; k delete -f "$EX/tfjob.yaml" >"$E2E_TMP/del.out" 2>&1 ) &
 DPID=$!
