@@ -34,6 +34,11 @@ static int parse_delete_opts(http_req *r, delete_args *d, ty_error *err)
         json_t *pre = json_object_get(body, "preconditions");
         const char *u = json_string_value(json_object_get(pre, "uid"));
         const char *v = json_string_value(json_object_get(pre, "resourceVersion"));
+        json_t *gp = json_object_get(body, "gracePeriodSeconds");
+        if (json_is_integer(gp)) {
+            d->opts.has_grace = true;
+            d->opts.grace_seconds = json_integer_value(gp);
+        }
         if (u)
             snprintf(d->uid, sizeof(d->uid), "%s", u);
         if (v)
@@ -41,6 +46,17 @@ static int parse_delete_opts(http_req *r, delete_args *d, ty_error *err)
     }
     if (http_query_bool(r, "orphanDependents"))
         policy = "Orphan";
+    const char *gq = http_query(r, "gracePeriodSeconds");
+    if (gq && *gq) {
+        char *end;
+        long long g = strtoll(gq, &end, 10);
+        if (*end) {
+            json_decref(body);
+            return ty_seterr(err, TY_EBADREQUEST, "invalid gracePeriodSeconds %s", gq);
+        }
+        d->opts.has_grace = true;
+        d->opts.grace_seconds = g;
+    }
     if (!policy || !*policy)
         d->opts.propagation = STORE_PROPAGATE_DEFAULT;
     else if (strcmp(policy, "Background") == 0)

@@ -495,15 +495,34 @@ static int check_preconditions(const store_obj *cur, const store_delete_opts *op
 }
 
 /* Sets deletionTimestamp once; a namespace also shows Terminating at once. */
-static void mark_deleting(const char *resource, json_t *obj)
+/* deletionGracePeriodSeconds as kube-apiserver records it: the request's
+ * gracePeriodSeconds, else a pod's own terminationGracePeriodSeconds, else 0. */
+static int64_t grace_for(const char *resource, const json_t *obj, const store_delete_opts *opts)
+{
+    const json_t *g;
+
+    if (opts && opts->has_grace)
+        return opts->grace_seconds < 0 ? 0 : opts->grace_seconds;
+    if (strcmp(resource, "pods") != 0)
+        return 0;
+    g = json_object_get(json_object_get(obj, "spec"), "terminationGracePeriodSeconds");
+    return json_is_integer(g) && json_integer_value(g) >= 0 ? json_integer_value(g) : 30;
+}
+
+static void mark_deleting(const char *resource, json_t *obj, const store_delete_opts *opts)
 {
     json_t *meta = meta_of(obj), *status;
     char ts[32];
+    int64_t grace = grace_for(resource, obj, opts);
 
     if (!json_object_get(meta, "deletionTimestamp")) {
         now_rfc3339(ts, sizeof(ts));
         json_object_set_new(meta, "deletionTimestamp", json_string(ts));
-        json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+        json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
+    } else if (opts && opts->has_grace &&
+               grace < json_integer_value(json_object_get(meta, "deletionGracePeriodSeconds"))) {
+        /* A second delete may only shorten the grace period. */
+        json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
     }
     if (!strcmp(resource, "namespaces")) {
         status = json_object_get(obj, "status");
@@ -538,7 +557,7 @@ store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const
     apply_propagation(next, opts ? opts->propagation : STORE_PROPAGATE_DEFAULT);
     gone = !has_finalizers(resource, next);
     if (!gone)
-        mark_deleting(resource, next);
+        mark_deleting(resource, next, opts);
     if (!gone && json_equal(next, cur->json)) {
         json_decref(next);
         o = store_obj_ref(cur);

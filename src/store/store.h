@@ -105,6 +105,10 @@ typedef struct store_delete_opts {
     store_propagation propagation; /* DEFAULT = Background */
     const char *precondition_uid;  /* NULL or "" = none; mismatch -> TY_ECONFLICT */
     const char *precondition_rv;   /* NULL or "" = none; mismatch -> TY_ECONFLICT */
+    bool has_grace;                /* gracePeriodSeconds was given */
+    int64_t grace_seconds;         /* with has_grace: recorded as deletionGracePeriodSeconds
+                                      (a later, shorter one replaces it); without: a pod's
+                                      spec.terminationGracePeriodSeconds (30), else 0 */
 } store_delete_opts;
 
 /* Deletes or marks for deletion (see above). *deleted tells which happened.

@@ -56,4 +56,23 @@ expect_eq "ttlSecondsAfterFinished deletes the finished job" "" "$(kubectl get p
 kubectl wait --for=delete pod/ttl-master-0 --timeout=30s >/dev/null 2>&1
 expect_eq "its pods go with it" "" "$(kubectl get pod ttl-master-0 -o name 2>/dev/null)"
 expect_match "describe shows conditions and events" 'ExitedWithCode' "$(kubectl describe pytorchjob exit1)"
+
+# Deleting a pod honours the grace period: a process that ignores SIGTERM is
+# killed after it; --grace-period=0 does not wait for the pod's own 30 s.
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: stubborn}
+spec:
+  terminationGracePeriodSeconds: 30
+  containers:
+  - {name: c, image: x, command: ["/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done"]}
+YAML
+for _ in $(seq 60); do [ "$(kubectl get pod stubborn -o jsonpath='{.status.phase}')" = Running ] && break; sleep 0.5; done
+t0=$(date +%s)
+kubectl delete pod stubborn --grace-period=0 --force >/dev/null 2>&1
+kubectl wait --for=delete pod/stubborn --timeout=25s >/dev/null 2>&1
+t1=$(date +%s)
+expect_eq "grace period 0 deletes a TERM-ignoring pod at once" "" "$(kubectl get pod stubborn -o name 2>/dev/null)"
+if [ $((t1 - t0)) -lt 10 ]; then pass "... within $((t1 - t0)) s, not its own 30 s"; else fail "took $((t1 - t0)) s"; fi
 finish

@@ -493,6 +493,56 @@ static void test_finalizers_delay_deletion(void **state)
     json_decref(j);
 }
 
+static json_int_t grace_of(const store_obj *o)
+{
+    const json_t *g = json_object_get(json_object_get(store_obj_json(o), "metadata"),
+                                      "deletionGracePeriodSeconds");
+    assert_true(json_is_integer(g));
+    return json_integer_value(g);
+}
+
+/* deletionGracePeriodSeconds: the pod's own period by default, the request's
+ * when given (0 included), and a later delete may only shorten it. */
+static void test_deletion_grace_period(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    bool deleted;
+    store_delete_opts zero = {.has_grace = true, .grace_seconds = 0};
+    store_delete_opts five = {.has_grace = true, .grace_seconds = 5};
+    store_delete_opts ten = {.has_grace = true, .grace_seconds = 10};
+
+    ty_error_init(&err);
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "g%d", i);
+        json_t *j = pod(name, 1);
+        json_object_set_new(json_object_get(j, "metadata"), "finalizers", json_pack("[s]", "x/y"));
+        if (i == 1)
+            json_object_set_new(json_object_get(j, "spec"), "terminationGracePeriodSeconds",
+                                json_integer(7));
+        store_obj *o = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+        json_decref(j);
+    }
+    store_obj *a = store_delete(f->s, "pods", "default", "g0", NULL, &deleted, &err);
+    assert_int_equal(grace_of(a), 30);
+    store_obj *b = store_delete(f->s, "pods", "default", "g1", NULL, &deleted, &err);
+    assert_int_equal(grace_of(b), 7);
+    store_obj *c = store_delete(f->s, "pods", "default", "g2", &zero, &deleted, &err);
+    assert_int_equal(grace_of(c), 0);
+    store_obj *b2 = store_delete(f->s, "pods", "default", "g1", &ten, &deleted, &err);
+    assert_int_equal(grace_of(b2), 7);
+    store_obj *b3 = store_delete(f->s, "pods", "default", "g1", &five, &deleted, &err);
+    assert_int_equal(grace_of(b3), 5);
+    store_obj_unref(a);
+    store_obj_unref(b);
+    store_obj_unref(c);
+    store_obj_unref(b2);
+    store_obj_unref(b3);
+}
+
 static void test_delete_propagation_and_preconditions(void **state)
 {
     fixture *f = *state;
@@ -781,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalizers_delay_deletion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_propagation_and_preconditions, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_deletion_grace_period, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_order_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages_cover_everything_once, setup, teardown),

@@ -290,8 +290,8 @@ out:
 
 /* ---- termination ---- */
 
-/* deletionGracePeriodSeconds when the store records one above zero (it
- * writes 0 for every deletion today), else the pod's own grace period. */
+/* deletionGracePeriodSeconds (the delete request's gracePeriodSeconds, or the
+ * pod's own grace period as the store records it), else the pod's own. */
 static long grace_of(const json_t *pod)
 {
     const json_t *d = json_object_get(json_object_get(pod, "metadata"),
@@ -299,7 +299,7 @@ static long grace_of(const json_t *pod)
     const json_t *g = json_object_get(json_object_get(pod, "spec"),
                                       "terminationGracePeriodSeconds");
 
-    if (json_is_integer(d) && json_integer_value(d) > 0)
+    if (json_is_integer(d) && json_integer_value(d) >= 0)
         return (long)json_integer_value(d);
     return json_is_integer(g) && json_integer_value(g) >= 0 ? (long)json_integer_value(g) : 30;
 }
