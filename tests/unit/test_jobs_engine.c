@@ -24,7 +24,7 @@
 #include "model/yaml.h"
 
 #define PT "pytorchjobs.kubeflow.org"
-#define WAIT_MS 5000
+#define WAIT_MS 15000 /* generous: ASan builds on a loaded 2-core machine */
 
 typedef struct fixture {
     char dir[64];
@@ -156,7 +156,7 @@ static bool pod_gone(fixture *f, const char *name, const char *unused)
 static bool pod_replaced(fixture *f, const char *name, const char *old_uid)
 {
     char *u = uid_of(f, "pods", name);
-    bool r = u && strcmp(u, old_uid) != 0;
+    bool r = u && old_uid && strcmp(u, old_uid) != 0;
     free(u);
     return r;
 }
@@ -364,7 +364,10 @@ static void test_exit_code(void **state)
     pod_set(f, "ec-master-0", "Running", -1, 0);
     pod_set(f, "ec-worker-0", "Running", -1, 0);
     assert_true(wait_for(f, job_is, "ec", "Running"));
+    /* The engine creates the job's pods one after another: wait for this one. */
+    assert_true(wait_for(f, pod_exists, "ec-worker-0", NULL));
     uid = uid_of(f, "pods", "ec-worker-0");
+    assert_non_null(uid);
     pod_set(f, "ec-worker-0", "Failed", 137, 0);
     assert_true(wait_for(f, pod_replaced, "ec-worker-0", uid));
     free(uid);
@@ -396,7 +399,10 @@ static void test_backoff(void **state)
     /* ExitCode recreations count: the second would reach the limit of 2. */
     create_job(f, PTJOB("bo", "", "backoffLimit: 2", "ExitCode", 1));
     pod_set(f, "bo-master-0", "Running", -1, 0);
+    /* The engine creates the job's pods one after another: wait for this one. */
+    assert_true(wait_for(f, pod_exists, "bo-worker-0", NULL));
     uid = uid_of(f, "pods", "bo-worker-0");
+    assert_non_null(uid);
     pod_set(f, "bo-worker-0", "Failed", 143, 0);
     assert_true(wait_for(f, pod_replaced, "bo-worker-0", uid));
     free(uid);
