@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
+#include "controller/volcano/vcjob.h"
 #include "runtime/local/runtime.h"
 #include "scheduler/sched.h"
 #include "server/server.h"
@@ -121,6 +122,7 @@ int cmd_server(int argc, char **argv)
     ty_store *store;
     ty_gc *gc;
     ty_jobs *jobs;
+    ty_vcjobs *vcjobs;
     ty_sched *sched;
     rt_local *rt;
     ty_server *srv;
@@ -140,13 +142,15 @@ int cmd_server(int argc, char **argv)
     ro.data_dir = data_dir;
     gc = gc_start(store, &err);
     jobs = gc ? jobs_start(store, &err) : NULL;
-    sched = jobs ? sched_start(store, &err) : NULL;
+    vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
+    sched = vcjobs ? sched_start(store, &err) : NULL;
     rt = sched ? rt_local_start(store, &ro, &err) : NULL;
     srv = rt ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
         rt_local_stop(rt);
         sched_stop(sched);
+        vcjobs_stop(vcjobs);
         jobs_stop(jobs);
         gc_stop(gc);
         store_close(store);
@@ -171,6 +175,7 @@ int cmd_server(int argc, char **argv)
     server_stop(srv);
     rt_local_stop(rt);
     sched_stop(sched);
+    vcjobs_stop(vcjobs);
     jobs_stop(jobs);
     gc_stop(gc);
     store_close(store);

@@ -1,0 +1,180 @@
+/* policy.c - Volcano Job lifecycle policies and the phase state machine.
+ *
+ * Both are pure so that every row of upstream's table is a unit test
+ * (tests/unit/test_vcjob_policy.c); reconcile.c only observes and acts. */
+#include <string.h>
+
+#include "controller/volcano/vc_int.h"
+
+static const char *const phase_names[VC_NPHASES] = {
+    "Pending", "Running", "Restarting", "Aborting", "Aborted",
+    "Completing", "Completed", "Terminating", "Terminated", "Failed",
+};
+
+static const char *const action_names[VC_NACTIONS] = {
+    "SyncJob", "AbortJob", "RestartJob", "RestartTask", "RestartPod",
+    "TerminateJob", "CompleteJob", "ResumeJob",
+};
+
+const char *vc_phase_name(vc_phase p)
+{
+    return p < VC_NPHASES ? phase_names[p] : "Pending";
+}
+
+vc_phase vc_phase_parse(const char *s)
+{
+    for (int i = 0; s && i < VC_NPHASES; i++)
+        if (strcmp(s, phase_names[i]) == 0)
+            return (vc_phase)i;
+    return VC_PENDING;
+}
+
+const char *vc_action_name(vc_action a)
+{
+    return a < VC_NACTIONS ? action_names[a] : "SyncJob";
+}
+
+vc_action vc_action_parse(const char *s)
+{
+    for (int i = 0; s && i < VC_NACTIONS; i++)
+        if (strcmp(s, action_names[i]) == 0)
+            return (vc_action)i;
+    return VC_SYNC;
+}
+
+static bool event_listed(const json_t *policy, const char *event)
+{
+    const char *one = json_string_value(json_object_get(policy, "event"));
+    json_t *e;
+    size_t i;
+
+    if (one && (strcmp(one, event) == 0 || strcmp(one, "*") == 0))
+        return true;
+    json_array_foreach(json_object_get(policy, "events"), i, e) {
+        const char *s = json_string_value(e);
+        if (s && (strcmp(s, event) == 0 || strcmp(s, "*") == 0))
+            return true;
+    }
+    return false;
+}
+
+static vc_action match_list(const json_t *policies, const char *event, int exit_code,
+                            bool *found)
+{
+    json_t *p;
+    size_t i;
+
+    json_array_foreach(policies, i, p) {
+        json_t *code = json_object_get(p, "exitCode");
+        const char *timeout = json_string_value(json_object_get(p, "timeout"));
+        /* A timeout delays the action until the condition has lasted that
+         * long; until that exists such a policy must not fire at once. */
+        if (timeout && *timeout)
+            continue;
+        if (event_listed(p, event) ||
+            (json_is_integer(code) && json_integer_value(code) != 0 &&
+             strcmp(event, "PodFailed") == 0 && json_integer_value(code) == exit_code)) {
+            *found = true;
+            return vc_action_parse(json_string_value(json_object_get(p, "action")));
+        }
+    }
+    return VC_SYNC;
+}
+
+vc_action vc_policy_match(const json_t *task_policies, const json_t *job_policies,
+                          const char *event, int exit_code)
+{
+    bool found = false;
+    vc_action a = match_list(task_policies, event, exit_code, &found);
+
+    if (found)
+        return a;
+    return match_list(job_policies, event, exit_code, &found);
+}
+
+bool vc_phase_final(vc_phase p)
+{
+    return p == VC_ABORTED || p == VC_COMPLETED || p == VC_TERMINATED || p == VC_FAILED;
+}
+
+static long long live(const vc_obs *o)
+{
+    return o->pending + o->running + o->terminating + o->unknown;
+}
+
+/* Pending and Running: policies act; otherwise a sync creates pods and moves
+ * by the counts. */
+static vc_step active(vc_phase cur, vc_action a, const vc_obs *o)
+{
+    vc_step st = {.next = cur};
+
+    switch (a) {
+    case VC_RESTART_JOB:
+        return (vc_step){VC_RESTARTING, VC_KILL_ALL, true, true, false};
+    case VC_RESTART_TASK:
+        return (vc_step){VC_RESTARTING, VC_KILL_TASK, true, false, false};
+    case VC_RESTART_POD:
+        return (vc_step){VC_RESTARTING, VC_KILL_POD, true, false, false};
+    case VC_ABORT_JOB:
+        return (vc_step){VC_ABORTING, VC_KILL_LIVE, false, false, false};
+    case VC_TERMINATE_JOB:
+        return (vc_step){VC_TERMINATING, VC_KILL_LIVE, false, false, false};
+    case VC_COMPLETE_JOB:
+        return (vc_step){VC_COMPLETING, VC_KILL_LIVE, false, false, false};
+    default:
+        break;
+    }
+    st.create = true;
+    if (cur == VC_PENDING) {
+        if (o->running + o->succeeded + o->failed >= o->min_available)
+            st.next = VC_RUNNING;
+        return st;
+    }
+    if (o->min_success > 0 && o->succeeded >= o->min_success) {
+        st.next = VC_COMPLETED;
+        st.kill = VC_KILL_LIVE;
+    } else if (o->replicas > 0 && o->succeeded + o->failed >= o->replicas && live(o) == 0) {
+        bool short_of_success = o->min_success > 0 && o->succeeded < o->min_success;
+        st.next = o->task_below_min || short_of_success ? VC_FAILED : VC_COMPLETED;
+    } else if (o->pending > o->replicas - o->min_available) {
+        st.next = VC_PENDING; /* lost its gang: wait for it again */
+    }
+    if (vc_phase_final(st.next))
+        st.create = false;
+    return st;
+}
+
+vc_step vc_transition(vc_phase cur, vc_action a, const vc_obs *o)
+{
+    vc_step st = {.next = cur};
+
+    switch (cur) {
+    case VC_PENDING:
+    case VC_RUNNING:
+        return active(cur, a, o);
+    case VC_RESTARTING:
+        if (o->retry_count >= o->max_retry)
+            return (vc_step){VC_FAILED, VC_KILL_LIVE, false, false, false};
+        /* The killed pods must be gone before their names are reused. */
+        if (o->terminating == 0)
+            st.next = VC_PENDING;
+        return st;
+    case VC_ABORTING:
+    case VC_ABORTED:
+        if (a == VC_RESUME_JOB)
+            return (vc_step){VC_RESTARTING, VC_KILL_ALL, true, true, false};
+        if (cur == VC_ABORTING && live(o) == 0)
+            st.next = VC_ABORTED;
+        return st;
+    case VC_COMPLETING:
+        if (live(o) == 0)
+            st.next = VC_COMPLETED;
+        return st;
+    case VC_TERMINATING:
+        if (live(o) == 0)
+            st.next = VC_TERMINATED;
+        return st;
+    default:
+        return st; /* Completed, Terminated, Failed: final */
+    }
+}

@@ -1,0 +1,559 @@
+/* reconcile.c - one pass over one Volcano Job: observe its pods, pick the
+ * action (a user action annotation, else the first pod event a policy
+ * matches), step the state machine (policy.c), act (kill, create) and write
+ * the status. Level-triggered and idempotent: everything it needs is in the
+ * job, its status and its pods. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/kinds.h"
+#include "api/registry.h"
+#include "base/log.h"
+#include "controller/events.h"
+#include "controller/jobs/jobs_int.h"
+#include "controller/volcano/vc_int.h"
+
+typedef struct target {
+    vc_action action;
+    const char *event;
+    const json_t *task;  /* the task of the pod that raised the event */
+    const json_t *pod;   /* that pod (NULL for task events) */
+} target;
+
+typedef struct pass {
+    ty_store *s;
+    const char *ns, *name, *uid;
+    json_t *job;     /* stored job (copy) */
+    json_t *pods;    /* owned pods */
+    json_t *status;  /* the status being built */
+    vc_obs obs;
+    bool consume;    /* remove the action annotation */
+    char nows[32];
+    int rc;
+} pass;
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+    return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+static const json_t *tasks_of(const pass *p)
+{
+    return json_object_get(json_object_get(p->job, "spec"), "tasks");
+}
+
+static bool owned(const json_t *obj, void *arg)
+{
+    json_t *r;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i,
+                       r) {
+        const char *uid = json_string_value(json_object_get(r, "uid"));
+        if (json_is_true(json_object_get(r, "controller")) && uid && strcmp(uid, arg) == 0)
+            return true;
+    }
+    return false;
+}
+
+static json_t *list_owned(pass *p, const char *resource)
+{
+    store_list_opts lo = {.ns = p->ns, .filter = owned, .filter_arg = (void *)p->uid};
+    json_t *out = json_array();
+    store_list l;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (store_list_objects(p->s, resource, &lo, &l, &err) < 0) {
+        ty_error_clear(&err);
+        p->rc = -1;
+        return out;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(out, json_deep_copy(store_obj_json(l.items[i])));
+    store_list_free(&l);
+    return out;
+}
+
+static const char *pod_task(const json_t *pod)
+{
+    return str_at(json_object_get(pod, "metadata"), "annotations", VC_ANN_TASK_SPEC);
+}
+
+/* ---- observe ---- */
+
+static void count_pod(pass *p, const json_t *pod, json_t *tsc)
+{
+    const char *phase = jobs_pod_phase(pod), *task = pod_task(pod);
+    json_t *tp, *n;
+
+    if (jobs_is_terminating(pod))
+        p->obs.terminating++;
+    else if (!strcmp(phase, "Running"))
+        p->obs.running++;
+    else if (!strcmp(phase, "Succeeded"))
+        p->obs.succeeded++;
+    else if (!strcmp(phase, "Failed"))
+        p->obs.failed++;
+    else if (!strcmp(phase, "Unknown"))
+        p->obs.unknown++;
+    else
+        p->obs.pending++;
+    if (!task || jobs_is_terminating(pod))
+        return;
+    if (!(tp = json_object_get(json_object_get(tsc, task), "phase"))) {
+        tp = json_object();
+        json_object_set_new(tsc, task, json_pack("{s:o}", "phase", tp));
+    }
+    n = json_object_get(tp, *phase ? phase : "Pending");
+    json_object_set_new(tp, *phase ? phase : "Pending",
+                        json_integer(json_integer_value(n) + 1));
+}
+
+static long long task_count(const json_t *tsc, const char *task, const char *phase)
+{
+    return json_integer_value(json_object_get(
+        json_object_get(json_object_get(tsc, task), "phase"), phase));
+}
+
+static void observe(pass *p)
+{
+    const json_t *spec = json_object_get(p->job, "spec");
+    json_t *tsc = json_object(), *pod, *t;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        count_pod(p, pod, tsc);
+    json_array_foreach(tasks_of(p), i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        p->obs.replicas += json_integer_value(json_object_get(t, "replicas"));
+        if (name && task_count(tsc, name, "Succeeded") <
+                        json_integer_value(json_object_get(t, "minAvailable")))
+            p->obs.task_below_min = true;
+    }
+    p->obs.min_available = json_integer_value(json_object_get(spec, "minAvailable"));
+    p->obs.min_success = json_integer_value(json_object_get(spec, "minSuccess"));
+    p->obs.max_retry = json_integer_value(json_object_get(spec, "maxRetry"));
+    p->obs.retry_count = json_integer_value(json_object_get(p->status, "retryCount"));
+    json_object_set_new(p->status, "taskStatusCount", tsc);
+}
+
+/* ---- choose the action ---- */
+
+static const json_t *task_named(const pass *p, const char *name)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks_of(p), i, t)
+        if (name && !strcmp(name, json_string_value(json_object_get(t, "name"))))
+            return t;
+    return NULL;
+}
+
+/* The event a pod raises now, or NULL. Evicted pods (status.reason Evicted)
+ * raise PodEvicted rather than PodFailed. */
+static const char *pod_event(const json_t *pod)
+{
+    const char *phase = jobs_pod_phase(pod);
+
+    if (jobs_is_terminating(pod))
+        return NULL;
+    if (!strcmp(phase, "Failed")) {
+        const char *reason = str_at(pod, "status", "reason");
+        return reason && !strcmp(reason, "Evicted") ? "PodEvicted" : "PodFailed";
+    }
+    return !strcmp(phase, "Unknown") ? "Unknown" : NULL;
+}
+
+static bool try_event(pass *p, target *t, const json_t *task, const json_t *pod,
+                      const char *event, int code)
+{
+    vc_action a = vc_policy_match(json_object_get(task, "policies"),
+                                  json_object_get(json_object_get(p->job, "spec"), "policies"),
+                                  event, code);
+    if (a == VC_SYNC)
+        return false;
+    *t = (target){a, event, task, pod};
+    return true;
+}
+
+static target choose(pass *p, vc_phase phase)
+{
+    const char *user = str_at(json_object_get(p->job, "metadata"), "annotations", VC_ANN_ACTION);
+    target t = {.action = VC_SYNC};
+    json_t *pod, *task;
+    size_t i;
+
+    if (user) {
+        p->consume = true;
+        t.action = vc_action_parse(user);
+        t.event = "CommandIssued";
+        return t;
+    }
+    if (phase != VC_PENDING && phase != VC_RUNNING)
+        return t;
+    json_array_foreach(p->pods, i, pod) {
+        const char *ev = pod_event(pod);
+        if (ev && try_event(p, &t, task_named(p, pod_task(pod)), pod, ev,
+                            jobs_pod_exit_code(pod, NULL)))
+            return t;
+    }
+    json_array_foreach(tasks_of(p), i, task) {
+        const char *name = json_string_value(json_object_get(task, "name"));
+        long long reps = json_integer_value(json_object_get(task, "replicas"));
+        json_t *tsc = json_object_get(p->status, "taskStatusCount");
+        if (reps > 0 && task_count(tsc, name, "Succeeded") >= reps &&
+            try_event(p, &t, task, NULL, "TaskCompleted", 0))
+            return t;
+    }
+    return t;
+}
+
+/* ---- act ---- */
+
+static void kill_pods(pass *p, vc_kill kill, const target *t)
+{
+    const char *task = t->task ? json_string_value(json_object_get(t->task, "name")) : NULL;
+    json_t *pod;
+    size_t i;
+
+    if (kill == VC_KILL_NONE)
+        return;
+    json_array_foreach(p->pods, i, pod) {
+        const char *phase = jobs_pod_phase(pod);
+        bool finished = !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+        if ((kill == VC_KILL_LIVE && finished) ||
+            (kill == VC_KILL_TASK && (!task || !pod_task(pod) || strcmp(task, pod_task(pod)))) ||
+            (kill == VC_KILL_POD && pod != t->pod))
+            continue;
+        if (jobs_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
+            p->rc = -1;
+    }
+}
+
+/* Creates obj (stolen) after defaulting and validation; an existing object
+ * of that name is fine. status (borrowed, may be NULL) is set after the API
+ * preparation, which drops what clients may not write. */
+static void create_plain(pass *p, const api_resource *res, json_t *obj, const json_t *status)
+{
+    const char *name = str_at(obj, "metadata", "name");
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    if (api_prepare(res, obj, NULL, &err) < 0) {
+        ty_warn("vcjob %s/%s: %s %s: %s", p->ns, p->name, res->kind, name ? name : "", err.text);
+        ty_error_clear(&err);
+        json_decref(obj);
+        return;
+    }
+    if (status)
+        json_object_set(obj, "status", (json_t *)status);
+    o = store_create_take(p->s, api_store_key(res), p->ns, obj, &err);
+    if (!o && err.code != TY_EEXISTS)
+        p->rc = -1;
+    store_obj_unref(o);
+    ty_error_clear(&err);
+}
+
+static void ensure_podgroup(pass *p)
+{
+    const json_t *spec = json_object_get(p->job, "spec");
+    const char *queue = str_at(p->job, "spec", "queue");
+    json_t *mtm = json_object(), *t, *pg, *st;
+    char name[512];
+    size_t i;
+
+    json_array_foreach(tasks_of(p), i, t)
+        json_object_set(mtm, json_string_value(json_object_get(t, "name")),
+                        json_object_get(t, "minAvailable"));
+    snprintf(name, sizeof(name), "%s-%s", p->name, p->uid);
+    pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:I, s:o, s:s}}", "apiVersion",
+                   "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name", name,
+                   "namespace", p->ns, "ownerReferences", jobs_owner_ref(p->job), "spec",
+                   "minMember", json_integer_value(json_object_get(spec, "minAvailable")),
+                   "minTaskMember", mtm, "queue", queue ? queue : "default");
+    if (json_is_string(json_object_get(spec, "priorityClassName")))
+        json_object_set(json_object_get(pg, "spec"), "priorityClassName",
+                        json_object_get(spec, "priorityClassName"));
+    /* No gang scheduler admits PodGroups yet: the controller admits its own. */
+    st = json_pack("{s:s}", "phase", "Inqueue");
+    create_plain(p, &api_podgroup, pg, st);
+    json_decref(st);
+}
+
+static void ensure_svc(pass *p)
+{
+    char cm_name[300];
+    json_t *labels, *cm;
+    ty_error err;
+
+    if (!vc_plugin_on(p->job, "svc"))
+        return;
+    ty_error_init(&err);
+    labels = json_pack("{s:s}", VC_ANN_JOB_NAME, p->name);
+    if (jobs_create(p->s, &api_service,
+                    jobs_service_new(p->job, p->name, labels, labels, NULL, true), p->job,
+                    VC_COMPONENT, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+    json_decref(labels);
+    snprintf(cm_name, sizeof(cm_name), "%s-svc", p->name);
+    cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion", "v1", "kind",
+                   "ConfigMap", "metadata", "name", cm_name, "namespace", p->ns,
+                   "ownerReferences", jobs_owner_ref(p->job), "data",
+                   vc_svc_configmap_data(p->job));
+    if (jobs_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+}
+
+static bool pod_exists(const pass *p, const char *name)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(str_at(pod, "metadata", "name"), name))
+            return true;
+    return false;
+}
+
+static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod_name)
+{
+    const char *tname = json_string_value(json_object_get(task, "name"));
+    const json_t *tmpl = json_object_get(task, "template");
+    const char *rp = str_at(tmpl, "spec", "restartPolicy");
+    const char *queue = str_at(p->job, "spec", "queue");
+    const char *sched = str_at(p->job, "spec", "schedulerName");
+    json_t *env = json_array(), *labels, *pod, *meta, *ann, *extra;
+    char idx[16], ver[32], group[512];
+
+    snprintf(idx, sizeof(idx), "%d", index);
+    snprintf(ver, sizeof(ver), "%lld",
+             (long long)json_integer_value(json_object_get(p->status, "version")));
+    snprintf(group, sizeof(group), "%s-%s", p->name, p->uid);
+    queue = queue ? queue : "default";
+    vc_plugins_env(p->job, tname, index, env);
+    labels = json_pack("{s:s, s:s, s:s, s:s, s:s}", VC_ANN_JOB_NAME, p->name, VC_ANN_TASK_SPEC,
+                       tname, VC_ANN_TASK_INDEX, idx, VC_ANN_QUEUE, queue,
+                       VC_LABEL_JOB_NAMESPACE, p->ns);
+    pod = jobs_pod_new(&(jobs_pod_params){.owner = p->job, .name = pod_name, .template = tmpl,
+                                          .restart_policy = rp ? rp : "Always",
+                                          .labels = labels, .env = env});
+    json_decref(labels);
+    json_decref(env);
+    meta = json_object_get(pod, "metadata");
+    if (!json_is_object(ann = json_object_get(meta, "annotations"))) {
+        ann = json_object();
+        json_object_set_new(meta, "annotations", ann);
+    }
+    extra = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", VC_ANN_TASK_INDEX, idx, VC_ANN_TASK_SPEC,
+                      tname, VC_ANN_JOB_NAME, p->name, VC_ANN_QUEUE, queue, VC_ANN_JOB_VERSION,
+                      ver, VC_ANN_GROUP, group);
+    json_object_update(ann, extra);
+    json_decref(extra);
+    json_object_set_new(json_object_get(pod, "spec"), "schedulerName",
+                        json_string(sched ? sched : "volcano"));
+    vc_plugins_decorate(p->job, pod);
+    return pod;
+}
+
+static void create_pods(pass *p)
+{
+    json_t *t;
+    size_t i;
+
+    ensure_svc(p);
+    json_array_foreach(tasks_of(p), i, t) {
+        const char *tname = json_string_value(json_object_get(t, "name"));
+        long long reps = json_integer_value(json_object_get(t, "replicas"));
+        for (int k = 0; tname && k < reps; k++) {
+            char pod_name[512];
+            ty_error err;
+            snprintf(pod_name, sizeof(pod_name), "%s-%s-%d", p->name, tname, k);
+            if (pod_exists(p, pod_name))
+                continue;
+            ty_error_init(&err);
+            if (jobs_create(p->s, &api_pod, build_pod(p, t, k, pod_name), p->job, VC_COMPONENT,
+                            &err) < 0)
+                p->rc = -1;
+            ty_error_clear(&err);
+        }
+    }
+}
+
+/* ---- status ---- */
+
+static void set_counts(pass *p)
+{
+    json_t *st = p->status;
+
+    json_object_set_new(st, "pending", json_integer(p->obs.pending));
+    json_object_set_new(st, "running", json_integer(p->obs.running));
+    json_object_set_new(st, "succeeded", json_integer(p->obs.succeeded));
+    json_object_set_new(st, "failed", json_integer(p->obs.failed));
+    json_object_set_new(st, "terminating", json_integer(p->obs.terminating));
+    json_object_set_new(st, "unknown", json_integer(p->obs.unknown));
+    json_object_set_new(st, "minAvailable", json_integer(p->obs.min_available));
+    if (!json_object_get(st, "version"))
+        json_object_set_new(st, "version", json_integer(0));
+    if (!json_object_get(st, "retryCount"))
+        json_object_set_new(st, "retryCount", json_integer(0));
+}
+
+static void bump(json_t *st, const char *key)
+{
+    json_object_set_new(st, key, json_integer(json_integer_value(json_object_get(st, key)) + 1));
+}
+
+/* Upstream's runningDuration: time since the job was created, as a Go
+ * duration string ("1h2m3s"). */
+static void running_duration(pass *p)
+{
+    const char *created = str_at(p->job, "metadata", "creationTimestamp");
+    struct tm tm = {0};
+    long long d;
+    char buf[64];
+
+    if (!created || !strptime(created, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return;
+    d = (long long)(time(NULL) - timegm(&tm));
+    if (d < 0)
+        d = 0;
+    if (d >= 3600)
+        snprintf(buf, sizeof(buf), "%lldh%lldm%llds", d / 3600, d / 60 % 60, d % 60);
+    else if (d >= 60)
+        snprintf(buf, sizeof(buf), "%lldm%llds", d / 60, d % 60);
+    else
+        snprintf(buf, sizeof(buf), "%llds", d);
+    json_object_set_new(p->status, "runningDuration", json_string(buf));
+}
+
+static void set_phase(pass *p, vc_phase from, vc_phase to, const target *t)
+{
+    json_t *conds = json_object_get(p->status, "conditions");
+    char msg[256];
+
+    if (from == to && json_object_get(p->status, "state"))
+        return;
+    snprintf(msg, sizeof(msg), "%s%s%s", t->action != VC_SYNC ? vc_action_name(t->action) : "",
+             t->event ? " on " : "", t->event ? t->event : "");
+    json_object_set_new(p->status, "state",
+                        json_pack("{s:s, s:s, s:s, s:s}", "phase", vc_phase_name(to), "reason",
+                                  t->event ? t->event : "", "message", msg,
+                                  "lastTransitionTime", p->nows));
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(p->status, "conditions", conds);
+    }
+    json_array_append_new(conds, json_pack("{s:s, s:s}", "status", vc_phase_name(to),
+                                           "lastTransitionTime", p->nows));
+    if (from != to)
+        ty_event(p->s, p->job, to == VC_FAILED || to == VC_ABORTED ? "Warning" : "Normal",
+                 vc_phase_name(to), VC_COMPONENT, "Job %s/%s is %s", p->ns, p->name,
+                 vc_phase_name(to));
+}
+
+typedef struct write_args {
+    const char *uid;
+    json_t *status;
+    bool consume;
+} write_args;
+
+static int write_status(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+
+    (void)err;
+    if (!uid || strcmp(uid, w->uid) != 0)
+        return 0; /* a new job of the same name: its own pass will come */
+    json_object_set(obj, "status", w->status);
+    if (w->consume)
+        json_object_del(json_object_get(meta, "annotations"), VC_ANN_ACTION);
+    return 0;
+}
+
+static void commit(pass *p)
+{
+    const json_t *old = json_object_get(p->job, "status");
+    write_args w = {.uid = p->uid, .status = p->status, .consume = p->consume};
+    ty_error err;
+    store_obj *o;
+
+    if (json_equal(old, p->status) && !p->consume)
+        return;
+    /* Only when something else changed, or this pass would wake itself. */
+    running_duration(p);
+    ty_error_init(&err);
+    o = store_mutate(p->s, api_store_key(&api_vcjob), p->ns, p->name, write_status, &w, &err);
+    if (!o && err.code != TY_ENOTFOUND) {
+        ty_warn("vcjob %s/%s: status: %s", p->ns, p->name, err.text);
+        p->rc = -1;
+    }
+    store_obj_unref(o);
+    ty_error_clear(&err);
+}
+
+static void run_pass(pass *p)
+{
+    vc_phase phase = vc_phase_parse(str_at(p->status, "state", "phase"));
+    vc_step step;
+    target t;
+
+    if (!vc_phase_final(phase))
+        ensure_podgroup(p);
+    p->pods = list_owned(p, api_store_key(&api_pod));
+    observe(p);
+    t = choose(p, phase);
+    step = vc_transition(phase, t.action, &p->obs);
+    if (t.action != VC_SYNC)
+        ty_event(p->s, p->job, "Normal", "ExecuteAction", VC_COMPONENT,
+                 "Start to execute action %s%s%s", vc_action_name(t.action),
+                 t.event ? " on " : "", t.event ? t.event : "");
+    kill_pods(p, step.kill, &t);
+    if (step.retry)
+        bump(p->status, "retryCount");
+    if (step.new_version)
+        bump(p->status, "version");
+    if (step.create)
+        create_pods(p);
+    set_counts(p);
+    set_phase(p, phase, step.next, &t);
+    commit(p);
+}
+
+int vc_reconcile(ty_store *s, const char *ns, const char *name)
+{
+    pass p = {.s = s, .ns = ns, .name = name};
+    const json_t *st;
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_get(s, api_store_key(&api_vcjob), ns, name, &err);
+    if (!o) {
+        int rc = err.code == TY_ENOTFOUND ? 0 : -1;
+        ty_error_clear(&err);
+        return rc;
+    }
+    p.job = json_deep_copy(store_obj_json(o));
+    store_obj_unref(o);
+    p.uid = str_at(p.job, "metadata", "uid");
+    if (!p.uid || jobs_is_terminating(p.job)) {
+        json_decref(p.job);
+        return 0;
+    }
+    st = json_object_get(p.job, "status");
+    p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
+    jobs_time(time(NULL), p.nows, sizeof(p.nows));
+    run_pass(&p);
+    json_decref(p.pods);
+    json_decref(p.status);
+    json_decref(p.job);
+    return p.rc;
+}

@@ -1,0 +1,100 @@
+/* vc_int.h - the Volcano Job controller's parts, shared with its tests.
+ *
+ * policy.c   pure: which action a pod event calls for, and the phase state
+ *            machine (what an action or a plain sync does in each phase).
+ * plugins.c  pure: the env, svc and pytorch plugins' env, pod edits and the
+ *            svc ConfigMap.
+ * reconcile.c  one pass over one job: observe pods, decide, act, write.
+ * engine.c   the thread: watch, work queue, retry timers.
+ */
+#ifndef TY_CONTROLLER_VOLCANO_VC_INT_H
+#define TY_CONTROLLER_VOLCANO_VC_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "store/store.h"
+
+#define VC_ANN_TASK_INDEX "volcano.sh/task-index"
+#define VC_ANN_TASK_SPEC "volcano.sh/task-spec"
+#define VC_ANN_JOB_NAME "volcano.sh/job-name"
+#define VC_ANN_QUEUE "volcano.sh/queue-name"
+#define VC_ANN_JOB_VERSION "volcano.sh/job-version"
+#define VC_ANN_GROUP "scheduling.k8s.io/group-name"
+#define VC_LABEL_JOB_NAMESPACE "volcano.sh/job-namespace"
+/* Trainyard's: a user action on the job (AbortJob, ResumeJob, ...), consumed
+ * (removed) by the controller in the pass that applies it. vcctl's
+ * suspend/resume create a Command object upstream; this is our equivalent. */
+#define VC_ANN_ACTION "trainyard.io/action"
+#define VC_COMPONENT "vc-controller-manager"
+
+typedef enum {
+    VC_PENDING, VC_RUNNING, VC_RESTARTING, VC_ABORTING, VC_ABORTED, VC_COMPLETING,
+    VC_COMPLETED, VC_TERMINATING, VC_TERMINATED, VC_FAILED, VC_NPHASES
+} vc_phase;
+
+typedef enum {
+    VC_SYNC, VC_ABORT_JOB, VC_RESTART_JOB, VC_RESTART_TASK, VC_RESTART_POD, VC_TERMINATE_JOB,
+    VC_COMPLETE_JOB, VC_RESUME_JOB, VC_NACTIONS
+} vc_action;
+
+const char *vc_phase_name(vc_phase p);
+vc_phase vc_phase_parse(const char *s);      /* "" / unknown: Pending */
+const char *vc_action_name(vc_action a);
+vc_action vc_action_parse(const char *s);    /* unknown: VC_SYNC */
+
+/* The action the first matching policy names: the task's policies (array,
+ * may be NULL) before the job's. A policy matches by event/events (`*`
+ * matches every event) or, for PodFailed, by a non-zero exitCode equal to
+ * exit_code. VC_SYNC when none matches. Policies with a timeout are not
+ * matched (delayed actions are not implemented yet). */
+vc_action vc_policy_match(const json_t *task_policies, const json_t *job_policies,
+                          const char *event, int exit_code);
+
+/* What the controller observed of the job's pods. */
+typedef struct vc_obs {
+    long long pending, running, succeeded, failed, terminating, unknown;
+    long long replicas;        /* Σ task replicas */
+    long long min_available;   /* the job's */
+    long long min_success;     /* 0 = unset */
+    bool task_below_min;       /* some task has fewer succeeded than its minAvailable */
+    long long retry_count, max_retry;
+} vc_obs;
+
+/* Which pods an action kills. */
+typedef enum { VC_KILL_NONE, VC_KILL_ALL, VC_KILL_LIVE, VC_KILL_TASK, VC_KILL_POD } vc_kill;
+
+typedef struct vc_step {
+    vc_phase next;
+    vc_kill kill;
+    bool retry;        /* retryCount++ */
+    bool new_version;  /* status.version++ (pods of the old version are gone) */
+    bool create;       /* create the pods that are missing */
+} vc_step;
+
+/* The state machine: what action a does in phase cur given o (see
+ * docs/internals/volcano.md for the table). Pure. */
+vc_step vc_transition(vc_phase cur, vc_action a, const vc_obs *o);
+
+/* Whether a phase is final: nothing but ResumeJob (Aborted) changes it. */
+bool vc_phase_final(vc_phase p);
+
+/* ---- plugins.c ---- */
+
+/* "ps-0"-style task name to env name: upper case, '-' -> '_'. */
+void vc_env_name(const char *task, char *buf, size_t len);
+/* Appends the plugins' env for (task, index) of job to env. */
+void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env);
+/* Last edits to a built pod (svc: hostname, subdomain, /etc/volcano mount). */
+void vc_plugins_decorate(const json_t *job, json_t *pod);
+/* Whether plugin name is enabled in the job's spec.plugins. */
+bool vc_plugin_on(const json_t *job, const char *name);
+/* The svc plugin's ConfigMap `<job>-svc` (data only; caller owns). */
+json_t *vc_svc_configmap_data(const json_t *job);
+
+/* ---- reconcile.c ---- */
+
+/* One pass; 0, or -1 to be retried later. */
+int vc_reconcile(ty_store *s, const char *ns, const char *name);
+
+#endif

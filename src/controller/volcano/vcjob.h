@@ -1,0 +1,24 @@
+/* vcjob.h - the Volcano Job controller (batch.volcano.sh/v1alpha1 Job).
+ *
+ * One thread follows the store's watch hub and reconciles every Volcano Job
+ * whose object or pods changed: it creates the job's PodGroup, its task pods
+ * `<job>-<task>-<i>` (with the env/svc/pytorch plugins' additions), applies
+ * the lifecycle policies and walks the phase state machine, and writes the
+ * job's status and Events. See docs/internals/volcano.md.
+ */
+#ifndef TY_CONTROLLER_VOLCANO_VCJOB_H
+#define TY_CONTROLLER_VOLCANO_VCJOB_H
+
+#include "base/error.h"
+#include "store/store.h"
+
+typedef struct ty_vcjobs ty_vcjobs;
+
+/* Starts the controller's thread on s, which must outlive it. NULL with err
+ * filled when the thread cannot start. */
+ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err);
+
+/* Stops the thread, waits for it and frees everything. NULL is fine. */
+void vcjobs_stop(ty_vcjobs *v);
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# t0800-vcjob.sh - Volcano Jobs (batch.volcano.sh/v1alpha1) on a real server:
+# the TF ps/worker example with the env and svc plugins completes through
+# TaskCompleted -> CompleteJob; PodFailed -> RestartJob fails after maxRetry;
+# exitCode 3 -> AbortJob aborts, and the ResumeJob annotation brings it back.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.."
+
+start_server
+
+# wait_phase NAME PHASE [SECONDS]: waits for status.state.phase; prints the last seen.
+wait_phase() {
+    local name=$1 want=$2 secs=${3:-90} phase=""
+    for _ in $(seq $((secs * 4))); do
+        phase=$(kubectl get vcjob "$name" -o jsonpath='{.status.state.phase}' 2>/dev/null)
+        [ "$phase" = "$want" ] && break
+        sleep 0.25
+    done
+    echo "$phase"
+}
+
+# --- the TF ps/worker example
+kubectl apply -f examples/volcano-tf.yaml >/dev/null
+expect_eq "tf example completes" Completed "$(wait_phase tf-ps-worker Completed)"
+expect_match "kubectl get vcjob shows STATUS Completed" \
+    '^tf-ps-worker +Completed +3 ' "$(kubectl get vcjob tf-ps-worker --no-headers)"
+pg=$(kubectl get podgroups -o jsonpath='{.items[0].metadata.name} {.items[0].spec.minMember} {.items[0].status.phase}')
+uid=$(kubectl get vcjob tf-ps-worker -o jsonpath='{.metadata.uid}')
+expect_eq "podgroup <job>-<uid>, minMember, Inqueue" "tf-ps-worker-$uid 3 Inqueue" "$pg"
+expect_match "worker sees the svc and env plugins" \
+    '^tf-ps-worker-ps-0.tf-ps-worker tf-ps-worker-worker-0.tf-ps-worker,tf-ps-worker-worker-1.tf-ps-worker 1$' \
+    "$(kubectl logs tf-ps-worker-worker-1)"
+ann=$(kubectl get pod tf-ps-worker-worker-1 -o jsonpath='{.metadata.annotations.volcano\.sh/task-spec} {.metadata.annotations.volcano\.sh/task-index} {.metadata.annotations.scheduling\.k8s\.io/group-name} {.spec.hostname} {.spec.subdomain} {.spec.schedulerName}')
+expect_eq "pod annotations, hostname, subdomain" \
+    "worker 1 tf-ps-worker-$uid tf-ps-worker-worker-1 tf-ps-worker volcano" "$ann"
+check "headless service <job>" kubectl get service tf-ps-worker
+check "configmap <job>-svc" kubectl get configmap tf-ps-worker-svc
+
+# --- PodFailed -> RestartJob, maxRetry 2
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: restarter}
+spec:
+  minAvailable: 1
+  maxRetry: 2
+  policies: [{event: PodFailed, action: RestartJob}]
+  tasks:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 1"]}]
+YAML
+expect_eq "RestartJob job ends Failed" Failed "$(wait_phase restarter Failed)"
+expect_eq "retryCount reaches maxRetry" 2 \
+    "$(kubectl get vcjob restarter -o jsonpath='{.status.retryCount}')"
+
+# --- exitCode 3 -> AbortJob, then ResumeJob
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: aborter}
+spec:
+  minAvailable: 2
+  policies: [{exitCode: 3, action: AbortJob}]
+  tasks:
+  - name: quits
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 3"]}]
+  - name: waits
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "sleep 300"]}]
+YAML
+expect_eq "exitCode 3 aborts the job" Aborted "$(wait_phase aborter Aborted)"
+kubectl annotate vcjob aborter trainyard.io/action=ResumeJob >/dev/null
+for _ in $(seq 200); do
+    rc=$(kubectl get vcjob aborter -o jsonpath='{.status.retryCount}')
+    [ "$rc" = 1 ] && break
+    sleep 0.25
+done
+expect_eq "ResumeJob restarts it (retryCount 1)" 1 "$rc"
+expect_eq "the action annotation is consumed" "" \
+    "$(kubectl get vcjob aborter -o jsonpath='{.metadata.annotations.trainyard\.io/action}')"
+expect_eq "resumed job aborts again on exit 3" Aborted "$(wait_phase aborter Aborted)"
+
+[ "$E2E_FAILS" -eq 0 ] || { kubectl get vcjob,pods 2>&1 | sed 's/^/     | /'; }
+finish

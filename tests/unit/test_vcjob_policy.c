@@ -1,0 +1,255 @@
+/* test_vcjob_policy.c - the Volcano Job controller's pure decisions: policy
+ * matching, every row of the phase table (docs/internals/volcano.md) and the
+ * env/svc/pytorch plugins. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/volcano/vc_int.h"
+
+typedef struct match_row {
+    const char *task;  /* task policies (JSON), may be NULL */
+    const char *job;   /* job policies (JSON), may be NULL */
+    const char *event;
+    int exit_code;
+    vc_action want;
+} match_row;
+
+static const match_row match_rows[] = {
+    {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1,
+     VC_RESTART_JOB},
+    {NULL, "[{\"event\":\"PodEvicted\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_SYNC},
+    {NULL, "[{\"events\":[\"PodEvicted\",\"PodFailed\"],\"action\":\"AbortJob\"}]", "PodEvicted",
+     -1, VC_ABORT_JOB},
+    {NULL, "[{\"event\":\"*\",\"action\":\"TerminateJob\"}]", "Unknown", -1, VC_TERMINATE_JOB},
+    {"[{\"event\":\"TaskCompleted\",\"action\":\"CompleteJob\"}]", NULL, "TaskCompleted", 0,
+     VC_COMPLETE_JOB},
+    /* task policies win over job policies */
+    {"[{\"event\":\"PodFailed\",\"action\":\"RestartTask\"}]",
+     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_TASK},
+    /* the job's apply when the task has none for the event */
+    {"[{\"event\":\"PodEvicted\",\"action\":\"RestartPod\"}]",
+     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_JOB},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 3, VC_ABORT_JOB},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 4, VC_SYNC},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodEvicted", 3, VC_SYNC},
+    /* delayed actions are not implemented: a timeout policy never fires at once */
+    {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\",\"timeout\":\"1m\"}]",
+     "PodFailed", 1, VC_SYNC},
+    {NULL, NULL, "PodFailed", 1, VC_SYNC},
+};
+
+static void test_policy_match(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(match_rows) / sizeof(match_rows[0]); i++) {
+        const match_row *r = &match_rows[i];
+        json_t *task = r->task ? json_loads(r->task, 0, NULL) : NULL;
+        json_t *job = r->job ? json_loads(r->job, 0, NULL) : NULL;
+        vc_action got = vc_policy_match(task, job, r->event, r->exit_code);
+        if (got != r->want)
+            fail_msg("row %zu: got %s, want %s", i, vc_action_name(got), vc_action_name(r->want));
+        json_decref(task);
+        json_decref(job);
+    }
+}
+
+/* Observations: pending, running, succeeded, failed, terminating, unknown,
+ * replicas, minAvailable, minSuccess, task_below_min, retry, maxRetry. */
+typedef struct step_row {
+    vc_phase from;
+    vc_action action;
+    vc_obs obs;
+    vc_phase to;
+    vc_kill kill;
+    bool retry, create;
+} step_row;
+
+#define OBS(pe, ru, su, fa, te, un, re, ma, ms, below, rc, mr) \
+    {pe, ru, su, fa, te, un, re, ma, ms, below, rc, mr}
+
+static const step_row step_rows[] = {
+    /* Pending, Running + restart actions: kill, retryCount++, Restarting */
+    {VC_PENDING, VC_RESTART_JOB, OBS(1, 1, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_ALL, true, false},
+    {VC_RUNNING, VC_RESTART_JOB, OBS(0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_ALL, true, false},
+    {VC_RUNNING, VC_RESTART_TASK, OBS(0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_TASK, true, false},
+    {VC_RUNNING, VC_RESTART_POD, OBS(0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_POD, true, false},
+    /* Pending, Running + Abort/Complete/Terminate: kill live pods */
+    {VC_PENDING, VC_ABORT_JOB, OBS(3, 0, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_ABORTING,
+     VC_KILL_LIVE, false, false},
+    {VC_RUNNING, VC_ABORT_JOB, OBS(0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_ABORTING,
+     VC_KILL_LIVE, false, false},
+    {VC_RUNNING, VC_COMPLETE_JOB, OBS(0, 1, 2, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_COMPLETING,
+     VC_KILL_LIVE, false, false},
+    {VC_RUNNING, VC_TERMINATE_JOB, OBS(0, 3, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_TERMINATING,
+     VC_KILL_LIVE, false, false},
+    /* Pending + sync: create; Running once running+succeeded+failed >= minAvailable */
+    {VC_PENDING, VC_SYNC, OBS(3, 0, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_PENDING, VC_KILL_NONE,
+     false, true},
+    {VC_PENDING, VC_SYNC, OBS(0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RUNNING, VC_KILL_NONE,
+     false, true},
+    /* Running + sync */
+    {VC_RUNNING, VC_SYNC, OBS(0, 3, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_RUNNING, VC_KILL_NONE,
+     false, true},
+    {VC_RUNNING, VC_SYNC, OBS(0, 1, 2, 0, 0, 0, 3, 3, 2, 0, 0, 3), VC_COMPLETED, VC_KILL_LIVE,
+     false, false},
+    {VC_RUNNING, VC_SYNC, OBS(0, 0, 3, 0, 0, 0, 3, 3, 0, 0, 0, 3), VC_COMPLETED, VC_KILL_NONE,
+     false, false},
+    {VC_RUNNING, VC_SYNC, OBS(0, 0, 2, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_FAILED, VC_KILL_NONE,
+     false, false},
+    {VC_RUNNING, VC_SYNC, OBS(0, 0, 1, 2, 0, 0, 3, 3, 2, 0, 0, 3), VC_FAILED, VC_KILL_NONE,
+     false, false},
+    {VC_RUNNING, VC_SYNC, OBS(2, 1, 0, 0, 0, 0, 3, 2, 0, 1, 0, 3), VC_PENDING, VC_KILL_NONE,
+     false, true},
+    /* Restarting */
+    {VC_RESTARTING, VC_SYNC, OBS(0, 0, 0, 0, 0, 0, 3, 3, 0, 1, 3, 3), VC_FAILED, VC_KILL_LIVE,
+     false, false},
+    {VC_RESTARTING, VC_SYNC, OBS(0, 0, 0, 0, 2, 0, 3, 3, 0, 1, 1, 3), VC_RESTARTING,
+     VC_KILL_NONE, false, false},
+    {VC_RESTARTING, VC_SYNC, OBS(0, 0, 0, 0, 0, 0, 3, 3, 0, 1, 1, 3), VC_PENDING, VC_KILL_NONE,
+     false, false},
+    /* ResumeJob from Aborting / Aborted */
+    {VC_ABORTING, VC_RESUME_JOB, OBS(0, 1, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_ALL, true, false},
+    {VC_ABORTED, VC_RESUME_JOB, OBS(0, 0, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_RESTARTING,
+     VC_KILL_ALL, true, false},
+    {VC_ABORTED, VC_SYNC, OBS(0, 0, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_ABORTED, VC_KILL_NONE,
+     false, false},
+    /* Aborting, Completing, Terminating: final once no live pods */
+    {VC_ABORTING, VC_SYNC, OBS(0, 0, 0, 1, 1, 0, 3, 3, 0, 1, 0, 3), VC_ABORTING, VC_KILL_NONE,
+     false, false},
+    {VC_ABORTING, VC_SYNC, OBS(0, 0, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3), VC_ABORTED, VC_KILL_NONE,
+     false, false},
+    {VC_COMPLETING, VC_SYNC, OBS(0, 0, 2, 0, 1, 0, 3, 3, 0, 1, 0, 3), VC_COMPLETING,
+     VC_KILL_NONE, false, false},
+    {VC_COMPLETING, VC_SYNC, OBS(0, 0, 2, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_COMPLETED,
+     VC_KILL_NONE, false, false},
+    {VC_TERMINATING, VC_SYNC, OBS(0, 1, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_TERMINATING,
+     VC_KILL_NONE, false, false},
+    {VC_TERMINATING, VC_SYNC, OBS(0, 0, 0, 0, 0, 0, 3, 3, 0, 1, 0, 3), VC_TERMINATED,
+     VC_KILL_NONE, false, false},
+    /* final phases stay */
+    {VC_COMPLETED, VC_RESTART_JOB, OBS(0, 0, 3, 0, 0, 0, 3, 3, 0, 0, 0, 3), VC_COMPLETED,
+     VC_KILL_NONE, false, false},
+    {VC_FAILED, VC_RESUME_JOB, OBS(0, 0, 0, 3, 0, 0, 3, 3, 0, 1, 3, 3), VC_FAILED, VC_KILL_NONE,
+     false, false},
+};
+
+static void test_transitions(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(step_rows) / sizeof(step_rows[0]); i++) {
+        const step_row *r = &step_rows[i];
+        vc_step st = vc_transition(r->from, r->action, &r->obs);
+        if (st.next != r->to || st.kill != r->kill || st.retry != r->retry ||
+            st.create != r->create)
+            fail_msg("row %zu (%s + %s): got %s kill %d retry %d create %d", i,
+                     vc_phase_name(r->from), vc_action_name(r->action), vc_phase_name(st.next),
+                     st.kill, st.retry, st.create);
+    }
+}
+
+static void test_names(void **state)
+{
+    char buf[64];
+
+    (void)state;
+    for (int p = 0; p < VC_NPHASES; p++)
+        assert_int_equal(vc_phase_parse(vc_phase_name((vc_phase)p)), p);
+    for (int a = 0; a < VC_NACTIONS; a++)
+        assert_int_equal(vc_action_parse(vc_action_name((vc_action)a)), a);
+    assert_int_equal(vc_phase_parse(NULL), VC_PENDING);
+    assert_int_equal(vc_action_parse("Bogus"), VC_SYNC);
+    vc_env_name("my-ps", buf, sizeof(buf));
+    assert_string_equal(buf, "MY_PS");
+}
+
+static const char *env_value(const json_t *env, const char *name)
+{
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(env, i, e)
+        if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+            return json_string_value(json_object_get(e, "value"));
+    return NULL;
+}
+
+static json_t *job_with(const char *plugins)
+{
+    json_t *job = json_loads(
+        "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"tasks\":["
+        "{\"name\":\"master\",\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}},"
+        "{\"name\":\"worker\",\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}]}}",
+        0, NULL);
+    json_object_set_new(json_object_get(job, "spec"), "plugins", json_loads(plugins, 0, NULL));
+    return job;
+}
+
+static void test_plugins_env(void **state)
+{
+    json_t *job = job_with("{\"env\":[],\"svc\":[],\"pytorch\":[\"--port=5000\"]}");
+    json_t *env = json_array(), *data;
+
+    (void)state;
+    vc_plugins_env(job, "worker", 1, env);
+    assert_string_equal(env_value(env, "VK_TASK_INDEX"), "1");
+    assert_string_equal(env_value(env, "VC_TASK_INDEX"), "1");
+    assert_string_equal(env_value(env, "VC_WORKER_HOSTS"), "j-worker-0.j,j-worker-1.j");
+    assert_string_equal(env_value(env, "VC_MASTER_NUM"), "1");
+    assert_string_equal(env_value(env, "MASTER_ADDR"), "j-master-0.j");
+    assert_string_equal(env_value(env, "MASTER_PORT"), "5000");
+    assert_string_equal(env_value(env, "WORLD_SIZE"), "3");
+    assert_string_equal(env_value(env, "RANK"), "2");
+    data = vc_svc_configmap_data(job);
+    assert_string_equal(json_string_value(json_object_get(data, "worker.host")),
+                        "j-worker-0.j\nj-worker-1.j");
+    json_decref(data);
+    json_decref(env);
+    json_decref(job);
+
+    job = job_with("{}");
+    env = json_array();
+    vc_plugins_env(job, "worker", 0, env);
+    assert_int_equal(json_array_size(env), 0);
+    json_decref(env);
+    json_decref(job);
+}
+
+static void test_svc_decorate(void **state)
+{
+    json_t *job = job_with("{\"svc\":[]}");
+    json_t *pod = json_loads("{\"metadata\":{\"name\":\"j-worker-0\"},\"spec\":{\"containers\":"
+                             "[{\"name\":\"c\"}]}}", 0, NULL);
+    json_t *spec = json_object_get(pod, "spec"), *c;
+
+    (void)state;
+    vc_plugins_decorate(job, pod);
+    assert_string_equal(json_string_value(json_object_get(spec, "hostname")), "j-worker-0");
+    assert_string_equal(json_string_value(json_object_get(spec, "subdomain")), "j");
+    c = json_array_get(json_object_get(spec, "containers"), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(c, "volumeMounts"), 0), "mountPath")),
+                        "/etc/volcano");
+    json_decref(pod);
+    json_decref(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_policy_match), cmocka_unit_test(test_transitions),
+        cmocka_unit_test(test_names), cmocka_unit_test(test_plugins_env),
+        cmocka_unit_test(test_svc_decorate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
