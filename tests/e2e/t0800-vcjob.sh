@@ -2,7 +2,8 @@
 # t0800-vcjob.sh - Volcano Jobs (batch.volcano.sh/v1alpha1) on a real server:
 # the TF ps/worker example with the env and svc plugins completes through
 # TaskCompleted -> CompleteJob; PodFailed -> RestartJob fails after maxRetry;
-# exitCode 3 -> AbortJob aborts, and the ResumeJob annotation brings it back.
+# exitCode 3 -> AbortJob aborts, and the ResumeJob annotation brings it back;
+# a task that can no longer reach minAvailable fails the job.
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 
@@ -90,6 +91,34 @@ expect_eq "ResumeJob restarts it (retryCount 1)" 1 "$rc"
 expect_eq "the action annotation is consumed" "" \
     "$(kubectl get vcjob aborter -o jsonpath='{.metadata.annotations.trainyard\.io/action}')"
 expect_eq "resumed job aborts again on exit 3" Aborted "$(wait_phase aborter Aborted)"
+
+# --- no policy: a task that can no longer reach minAvailable fails the job at
+# once, and the task that would run for minutes is killed
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: unreachable}
+spec:
+  tasks:
+  - name: bad
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 1"]}]
+  - name: long
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "sleep 300"]}]
+YAML
+expect_eq "a failed task without policy fails the job" Failed "$(wait_phase unreachable Failed 30)"
+for _ in $(seq 120); do
+    kubectl get pod unreachable-long-0 >/dev/null 2>&1 || break
+    sleep 0.25
+done
+check "the long task's pod is killed" bash -c '! kubectl get pod unreachable-long-0'
 
 [ "$E2E_FAILS" -eq 0 ] || { kubectl get vcjob,pods 2>&1 | sed 's/^/     | /'; }
 finish

@@ -42,6 +42,8 @@ static const match_row match_rows[] = {
     {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\",\"timeout\":\"1m\"}]",
      "PodFailed", 1, VC_SYNC},
     {NULL, NULL, "PodFailed", 1, VC_SYNC},
+    {"[{\"event\":\"TaskFailed\",\"action\":\"TerminateJob\"}]", NULL, "TaskFailed", 0,
+     VC_TERMINATE_JOB},
 };
 
 static void test_policy_match(void **state)
@@ -71,7 +73,10 @@ typedef struct step_row {
 } step_row;
 
 #define OBS(pe, ru, su, fa, te, un, re, ma, ms, below, rc, mr) \
-    {pe, ru, su, fa, te, un, re, ma, ms, below, rc, mr}
+    {pe, ru, su, fa, te, un, re, ma, ms, below, rc, mr, false}
+/* As OBS, with a task that can no longer reach its minAvailable. */
+#define OBS_UNREACHABLE(pe, ru, su, fa, re, ma) \
+    {pe, ru, su, fa, 0, 0, re, ma, 0, true, 0, 3, true}
 
 static const step_row step_rows[] = {
     /* Pending, Running + restart actions: kill, retryCount++, Restarting */
@@ -110,6 +115,11 @@ static const step_row step_rows[] = {
      false, false},
     {VC_RUNNING, VC_SYNC, OBS(2, 1, 0, 0, 0, 0, 3, 2, 0, 1, 0, 3), VC_PENDING, VC_KILL_NONE,
      false, true},
+    /* a task that cannot reach its minAvailable fails the job at once */
+    {VC_RUNNING, VC_SYNC, OBS_UNREACHABLE(0, 2, 0, 1, 3, 3), VC_FAILED, VC_KILL_LIVE, false,
+     false},
+    {VC_PENDING, VC_SYNC, OBS_UNREACHABLE(1, 0, 0, 1, 2, 2), VC_FAILED, VC_KILL_LIVE, false,
+     false},
     /* Restarting */
     {VC_RESTARTING, VC_SYNC, OBS(0, 0, 0, 0, 0, 0, 3, 3, 0, 1, 3, 3), VC_FAILED, VC_KILL_LIVE,
      false, false},

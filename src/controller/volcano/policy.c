@@ -124,6 +124,11 @@ static vc_step active(vc_phase cur, vc_action a, const vc_obs *o)
     default:
         break;
     }
+    /* Failed pods are only replaced by a policy; without one such a task can
+     * never reach its minAvailable again, and the job fails now rather than
+     * when its last pod ends (a ps task may never end). */
+    if (o->task_unreachable)
+        return (vc_step){VC_FAILED, VC_KILL_LIVE, false, false, false};
     st.create = true;
     if (cur == VC_PENDING) {
         if (o->running + o->succeeded + o->failed >= o->min_available)

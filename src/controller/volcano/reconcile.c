@@ -127,10 +127,13 @@ static void observe(pass *p)
         count_pod(p, pod, tsc);
     json_array_foreach(tasks_of(p), i, t) {
         const char *name = json_string_value(json_object_get(t, "name"));
-        p->obs.replicas += json_integer_value(json_object_get(t, "replicas"));
-        if (name && task_count(tsc, name, "Succeeded") <
-                        json_integer_value(json_object_get(t, "minAvailable")))
+        long long reps = json_integer_value(json_object_get(t, "replicas"));
+        long long min = json_integer_value(json_object_get(t, "minAvailable"));
+        p->obs.replicas += reps;
+        if (name && task_count(tsc, name, "Succeeded") < min)
             p->obs.task_below_min = true;
+        if (name && task_count(tsc, name, "Failed") > reps - min)
+            p->obs.task_unreachable = true;
     }
     p->obs.min_available = json_integer_value(json_object_get(spec, "minAvailable"));
     p->obs.min_success = json_integer_value(json_object_get(spec, "minSuccess"));
@@ -203,9 +206,13 @@ static target choose(pass *p, vc_phase phase)
     json_array_foreach(tasks_of(p), i, task) {
         const char *name = json_string_value(json_object_get(task, "name"));
         long long reps = json_integer_value(json_object_get(task, "replicas"));
+        long long min = json_integer_value(json_object_get(task, "minAvailable"));
         json_t *tsc = json_object_get(p->status, "taskStatusCount");
         if (reps > 0 && task_count(tsc, name, "Succeeded") >= reps &&
             try_event(p, &t, task, NULL, "TaskCompleted", 0))
+            return t;
+        if (task_count(tsc, name, "Failed") > reps - min &&
+            try_event(p, &t, task, NULL, "TaskFailed", 0))
             return t;
     }
     return t;

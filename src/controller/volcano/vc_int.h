@@ -59,6 +59,7 @@ typedef struct vc_obs {
     long long min_success;     /* 0 = unset */
     bool task_below_min;       /* some task has fewer succeeded than its minAvailable */
     long long retry_count, max_retry;
+    bool task_unreachable;     /* some task has more failed pods than replicas - minAvailable */
 } vc_obs;
 
 /* Which pods an action kills. */
