@@ -120,5 +120,26 @@ for _ in $(seq 120); do
 done
 check "the long task's pod is killed" bash -c '! kubectl get pod unreachable-long-0'
 
+# --- ttlSecondsAfterFinished deletes the finished job
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: shortlived}
+spec:
+  ttlSecondsAfterFinished: 1
+  tasks:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 0"]}]
+YAML
+for _ in $(seq 80); do
+    kubectl get vcjob shortlived >/dev/null 2>&1 || break
+    sleep 0.25
+done
+check "ttlSecondsAfterFinished deletes the job" bash -c '! kubectl get vcjob shortlived'
+
 [ "$E2E_FAILS" -eq 0 ] || { kubectl get vcjob,pods 2>&1 | sed 's/^/     | /'; }
 finish

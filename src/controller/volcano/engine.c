@@ -190,9 +190,14 @@ static void work(ty_vcjobs *v)
     vc_key *k;
 
     while ((k = v->queue) && !stopping(v)) {
+        time_t wake_at = 0;
         v->queue = k->next;
-        if (vc_reconcile(v->s, k->ns, k->name) < 0)
+        if (vc_reconcile(v->s, k->ns, k->name, &wake_at) < 0)
             add(&v->timers, k->ns, k->name, now_ms() + RETRY_MS);
+        /* Seconds resolution: look again just after the second ticks over. */
+        if (wake_at)
+            add(&v->timers, k->ns, k->name,
+                now_ms() + ((int64_t)wake_at - (int64_t)time(NULL)) * 1000 + 20);
         key_free(k);
     }
 }

@@ -29,6 +29,7 @@ typedef struct pass {
     json_t *status;  /* the status being built */
     vc_obs obs;
     bool consume;    /* remove the action annotation */
+    time_t *wake_at;
     char nows[32];
     int rc;
 } pass;
@@ -416,18 +417,26 @@ static void bump(json_t *st, const char *key)
     json_object_set_new(st, key, json_integer(json_integer_value(json_object_get(st, key)) + 1));
 }
 
+static time_t parse_time(const char *s)
+{
+    struct tm tm = {0};
+
+    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return 0;
+    return timegm(&tm);
+}
+
 /* Upstream's runningDuration: time since the job was created, as a Go
  * duration string ("1h2m3s"). */
 static void running_duration(pass *p)
 {
-    const char *created = str_at(p->job, "metadata", "creationTimestamp");
-    struct tm tm = {0};
+    time_t created = parse_time(str_at(p->job, "metadata", "creationTimestamp"));
     long long d;
     char buf[64];
 
-    if (!created || !strptime(created, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    if (!created)
         return;
-    d = (long long)(time(NULL) - timegm(&tm));
+    d = (long long)(time(NULL) - created);
     if (d < 0)
         d = 0;
     if (d >= 3600)
@@ -506,6 +515,34 @@ static void commit(pass *p)
     ty_error_clear(&err);
 }
 
+/* ttlSecondsAfterFinished: a Completed, Failed or Terminated job is deleted
+ * that long after it finished (its dependents go with it through the garbage
+ * collector); until then the pass asks to be woken. */
+static void expire(pass *p, vc_phase phase)
+{
+    json_t *ttl = json_object_get(json_object_get(p->job, "spec"), "ttlSecondsAfterFinished");
+    store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+                              .precondition_uid = p->uid};
+    time_t done = parse_time(str_at(p->status, "state", "lastTransitionTime"));
+    ty_error err;
+    store_obj *o;
+    bool deleted;
+
+    if (!json_is_integer(ttl) || !done ||
+        (phase != VC_COMPLETED && phase != VC_FAILED && phase != VC_TERMINATED))
+        return;
+    if (time(NULL) < done + json_integer_value(ttl)) {
+        *p->wake_at = done + (time_t)json_integer_value(ttl);
+        return;
+    }
+    ty_error_init(&err);
+    o = store_delete(p->s, api_store_key(&api_vcjob), p->ns, p->name, &opts, &deleted, &err);
+    if (!o && err.code != TY_ENOTFOUND && err.code != TY_ECONFLICT)
+        p->rc = -1;
+    store_obj_unref(o);
+    ty_error_clear(&err);
+}
+
 static void run_pass(pass *p)
 {
     vc_phase phase = vc_phase_parse(str_at(p->status, "state", "phase"));
@@ -532,11 +569,13 @@ static void run_pass(pass *p)
     set_counts(p);
     set_phase(p, phase, step.next, &t);
     commit(p);
+    if (p->rc == 0)
+        expire(p, step.next);
 }
 
-int vc_reconcile(ty_store *s, const char *ns, const char *name)
+int vc_reconcile(ty_store *s, const char *ns, const char *name, time_t *wake_at)
 {
-    pass p = {.s = s, .ns = ns, .name = name};
+    pass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at};
     const json_t *st;
     ty_error err;
     store_obj *o;

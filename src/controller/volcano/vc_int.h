@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "store/store.h"
 
@@ -95,7 +96,8 @@ json_t *vc_svc_configmap_data(const json_t *job);
 
 /* ---- reconcile.c ---- */
 
-/* One pass; 0, or -1 to be retried later. */
-int vc_reconcile(ty_store *s, const char *ns, const char *name);
+/* One pass; 0, or -1 to be retried later. *wake_at (wall-clock seconds) is
+ * set when the job wants another look then (ttlSecondsAfterFinished). */
+int vc_reconcile(ty_store *s, const char *ns, const char *name, time_t *wake_at);
 
 #endif
