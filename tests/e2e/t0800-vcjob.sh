@@ -3,7 +3,8 @@
 # the TF ps/worker example with the env and svc plugins completes through
 # TaskCompleted -> CompleteJob; PodFailed -> RestartJob fails after maxRetry;
 # exitCode 3 -> AbortJob aborts, and the ResumeJob annotation brings it back;
-# a task that can no longer reach minAvailable fails the job.
+# a task that can no longer reach minAvailable fails the job; dependsOn
+# orders tasks; ttlSecondsAfterFinished deletes the job.
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 
@@ -119,6 +120,36 @@ for _ in $(seq 120); do
     sleep 0.25
 done
 check "the long task's pod is killed" bash -c '! kubectl get pod unreachable-long-0'
+
+# --- dependsOn, waiting for the dependency to have succeeded
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: ordered
+  annotations: {trainyard.io/depends-on: Succeeded}
+spec:
+  tasks:
+  - name: first
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "sleep 4"]}]
+  - name: second
+    replicas: 1
+    dependsOn: {name: [first]}
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 0"]}]
+YAML
+for _ in $(seq 80); do
+    [ "$(kubectl get pod ordered-first-0 -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ] && break
+    sleep 0.25
+done
+check "dependsOn: no pod for second while first runs" bash -c '! kubectl get pod ordered-second-0'
+expect_eq "dependsOn job completes" Completed "$(wait_phase ordered Completed 30)"
 
 # --- ttlSecondsAfterFinished deletes the finished job
 kubectl apply -f - >/dev/null <<'YAML'

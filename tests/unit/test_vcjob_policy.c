@@ -254,12 +254,55 @@ static void test_svc_decorate(void **state)
     json_decref(job);
 }
 
+typedef struct dep_row {
+    const char *depends; /* the task's dependsOn (JSON) or NULL */
+    const char *tsc;     /* taskStatusCount (JSON) */
+    bool want_succeeded, ready;
+} dep_row;
+
+static const dep_row dep_rows[] = {
+    {NULL, "{}", false, true},
+    {"{\"name\":[\"a\"]}", "{}", false, false},
+    {"{\"name\":[\"a\"]}", "{\"a\":{\"phase\":{\"Running\":1}}}", false, false},
+    {"{\"name\":[\"a\"]}", "{\"a\":{\"phase\":{\"Running\":1,\"Succeeded\":1}}}", false,
+     true},
+    {"{\"name\":[\"a\"]}", "{\"a\":{\"phase\":{\"Running\":2}}}", true, false},
+    {"{\"name\":[\"a\"]}", "{\"a\":{\"phase\":{\"Succeeded\":2}}}", true, true},
+    {"{\"name\":[\"a\",\"b\"]}", "{\"a\":{\"phase\":{\"Running\":2}}}", false, false},
+    {"{\"name\":[\"a\",\"b\"],\"iteration\":\"any\"}",
+     "{\"a\":{\"phase\":{\"Running\":2}}}", false, true},
+    {"{\"name\":[\"a\",\"b\"],\"iteration\":\"all\"}",
+     "{\"a\":{\"phase\":{\"Running\":2}},\"b\":{\"phase\":{\"Running\":1}}}", false,
+     true},
+};
+
+static void test_depends_on(void **state)
+{
+    json_t *tasks = json_loads("[{\"name\":\"a\",\"minAvailable\":2},"
+                               "{\"name\":\"b\",\"minAvailable\":1},{\"name\":\"c\"}]",
+                               0, NULL);
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(dep_rows) / sizeof(dep_rows[0]); i++) {
+        const dep_row *r = &dep_rows[i];
+        json_t *task = json_pack("{s:s}", "name", "c");
+        json_t *tsc = json_loads(r->tsc, 0, NULL);
+        if (r->depends)
+            json_object_set_new(task, "dependsOn", json_loads(r->depends, 0, NULL));
+        if (vc_depends_ready(task, tasks, tsc, r->want_succeeded) != r->ready)
+            fail_msg("row %zu: want %d", i, r->ready);
+        json_decref(task);
+        json_decref(tsc);
+    }
+    json_decref(tasks);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_match), cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_names), cmocka_unit_test(test_plugins_env),
-        cmocka_unit_test(test_svc_decorate),
+        cmocka_unit_test(test_svc_decorate), cmocka_unit_test(test_depends_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

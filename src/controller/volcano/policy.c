@@ -183,3 +183,50 @@ vc_step vc_transition(vc_phase cur, vc_action a, const vc_obs *o)
         return st; /* Completed, Terminated, Failed: final */
     }
 }
+
+static long long phase_count(const json_t *tsc, const char *task, const char *phase)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(json_object_get(tsc, task), "phase"), phase));
+}
+
+static bool dependency_ready(const json_t *tasks, const char *name, const json_t *tsc,
+                             bool want_succeeded)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks, i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        long long min = json_integer_value(json_object_get(t, "minAvailable"));
+        long long ready = phase_count(tsc, name, "Succeeded");
+        if (!n || strcmp(n, name) != 0)
+            continue;
+        if (!want_succeeded)
+            ready += phase_count(tsc, name, "Running");
+        return ready >= min;
+    }
+    return true; /* validation rejects unknown names; nothing to wait for */
+}
+
+bool vc_depends_ready(const json_t *task, const json_t *tasks, const json_t *tsc,
+                      bool want_succeeded)
+{
+    const json_t *dep = json_object_get(task, "dependsOn");
+    const char *iteration = json_string_value(json_object_get(dep, "iteration"));
+    bool any = iteration && strcmp(iteration, "any") == 0;
+    json_t *n;
+    size_t i;
+
+    if (!json_array_size(json_object_get(dep, "name")))
+        return true;
+    json_array_foreach(json_object_get(dep, "name"), i, n) {
+        bool ready = json_is_string(n) &&
+                     dependency_ready(tasks, json_string_value(n), tsc, want_succeeded);
+        if (any && ready)
+            return true;
+        if (!any && !ready)
+            return false;
+    }
+    return !any;
+}

@@ -371,6 +371,9 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
 
 static void create_pods(pass *p)
 {
+    const char *dep = str_at(json_object_get(p->job, "metadata"), "annotations",
+                             VC_ANN_DEPENDS_ON);
+    bool want_succeeded = dep && strcmp(dep, "Succeeded") == 0;
     json_t *t;
     size_t i;
 
@@ -378,6 +381,9 @@ static void create_pods(pass *p)
     json_array_foreach(tasks_of(p), i, t) {
         const char *tname = json_string_value(json_object_get(t, "name"));
         long long reps = json_integer_value(json_object_get(t, "replicas"));
+        if (!vc_depends_ready(t, tasks_of(p), json_object_get(p->status, "taskStatusCount"),
+                              want_succeeded))
+            continue;
         for (int k = 0; tname && k < reps; k++) {
             char pod_name[512];
             ty_error err;

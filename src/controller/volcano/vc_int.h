@@ -78,6 +78,18 @@ typedef struct vc_step {
  * docs/internals/volcano.md for the table). Pure. */
 vc_step vc_transition(vc_phase cur, vc_action a, const vc_obs *o);
 
+/* Trainyard's: `Succeeded` makes dependsOn wait for the dependencies to have
+ * succeeded (minAvailable pods each) instead of running (upstream). */
+#define VC_ANN_DEPENDS_ON "trainyard.io/depends-on"
+
+/* Whether task's dependsOn (if any) lets its pods be created, given the
+ * taskStatusCount tsc and the job's tasks. A dependency is ready when at
+ * least its minAvailable pods are Running or Succeeded (want_succeeded:
+ * Succeeded only); iteration "any" needs one ready dependency, otherwise
+ * all. */
+bool vc_depends_ready(const json_t *task, const json_t *tasks, const json_t *tsc,
+                      bool want_succeeded);
+
 /* Whether a phase is final: nothing but ResumeJob (Aborted) changes it. */
 bool vc_phase_final(vc_phase p);
 
