@@ -235,6 +235,29 @@ static void test_plugins_env(void **state)
     json_decref(job);
 }
 
+static void test_tf_mpi_env(void **state)
+{
+    json_t *job = json_loads(
+        "{\"metadata\":{\"name\":\"t\"},\"spec\":{\"plugins\":{\"tensorflow\":[\"--port=3000\"],"
+        "\"mpi\":[]},\"tasks\":[{\"name\":\"ps\",\"replicas\":1},{\"name\":\"worker\",\"replicas\":2},"
+        "{\"name\":\"master\",\"replicas\":1}]}}", 0, NULL);
+    json_t *env = json_array();
+
+    (void)state;
+    vc_plugins_env(job, "worker", 1, env);
+    assert_string_equal(env_value(env, "TF_CONFIG"),
+                        "{\"cluster\":{\"ps\":[\"t-ps-0.t:3000\"],\"worker\":[\"t-worker-0.t:3000\","
+                        "\"t-worker-1.t:3000\"]},\"task\":{\"index\":1,\"type\":\"worker\"}}");
+    assert_null(env_value(env, "MPI_HOST"));
+    json_decref(env);
+    env = json_array();
+    vc_plugins_env(job, "master", 0, env);
+    assert_string_equal(env_value(env, "MPI_HOST"), "t-worker-0.t,t-worker-1.t");
+    assert_null(env_value(env, "TF_CONFIG")); /* master is no TF role */
+    json_decref(env);
+    json_decref(job);
+}
+
 static void test_svc_decorate(void **state)
 {
     json_t *job = job_with("{\"svc\":[]}");
@@ -303,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_policy_match), cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_names), cmocka_unit_test(test_plugins_env),
         cmocka_unit_test(test_svc_decorate), cmocka_unit_test(test_depends_on),
+        cmocka_unit_test(test_tf_mpi_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

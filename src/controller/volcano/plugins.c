@@ -1,4 +1,5 @@
-/* plugins.c - the Volcano job plugins that shape pods: env, svc, pytorch.
+/* plugins.c - the Volcano job plugins that shape pods: env, svc, pytorch,
+ * tensorflow and mpi (ssh is not implemented).
  *
  * Pure: they read the job and append to JSON they are handed; reconcile.c
  * creates the svc plugin's Service and ConfigMap from vc_svc_configmap_data. */
@@ -35,6 +36,17 @@ static long long task_replicas(const json_t *job, const char *task)
             return json_integer_value(json_object_get(t, "replicas"));
     }
     return 0;
+}
+
+static long long task_total(const json_t *job)
+{
+    long long n = 0;
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks(job), i, t)
+        n += json_integer_value(json_object_get(t, "replicas"));
+    return n;
 }
 
 bool vc_plugin_on(const json_t *job, const char *name)
@@ -123,6 +135,61 @@ static void pytorch_env(const json_t *job, const char *task, int index, json_t *
     jf_envf(env, "RANK", "%lld", strcmp(task, master) == 0 ? index : masters + index);
 }
 
+/* TF_CONFIG: every cluster task's "<pod>.<job>:port" and this pod's role.
+ * Evaluators are not part of a TensorFlow cluster; a one-pod job needs no
+ * cluster at all (upstream skips it too). */
+static void tensorflow_env(const json_t *job, const char *task, int index, json_t *env)
+{
+    static const char *const roles[] = {"chief", "ps", "worker", "evaluator"};
+    const char *port = plugin_arg(job, "tensorflow", "port", "2222");
+    json_t *cluster = json_object(), *cfg;
+    const char *type = NULL;
+    char *text;
+
+    for (size_t r = 0; r < sizeof(roles) / sizeof(roles[0]); r++) {
+        const char *name = plugin_arg(job, "tensorflow", roles[r], roles[r]);
+        long long n = task_replicas(job, name);
+        json_t *hosts = json_array();
+        if (!strcmp(task, name))
+            type = roles[r];
+        for (long long i = 0; i < n; i++) {
+            char host[512];
+            snprintf(host, sizeof(host), "%s-%s-%lld.%s:%s", job_name(job), name, i,
+                     job_name(job), port);
+            json_array_append_new(hosts, json_string(host));
+        }
+        if (n > 0 && strcmp(roles[r], "evaluator") != 0)
+            json_object_set_new(cluster, roles[r], hosts);
+        else
+            json_decref(hosts);
+    }
+    if (!type || task_total(job) <= 1) {
+        json_decref(cluster);
+        return;
+    }
+    cfg = json_pack("{s:o, s:{s:s, s:i}}", "cluster", cluster, "task", "type", type, "index",
+                    index);
+    if ((text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS))) {
+        jf_env(env, "TF_CONFIG", text);
+        free(text);
+    }
+    json_decref(cfg);
+}
+
+/* MPI_HOST: the worker pods' host names, for the master's mpirun. */
+static void mpi_env(const json_t *job, const char *task, json_t *env)
+{
+    const char *master = plugin_arg(job, "mpi", "master", "master");
+    char *hosts;
+
+    if (strcmp(task, master) != 0)
+        return;
+    if ((hosts = task_hosts(job, plugin_arg(job, "mpi", "worker", "worker"), ","))) {
+        jf_env(env, "MPI_HOST", hosts);
+        free(hosts);
+    }
+}
+
 void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env)
 {
     if (vc_plugin_on(job, "env")) {
@@ -133,6 +200,10 @@ void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env)
         svc_env(job, env);
     if (vc_plugin_on(job, "pytorch"))
         pytorch_env(job, task, index, env);
+    if (vc_plugin_on(job, "tensorflow"))
+        tensorflow_env(job, task, index, env);
+    if (vc_plugin_on(job, "mpi"))
+        mpi_env(job, task, env);
 }
 
 static void mount_svc(json_t *spec, const char *volume)
