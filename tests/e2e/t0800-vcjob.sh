@@ -4,7 +4,8 @@
 # TaskCompleted -> CompleteJob; PodFailed -> RestartJob fails after maxRetry;
 # exitCode 3 -> AbortJob aborts, and the ResumeJob annotation brings it back;
 # a task that can no longer reach minAvailable fails the job; dependsOn
-# orders tasks; ttlSecondsAfterFinished deletes the job.
+# orders tasks; PodPending with a timeout waits for it; ttlSecondsAfterFinished
+# deletes the job.
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 
@@ -150,6 +151,28 @@ for _ in $(seq 80); do
 done
 check "dependsOn: no pod for second while first runs" bash -c '! kubectl get pod ordered-second-0'
 expect_eq "dependsOn job completes" Completed "$(wait_phase ordered Completed 30)"
+
+# --- PodPending with a timeout fires only after the timeout (no scheduler
+# takes these pods, so they stay Pending)
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: stuck}
+spec:
+  schedulerName: nobody
+  policies: [{event: PodPending, action: AbortJob, timeout: 4s}]
+  tasks:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "exit 0"]}]
+YAML
+sleep 1
+expect_eq "PodPending: still Pending before the timeout" Pending \
+    "$(kubectl get vcjob stuck -o jsonpath='{.status.state.phase}')"
+expect_eq "PodPending: Aborted after the timeout" Aborted "$(wait_phase stuck Aborted 20)"
 
 # --- ttlSecondsAfterFinished deletes the finished job
 kubectl apply -f - >/dev/null <<'YAML'

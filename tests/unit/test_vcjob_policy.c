@@ -18,32 +18,44 @@ typedef struct match_row {
     const char *event;
     int exit_code;
     vc_action want;
+    long long elapsed_ms; /* how long the condition has lasted */
+    long long want_wait;  /* -1: no delayed action pending */
 } match_row;
 
 static const match_row match_rows[] = {
     {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1,
-     VC_RESTART_JOB},
-    {NULL, "[{\"event\":\"PodEvicted\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_SYNC},
+     VC_RESTART_JOB, 0, -1},
+    {NULL, "[{\"event\":\"PodEvicted\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_SYNC, 0, -1},
     {NULL, "[{\"events\":[\"PodEvicted\",\"PodFailed\"],\"action\":\"AbortJob\"}]", "PodEvicted",
-     -1, VC_ABORT_JOB},
-    {NULL, "[{\"event\":\"*\",\"action\":\"TerminateJob\"}]", "Unknown", -1, VC_TERMINATE_JOB},
+     -1, VC_ABORT_JOB, 0, -1},
+    {NULL, "[{\"event\":\"*\",\"action\":\"TerminateJob\"}]", "Unknown", -1, VC_TERMINATE_JOB, 0, -1},
     {"[{\"event\":\"TaskCompleted\",\"action\":\"CompleteJob\"}]", NULL, "TaskCompleted", 0,
-     VC_COMPLETE_JOB},
+     VC_COMPLETE_JOB, 0, -1},
     /* task policies win over job policies */
     {"[{\"event\":\"PodFailed\",\"action\":\"RestartTask\"}]",
-     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_TASK},
+     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_TASK, 0, -1},
     /* the job's apply when the task has none for the event */
     {"[{\"event\":\"PodEvicted\",\"action\":\"RestartPod\"}]",
-     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_JOB},
-    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 3, VC_ABORT_JOB},
-    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 4, VC_SYNC},
-    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodEvicted", 3, VC_SYNC},
-    /* delayed actions are not implemented: a timeout policy never fires at once */
+     "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "PodFailed", 1, VC_RESTART_JOB, 0, -1},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 3, VC_ABORT_JOB, 0, -1},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodFailed", 4, VC_SYNC, 0, -1},
+    {NULL, "[{\"exitCode\":3,\"action\":\"AbortJob\"}]", "PodEvicted", 3, VC_SYNC, 0, -1},
+    /* a timeout delays the action: not yet, then due */
     {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\",\"timeout\":\"1m\"}]",
-     "PodFailed", 1, VC_SYNC},
-    {NULL, NULL, "PodFailed", 1, VC_SYNC},
+     "PodFailed", 1, VC_SYNC, 20000, 40000},
+    {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\",\"timeout\":\"1m\"}]",
+     "PodFailed", 1, VC_RESTART_JOB, 60000, -1},
+    /* PodPending matches only with a timeout */
+    {NULL, "[{\"event\":\"PodPending\",\"action\":\"AbortJob\"}]", "PodPending", -1,
+     VC_SYNC, 999999, -1},
+    {NULL, "[{\"event\":\"*\",\"action\":\"AbortJob\"}]", "PodPending", -1, VC_SYNC, 0, -1},
+    {NULL, "[{\"event\":\"PodPending\",\"action\":\"AbortJob\",\"timeout\":\"1m30s\"}]",
+     "PodPending", -1, VC_ABORT_JOB, 90000, -1},
+    {NULL, "[{\"event\":\"PodPending\",\"action\":\"AbortJob\",\"timeout\":\"1m30s\"}]",
+     "PodPending", -1, VC_SYNC, 89500, 500},
+    {NULL, NULL, "PodFailed", 1, VC_SYNC, 0, -1},
     {"[{\"event\":\"TaskFailed\",\"action\":\"TerminateJob\"}]", NULL, "TaskFailed", 0,
-     VC_TERMINATE_JOB},
+     VC_TERMINATE_JOB, 0, -1},
 };
 
 static void test_policy_match(void **state)
@@ -53,9 +65,11 @@ static void test_policy_match(void **state)
         const match_row *r = &match_rows[i];
         json_t *task = r->task ? json_loads(r->task, 0, NULL) : NULL;
         json_t *job = r->job ? json_loads(r->job, 0, NULL) : NULL;
-        vc_action got = vc_policy_match(task, job, r->event, r->exit_code);
-        if (got != r->want)
-            fail_msg("row %zu: got %s, want %s", i, vc_action_name(got), vc_action_name(r->want));
+        long long wait = -1;
+        vc_action got = vc_policy_match(task, job, r->event, r->exit_code, r->elapsed_ms, &wait);
+        if (got != r->want || wait != r->want_wait)
+            fail_msg("row %zu: got %s wait %lld, want %s wait %lld", i, vc_action_name(got), wait,
+                     vc_action_name(r->want), r->want_wait);
         json_decref(task);
         json_decref(job);
     }
@@ -173,6 +187,13 @@ static void test_names(void **state)
     char buf[64];
 
     (void)state;
+    assert_int_equal(vc_duration_ms("90s"), 90000);
+    assert_int_equal(vc_duration_ms("1h2m3s"), 3723000);
+    assert_int_equal(vc_duration_ms("500ms"), 500);
+    assert_int_equal(vc_duration_ms("1.5m"), 90000);
+    assert_int_equal(vc_duration_ms("10"), -1);
+    assert_int_equal(vc_duration_ms("x"), -1);
+    assert_int_equal(vc_duration_ms(""), -1);
     for (int p = 0; p < VC_NPHASES; p++)
         assert_int_equal(vc_phase_parse(vc_phase_name((vc_phase)p)), p);
     for (int a = 0; a < VC_NACTIONS; a++)

@@ -2,6 +2,7 @@
  *
  * Both are pure so that every row of upstream's table is a unit test
  * (tests/unit/test_vcjob_policy.c); reconcile.c only observes and acts. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "controller/volcano/vc_int.h"
@@ -58,38 +59,77 @@ static bool event_listed(const json_t *policy, const char *event)
     return false;
 }
 
+long long vc_duration_ms(const char *s)
+{
+    static const struct { const char *unit; long long ms; } units[] = {
+        {"ms", 1}, {"h", 3600000}, {"m", 60000}, {"s", 1000},
+    };
+    long long total = 0;
+
+    if (!s || !*s)
+        return -1;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        size_t u;
+        if (end == s || v < 0)
+            return -1;
+        for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+            if (!strncmp(end, units[u].unit, strlen(units[u].unit)))
+                break;
+        if (u == sizeof(units) / sizeof(units[0]))
+            return -1;
+        total += (long long)(v * (double)units[u].ms);
+        s = end + strlen(units[u].unit);
+    }
+    return total;
+}
+
+static bool policy_matches(const json_t *p, const char *event, int exit_code, bool timed)
+{
+    json_t *code = json_object_get(p, "exitCode");
+
+    /* A pod is Pending for a while on every start: only a timeout makes
+     * "pending too long" an event worth acting on. */
+    if (!strcmp(event, "PodPending") && !timed)
+        return false;
+    return event_listed(p, event) ||
+           (json_is_integer(code) && json_integer_value(code) != 0 &&
+            !strcmp(event, "PodFailed") && json_integer_value(code) == exit_code);
+}
+
 static vc_action match_list(const json_t *policies, const char *event, int exit_code,
-                            bool *found)
+                            long long elapsed_ms, long long *wait_ms, bool *found)
 {
     json_t *p;
     size_t i;
 
     json_array_foreach(policies, i, p) {
-        json_t *code = json_object_get(p, "exitCode");
         const char *timeout = json_string_value(json_object_get(p, "timeout"));
-        /* A timeout delays the action until the condition has lasted that
-         * long; until that exists such a policy must not fire at once. */
-        if (timeout && *timeout)
+        long long limit = timeout && *timeout ? vc_duration_ms(timeout) : 0;
+        if (!policy_matches(p, event, exit_code, limit > 0))
             continue;
-        if (event_listed(p, event) ||
-            (json_is_integer(code) && json_integer_value(code) != 0 &&
-             strcmp(event, "PodFailed") == 0 && json_integer_value(code) == exit_code)) {
-            *found = true;
-            return vc_action_parse(json_string_value(json_object_get(p, "action")));
+        *found = true;
+        if (limit > elapsed_ms) {
+            if (wait_ms)
+                *wait_ms = limit - elapsed_ms;
+            return VC_SYNC;
         }
+        return vc_action_parse(json_string_value(json_object_get(p, "action")));
     }
     return VC_SYNC;
 }
 
 vc_action vc_policy_match(const json_t *task_policies, const json_t *job_policies,
-                          const char *event, int exit_code)
+                          const char *event, int exit_code, long long elapsed_ms,
+                          long long *wait_ms)
 {
     bool found = false;
-    vc_action a = match_list(task_policies, event, exit_code, &found);
+    vc_action a = match_list(task_policies, event, exit_code, elapsed_ms, wait_ms, &found);
 
     if (found)
         return a;
-    return match_list(job_policies, event, exit_code, &found);
+    return match_list(job_policies, event, exit_code, elapsed_ms, wait_ms, &found);
 }
 
 bool vc_phase_final(vc_phase p)

@@ -39,6 +39,15 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
+static time_t parse_time(const char *s)
+{
+    struct tm tm = {0};
+
+    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return 0;
+    return timegm(&tm);
+}
+
 static const json_t *tasks_of(const pass *p)
 {
     return json_object_get(json_object_get(p->job, "spec"), "tasks");
@@ -156,27 +165,52 @@ static const json_t *task_named(const pass *p, const char *name)
     return NULL;
 }
 
-/* The event a pod raises now, or NULL. Evicted pods (status.reason Evicted)
- * raise PodEvicted rather than PodFailed. */
-static const char *pod_event(const json_t *pod)
+/* The event a pod raises now, or NULL, and since when (wall seconds; 0 when
+ * unknown). Evicted pods (status.reason Evicted) raise PodEvicted rather
+ * than PodFailed. */
+static const char *pod_event(const json_t *pod, time_t *since)
 {
     const char *phase = jobs_pod_phase(pod);
+    json_t *cs;
+    size_t i;
 
+    *since = 0;
     if (jobs_is_terminating(pod))
         return NULL;
     if (!strcmp(phase, "Failed")) {
         const char *reason = str_at(pod, "status", "reason");
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
+                           i, cs) {
+            time_t t = parse_time(str_at(json_object_get(cs, "state"), "terminated",
+                                         "finishedAt"));
+            if (t > *since)
+                *since = t;
+        }
         return reason && !strcmp(reason, "Evicted") ? "PodEvicted" : "PodFailed";
+    }
+    if (!*phase || !strcmp(phase, "Pending")) {
+        *since = parse_time(str_at(pod, "metadata", "creationTimestamp"));
+        return "PodPending";
     }
     return !strcmp(phase, "Unknown") ? "Unknown" : NULL;
 }
 
 static bool try_event(pass *p, target *t, const json_t *task, const json_t *pod,
-                      const char *event, int code)
+                      const char *event, int code, time_t since)
 {
+    long long elapsed = since ? ((long long)time(NULL) - since) * 1000 : 0;
+    long long wait = -1;
     vc_action a = vc_policy_match(json_object_get(task, "policies"),
                                   json_object_get(json_object_get(p->job, "spec"), "policies"),
-                                  event, code);
+                                  event, code, elapsed, &wait);
+
+    /* A delayed action: look again when it is due; it is cancelled by itself
+     * if the pod has recovered by then (the event is gone). */
+    if (wait >= 0) {
+        time_t due = time(NULL) + (time_t)((wait + 999) / 1000);
+        if (!*p->wake_at || due < *p->wake_at)
+            *p->wake_at = due;
+    }
     if (a == VC_SYNC)
         return false;
     *t = (target){a, event, task, pod};
@@ -199,9 +233,10 @@ static target choose(pass *p, vc_phase phase)
     if (phase != VC_PENDING && phase != VC_RUNNING)
         return t;
     json_array_foreach(p->pods, i, pod) {
-        const char *ev = pod_event(pod);
+        time_t since;
+        const char *ev = pod_event(pod, &since);
         if (ev && try_event(p, &t, task_named(p, pod_task(pod)), pod, ev,
-                            jobs_pod_exit_code(pod, NULL)))
+                            jobs_pod_exit_code(pod, NULL), since))
             return t;
     }
     json_array_foreach(tasks_of(p), i, task) {
@@ -210,10 +245,10 @@ static target choose(pass *p, vc_phase phase)
         long long min = json_integer_value(json_object_get(task, "minAvailable"));
         json_t *tsc = json_object_get(p->status, "taskStatusCount");
         if (reps > 0 && task_count(tsc, name, "Succeeded") >= reps &&
-            try_event(p, &t, task, NULL, "TaskCompleted", 0))
+            try_event(p, &t, task, NULL, "TaskCompleted", 0, 0))
             return t;
         if (task_count(tsc, name, "Failed") > reps - min &&
-            try_event(p, &t, task, NULL, "TaskFailed", 0))
+            try_event(p, &t, task, NULL, "TaskFailed", 0, 0))
             return t;
     }
     return t;
@@ -421,15 +456,6 @@ static void set_counts(pass *p)
 static void bump(json_t *st, const char *key)
 {
     json_object_set_new(st, key, json_integer(json_integer_value(json_object_get(st, key)) + 1));
-}
-
-static time_t parse_time(const char *s)
-{
-    struct tm tm = {0};
-
-    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return 0;
-    return timegm(&tm);
 }
 
 /* Upstream's runningDuration: time since the job was created, as a Go

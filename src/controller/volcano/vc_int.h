@@ -47,10 +47,18 @@ vc_action vc_action_parse(const char *s);    /* unknown: VC_SYNC */
 /* The action the first matching policy names: the task's policies (array,
  * may be NULL) before the job's. A policy matches by event/events (`*`
  * matches every event) or, for PodFailed, by a non-zero exitCode equal to
- * exit_code. VC_SYNC when none matches. Policies with a timeout are not
- * matched (delayed actions are not implemented yet). */
+ * exit_code. PodPending matches only policies with a timeout. A policy with
+ * a timeout acts only once the condition has lasted that long (elapsed_ms):
+ * before that the result is VC_SYNC and *wait_ms (when not NULL) is set to
+ * what is left, so a condition that goes away cancels the action. VC_SYNC
+ * when nothing matches. */
 vc_action vc_policy_match(const json_t *task_policies, const json_t *job_policies,
-                          const char *event, int exit_code);
+                          const char *event, int exit_code, long long elapsed_ms,
+                          long long *wait_ms);
+
+/* A Go duration ("90s", "1m30s", "500ms", "2h") in milliseconds; -1 when
+ * malformed. */
+long long vc_duration_ms(const char *s);
 
 /* What the controller observed of the job's pods. */
 typedef struct vc_obs {
