@@ -174,6 +174,37 @@ expect_eq "PodPending: still Pending before the timeout" Pending \
     "$(kubectl get vcjob stuck -o jsonpath='{.status.state.phase}')"
 expect_eq "PodPending: Aborted after the timeout" Aborted "$(wait_phase stuck Aborted 20)"
 
+# --- an update of task replicas and minAvailable: pods and the PodGroup follow
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: scaled}
+spec:
+  minAvailable: 1
+  tasks:
+  - name: w
+    replicas: 3
+    minAvailable: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "sleep 300"]}]
+YAML
+expect_eq "scaled job runs" Running "$(wait_phase scaled Running 30)"
+kubectl patch vcjob scaled --type=json -p '[{"op":"replace","path":"/spec/tasks/0/replicas","value":2},{"op":"replace","path":"/spec/minAvailable","value":2}]' >/dev/null
+for _ in $(seq 120); do
+    kubectl get pod scaled-w-2 >/dev/null 2>&1 || break
+    sleep 0.25
+done
+check "scale down removes the pod past replicas" bash -c '! kubectl get pod scaled-w-2'
+for _ in $(seq 40); do
+    mm=$(kubectl get podgroups -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="scaled")]}{.spec.minMember}{end}')
+    [ "$mm" = 2 ] && break
+    sleep 0.25
+done
+expect_eq "the PodGroup follows minAvailable" 2 "$mm"
+kubectl delete vcjob scaled >/dev/null
+
 # --- ttlSecondsAfterFinished deletes the finished job
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: batch.volcano.sh/v1alpha1

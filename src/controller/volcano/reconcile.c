@@ -4,6 +4,7 @@
  * the status. Level-triggered and idempotent: everything it needs is in the
  * job, its status and its pods. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,6 +30,7 @@ typedef struct pass {
     json_t *status;  /* the status being built */
     vc_obs obs;
     bool consume;    /* remove the action annotation */
+    bool admitted;   /* the PodGroup left Pending */
     time_t *wake_at;
     char nows[32];
     int rc;
@@ -301,11 +303,25 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
     ty_error_clear(&err);
 }
 
+static int pg_follow(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+
+    (void)err;
+    if (json_is_object(spec))
+        json_object_update(spec, arg);
+    return 0;
+}
+
+/* Creates the job's PodGroup, keeps its spec in line with the job and reads
+ * whether it is admitted (pods are created only then). */
 static void ensure_podgroup(pass *p)
 {
     const json_t *spec = json_object_get(p->job, "spec");
-    const char *queue = str_at(p->job, "spec", "queue");
-    json_t *mtm = json_object(), *t, *pg, *st;
+    const char *queue = str_at(p->job, "spec", "queue"), *phase;
+    json_t *mtm = json_object(), *t, *pg, *st, *want;
+    ty_error err;
+    store_obj *o;
     char name[512];
     size_t i;
 
@@ -321,10 +337,25 @@ static void ensure_podgroup(pass *p)
     if (json_is_string(json_object_get(spec, "priorityClassName")))
         json_object_set(json_object_get(pg, "spec"), "priorityClassName",
                         json_object_get(spec, "priorityClassName"));
+    want = json_deep_copy(json_object_get(pg, "spec"));
     /* No gang scheduler admits PodGroups yet: the controller admits its own. */
     st = json_pack("{s:s}", "phase", "Inqueue");
     create_plain(p, &api_podgroup, pg, st);
     json_decref(st);
+    /* The job's minAvailable, task minAvailable and priorityClassName may be
+     * updated: the PodGroup follows (a no-op write when nothing changed). */
+    ty_error_init(&err);
+    o = store_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, pg_follow, want, &err);
+    json_decref(want);
+    if (!o) {
+        ty_error_clear(&err);
+        p->rc = -1;
+        return;
+    }
+    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"),
+                                              "phase"));
+    p->admitted = phase && strcmp(phase, "Pending") != 0;
+    store_obj_unref(o);
 }
 
 static void ensure_svc(pass *p)
@@ -404,6 +435,24 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
     return pod;
 }
 
+/* Task replicas may be lowered (or a task renamed away) by an update: pods
+ * past the task's replicas go. */
+static void prune_pods(pass *p)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod) {
+        const json_t *task = task_named(p, pod_task(pod));
+        const char *idx = str_at(json_object_get(pod, "metadata"), "annotations",
+                                 VC_ANN_TASK_INDEX);
+        if (task && idx && atoll(idx) < json_integer_value(json_object_get(task, "replicas")))
+            continue;
+        if (jobs_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
+            p->rc = -1;
+    }
+}
+
 static void create_pods(pass *p)
 {
     const char *dep = str_at(json_object_get(p->job, "metadata"), "annotations",
@@ -413,6 +462,7 @@ static void create_pods(pass *p)
     size_t i;
 
     ensure_svc(p);
+    prune_pods(p);
     json_array_foreach(tasks_of(p), i, t) {
         const char *tname = json_string_value(json_object_get(t, "name"));
         long long reps = json_integer_value(json_object_get(t, "replicas"));
@@ -596,7 +646,7 @@ static void run_pass(pass *p)
         bump(p->status, "retryCount");
     if (step.new_version)
         bump(p->status, "version");
-    if (step.create)
+    if (step.create && p->admitted)
         create_pods(p);
     set_counts(p);
     set_phase(p, phase, step.next, &t);
