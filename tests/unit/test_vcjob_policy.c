@@ -200,6 +200,9 @@ static void test_names(void **state)
         assert_int_equal(vc_action_parse(vc_action_name((vc_action)a)), a);
     assert_int_equal(vc_phase_parse(NULL), VC_PENDING);
     assert_int_equal(vc_action_parse("Bogus"), VC_SYNC);
+    assert_false(vc_counts_as_retry("PodEvicted"));
+    assert_true(vc_counts_as_retry("PodFailed"));
+    assert_true(vc_counts_as_retry(NULL));
     vc_env_name("my-ps", buf, sizeof(buf));
     assert_string_equal(buf, "MY_PS");
 }

@@ -132,6 +132,11 @@ vc_action vc_policy_match(const json_t *task_policies, const json_t *job_policie
     return match_list(job_policies, event, exit_code, elapsed_ms, wait_ms, &found);
 }
 
+bool vc_counts_as_retry(const char *event)
+{
+    return !event || strcmp(event, "PodEvicted") != 0;
+}
+
 bool vc_phase_final(vc_phase p)
 {
     return p == VC_ABORTED || p == VC_COMPLETED || p == VC_TERMINATED || p == VC_FAILED;

@@ -642,7 +642,7 @@ static void run_pass(pass *p)
                  "Start to execute action %s%s%s", vc_action_name(t.action),
                  t.event ? " on " : "", t.event ? t.event : "");
     kill_pods(p, step.kill, &t);
-    if (step.retry)
+    if (step.retry && vc_counts_as_retry(t.event))
         bump(p->status, "retryCount");
     if (step.new_version)
         bump(p->status, "version");

@@ -98,6 +98,10 @@ vc_step vc_transition(vc_phase cur, vc_action a, const vc_obs *o);
 bool vc_depends_ready(const json_t *task, const json_t *tasks, const json_t *tsc,
                       bool want_succeeded);
 
+/* Whether a restart caused by event counts toward maxRetry: an eviction is
+ * not the job's fault, so it does not (upstream counts it; users object). */
+bool vc_counts_as_retry(const char *event);
+
 /* Whether a phase is final: nothing but ResumeJob (Aborted) changes it. */
 bool vc_phase_final(vc_phase p);
 
