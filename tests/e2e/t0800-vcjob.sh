@@ -205,6 +205,24 @@ done
 expect_eq "the PodGroup follows minAvailable" 2 "$mm"
 kubectl delete vcjob scaled >/dev/null
 
+# --- spec.volumes: a scratch directory at mountPath in every container
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: scratch}
+spec:
+  volumes: [{mountPath: /scratch}]
+  tasks:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "echo hi >/scratch/f && cat /scratch/f"]}]
+YAML
+expect_eq "a job with volumes completes" Completed "$(wait_phase scratch Completed 30)"
+expect_eq "the pod wrote to its scratch volume" hi "$(kubectl logs scratch-main-0 2>&1)"
+
 # --- ttlSecondsAfterFinished deletes the finished job
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: batch.volcano.sh/v1alpha1

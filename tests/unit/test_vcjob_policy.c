@@ -282,6 +282,32 @@ static void test_tf_mpi_env(void **state)
     json_decref(job);
 }
 
+static void test_job_volumes(void **state)
+{
+    json_t *job = json_loads("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"volumes\":["
+                             "{\"mountPath\":\"/data\",\"volumeClaimName\":\"shared\"},"
+                             "{\"mountPath\":\"/scratch\"}]}}", 0, NULL);
+    json_t *pod = json_loads("{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"}]}}",
+                             0, NULL);
+    json_t *vols, *mounts;
+
+    (void)state;
+    vc_job_volumes(job, pod);
+    vols = json_object_get(json_object_get(pod, "spec"), "volumes");
+    assert_int_equal(json_array_size(vols), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(vols, 1), "name")),
+                        "j-volume-1");
+    mounts = json_object_get(
+        json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 1),
+        "volumeMounts");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(mounts, 0), "name")),
+                        "shared");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(mounts, 1), "mountPath")), "/scratch");
+    json_decref(pod);
+    json_decref(job);
+}
+
 static void test_svc_decorate(void **state)
 {
     json_t *job = job_with("{\"svc\":[]}");
@@ -350,7 +376,7 @@ int main(void)
         cmocka_unit_test(test_policy_match), cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_names), cmocka_unit_test(test_plugins_env),
         cmocka_unit_test(test_svc_decorate), cmocka_unit_test(test_depends_on),
-        cmocka_unit_test(test_tf_mpi_env),
+        cmocka_unit_test(test_tf_mpi_env), cmocka_unit_test(test_job_volumes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,26 +206,54 @@ void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env)
         mpi_env(job, task, env);
 }
 
-static void mount_svc(json_t *spec, const char *volume)
+/* Adds volume (stolen) to the pod spec and mounts it at path everywhere. */
+static void add_volume(json_t *spec, json_t *volume, const char *path)
 {
     json_t *vols = json_object_get(spec, "volumes"), *c;
+    const char *name = json_string_value(json_object_get(volume, "name"));
     size_t i;
 
     if (!json_is_array(vols)) {
         vols = json_array();
         json_object_set_new(spec, "volumes", vols);
     }
-    json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", volume, "configMap",
-                                          "name", volume));
     json_array_foreach(json_object_get(spec, "containers"), i, c) {
         json_t *mounts = json_object_get(c, "volumeMounts");
         if (!json_is_array(mounts)) {
             mounts = json_array();
             json_object_set_new(c, "volumeMounts", mounts);
         }
-        json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", volume, "mountPath",
-                                                SVC_MOUNT));
+        json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name, "mountPath", path));
     }
+    json_array_append_new(vols, volume);
+}
+
+void vc_job_volumes(const json_t *job, json_t *pod)
+{
+    json_t *v;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(job, "spec"), "volumes"), i, v) {
+        const char *claim = json_string_value(json_object_get(v, "volumeClaimName"));
+        const char *path = json_string_value(json_object_get(v, "mountPath"));
+        char name[300];
+        if (!path)
+            continue;
+        if (claim)
+            snprintf(name, sizeof(name), "%s", claim);
+        else
+            snprintf(name, sizeof(name), "%s-volume-%zu", job_name(job), i);
+        add_volume(json_object_get(pod, "spec"),
+                   json_pack("{s:s, s:{s:s}}", "name", name, "persistentVolumeClaim",
+                             "claimName", name),
+                   path);
+    }
+}
+
+static void mount_svc(json_t *spec, const char *volume)
+{
+    add_volume(spec, json_pack("{s:s, s:{s:s}}", "name", volume, "configMap", "name", volume),
+               SVC_MOUNT);
 }
 
 void vc_plugins_decorate(const json_t *job, json_t *pod)

@@ -431,6 +431,7 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
     json_decref(extra);
     json_object_set_new(json_object_get(pod, "spec"), "schedulerName",
                         json_string(sched ? sched : "volcano"));
+    vc_job_volumes(p->job, pod);
     vc_plugins_decorate(p->job, pod);
     return pod;
 }

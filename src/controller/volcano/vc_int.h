@@ -113,6 +113,11 @@ void vc_env_name(const char *task, char *buf, size_t len);
 void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env);
 /* Last edits to a built pod (svc: hostname, subdomain, /etc/volcano mount). */
 void vc_plugins_decorate(const json_t *job, json_t *pod);
+/* The job's spec.volumes as pod volumes mounted at their mountPath in every
+ * container: a persistentVolumeClaim named volumeClaimName, else
+ * `<job>-volume-<i>`. The local runtime gives such a volume an empty
+ * directory per pod (there are no PersistentVolumes on one machine). */
+void vc_job_volumes(const json_t *job, json_t *pod);
 /* Whether plugin name is enabled in the job's spec.plugins. */
 bool vc_plugin_on(const json_t *job, const char *name);
 /* The svc plugin's ConfigMap `<job>-svc` (data only; caller owns). */
