@@ -26,7 +26,7 @@ SERVER_WAIT_S=${SERVER_WAIT_S:-20}
 TIME_LIMIT_S=${TIME_LIMIT_S:-600}
 export SLURM_CPUS=${SLURM_CPUS:-16}
 
-jobs_launch=200 jobs_tput=1000 clients=4 only= json_dir=
+jobs_launch=200 jobs_tput=1000 clients=4 only='' json_dir=''
 while (($#)); do
     case $1 in
     --jobs-launch) jobs_launch=$2; shift 2 ;;
@@ -38,7 +38,10 @@ while (($#)); do
     *) echo "run-launch-bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-case $only in '' | trainyard | slurm) ;; *) echo "run-launch-bench: --only trainyard|slurm" >&2; exit 2 ;; esac
+case $only in
+'' | trainyard | slurm) ;;
+*) echo "run-launch-bench: --only takes trainyard or slurm" >&2; exit 2 ;;
+esac
 common=(--jobs-launch "$jobs_launch" --jobs-throughput "$jobs_tput" --clients "$clients"
     --time-limit "$TIME_LIMIT_S")
 
@@ -134,7 +137,7 @@ ty_json=$tmpdir/trainyard.json
 sl_json=$tmpdir/slurm.json
 
 run_trainyard() {
-    local url= extra=()
+    local url='' extra=()
     # --fake-gpus is being wired into the server; pass it only when taken.
     if "$BUILD_DIR/trainyard" server --help 2>&1 | grep -q -- --fake-gpus; then
         extra=(--fake-gpus 0)
@@ -178,8 +181,10 @@ run_slurm() {
     echo "== Slurm (SLURM_CPUS=$SLURM_CPUS)"
     slurm_dir=$(bench/slurm/start-slurm.sh) || { slurm_dir=; return 1; }
     echo "slurm.conf: $slurm_dir/etc/slurm.conf (from bench/slurm/slurm.conf.in)"
+    # Jobs run (and leave their stamps) in our temp dir, so the trap removes it.
+    mkdir -p "$tmpdir/slurm-work"
     SLURM_CONF=$slurm_dir/etc/slurm.conf "$BUILD_DIR/launch_bench" --slurm "${common[@]}" \
-        --json "$sl_json" || brc=$?
+        --work-dir "$tmpdir/slurm-work" --json "$sl_json" || brc=$?
     bench/slurm/stop-slurm.sh "$slurm_dir" || true
     slurm_dir=
     echo
