@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "base/buf.h"
 
 extern char **environ;
@@ -70,7 +71,6 @@ extern char **environ;
 #define CMD_TIMEOUT_MS 30000    /* sbatch, scancel, squeue */
 #define WATCH_MAX_RECONNECTS 20
 #define JOBCOMP_POLL_MS 5
-#define NS_PER_MS 1000000.0
 #define OPERATOR_SELECTOR "training.kubeflow.org%2Foperator-name%3Dpytorchjob-controller"
 
 typedef struct bench_opts {
@@ -87,11 +87,6 @@ typedef struct bench_opts {
     const char *json_path;
     int64_t deadline_ns; /* monotonic */
 } bench_opts;
-
-typedef struct lat_summary {
-    size_t n;
-    double mean_ms, p50_ms, p90_ms, p99_ms, max_ms;
-} lat_summary;
 
 typedef struct cpu_mark {
     double busy_s, total_s; /* whole machine, from /proc/stat */
@@ -124,91 +119,9 @@ typedef struct bench_result {
 
 /* ---- time, statistics, CPU --------------------------------------------- */
 
-static int64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t mono_ns(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
-
-static int64_t real_ns(void)
-{
-    return clock_ns(CLOCK_REALTIME);
-}
-
 static bool past_deadline(const bench_opts *o)
 {
     return mono_ns() >= o->deadline_ns;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array; permille 500 = p50. */
-static double pct_ms(const int64_t *sorted, size_t n, unsigned permille)
-{
-    size_t k = (permille * n + 999) / 1000;
-    if (n == 0)
-        return 0;
-    if (k == 0)
-        k = 1;
-    return (double)sorted[(k > n ? n : k) - 1] / NS_PER_MS;
-}
-
-/* Sorts v in place. */
-static void lat_summarize(int64_t *v, size_t n, lat_summary *out)
-{
-    double sum = 0;
-    memset(out, 0, sizeof(*out));
-    if (n == 0)
-        return;
-    qsort(v, n, sizeof(*v), cmp_i64);
-    for (size_t i = 0; i < n; i++)
-        sum += (double)v[i];
-    out->n = n;
-    out->mean_ms = sum / (double)n / NS_PER_MS;
-    out->p50_ms = pct_ms(v, n, 500);
-    out->p90_ms = pct_ms(v, n, 900);
-    out->p99_ms = pct_ms(v, n, 990);
-    out->max_ms = (double)v[n - 1] / NS_PER_MS;
-}
-
-/* utime + stime of a process, from /proc/PID/stat; -1 when unreadable. */
-static double proc_cpu_s(long pid)
-{
-    char path[64], line[1024], *p;
-    unsigned long long ut, st;
-    FILE *f;
-
-    if (pid <= 0)
-        return -1;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (!f)
-        return -1;
-    p = fgets(line, sizeof(line), f);
-    fclose(f);
-    /* The command name may hold spaces; fields count from its closing ')'. */
-    if (!p || !(p = strrchr(line, ')')))
-        return -1;
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static long proc_rss_kb(long pid)
