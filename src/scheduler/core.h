@@ -208,8 +208,9 @@ const char *sc_task_key(const sc_task *t);
 sc_job *sc_task_job(const sc_task *t);
 sc_node *sc_task_node(const sc_task *t);
 sc_task_status sc_task_get_status(const sc_task *t);
-/* Sets status only (the simulator's RUNNING / SUCCEEDED / remove). */
-void sc_task_set_status(sc_task *t, sc_task_status st);
+/* Sets the status, keeping the node it is on (the simulator's BOUND ->
+ * RUNNING -> SUCCEEDED, or PENDING to put an evicted task back). */
+void sc_task_set_status(sc_cluster *c, sc_task *t, sc_task_status st);
 /* Why the task waits, as of the last cycle, in kube-scheduler's words
  * ("0/4 nodes are available: 4 Insufficient nvidia.com/gpu."). Borrowed. */
 const char *sc_task_message(const sc_task *t);
@@ -245,7 +246,7 @@ typedef struct sc_hooks {
 } sc_hooks;
 
 /* A binding that failed: the task goes back to PENDING and frees the node. */
-void sc_task_unbind(sc_task *t);
+void sc_task_unbind(sc_cluster *c, sc_task *t);
 
 typedef struct sc_cycle_stats {
     size_t admitted, bound, pipelined, evicted;
