@@ -158,12 +158,13 @@ sc_job *sc_job_find(const sc_cluster *c, const char *key);
 const char *sc_job_key(const sc_job *j);
 sc_queue *sc_job_queue(const sc_job *j);
 sc_job_phase sc_job_get_phase(const sc_job *j);
-void sc_job_set_completed(sc_job *j);
+void sc_job_set_completed(sc_cluster *c, sc_job *j);
 /* Why the job waits, as of the last cycle ("" when it does not). Borrowed. */
 const char *sc_job_message(const sc_job *j);
 int sc_job_ready_tasks(const sc_job *j);   /* allocated, bound, running or succeeded */
 int sc_job_running_tasks(const sc_job *j); /* running or succeeded */
-void sc_job_set_priority(sc_job *j, int32_t priority);
+/* Changes a running or waiting job's priority (the simulator's LAS levels). */
+void sc_job_set_priority(sc_cluster *c, sc_job *j, int32_t priority);
 /* Opaque pointer for the caller (the simulator's job record). */
 void sc_job_set_user(sc_job *j, void *user);
 void *sc_job_user(const sc_job *j);
