@@ -161,6 +161,8 @@ sc_job_phase sc_job_get_phase(const sc_job *j);
 void sc_job_set_completed(sc_cluster *c, sc_job *j);
 /* Why the job waits, as of the last cycle ("" when it does not). Borrowed. */
 const char *sc_job_message(const sc_job *j);
+size_t sc_job_ntasks(const sc_job *j);
+sc_task *sc_job_task(const sc_job *j, size_t i); /* 0 <= i < sc_job_ntasks */
 int sc_job_ready_tasks(const sc_job *j);   /* allocated, bound, running or succeeded */
 int sc_job_running_tasks(const sc_job *j); /* running or succeeded */
 /* Changes a running or waiting job's priority (the simulator's LAS levels). */
@@ -222,7 +224,8 @@ typedef struct sc_conf sc_conf;
 
 /* Volcano's default configuration: actions "enqueue, allocate, backfill";
  * tiers [priority, gang, conformance], [overcommit, drf, predicates,
- * proportion, nodeorder, binpack]. */
+ * proportion, nodeorder, binpack]. (gpulocality is opt-in; the free-GPU
+ * buckets keep gangs together without it.) */
 sc_conf *sc_conf_default(void);
 /* Parses the volcano-scheduler.conf shape (YAML: actions, tiers[].plugins[]
  * with name, arguments and enable* switches). NULL + err on a bad file. */

@@ -1,10 +1,7 @@
-/* sched.h - the scheduler component: binds pods to nodes through the
- * pods/binding semantics (spec.nodeName + PodScheduled condition).
- *
- * Today's implementation (firstfit.c) places each pod on the first Ready,
- * schedulable node with room for its requests (cpu, memory, nvidia.com/gpu and
- * other extended resources). The gang scheduler replaces it behind this same
- * interface; nothing else calls a placement function directly. */
+/* sched.h - the scheduler component: keeps the gang scheduler's cluster
+ * model (core.h) from store watches and binds pods through the pods/binding
+ * semantics (spec.nodeName + PodScheduled condition), admits PodGroups
+ * (Pending -> Inqueue), evicts preemption victims and says why pods wait. */
 #ifndef TY_SCHEDULER_SCHED_H
 #define TY_SCHEDULER_SCHED_H
 
@@ -13,9 +10,12 @@
 
 typedef struct ty_sched ty_sched;
 
-/* Starts the scheduling thread. Pods whose spec.schedulerName is one of
- * "default-scheduler", "trainyard", "volcano" (or empty) are scheduled. */
+/* Starts the scheduling thread with Volcano's default configuration, or
+ * with the volcano-scheduler.conf-shaped file at conf_path. Pods whose
+ * spec.schedulerName is one of "default-scheduler", "trainyard", "volcano"
+ * (or empty) are scheduled. NULL + err on a bad configuration. */
 ty_sched *sched_start(ty_store *s, ty_error *err);
+ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err);
 void sched_stop(ty_sched *sc);
 
 #endif

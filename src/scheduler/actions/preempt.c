@@ -1,0 +1,173 @@
+/* preempt.c - preempt (within a queue, by priority) and reclaim (across
+ * queues, from queues above their deserved share).
+ *
+ * For a gang that cannot be placed, first see whether what is already being
+ * released will hold it; if so it is pipelined onto those nodes and no one
+ * else is evicted. Otherwise victims are chosen a whole gang at a time, or
+ * only the members a victim can lose while keeping its minMember, lowest
+ * priority and youngest first; evictions stop as soon as the preemptor fits
+ * on what will be free. All of it is one statement: if the preemptor still
+ * does not fit, nothing is evicted. The preemptor's pods are pipelined (they
+ * hold a reservation on their nodes) and bound only once the victims are
+ * gone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/core_int.h"
+
+/* Pipelines j's unplaced tasks onto future-free room; true when the gang is
+ * whole counting the pipelined ones. */
+static bool pipeline_gang(sc_session *s, sc_stmt *st, sc_job *j)
+{
+    size_t n;
+    sc_task **tasks = sc_job_pending_tasks(s, j, false, &n);
+
+    for (size_t i = 0; tasks && i < n; i++) {
+        sc_task *t = tasks[i];
+        if (!sc_task_allocatable(s, t))
+            continue;
+        sc_node *node = sc_pick_node(s, t, SC_FIT_FUTURE);
+        if (node)
+            sc_stmt_pipeline(st, t, node);
+    }
+    free(tasks);
+    return sc_job_gang_ready(j, true, s->gang);
+}
+
+static sc_session *vsort_session;
+
+/* lowest priority first; then the youngest */
+static int victim_job_qsort(const void *a, const void *b)
+{
+    const sc_job *x = *(sc_job *const *)a, *y = *(sc_job *const *)b;
+    int r = -sc_job_cmp(vsort_session, x, y);
+    return r;
+}
+
+static bool evictable(const sc_task *t)
+{
+    return t->st == SC_TASK_RUNNING || t->st == SC_TASK_BOUND || t->st == SC_TASK_BINDING;
+}
+
+/* Candidate victim jobs for j: same queue (preempt) or other queues
+ * (reclaim), holding evictable tasks. */
+static sc_job **victim_jobs(sc_session *s, const sc_job *j, bool reclaim, size_t *n)
+{
+    sc_cluster *c = s->c;
+    sc_job **out = malloc((c->njobs + 1) * sizeof(*out));
+    size_t k = 0;
+
+    if (!out) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < c->njobs; i++) {
+        sc_job *v = c->jobs[i];
+        if (v == j || !v->preemptable || v->n_ready == 0)
+            continue;
+        if (reclaim ? v->queue == j->queue : v->queue != j->queue)
+            continue;
+        out[k++] = v;
+    }
+    vsort_session = s;
+    qsort(out, k, sizeof(*out), victim_job_qsort);
+    *n = k;
+    return out;
+}
+
+static bool try_fit(sc_session *s, sc_stmt *pipe, sc_job *j)
+{
+    if (pipeline_gang(s, pipe, j))
+        return true;
+    sc_stmt_discard(pipe);
+    sc_stmt_init(pipe, s);
+    return false;
+}
+
+static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
+{
+    const char *reason = reclaim ? "Reclaimed" : "Preempted";
+    sc_stmt ev, pipe;
+    size_t nv;
+    sc_job **victims;
+    bool ok = false;
+
+    sc_stmt_init(&pipe, s);
+    if (pipeline_gang(s, &pipe, j)) {
+        sc_stmt_commit(&pipe, j);
+        return true;
+    }
+    sc_stmt_discard(&pipe);
+    victims = victim_jobs(s, j, reclaim, &nv);
+    if (!victims || !nv) {
+        free(victims);
+        return false;
+    }
+    s->preemptor = j;
+    sc_stmt_init(&ev, s);
+    sc_stmt_init(&pipe, s);
+    /* Pass 1: members beyond each victim's minMember. Pass 2: whole gangs. */
+    for (int pass = s->gang ? 1 : 2; pass <= 2 && !ok; pass++) {
+        for (size_t v = 0; v < nv && !ok; v++) {
+            sc_job *vj = victims[v];
+            int spare = vj->n_ready - (vj->min_member > 0 ? vj->min_member : 1);
+            bool any = false;
+            if (pass == 1 && spare <= 0)
+                continue;
+            if (pass == 2 && s->gang) {
+                /* a whole gang goes only if every member may go */
+                bool all = true;
+                for (size_t k = 0; k < vj->ntasks && all; k++)
+                    if (evictable(vj->tasks[k]) && !sc_victim_ok(s, j, vj->tasks[k], reclaim))
+                        all = false;
+                if (!all)
+                    continue;
+            }
+            for (size_t k = 0; k < vj->ntasks && !ok; k++) {
+                sc_task *t = vj->tasks[k];
+                if (!evictable(t))
+                    continue;
+                if (pass == 1 && spare-- <= 0)
+                    break;
+                /* a whole gang was vetted member by member above */
+                if (!(pass == 2 && s->gang) && !sc_victim_ok(s, j, t, reclaim))
+                    continue;
+                sc_stmt_evict(&ev, t, reason);
+                any = true;
+                if (pass == 1 || !s->gang)
+                    ok = try_fit(s, &pipe, j);
+            }
+            if (any && pass == 2 && s->gang && !ok)
+                ok = try_fit(s, &pipe, j);
+        }
+    }
+    s->preemptor = NULL;
+    if (ok) {
+        sc_stmt_commit(&ev, j);
+        sc_stmt_commit(&pipe, j);
+    } else {
+        sc_stmt_discard(&pipe);
+        sc_stmt_discard(&ev);
+    }
+    free(victims);
+    return ok;
+}
+
+void sc_action_preempt(sc_session *s, bool reclaim)
+{
+    size_t n;
+    sc_job **jobs = sc_waiting_jobs(s, true, &n);
+
+    for (size_t i = 0; jobs && i < n; i++) {
+        sc_job *j = jobs[i];
+        if (!j->waiting || j->n_pending == 0 || sc_job_gang_ready(j, true, s->gang))
+            continue;
+        if (sc_job_skippable(s->c, j, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT))
+            continue;
+        if (reclaim && (!j->queue->defined || sc_queue_overused(s, j->queue)))
+            continue;
+        if (!preempt_for(s, j, reclaim))
+            sc_job_mark_failed(s->c, j, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT);
+    }
+    free(jobs);
+}

@@ -1,0 +1,291 @@
+/* core_int.h - the scheduler core's insides, shared by model.c, session.c,
+ * conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
+ * (the unit tests do, to build small clusters by hand). */
+#ifndef TY_SCHEDULER_CORE_INT_H
+#define TY_SCHEDULER_CORE_INT_H
+
+#include "base/strmap.h"
+#include "scheduler/core.h"
+
+#define SC_BUCKETS 257      /* free-GPU buckets: 0..255 and "256 or more" */
+#define SC_MSG_LEN 320
+
+struct sc_node {
+    char *name;
+    sc_res alloc;
+    sc_res used;       /* held by ALLOCATED/BINDING/BOUND/RUNNING/RELEASING tasks */
+    sc_res releasing;  /* the part of used that is being released */
+    sc_res pipelined;  /* reserved for PIPELINED tasks nominated here */
+    bool ready, unschedulable;
+    sc_kv *labels;
+    size_t nlabels;
+    sc_taint *taints;
+    size_t ntaints;
+    size_t idx;        /* position in cluster->nodes */
+    int bucket;        /* free-GPU bucket, -1 when not schedulable */
+    sc_node *bprev, *bnext;
+    size_t ntasks;
+};
+
+struct sc_queue {
+    char *name;
+    char *parent_name;
+    sc_queue *parent;
+    int weight;
+    sc_res capability;
+    unsigned cap_mask;
+    sc_res guarantee;
+    bool reclaimable, open;
+    bool defined;      /* a Queue object exists (else jobs naming it wait) */
+    /* kept by accounting */
+    sc_res allocated;  /* tasks ALLOCATED/BINDING/BOUND/RUNNING */
+    /* computed per session by proportion */
+    sc_res request;    /* tasks that are not finished nor being released */
+    sc_res demand;     /* request plus the minResources of groups without pods */
+    sc_res deserved, inqueue;
+    double share;
+    bool met;
+    size_t njobs;
+    size_t idx;
+};
+
+typedef struct sc_task_min {
+    char *name;
+    int min;
+} sc_task_min;
+
+struct sc_job {
+    char *key;
+    char *queue_name;
+    sc_queue *queue;
+    int min_member;
+    sc_task_min *task_mins;
+    size_t ntask_mins;
+    sc_res min_res;
+    int32_t priority;
+    double created;
+    bool inqueue, completed, implicit, preemptable;
+    sc_task **tasks;
+    size_t ntasks, cap;
+    /* kept by accounting */
+    sc_res allocated;
+    int n_ready, n_running, n_pending, n_pipelined;
+    /* the waiting list: admitted jobs with pending or pipelined tasks, and
+     * jobs still to be admitted */
+    bool waiting;
+    sc_job *wprev, *wnext;
+    size_t idx;        /* position in cluster->jobs */
+    /* a job that failed to fit is not tried again until something it could
+     * use is freed (release_epoch) or the job itself changes */
+    uint64_t fail_epoch[3], fail_at[3]; /* per pass: allocate, preempt, reclaim */
+    uint64_t change_epoch;
+    sc_node *last_node; /* where its latest task went: the gang's next try */
+    bool in_changed;
+    sc_job *cnext;      /* the changed list: phase or message to report */
+    double share;      /* drf: dominant share, per session */
+    sc_job_phase phase;
+    char msg[SC_MSG_LEN];
+    bool reported;     /* phase/message as last told to job_changed */
+    sc_job_phase told_phase;
+    char told_msg[SC_MSG_LEN];
+    void *user;
+};
+
+struct sc_task {
+    char *key;
+    sc_job *job;
+    char *task_name;
+    sc_res req;
+    int32_t priority;
+    sc_node *node;       /* where it holds resources (or is bound) */
+    sc_node *nominated;  /* PIPELINED: the node it waits for */
+    sc_task_status st;
+    sc_kv *selector;
+    size_t nselector;
+    sc_toleration *tols;
+    size_t ntols;
+    sc_affinity_term *aff;
+    size_t naff;
+    size_t job_idx;
+    char msg[SC_MSG_LEN];
+};
+
+struct sc_cluster {
+    char *res_names[SC_MAXRES];
+    strmap node_map, queue_map, job_map, task_map;
+    sc_node **nodes;
+    size_t nnodes, nodes_cap;
+    sc_queue **queues;
+    size_t nqueues, queues_cap;
+    sc_job **jobs;
+    size_t njobs, jobs_cap;
+    sc_node *buckets[SC_BUCKETS];
+    sc_job *waiting_head;
+    sc_job *changed_head;
+    size_t nwaiting;
+    uint64_t epoch;          /* bumps on every change */
+    uint64_t release_epoch;  /* bumps when resources are freed or added */
+    size_t scan_start;       /* round-robin start for generic node scans */
+    size_t auto_jobs;
+};
+
+/* ---- accounting (model.c) ---- */
+
+/* Moves t to status st on node n (NULL keeps none) and nominated node nom,
+ * keeping node, job, queue and bucket accounting exact. */
+void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_node *nom);
+bool sc_status_holds(sc_task_status st);     /* holds node resources */
+bool sc_status_allocated(sc_task_status st); /* counts toward queue/job allocation */
+bool sc_status_ready(sc_task_status st);     /* counts toward the gang */
+bool sc_node_schedulable(const sc_node *n);
+int64_t sc_node_free_gpus(const sc_node *n); /* now, less pipelined reservations */
+void sc_job_touch(sc_cluster *c, sc_job *j); /* mark changed: try it again */
+/* Recomputes the job's phase; queues it for job_changed when it or the
+ * message differs from what was last reported. */
+void sc_job_note(sc_cluster *c, sc_job *j);
+/* Re-files a job on the waiting list after its admission changed. */
+void sc_task_move_job_refresh(sc_cluster *c, sc_job *j);
+sc_queue *sc_queue_get_or_default(sc_cluster *c, const char *name);
+/* Per-role minimums met by ready (+ pipelined when with_pipelined) tasks. */
+bool sc_job_gang_ready(const sc_job *j, bool with_pipelined, bool gang);
+
+/* ---- the session (session.c) ---- */
+
+typedef struct sc_plugin sc_plugin;
+typedef struct sc_session sc_session;
+
+typedef struct sc_arg {
+    char *key, *value;
+} sc_arg;
+
+typedef struct sc_plugin_conf {
+    const sc_plugin *plugin;
+    sc_arg *args;
+    size_t nargs;
+    /* enable switches as in volcano-scheduler.conf (default on) */
+    bool job_order, queue_order, task_order, predicate, node_order, preemptable,
+        reclaimable, enqueueable, overused, job_ready;
+} sc_plugin_conf;
+
+typedef struct sc_tier {
+    sc_plugin_conf *plugins;
+    size_t n;
+} sc_tier;
+
+typedef enum { SC_ACT_ENQUEUE, SC_ACT_ALLOCATE, SC_ACT_BACKFILL, SC_ACT_PREEMPT, SC_ACT_RECLAIM } sc_action;
+
+struct sc_conf {
+    sc_action actions[8];
+    size_t nactions;
+    char actions_str[128];
+    sc_tier tiers[8];
+    size_t ntiers;
+};
+
+/* Placement modes: what a node can give a task. */
+typedef enum {
+    SC_FIT_NOW,    /* idle less others' reservations */
+    SC_FIT_FUTURE, /* also what is being released */
+} sc_fit_mode;
+
+typedef struct sc_op {
+    enum { SC_OP_ALLOCATE, SC_OP_PIPELINE, SC_OP_EVICT } kind;
+    sc_task *t;
+    sc_task_status prev_st;
+    sc_node *prev_node, *prev_nom;
+    const char *reason;
+} sc_stmt_op;
+
+typedef struct sc_stmt {
+    sc_session *s;
+    uint64_t release0; /* the cluster's release epoch when it opened */
+    sc_stmt_op *ops;
+    size_t n, cap;
+} sc_stmt;
+
+struct sc_session {
+    sc_cluster *c;
+    const sc_conf *conf;
+    const sc_hooks *hooks;
+    sc_cycle_stats *stats;
+    sc_res total;        /* allocatable of schedulable nodes */
+    sc_res free_now;     /* idle less reservations, schedulable nodes */
+    sc_res free_future;  /* plus what is being released */
+    sc_res inqueue_total; /* minResources of admitted jobs not yet running */
+    bool gang;           /* the gang plugin is on */
+    double overcommit;   /* overcommit factor, 0 = plugin off */
+    const sc_job *preemptor; /* for victim filters */
+};
+
+struct sc_plugin {
+    const char *name;
+    /* called at session open (shares, deserved) */
+    void (*open)(sc_session *s, const sc_plugin_conf *pc);
+    /* < 0: a first; > 0: b first; 0: no opinion */
+    int (*job_order)(sc_session *s, const sc_job *a, const sc_job *b);
+    int (*queue_order)(sc_session *s, const sc_queue *a, const sc_queue *b);
+    int (*task_order)(sc_session *s, const sc_task *a, const sc_task *b);
+    /* NULL = fits; else a reason in kube-scheduler's words, written to why */
+    bool (*predicate)(sc_session *s, const sc_task *t, const sc_node *n, char *why, size_t len);
+    /* higher is better, roughly 0..100 per plugin times its weight */
+    double (*node_score)(sc_session *s, const sc_plugin_conf *pc, const sc_task *t,
+                         const sc_node *n);
+    /* may victim be evicted for the preemptor (reclaim = across queues)? */
+    bool (*victim_ok)(sc_session *s, const sc_job *preemptor, const sc_task *victim, bool reclaim);
+    bool (*enqueueable)(sc_session *s, const sc_plugin_conf *pc, const sc_job *j);
+    bool (*overused)(sc_session *s, const sc_queue *q);
+    /* allocation may take t into its queue (capability) */
+    bool (*allocatable)(sc_session *s, const sc_queue *q, const sc_task *t);
+};
+
+extern const sc_plugin sc_plugin_priority, sc_plugin_gang, sc_plugin_conformance,
+    sc_plugin_overcommit, sc_plugin_drf, sc_plugin_predicates, sc_plugin_proportion,
+    sc_plugin_nodeorder, sc_plugin_binpack, sc_plugin_gpulocality;
+
+const char *sc_arg_get(const sc_plugin_conf *pc, const char *key);
+double sc_arg_double(const sc_plugin_conf *pc, const char *key, double dflt);
+
+/* session.c */
+void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc_hooks *h,
+                     sc_cycle_stats *st);
+void sc_session_close(sc_session *s);
+int sc_job_cmp(sc_session *s, const sc_job *a, const sc_job *b);
+int sc_queue_cmp(sc_session *s, const sc_queue *a, const sc_queue *b);
+int sc_task_cmp(sc_session *s, const sc_task *a, const sc_task *b);
+bool sc_queue_overused(sc_session *s, const sc_queue *q);
+bool sc_job_enqueueable(sc_session *s, const sc_job *j);
+bool sc_task_allocatable(sc_session *s, const sc_task *t);
+bool sc_victim_ok(sc_session *s, const sc_job *preemptor, const sc_task *victim, bool reclaim);
+/* Does t fit on n in this mode (resources and every predicate)? why gets the
+ * first failing reason. */
+bool sc_fits(sc_session *s, const sc_task *t, const sc_node *n, sc_fit_mode mode, char *why,
+             size_t len);
+/* The best node for t, or NULL. */
+sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode);
+/* The job's pending (or pipelined) tasks in task order; caller frees. */
+sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, size_t *n);
+/* Waiting jobs of the given kind, sorted by queue then job order; caller frees. */
+sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n);
+/* Failed earlier, and nothing was freed and nothing changed since. */
+enum { SC_PASS_ALLOCATE, SC_PASS_PREEMPT, SC_PASS_RECLAIM };
+bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);
+void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass);
+/* Admits a job (enqueue); it counts toward the inqueue sums. */
+void sc_job_admit(sc_session *s, sc_job *j);
+/* Writes the "why it waits" messages of a job that could not be placed. */
+void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total);
+
+/* the statement */
+void sc_stmt_init(sc_stmt *st, sc_session *s);
+void sc_stmt_allocate(sc_stmt *st, sc_task *t, sc_node *n);
+void sc_stmt_pipeline(sc_stmt *st, sc_task *t, sc_node *n);
+void sc_stmt_evict(sc_stmt *st, sc_task *t, const char *reason);
+void sc_stmt_commit(sc_stmt *st, const sc_job *by);
+void sc_stmt_discard(sc_stmt *st);
+
+/* actions/ */
+void sc_action_enqueue(sc_session *s);
+void sc_action_allocate(sc_session *s, bool backfill);
+void sc_action_preempt(sc_session *s, bool reclaim);
+
+#endif

@@ -1,0 +1,1028 @@
+/* model.c - the scheduler's cluster model: nodes, queues, jobs and tasks
+ * kept incrementally, with every task's resources accounted on its node, job
+ * and queue through one function (sc_task_move) so the sums are always exact.
+ *
+ * Nodes sit in buckets by free GPUs so that a GPU task finds a node that fits
+ * without scanning thousands; jobs that still need something sit on the
+ * waiting list so that a cycle never looks at the settled ones. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/core_int.h"
+
+static const char *const fixed_res[4] = {"cpu", "memory", "pods", "nvidia.com/gpu"};
+
+/* ---- resources ---- */
+
+int sc_res_slot(sc_cluster *c, const char *name)
+{
+    for (int i = 0; i < SC_MAXRES; i++) {
+        if (i < 4 && strcmp(fixed_res[i], name) == 0)
+            return i;
+        if (i >= 4 && c->res_names[i] && strcmp(c->res_names[i], name) == 0)
+            return i;
+    }
+    for (int i = 4; i < SC_MAXRES; i++) {
+        if (!c->res_names[i]) {
+            c->res_names[i] = strdup(name);
+            return c->res_names[i] ? i : -1;
+        }
+    }
+    return -1;
+}
+
+const char *sc_res_name(const sc_cluster *c, int slot)
+{
+    if (slot < 0 || slot >= SC_MAXRES)
+        return NULL;
+    return slot < 4 ? fixed_res[slot] : c->res_names[slot];
+}
+
+bool sc_res_le(const sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        if (a->v[i] > b->v[i])
+            return false;
+    return true;
+}
+
+void sc_res_add(sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        a->v[i] += b->v[i];
+}
+
+void sc_res_sub(sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        a->v[i] -= b->v[i];
+}
+
+bool sc_res_empty(const sc_res *a)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        if (a->v[i])
+            return false;
+    return true;
+}
+
+/* ---- small helpers ---- */
+
+static char *dup0(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void kv_free(sc_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)kv[i].key);
+        free((char *)kv[i].value);
+    }
+    free(kv);
+}
+
+static sc_kv *kv_dup(const sc_kv *src, size_t n)
+{
+    sc_kv *kv;
+    if (!n)
+        return NULL;
+    kv = calloc(n, sizeof(*kv));
+    for (size_t i = 0; kv && i < n; i++) {
+        kv[i].key = dup0(src[i].key);
+        kv[i].value = dup0(src[i].value ? src[i].value : "");
+    }
+    return kv;
+}
+
+bool sc_status_holds(sc_task_status st)
+{
+    return st == SC_TASK_ALLOCATED || st == SC_TASK_BINDING || st == SC_TASK_BOUND ||
+           st == SC_TASK_RUNNING || st == SC_TASK_RELEASING;
+}
+
+bool sc_status_allocated(sc_task_status st)
+{
+    return st == SC_TASK_ALLOCATED || st == SC_TASK_BINDING || st == SC_TASK_BOUND ||
+           st == SC_TASK_RUNNING;
+}
+
+bool sc_status_ready(sc_task_status st)
+{
+    return sc_status_allocated(st) || st == SC_TASK_SUCCEEDED;
+}
+
+bool sc_node_schedulable(const sc_node *n)
+{
+    return n->ready && !n->unschedulable;
+}
+
+int64_t sc_node_free_gpus(const sc_node *n)
+{
+    int64_t m = n->alloc.v[SC_GPU] - n->used.v[SC_GPU] - n->pipelined.v[SC_GPU];
+    return m > 0 ? m / 1000 : 0;
+}
+
+/* ---- buckets and the waiting list ---- */
+
+static void bucket_out(sc_cluster *c, sc_node *n)
+{
+    if (n->bucket < 0)
+        return;
+    if (n->bprev)
+        n->bprev->bnext = n->bnext;
+    else
+        c->buckets[n->bucket] = n->bnext;
+    if (n->bnext)
+        n->bnext->bprev = n->bprev;
+    n->bprev = n->bnext = NULL;
+    n->bucket = -1;
+}
+
+static void bucket_in(sc_cluster *c, sc_node *n)
+{
+    int64_t f;
+    int b;
+
+    if (!sc_node_schedulable(n))
+        return;
+    f = sc_node_free_gpus(n);
+    b = f >= SC_BUCKETS - 1 ? SC_BUCKETS - 1 : (int)f;
+    n->bucket = b;
+    n->bprev = NULL;
+    n->bnext = c->buckets[b];
+    if (n->bnext)
+        n->bnext->bprev = n;
+    c->buckets[b] = n;
+}
+
+static void bucket_refresh(sc_cluster *c, sc_node *n)
+{
+    int64_t f = sc_node_free_gpus(n);
+    int b = f >= SC_BUCKETS - 1 ? SC_BUCKETS - 1 : (int)f;
+    if (n->bucket == b && sc_node_schedulable(n))
+        return;
+    bucket_out(c, n);
+    bucket_in(c, n);
+}
+
+static void waiting_update(sc_cluster *c, sc_job *j)
+{
+    bool want = !j->completed && (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
+    if (want == j->waiting)
+        return;
+    if (want) {
+        j->wprev = NULL;
+        j->wnext = c->waiting_head;
+        if (j->wnext)
+            j->wnext->wprev = j;
+        c->waiting_head = j;
+        c->nwaiting++;
+    } else {
+        if (j->wprev)
+            j->wprev->wnext = j->wnext;
+        else
+            c->waiting_head = j->wnext;
+        if (j->wnext)
+            j->wnext->wprev = j->wprev;
+        j->wprev = j->wnext = NULL;
+        c->nwaiting--;
+    }
+    j->waiting = want;
+}
+
+void sc_job_touch(sc_cluster *c, sc_job *j)
+{
+    j->change_epoch = ++c->epoch;
+}
+
+/* ---- accounting ---- */
+
+static void queue_add(sc_queue *q, const sc_res *r, int sign)
+{
+    for (; q; q = q->parent) {
+        if (sign > 0)
+            sc_res_add(&q->allocated, r);
+        else
+            sc_res_sub(&q->allocated, r);
+    }
+}
+
+static void account(sc_cluster *c, sc_task *t, int sign)
+{
+    sc_job *j = t->job;
+    sc_res *r = &t->req;
+
+    (void)c;
+
+    if (t->node && sc_status_holds(t->st)) {
+        if (sign > 0)
+            sc_res_add(&t->node->used, r);
+        else
+            sc_res_sub(&t->node->used, r);
+        if (t->st == SC_TASK_RELEASING) {
+            if (sign > 0)
+                sc_res_add(&t->node->releasing, r);
+            else
+                sc_res_sub(&t->node->releasing, r);
+        }
+        t->node->ntasks += sign;
+    }
+    if (t->st == SC_TASK_PIPELINED && t->nominated) {
+        if (sign > 0)
+            sc_res_add(&t->nominated->pipelined, r);
+        else
+            sc_res_sub(&t->nominated->pipelined, r);
+    }
+    if (sc_status_allocated(t->st)) {
+        if (sign > 0)
+            sc_res_add(&j->allocated, r);
+        else
+            sc_res_sub(&j->allocated, r);
+        queue_add(j->queue, r, sign);
+    }
+    if (t->st == SC_TASK_PENDING || t->st == SC_TASK_PIPELINED || sc_status_allocated(t->st)) {
+        for (sc_queue *q = j->queue; q; q = q->parent) {
+            if (sign > 0)
+                sc_res_add(&q->request, r);
+            else
+                sc_res_sub(&q->request, r);
+        }
+    }
+    if (sc_status_ready(t->st))
+        j->n_ready += sign;
+    if (t->st == SC_TASK_RUNNING || t->st == SC_TASK_SUCCEEDED)
+        j->n_running += sign;
+    if (t->st == SC_TASK_PENDING)
+        j->n_pending += sign;
+    if (t->st == SC_TASK_PIPELINED)
+        j->n_pipelined += sign;
+}
+
+void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_node *nom)
+{
+    sc_node *old_node = t->node, *old_nom = t->nominated;
+    bool freed;
+
+    /* Resources come free when a task stops holding them or stops
+     * reserving them: jobs that failed earlier may fit now. */
+    freed = (sc_status_holds(t->st) && (!sc_status_holds(st) || n != old_node)) ||
+            (t->st == SC_TASK_RELEASING && st != SC_TASK_RELEASING) ||
+            (t->st == SC_TASK_PIPELINED && (st != SC_TASK_PIPELINED || nom != old_nom));
+    account(c, t, -1);
+    t->st = st;
+    t->node = sc_status_holds(st) || st == SC_TASK_SUCCEEDED || st == SC_TASK_FAILED ? n : NULL;
+    t->nominated = st == SC_TASK_PIPELINED ? nom : NULL;
+    account(c, t, +1);
+    if (old_node)
+        bucket_refresh(c, old_node);
+    if (old_nom && old_nom != old_node)
+        bucket_refresh(c, old_nom);
+    if (t->node && t->node != old_node)
+        bucket_refresh(c, t->node);
+    if (t->nominated && t->nominated != old_nom && t->nominated != t->node)
+        bucket_refresh(c, t->nominated);
+    if (freed)
+        c->release_epoch++;
+    c->epoch++;
+    waiting_update(c, t->job);
+    sc_job_note(c, t->job);
+}
+
+void sc_task_move_job_refresh(sc_cluster *c, sc_job *j)
+{
+    waiting_update(c, j);
+    sc_job_touch(c, j);
+    sc_job_note(c, j);
+}
+
+void sc_job_note(sc_cluster *c, sc_job *j)
+{
+    int need = j->min_member > 0 ? j->min_member : 1;
+
+    if (j->completed)
+        j->phase = SC_JOB_COMPLETED;
+    else if (!j->inqueue)
+        j->phase = SC_JOB_PENDING;
+    else if (j->n_running >= need)
+        j->phase = SC_JOB_RUNNING;
+    else if (j->phase != SC_JOB_RUNNING || j->n_running == 0)
+        j->phase = SC_JOB_INQUEUE;
+    if (j->in_changed || (j->reported && j->phase == j->told_phase &&
+                          strcmp(j->msg, j->told_msg) == 0))
+        return;
+    j->in_changed = true;
+    j->cnext = c->changed_head;
+    c->changed_head = j;
+}
+
+bool sc_job_gang_ready(const sc_job *j, bool with_pipelined, bool gang)
+{
+    int ready = j->n_ready + (with_pipelined ? j->n_pipelined : 0);
+    int need = gang ? j->min_member : 1;
+
+    if (need < 1)
+        need = 1;
+    if (ready < need)
+        return false;
+    if (!gang)
+        return true;
+    for (size_t i = 0; i < j->ntask_mins; i++) {
+        int have = 0;
+        for (size_t k = 0; k < j->ntasks; k++) {
+            const sc_task *t = j->tasks[k];
+            if (!t->task_name || strcmp(t->task_name, j->task_mins[i].name) != 0)
+                continue;
+            if (sc_status_ready(t->st) || (with_pipelined && t->st == SC_TASK_PIPELINED))
+                have++;
+        }
+        if (have < j->task_mins[i].min)
+            return false;
+    }
+    return true;
+}
+
+/* ---- the cluster ---- */
+
+sc_cluster *sc_cluster_new(void)
+{
+    sc_cluster *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    strmap_init(&c->node_map);
+    strmap_init(&c->queue_map);
+    strmap_init(&c->job_map);
+    strmap_init(&c->task_map);
+    return c;
+}
+
+static void task_free(sc_task *t)
+{
+    free(t->key);
+    free(t->task_name);
+    kv_free(t->selector, t->nselector);
+    for (size_t i = 0; i < t->ntols; i++) {
+        free((char *)t->tols[i].key);
+        free((char *)t->tols[i].value);
+    }
+    free(t->tols);
+    for (size_t i = 0; i < t->naff; i++) {
+        sc_match_expr *e = (sc_match_expr *)t->aff[i].exprs;
+        for (size_t k = 0; k < t->aff[i].nexprs; k++) {
+            free((char *)e[k].key);
+            for (size_t v = 0; v < e[k].nvalues; v++)
+                free((char *)e[k].values[v]);
+            free(e[k].values);
+        }
+        free(e);
+    }
+    free(t->aff);
+    free(t);
+}
+
+static void job_free(sc_job *j)
+{
+    free(j->key);
+    free(j->queue_name);
+    for (size_t i = 0; i < j->ntask_mins; i++)
+        free(j->task_mins[i].name);
+    free(j->task_mins);
+    free(j->tasks);
+    free(j);
+}
+
+static void node_free(sc_node *n)
+{
+    free(n->name);
+    kv_free(n->labels, n->nlabels);
+    for (size_t i = 0; i < n->ntaints; i++) {
+        free((char *)n->taints[i].key);
+        free((char *)n->taints[i].value);
+    }
+    free(n->taints);
+    free(n);
+}
+
+static void queue_free(sc_queue *q)
+{
+    free(q->name);
+    free(q->parent_name);
+    free(q);
+}
+
+void sc_cluster_free(sc_cluster *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->njobs; i++) {
+        for (size_t k = 0; k < c->jobs[i]->ntasks; k++)
+            task_free(c->jobs[i]->tasks[k]);
+        job_free(c->jobs[i]);
+    }
+    for (size_t i = 0; i < c->nnodes; i++)
+        node_free(c->nodes[i]);
+    for (size_t i = 0; i < c->nqueues; i++)
+        queue_free(c->queues[i]);
+    free(c->jobs);
+    free(c->nodes);
+    free(c->queues);
+    for (int i = 4; i < SC_MAXRES; i++)
+        free(c->res_names[i]);
+    strmap_free(&c->node_map);
+    strmap_free(&c->queue_map);
+    strmap_free(&c->job_map);
+    strmap_free(&c->task_map);
+    free(c);
+}
+
+size_t sc_node_count(const sc_cluster *c)
+{
+    return c->nnodes;
+}
+
+static int grow_arr(void *arrp, size_t *cap, size_t n, size_t elem)
+{
+    void **arr = arrp;
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, nc * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+/* ---- nodes ---- */
+
+static bool kv_equal(const sc_kv *a, size_t na, const sc_kv *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i].key, b[i].key) != 0 ||
+            strcmp(a[i].value, b[i].value ? b[i].value : "") != 0)
+            return false;
+    return true;
+}
+
+static bool taints_equal(const sc_node *n, const sc_node_spec *s)
+{
+    if (n->ntaints != s->ntaints)
+        return false;
+    for (size_t i = 0; i < s->ntaints; i++)
+        if (strcmp(n->taints[i].key, s->taints[i].key) != 0 ||
+            strcmp(n->taints[i].value, s->taints[i].value ? s->taints[i].value : "") != 0 ||
+            n->taints[i].effect != s->taints[i].effect)
+            return false;
+    return true;
+}
+
+sc_node *sc_node_upsert(sc_cluster *c, const sc_node_spec *spec)
+{
+    sc_node *n = strmap_get(&c->node_map, spec->name);
+
+    if (n) {
+        if (memcmp(&n->alloc, &spec->allocatable, sizeof(sc_res)) == 0 &&
+            n->ready == spec->ready && n->unschedulable == spec->unschedulable &&
+            kv_equal(n->labels, n->nlabels, spec->labels, spec->nlabels) && taints_equal(n, spec))
+            return n;
+        bucket_out(c, n);
+        kv_free(n->labels, n->nlabels);
+        for (size_t i = 0; i < n->ntaints; i++) {
+            free((char *)n->taints[i].key);
+            free((char *)n->taints[i].value);
+        }
+        free(n->taints);
+    } else {
+        n = calloc(1, sizeof(*n));
+        if (!n || grow_arr(&c->nodes, &c->nodes_cap, c->nnodes, sizeof(*c->nodes)) < 0 ||
+            !(n->name = strdup(spec->name)) || strmap_put(&c->node_map, n->name, n) < 0) {
+            if (n)
+                free(n->name);
+            free(n);
+            return NULL;
+        }
+        n->idx = c->nnodes;
+        c->nodes[c->nnodes++] = n;
+        n->bucket = -1;
+    }
+    n->alloc = spec->allocatable;
+    n->ready = spec->ready;
+    n->unschedulable = spec->unschedulable;
+    n->labels = kv_dup(spec->labels, spec->nlabels);
+    n->nlabels = n->labels ? spec->nlabels : 0;
+    n->taints = spec->ntaints ? calloc(spec->ntaints, sizeof(*n->taints)) : NULL;
+    n->ntaints = n->taints ? spec->ntaints : 0;
+    for (size_t i = 0; i < n->ntaints; i++) {
+        n->taints[i].key = dup0(spec->taints[i].key ? spec->taints[i].key : "");
+        n->taints[i].value = dup0(spec->taints[i].value ? spec->taints[i].value : "");
+        n->taints[i].effect = spec->taints[i].effect;
+    }
+    bucket_in(c, n);
+    c->release_epoch++;
+    c->epoch++;
+    return n;
+}
+
+void sc_node_remove(sc_cluster *c, const char *name)
+{
+    sc_node *n = strmap_get(&c->node_map, name);
+
+    if (!n)
+        return;
+    for (size_t i = 0; i < c->njobs; i++) {
+        sc_job *j = c->jobs[i];
+        if (j->last_node == n)
+            j->last_node = NULL;
+        for (size_t k = 0; k < j->ntasks; k++) {
+            sc_task *t = j->tasks[k];
+            if (t->nominated == n)
+                sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
+            if (t->node == n) {
+                /* The pod still names the node; its resources are gone. */
+                account(c, t, -1);
+                t->node = NULL;
+                account(c, t, +1);
+            }
+        }
+    }
+    bucket_out(c, n);
+    strmap_del(&c->node_map, n->name);
+    c->nodes[n->idx] = c->nodes[--c->nnodes];
+    c->nodes[n->idx]->idx = n->idx;
+    node_free(n);
+    c->epoch++;
+}
+
+sc_node *sc_node_find(const sc_cluster *c, const char *name)
+{
+    return name ? strmap_get(&c->node_map, name) : NULL;
+}
+
+const char *sc_node_name(const sc_node *n)
+{
+    return n->name;
+}
+
+const sc_res *sc_node_allocatable(const sc_node *n)
+{
+    return &n->alloc;
+}
+
+const sc_res *sc_node_used(const sc_node *n)
+{
+    return &n->used;
+}
+
+/* ---- queues ---- */
+
+static sc_queue *queue_new(sc_cluster *c, const char *name)
+{
+    sc_queue *q = calloc(1, sizeof(*q));
+    if (!q || grow_arr(&c->queues, &c->queues_cap, c->nqueues, sizeof(*c->queues)) < 0 ||
+        !(q->name = strdup(name)) || strmap_put(&c->queue_map, q->name, q) < 0) {
+        if (q)
+            free(q->name);
+        free(q);
+        return NULL;
+    }
+    q->weight = 1;
+    q->open = true;
+    q->reclaimable = true;
+    q->idx = c->nqueues;
+    c->queues[c->nqueues++] = q;
+    return q;
+}
+
+sc_queue *sc_queue_get_or_default(sc_cluster *c, const char *name)
+{
+    sc_queue *q;
+
+    if (!name || !*name)
+        name = "default";
+    q = strmap_get(&c->queue_map, name);
+    if (q)
+        return q;
+    q = queue_new(c, name);
+    /* "default" exists from the start, as on Volcano; any other queue
+     * is waited for until its object arrives. */
+    if (q && strcmp(name, "default") == 0)
+        q->defined = true;
+    return q;
+}
+
+sc_queue *sc_queue_upsert(sc_cluster *c, const sc_queue_spec *spec)
+{
+    sc_queue *q = strmap_get(&c->queue_map, spec->name);
+
+    if (!q && !(q = queue_new(c, spec->name)))
+        return NULL;
+    free(q->parent_name);
+    q->parent_name = spec->parent && *spec->parent && strcmp(spec->parent, "root") != 0
+                         ? strdup(spec->parent)
+                         : NULL;
+    q->weight = spec->weight > 0 ? spec->weight : 1;
+    q->capability = spec->capability;
+    q->cap_mask = spec->cap_mask;
+    q->guarantee = spec->guarantee;
+    q->reclaimable = spec->reclaimable;
+    q->open = spec->open;
+    q->defined = true;
+    c->release_epoch++;
+    c->epoch++;
+    return q;
+}
+
+void sc_queue_remove(sc_cluster *c, const char *name)
+{
+    sc_queue *q = strmap_get(&c->queue_map, name);
+    /* Jobs may still point at it: keep the record, mark it gone. */
+    if (q && strcmp(name, "default") != 0)
+        q->defined = false;
+    c->epoch++;
+}
+
+sc_queue *sc_queue_find(const sc_cluster *c, const char *name)
+{
+    return strmap_get(&c->queue_map, name);
+}
+
+const char *sc_queue_name(const sc_queue *q)
+{
+    return q->name;
+}
+
+const sc_res *sc_queue_allocated(const sc_queue *q)
+{
+    return &q->allocated;
+}
+
+const sc_res *sc_queue_deserved(const sc_queue *q)
+{
+    return &q->deserved;
+}
+
+bool sc_queue_open(const sc_queue *q)
+{
+    return q->open && q->defined;
+}
+
+/* ---- jobs ---- */
+
+static sc_job *job_new(sc_cluster *c, const char *key)
+{
+    sc_job *j = calloc(1, sizeof(*j));
+    if (!j || grow_arr(&c->jobs, &c->jobs_cap, c->njobs, sizeof(*c->jobs)) < 0 ||
+        !(j->key = strdup(key)) || strmap_put(&c->job_map, j->key, j) < 0) {
+        if (j)
+            free(j->key);
+        free(j);
+        return NULL;
+    }
+    j->idx = c->njobs;
+    c->jobs[c->njobs++] = j;
+    j->min_member = 1;
+    j->preemptable = true;
+    j->phase = SC_JOB_PENDING;
+    j->told_phase = SC_JOB_PENDING;
+    j->queue = sc_queue_get_or_default(c, "default");
+    j->queue_name = strdup("default");
+    j->queue->njobs++;
+    return j;
+}
+
+static void job_set_queue(sc_cluster *c, sc_job *j, const char *name)
+{
+    sc_queue *q = sc_queue_get_or_default(c, name);
+
+    if (!q || q == j->queue)
+        return;
+    for (size_t k = 0; k < j->ntasks; k++)
+        account(c, j->tasks[k], -1);
+    j->queue->njobs--;
+    j->queue = q;
+    q->njobs++;
+    free(j->queue_name);
+    j->queue_name = strdup(q->name);
+    for (size_t k = 0; k < j->ntasks; k++)
+        account(c, j->tasks[k], +1);
+}
+
+sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec)
+{
+    sc_job *j = strmap_get(&c->job_map, spec->key);
+
+    if (!j && !(j = job_new(c, spec->key)))
+        return NULL;
+    j->implicit = false;
+    job_set_queue(c, j, spec->queue);
+    j->min_member = spec->min_member;
+    for (size_t i = 0; i < j->ntask_mins; i++)
+        free(j->task_mins[i].name);
+    free(j->task_mins);
+    j->task_mins = spec->nmin_task_member ? calloc(spec->nmin_task_member, sizeof(sc_task_min))
+                                          : NULL;
+    j->ntask_mins = j->task_mins ? spec->nmin_task_member : 0;
+    for (size_t i = 0; i < j->ntask_mins; i++) {
+        j->task_mins[i].name = strdup(spec->min_task_member[i].key);
+        j->task_mins[i].min = atoi(spec->min_task_member[i].value);
+    }
+    j->min_res = spec->min_resources;
+    j->priority = spec->priority;
+    j->created = spec->created;
+    j->preemptable = spec->preemptable;
+    if (spec->inqueue)
+        j->inqueue = true;
+    sc_job_touch(c, j);
+    waiting_update(c, j);
+    sc_job_note(c, j);
+    return j;
+}
+
+static void task_detach(sc_cluster *c, sc_task *t);
+
+void sc_job_remove(sc_cluster *c, const char *key)
+{
+    sc_job *j = strmap_get(&c->job_map, key);
+
+    if (!j)
+        return;
+    while (j->ntasks) {
+        sc_task *t = j->tasks[j->ntasks - 1];
+        task_detach(c, t);
+        task_free(t);
+    }
+    j->completed = true;
+    waiting_update(c, j);
+    if (j->in_changed) {
+        for (sc_job **pp = &c->changed_head; *pp; pp = &(*pp)->cnext) {
+            if (*pp == j) {
+                *pp = j->cnext;
+                break;
+            }
+        }
+    }
+    j->queue->njobs--;
+    strmap_del(&c->job_map, j->key);
+    c->jobs[j->idx] = c->jobs[--c->njobs];
+    c->jobs[j->idx]->idx = j->idx;
+    job_free(j);
+    c->epoch++;
+}
+
+sc_job *sc_job_find(const sc_cluster *c, const char *key)
+{
+    return strmap_get(&c->job_map, key);
+}
+
+const char *sc_job_key(const sc_job *j)
+{
+    return j->key;
+}
+
+sc_queue *sc_job_queue(const sc_job *j)
+{
+    return j->queue;
+}
+
+sc_job_phase sc_job_get_phase(const sc_job *j)
+{
+    return j->phase;
+}
+
+void sc_job_set_completed(sc_cluster *c, sc_job *j)
+{
+    j->completed = true;
+    j->msg[0] = 0;
+    waiting_update(c, j);
+    sc_job_note(c, j);
+}
+
+const char *sc_job_message(const sc_job *j)
+{
+    return j->msg;
+}
+
+size_t sc_job_ntasks(const sc_job *j)
+{
+    return j->ntasks;
+}
+
+sc_task *sc_job_task(const sc_job *j, size_t i)
+{
+    return i < j->ntasks ? j->tasks[i] : NULL;
+}
+
+int sc_job_ready_tasks(const sc_job *j)
+{
+    return j->n_ready;
+}
+
+int sc_job_running_tasks(const sc_job *j)
+{
+    return j->n_running;
+}
+
+void sc_job_set_priority(sc_cluster *c, sc_job *j, int32_t priority)
+{
+    if (j->priority == priority)
+        return;
+    j->priority = priority;
+    /* Waiting jobs may now preempt this one, or this one them. */
+    c->release_epoch++;
+    sc_job_touch(c, j);
+}
+
+void sc_job_set_user(sc_job *j, void *user)
+{
+    j->user = user;
+}
+
+void *sc_job_user(const sc_job *j)
+{
+    return j->user;
+}
+
+/* ---- tasks ---- */
+
+static void task_set_constraints(sc_task *t, const sc_task_spec *spec)
+{
+    kv_free(t->selector, t->nselector);
+    t->selector = kv_dup(spec->node_selector, spec->nnode_selector);
+    t->nselector = t->selector ? spec->nnode_selector : 0;
+    for (size_t i = 0; i < t->ntols; i++) {
+        free((char *)t->tols[i].key);
+        free((char *)t->tols[i].value);
+    }
+    free(t->tols);
+    t->tols = spec->ntolerations ? calloc(spec->ntolerations, sizeof(*t->tols)) : NULL;
+    t->ntols = t->tols ? spec->ntolerations : 0;
+    for (size_t i = 0; i < t->ntols; i++) {
+        t->tols[i] = spec->tolerations[i];
+        t->tols[i].key = dup0(spec->tolerations[i].key ? spec->tolerations[i].key : "");
+        t->tols[i].value = dup0(spec->tolerations[i].value ? spec->tolerations[i].value : "");
+    }
+    if (t->naff == 0 && spec->naffinity == 0)
+        return;
+    for (size_t i = 0; i < t->naff; i++) {
+        sc_match_expr *e = (sc_match_expr *)t->aff[i].exprs;
+        for (size_t k = 0; k < t->aff[i].nexprs; k++) {
+            free((char *)e[k].key);
+            for (size_t v = 0; v < e[k].nvalues; v++)
+                free((char *)e[k].values[v]);
+            free(e[k].values);
+        }
+        free(e);
+    }
+    free(t->aff);
+    t->aff = spec->naffinity ? calloc(spec->naffinity, sizeof(*t->aff)) : NULL;
+    t->naff = t->aff ? spec->naffinity : 0;
+    for (size_t i = 0; i < t->naff; i++) {
+        const sc_affinity_term *src = &spec->affinity[i];
+        sc_match_expr *e = src->nexprs ? calloc(src->nexprs, sizeof(*e)) : NULL;
+        t->aff[i].exprs = e;
+        t->aff[i].nexprs = e ? src->nexprs : 0;
+        for (size_t k = 0; k < t->aff[i].nexprs; k++) {
+            e[k].key = strdup(src->exprs[k].key);
+            e[k].op = src->exprs[k].op;
+            e[k].values = src->exprs[k].nvalues ? calloc(src->exprs[k].nvalues, sizeof(char *))
+                                                : NULL;
+            e[k].nvalues = e[k].values ? src->exprs[k].nvalues : 0;
+            for (size_t v = 0; v < e[k].nvalues; v++)
+                e[k].values[v] = strdup(src->exprs[k].values[v]);
+        }
+    }
+}
+
+sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
+{
+    sc_task *t = strmap_get(&c->task_map, spec->key);
+    sc_node *node = sc_node_find(c, spec->node && *spec->node ? spec->node : NULL);
+    sc_task_status st = spec->status;
+
+    if (!t) {
+        sc_job *j = spec->job ? strmap_get(&c->job_map, spec->job) : NULL;
+        if (!j) {
+            /* A pod without a PodGroup is a gang of one, admitted at once. A
+             * named group that has not arrived yet is made now and filled in
+             * when its object comes. */
+            j = job_new(c, spec->job ? spec->job : spec->key);
+            if (!j)
+                return NULL;
+            j->implicit = !spec->job;
+            j->inqueue = !spec->job;
+            j->priority = spec->priority;
+            j->created = (double)c->epoch;
+        }
+        t = calloc(1, sizeof(*t));
+        if (!t || !(t->key = strdup(spec->key)) ||
+            grow_arr(&j->tasks, &j->cap, j->ntasks, sizeof(*j->tasks)) < 0 ||
+            strmap_put(&c->task_map, t->key, t) < 0) {
+            if (t)
+                free(t->key);
+            free(t);
+            return NULL;
+        }
+        t->job = j;
+        t->st = SC_TASK_PENDING;
+        t->job_idx = j->ntasks;
+        j->tasks[j->ntasks++] = t;
+        account(c, t, +1);
+        c->release_epoch++; /* a new task: its job may fit now */
+    }
+    /* Our own decisions in flight win over an observation that predates them. */
+    if (!node && st == SC_TASK_PENDING &&
+        (t->st == SC_TASK_BINDING || t->st == SC_TASK_PIPELINED || t->st == SC_TASK_ALLOCATED))
+        st = t->st, node = t->st == SC_TASK_PIPELINED ? NULL : t->node;
+    if (t->st == SC_TASK_RELEASING && st != SC_TASK_SUCCEEDED && st != SC_TASK_FAILED)
+        st = SC_TASK_RELEASING, node = t->node ? t->node : node;
+    account(c, t, -1);
+    t->req = spec->request;
+    t->priority = spec->priority;
+    free(t->task_name);
+    t->task_name = dup0(spec->task_name);
+    account(c, t, +1);
+    task_set_constraints(t, spec);
+    sc_task_move(c, t, st, node, st == SC_TASK_PIPELINED ? t->nominated : NULL);
+    sc_job_touch(c, t->job);
+    return t;
+}
+
+static void task_detach(sc_cluster *c, sc_task *t)
+{
+    sc_job *j = t->job;
+    sc_node *n = t->node, *nom = t->nominated;
+
+    if ((n && sc_status_holds(t->st)) || nom)
+        c->release_epoch++;
+    account(c, t, -1);
+    t->node = t->nominated = NULL;
+    if (n)
+        bucket_refresh(c, n);
+    if (nom && nom != n)
+        bucket_refresh(c, nom);
+    j->tasks[t->job_idx] = j->tasks[--j->ntasks];
+    j->tasks[t->job_idx]->job_idx = t->job_idx;
+    strmap_del(&c->task_map, t->key);
+    waiting_update(c, j);
+    c->epoch++;
+}
+
+void sc_task_remove(sc_cluster *c, const char *key)
+{
+    sc_task *t = strmap_get(&c->task_map, key);
+    sc_job *j;
+
+    if (!t)
+        return;
+    j = t->job;
+    task_detach(c, t);
+    task_free(t);
+    if (j->implicit && j->ntasks == 0)
+        sc_job_remove(c, j->key);
+}
+
+sc_task *sc_task_find(const sc_cluster *c, const char *key)
+{
+    return strmap_get(&c->task_map, key);
+}
+
+const char *sc_task_key(const sc_task *t)
+{
+    return t->key;
+}
+
+sc_job *sc_task_job(const sc_task *t)
+{
+    return t->job;
+}
+
+sc_node *sc_task_node(const sc_task *t)
+{
+    return t->node;
+}
+
+sc_task_status sc_task_get_status(const sc_task *t)
+{
+    return t->st;
+}
+
+void sc_task_set_status(sc_cluster *c, sc_task *t, sc_task_status st)
+{
+    sc_task_move(c, t, st, st == SC_TASK_PENDING ? NULL : t->node, NULL);
+    sc_job_touch(c, t->job);
+}
+
+void sc_task_unbind(sc_cluster *c, sc_task *t)
+{
+    if (t->st == SC_TASK_BINDING || t->st == SC_TASK_ALLOCATED)
+        sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
+}
+
+const char *sc_task_message(const sc_task *t)
+{
+    return t->msg;
+}

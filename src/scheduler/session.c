@@ -1,0 +1,635 @@
+/* session.c - one scheduling cycle's context: cluster totals, the plugins'
+ * orderings and filters consulted tier by tier, node choice, the statement
+ * that makes a gang's placement all-or-nothing, and the messages that say why
+ * a job waits. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/core_int.h"
+
+#define FOR_PLUGINS(s, pc)                                                                   \
+    for (size_t ti_ = 0; ti_ < (s)->conf->ntiers; ti_++)                                     \
+        for (const sc_plugin_conf *pc = (s)->conf->tiers[ti_].plugins;                       \
+             pc < (s)->conf->tiers[ti_].plugins + (s)->conf->tiers[ti_].n; pc++)
+
+/* ---- plugin arguments ---- */
+
+const char *sc_arg_get(const sc_plugin_conf *pc, const char *key)
+{
+    for (size_t i = 0; i < pc->nargs; i++)
+        if (strcmp(pc->args[i].key, key) == 0)
+            return pc->args[i].value;
+    return NULL;
+}
+
+double sc_arg_double(const sc_plugin_conf *pc, const char *key, double dflt)
+{
+    const char *v = sc_arg_get(pc, key);
+    char *end;
+    double d;
+
+    if (!v)
+        return dflt;
+    d = strtod(v, &end);
+    return end != v ? d : dflt;
+}
+
+/* ---- open and close ---- */
+
+void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc_hooks *h,
+                     sc_cycle_stats *st)
+{
+    memset(s, 0, sizeof(*s));
+    s->c = c;
+    s->conf = conf;
+    s->hooks = h;
+    s->stats = st;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const sc_node *n = c->nodes[i];
+        if (!sc_node_schedulable(n))
+            continue;
+        sc_res_add(&s->total, &n->alloc);
+        for (int r = 0; r < SC_MAXRES; r++) {
+            int64_t now = n->alloc.v[r] - n->used.v[r] - n->pipelined.v[r];
+            s->free_now.v[r] += now > 0 ? now : 0;
+            s->free_future.v[r] += now + n->releasing.v[r] > 0 ? now + n->releasing.v[r] : 0;
+        }
+    }
+    /* queue parents resolve by name each cycle: queues may arrive in any order */
+    for (size_t i = 0; i < c->nqueues; i++) {
+        sc_queue *q = c->queues[i];
+        sc_queue *p = q->parent_name ? sc_queue_find(c, q->parent_name) : NULL;
+        if (p != q->parent) {
+            /* re-home the parent chain's sums */
+            for (sc_queue *a = q->parent; a; a = a->parent) {
+                sc_res_sub(&a->allocated, &q->allocated);
+                sc_res_sub(&a->request, &q->request);
+            }
+            q->parent = p == q ? NULL : p;
+            for (sc_queue *a = q->parent; a; a = a->parent) {
+                sc_res_add(&a->allocated, &q->allocated);
+                sc_res_add(&a->request, &q->request);
+            }
+        }
+    }
+    /* what admitted groups still expect to get (enqueue's headroom) */
+    for (size_t i = 0; i < c->nqueues; i++)
+        memset(&c->queues[i]->inqueue, 0, sizeof(sc_res));
+    for (const sc_job *j = c->waiting_head; j; j = j->wnext) {
+        if (!j->inqueue || j->n_ready >= j->min_member)
+            continue;
+        sc_res_add(&s->inqueue_total, &j->min_res);
+        sc_res_add(&j->queue->inqueue, &j->min_res);
+    }
+    FOR_PLUGINS(s, pc) {
+        if (strcmp(pc->plugin->name, "gang") == 0)
+            s->gang = true;
+        if (pc->plugin->open)
+            pc->plugin->open(s, pc);
+    }
+}
+
+void sc_session_close(sc_session *s)
+{
+    sc_cluster *c = s->c;
+
+    while (c->changed_head) {
+        sc_job *j = c->changed_head;
+        c->changed_head = j->cnext;
+        j->in_changed = false;
+        j->cnext = NULL;
+        if (j->reported && j->phase == j->told_phase && strcmp(j->msg, j->told_msg) == 0)
+            continue;
+        j->reported = true;
+        j->told_phase = j->phase;
+        memcpy(j->told_msg, j->msg, sizeof(j->msg));
+        if (s->hooks && s->hooks->job_changed)
+            s->hooks->job_changed(s->hooks->ctx, j);
+    }
+}
+
+/* ---- orderings ---- */
+
+int sc_job_cmp(sc_session *s, const sc_job *a, const sc_job *b)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->job_order && pc->plugin->job_order) {
+            int r = pc->plugin->job_order(s, a, b);
+            if (r)
+                return r;
+        }
+    }
+    if (a->created != b->created)
+        return a->created < b->created ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+int sc_queue_cmp(sc_session *s, const sc_queue *a, const sc_queue *b)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->queue_order && pc->plugin->queue_order) {
+            int r = pc->plugin->queue_order(s, a, b);
+            if (r)
+                return r;
+        }
+    }
+    return strcmp(a->name, b->name);
+}
+
+int sc_task_cmp(sc_session *s, const sc_task *a, const sc_task *b)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->task_order && pc->plugin->task_order) {
+            int r = pc->plugin->task_order(s, a, b);
+            if (r)
+                return r;
+        }
+    }
+    return strcmp(a->key, b->key);
+}
+
+bool sc_queue_overused(sc_session *s, const sc_queue *q)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->overused && pc->plugin->overused && pc->plugin->overused(s, q))
+            return true;
+    }
+    return false;
+}
+
+bool sc_job_enqueueable(sc_session *s, const sc_job *j)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->enqueueable && pc->plugin->enqueueable && !pc->plugin->enqueueable(s, pc, j))
+            return false;
+    }
+    return true;
+}
+
+bool sc_task_allocatable(sc_session *s, const sc_task *t)
+{
+    FOR_PLUGINS(s, pc) {
+        if (pc->plugin->allocatable && !pc->plugin->allocatable(s, t->job->queue, t))
+            return false;
+    }
+    return true;
+}
+
+bool sc_victim_ok(sc_session *s, const sc_job *preemptor, const sc_task *victim, bool reclaim)
+{
+    if (!victim->job->preemptable)
+        return false;
+    FOR_PLUGINS(s, pc) {
+        bool on = reclaim ? pc->reclaimable : pc->preemptable;
+        if (on && pc->plugin->victim_ok && !pc->plugin->victim_ok(s, preemptor, victim, reclaim))
+            return false;
+    }
+    return true;
+}
+
+/* ---- fitting a task on a node ---- */
+
+bool sc_fits(sc_session *s, const sc_task *t, const sc_node *n, sc_fit_mode mode, char *why,
+             size_t len)
+{
+    if (!n->ready) {
+        snprintf(why, len, "node(s) were not ready");
+        return false;
+    }
+    for (int r = 0; r < SC_MAXRES; r++) {
+        int64_t avail, need = t->req.v[r];
+        if (!need)
+            continue;
+        avail = n->alloc.v[r] - n->used.v[r] - n->pipelined.v[r];
+        if (t->st == SC_TASK_PIPELINED && t->nominated == n)
+            avail += need;
+        if (mode == SC_FIT_FUTURE)
+            avail += n->releasing.v[r];
+        if (need > avail) {
+            if (r == SC_PODS)
+                snprintf(why, len, "Too many pods");
+            else
+                snprintf(why, len, "Insufficient %s", sc_res_name(s->c, r));
+            return false;
+        }
+    }
+    FOR_PLUGINS(s, pc) {
+        if (pc->predicate && pc->plugin->predicate && !pc->plugin->predicate(s, t, n, why, len))
+            return false;
+    }
+    return true;
+}
+
+static double score(sc_session *s, const sc_task *t, const sc_node *n)
+{
+    double sum = 0;
+    FOR_PLUGINS(s, pc) {
+        if (pc->node_order && pc->plugin->node_score)
+            sum += pc->plugin->node_score(s, pc, t, n);
+    }
+    return sum;
+}
+
+static bool constrained(const sc_task *t)
+{
+    return t->nselector || t->naff;
+}
+
+/* GPUs the job still has to place, this task included. */
+static int64_t gang_gpu_need(const sc_job *j)
+{
+    int64_t m = 0;
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->st == SC_TASK_PENDING || j->tasks[i]->st == SC_TASK_PIPELINED)
+            m += j->tasks[i]->req.v[SC_GPU];
+    return (m + 999) / 1000;
+}
+
+typedef struct pick {
+    sc_node *best;
+    double best_score;
+    size_t found, limit;
+} pick;
+
+static bool consider(sc_session *s, pick *p, const sc_task *t, sc_node *n, sc_fit_mode mode)
+{
+    char why[160];
+    double sc;
+
+    if (!sc_fits(s, t, n, mode, why, sizeof(why)))
+        return false;
+    sc = score(s, t, n);
+    if (!p->best || sc > p->best_score) {
+        p->best = n;
+        p->best_score = sc;
+    }
+    return ++p->found >= p->limit;
+}
+
+sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode)
+{
+    sc_cluster *c = s->c;
+    pick p = {0};
+    int64_t gpus = (t->req.v[SC_GPU] + 999) / 1000;
+
+    if (!c->nnodes)
+        return NULL;
+    /* A pipelined task waits for its nominated node. */
+    if (t->st == SC_TASK_PIPELINED && t->nominated) {
+        char why[160];
+        return sc_fits(s, t, t->nominated, mode, why, sizeof(why)) ? t->nominated : NULL;
+    }
+    /* The gang's previous task's node first: gangs land on few nodes. */
+    if (t->job->last_node) {
+        char why[160];
+        if (sc_fits(s, t, t->job->last_node, mode, why, sizeof(why)))
+            return t->job->last_node;
+    }
+    if (mode == SC_FIT_NOW && gpus > 0 && !constrained(t)) {
+        /* Free-GPU buckets: nodes that can hold the rest of the gang first,
+         * the tightest of them first, then the largest that hold less. */
+        int64_t need = gang_gpu_need(t->job);
+        int start = (int)(need < gpus ? gpus : need);
+        if (start > SC_BUCKETS - 1)
+            start = SC_BUCKETS - 1;
+        p.limit = 8;
+        for (int b = start; b < SC_BUCKETS && p.found < p.limit; b++)
+            for (sc_node *n = c->buckets[b]; n; n = n->bnext)
+                if (consider(s, &p, t, n, mode))
+                    break;
+        if (!p.found)
+            for (int b = start - 1; b >= gpus && p.found < p.limit; b--)
+                for (sc_node *n = c->buckets[b]; n; n = n->bnext)
+                    if (consider(s, &p, t, n, mode))
+                        break;
+        return p.best;
+    }
+    /* Everything else: a round-robin scan that stops after enough feasible
+     * nodes, as kube-scheduler samples large clusters. */
+    p.limit = c->nnodes <= 100 ? c->nnodes : (c->nnodes / 20 < 100 ? 100 : c->nnodes / 20);
+    if (mode == SC_FIT_FUTURE)
+        p.limit = c->nnodes;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        sc_node *n = c->nodes[(c->scan_start + k) % c->nnodes];
+        if (n->unschedulable)
+            continue;
+        if (consider(s, &p, t, n, mode))
+            break;
+    }
+    c->scan_start = (c->scan_start + 1) % c->nnodes;
+    return p.best;
+}
+
+/* ---- lists ---- */
+
+static sc_session *sort_session;
+
+static int job_qsort(const void *a, const void *b)
+{
+    const sc_job *ja = *(sc_job *const *)a, *jb = *(sc_job *const *)b;
+    if (ja->queue != jb->queue)
+        return ja->queue->idx < jb->queue->idx ? -1 : 1;
+    return sc_job_cmp(sort_session, ja, jb);
+}
+
+static int task_qsort(const void *a, const void *b)
+{
+    return sc_task_cmp(sort_session, *(sc_task *const *)a, *(sc_task *const *)b);
+}
+
+sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, size_t *n)
+{
+    sc_task **out = malloc((j->ntasks + 1) * sizeof(*out));
+    size_t k = 0;
+
+    if (!out) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st == SC_TASK_PENDING || (with_pipelined && t->st == SC_TASK_PIPELINED))
+            out[k++] = t;
+    }
+    sort_session = s;
+    qsort(out, k, sizeof(*out), task_qsort);
+    *n = k;
+    return out;
+}
+
+sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
+{
+    sc_cluster *c = s->c;
+    sc_job **out = malloc((c->nwaiting + 1) * sizeof(*out));
+    size_t k = 0;
+
+    if (!out) {
+        *n = 0;
+        return NULL;
+    }
+    for (sc_job *j = c->waiting_head; j; j = j->wnext) {
+        if (j->inqueue != admitted)
+            continue;
+        out[k++] = j;
+    }
+    sort_session = s;
+    qsort(out, k, sizeof(*out), job_qsort);
+    *n = k;
+    return out;
+}
+
+bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass)
+{
+    return j->fail_at[pass] && j->fail_epoch[pass] == c->release_epoch &&
+           j->change_epoch <= j->fail_at[pass];
+}
+
+void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass)
+{
+    j->fail_epoch[pass] = c->release_epoch;
+    j->fail_at[pass] = c->epoch;
+}
+
+void sc_job_admit(sc_session *s, sc_job *j)
+{
+    j->inqueue = true;
+    j->msg[0] = 0;
+    sc_res_add(&j->queue->inqueue, &j->min_res);
+    sc_res_add(&s->inqueue_total, &j->min_res);
+    if (s->stats)
+        s->stats->admitted++;
+    /* re-file it: admitted jobs without pods leave the waiting list */
+    sc_task_move_job_refresh(s->c, j);
+}
+
+/* ---- why a job waits ---- */
+
+typedef struct reason_count {
+    char text[120];
+    size_t n;
+} reason_count;
+
+static void add_reason(reason_count *rc, size_t *nrc, size_t cap, const char *why)
+{
+    for (size_t i = 0; i < *nrc; i++) {
+        if (strcmp(rc[i].text, why) == 0) {
+            rc[i].n++;
+            return;
+        }
+    }
+    if (*nrc < cap) {
+        snprintf(rc[*nrc].text, sizeof(rc[*nrc].text), "%s", why);
+        rc[(*nrc)++].n = 1;
+    }
+}
+
+static int reason_qsort(const void *a, const void *b)
+{
+    const reason_count *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
+/* "3 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable" for t over
+ * every node (large clusters: from the cluster's free totals). */
+static void node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
+{
+    sc_cluster *c = s->c;
+    reason_count rc[8];
+    size_t nrc = 0, used = 0;
+
+    out[0] = 0;
+    if (c->nnodes > 1000) {
+        for (int r = 0; r < SC_MAXRES; r++) {
+            if (t->req.v[r] > s->free_now.v[r]) {
+                snprintf(out, len, "%zu Insufficient %s", c->nnodes, sc_res_name(c, r));
+                return;
+            }
+        }
+        snprintf(out, len, "no node of %zu fits", c->nnodes);
+        return;
+    }
+    for (size_t i = 0; i < c->nnodes; i++) {
+        char why[120];
+        if (c->nodes[i]->unschedulable)
+            snprintf(why, sizeof(why), "node(s) were unschedulable");
+        else if (sc_fits(s, t, c->nodes[i], SC_FIT_NOW, why, sizeof(why)))
+            continue;
+        add_reason(rc, &nrc, 8, why);
+    }
+    qsort(rc, nrc, sizeof(*rc), reason_qsort);
+    for (size_t i = 0; i < nrc && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%zu %s", i ? ", " : "", rc[i].n,
+                                 rc[i].text);
+    if (!nrc)
+        snprintf(out, len, "%s", c->nnodes ? "the gang does not fit as a whole" : "no nodes");
+}
+
+void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total)
+{
+    char reasons[200];
+    const sc_task *first = NULL;
+
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING)
+            continue;
+        if (!first || sc_task_cmp(s, t, first) < 0)
+            first = t;
+    }
+    if (!first)
+        return;
+    node_reasons(s, first, reasons, sizeof(reasons));
+    snprintf(j->msg, sizeof(j->msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable,
+             total, reasons);
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st == SC_TASK_PENDING)
+            snprintf(t->msg, sizeof(t->msg), "0/%zu nodes are available: %s.", s->c->nnodes,
+                     reasons);
+    }
+    sc_job_note(s->c, j);
+}
+
+/* ---- the statement ---- */
+
+void sc_stmt_init(sc_stmt *st, sc_session *s)
+{
+    memset(st, 0, sizeof(*st));
+    st->s = s;
+    st->release0 = s->c->release_epoch;
+}
+
+static void push(sc_stmt *st, int kind, sc_task *t, const char *reason)
+{
+    if (st->n == st->cap) {
+        size_t nc = st->cap ? st->cap * 2 : 16;
+        sc_stmt_op *p = realloc(st->ops, nc * sizeof(*p));
+        if (!p)
+            abort(); /* an undo log that cannot grow cannot keep its promise */
+        st->ops = p;
+        st->cap = nc;
+    }
+    st->ops[st->n++] = (sc_stmt_op){.kind = kind, .t = t, .prev_st = t->st, .prev_node = t->node,
+                               .prev_nom = t->nominated, .reason = reason};
+}
+
+static void adjust_free(sc_session *s, const sc_res *r, int sign, bool future_too)
+{
+    for (int i = 0; i < SC_MAXRES; i++) {
+        s->free_now.v[i] += sign * r->v[i];
+        if (future_too)
+            s->free_future.v[i] += sign * r->v[i];
+    }
+}
+
+void sc_stmt_allocate(sc_stmt *st, sc_task *t, sc_node *n)
+{
+    bool was_pipelined = t->st == SC_TASK_PIPELINED;
+    push(st, SC_OP_ALLOCATE, t, NULL);
+    sc_task_move(st->s->c, t, SC_TASK_ALLOCATED, n, NULL);
+    t->job->last_node = n;
+    if (!was_pipelined)
+        adjust_free(st->s, &t->req, -1, true);
+}
+
+void sc_stmt_pipeline(sc_stmt *st, sc_task *t, sc_node *n)
+{
+    push(st, SC_OP_PIPELINE, t, NULL);
+    sc_task_move(st->s->c, t, SC_TASK_PIPELINED, NULL, n);
+    t->job->last_node = n;
+    adjust_free(st->s, &t->req, -1, true);
+}
+
+void sc_stmt_evict(sc_stmt *st, sc_task *t, const char *reason)
+{
+    push(st, SC_OP_EVICT, t, reason);
+    sc_task_move(st->s->c, t, SC_TASK_RELEASING, t->node, NULL);
+}
+
+void sc_stmt_discard(sc_stmt *st)
+{
+    sc_cluster *c = st->s->c;
+
+    for (size_t i = st->n; i-- > 0;) {
+        sc_stmt_op *op = &st->ops[i];
+        if (op->kind != SC_OP_EVICT && op->prev_st != SC_TASK_PIPELINED)
+            adjust_free(st->s, &op->t->req, +1, true);
+        sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
+    }
+    /* Undoing our own tentative placements frees nothing new. */
+    c->release_epoch = st->release0;
+    free(st->ops);
+    st->ops = NULL;
+    st->n = st->cap = 0;
+}
+
+void sc_stmt_commit(sc_stmt *st, const sc_job *by)
+{
+    sc_session *s = st->s;
+
+    for (size_t i = 0; i < st->n; i++) {
+        sc_stmt_op *op = &st->ops[i];
+        switch (op->kind) {
+        case SC_OP_ALLOCATE:
+            if (op->t->st != SC_TASK_ALLOCATED)
+                break;
+            sc_task_move(s->c, op->t, SC_TASK_BINDING, op->t->node, NULL);
+            op->t->msg[0] = 0;
+            if (s->stats)
+                s->stats->bound++;
+            if (s->hooks && s->hooks->bind)
+                s->hooks->bind(s->hooks->ctx, op->t, op->t->node);
+            break;
+        case SC_OP_PIPELINE:
+            if (s->stats)
+                s->stats->pipelined++;
+            break;
+        case SC_OP_EVICT:
+            if (s->stats)
+                s->stats->evicted++;
+            if (s->hooks && s->hooks->evict)
+                s->hooks->evict(s->hooks->ctx, op->t, op->reason, by);
+            break;
+        }
+    }
+    free(st->ops);
+    st->ops = NULL;
+    st->n = st->cap = 0;
+}
+
+/* ---- the cycle ---- */
+
+void sc_cycle(sc_cluster *c, const sc_conf *conf, const sc_hooks *hooks, sc_cycle_stats *stats)
+{
+    sc_session s;
+    sc_cycle_stats local = {0};
+
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof(*stats));
+    sc_session_open(&s, c, conf, hooks, stats);
+    for (size_t i = 0; i < conf->nactions; i++) {
+        switch (conf->actions[i]) {
+        case SC_ACT_ENQUEUE:
+            sc_action_enqueue(&s);
+            break;
+        case SC_ACT_ALLOCATE:
+            sc_action_allocate(&s, false);
+            break;
+        case SC_ACT_BACKFILL:
+            sc_action_allocate(&s, true);
+            break;
+        case SC_ACT_PREEMPT:
+            sc_action_preempt(&s, false);
+            break;
+        case SC_ACT_RECLAIM:
+            sc_action_preempt(&s, true);
+            break;
+        }
+    }
+    sc_session_close(&s);
+}
