@@ -13,6 +13,7 @@
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
 #include "runtime/local/runtime.h"
+#include "runtime/sim/sim.h"
 #include "scheduler/sched.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -35,7 +36,10 @@ static void server_usage(FILE *f)
                "               (default $TRAINYARD_DATA_DIR or ~/.local/share/trainyard)\n"
                "  --log-level  default info\n"
                "  --node-name  the name this machine registers as (default: the host name)\n"
-               "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n",
+               "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n"
+               "  --sim-nodes SPEC  also register simulated nodes that \"run\" pods bound to them:\n"
+               "               N, NxG (N nodes of G GPUs) or NxG:cpu=64,memory=512Gi,pods=110\n"
+               "  --no-local-node  do not register or run this machine's node\n",
                TY_DEFAULT_PORT);
 }
 
@@ -64,14 +68,38 @@ static long int_flag(const char *flag, const char *v, long lo, long hi)
     return n;
 }
 
+/* What the server runs pods on: this machine and/or simulated nodes. */
+typedef struct node_flags {
+    bool local;
+    const char *sim_spec; /* NULL = no simulated nodes */
+    rt_sim_opts sim;
+    char sim_cpu[64], sim_mem[64];
+} node_flags;
+
+static int sim_flag(node_flags *nf, const char *spec)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    if (rt_sim_parse_spec(spec, &nf->sim, nf->sim_cpu, nf->sim_mem, sizeof(nf->sim_cpu),
+                          &err) < 0) {
+        fprintf(stderr, "error: invalid --sim-nodes %s: %s\n", spec, err.text);
+        ty_error_clear(&err);
+        return -1;
+    }
+    nf->sim_spec = spec;
+    return 0;
+}
+
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
-                       char *data_dir, size_t len)
+                       node_flags *nf, char *data_dir, size_t len)
 {
     static const struct option longopts[] = {
         {"address", required_argument, NULL, 'a'}, {"port", required_argument, NULL, 'p'},
         {"data-dir", required_argument, NULL, 'd'}, {"log-level", required_argument, NULL, 'l'},
         {"node-name", required_argument, NULL, 'N'}, {"fake-gpus", required_argument, NULL, 'G'},
+        {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -83,6 +111,11 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'a': so->address = optarg; break;
         case 'd': snprintf(data_dir, len, "%s", optarg); break;
         case 'N': ro->node_name = optarg; break;
+        case 'L': nf->local = false; break;
+        case 'S':
+            if (sim_flag(nf, optarg) < 0)
+                return 2;
+            break;
         case 'p':
             if ((v = int_flag("port", optarg, 0, 65535)) < 0)
                 return 2;
@@ -110,6 +143,10 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         server_usage(stderr);
         return 2;
     }
+    if (!nf->local && !nf->sim_spec) {
+        fprintf(stderr, "error: --no-local-node without --sim-nodes leaves no node to run pods\n");
+        return 2;
+    }
     return 0;
 }
 
@@ -117,6 +154,7 @@ int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
     rt_local_opts ro = {.fake_gpus = -1};
+    node_flags nf = {.local = true};
     char data_dir[4096];
     ty_error err;
     ty_store *store;
@@ -124,12 +162,14 @@ int cmd_server(int argc, char **argv)
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
     ty_sched *sched;
-    rt_local *rt;
+    rt_local *rt = NULL;
+    rt_sim *sim = NULL;
+    bool ok;
     ty_server *srv;
     int rc;
 
     default_data_dir(data_dir, sizeof(data_dir));
-    if ((rc = parse_flags(argc, argv, &so, &ro, data_dir, sizeof(data_dir))) != 0)
+    if ((rc = parse_flags(argc, argv, &so, &ro, &nf, data_dir, sizeof(data_dir))) != 0)
         return rc < 0 ? 0 : rc;
     so.data_dir = data_dir;
     ty_error_init(&err);
@@ -144,10 +184,15 @@ int cmd_server(int argc, char **argv)
     jobs = gc ? jobs_start(store, &err) : NULL;
     vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
     sched = vcjobs ? sched_start(store, &err) : NULL;
-    rt = sched ? rt_local_start(store, &ro, &err) : NULL;
-    srv = rt ? server_start(store, &so, &err) : NULL;
+    ok = sched != NULL;
+    if (ok && nf.local)
+        ok = (rt = rt_local_start(store, &ro, &err)) != NULL;
+    if (ok && nf.sim_spec)
+        ok = (sim = rt_sim_start(store, &nf.sim, &err)) != NULL;
+    srv = ok ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
+        rt_sim_stop(sim);
         rt_local_stop(rt);
         sched_stop(sched);
         vcjobs_stop(vcjobs);
@@ -173,6 +218,7 @@ int cmd_server(int argc, char **argv)
     /* The API goes first so nothing new arrives; the runtime's supervisors
      * keep the replicas running for the next server to adopt. */
     server_stop(srv);
+    rt_sim_stop(sim);
     rt_local_stop(rt);
     sched_stop(sched);
     vcjobs_stop(vcjobs);

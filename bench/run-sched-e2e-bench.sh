@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# run-sched-e2e-bench.sh - end-to-end scheduling throughput on simulated nodes.
+#
+# Builds if needed, starts a fresh `trainyard server --sim-nodes SPEC
+# --no-local-node` on a free loopback port with a throwaway data directory,
+# runs bench_sched_e2e against it, stops the server and cleans up. Extra
+# arguments go to bench_sched_e2e (e.g. --jobs 18750 --duration 5 for
+# 150,000 pods of 8-replica jobs).
+#
+#   BUILD_DIR      build directory to use (default: build)
+#   SIM_NODES      --sim-nodes SPEC (default: 5000x8)
+#   SERVER_WAIT_S  how long to wait for the server to listen (default: 60)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+SIM_NODES=${SIM_NODES:-5000x8}
+SERVER_WAIT_S=${SERVER_WAIT_S:-60}
+log="${TMPDIR:-/tmp}/run-sched-e2e-bench.build.$$"
+
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    cmake -S . -B "$BUILD_DIR" >/dev/null
+fi
+if ! cmake --build "$BUILD_DIR" -j2 --target trainyard bench_sched_e2e >"$log" 2>&1; then
+    if [[ ! -x "$BUILD_DIR/trainyard" || ! -x "$BUILD_DIR/bench_sched_e2e" ]]; then
+        cat "$log" >&2
+        rm -f "$log"
+        exit 1
+    fi
+    echo "run-sched-e2e-bench: WARNING: the build failed; measuring the binaries already in $BUILD_DIR" >&2
+fi
+rm -f "$log"
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/trainyard-e2e-bench.XXXXXX")
+server_pid=
+# shellcheck disable=SC2317  # invoked by the trap
+cleanup() {
+    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+        local n=0
+        kill -TERM "$server_pid" 2>/dev/null || true
+        # Bounded wait, then force. ps, not kill -0: a zombie still takes signals.
+        while ((n < 300)) && ps -o stat= -p "$server_pid" 2>/dev/null | grep -qv Z; do
+            sleep 0.1
+            n=$((n + 1))
+        done
+        if ((n >= 300)); then
+            kill -KILL "$server_pid" 2>/dev/null || true
+            echo "run-sched-e2e-bench: the server ignored SIGTERM for 30 s; killed it" >&2
+        fi
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$tmpdir"
+}
+trap cleanup EXIT INT TERM
+
+echo "== machine"
+echo "cpus:    $(nproc)"
+echo "cpu:     $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+echo "memory:  $(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "load:    $(cut -d" " -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
+echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (working tree differs)')"
+echo "build:   $BUILD_DIR ($(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null))"
+echo "server:  --sim-nodes $SIM_NODES --no-local-node"
+echo
+
+"$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level info \
+    --sim-nodes "$SIM_NODES" --no-local-node >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
+server_pid=$!
+
+url=
+for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
+    url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+    [[ -n "$url" ]] && break
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        echo "run-sched-e2e-bench: the server exited before listening:" >&2
+        cat "$tmpdir/server.err" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+if [[ -z "$url" ]]; then
+    echo "run-sched-e2e-bench: the server did not listen within ${SERVER_WAIT_S}s" >&2
+    tail -n 20 "$tmpdir/server.err" >&2
+    exit 1
+fi
+grep -m1 'sim: .* node(s)' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */node registration: /' || true
+echo "server RSS after registration: $(awk '/^VmRSS:/ {printf "%.1f MB", $2 / 1024}' /proc/$server_pid/status)"
+
+echo "== benchmark (server $url, pid $server_pid)"
+rc=0
+"$BUILD_DIR/bench_sched_e2e" --server "$url" --server-pid "$server_pid" "$@" || rc=$?
+
+if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "run-sched-e2e-bench: the server died during the benchmark" >&2
+    rc=1
+fi
+if grep -qE ' (warn|error) ' "$tmpdir/server.err"; then
+    echo
+    echo "== server warnings and errors (last 20)"
+    grep -E ' (warn|error) ' "$tmpdir/server.err" | tail -n 20
+fi
+exit "$rc"

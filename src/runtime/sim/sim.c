@@ -1,0 +1,517 @@
+/* sim.c - the simulated-node runtime's thread: a watch on the store, a table
+ * of the pods it runs and a timer heap for the ones with a duration.
+ *
+ * One thread does everything. Each round takes the watch events that are
+ * there (waiting at most until the next timer is due), handles the pods bound
+ * to our nodes, then ends the pods whose time is up. Whether a pod is ours is
+ * decided from its nodeName alone (prefix + index), never by reading the
+ * store; the table recognises the echoes of our own writes. A watch that fell
+ * behind is reopened and followed by a listing (resync), as is done every
+ * RESYNC_MS so that a failed write is retried. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "runtime/sim/sim_internal.h"
+
+#define EVENT_BATCH 4096
+#define MAX_WAIT_MS 1000
+#define RESYNC_MS 60000
+#define DEFAULT_PREFIX "sim-"
+#define DEFAULT_CPU "64"
+#define DEFAULT_MEMORY "512Gi"
+#define DEFAULT_PODS 110
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+/* ---- the pod table (uid -> sim_pod) ---- */
+
+static uint64_t hash_uid(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static sim_pod *find(const rt_sim *rt, const char *uid)
+{
+    if (!rt->tab_cap)
+        return NULL;
+    for (sim_pod *p = rt->tab[hash_uid(uid) & (rt->tab_cap - 1)]; p; p = p->next)
+        if (!strcmp(p->uid, uid))
+            return p;
+    return NULL;
+}
+
+static int grow(rt_sim *rt)
+{
+    size_t cap = rt->tab_cap ? rt->tab_cap * 2 : 1024;
+    sim_pod **t = calloc(cap, sizeof(*t));
+
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < rt->tab_cap; i++) {
+        sim_pod *p = rt->tab[i], *next;
+        for (; p; p = next) {
+            size_t b = hash_uid(p->uid) & (cap - 1);
+            next = p->next;
+            p->next = t[b];
+            t[b] = p;
+        }
+    }
+    free(rt->tab);
+    rt->tab = t;
+    rt->tab_cap = cap;
+    return 0;
+}
+
+static sim_pod *add(rt_sim *rt, const char *uid, const char *ns, const char *name)
+{
+    size_t lu = strlen(uid) + 1, ln = strlen(ns) + 1, lm = strlen(name) + 1, b;
+    sim_pod *p;
+
+    if (rt->tab_n * 4 >= rt->tab_cap * 3 && grow(rt) < 0)
+        return NULL;
+    if (!(p = calloc(1, sizeof(*p) + lu + ln + lm)))
+        return NULL;
+    memcpy(p->uid, uid, lu);
+    memcpy(p->uid + lu, ns, ln);
+    memcpy(p->uid + lu + ln, name, lm);
+    p->ns = p->uid + lu;
+    p->name = p->uid + lu + ln;
+    p->end_ms = -1;
+    b = hash_uid(uid) & (rt->tab_cap - 1);
+    p->next = rt->tab[b];
+    rt->tab[b] = p;
+    rt->tab_n++;
+    return p;
+}
+
+/* Takes p out of the table; a timer still holding it frees it later. */
+static void forget(rt_sim *rt, sim_pod *p)
+{
+    sim_pod **pp = &rt->tab[hash_uid(p->uid) & (rt->tab_cap - 1)];
+
+    for (; *pp; pp = &(*pp)->next) {
+        if (*pp == p) {
+            *pp = p->next;
+            rt->tab_n--;
+            break;
+        }
+    }
+    if (p->in_heap)
+        p->dead = true;
+    else
+        free(p);
+}
+
+/* ---- the timer heap (min on end_ms) ---- */
+
+static void heap_swap(rt_sim *rt, size_t a, size_t b)
+{
+    sim_pod *t = rt->heap[a];
+    rt->heap[a] = rt->heap[b];
+    rt->heap[b] = t;
+}
+
+static int heap_push(rt_sim *rt, sim_pod *p)
+{
+    size_t i;
+
+    if (rt->heap_n == rt->heap_cap) {
+        size_t cap = rt->heap_cap ? rt->heap_cap * 2 : 1024;
+        sim_pod **h = realloc(rt->heap, cap * sizeof(*h));
+        if (!h)
+            return -1;
+        rt->heap = h;
+        rt->heap_cap = cap;
+    }
+    i = rt->heap_n++;
+    rt->heap[i] = p;
+    p->in_heap = true;
+    while (i > 0 && rt->heap[(i - 1) / 2]->end_ms > rt->heap[i]->end_ms) {
+        heap_swap(rt, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static sim_pod *heap_pop(rt_sim *rt)
+{
+    sim_pod *top = rt->heap[0];
+    size_t i = 0;
+
+    rt->heap[0] = rt->heap[--rt->heap_n];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < rt->heap_n && rt->heap[l]->end_ms < rt->heap[m]->end_ms)
+            m = l;
+        if (r < rt->heap_n && rt->heap[r]->end_ms < rt->heap[m]->end_ms)
+            m = r;
+        if (m == i)
+            break;
+        heap_swap(rt, i, m);
+        i = m;
+    }
+    top->in_heap = false;
+    return top;
+}
+
+/* ---- pods ---- */
+
+static void warn_write(const char *what, const char *ns, const char *name, ty_error *err)
+{
+    if (err->code != TY_ENOTFOUND)
+        ty_warn("sim: cannot %s pod %s/%s: %s", what, ns, name, err->text);
+    ty_error_clear(err);
+}
+
+static void schedule(rt_sim *rt, sim_pod *p, int64_t end_ms, int exit_code)
+{
+    p->end_ms = end_ms;
+    p->exit_code = exit_code;
+    if (end_ms >= 0 && heap_push(rt, p) < 0)
+        ty_warn("sim: out of memory: pod %s/%s will not end", p->ns, p->name);
+}
+
+/* A pod that runs already (Running, our finalizer) but is not in the table:
+ * after a restart of the server, or a resync. Its end counts from startTime. */
+static void adopt_running(rt_sim *rt, const json_t *pod, const char *uid, const char *ns,
+                          const char *name)
+{
+    int64_t dur;
+    int code;
+    time_t start;
+    sim_pod *p = add(rt, uid, ns, name);
+
+    if (!p)
+        return;
+    p->state = SIM_RUNNING;
+    sim_pod_plan(pod, &dur, &code);
+    if (dur < 0)
+        return;
+    if (ty_time_parse(str(json_object_get(pod, "status"), "startTime"), &start) < 0)
+        start = time(NULL);
+    schedule(rt, p, ty_now_ms() + (int64_t)(start - time(NULL)) * 1000 + dur, code);
+}
+
+static void start_pod(rt_sim *rt, const json_t *pod, int node, const char *uid,
+                      const char *ns, const char *name)
+{
+    char node_ip[16];
+    int64_t dur;
+    int code;
+    ty_error err;
+    sim_pod *p;
+
+    ty_error_init(&err);
+    sim_node_ip(node, node_ip, sizeof(node_ip));
+    if (sim_pod_start(rt, ns, name, uid, node_ip, &err) < 0) {
+        warn_write("start", ns, name, &err);
+        return; /* gone; or the next resync tries again */
+    }
+    if (!(p = add(rt, uid, ns, name)))
+        return;
+    p->state = SIM_RUNNING;
+    sim_pod_plan(pod, &dur, &code);
+    schedule(rt, p, dur < 0 ? -1 : ty_now_ms() + dur, code);
+}
+
+static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char *name)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    if (sim_pod_release(rt, ns, name, uid, &err) < 0)
+        warn_write("release", ns, name, &err);
+}
+
+/* Everything the runtime does for one pod, from its current object alone. */
+static void handle_pod(rt_sim *rt, store_event_type type, const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *uid = str(meta, "uid"), *ns = str(meta, "namespace"), *name = str(meta, "name");
+    int node = sim_node_index(rt, str(json_object_get(pod, "spec"), "nodeName"));
+    const json_t *st;
+    sim_pod *p;
+
+    if (node < 0) {
+        /* Bound to a sim node that is no longer ours: still let it go. */
+        if (type != STORE_DELETED && json_object_get(meta, "deletionTimestamp") &&
+            sim_pod_has_finalizer(pod))
+            release_pod(rt, uid, ns, name);
+        return;
+    }
+    p = find(rt, uid);
+    if (type == STORE_DELETED) {
+        if (p)
+            forget(rt, p);
+        return;
+    }
+    if (json_object_get(meta, "deletionTimestamp")) {
+        if (sim_pod_has_finalizer(pod))
+            release_pod(rt, uid, ns, name);
+        return; /* its DELETED event drops the entry */
+    }
+    if (p)
+        return; /* started (or ended) by us already: an echo */
+    st = json_object_get(pod, "status");
+    if (!strcmp(str(st, "phase"), "Succeeded") || !strcmp(str(st, "phase"), "Failed")) {
+        if ((p = add(rt, uid, ns, name)))
+            p->state = SIM_DONE;
+    } else if (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)) {
+        adopt_running(rt, pod, uid, ns, name);
+    } else {
+        start_pod(rt, pod, node, uid, ns, name);
+    }
+}
+
+static void fire_timers(rt_sim *rt)
+{
+    int64_t now = ty_now_ms();
+
+    while (rt->heap_n && rt->heap[0]->end_ms <= now) {
+        sim_pod *p = heap_pop(rt);
+        ty_error err;
+        if (p->dead) {
+            free(p);
+            continue;
+        }
+        ty_error_init(&err);
+        if (sim_pod_finish(rt, p->ns, p->name, p->uid, p->exit_code, &err) < 0)
+            warn_write("end", p->ns, p->name, &err);
+        p->state = SIM_DONE;
+    }
+}
+
+/* ---- the watch ---- */
+
+static bool pod_on_sim_node(const json_t *obj, void *arg)
+{
+    const rt_sim *rt = arg;
+    const char *node = str(json_object_get(obj, "spec"), "nodeName");
+    return sim_node_index(rt, node) >= 0 || sim_pod_has_finalizer(obj);
+}
+
+static void resync(rt_sim *rt)
+{
+    store_list_opts lo = {.filter = pod_on_sim_node, .filter_arg = rt};
+    store_list l;
+
+    rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
+    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) < 0)
+        return;
+    for (size_t i = 0; i < l.n; i++)
+        handle_pod(rt, STORE_MODIFIED, store_obj_json(l.items[i]));
+    store_list_free(&l);
+}
+
+static void handle_event(rt_sim *rt, const store_event *ev)
+{
+    const json_t *obj = store_obj_json(ev->obj);
+
+    if (!strcmp(ev->resource, "pods")) {
+        handle_pod(rt, ev->type, obj);
+    } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED) {
+        /* As a kubelet does: a deleted node of ours registers again. */
+        int i = sim_node_index(rt, str(json_object_get(obj, "metadata"), "name"));
+        ty_error err;
+        ty_error_init(&err);
+        if (i >= 0 && sim_node_ensure(rt, i, &err) < 0)
+            ty_warn("sim: cannot register node %s again: %s",
+                    str(json_object_get(obj, "metadata"), "name"), err.text);
+        ty_error_clear(&err);
+    }
+}
+
+static bool stopping(rt_sim *rt)
+{
+    bool stop;
+    pthread_mutex_lock(&rt->mu);
+    stop = rt->stop;
+    pthread_mutex_unlock(&rt->mu);
+    return stop;
+}
+
+static void open_watch(rt_sim *rt)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    pthread_mutex_lock(&rt->mu);
+    if (!rt->stop)
+        rt->w = store_watch_open(rt->s, NULL, NULL, store_current_rv(rt->s), &err);
+    pthread_mutex_unlock(&rt->mu);
+    ty_error_clear(&err);
+    if (rt->w)
+        resync(rt); /* after the watch opened: nothing falls between */
+}
+
+static void drop_watch(rt_sim *rt)
+{
+    pthread_mutex_lock(&rt->mu);
+    store_watch_close(rt->w);
+    rt->w = NULL;
+    pthread_mutex_unlock(&rt->mu);
+}
+
+static int wait_ms(const rt_sim *rt)
+{
+    int64_t left;
+
+    if (!rt->heap_n)
+        return MAX_WAIT_MS;
+    left = rt->heap[0]->end_ms - ty_now_ms();
+    return left <= 0 ? 0 : left > MAX_WAIT_MS ? MAX_WAIT_MS : (int)left;
+}
+
+static void take_events(rt_sim *rt)
+{
+    store_event ev;
+    ty_error err;
+    int timeout = wait_ms(rt);
+
+    ty_error_init(&err);
+    for (int i = 0; i < EVENT_BATCH; i++) {
+        int rc = store_watch_next(rt->w, i ? 0 : timeout, &ev, &err);
+        if (rc < 0) {
+            drop_watch(rt); /* fell behind, or stopping: reopen + resync */
+            break;
+        }
+        if (rc == 0)
+            break;
+        handle_event(rt, &ev);
+        store_event_release(&ev);
+    }
+    ty_error_clear(&err);
+}
+
+static void *sim_main(void *arg)
+{
+    rt_sim *rt = arg;
+
+    while (!stopping(rt)) {
+        if (!rt->w) {
+            open_watch(rt);
+            if (!rt->w) {
+                struct timespec ts = {0, 100 * 1000000L};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
+        take_events(rt);
+        fire_timers(rt);
+        if (rt->w && ty_now_ms() >= rt->next_resync_ms)
+            resync(rt);
+    }
+    drop_watch(rt);
+    return NULL;
+}
+
+/* ---- start / stop ---- */
+
+static void free_rt(rt_sim *rt)
+{
+    for (size_t i = 0; i < rt->tab_cap; i++) {
+        sim_pod *p = rt->tab[i], *next;
+        for (; p; p = next) {
+            next = p->next;
+            if (!p->in_heap)
+                free(p);
+        }
+    }
+    for (size_t i = 0; i < rt->heap_n; i++)
+        free(rt->heap[i]); /* live or dead, each is in the heap once */
+    free(rt->tab);
+    free(rt->heap);
+    free(rt->prefix);
+    free(rt->cpu);
+    free(rt->memory);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt);
+}
+
+static int digits(int n)
+{
+    int d = 1;
+    while (n >= 10) {
+        n /= 10;
+        d++;
+    }
+    return d;
+}
+
+static int init_rt(rt_sim *rt, const rt_sim_opts *o, ty_error *err)
+{
+    const char *prefix = o->prefix && *o->prefix ? o->prefix : DEFAULT_PREFIX;
+
+    if (o->count < 1 || o->count > RT_SIM_MAX_NODES)
+        return ty_seterr(err, TY_EINVALID, "sim: node count %d: want 1-%d", o->count,
+                         RT_SIM_MAX_NODES);
+    if (o->gpus < 0 || o->pods < 0 || strlen(prefix) > 200)
+        return ty_seterr(err, TY_EINVALID, "sim: bad node shape or prefix");
+    rt->count = o->count;
+    rt->width = digits(o->count - 1);
+    rt->gpus = o->gpus;
+    rt->pods = o->pods > 0 ? o->pods : DEFAULT_PODS;
+    rt->prefix = strdup(prefix);
+    rt->cpu = strdup(o->cpu && *o->cpu ? o->cpu : DEFAULT_CPU);
+    rt->memory = strdup(o->memory && *o->memory ? o->memory : DEFAULT_MEMORY);
+    if (!rt->prefix || !rt->cpu || !rt->memory || grow(rt) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    rt->prefix_len = strlen(rt->prefix);
+    return sim_nodes_register(rt, err);
+}
+
+rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
+{
+    rt_sim *rt = calloc(1, sizeof(*rt));
+
+    if (!rt) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    rt->s = s;
+    pthread_mutex_init(&rt->mu, NULL);
+    if (!o) {
+        ty_seterr(err, TY_EINVALID, "sim: no options");
+        goto error;
+    }
+    if (init_rt(rt, o, err) < 0)
+        goto error;
+    /* Opened here, so that whatever happens once start returns is seen; the
+     * thread's first round lists what was bound before (next_resync_ms 0). */
+    rt->w = store_watch_open(s, NULL, NULL, store_current_rv(s), err);
+    if (!rt->w)
+        goto error;
+    if (pthread_create(&rt->thread, NULL, sim_main, rt) != 0) {
+        ty_seterr(err, TY_EINTERNAL, "sim: cannot start the runtime thread");
+        goto error;
+    }
+    return rt;
+error:
+    store_watch_close(rt->w);
+    free_rt(rt);
+    return NULL;
+}
+
+void rt_sim_stop(rt_sim *rt)
+{
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->mu);
+    rt->stop = true;
+    if (rt->w)
+        store_watch_cancel(rt->w);
+    pthread_mutex_unlock(&rt->mu);
+    pthread_join(rt->thread, NULL);
+    free_rt(rt);
+}

@@ -1,0 +1,79 @@
+/* sim_internal.h - shared by the files of the simulated-node runtime (not public). */
+#ifndef TY_RUNTIME_SIM_SIM_INTERNAL_H
+#define TY_RUNTIME_SIM_SIM_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/sim/sim.h"
+
+/* One pod bound to a sim node that this runtime has started. It stays in the
+ * table (state DONE after it ended) until the pod is deleted, so that the
+ * echoes of our own writes are recognised without reading the store. */
+typedef enum { SIM_RUNNING, SIM_DONE } sim_state;
+
+typedef struct sim_pod {
+    struct sim_pod *next; /* hash chain */
+    int64_t end_ms;       /* monotonic ms at which it ends; -1 = runs until deleted */
+    int exit_code;
+    sim_state state;
+    bool in_heap;         /* a timer refers to it */
+    bool dead;            /* dropped from the table while in the heap: freed when popped */
+    const char *ns, *name;
+    char uid[];           /* uid\0ns\0name\0 */
+} sim_pod;
+
+struct rt_sim {
+    ty_store *s;
+    char *prefix;
+    size_t prefix_len;
+    int width; /* digits of the zero-padded index */
+    int count, gpus, pods;
+    char *cpu, *memory;
+
+    pthread_t thread;
+    pthread_mutex_t mu; /* guards stop and w against rt_sim_stop's cancel */
+    bool stop;
+    store_watch *w;
+
+    sim_pod **tab; /* uid -> pod, chained */
+    size_t tab_cap, tab_n;
+    sim_pod **heap; /* min-heap on end_ms */
+    size_t heap_n, heap_cap;
+    uint32_t next_ip;
+    int64_t next_resync_ms;
+};
+
+/* ---- sim_node.c ---- */
+
+/* The index of the node called name, or -1 when it is not one of ours. */
+int sim_node_index(const rt_sim *rt, const char *name);
+/* "10.a.b.c" for node i (buf >= 16). */
+void sim_node_ip(int i, char *buf, size_t len);
+/* Creates the missing nodes, brings the status of the others to the shape and
+ * deletes sim nodes of this prefix that are not ours. */
+int sim_nodes_register(rt_sim *rt, ty_error *err);
+/* Creates node i again (after someone deleted it). */
+int sim_node_ensure(rt_sim *rt, int i, ty_error *err);
+
+/* ---- sim_pod.c: the status writes ---- */
+
+/* Marks the pod Running (containers running, Ready, podIP) and adds the
+ * finalizer. Nothing is written when it is gone, replaced (another uid) or
+ * being deleted. 0, or -1 with err (TY_ENOTFOUND when gone). */
+int sim_pod_start(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                  const char *node_ip, ty_error *err);
+/* Ends the pod: Succeeded (exit_code 0) or Failed, containers terminated. */
+int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                   int exit_code, ty_error *err);
+/* A pod being deleted: containers terminated (unless ended already) and the
+ * finalizer removed, so that the store removes it. */
+int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                    ty_error *err);
+bool sim_pod_has_finalizer(const json_t *pod);
+/* The annotations' run: *end_ms relative to start (-1 = forever) and the exit code. */
+void sim_pod_plan(const json_t *pod, int64_t *duration_ms, int *exit_code);
+
+#endif

@@ -1,0 +1,298 @@
+/* sim_pod.c - what a simulated kubelet writes on a pod: one store_mutate per
+ * transition (started, ended, released), each idempotent and checked against
+ * the pod's uid, so that a repeated or late call changes nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/timeutil.h"
+#include "runtime/sim/sim_internal.h"
+
+#define MAX_DURATION_S (10.0 * 365 * 24 * 3600)
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+bool sim_pod_has_finalizer(const json_t *pod)
+{
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), RT_SIM_FINALIZER))
+            return true;
+    return false;
+}
+
+void sim_pod_plan(const json_t *pod, int64_t *duration_ms, int *exit_code)
+{
+    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    const char *d = json_string_value(json_object_get(ann, RT_SIM_ANN_DURATION));
+    const char *e = json_string_value(json_object_get(ann, RT_SIM_ANN_EXIT_CODE));
+    char *end;
+
+    *duration_ms = -1;
+    *exit_code = 0;
+    if (e && *e) {
+        long v = strtol(e, &end, 10);
+        if (!*end && v >= 0 && v <= 255) {
+            *exit_code = (int)v;
+            *duration_ms = 0; /* an exit code alone: it ends at once */
+        }
+    }
+    if (d && *d) {
+        double s = strtod(d, &end);
+        if (!*end && isfinite(s) && s >= 0 && s <= MAX_DURATION_S)
+            *duration_ms = (int64_t)llround(s * 1000.0);
+    }
+}
+
+static bool same_uid(const json_t *pod, const char *uid)
+{
+    return !strcmp(str(json_object_get(pod, "metadata"), "uid"), uid);
+}
+
+static bool is_final(const json_t *status)
+{
+    const char *phase = str(status, "phase");
+    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+static json_t *ensure_status(json_t *pod)
+{
+    json_t *st = json_object_get(pod, "status");
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(pod, "status", st);
+    }
+    return st;
+}
+
+/* Sets condition type, keeping lastTransitionTime while the value holds. */
+static void set_condition(json_t *status, const char *type, bool value, const char *reason,
+                          const char *now)
+{
+    json_t *conds = json_object_get(status, "conditions"), *c;
+    const char *want = value ? "True" : "False";
+    size_t i;
+
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    json_array_foreach(conds, i, c) {
+        if (strcmp(str(c, "type"), type))
+            continue;
+        if (strcmp(str(c, "status"), want)) {
+            json_object_set_new(c, "status", json_string(want));
+            json_object_set_new(c, "lastTransitionTime", json_string(now));
+        }
+        if (reason)
+            json_object_set_new(c, "reason", json_string(reason));
+        else
+            json_object_del(c, "reason");
+        return;
+    }
+    c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", want, "lastProbeTime",
+                  "lastTransitionTime", now);
+    if (reason)
+        json_object_set_new(c, "reason", json_string(reason));
+    json_array_append_new(conds, c);
+}
+
+static const char *qos_class(const json_t *pod)
+{
+    size_t i;
+    json_t *ct;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
+        const json_t *r = json_object_get(ct, "resources");
+        if (json_object_size(json_object_get(r, "requests")) ||
+            json_object_size(json_object_get(r, "limits")))
+            return "Burstable";
+    }
+    return "BestEffort";
+}
+
+static json_t *terminated(int code, const char *started, const char *now, const char *cid)
+{
+    return json_pack("{s:{s:i, s:s, s:s, s:s, s:s}}", "terminated", "exitCode", code, "reason",
+                     code == 0 ? "Completed" : "Error", "startedAt", started, "finishedAt",
+                     now, "containerID", cid);
+}
+
+static void container_id(const json_t *pod, const json_t *ct, char *buf, size_t len)
+{
+    snprintf(buf, len, "sim://%.8s-%s", str(json_object_get(pod, "metadata"), "uid"),
+             str(ct, "name"));
+}
+
+/* One list of container statuses: running (init containers: completed), or
+ * every container terminated with code. */
+static json_t *statuses(const json_t *pod, const char *which, bool init, int code,
+                        bool running, const char *started, const char *now)
+{
+    json_t *out = json_array(), *ct;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), which), i, ct) {
+        char cid[128];
+        bool run = running && !init;
+        json_t *state;
+        container_id(pod, ct, cid, sizeof(cid));
+        if (run)
+            state = json_pack("{s:{s:s}}", "running", "startedAt", started);
+        else
+            state = terminated(init ? 0 : code, started, init ? started : now, cid);
+        json_array_append_new(out, json_pack("{s:s, s:o, s:{}, s:b, s:i, s:s, s:s, s:s, s:b}",
+                                             "name", str(ct, "name"), "state", state,
+                                             "lastState", "ready", run || init,
+                                             "restartCount", 0, "image", str(ct, "image"),
+                                             "imageID", "", "containerID", cid, "started", run));
+    }
+    return out;
+}
+
+static void set_statuses(json_t *pod, json_t *st, int code, bool running, const char *started,
+                         const char *now)
+{
+    if (json_array_size(json_object_get(json_object_get(pod, "spec"), "initContainers")))
+        json_object_set_new(st, "initContainerStatuses",
+                            statuses(pod, "initContainers", true, 0, running, started, now));
+    json_object_set_new(st, "containerStatuses",
+                        statuses(pod, "containers", false, code, running, started, now));
+}
+
+typedef struct start_args {
+    const char *uid, *node_ip;
+    char pod_ip[16];
+} start_args;
+
+static int start_fn(json_t *pod, void *arg, ty_error *err)
+{
+    const start_args *a = arg;
+    json_t *meta = json_object_get(pod, "metadata"), *st, *fins;
+    char now[32];
+
+    (void)err;
+    if (!same_uid(pod, a->uid) || json_object_get(meta, "deletionTimestamp"))
+        return 0;
+    st = ensure_status(pod);
+    if (is_final(st) || (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)))
+        return 0;
+    ty_time_format(time(NULL), now, sizeof(now));
+    fins = json_object_get(meta, "finalizers");
+    if (!json_is_array(fins)) {
+        fins = json_array();
+        json_object_set_new(meta, "finalizers", fins);
+    }
+    json_array_append_new(fins, json_string(RT_SIM_FINALIZER));
+    json_object_set_new(st, "phase", json_string("Running"));
+    json_object_set_new(st, "hostIP", json_string(a->node_ip));
+    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", a->node_ip));
+    json_object_set_new(st, "podIP", json_string(a->pod_ip));
+    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", a->pod_ip));
+    json_object_set_new(st, "startTime", json_string(now));
+    json_object_set_new(st, "qosClass", json_string(qos_class(pod)));
+    set_statuses(pod, st, 0, true, now, now);
+    set_condition(st, "Initialized", true, NULL, now);
+    set_condition(st, "ContainersReady", true, NULL, now);
+    set_condition(st, "Ready", true, NULL, now);
+    return 0;
+}
+
+/* 100.64.0.0/10, skipping addresses that end in .0 or .255. */
+static void next_pod_ip(rt_sim *rt, char *buf, size_t len)
+{
+    uint32_t a;
+    do {
+        a = 0x64400000u | (rt->next_ip++ & 0x3fffffu);
+    } while ((a & 0xff) == 0 || (a & 0xff) == 255);
+    snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+}
+
+int sim_pod_start(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                  const char *node_ip, ty_error *err)
+{
+    start_args a = {.uid = uid, .node_ip = node_ip};
+    store_obj *o;
+
+    next_pod_ip(rt, a.pod_ip, sizeof(a.pod_ip));
+    o = store_mutate(rt->s, "pods", ns, name, start_fn, &a, err);
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}
+
+typedef struct end_args {
+    const char *uid;
+    int exit_code;
+    bool release; /* being deleted: drop the finalizer too */
+} end_args;
+
+static void remove_finalizer(json_t *meta)
+{
+    json_t *fins = json_object_get(meta, "finalizers");
+
+    for (size_t i = json_array_size(fins); i-- > 0;)
+        if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", RT_SIM_FINALIZER))
+            json_array_remove(fins, i);
+    if (fins && !json_array_size(fins))
+        json_object_del(meta, "finalizers");
+}
+
+static int end_fn(json_t *pod, void *arg, ty_error *err)
+{
+    const end_args *a = arg;
+    json_t *meta = json_object_get(pod, "metadata"), *st;
+    const char *started;
+    char now[32];
+
+    (void)err;
+    if (!same_uid(pod, a->uid))
+        return 0;
+    if (!a->release && json_object_get(meta, "deletionTimestamp"))
+        return 0; /* the deletion's own event releases it */
+    st = ensure_status(pod);
+    if (!is_final(st) && (a->release || !strcmp(str(st, "phase"), "Running"))) {
+        ty_time_format(time(NULL), now, sizeof(now));
+        started = *str(st, "startTime") ? str(st, "startTime") : now;
+        json_object_set_new(st, "phase", json_string(a->exit_code ? "Failed" : "Succeeded"));
+        set_statuses(pod, st, a->exit_code, false, started, now);
+        set_condition(st, "ContainersReady", false, "PodCompleted", now);
+        set_condition(st, "Ready", false, "PodCompleted", now);
+    }
+    if (a->release)
+        remove_finalizer(meta);
+    return 0;
+}
+
+static int end(rt_sim *rt, const char *ns, const char *name, const end_args *a, ty_error *err)
+{
+    store_obj *o = store_mutate(rt->s, "pods", ns, name, end_fn, (void *)a, err);
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}
+
+int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                   int exit_code, ty_error *err)
+{
+    end_args a = {.uid = uid, .exit_code = exit_code};
+    return end(rt, ns, name, &a, err);
+}
+
+int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
+                    ty_error *err)
+{
+    /* As a kubelet reports containers stopped by SIGTERM: 128 + 15. */
+    end_args a = {.uid = uid, .exit_code = 143, .release = true};
+    return end(rt, ns, name, &a, err);
+}
