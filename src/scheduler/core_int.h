@@ -215,6 +215,9 @@ struct sc_session {
     bool gang;           /* the gang plugin is on */
     double overcommit;   /* overcommit factor, 0 = plugin off */
     const sc_job *preemptor; /* for victim filters */
+    /* resources the preemptor's pending tasks need more of than the cluster
+     * will have free (bit r for slot r); 0 = none short in total */
+    unsigned short_mask;
 };
 
 struct sc_plugin {
@@ -272,8 +275,17 @@ bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);
 void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass);
 /* Admits a job (enqueue); it counts toward the inqueue sums. */
 void sc_job_admit(sc_session *s, sc_job *j);
-/* Writes the "why it waits" messages of a job that could not be placed. */
-void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total);
+/* Beyond this many nodes, why a task does not fit is told from the cluster's
+ * free totals rather than node by node. */
+#define SC_EXPLAIN_NODES 1000
+/* Why t fits on no node, as kube-scheduler counts it ("1 Insufficient
+ * nvidia.com/gpu, 2 node(s) were unschedulable"). */
+void sc_node_reasons(sc_session *s, const sc_task *t, char *out, size_t len);
+/* Writes the "why it waits" messages of a job that could not be placed:
+ * "U/T tasks in gang unschedulable: reasons". reasons NULL = those of its
+ * first pending task as the cluster is now. */
+void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total,
+                    const char *reasons);
 
 /* the statement */
 void sc_stmt_init(sc_stmt *st, sc_session *s);
@@ -282,6 +294,8 @@ void sc_stmt_pipeline(sc_stmt *st, sc_task *t, sc_node *n);
 void sc_stmt_evict(sc_stmt *st, sc_task *t, const char *reason);
 void sc_stmt_commit(sc_stmt *st, const sc_job *by);
 void sc_stmt_discard(sc_stmt *st);
+/* Undoes the operations after the first mark (a count of operations). */
+void sc_stmt_rollback(sc_stmt *st, size_t mark);
 
 /* actions/ */
 void sc_action_enqueue(sc_session *s);

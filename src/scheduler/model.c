@@ -169,7 +169,11 @@ static void bucket_refresh(sc_cluster *c, sc_node *n)
 
 static void waiting_update(sc_cluster *c, sc_job *j)
 {
-    bool want = !j->completed && (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
+    /* An admitted group whose pods do not exist yet stays on the list: its
+     * minResources hold their place in the admission sums (enqueue's
+     * capability and overcommit gates) until its pods arrive. */
+    bool want = !j->completed &&
+                (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0);
     if (want == j->waiting)
         return;
     if (want) {

@@ -372,6 +372,9 @@ sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
     for (sc_job *j = c->waiting_head; j; j = j->wnext) {
         if (j->inqueue != admitted)
             continue;
+        /* admitted groups whose pods do not exist yet have nothing to place */
+        if (admitted && j->n_pending == 0 && j->n_pipelined == 0)
+            continue;
         out[k++] = j;
     }
     sort_session = s;
@@ -435,14 +438,14 @@ static int reason_qsort(const void *a, const void *b)
 
 /* "3 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable" for t over
  * every node (large clusters: from the cluster's free totals). */
-static void node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
+void sc_node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
 {
     sc_cluster *c = s->c;
     reason_count rc[8];
     size_t nrc = 0, used = 0;
 
     out[0] = 0;
-    if (c->nnodes > 1000) {
+    if (c->nnodes > SC_EXPLAIN_NODES) {
         for (int r = 0; r < SC_MAXRES; r++) {
             if (t->req.v[r] > s->free_now.v[r]) {
                 snprintf(out, len, "%zu Insufficient %s", c->nnodes, sc_res_name(c, r));
@@ -468,30 +471,40 @@ static void node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
         snprintf(out, len, "%s", c->nnodes ? "the gang does not fit as a whole" : "no nodes");
 }
 
-void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total)
+void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total,
+                    const char *reasons)
 {
-    char reasons[200];
+    char buf[200], msg[SC_MSG_LEN];
     const sc_task *first = NULL;
 
-    for (size_t i = 0; i < j->ntasks; i++) {
-        sc_task *t = j->tasks[i];
-        if (t->st != SC_TASK_PENDING)
-            continue;
-        if (!first || sc_task_cmp(s, t, first) < 0)
-            first = t;
+    if (!reasons) {
+        for (size_t i = 0; i < j->ntasks; i++) {
+            sc_task *t = j->tasks[i];
+            if (t->st != SC_TASK_PENDING)
+                continue;
+            if (!first || sc_task_cmp(s, t, first) < 0)
+                first = t;
+        }
+        if (!first)
+            return;
+        sc_node_reasons(s, first, buf, sizeof(buf));
+        reasons = buf;
     }
-    if (!first)
-        return;
-    node_reasons(s, first, reasons, sizeof(reasons));
-    snprintf(j->msg, sizeof(j->msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable,
-             total, reasons);
+    snprintf(msg, sizeof(msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable, total,
+             reasons);
+    /* A gang that keeps failing for the same reason rewrites nothing (but a
+     * task that came since, or came back, gets the message too). */
+    bool same = strcmp(msg, j->msg) == 0;
+    if (!same)
+        memcpy(j->msg, msg, sizeof(msg));
     for (size_t i = 0; i < j->ntasks; i++) {
         sc_task *t = j->tasks[i];
-        if (t->st == SC_TASK_PENDING)
+        if (t->st == SC_TASK_PENDING && (!same || !t->msg[0]))
             snprintf(t->msg, sizeof(t->msg), "0/%zu nodes are available: %s.", s->c->nnodes,
                      reasons);
     }
-    sc_job_note(s->c, j);
+    if (!same)
+        sc_job_note(s->c, j);
 }
 
 /* ---- the statement ---- */
@@ -565,6 +578,21 @@ void sc_stmt_discard(sc_stmt *st)
     free(st->ops);
     st->ops = NULL;
     st->n = st->cap = 0;
+}
+
+void sc_stmt_rollback(sc_stmt *st, size_t mark)
+{
+    sc_cluster *c = st->s->c;
+    uint64_t release = c->release_epoch;
+
+    for (; st->n > mark; st->n--) {
+        sc_stmt_op *op = &st->ops[st->n - 1];
+        if (op->kind != SC_OP_EVICT && op->prev_st != SC_TASK_PIPELINED)
+            adjust_free(st->s, &op->t->req, +1, true);
+        sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
+    }
+    /* the operations undone freed nothing; undoing them frees nothing new */
+    c->release_epoch = release;
 }
 
 void sc_stmt_commit(sc_stmt *st, const sc_job *by)

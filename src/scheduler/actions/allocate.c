@@ -12,28 +12,48 @@
 
 #include "scheduler/core_int.h"
 
-/* Can the gang's first unplaced members possibly fit in what is free? */
-static bool precheck(sc_session *s, sc_task **tasks, size_t n, const sc_job *j)
+/* How many of the gang's first unplaced members fit, one after another, in
+ * what the whole cluster has free; a gang that cannot get want of them there
+ * cannot be placed, and on a large cluster is not tried node by node. */
+static int precheck(sc_session *s, sc_task **tasks, size_t n, int want, const char **short_of)
 {
     sc_res need = {0};
-    size_t k = 0;
-    int want = (s->gang ? j->min_member : 1) - j->n_ready;
+    int k = 0;
 
-    for (size_t i = 0; i < n && (int)k < want; i++) {
+    for (size_t i = 0; i < n && k < want; i++) {
         if (tasks[i]->st == SC_TASK_PIPELINED)
             continue; /* already reserved */
         sc_res_add(&need, &tasks[i]->req);
+        for (int r = 0; r < SC_MAXRES; r++) {
+            if (need.v[r] > s->free_now.v[r]) {
+                *short_of = sc_res_name(s->c, r);
+                return k;
+            }
+        }
         k++;
     }
-    return sc_res_le(&need, &s->free_now);
+    return want;
+}
+
+static void unschedulable(sc_session *s, sc_job *j, size_t unready, const char *reasons)
+{
+    size_t total = (size_t)j->min_member > j->ntasks ? (size_t)j->min_member : j->ntasks;
+    sc_job_explain(s, j, unready, total, reasons);
+    sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
+    if (s->stats)
+        s->stats->jobs_unschedulable++;
 }
 
 /* Tries to place j; true when the gang was committed. */
 static bool try_job(sc_session *s, sc_job *j)
 {
     size_t n, placed = 0, failed = 0;
+    int want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
+    char reasons[200] = "";
+    const char *short_of = NULL;
     sc_task **tasks;
     sc_stmt st;
+    int fit;
 
     if (sc_job_skippable(s->c, j, SC_PASS_ALLOCATE))
         return false;
@@ -42,12 +62,9 @@ static bool try_job(sc_session *s, sc_job *j)
     tasks = sc_job_pending_tasks(s, j, true, &n);
     if (!tasks)
         return false;
-    if (!precheck(s, tasks, n, j)) {
-        sc_job_explain(s, j, n, (size_t)j->min_member > j->ntasks ? (size_t)j->min_member
-                                                                   : j->ntasks);
-        sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
-        if (s->stats)
-            s->stats->jobs_unschedulable++;
+    if (s->c->nnodes > SC_EXPLAIN_NODES && (fit = precheck(s, tasks, n, want, &short_of)) < want) {
+        snprintf(reasons, sizeof(reasons), "%zu Insufficient %s", s->c->nnodes, short_of);
+        unschedulable(s, j, (size_t)(want - fit), reasons);
         free(tasks);
         return false;
     }
@@ -56,7 +73,14 @@ static bool try_job(sc_session *s, sc_job *j)
         sc_task *t = tasks[i];
         sc_node *node = sc_task_allocatable(s, t) ? sc_pick_node(s, t, SC_FIT_NOW) : NULL;
         if (!node) {
-            failed++;
+            /* why, as the cluster looks with the gang's members so far on it */
+            if (!failed++) {
+                if (sc_task_allocatable(s, t))
+                    sc_node_reasons(s, t, reasons, sizeof(reasons));
+                else
+                    snprintf(reasons, sizeof(reasons), "queue %s capability reached",
+                             j->queue->name);
+            }
             continue;
         }
         sc_stmt_allocate(&st, t, node);
@@ -73,11 +97,10 @@ static bool try_job(sc_session *s, sc_job *j)
         return true;
     }
     sc_stmt_discard(&st);
-    sc_job_explain(s, j, failed ? failed : n,
-                   (size_t)j->min_member > j->ntasks ? (size_t)j->min_member : j->ntasks);
-    sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
-    if (s->stats)
-        s->stats->jobs_unschedulable++;
+    /* as Volcano counts: the members still missing for minMember */
+    want += j->n_pipelined;
+    unschedulable(s, j, want > (int)placed ? (size_t)want - placed : (failed ? failed : n),
+                  failed ? reasons : NULL);
     free(tasks);
     return false;
 }

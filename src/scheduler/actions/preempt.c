@@ -84,6 +84,74 @@ static bool try_fit(sc_session *s, sc_stmt *pipe, sc_job *j)
     return false;
 }
 
+/* Does evicting t give back something the preemptor is short of? */
+static bool useful(const sc_session *s, const sc_task *t)
+{
+    if (!s->short_mask)
+        return true;
+    for (int r = 0; r < SC_MAXRES; r++)
+        if ((s->short_mask & (1u << r)) && t->req.v[r] > 0)
+            return true;
+    return false;
+}
+
+static unsigned short_mask(const sc_session *s, const sc_job *j)
+{
+    sc_res need = {0};
+    unsigned m = 0;
+
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->st == SC_TASK_PENDING)
+            sc_res_add(&need, &j->tasks[i]->req);
+    for (int r = 0; r < SC_MAXRES; r++)
+        if (need.v[r] > 0 && need.v[r] > s->free_future.v[r])
+            m |= 1u << r;
+    return m;
+}
+
+/* Evicts vj whole, member by member (each member is vetted with the ones
+ * before it already gone: queue shares move as they go); true when all of it
+ * could go and some of it helps. Otherwise nothing of it is evicted. */
+static bool evict_gang(sc_session *s, sc_stmt *ev, const sc_job *j, sc_job *vj, bool reclaim,
+                       const char *reason)
+{
+    size_t mark = ev->n;
+    bool helps = false;
+
+    for (size_t k = 0; k < vj->ntasks; k++) {
+        sc_task *t = vj->tasks[k];
+        if (!evictable(t))
+            continue;
+        if (!sc_victim_ok(s, j, t, reclaim)) {
+            sc_stmt_rollback(ev, mark);
+            return false;
+        }
+        helps |= useful(s, t);
+        sc_stmt_evict(ev, t, reason);
+    }
+    if (!helps)
+        sc_stmt_rollback(ev, mark);
+    return helps;
+}
+
+/* Evicts members of vj one at a time (at most spare of them, -1 = any
+ * number) until j fits; true when it does. */
+static bool evict_members(sc_session *s, sc_stmt *ev, sc_stmt *pipe, sc_job *j, sc_job *vj,
+                          int spare, bool reclaim, const char *reason)
+{
+    for (size_t k = 0; k < vj->ntasks && spare != 0; k++) {
+        sc_task *t = vj->tasks[k];
+        if (!evictable(t) || !useful(s, t) || !sc_victim_ok(s, j, t, reclaim))
+            continue;
+        sc_stmt_evict(ev, t, reason);
+        if (spare > 0)
+            spare--;
+        if (try_fit(s, pipe, j))
+            return true;
+    }
+    return false;
+}
+
 static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
 {
     const char *reason = reclaim ? "Reclaimed" : "Preempted";
@@ -104,44 +172,27 @@ static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
         return false;
     }
     s->preemptor = j;
+    s->short_mask = short_mask(s, j);
     sc_stmt_init(&ev, s);
     sc_stmt_init(&pipe, s);
-    /* Pass 1: members beyond each victim's minMember. Pass 2: whole gangs. */
+    /* Pass 1: members beyond each victim's minMember. Pass 2: whole gangs
+     * (without the gang plugin: any member). */
     for (int pass = s->gang ? 1 : 2; pass <= 2 && !ok; pass++) {
         for (size_t v = 0; v < nv && !ok; v++) {
             sc_job *vj = victims[v];
-            int spare = vj->n_ready - (vj->min_member > 0 ? vj->min_member : 1);
-            bool any = false;
-            if (pass == 1 && spare <= 0)
-                continue;
-            if (pass == 2 && s->gang) {
-                /* a whole gang goes only if every member may go */
-                bool all = true;
-                for (size_t k = 0; k < vj->ntasks && all; k++)
-                    if (evictable(vj->tasks[k]) && !sc_victim_ok(s, j, vj->tasks[k], reclaim))
-                        all = false;
-                if (!all)
-                    continue;
-            }
-            for (size_t k = 0; k < vj->ntasks && !ok; k++) {
-                sc_task *t = vj->tasks[k];
-                if (!evictable(t))
-                    continue;
-                if (pass == 1 && spare-- <= 0)
-                    break;
-                /* a whole gang was vetted member by member above */
-                if (!(pass == 2 && s->gang) && !sc_victim_ok(s, j, t, reclaim))
-                    continue;
-                sc_stmt_evict(&ev, t, reason);
-                any = true;
-                if (pass == 1 || !s->gang)
-                    ok = try_fit(s, &pipe, j);
-            }
-            if (any && pass == 2 && s->gang && !ok)
+            if (pass == 1) {
+                int spare = vj->n_ready - (vj->min_member > 0 ? vj->min_member : 1);
+                if (spare > 0)
+                    ok = evict_members(s, &ev, &pipe, j, vj, spare, reclaim, reason);
+            } else if (!s->gang) {
+                ok = evict_members(s, &ev, &pipe, j, vj, -1, reclaim, reason);
+            } else if (evict_gang(s, &ev, j, vj, reclaim, reason)) {
                 ok = try_fit(s, &pipe, j);
+            }
         }
     }
     s->preemptor = NULL;
+    s->short_mask = 0;
     if (ok) {
         sc_stmt_commit(&ev, j);
         sc_stmt_commit(&pipe, j);

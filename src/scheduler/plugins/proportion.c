@@ -170,18 +170,26 @@ static bool victim_ok(sc_session *s, const sc_job *preemptor, const sc_task *vic
 {
     const sc_queue *q = victim->job->queue;
 
-    (void)s;
     (void)preemptor;
     if (!reclaim)
         return true;
     if (!q->reclaimable)
         return false;
-    /* only what the queue holds above its deserved share */
-    for (int r = 0; r < SC_MAXRES; r++)
-        if (r != SC_PODS && victim->req.v[r] &&
-            q->allocated.v[r] - victim->req.v[r] < q->deserved.v[r])
-            return false;
-    return true;
+    /* Only what the queue holds above its deserved share, in a resource the
+     * reclaimer is short of (or any, when none is short in total): a queue
+     * at its deserved GPUs keeps them even if it holds less CPU than it
+     * deserves, and one above its deserved GPUs gives them back even if its
+     * CPU is exactly what it deserves. The victims before this one are
+     * already RELEASING and out of allocated, so this counts cumulatively. */
+    for (int r = 0; r < SC_MAXRES; r++) {
+        if (r == SC_PODS || !victim->req.v[r])
+            continue;
+        if (s->short_mask && !(s->short_mask & (1u << r)))
+            continue;
+        if (q->allocated.v[r] - victim->req.v[r] >= q->deserved.v[r])
+            return true;
+    }
+    return false;
 }
 
 const sc_plugin sc_plugin_proportion = {
