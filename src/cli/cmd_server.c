@@ -39,7 +39,9 @@ static void server_usage(FILE *f)
                "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n"
                "  --sim-nodes SPEC  also register simulated nodes that \"run\" pods bound to them:\n"
                "               N, NxG (N nodes of G GPUs) or NxG:cpu=64,memory=512Gi,pods=110\n"
-               "  --no-local-node  do not register or run this machine's node\n",
+               "  --no-local-node  do not register or run this machine's node\n"
+               "  --scheduler-conf FILE  the gang scheduler's configuration in the\n"
+               "               volcano-scheduler.conf shape (default: Volcano's default)\n",
                TY_DEFAULT_PORT);
 }
 
@@ -74,6 +76,7 @@ typedef struct node_flags {
     const char *sim_spec; /* NULL = no simulated nodes */
     rt_sim_opts sim;
     char sim_cpu[64], sim_mem[64];
+    const char *sched_conf; /* NULL = Volcano's default configuration */
 } node_flags;
 
 static int sim_flag(node_flags *nf, const char *spec)
@@ -100,6 +103,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"data-dir", required_argument, NULL, 'd'}, {"log-level", required_argument, NULL, 'l'},
         {"node-name", required_argument, NULL, 'N'}, {"fake-gpus", required_argument, NULL, 'G'},
         {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
+        {"scheduler-conf", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -112,6 +116,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'd': snprintf(data_dir, len, "%s", optarg); break;
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
+        case 'C': nf->sched_conf = optarg; break;
         case 'S':
             if (sim_flag(nf, optarg) < 0)
                 return 2;
@@ -183,7 +188,7 @@ int cmd_server(int argc, char **argv)
     gc = gc_start(store, &err);
     jobs = gc ? jobs_start(store, &err) : NULL;
     vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
-    sched = vcjobs ? sched_start(store, &err) : NULL;
+    sched = vcjobs ? sched_start_with(store, nf.sched_conf, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
         ok = (rt = rt_local_start(store, &ro, &err)) != NULL;

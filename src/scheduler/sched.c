@@ -277,9 +277,10 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
     js.created = created_of(pg);
     js.inqueue = phase && strcmp(phase, "Pending") != 0;
     js.preemptable = true;
+    /* Completed is the scheduler's own word: a job that restarts its pods
+     * is scheduled again, so it is not taken from the object. */
     j = sc_job_upsert(sc->cluster, &js);
-    if (j && phase && strcmp(phase, "Completed") == 0)
-        sc_job_set_completed(sc->cluster, j);
+    (void)j;
 }
 
 static bool ours(const json_t *pod)

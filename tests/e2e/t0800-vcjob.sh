@@ -27,9 +27,14 @@ kubectl apply -f examples/volcano-tf.yaml >/dev/null
 expect_eq "tf example completes" Completed "$(wait_phase tf-ps-worker Completed)"
 expect_match "kubectl get vcjob shows STATUS Completed" \
     '^tf-ps-worker +Completed +3 ' "$(kubectl get vcjob tf-ps-worker --no-headers)"
-pg=$(kubectl get podgroups -o jsonpath='{.items[0].metadata.name} {.items[0].spec.minMember} {.items[0].status.phase}')
+for _ in $(seq 40); do
+    pg=$(kubectl get podgroups -o jsonpath='{.items[0].metadata.name} {.items[0].spec.minMember} {.items[0].status.phase}')
+    case "$pg" in *Completed) break ;; esac
+    sleep 0.25
+done
 uid=$(kubectl get vcjob tf-ps-worker -o jsonpath='{.metadata.uid}')
-expect_eq "podgroup <job>-<uid>, minMember, Inqueue" "tf-ps-worker-$uid 3 Inqueue" "$pg"
+# admitted by the gang scheduler; Completed once every pod has finished
+expect_eq "podgroup <job>-<uid>, minMember, phase" "tf-ps-worker-$uid 3 Completed" "$pg"
 expect_match "worker sees the svc and env plugins" \
     '^tf-ps-worker-ps-0.tf-ps-worker tf-ps-worker-worker-0.tf-ps-worker,tf-ps-worker-worker-1.tf-ps-worker 1$' \
     "$(kubectl logs tf-ps-worker-worker-1)"

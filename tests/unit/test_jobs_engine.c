@@ -21,6 +21,7 @@
 #include "base/metrics.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
+#include "scheduler/sched.h"
 #include "model/yaml.h"
 
 #define PT "pytorchjobs.kubeflow.org"
@@ -31,6 +32,7 @@ typedef struct fixture {
     ty_store *s;
     ty_gc *gc;
     ty_jobs *jobs;
+    ty_sched *sched; /* admits the jobs' PodGroups; there are no nodes */
 } fixture;
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -53,6 +55,8 @@ static int setup(void **state)
     assert_non_null(f->gc);
     f->jobs = jobs_start(f->s, &err);
     assert_non_null(f->jobs);
+    f->sched = sched_start(f->s, &err);
+    assert_non_null(f->sched);
     *state = f;
     return 0;
 }
@@ -60,6 +64,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    sched_stop(f->sched);
     jobs_stop(f->jobs);
     gc_stop(f->gc);
     store_close(f->s);

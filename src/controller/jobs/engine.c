@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "controller/jobs/engine.h"
+#include "api/kinds.h"
 #include "controller/jobs/jobs_int.h"
 
 #define EVENT_BATCH 1024
@@ -189,7 +190,8 @@ static void apply_event(ty_jobs *j, const store_event *ev)
     const kf_kind *k;
 
     if (!strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
-        !strcmp(ev->resource, "configmaps")) {
+        !strcmp(ev->resource, "configmaps") ||
+        !strcmp(ev->resource, api_store_key(&api_podgroup))) {
         enqueue_owner(j, obj);
         return;
     }

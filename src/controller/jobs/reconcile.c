@@ -10,6 +10,7 @@
  * TTL; suspend/resume; startTime; deadline; observe pods; restart, fail or
  * succeed by the rules; create what is missing; Running; write status.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "base/timeutil.h"
 #include "controller/events.h"
 #include "controller/jobs/jobs_int.h"
+#include "model/quantity.h"
 
 typedef struct pass {
     ty_store *s;
@@ -271,12 +273,122 @@ static bool decide(pass *p)
 
 /* ---- creating what is missing ---- */
 
-/* Where a gang scheduler's PodGroup will hold pod creation until it is
- * admitted (Inqueue); until it lands every job may create its pods. */
-static bool gate_open(const pass *p)
+/* ---- the PodGroup ---- */
+
+/* Adds a container list's requests (limits stand in for missing ones) into
+ * sums (resource name -> milli-units, as JSON integers). */
+static void add_requests(json_t *sums, const json_t *containers, long long times)
 {
-    (void)p;
-    return true;
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(containers, i, c) {
+        const json_t *r = json_object_get(c, "resources");
+        json_t *one = json_object();
+        const char *k;
+        json_t *v;
+        json_object_update(one, json_object_get(r, "limits"));
+        json_object_update(one, json_object_get(r, "requests"));
+        json_object_foreach(one, k, v) {
+            int64_t m = 0;
+            if (json_is_string(v) && quantity_parse(json_string_value(v), &m, NULL) < 0)
+                continue;
+            if (json_is_integer(v))
+                m = json_integer_value(v) * 1000;
+            json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
+                                                      m * times));
+        }
+        json_decref(one);
+    }
+}
+
+/* minResources as upstream computes it: the requests of the first minMember
+ * pods, replica types in the kind's order. */
+static json_t *min_resources(const pass *p, long long min_member)
+{
+    json_t *sums = json_object(), *out = json_object();
+    long long left = min_member;
+    const char *k;
+    json_t *v;
+
+    for (size_t t = 0; t < p->ntypes && left > 0; t++) {
+        const json_t *tmpl = json_object_get(kf_replica_spec(p->c.kind, p->job, p->counts[t].type),
+                                             "template");
+        long long n = p->counts[t].replicas < left ? p->counts[t].replicas : left;
+        add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
+        left -= n;
+    }
+    json_object_foreach(sums, k, v) {
+        char buf[64];
+        quantity_format(json_integer_value(v), buf, sizeof(buf));
+        json_object_set_new(out, k, json_string(buf));
+    }
+    json_decref(sums);
+    return out;
+}
+
+static int pg_follow(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+
+    (void)err;
+    if (json_is_object(spec))
+        json_object_update(spec, arg);
+    return 0;
+}
+
+/* The job's PodGroup, named after the job as the training operator names
+ * it: minMember = schedulingPolicy.minAvailable or every replica, queue,
+ * priorityClassName, minResources. Pods are created only once the gang
+ * scheduler has admitted it (phase past Pending). */
+static bool gate_open(pass *p)
+{
+    const json_t *sp = json_object_get(run_policy(p), "schedulingPolicy");
+    const char *queue = json_string_value(json_object_get(sp, "queue"));
+    const char *pc = json_string_value(json_object_get(sp, "priorityClass"));
+    long long total = 0, min_member;
+    json_t *spec, *pg;
+    const char *phase;
+    ty_error err;
+    store_obj *o;
+    bool open;
+
+    for (size_t t = 0; t < p->ntypes; t++)
+        total += p->counts[t].replicas;
+    min_member = json_is_integer(json_object_get(sp, "minAvailable"))
+                     ? json_integer_value(json_object_get(sp, "minAvailable"))
+                     : total;
+    spec = json_pack("{s:I, s:s}", "minMember", (json_int_t)min_member, "queue",
+                     queue && *queue ? queue : "default");
+    if (json_is_object(json_object_get(sp, "minResources")))
+        json_object_set(spec, "minResources", json_object_get(sp, "minResources"));
+    else
+        json_object_set_new(spec, "minResources", min_resources(p, min_member));
+    if (pc && *pc)
+        json_object_set_new(spec, "priorityClassName", json_string(pc));
+    ty_error_init(&err);
+    o = store_mutate(p->s, api_store_key(&api_podgroup), p->c.ns, p->c.name, pg_follow, spec, &err);
+    if (!o && err.code == TY_ENOTFOUND) {
+        ty_error_clear(&err);
+        pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O, s:{s:s}}", "apiVersion",
+                       "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
+                       p->c.name, "namespace", p->c.ns, "ownerReferences", jobs_owner_ref(p->job),
+                       "spec", spec, "status", "phase", "Pending");
+        o = store_create_take(p->s, api_store_key(&api_podgroup), p->c.ns, pg, &err);
+    }
+    json_decref(spec);
+    if (!o) {
+        if (err.code != TY_EEXISTS)
+            p->rc = -1;
+        ty_error_clear(&err);
+        return false;
+    }
+    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"),
+                                              "phase"));
+    open = phase && strcmp(phase, "Pending") != 0;
+    store_obj_unref(o);
+    ty_error_clear(&err);
+    return open;
 }
 
 static void ensure_configmap(pass *p)
@@ -337,6 +449,21 @@ static void create_replica(pass *p, const char *rtype, int index)
     if (p->fw->may_create && !p->fw->may_create(&p->c, rtype, p->counts, p->ntypes))
         return;
     obj = jobs_build_pod(p->fw, &p->c, rtype, index, p->gang);
+    if (obj) {
+        /* the gang scheduler finds the pod's PodGroup and role by these */
+        json_t *meta = json_object_get(obj, "metadata"), *ann = json_object_get(meta, "annotations");
+        char role[64];
+        size_t k;
+        if (!json_is_object(ann)) {
+            ann = json_object();
+            json_object_set_new(meta, "annotations", ann);
+        }
+        snprintf(role, sizeof(role), "%s", rtype);
+        for (k = 0; role[k]; k++)
+            role[k] = (char)tolower((unsigned char)role[k]);
+        json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string(p->c.name));
+        json_object_set_new(ann, "volcano.sh/task-spec", json_string(role));
+    }
     if (jobs_create(p->s, &api_pod, obj, p->job, p->c.kind->operator_name, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);

@@ -325,21 +325,37 @@ static void ensure_podgroup(pass *p)
     char name[512];
     size_t i;
 
-    json_array_foreach(tasks_of(p), i, t)
-        json_object_set(mtm, json_string_value(json_object_get(t, "name")),
-                        json_object_get(t, "minAvailable"));
+    json_int_t min_member = json_integer_value(json_object_get(spec, "minAvailable"));
+    json_int_t first_stage = 0;
+    bool staged = false;
+
+    /* Tasks that wait for others (dependsOn) are created later: the gang is
+     * the tasks that start first, so the group does not wait for pods its
+     * job will only create once the group runs. */
+    json_array_foreach(tasks_of(p), i, t) {
+        const json_t *min = json_object_get(t, "minAvailable");
+        if (json_object_get(t, "dependsOn")) {
+            staged = true;
+            continue;
+        }
+        json_object_set(mtm, json_string_value(json_object_get(t, "name")), (json_t *)min);
+        first_stage += json_is_integer(min) ? json_integer_value(min)
+                                            : json_integer_value(json_object_get(t, "replicas"));
+    }
+    if (staged && first_stage < min_member)
+        min_member = first_stage;
     snprintf(name, sizeof(name), "%s-%s", p->name, p->uid);
     pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:I, s:o, s:s}}", "apiVersion",
                    "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name", name,
                    "namespace", p->ns, "ownerReferences", jobs_owner_ref(p->job), "spec",
-                   "minMember", json_integer_value(json_object_get(spec, "minAvailable")),
-                   "minTaskMember", mtm, "queue", queue ? queue : "default");
+                   "minMember", min_member, "minTaskMember", mtm, "queue",
+                   queue ? queue : "default");
     if (json_is_string(json_object_get(spec, "priorityClassName")))
         json_object_set(json_object_get(pg, "spec"), "priorityClassName",
                         json_object_get(spec, "priorityClassName"));
     want = json_deep_copy(json_object_get(pg, "spec"));
-    /* No gang scheduler admits PodGroups yet: the controller admits its own. */
-    st = json_pack("{s:s}", "phase", "Inqueue");
+    /* The gang scheduler admits it (Pending -> Inqueue); pods wait for that. */
+    st = json_pack("{s:s}", "phase", "Pending");
     create_plain(p, &api_podgroup, pg, st);
     json_decref(st);
     /* The job's minAvailable, task minAvailable and priorityClassName may be
