@@ -82,7 +82,13 @@ struct sc_job {
     sc_node *last_node; /* where its latest task went: the gang's next try */
     bool in_changed;
     sc_job *cnext;      /* the changed list: phase or message to report */
-    double share;      /* drf: dominant share, per session */
+    double share;      /* drf: dominant share, cached for one action */
+    uint64_t share_serial;
+    /* a lower bound on what the gang needs from the cluster's free totals
+     * to make progress (want x the smallest request of its pending tasks);
+     * recomputed after any change to its tasks */
+    sc_res need;
+    bool need_valid, need_gang;
     sc_job_phase phase;
     char msg[SC_MSG_LEN];
     bool reported;     /* phase/message as last told to job_changed */
@@ -127,6 +133,7 @@ struct sc_cluster {
     uint64_t release_epoch;  /* bumps when resources are freed or added */
     size_t scan_start;       /* round-robin start for generic node scans */
     size_t auto_jobs;
+    uint64_t action_serial;  /* bumps at every action: per-action caches */
 };
 
 /* ---- accounting (model.c) ---- */
@@ -218,6 +225,9 @@ struct sc_session {
     /* resources the preemptor's pending tasks need more of than the cluster
      * will have free (bit r for slot r); 0 = none short in total */
     unsigned short_mask;
+    /* the plugins that order jobs and tasks, in tier order (compared often) */
+    const sc_plugin_conf *job_orders[16], *task_orders[16];
+    size_t njob_orders, ntask_orders;
 };
 
 struct sc_plugin {
@@ -269,6 +279,8 @@ sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode);
 sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, size_t *n);
 /* Waiting jobs of the given kind, sorted by queue then job order; caller frees. */
 sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n);
+/* The job's lower bound on what it needs free to make progress (see need). */
+const sc_res *sc_job_need(sc_session *s, sc_job *j);
 /* Failed earlier, and nothing was freed and nothing changed since. */
 enum { SC_PASS_ALLOCATE, SC_PASS_PREEMPT, SC_PASS_RECLAIM };
 bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);

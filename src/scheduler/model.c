@@ -198,6 +198,7 @@ static void waiting_update(sc_cluster *c, sc_job *j)
 
 void sc_job_touch(sc_cluster *c, sc_job *j)
 {
+    j->need_valid = false;
     j->change_epoch = ++c->epoch;
 }
 
@@ -219,6 +220,7 @@ static void account(sc_cluster *c, sc_task *t, int sign)
     sc_res *r = &t->req;
 
     (void)c;
+    j->need_valid = false;
 
     if (t->node && sc_status_holds(t->st)) {
         if (sign > 0)

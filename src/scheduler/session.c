@@ -86,6 +86,10 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
     FOR_PLUGINS(s, pc) {
         if (strcmp(pc->plugin->name, "gang") == 0)
             s->gang = true;
+        if (pc->job_order && pc->plugin->job_order && s->njob_orders < 16)
+            s->job_orders[s->njob_orders++] = pc;
+        if (pc->task_order && pc->plugin->task_order && s->ntask_orders < 16)
+            s->task_orders[s->ntask_orders++] = pc;
         if (pc->plugin->open)
             pc->plugin->open(s, pc);
     }
@@ -114,12 +118,10 @@ void sc_session_close(sc_session *s)
 
 int sc_job_cmp(sc_session *s, const sc_job *a, const sc_job *b)
 {
-    FOR_PLUGINS(s, pc) {
-        if (pc->job_order && pc->plugin->job_order) {
-            int r = pc->plugin->job_order(s, a, b);
-            if (r)
-                return r;
-        }
+    for (size_t i = 0; i < s->njob_orders; i++) {
+        int r = s->job_orders[i]->plugin->job_order(s, a, b);
+        if (r)
+            return r;
     }
     if (a->created != b->created)
         return a->created < b->created ? -1 : 1;
@@ -140,12 +142,10 @@ int sc_queue_cmp(sc_session *s, const sc_queue *a, const sc_queue *b)
 
 int sc_task_cmp(sc_session *s, const sc_task *a, const sc_task *b)
 {
-    FOR_PLUGINS(s, pc) {
-        if (pc->task_order && pc->plugin->task_order) {
-            int r = pc->plugin->task_order(s, a, b);
-            if (r)
-                return r;
-        }
+    for (size_t i = 0; i < s->ntask_orders; i++) {
+        int r = s->task_orders[i]->plugin->task_order(s, a, b);
+        if (r)
+            return r;
     }
     return strcmp(a->key, b->key);
 }
@@ -381,6 +381,34 @@ sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
     qsort(out, k, sizeof(*out), job_qsort);
     *n = k;
     return out;
+}
+
+const sc_res *sc_job_need(sc_session *s, sc_job *j)
+{
+    int want;
+    sc_res least;
+    bool any = false;
+
+    if (j->need_valid && j->need_gang == s->gang)
+        return &j->need;
+    memset(&j->need, 0, sizeof(j->need));
+    j->need_valid = true;
+    j->need_gang = s->gang;
+    want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
+    if (want <= 0 || j->n_pending == 0)
+        return &j->need;
+    for (size_t i = 0; i < j->ntasks; i++) {
+        const sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING)
+            continue;
+        for (int r = 0; r < SC_MAXRES; r++)
+            if (!any || t->req.v[r] < least.v[r])
+                least.v[r] = t->req.v[r];
+        any = true;
+    }
+    for (int r = 0; r < SC_MAXRES; r++)
+        j->need.v[r] = least.v[r] * want;
+    return &j->need;
 }
 
 bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass)
@@ -641,6 +669,7 @@ void sc_cycle(sc_cluster *c, const sc_conf *conf, const sc_hooks *hooks, sc_cycl
     memset(stats, 0, sizeof(*stats));
     sc_session_open(&s, c, conf, hooks, stats);
     for (size_t i = 0; i < conf->nactions; i++) {
+        c->action_serial++;
         switch (conf->actions[i]) {
         case SC_ACT_ENQUEUE:
             sc_action_enqueue(&s);

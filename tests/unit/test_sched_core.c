@@ -17,7 +17,7 @@
 
 #define GPU(n) ((int64_t)(n) * 1000)
 #define CPU(n) ((int64_t)(n) * 1000)
-#define MAXREC 256
+#define MAXREC 1100
 
 /* ---- recording hooks ---- */
 
@@ -1208,6 +1208,45 @@ static void test_gang_not_split(void **state)
     sc_cluster_free(c);
 }
 
+/* A large cluster: messages from the free totals, and gangs whose need is
+ * more than is free in total are left out until enough is freed. */
+static void test_large_cluster(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    char k[32];
+    (void)state;
+
+    for (int i = 0; i < 1001; i++) {
+        snprintf(k, sizeof(k), "n%04d", i);
+        node(c, k, 1);
+    }
+    for (int i = 0; i < 1001; i++) {
+        snprintf(k, sizeof(k), "ns/p%04d", i);
+        task(c, k, NULL, 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 1001);
+    gang(c, "ns/b", NULL, 2, 1, 0, 1e9);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    assert_string_equal(sc_job_message(sc_job_find(c, "ns/b")),
+                        "2/2 tasks in gang unschedulable: 1001 Insufficient nvidia.com/gpu");
+    assert_string_equal(sc_task_message(sc_task_find(c, "ns/b-1")),
+                        "0/1001 nodes are available: 1001 Insufficient nvidia.com/gpu.");
+    sc_task_remove(c, "ns/p0000");
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    sc_task_remove(c, "ns/p0001");
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    assert_int_equal(bound_prefix(&r, "ns/b-"), 2);
+    assert_string_equal(sc_job_message(sc_job_find(c, "ns/b")), "");
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* ---- the model ---- */
 
 static void test_node_removal(void **state)
@@ -1443,6 +1482,7 @@ int main(void)
         cmocka_unit_test(test_binpack_nodeorder),
         cmocka_unit_test(test_gpulocality),
         cmocka_unit_test(test_gang_not_split),
+        cmocka_unit_test(test_large_cluster),
         cmocka_unit_test(test_node_removal),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_unbind),

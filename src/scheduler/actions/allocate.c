@@ -7,6 +7,8 @@
  * over every waiting job, filling the gaps the blocked gangs cannot use
  * (and BestEffort pods, which need nothing). Without backfill in the
  * configuration a queue is strictly first-in first-out. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,50 +107,185 @@ static bool try_job(sc_session *s, sc_job *j)
     return false;
 }
 
-typedef struct qcursor {
+/* ---- the order jobs are tried in ----
+ *
+ * A cycle must not cost what the whole waiting list costs to sort: with
+ * thousands of gangs waiting on a full cluster, one that finishes would make
+ * every one of them a candidate again. So only the candidates are ordered,
+ * and lazily: a job that failed before and has seen nothing freed since, or
+ * whose need is more than the cluster has free in total, is left out; the
+ * rest sit in one binary heap per queue and come out in job order only as
+ * far as the action gets. Once what is free is below every candidate's need
+ * in some resource, the action stops.
+ *
+ * In allocate a left-out job still holds its queue's line: a queue is
+ * blocked at its first job in job order that cannot go, left out or not. */
+
+typedef struct qheap {
     sc_queue *q;
-    size_t next, end;
+    sc_job **h;
+    size_t n;
+    sc_job *blocker; /* allocate: the first left-out job of the queue */
     bool blocked;
-} qcursor;
+} qheap;
+
+static sc_session *heap_session;
+
+static bool heap_less(sc_job *a, sc_job *b)
+{
+    return sc_job_cmp(heap_session, a, b) < 0;
+}
+
+static void sift_down(sc_job **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && heap_less(h[l], h[m]))
+            m = l;
+        if (l + 1 < n && heap_less(h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        sc_job *x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+static sc_job *heap_pop(qheap *qh)
+{
+    sc_job *top = qh->h[0];
+    qh->h[0] = qh->h[--qh->n];
+    sift_down(qh->h, qh->n, 0);
+    return top;
+}
+
+/* On a large cluster a job whose need is more than is free in total is left
+ * out; one not told why since it last changed is told now (try_job's
+ * precheck fails at once and says so from the totals). Small clusters try
+ * every candidate node by node: their messages count nodes. */
+static bool left_out(sc_session *s, sc_job *j)
+{
+    if (sc_job_skippable(s->c, j, SC_PASS_ALLOCATE))
+        return true;
+    if (s->c->nnodes <= SC_EXPLAIN_NODES || sc_res_le(sc_job_need(s, j), &s->free_now))
+        return false;
+    if (!j->fail_at[SC_PASS_ALLOCATE] || j->change_epoch > j->fail_at[SC_PASS_ALLOCATE])
+        try_job(s, j);
+    return true;
+}
+
+/* Is free below every candidate's need in some resource? */
+static bool nothing_fits(const sc_session *s, const sc_res *least)
+{
+    for (int r = 0; r < SC_MAXRES; r++)
+        if (s->free_now.v[r] < least->v[r])
+            return true;
+    return false;
+}
 
 void sc_action_allocate(sc_session *s, bool backfill)
 {
-    size_t n, nq = 0;
-    sc_job **jobs = sc_waiting_jobs(s, true, &n);
-    qcursor *qs = calloc(n + 1, sizeof(*qs));
+    sc_cluster *c = s->c;
+    sc_job **all = malloc((c->nwaiting + 1) * sizeof(*all));
+    qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
+    size_t *count = calloc(c->nqueues + 1, sizeof(*count));
+    sc_res least;
+    size_t ncand = 0, nq = 0;
+    /* small clusters try every candidate (their messages count nodes) */
+    bool by_need = c->nnodes > SC_EXPLAIN_NODES;
 
-    if (!jobs || !qs) {
-        free(jobs);
-        free(qs);
-        return;
+    if (!all || !qs || !count)
+        goto out;
+    heap_session = s;
+    for (size_t i = 0; i < c->nqueues; i++)
+        qs[i].q = c->queues[i];
+    for (int r = 0; r < SC_MAXRES; r++)
+        least.v[r] = INT64_MAX;
+    /* candidates, grouped by queue (counting sort on the queue's index);
+     * the left-out ones gather at the end of the array */
+    size_t nout = 0;
+    for (sc_job *j = c->waiting_head; j; j = j->wnext) {
+        if (!j->inqueue || (j->n_pending == 0 && j->n_pipelined == 0))
+            continue;
+        if (left_out(s, j)) {
+            all[c->nwaiting - ++nout] = j;
+            continue;
+        }
+        const sc_res *need = by_need ? sc_job_need(s, j) : &(sc_res){{0}};
+        for (int r = 0; r < SC_MAXRES; r++)
+            if (need->v[r] < least.v[r])
+                least.v[r] = need->v[r];
+        all[ncand++] = j;
+        count[j->queue->idx]++;
     }
-    /* the list is sorted by queue, then job order: cut it into runs */
-    for (size_t i = 0; i < n; i++) {
-        if (!nq || qs[nq - 1].q != jobs[i]->queue)
-            qs[nq++] = (qcursor){.q = jobs[i]->queue, .next = i, .end = i};
-        qs[nq - 1].end = i + 1;
+    if (!ncand)
+        goto out;
+    /* allocate: each queue's first left-out job, where the queue has
+     * candidates it could hold back */
+    for (size_t i = 0; !backfill && i < nout; i++) {
+        sc_job *j = all[c->nwaiting - 1 - i];
+        qheap *qh = &qs[j->queue->idx];
+        if (count[j->queue->idx] && (!qh->blocker || sc_job_cmp(s, j, qh->blocker) < 0))
+            qh->blocker = j;
     }
-    for (;;) {
-        qcursor *best = NULL;
-        for (size_t i = 0; i < nq; i++) {
-            qcursor *c = &qs[i];
-            if (c->blocked || c->next >= c->end || !c->q->defined)
+    {
+        size_t off = 0;
+        for (size_t i = 0; i < c->nqueues; i++) {
+            qs[i].h = all + off;
+            off += count[i];
+        }
+        /* place in reverse so each queue's slice fills from its start */
+        sc_job **tmp = malloc(ncand * sizeof(*tmp));
+        if (!tmp)
+            goto out;
+        memcpy(tmp, all, ncand * sizeof(*tmp));
+        for (size_t i = 0; i < ncand; i++) {
+            qheap *qh = &qs[tmp[i]->queue->idx];
+            qh->h[qh->n++] = tmp[i];
+        }
+        free(tmp);
+    }
+    for (size_t i = 0; i < c->nqueues; i++) {
+        for (size_t k = qs[i].n / 2; k-- > 0;)
+            sift_down(qs[i].h, qs[i].n, k);
+        nq += qs[i].n > 0;
+    }
+    while (nq && !nothing_fits(s, &least)) {
+        qheap *best = NULL;
+        for (size_t i = 0; i < c->nqueues; i++) {
+            qheap *qh = &qs[i];
+            if (qh->blocked || !qh->n || !qh->q->defined)
                 continue;
-            if (sc_queue_overused(s, c->q)) {
-                c->blocked = true;
+            if (sc_queue_overused(s, qh->q)) {
+                qh->blocked = true;
                 continue;
             }
-            if (!best || sc_queue_cmp(s, c->q, best->q) < 0)
-                best = c;
+            if (!best || sc_queue_cmp(s, qh->q, best->q) < 0)
+                best = qh;
         }
         if (!best)
             break;
-        sc_job *j = jobs[best->next++];
-        if (!j->waiting || !j->inqueue)
+        /* allocate: a left-out job ahead holds the line */
+        if (best->blocker && sc_job_cmp(s, best->blocker, best->h[0]) < 0) {
+            best->blocked = true;
             continue;
-        if (!try_job(s, j) && !backfill)
+        }
+        sc_job *j = heap_pop(best);
+        bool ok = false;
+        if (j->waiting && j->inqueue) {
+            if (by_need && !sc_res_le(sc_job_need(s, j), &s->free_now)) {
+                /* what is free shrank below its need: it cannot go now */
+            } else {
+                ok = try_job(s, j);
+            }
+        }
+        if (!ok && !backfill)
             best->blocked = true;
     }
+out:
+    free(count);
     free(qs);
-    free(jobs);
+    free(all);
 }

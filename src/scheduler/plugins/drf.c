@@ -16,9 +16,20 @@ static double dominant_share(const sc_session *s, const sc_job *j)
     return m;
 }
 
+/* Cached for one action: an ordering must not move while jobs are sorted. */
+static double share_of(const sc_session *s, const sc_job *cj)
+{
+    sc_job *j = (sc_job *)cj; /* the cache only */
+    if (j->share_serial != s->c->action_serial) {
+        j->share = dominant_share(s, j);
+        j->share_serial = s->c->action_serial;
+    }
+    return j->share;
+}
+
 static int job_order(sc_session *s, const sc_job *a, const sc_job *b)
 {
-    double x = dominant_share(s, a), y = dominant_share(s, b);
+    double x = share_of(s, a), y = share_of(s, b);
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
