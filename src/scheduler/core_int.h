@@ -65,6 +65,7 @@ struct sc_job {
     int32_t priority;
     double created;
     bool inqueue, completed, implicit, preemptable;
+    bool ran;          /* reached Running once: finished pods then mean Completed */
     sc_task **tasks;
     size_t ntasks, cap;
     /* kept by accounting */

@@ -303,16 +303,25 @@ void sc_task_move_job_refresh(sc_cluster *c, sc_job *j)
     sc_job_note(c, j);
 }
 
+static bool job_all_finished(const sc_job *j)
+{
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->st != SC_TASK_SUCCEEDED && j->tasks[i]->st != SC_TASK_FAILED)
+            return false;
+    return true;
+}
+
 void sc_job_note(sc_cluster *c, sc_job *j)
 {
     int need = j->min_member > 0 ? j->min_member : 1;
 
-    if (j->completed)
+    if (j->completed || (j->ran && j->ntasks && j->n_pending == 0 && j->n_pipelined == 0 &&
+                         job_all_finished(j)))
         j->phase = SC_JOB_COMPLETED;
     else if (!j->inqueue)
         j->phase = SC_JOB_PENDING;
     else if (j->n_running >= need)
-        j->phase = SC_JOB_RUNNING;
+        j->phase = SC_JOB_RUNNING, j->ran = true;
     else if (j->phase != SC_JOB_RUNNING || j->n_running == 0)
         j->phase = SC_JOB_INQUEUE;
     if (j->in_changed || (j->reported && j->phase == j->told_phase &&
@@ -974,6 +983,7 @@ static void task_detach(sc_cluster *c, sc_task *t)
     j->tasks[t->job_idx]->job_idx = t->job_idx;
     strmap_del(&c->task_map, t->key);
     waiting_update(c, j);
+    sc_job_note(c, j);
     c->epoch++;
 }
 

@@ -677,8 +677,26 @@ static void hook_job_changed(void *ctx, sc_job *j)
     split_key(sc_job_key(j), ns, sizeof(ns), &name);
     ty_error_init(&err);
     o = store_mutate(sc->store, sc->k_podgroups, ns, name, pg_status_fn, &a, &err);
-    if (o && *a.msg)
+    if (o && *a.msg) {
+        const json_t *refs = json_object_get(json_object_get(store_obj_json(o), "metadata"),
+                                             "ownerReferences");
+        size_t i;
+        json_t *r;
         ty_event(sc->store, store_obj_json(o), "Warning", "Unschedulable", COMPONENT, "%s", a.msg);
+        /* ...and on the job, so that `kubectl describe` of it says why it waits */
+        json_array_foreach(refs, i, r) {
+            if (!json_is_true(json_object_get(r, "controller")))
+                continue;
+            json_t *owner = json_pack("{s:O?, s:O?, s:{s:O?, s:s, s:O?}}", "apiVersion",
+                                      json_object_get(r, "apiVersion"), "kind",
+                                      json_object_get(r, "kind"), "metadata", "name",
+                                      json_object_get(r, "name"), "namespace", ns, "uid",
+                                      json_object_get(r, "uid"));
+            if (owner)
+                ty_event(sc->store, owner, "Warning", "Unschedulable", COMPONENT, "%s", a.msg);
+            json_decref(owner);
+        }
+    }
     store_obj_unref(o);
     ty_error_clear(&err);
     tell_pods(sc, j);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/kinds.h"
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/decode.h"
@@ -107,6 +108,42 @@ static int check_namespace(http_req *r, const res_path *p, ty_error *err)
     return 0;
 }
 
+/* A job may not be submitted to a queue that is not Open (Volcano's
+ * admission rule, applied to every job kind that names a queue). */
+static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_error *err)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const char *queue = NULL, *state;
+    store_obj *q;
+
+    if (p->res == &api_podgroup || p->res == &api_queue)
+        return 0;
+    if (p->res == &api_vcjob)
+        queue = json_string_value(json_object_get(spec, "queue"));
+    else
+        queue = json_string_value(json_object_get(
+            json_object_get(json_object_get(spec, "runPolicy"), "schedulingPolicy"), "queue"));
+    if (!queue || !*queue)
+        return 0;
+    q = store_get(server_store(r->srv), api_store_key(&api_queue), "", queue, NULL);
+    if (!q) {
+        if (p->res == &api_vcjob && strcmp(queue, "default") != 0)
+            return ty_seterr(err, TY_EFORBIDDEN, "unable to find job queue: queues.scheduling."
+                             "volcano.sh \"%s\" not found", queue);
+        return 0;
+    }
+    state = json_string_value(json_object_get(json_object_get(store_obj_json(q), "status"),
+                                              "state"));
+    if (state && strcmp(state, "Open") != 0) {
+        ty_seterr(err, TY_EFORBIDDEN, "can only submit job to queue with state 'Open', queue "
+                  "'%s' status is '%s'", queue, state);
+        store_obj_unref(q);
+        return -1;
+    }
+    store_obj_unref(q);
+    return 0;
+}
+
 /* The name a failed create is reported under: the name, else generateName. */
 static void create_name(const json_t *obj, char *buf, size_t len)
 {
@@ -128,7 +165,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
         goto error;
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
-    if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0)
+    if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
+        check_queue(r, p, obj, &err) < 0)
         goto error;
     if (dry_run(r))
         return http_send_json(r, 201, obj);

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# The gang scheduler on the real server.
+# Part 1 (this machine's node with 4 fake GPUs, real processes): two 3-GPU
+# gangs - one runs, the other waits with a reason and is never partly placed,
+# then starts when the first ends.
+# Part 2 (simulated nodes, preempt and reclaim on): queues of weight 1 and 3
+# share a saturated cluster 1:3; a capability caps a queue; a closed queue
+# rejects jobs; backfill fills a gap a big gang cannot use; nodeSelector and
+# taints are honoured; a high-priority job preempts a low-priority gang whole
+# and the victim's retry count is untouched.
+. "$(dirname "$0")/lib.sh"
+
+gang_job() { # name gpus-per-pod sleep
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: $1}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: pytorch, image: local, command: [sh, -c, "sleep $3"],
+                        resources: {limits: {nvidia.com/gpu: $2}}}]
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: pytorch, image: local, command: [sh, -c, "sleep $3"],
+                        resources: {limits: {nvidia.com/gpu: $2}}}]
+YAML
+}
+
+bound_pods() { # job-name label selector
+    kubectl get pods -l "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+        grep -c .
+}
+
+wait_bound() { # selector count [tries]
+    local n=0
+    for _ in $(seq "${3:-80}"); do
+        n=$(bound_pods "$1")
+        [ "$n" = "$2" ] && break
+        sleep 0.25
+    done
+    echo "$n"
+}
+
+# ---------------- part 1: one node, 4 fake GPUs
+start_server --fake-gpus 4
+gang_job gang-a 1 10
+expect_eq "the first 3-GPU gang is placed whole" 3 \
+    "$(wait_bound training.kubeflow.org/job-name=gang-a 3 120)"
+gang_job gang-b 1 1
+partial=0
+msg=""
+for _ in $(seq 12); do
+    n=$(bound_pods training.kubeflow.org/job-name=gang-b)
+    [ "$n" != 0 ] && [ "$n" != 3 ] && partial=1
+    [ -z "$msg" ] && msg=$(kubectl get podgroup gang-b -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}' 2>/dev/null)
+    sleep 0.25
+done
+expect_eq "the second gang waits while the first runs" 0 "$(bound_pods training.kubeflow.org/job-name=gang-b)"
+expect_match "its PodGroup says why" 'no room|unschedulable' "$msg"
+expect_match "kubectl describe of the job says why it waits" 'Unschedulable' \
+    "$(kubectl describe pytorchjob gang-b)"
+for _ in $(seq 120); do
+    n=$(bound_pods training.kubeflow.org/job-name=gang-b)
+    [ "$n" != 0 ] && [ "$n" != 3 ] && partial=1
+    [ "$n" = 3 ] && break
+    sleep 0.25
+done
+expect_eq "the second gang starts whole when the first ends" 3 "$n"
+expect_eq "never a partial gang" 0 "$partial"
+stop_server
+
+# ---------------- part 2: simulated nodes
+cat >"$E2E_TMP/sched.conf" <<'CONF'
+actions: "enqueue, allocate, backfill, preempt, reclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+CONF
+E2E_DATA=$E2E_TMP/sim start_server --sim-nodes 2x4:cpu=16,memory=64Gi --no-local-node \
+    --scheduler-conf "$E2E_TMP/sched.conf"
+
+vcjob() { # name queue gpus-per-pod replicas [extra spec yaml lines] [pod spec extra]
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  queue: $2
+  minAvailable: $4
+  ${5:-}
+  tasks:
+  - name: t
+    replicas: $4
+    template:
+      metadata:
+        annotations: {trainyard.io/sim-duration: "600"}
+      spec:
+        ${6:-}
+        containers: [{name: c, image: sim, resources: {limits: {nvidia.com/gpu: $3}}}]
+YAML
+}
+
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q1}
+spec: {weight: 1, reclaimable: true}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q3}
+spec: {weight: 3, reclaimable: true}
+YAML
+for i in 1 2 3 4 5 6 7 8; do vcjob a$i q1 1 1; vcjob b$i q3 1 1; done
+sleep 3
+q1=$(wait_bound volcano.sh/queue-name=q1 2 40)
+q3=$(wait_bound volcano.sh/queue-name=q3 6 40)
+expect_eq "queues of weight 1 and 3 share 8 GPUs 1:3" "2 6" "$q1 $q3"
+kubectl delete vcjob --all >/dev/null
+for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
+
+# capability caps a queue
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: capped}
+spec: {weight: 1, capability: {nvidia.com/gpu: 2}}
+YAML
+for i in 1 2 3; do vcjob c$i capped 1 1; done
+sleep 2
+expect_eq "a queue's capability caps it (2 of 3 one-GPU jobs run)" 2 \
+    "$(wait_bound volcano.sh/queue-name=capped 2 20)"
+sleep 1
+expect_eq "the third keeps waiting under the cap" 2 "$(bound_pods volcano.sh/queue-name=capped)"
+kubectl delete vcjob --all >/dev/null
+
+# a closed queue rejects new jobs
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: shut}
+spec: {weight: 1}
+YAML
+kubectl patch queue shut --subresource=status --type=merge -p '{"status":{"state":"Closed"}}' >/dev/null
+out=$(vcjob closed1 shut 1 1 2>&1); rc=$?
+expect_eq "a job for a closed queue is rejected" 1 "$rc"
+expect_match "with a clear error" "queue 'shut' status is 'Closed'" "$out"
+for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
+
+# backfill: a 6-GPU job runs, an 8-GPU gang waits, a 1-GPU job fills the gap
+vcjob mid default 3 2
+expect_eq "mid runs" 2 "$(wait_bound volcano.sh/job-name=mid 2)"
+vcjob big default 4 2
+vcjob small default 1 1
+expect_eq "backfill runs the small job beside the waiting gang" 1 \
+    "$(wait_bound volcano.sh/job-name=small 1)"
+expect_eq "the big gang still waits, whole" 0 "$(bound_pods volcano.sh/job-name=big)"
+kubectl delete vcjob --all >/dev/null
+for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
+
+# nodeSelector and taints
+kubectl label node sim-1 pool=blue >/dev/null
+vcjob sel default 1 2 "" "nodeSelector: {pool: blue}"
+expect_eq "nodeSelector: both pods bound" 2 "$(wait_bound volcano.sh/job-name=sel 2)"
+expect_eq "nodeSelector: on the labelled node" "sim-1 sim-1" \
+    "$(kubectl get pods -l volcano.sh/job-name=sel -o jsonpath='{.items[*].spec.nodeName}')"
+kubectl delete vcjob sel >/dev/null
+kubectl taint node sim-0 dedicated=infra:NoSchedule >/dev/null
+vcjob untol default 1 3
+expect_eq "taint: pods without a toleration go only to the untainted node" "sim-1 sim-1 sim-1" \
+    "$(wait_bound volcano.sh/job-name=untol 3 >/dev/null; kubectl get pods -l volcano.sh/job-name=untol -o jsonpath='{.items[*].spec.nodeName}')"
+vcjob tol default 1 2 "" "tolerations: [{key: dedicated, operator: Equal, value: infra, effect: NoSchedule}]"
+expect_eq "taint: a tolerating job uses the tainted node" "sim-0 sim-0" \
+    "$(wait_bound volcano.sh/job-name=tol 2 >/dev/null; kubectl get pods -l volcano.sh/job-name=tol -o jsonpath='{.items[*].spec.nodeName}')"
+kubectl delete vcjob --all >/dev/null
+kubectl taint node sim-0 dedicated- >/dev/null
+for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
+
+# priority preemption of a whole gang
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 1
+YAML
+vcjob low default 1 8 "priorityClassName: low"
+expect_eq "the low-priority gang fills the cluster" 8 "$(wait_bound volcano.sh/job-name=low 8)"
+vcjob high default 1 4 "priorityClassName: high"
+expect_eq "the high-priority job is placed" 4 "$(wait_bound volcano.sh/job-name=high 4 120)"
+expect_eq "the low gang was preempted whole (none of it runs)" 0 \
+    "$(bound_pods volcano.sh/job-name=low)"
+expect_match "the victims were told why" 'Preempted' "$(kubectl get events -o wide 2>/dev/null)"
+expect_eq "the victim's retry count is untouched" 0 \
+    "$(kubectl get vcjob low -o jsonpath='{.status.retryCount}' | sed 's/^$/0/')"
+finish
