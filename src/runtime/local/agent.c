@@ -1,11 +1,15 @@
 /* agent.c - the node agent thread: the Node, the table of pods it runs,
- * the watch that feeds it and the adoption of pods left by an earlier agent.
+ * the loop that reacts to what wakes it and the adoption of pods left by an
+ * earlier agent.
  *
- * One thread does everything, in rounds: take a batch of watch events (up to
- * POLL_MS of waiting), reconcile the pods they touched, poll every pod's
- * state.json, rewrite the hosts files of namespaces that changed, and now and
- * then beat the Node's heartbeat and rescan the store (level-triggered: a
- * missed event is repaired by the next rescan). */
+ * One thread does everything. It sleeps until something happens (see
+ * agent_watch.c: store events for pods, services and nodes; a pod's
+ * state.json renamed into place; a supervisor's exit; the next timer), then
+ * reconciles the pods the store events touched, reads the state.json of the
+ * pods that were signalled, rewrites the hosts files of namespaces whose
+ * names or addresses changed, and now and then beats the Node's heartbeat,
+ * reads every pod's state (the sweep) and rescans the store. Everything stays
+ * level-triggered: a missed event is repaired by the next sweep or rescan. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -20,8 +24,7 @@
 #include "base/timeutil.h"
 #include "runtime/local/agent.h"
 
-#define POLL_MS 100
-#define EVENT_BATCH 512
+#define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
 #define RESYNC_MS 30000
 #define MAX_PODS 100000
@@ -108,6 +111,7 @@ static rt_pod *new_entry(rt_local *rt, const char *uid, const char *ns, const ch
     snprintf(p->ns, sizeof(p->ns), "%s", ns);
     snprintf(p->name, sizeof(p->name), "%s", name);
     snprintf(p->dir, sizeof(p->dir), "%s/pods/%s", rt->data_dir, uid);
+    p->wd = p->pidfd = -1;
     rt->pods[rt->npods++] = p;
     return p;
 }
@@ -131,6 +135,7 @@ rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *nam
 
 void agent_remove(rt_local *rt, rt_pod *p)
 {
+    agent_untrack(rt, p);
     for (size_t i = 0; i < rt->npods; i++) {
         if (rt->pods[i] == p) {
             rt->pods[i] = rt->pods[--rt->npods];
@@ -170,6 +175,11 @@ static void adopt(rt_local *rt)
         pod_load_adopted(rt, p);
         if (!*p->ip || ip_taken(rt, p))
             alloc_ip(rt, p);
+        if (p->started && !p->finished) {
+            agent_track_dir(rt, p);
+            agent_track_sup(rt, p);
+            p->poll_due = true; /* what it wrote while nobody watched */
+        }
         json_object_set_new(rt->dirty, p->uid, json_pack("{s:s, s:s}", "ns", p->ns, "name",
                                                          p->name));
         json_object_set_new(rt->dirty_ns, p->ns, json_true());
@@ -177,7 +187,12 @@ static void adopt(rt_local *rt)
     closedir(dir);
 }
 
-/* ---- the watch ---- */
+/* ---- store events ---- */
+
+bool agent_stopping(rt_local *rt)
+{
+    return atomic_load_explicit(&rt->stop, memory_order_relaxed);
+}
 
 static void mark_pod(rt_local *rt, const json_t *pod)
 {
@@ -193,6 +208,53 @@ static void mark_pod(rt_local *rt, const json_t *pod)
                                                   "name", str(meta, "name")));
 }
 
+/* What of a pod its namespace's hosts files show (hosts.c): its name,
+ * address, hostname.subdomain, whether it is going, and its labels (which
+ * Services select it). Most pod updates are status only and leave it alone;
+ * those must not cost a hosts rewrite each, now that every event is acted on
+ * at once rather than once per round. */
+static char *hosts_view(const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    char *labels = json_dumps(json_object_get(meta, "labels"),
+                              JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    size_t len = strlen(str(meta, "name")) + strlen(str(json_object_get(pod, "status"), "podIP")) +
+                 strlen(str(spec, "hostname")) + strlen(str(spec, "subdomain")) +
+                 (labels ? strlen(labels) : 0) + 8;
+    char *v = malloc(len);
+
+    if (v)
+        snprintf(v, len, "%s\t%s\t%s\t%s\t%d\t%s", str(meta, "name"),
+                 str(json_object_get(pod, "status"), "podIP"), str(spec, "hostname"),
+                 str(spec, "subdomain"), json_object_get(meta, "deletionTimestamp") != NULL,
+                 labels ? labels : "");
+    free(labels);
+    return v;
+}
+
+static bool hosts_view_changed(rt_local *rt, const store_event *ev, const json_t *pod)
+{
+    const char *uid = str(json_object_get(pod, "metadata"), "uid");
+    const char *seen;
+    char *view;
+    bool changed;
+
+    if (!*uid)
+        return true;
+    if (ev->type == STORE_DELETED) {
+        json_object_del(rt->hosts_seen, uid);
+        return true;
+    }
+    if (!(view = hosts_view(pod)))
+        return true;
+    seen = json_string_value(json_object_get(rt->hosts_seen, uid));
+    changed = !seen || strcmp(seen, view);
+    if (changed)
+        json_object_set_new(rt->hosts_seen, uid, json_string_nocheck(view));
+    free(view);
+    return changed;
+}
+
 static void apply_event(rt_local *rt, const store_event *ev)
 {
     const json_t *obj = store_obj_json(ev->obj);
@@ -200,13 +262,31 @@ static void apply_event(rt_local *rt, const store_event *ev)
 
     if (!strcmp(ev->resource, "pods")) {
         mark_pod(rt, obj);
-        json_object_set_new(rt->dirty_ns, ns, json_true());
+        if (hosts_view_changed(rt, ev, obj))
+            json_object_set_new(rt->dirty_ns, ns, json_true());
     } else if (!strcmp(ev->resource, "services")) {
         json_object_set_new(rt->dirty_ns, ns, json_true());
     } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED &&
                !strcmp(str(json_object_get(obj, "metadata"), "name"), rt->node_name)) {
         rt->next_beat_ms = 0; /* registers again */
     }
+}
+
+static void resync(rt_local *rt);
+
+static void take_events(rt_local *rt)
+{
+    bool again;
+    size_t n;
+    store_event *q = agent_take_queue(rt, &n, &again);
+
+    for (size_t i = 0; i < n; i++) {
+        apply_event(rt, &q[i]);
+        store_event_release(&q[i]);
+    }
+    free(q);
+    if (again)
+        resync(rt);
 }
 
 static void reconcile_dirty(rt_local *rt)
@@ -218,6 +298,8 @@ static void reconcile_dirty(rt_local *rt)
     json_object_foreach(dirty, uid, v) {
         rt_pod *p = agent_find(rt, uid);
         store_obj *o;
+        if (agent_stopping(rt))
+            break; /* level-triggered: the next agent redoes what is left */
         if (p) {
             pod_reconcile(rt, p);
             continue;
@@ -237,7 +319,8 @@ static bool on_this_node(const json_t *obj, void *arg)
     return !strcmp(str(json_object_get(obj, "spec"), "nodeName"), (const char *)arg);
 }
 
-/* Every pod bound here, and every entry, goes through reconcile. */
+/* Every pod bound here, and every entry, goes through reconcile; every
+ * namespace with an entry gets its hosts files checked. */
 static void resync(rt_local *rt)
 {
     store_list_opts lo = {.filter = on_this_node, .filter_arg = rt->node_name};
@@ -248,11 +331,22 @@ static void resync(rt_local *rt)
             mark_pod(rt, store_obj_json(l.items[i]));
         store_list_free(&l);
     }
-    for (size_t i = 0; i < rt->npods; i++)
+    json_object_clear(rt->hosts_seen); /* deletions may have been missed */
+    for (size_t i = 0; i < rt->npods; i++) {
         json_object_set_new(rt->dirty, rt->pods[i]->uid,
                             json_pack("{s:s, s:s}", "ns", rt->pods[i]->ns, "name",
                                       rt->pods[i]->name));
+        json_object_set_new(rt->dirty_ns, rt->pods[i]->ns, json_true());
+    }
     rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
+}
+
+/* ---- supervisors ---- */
+
+/* Whose processes may still read their hosts file. */
+static bool pod_live(const rt_pod *p)
+{
+    return !p->killing && !p->finished;
 }
 
 static void rewrite_hosts(rt_local *rt)
@@ -263,9 +357,14 @@ static void rewrite_hosts(rt_local *rt)
     rt->dirty_ns = json_object();
     json_object_foreach(dirty, ns, v) {
         char *body = NULL;
-        /* One listing per namespace, however many of its pods run here. */
+        if (agent_stopping(rt))
+            break;
+        /* One listing per namespace, however many of its pods run here. A pod
+         * that has finished reads no hosts file any more: without skipping
+         * those, a namespace of many finished pods cost a rewrite of all
+         * their files for every pod that came or went. */
         for (size_t i = 0; i < rt->npods; i++) {
-            if (strcmp(rt->pods[i]->ns, ns) || rt->pods[i]->killing)
+            if (strcmp(rt->pods[i]->ns, ns) || !pod_live(rt->pods[i]))
                 continue;
             if (!body && !(body = pod_hosts_body(rt, ns)))
                 break;
@@ -276,57 +375,51 @@ static void rewrite_hosts(rt_local *rt)
     json_decref(dirty);
 }
 
-static bool stopping(rt_local *rt)
+/* Reads the state of pods that were signalled, or of every pod when the
+ * sweep is due; retries and forced kills whose time has come. */
+static void poll_pods(rt_local *rt)
 {
-    bool stop;
-    pthread_mutex_lock(&rt->mu);
-    stop = rt->stop;
-    pthread_mutex_unlock(&rt->mu);
-    return stop;
-}
+    int64_t now = ty_now_ms();
+    bool sweep = now >= rt->next_sweep_ms;
 
-static void drop_watch(rt_local *rt)
-{
-    pthread_mutex_lock(&rt->mu);
-    store_watch_close(rt->w);
-    rt->w = NULL;
-    pthread_mutex_unlock(&rt->mu);
-}
-
-static void open_watch(rt_local *rt)
-{
-    ty_error err;
-
-    ty_error_init(&err);
-    pthread_mutex_lock(&rt->mu);
-    if (!rt->stop)
-        rt->w = store_watch_open(rt->s, NULL, NULL, store_current_rv(rt->s), &err);
-    pthread_mutex_unlock(&rt->mu);
-    ty_error_clear(&err);
-    if (rt->w)
-        resync(rt); /* after the watch opened: nothing falls between */
-}
-
-static void take_events(rt_local *rt)
-{
-    store_event ev;
-    ty_error err;
-    int64_t until = ty_now_ms() + POLL_MS;
-
-    ty_error_init(&err);
-    for (int i = 0; i < EVENT_BATCH; i++) {
-        int64_t left = until - ty_now_ms();
-        int rc = store_watch_next(rt->w, left > 0 ? (int)left : 0, &ev, &err);
-        if (rc < 0) {
-            drop_watch(rt); /* fell behind, or stopping: reopen + resync */
-            break;
+    if (sweep)
+        rt->next_sweep_ms = now + SWEEP_MS;
+    /* Backwards: pod_poll may remove the entry it is given. */
+    for (size_t i = rt->npods; i-- > 0 && !agent_stopping(rt);) {
+        rt_pod *p;
+        if (i >= rt->npods)
+            continue;
+        p = rt->pods[i];
+        if (sweep || p->poll_due || (p->killing && now >= p->force_at_ms) ||
+            (!p->started && !p->killing && now >= p->retry_at_ms) ||
+            (p->killing && (!p->started || p->finished))) {
+            p->poll_due = false;
+            pod_poll(rt, p);
         }
-        if (rc == 0)
-            break;
-        apply_event(rt, &ev);
-        store_event_release(&ev);
     }
-    ty_error_clear(&err);
+}
+
+/* How long the agent may sleep: until the next timer of any kind. */
+static int sleep_ms(rt_local *rt)
+{
+    int64_t now = ty_now_ms(), next = rt->next_sweep_ms;
+
+    if (rt->next_beat_ms < next)
+        next = rt->next_beat_ms;
+    if (rt->next_resync_ms < next)
+        next = rt->next_resync_ms;
+    for (size_t i = 0; i < rt->npods; i++) {
+        const rt_pod *p = rt->pods[i];
+        if (p->poll_due)
+            return 0;
+        if (p->killing && p->started && !p->finished && p->force_at_ms < next)
+            next = p->force_at_ms;
+        if (!p->started && !p->killing && p->retry_at_ms < next)
+            next = p->retry_at_ms;
+    }
+    if (json_object_size(rt->dirty) || json_object_size(rt->dirty_ns))
+        return 0; /* left over by a pass cut short */
+    return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
 }
 
 static void housekeeping(rt_local *rt)
@@ -352,25 +445,16 @@ static void *agent_main(void *arg)
 {
     rt_local *rt = arg;
 
-    while (!stopping(rt)) {
-        if (!rt->w) {
-            open_watch(rt);
-            if (!rt->w) {
-                usleep(POLL_MS * 1000);
-                continue;
-            }
-        }
+    while (!agent_stopping(rt)) {
+        agent_wait(rt, sleep_ms(rt));
         take_events(rt);
         reconcile_dirty(rt);
-        /* Backwards: pod_poll may remove the entry it is given. */
-        for (size_t i = rt->npods; i-- > 0;)
-            if (i < rt->npods)
-                pod_poll(rt, rt->pods[i]);
+        poll_pods(rt);
         if (json_object_size(rt->dirty_ns))
             rewrite_hosts(rt);
-        housekeeping(rt);
+        if (!agent_stopping(rt))
+            housekeeping(rt);
     }
-    drop_watch(rt);
     return NULL;
 }
 
@@ -422,12 +506,15 @@ static void free_rt(rt_local *rt)
     while (rt->npods)
         agent_remove(rt, rt->pods[rt->npods - 1]);
     free(rt->pods);
+    agent_watch_free(rt);
     json_decref(rt->dirty);
     json_decref(rt->dirty_ns);
+    json_decref(rt->hosts_seen);
     free(rt->data_dir);
     free(rt->node_name);
     free(rt->self_exe);
     free(rt->shim);
+    pthread_cond_destroy(&rt->cv);
     pthread_mutex_destroy(&rt->mu);
     free(rt);
 }
@@ -465,17 +552,25 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
         return NULL;
     }
     rt->s = s;
+    rt->epfd = rt->evfd = rt->infd = -1;
     pthread_mutex_init(&rt->mu, NULL);
+    pthread_cond_init(&rt->cv, NULL);
     rt->dirty = json_object();
     rt->dirty_ns = json_object();
-    if (init_rt(rt, o, err) < 0)
+    rt->hosts_seen = json_object();
+    if (init_rt(rt, o, err) < 0 || agent_watch_init(rt, err) < 0)
         goto error;
     /* The supervisors are not our children; no SIGCHLD of theirs reaches us,
      * but the short-lived middle process of the double fork is reaped. */
     adopt(rt);
     rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
+    rt->next_sweep_ms = ty_now_ms() + SWEEP_MS;
+    rt->next_resync_ms = INT64_MAX; /* the pump's first open asks for one */
+    if (agent_pump_start(rt, err) < 0)
+        goto error;
     if (pthread_create(&rt->thread, NULL, agent_main, rt) != 0) {
         ty_seterr(err, TY_EINTERNAL, "runtime: cannot start the agent thread");
+        agent_watch_stop(rt);
         goto error;
     }
     ty_info("runtime: node %s, %d GPU(s), %zu pod(s) adopted", rt->node_name, rt->ngpus,
@@ -490,11 +585,9 @@ void rt_local_stop(rt_local *rt)
 {
     if (!rt)
         return;
-    pthread_mutex_lock(&rt->mu);
-    rt->stop = true;
-    if (rt->w)
-        store_watch_cancel(rt->w);
-    pthread_mutex_unlock(&rt->mu);
+    /* The agent checks for this between pods, so a long pass is cut short:
+     * whatever it leaves undone is redone by the next agent's resync. */
+    agent_watch_stop(rt);
     pthread_join(rt->thread, NULL);
     free_rt(rt);
 }

@@ -1,10 +1,13 @@
 /* agent.h - the node agent's state, shared by agent.c (the thread, the pod
- * table, re-adoption) and agent_pod.c (one pod's start, status and end). */
+ * table, re-adoption), agent_watch.c (what wakes the thread: store events,
+ * state.json renames, supervisor exits) and agent_pod.c (one pod's start,
+ * status and end). */
 #ifndef TY_RUNTIME_LOCAL_AGENT_H
 #define TY_RUNTIME_LOCAL_AGENT_H
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
@@ -21,6 +24,9 @@ typedef struct rt_pod {
     bool killing;           /* termination under way */
     bool gone;              /* pod object deleted / replaced */
     bool failed_reported;   /* supervisor died and we said so */
+    bool poll_due;          /* state.json renamed / supervisor exited: read it */
+    int wd;                 /* inotify watch on dir, -1 = none */
+    int pidfd;              /* the supervisor's pidfd (in the epoll set), -1 = none */
     int64_t retry_at_ms;    /* next start attempt while !started */
     int64_t force_at_ms;    /* SIGKILL everything after this while killing */
     char *state_text;       /* last state.json seen */
@@ -34,23 +40,50 @@ struct rt_local {
     char *data_dir, *node_name, *self_exe, *shim;
     int ngpus, backoff_ms;
     char host_ip[16];
-    pthread_t thread;
-    pthread_mutex_t mu;     /* guards stop and w against rt_local_stop */
-    bool stop;
-    store_watch *w;
+    pthread_t thread, pump;
+    bool pump_started;
+    pthread_mutex_t mu;     /* guards w, the queue and the flags below */
+    pthread_cond_t cv;      /* the pump waiting to reopen the watch */
+    atomic_bool stop;       /* read in the agent's loops without the lock */
+    store_watch *w;         /* owned by the pump thread */
+    store_event *queue;     /* events the pump took, for the agent (under mu) */
+    size_t nqueue, qcap;
+    bool resync_due;        /* the watch was (re)opened or the queue overflowed */
+    int epfd;               /* the agent waits here: evfd, infd, every pidfd */
+    int evfd;               /* eventfd: queue non-empty, resync or stop */
+    int infd;               /* inotify: state.json renamed in a pod directory */
     rt_pod **pods;
     size_t npods, cap;
     uint32_t next_ip;       /* host order */
     uint64_t gpu_used;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
-    int64_t next_beat_ms, next_resync_ms;
+    json_t *hosts_seen;     /* pod uid -> what of it a hosts file shows */
+    int64_t next_beat_ms, next_resync_ms, next_sweep_ms;
 };
 
 /* agent.c */
 rt_pod *agent_find(rt_local *rt, const char *uid);
 rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *name);
 void agent_remove(rt_local *rt, rt_pod *p);
+bool agent_stopping(rt_local *rt);
+
+/* agent_watch.c */
+int agent_watch_init(rt_local *rt, ty_error *err);   /* epoll, eventfd, inotify */
+int agent_pump_start(rt_local *rt, ty_error *err);   /* the store watch's thread */
+void agent_watch_stop(rt_local *rt);                 /* wakes both threads, joins the pump */
+void agent_watch_free(rt_local *rt);
+/* Moves the queued store events to the caller (release each, free the array);
+ * sets *resync when the watch was reopened or events were dropped. */
+store_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync);
+/* Waits up to timeout_ms for something to do; marks pods poll_due. */
+void agent_wait(rt_local *rt, int timeout_ms);
+/* Wakes on p's state.json renames (call before its supervisor starts) and,
+ * once p->sup is known, on the supervisor's exit. Idempotent. */
+void agent_track_dir(rt_local *rt, rt_pod *p);
+void agent_track_sup(rt_local *rt, rt_pod *p);
+/* Stops watching p (the supervisor is gone, or the entry goes). */
+void agent_untrack(rt_local *rt, rt_pod *p);
 
 /* agent_pod.c */
 void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be gone */

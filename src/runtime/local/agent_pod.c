@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include "base/timeutil.h"
 #include "controller/events.h"
 #include "runtime/local/agent.h"
+
+extern char **environ;
 
 #define RETRY_MS 2000
 #define FORCE_EXTRA_S 15 /* beyond the grace period before the agent kills everything */
@@ -61,9 +64,14 @@ static store_obj *current(rt_local *rt, const rt_pod *p)
 typedef struct pod_edit {
     const char *uid;
     bool add;            /* finalizer: add or remove */
-    json_t *status;      /* set_status: replace status with this (borrowed) */
-    const rt_pod *p;
+    const rt_pod *p;     /* edit_finalizer: also write p's status (admission) */
 } pod_edit;
+
+static json_t *status_of(const json_t *obj, const rt_pod *p)
+{
+    return rt_pod_status(obj, p->state, p->ip, "127.0.0.1",
+                         *p->wait_reason ? p->wait_reason : NULL, p->wait_msg);
+}
 
 static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
 {
@@ -76,6 +84,9 @@ static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
     if (e->add) {
         if (json_object_get(meta, "deletionTimestamp"))
             return ty_seterr(err, TY_ECONFLICT, "pod is being deleted");
+        /* One commit for both: a pod's start is on the launch's critical path. */
+        if (e->p)
+            json_object_set_new(obj, "status", status_of(obj, e->p));
         if (has_finalizer(obj))
             return 0;
         if (!json_is_array(fins)) {
@@ -95,9 +106,9 @@ static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
 }
 
 static int set_finalizer(rt_local *rt, const char *ns, const char *name, const char *uid,
-                         bool add, ty_error *err)
+                         bool add, const rt_pod *with_status, ty_error *err)
 {
-    pod_edit e = {.uid = uid, .add = add};
+    pod_edit e = {.uid = uid, .add = add, .p = with_status};
     store_obj *o = store_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, err);
 
     if (!o)
@@ -113,9 +124,7 @@ static int edit_status(json_t *obj, void *arg, ty_error *err)
 
     if (!same_uid(obj, p->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
-    json_object_set_new(obj, "status",
-                        rt_pod_status(obj, p->state, p->ip, "127.0.0.1",
-                                      *p->wait_reason ? p->wait_reason : NULL, p->wait_msg));
+    json_object_set_new(obj, "status", status_of(obj, p));
     return 0;
 }
 
@@ -167,54 +176,51 @@ static void release_gpus(rt_local *rt, rt_pod *p)
     p->gpus = 0;
 }
 
-/* fork, setsid, fork again: the supervisor is nobody's child in the server
- * and in a session of its own, so it survives the server and its signals. */
+/* posix_spawn (a vfork: the server's memory is not copied, and this thread
+ * waits only for the exec) into a session of its own, so that the server's
+ * signals and terminal do not reach it. The supervisor is our child while we
+ * run, reaped when its pidfd says it exited (agent_untrack); when the server
+ * exits it is reparented like any orphan and lives on to be adopted. */
 static pid_t spawn_supervisor(rt_local *rt, rt_pod *p)
 {
     char logpath[PATH_MAX + 32];
     char *argv[] = {rt->self_exe, "supervise", "--pod-dir", p->dir, NULL};
-    int logfd, nul, pfd[2];
-    pid_t mid, pid = -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
     sigset_t block;
+    pid_t pid = -1;
+    int rc;
 
     path_in(p, "supervisor.log", logpath, sizeof(logpath));
-    logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (logfd < 0 || nul < 0 || pipe2(pfd, O_CLOEXEC) < 0)
-        goto out;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
+    if (posix_spawnattr_init(&attr) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return -1;
+    }
     /* SIGTERM stays pending until the supervisor has its signalfd. */
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGCHLD);
-    mid = fork();
-    if (mid == 0) {
-        pid_t sup;
-        setsid();
-        sup = fork();
-        if (sup == 0) {
-            sigprocmask(SIG_SETMASK, &block, NULL);
-            dup2(nul, 0);
-            dup2(logfd, 1);
-            dup2(logfd, 2);
-            execv(argv[0], argv);
-            _exit(127);
-        }
-        (void)!write(pfd[1], &sup, sizeof(sup));
-        _exit(0);
+    rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND,
+                                              0644);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, &block);
+    if (rc == 0)
+        rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
     }
-    close(pfd[1]);
-    if (mid > 0) {
-        waitpid(mid, NULL, 0);
-        if (read(pfd[0], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
-            pid = -1;
-    }
-    close(pfd[0]);
-out:
-    if (logfd >= 0)
-        close(logfd);
-    if (nul >= 0)
-        close(nul);
     return pid;
 }
 
@@ -257,7 +263,9 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
     ty_error err;
 
     ty_error_init(&err);
-    if (set_finalizer(rt, p->ns, p->name, p->uid, true, &err) < 0) {
+    /* The finalizer (so that a deletion waits for the processes) and the
+     * Pending status with the pod's address, in one write. */
+    if (set_finalizer(rt, p->ns, p->name, p->uid, true, p, &err) < 0) {
         p->retry_at_ms = ty_now_ms() + RETRY_MS;
         goto out; /* being deleted or gone: reconcile sees it next */
     }
@@ -272,6 +280,7 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "CreateContainerConfigError", err.text);
         goto out;
     }
+    agent_track_dir(rt, p); /* before it can write its first state */
     p->sup = spawn_supervisor(rt, p);
     if (p->sup <= 0) {
         wait_for(rt, p, pod, "CreateContainerError", "cannot start the pod supervisor");
@@ -282,8 +291,12 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
     if (rt_write_atomic(path, pidtext, strlen(pidtext), 0644) < 0)
         ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
     p->started = true;
-    p->wait_reason[0] = p->wait_msg[0] = '\0';
-    write_status(rt, p);
+    agent_track_sup(rt, p);
+    if (*p->wait_reason) {
+        /* It waited before (a missing ConfigMap...): no longer. */
+        p->wait_reason[0] = p->wait_msg[0] = '\0';
+        write_status(rt, p);
+    }
 out:
     ty_error_clear(&err);
 }
@@ -351,7 +364,7 @@ static bool finalize(rt_local *rt, rt_pod *p)
 
     ty_error_init(&err);
     if (o && has_finalizer(store_obj_json(o)) &&
-        set_finalizer(rt, p->ns, p->name, p->uid, false, &err) < 0 &&
+        set_finalizer(rt, p->ns, p->name, p->uid, false, NULL, &err) < 0 &&
         err.code != TY_ENOTFOUND) {
         ty_warn("runtime: cannot release pod %s/%s: %s", p->ns, p->name, err.text);
         ty_error_clear(&err);
@@ -400,7 +413,7 @@ static void observe(rt_local *rt, rt_pod *p)
 {
     char path[PATH_MAX + 16];
     char *text;
-    json_t *st;
+    json_t *st, *before;
     store_obj *o;
 
     path_in(p, "state.json", path, sizeof(path));
@@ -410,15 +423,17 @@ static void observe(rt_local *rt, rt_pod *p)
         free(text);
         return;
     }
-    if ((o = current(rt, p))) {
-        rt_state_events(rt->s, store_obj_json(o), p->state, st);
-        store_obj_unref(o);
-    }
-    json_decref(p->state);
+    o = current(rt, p);
+    before = p->state;
     p->state = st;
     free(p->state_text);
     p->state_text = text;
+    /* The status first: watchers wait for it, nobody waits for the Events. */
     write_status(rt, p);
+    if (o)
+        rt_state_events(rt->s, store_obj_json(o), before, st);
+    store_obj_unref(o);
+    json_decref(before);
 }
 
 static bool state_final(const rt_pod *p)
@@ -434,6 +449,7 @@ void pod_poll(rt_local *rt, rt_pod *p)
         observe(rt, p);
         if (!alive) {
             p->finished = true;
+            agent_untrack(rt, p);
             observe(rt, p); /* what it wrote last */
             if (!state_final(p) && !p->killing) {
                 supervisor_lost(p);
@@ -508,7 +524,7 @@ void pod_new_object(rt_local *rt, const json_t *pod)
     if (json_object_get(meta, "deletionTimestamp")) {
         /* Nothing of it runs here: let it go. */
         if (has_finalizer(pod))
-            set_finalizer(rt, ns, name, uid, false, &err);
+            set_finalizer(rt, ns, name, uid, false, NULL, &err);
     } else if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")) {
         /* finished before; nothing to run */
     } else if (has_finalizer(pod)) {
