@@ -26,6 +26,7 @@ int cmd_get(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_server(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -17,6 +17,7 @@ static const struct {
     {"kubeconfig", cmd_kubeconfig, "Print a kubeconfig that points kubectl at the server"},
     {"logs", cmd_logs, "Print a pod's container log"},
     {"server", cmd_server, "Run the control plane (API server and store)"},
+    {"simulate", cmd_simulate, "Replay a job trace through the scheduler on a virtual clock"},
     {"supervise", cmd_supervise, "(internal) Keep one pod's processes; started by the server"},
     {"version", cmd_version, "Print the version"},
 };
