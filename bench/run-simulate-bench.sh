@@ -2,7 +2,7 @@
 # run-simulate-bench.sh - how long `trainyard simulate` takes on the Philly
 # extract (82,247 jobs) on 300 x 8 GPUs for each policy, and what each policy
 # gives on the Tiresias 60-job trace on 32 x 4 GPUs (where it hardly queues)
-# and on a loaded cluster of 4 x 4 GPUs.
+# and on a loaded cluster of 2 x 4 GPUs.
 #
 # Builds if needed, then for each policy prints the wall time (from bash's
 # `time`, one run each) and the JSON summary, and the ratio of LAS's average
@@ -10,7 +10,7 @@
 #
 #   --cluster SPEC   the cluster for the Philly runs (default 300x8)
 #   --policies LIST  comma separated (default fifo,sjf,las)
-#   --small-clusters LIST  clusters for the 60-job trace (default 32x4,4x4)
+#   --small-clusters LIST  clusters for the 60-job trace (default 32x4,2x4)
 #
 #   BUILD_DIR   build directory to use (default: build)
 #   TRACES      the traces folder (default: ../shared/traces next to the repository)
@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 TRACES=${TRACES:-../shared/traces}
-cluster=300x8 policies=fifo,sjf,las small=32x4,4x4
+cluster=300x8 policies=fifo,sjf,las small=32x4,2x4
 while (($#)); do
     case $1 in
     --cluster) cluster=$2; shift 2 ;;
