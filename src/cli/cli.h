@@ -23,6 +23,7 @@ int cmd_apply(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_get(int argc, char **argv);
+int cmd_job(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_server(int argc, char **argv);

@@ -14,6 +14,7 @@ static const struct {
     {"delete", cmd_delete, "Delete objects by name or from manifests"},
     {"describe", cmd_describe, "Show an object in detail, with its events"},
     {"get", cmd_get, "List or show objects"},
+    {"job", cmd_job, "Suspend or resume a Volcano Job (vcctl job suspend/resume)"},
     {"kubeconfig", cmd_kubeconfig, "Print a kubeconfig that points kubectl at the server"},
     {"logs", cmd_logs, "Print a pod's container log"},
     {"server", cmd_server, "Run the control plane (API server and store)"},
