@@ -641,6 +641,9 @@ void sc_stmt_commit(sc_stmt *st, const sc_job *by)
                 s->hooks->bind(s->hooks->ctx, op->t, op->t->node);
             break;
         case SC_OP_PIPELINE:
+            /* a reserved gang must be tried again when its room is free,
+             * even if nothing else changed since it last failed */
+            sc_job_touch(s->c, op->t->job);
             if (s->stats)
                 s->stats->pipelined++;
             break;

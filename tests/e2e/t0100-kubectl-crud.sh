@@ -78,8 +78,22 @@ expect_eq "strategic merge kept the other container" "busybox:1.36 busybox:1.37"
 out=$(k patch pytorchjob pytorch-ddp --type strategic -p '{"spec":{}}' 2>&1)
 expect_match "strategic merge on a custom resource is refused" 'UnsupportedMediaType|unsupported|not supported' "$out"
 
-# status subresource: a write to the object ignores status (a PodGroup: no
-# controller writes its status yet)
+# status subresource: a write to the object ignores status (a Queue: no
+# controller writes its state)
+cat >"$E2E_TMP/q.yaml" <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: qstatus
+spec:
+  weight: 2
+YAML
+k apply -f "$E2E_TMP/q.yaml" >/dev/null
+k patch queue qstatus --type merge -p '{"status":{"state":"Closed"}}' >/dev/null 2>&1
+expect_eq "status ignored on main resource" "Open" "$(k get queue qstatus -o jsonpath='{.status.state}')"
+check "patch --subresource status" k patch queue qstatus --subresource status --type merge -p '{"status":{"state":"Closed"}}'
+expect_eq "the status write took" "Closed" "$(k get queue qstatus -o jsonpath='{.status.state}')"
+# a bare PodGroup is admitted by the gang scheduler; its table shows the phase
 cat >"$E2E_TMP/pg.yaml" <<'YAML'
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
@@ -89,10 +103,11 @@ spec:
   minMember: 2
 YAML
 k apply -f "$E2E_TMP/pg.yaml" >/dev/null
-k patch podgroup pg1 --type merge -p '{"status":{"phase":"Running"}}' >/dev/null 2>&1
-expect_eq "status ignored on main resource" "Pending" "$(k get podgroup pg1 -o jsonpath='{.status.phase}')"
-check "patch --subresource status" k patch podgroup pg1 --subresource status --type merge -p '{"status":{"phase":"Inqueue"}}'
-expect_match "STATUS column shows the status written" '^pg1 +Inqueue ' "$(k get podgroups)"
+for _ in $(seq 40); do
+    [ "$(k get podgroup pg1 -o jsonpath='{.status.phase}')" = Inqueue ] && break
+    sleep 0.25
+done
+expect_match "STATUS column shows the admitted PodGroup" '^pg1 +Inqueue ' "$(k get podgroups)"
 k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Injected","status":"True"}]}}' >/dev/null 2>&1
 expect_eq "status ignored on a job too" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[?(@.type=="Injected")].type}')"
 expect_match "State column = last condition type" '^pytorch-ddp +Suspended ' "$(k get pytorchjobs)"

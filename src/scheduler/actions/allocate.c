@@ -252,6 +252,11 @@ void sc_action_allocate(sc_session *s, bool backfill)
             sift_down(qs[i].h, qs[i].n, k);
         nq += qs[i].n > 0;
     }
+    /* Gangs that hold reservations (pipelined by preempt) go first and are
+     * not held back by a blocked queue: their room was promised to them. */
+    for (size_t i = 0; !backfill && i < ncand; i++)
+        if (all[i]->n_pipelined > 0 && all[i]->waiting)
+            try_job(s, all[i]);
     while (nq && !nothing_fits(s, &least)) {
         qheap *best = NULL;
         for (size_t i = 0; i < c->nqueues; i++) {

@@ -204,6 +204,23 @@ static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
     return ok;
 }
 
+/* Reclaim only for a gang its queue can hold within its deserved share:
+ * taking back more would let the other queue take it back in turn, and the
+ * two would trade the same GPUs for ever. */
+static bool within_deserved(sc_session *s, sc_job *j)
+{
+    const sc_res *need = sc_job_need(s, j);
+    const sc_queue *q = j->queue;
+
+    for (int r = 0; r < SC_MAXRES; r++) {
+        if (r == SC_PODS || !need->v[r])
+            continue;
+        if (q->allocated.v[r] + need->v[r] > q->deserved.v[r])
+            return false;
+    }
+    return true;
+}
+
 void sc_action_preempt(sc_session *s, bool reclaim)
 {
     size_t n;
@@ -215,7 +232,8 @@ void sc_action_preempt(sc_session *s, bool reclaim)
             continue;
         if (sc_job_skippable(s->c, j, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT))
             continue;
-        if (reclaim && (!j->queue->defined || sc_queue_overused(s, j->queue)))
+        if (reclaim && (!j->queue->defined || sc_queue_overused(s, j->queue) ||
+                        !within_deserved(s, j)))
             continue;
         if (!preempt_for(s, j, reclaim))
             sc_job_mark_failed(s->c, j, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT);
