@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -56,6 +57,16 @@ static const match_row match_rows[] = {
     {NULL, NULL, "PodFailed", 1, VC_SYNC, 0, -1},
     {"[{\"event\":\"TaskFailed\",\"action\":\"TerminateJob\"}]", NULL, "TaskFailed", 0,
      VC_TERMINATE_JOB, 0, -1},
+    /* JobUpdated: a job-level event (no task policies), by name or `*` */
+    {NULL, "[{\"event\":\"JobUpdated\",\"action\":\"RestartJob\"}]", "JobUpdated", 0,
+     VC_RESTART_JOB, 0, -1},
+    {NULL, "[{\"events\":[\"PodFailed\",\"JobUpdated\"],\"action\":\"AbortJob\"}]",
+     "JobUpdated", 0, VC_ABORT_JOB, 0, -1},
+    {NULL, "[{\"event\":\"*\",\"action\":\"RestartJob\"}]", "JobUpdated", 0, VC_RESTART_JOB,
+     0, -1},
+    {NULL, "[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"}]", "JobUpdated", 0, VC_SYNC,
+     0, -1},
+    {NULL, "[{\"exitCode\":1,\"action\":\"AbortJob\"}]", "JobUpdated", 1, VC_SYNC, 0, -1},
 };
 
 static void test_policy_match(void **state)
@@ -370,6 +381,161 @@ static void test_depends_on(void **state)
     json_decref(tasks);
 }
 
+typedef struct updated_row {
+    const char *job, *status;
+    bool updated;
+} updated_row;
+
+static const updated_row updated_rows[] = {
+    /* never observed (a new job, or one from before observedGeneration) */
+    {"{\"metadata\":{\"generation\":1}}", "{}", false},
+    {"{\"metadata\":{\"generation\":3}}", "{}", false},
+    {"{\"metadata\":{\"generation\":1}}", "{\"observedGeneration\":1}", false},
+    /* the spec changed since the last pass */
+    {"{\"metadata\":{\"generation\":2}}", "{\"observedGeneration\":1}", true},
+    {"{\"metadata\":{\"generation\":5}}", "{\"observedGeneration\":2}", true},
+    {"{\"metadata\":{}}", "{\"observedGeneration\":2}", false},
+};
+
+static void test_spec_updated(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(updated_rows) / sizeof(updated_rows[0]); i++) {
+        json_t *job = json_loads(updated_rows[i].job, 0, NULL);
+        json_t *st = json_loads(updated_rows[i].status, 0, NULL);
+        if (vc_spec_updated(job, st) != updated_rows[i].updated)
+            fail_msg("row %zu: want %d", i, updated_rows[i].updated);
+        json_decref(job);
+        json_decref(st);
+    }
+}
+
+static const json_t *volume_named(const json_t *spec, const char *name)
+{
+    json_t *v;
+    size_t i;
+
+    json_array_foreach(json_object_get(spec, "volumes"), i, v)
+        if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+            return v;
+    return NULL;
+}
+
+static const char *mount_path(const json_t *container, const char *name)
+{
+    json_t *m;
+    size_t i;
+
+    json_array_foreach(json_object_get(container, "volumeMounts"), i, m)
+        if (!strcmp(json_string_value(json_object_get(m, "name")), name))
+            return json_string_value(json_object_get(m, "mountPath"));
+    return NULL;
+}
+
+static void test_plugin_args(void **state)
+{
+    static const struct { const char *args, *path; } rows[] = {
+        {"[]", "/root/.ssh"},
+        {"[\"--ssh-key-file-path=/home/u/.ssh\"]", "/home/u/.ssh"},
+        {"[\"-ssh-key-file-path=/a\"]", "/a"},
+        {"[\"--ssh-key-file-path\", \"/a/b\"]", "/a/b"},
+        {"[\"--ssh-key-file-path\"]", "/root/.ssh"},        /* no value */
+        {"[\"--ssh-key-file-path=rel\"]", "/root/.ssh"},    /* not absolute */
+        {"[\"--ssh-key-file-pathx=/x\"]", "/root/.ssh"},    /* another flag */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char plugins[256];
+        json_t *job;
+        snprintf(plugins, sizeof(plugins), "{\"ssh\":%s}", rows[i].args);
+        job = job_with(plugins);
+        if (strcmp(vc_ssh_path(job), rows[i].path) != 0)
+            fail_msg("row %zu: got %s, want %s", i, vc_ssh_path(job), rows[i].path);
+        json_decref(job);
+    }
+}
+
+static void test_ssh_mpi_decorate(void **state)
+{
+    json_t *job = job_with("{\"svc\":[],\"ssh\":[],\"mpi\":[]}");
+    json_t *pod = json_loads("{\"metadata\":{\"name\":\"j-master-0\"},\"spec\":{\"containers\":"
+                             "[{\"name\":\"a\"},{\"name\":\"b\",\"env\":[{\"name\":"
+                             "\"OMPI_MCA_plm_rsh_agent\",\"value\":\"ssh\"}]}]}}", 0, NULL);
+    json_t *spec = json_object_get(pod, "spec"), *a, *b, *data;
+    const json_t *v;
+    char *config;
+
+    (void)state;
+    vc_plugins_decorate(job, pod);
+    a = json_array_get(json_object_get(spec, "containers"), 0);
+    b = json_array_get(json_object_get(spec, "containers"), 1);
+    v = volume_named(spec, "j-ssh");
+    assert_non_null(v);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "secret"),
+                                                          "secretName")), "j-ssh");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "secret"),
+                                                        "defaultMode")), 0600);
+    assert_string_equal(mount_path(a, "j-ssh"), "/root/.ssh");
+    assert_string_equal(mount_path(b, "j-ssh"), "/root/.ssh");
+    assert_non_null(volume_named(spec, "j-mpi"));
+    assert_string_equal(mount_path(a, "j-mpi"), "/etc/mpi");
+    assert_string_equal(env_value(json_object_get(a, "env"), "OMPI_MCA_plm_rsh_agent"),
+                        "/etc/mpi/kubexec.sh");
+    /* a container that names its own agent keeps it */
+    assert_int_equal(json_array_size(json_object_get(b, "env")), 1);
+    assert_string_equal(env_value(json_object_get(b, "env"), "OMPI_MCA_plm_rsh_agent"), "ssh");
+    data = vc_mpi_configmap_data(job);
+    assert_non_null(strstr(json_string_value(json_object_get(data, "kubexec.sh")),
+                           "POD_NAME=${1%%.*}"));
+    json_decref(data);
+
+    config = vc_ssh_config(job);
+    assert_non_null(strstr(config, "StrictHostKeyChecking no\n"));
+    assert_non_null(strstr(config, "Host j-master-0\n  HostName j-master-0.j\n"));
+    assert_non_null(strstr(config, "Host j-worker-1\n  HostName j-worker-1.j\n"));
+    assert_null(strstr(config, "j-worker-2"));
+    free(config);
+    data = vc_ssh_secret_data(job, "PRIV", "ssh-rsa PUB j");
+    assert_string_equal(json_string_value(json_object_get(data, "id_rsa")), "PRIV");
+    assert_string_equal(json_string_value(json_object_get(data, "id_rsa.pub")), "ssh-rsa PUB j");
+    assert_string_equal(json_string_value(json_object_get(data, "authorized_keys")),
+                        "ssh-rsa PUB j");
+    assert_non_null(json_object_get(data, "config"));
+    json_decref(data);
+    json_decref(pod);
+    json_decref(job);
+
+    /* no ssh/mpi plugin: no such volumes */
+    job = job_with("{\"svc\":[]}");
+    pod = json_loads("{\"metadata\":{\"name\":\"j-master-0\"},\"spec\":{\"containers\":"
+                     "[{\"name\":\"a\"}]}}", 0, NULL);
+    vc_plugins_decorate(job, pod);
+    assert_null(volume_named(json_object_get(pod, "spec"), "j-ssh"));
+    assert_null(volume_named(json_object_get(pod, "spec"), "j-mpi"));
+    json_decref(pod);
+    json_decref(job);
+}
+
+/* The key pair is OpenSSH's own: skipped where ssh-keygen is not installed. */
+static void test_ssh_keygen(void **state)
+{
+    char *priv = NULL, *pub = NULL;
+    ty_error err;
+
+    (void)state;
+    if (system("command -v ssh-keygen >/dev/null 2>&1") != 0)
+        skip();
+    ty_error_init(&err);
+    assert_int_equal(vc_ssh_keygen("j", &priv, &pub, &err), 0);
+    assert_non_null(strstr(priv, "PRIVATE KEY-----"));
+    assert_int_equal(strncmp(pub, "ssh-rsa ", 8), 0);
+    assert_non_null(strstr(pub, " j"));
+    free(priv);
+    free(pub);
+    ty_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_names), cmocka_unit_test(test_plugins_env),
         cmocka_unit_test(test_svc_decorate), cmocka_unit_test(test_depends_on),
         cmocka_unit_test(test_tf_mpi_env), cmocka_unit_test(test_job_volumes),
+        cmocka_unit_test(test_spec_updated), cmocka_unit_test(test_plugin_args),
+        cmocka_unit_test(test_ssh_mpi_decorate), cmocka_unit_test(test_ssh_keygen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
-/* plugins.c - the Volcano job plugins that shape pods: env, svc, pytorch,
- * tensorflow and mpi (ssh is not implemented).
+/* plugins.c - the Volcano job plugins that shape pods: env, svc, ssh,
+ * pytorch, tensorflow and mpi.
  *
  * Pure: they read the job and append to JSON they are handed; reconcile.c
- * creates the svc plugin's Service and ConfigMap from vc_svc_configmap_data. */
+ * creates the svc plugin's Service and ConfigMap from vc_svc_configmap_data,
+ * the ssh plugin's Secret (ssh.c) and the mpi plugin's ConfigMap from
+ * vc_mpi_configmap_data. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,9 @@
 #include "controller/volcano/vc_int.h"
 
 #define SVC_MOUNT "/etc/volcano"
+#define SSH_DEFAULT_PATH "/root/.ssh"
+#define MPI_MOUNT "/etc/mpi"
+#define MPI_AGENT_ENV "OMPI_MCA_plm_rsh_agent"
 #define PYTORCH_PORT 23456
 
 static const char *job_name(const json_t *job)
@@ -104,7 +109,9 @@ static void svc_env(const json_t *job, json_t *env)
     }
 }
 
-/* "--name=value" from the plugin's argument list, else def. */
+/* A plugin argument, else def. Go's flag forms, as upstream parses them:
+ * "--name=value", "-name=value", or "--name" / "-name" followed by the value
+ * as the next element. */
 static const char *plugin_arg(const json_t *job, const char *plugin, const char *name,
                               const char *def)
 {
@@ -114,10 +121,23 @@ static const char *plugin_arg(const json_t *job, const char *plugin, const char 
 
     json_array_foreach(args, i, a) {
         const char *s = json_string_value(a);
-        if (s && strncmp(s, "--", 2) == 0 && strncmp(s + 2, name, n) == 0 && s[2 + n] == '=')
-            return s + 3 + n;
+        if (!s || s[0] != '-')
+            continue;
+        s += s[1] == '-' ? 2 : 1;
+        if (strncmp(s, name, n) != 0)
+            continue;
+        if (s[n] == '=')
+            return s + n + 1;
+        if (s[n] == '\0' && json_is_string(json_array_get(args, i + 1)))
+            return json_string_value(json_array_get(args, i + 1));
     }
     return def;
+}
+
+const char *vc_plugin_arg(const json_t *job, const char *plugin, const char *name,
+                          const char *def)
+{
+    return plugin_arg(job, plugin, name, def);
 }
 
 static void pytorch_env(const json_t *job, const char *task, int index, json_t *env)
@@ -256,6 +276,69 @@ static void mount_svc(json_t *spec, const char *volume)
                SVC_MOUNT);
 }
 
+const char *vc_ssh_path(const json_t *job)
+{
+    const char *path = plugin_arg(job, "ssh", "ssh-key-file-path", SSH_DEFAULT_PATH);
+    return path[0] == '/' ? path : SSH_DEFAULT_PATH;
+}
+
+/* The Secret `<job>-ssh` at the plugin's path; private files 0600, as ssh
+ * requires of them. */
+static void mount_ssh(const json_t *job, json_t *spec)
+{
+    char secret[300];
+
+    snprintf(secret, sizeof(secret), "%s-ssh", job_name(job));
+    add_volume(spec,
+               json_pack("{s:s, s:{s:s, s:i, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}, "
+                         "{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}",
+                         "name", secret, "secret", "secretName", secret, "defaultMode", 0600,
+                         "items", "key", "id_rsa", "path", "id_rsa", "mode", 0600, "key",
+                         "id_rsa.pub", "path", "id_rsa.pub", "mode", 0644, "key",
+                         "authorized_keys", "path", "authorized_keys", "mode", 0600, "key",
+                         "config", "path", "config", "mode", 0600),
+               vc_ssh_path(job));
+}
+
+static bool has_env(const json_t *container, const char *name)
+{
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(container, "env"), i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && !strcmp(n, name))
+            return true;
+    }
+    return false;
+}
+
+/* The mpi plugin's rsh agent at /etc/mpi/kubexec.sh, named to Open MPI in
+ * every container that does not name an agent of its own (a container that
+ * runs a real sshd can set OMPI_MCA_plm_rsh_agent=ssh). */
+static void mount_mpi(const json_t *job, json_t *spec)
+{
+    char cm[300];
+    json_t *c, *env;
+    size_t i;
+
+    snprintf(cm, sizeof(cm), "%s-mpi", job_name(job));
+    add_volume(spec,
+               json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}]}}", "name", cm, "configMap", "name",
+                         cm, "items", "key", "kubexec.sh", "path", "kubexec.sh", "mode", 0555),
+               MPI_MOUNT);
+    json_array_foreach(json_object_get(spec, "containers"), i, c) {
+        if (has_env(c, MPI_AGENT_ENV))
+            continue;
+        if (!json_is_array(env = json_object_get(c, "env"))) {
+            env = json_array();
+            json_object_set_new(c, "env", env);
+        }
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", MPI_AGENT_ENV, "value",
+                                             MPI_MOUNT "/kubexec.sh"));
+    }
+}
+
 void vc_plugins_decorate(const json_t *job, json_t *pod)
 {
     json_t *spec = json_object_get(pod, "spec");
@@ -263,12 +346,44 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
         json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
     char volume[300];
 
-    if (!vc_plugin_on(job, "svc") || !pod_name)
+    if (!json_is_object(spec))
         return;
-    json_object_set_new(spec, "hostname", json_string(pod_name));
-    json_object_set_new(spec, "subdomain", json_string(job_name(job)));
-    snprintf(volume, sizeof(volume), "%s-svc", job_name(job));
-    mount_svc(spec, volume);
+    if (vc_plugin_on(job, "svc") && pod_name) {
+        json_object_set_new(spec, "hostname", json_string(pod_name));
+        json_object_set_new(spec, "subdomain", json_string(job_name(job)));
+        snprintf(volume, sizeof(volume), "%s-svc", job_name(job));
+        mount_svc(spec, volume);
+    }
+    if (vc_plugin_on(job, "ssh"))
+        mount_ssh(job, spec);
+    if (vc_plugin_on(job, "mpi"))
+        mount_mpi(job, spec);
+}
+
+/* Open MPI's rsh agent: `kubexec.sh <host> <command...>`, where host is a
+ * pod's `<pod>.<job>` (MPI_HOST, /etc/volcano/<task>.host). Every pod runs on
+ * this machine, so the command runs here, as the target pod: its name as
+ * HOSTNAME and, as root, as its host name in a UTS namespace of its own (MPI
+ * daemons tell nodes apart by host name). Upstream ssh-es into the pod. */
+static const char mpi_agent_sh[] =
+    "#!/bin/sh\n"
+    "# rsh agent for mpirun (Volcano mpi plugin): kubexec.sh <pod>[.<job>] <command...>\n"
+    "POD_NAME=${1%%.*}\n"
+    "shift\n"
+    "# Open MPI's daemons pick their own ports on every interface: no bind shim.\n"
+    "unset TY_POD_IP\n"
+    "HOSTNAME=$POD_NAME\n"
+    "TRAINYARD_TARGET_POD=$POD_NAME\n"
+    "export HOSTNAME TRAINYARD_TARGET_POD\n"
+    "if [ \"$(id -u)\" = 0 ] && command -v unshare >/dev/null 2>&1; then\n"
+    "    exec unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$1\"' \"$POD_NAME\" \"$*\"\n"
+    "fi\n"
+    "exec /bin/sh -c \"$*\"\n";
+
+json_t *vc_mpi_configmap_data(const json_t *job)
+{
+    (void)job;
+    return json_pack("{s:s}", "kubexec.sh", mpi_agent_sh);
 }
 
 json_t *vc_svc_configmap_data(const json_t *job)

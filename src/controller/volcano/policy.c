@@ -137,6 +137,15 @@ bool vc_counts_as_retry(const char *event)
     return !event || strcmp(event, "PodEvicted") != 0;
 }
 
+bool vc_spec_updated(const json_t *job, const json_t *status)
+{
+    const json_t *gen = json_object_get(json_object_get(job, "metadata"), "generation");
+    const json_t *seen = json_object_get(status, "observedGeneration");
+
+    return json_is_integer(gen) && json_is_integer(seen) &&
+           json_integer_value(gen) > json_integer_value(seen);
+}
+
 bool vc_phase_final(vc_phase p)
 {
     return p == VC_ABORTED || p == VC_COMPLETED || p == VC_TERMINATED || p == VC_FAILED;

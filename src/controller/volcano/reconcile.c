@@ -222,7 +222,9 @@ static bool try_event(pass *p, target *t, const json_t *task, const json_t *pod,
 static target choose(pass *p, vc_phase phase)
 {
     const char *user = str_at(json_object_get(p->job, "metadata"), "annotations", VC_ANN_ACTION);
+    json_t *generation = json_object_get(json_object_get(p->job, "metadata"), "generation");
     target t = {.action = VC_SYNC};
+    bool updated;
     json_t *pod, *task;
     size_t i;
 
@@ -230,9 +232,17 @@ static target choose(pass *p, vc_phase phase)
         p->consume = true;
         t.action = vc_action_parse(user);
         t.event = "CommandIssued";
-        return t;
+        return t; /* a spec update is looked at in the next pass */
     }
+    updated = vc_spec_updated(p->job, p->status);
+    if (json_is_integer(generation))
+        json_object_set(p->status, "observedGeneration", generation);
     if (phase != VC_PENDING && phase != VC_RUNNING)
+        return t;
+    /* A job-level event, raised once per update: only the job's policies.
+     * The update itself (scaling) is applied by the sync when no policy
+     * matches, or after the action (RestartJob recreates every pod). */
+    if (updated && try_event(p, &t, NULL, NULL, "JobUpdated", 0, 0))
         return t;
     json_array_foreach(p->pods, i, pod) {
         time_t since;
@@ -400,6 +410,73 @@ static void ensure_svc(pass *p)
     ty_error_clear(&err);
 }
 
+/* The mpi plugin's ConfigMap `<job>-mpi`: the rsh agent mpirun uses. */
+static void ensure_mpi(pass *p)
+{
+    char cm_name[300];
+    json_t *cm;
+    ty_error err;
+
+    if (!vc_plugin_on(p->job, "mpi"))
+        return;
+    snprintf(cm_name, sizeof(cm_name), "%s-mpi", p->name);
+    cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion", "v1", "kind",
+                   "ConfigMap", "metadata", "name", cm_name, "namespace", p->ns,
+                   "ownerReferences", jobs_owner_ref(p->job), "data",
+                   vc_mpi_configmap_data(p->job));
+    ty_error_init(&err);
+    if (jobs_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+}
+
+/* The ssh plugin's Secret `<job>-ssh`, made once: its key pair is the user's
+ * (--ssh-private-key and --ssh-public-key) or a new one from ssh-keygen.
+ * false while it does not exist: pods would not start without it. */
+static bool ensure_ssh(pass *p)
+{
+    const char *user_priv = vc_plugin_arg(p->job, "ssh", "ssh-private-key", NULL);
+    const char *user_pub = vc_plugin_arg(p->job, "ssh", "ssh-public-key", NULL);
+    char secret_name[300], *priv = NULL, *pub = NULL;
+    json_t *secret;
+    ty_error err;
+    store_obj *o;
+
+    if (!vc_plugin_on(p->job, "ssh"))
+        return true;
+    snprintf(secret_name, sizeof(secret_name), "%s-ssh", p->name);
+    ty_error_init(&err);
+    if ((o = store_get(p->s, api_store_key(&api_secret), p->ns, secret_name, &err))) {
+        store_obj_unref(o);
+        return true;
+    }
+    ty_error_clear(&err);
+    if (user_priv && user_pub) {
+        priv = strdup(user_priv);
+        pub = strdup(user_pub);
+    } else if (vc_ssh_keygen(p->name, &priv, &pub, &err) < 0) {
+        ty_warn("vcjob %s/%s: ssh plugin: %s", p->ns, p->name, err.text);
+        ty_event(p->s, p->job, "Warning", "PluginError", VC_COMPONENT, "ssh plugin: %s",
+                 err.text);
+        ty_error_clear(&err);
+        p->rc = -1;
+        return false;
+    }
+    secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:s, s:o}", "apiVersion", "v1", "kind",
+                       "Secret", "metadata", "name", secret_name, "namespace", p->ns,
+                       "ownerReferences", jobs_owner_ref(p->job), "type", "Opaque",
+                       "stringData", vc_ssh_secret_data(p->job, priv ? priv : "",
+                                                        pub ? pub : ""));
+    free(priv);
+    free(pub);
+    if (jobs_create(p->s, &api_secret, secret, p->job, VC_COMPONENT, &err) < 0) {
+        ty_error_clear(&err);
+        p->rc = -1;
+        return false;
+    }
+    return true;
+}
+
 static bool pod_exists(const pass *p, const char *name)
 {
     json_t *pod;
@@ -479,6 +556,9 @@ static void create_pods(pass *p)
     size_t i;
 
     ensure_svc(p);
+    ensure_mpi(p);
+    if (!ensure_ssh(p))
+        return;
     prune_pods(p);
     json_array_foreach(tasks_of(p), i, t) {
         const char *tname = json_string_value(json_object_get(t, "name"));

@@ -2,8 +2,8 @@
  *
  * policy.c   pure: which action a pod event calls for, and the phase state
  *            machine (what an action or a plain sync does in each phase).
- * plugins.c  pure: the env, svc and pytorch plugins' env, pod edits and the
- *            svc ConfigMap.
+ * plugins.c  pure: the plugins' env, pod edits, the svc and mpi ConfigMaps.
+ * ssh.c      the ssh plugin's key pair (ssh-keygen) and Secret data.
  * reconcile.c  one pass over one job: observe pods, decide, act, write.
  * engine.c   the thread: watch, work queue, retry timers.
  */
@@ -102,6 +102,13 @@ bool vc_depends_ready(const json_t *task, const json_t *tasks, const json_t *tsc
  * not the job's fault, so it does not (upstream counts it; users object). */
 bool vc_counts_as_retry(const char *event);
 
+/* JobUpdated: whether the job's spec changed since the controller last
+ * looked. The store bumps metadata.generation on every change outside
+ * metadata and status; the controller records what it saw in
+ * status.observedGeneration (Trainyard's field). A job never observed has
+ * not been updated. */
+bool vc_spec_updated(const json_t *job, const json_t *status);
+
 /* Whether a phase is final: nothing but ResumeJob (Aborted) changes it. */
 bool vc_phase_final(vc_phase p);
 
@@ -118,10 +125,35 @@ void vc_plugins_decorate(const json_t *job, json_t *pod);
  * `<job>-volume-<i>`. The local runtime gives such a volume an empty
  * directory per pod (there are no PersistentVolumes on one machine). */
 void vc_job_volumes(const json_t *job, json_t *pod);
+/* A plugin argument in Go's flag forms ("--name=v", "-name=v", or "--name"
+ * then "v"), else def (borrowed from job). */
+const char *vc_plugin_arg(const json_t *job, const char *plugin, const char *name,
+                          const char *def);
 /* Whether plugin name is enabled in the job's spec.plugins. */
 bool vc_plugin_on(const json_t *job, const char *name);
 /* The svc plugin's ConfigMap `<job>-svc` (data only; caller owns). */
 json_t *vc_svc_configmap_data(const json_t *job);
+/* The mpi plugin's ConfigMap `<job>-mpi` (data only; caller owns): the rsh
+ * agent kubexec.sh mpirun reaches the other pods through, mounted at
+ * /etc/mpi and named in OMPI_MCA_plm_rsh_agent. */
+json_t *vc_mpi_configmap_data(const json_t *job);
+/* The ssh plugin's mount path: --ssh-key-file-path, default /root/.ssh
+ * (borrowed from job). */
+const char *vc_ssh_path(const json_t *job);
+
+/* ---- ssh.c ---- */
+
+/* A new RSA key pair from ssh-keygen (OpenSSH), comment as its comment:
+ * *private_key and *public_key (caller frees) on 0; -1 with err when
+ * ssh-keygen is missing or fails. */
+int vc_ssh_keygen(const char *comment, char **private_key, char **public_key, ty_error *err);
+/* The ssh config every pod gets: no host key checks (pods come back with new
+ * ones), and `Host <pod>` / `HostName <pod>.<job>` for every pod of the job.
+ * Caller frees. */
+char *vc_ssh_config(const json_t *job);
+/* The Secret `<job>-ssh`'s stringData: id_rsa, id_rsa.pub, authorized_keys
+ * (= the public key) and config. Caller owns. */
+json_t *vc_ssh_secret_data(const json_t *job, const char *private_key, const char *public_key);
 
 /* ---- reconcile.c ---- */
 
