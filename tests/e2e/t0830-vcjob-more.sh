@@ -60,7 +60,7 @@ out=$("$TRAINYARD" job suspend sj 2>&1)
 expect_eq "job suspend prints what it did" "job.batch.volcano.sh/sj suspended" "$out"
 expect_eq "suspend aborts the job" Aborted "$(wait_phase sj Aborted 30)"
 expect_eq "suspend killed the pod" "" \
-    "$(until_eq 20 "" kubectl get pods -l volcano.sh/job-name=sj -o name --field-selector=status.phase=Running)"
+    "$(until_eq 20 "" kubectl get pods -l volcano.sh/job-name=sj -o jsonpath='{.items[?(@.status.phase=="Running")].metadata.name}')"
 check "job resume" "$TRAINYARD" job resume sj
 expect_eq "resume restarts it (Running again)" Running "$(wait_phase sj Running 30)"
 expect_eq "ResumeJob counts as a retry, new version" "1 1" \
@@ -186,7 +186,7 @@ expect_match "authorized_keys admits the pair" '^authorized-ok$' "$log0"
 expect_match "id_rsa is 0600 at /root/.ssh" '^mode=600$' "$log0"
 expect_match "ssh config: Host <pod> -> HostName <pod>.<job>" '^hostname sshj-node-1.sshj$' "$log0"
 expect_match "the HostName resolves in the pod" '^resolves$' "$log0"
-expect_eq "every pod has the same key" "$(echo "$log0" | grep '^key=')" "$(echo "$log1" | grep '^key=')"
+expect_match "every pod has the same key" "^$(echo "$log0" | grep '^key=.')\$" "$log1"
 expect_eq "Secret <job>-ssh with upstream's keys" "authorized_keys config id_rsa id_rsa.pub" \
     "$(kubectl get secret sshj-ssh -o json | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["data"])))')"
 expect_eq "the Secret is owned by the job" Job \
