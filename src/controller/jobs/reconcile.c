@@ -353,8 +353,12 @@ static bool gate_open(pass *p)
     store_obj *o;
     bool open;
 
+    /* Replicas the framework creates only later (MPI's launcher waits for
+     * its workers) are not part of the gang until then: a gang that waits
+     * for pods its job will only create once the gang runs never runs. */
     for (size_t t = 0; t < p->ntypes; t++)
-        total += p->counts[t].replicas;
+        if (!p->fw->may_create || p->fw->may_create(&p->c, p->counts[t].type, p->counts, p->ntypes))
+            total += p->counts[t].replicas;
     min_member = json_is_integer(json_object_get(sp, "minAvailable"))
                      ? json_integer_value(json_object_get(sp, "minAvailable"))
                      : total;
