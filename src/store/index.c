@@ -67,10 +67,23 @@ static void node_free_all(idx_node *n)
     free(n);
 }
 
+static void owners_free_all(store_res *r)
+{
+    for (size_t i = 0; i < r->owners_cap; i++) {
+        owner_set *set = r->owners[i], *next;
+        for (; set; set = next) {
+            next = set->chain;
+            free(set);
+        }
+    }
+    free(r->owners);
+}
+
 void index_free(store_index *ix)
 {
     for (size_t i = 0; i < ix->n; i++) {
         node_free_all(ix->res[i]->root);
+        owners_free_all(ix->res[i]);
         free(ix->res[i]->name);
         free(ix->res[i]);
     }
@@ -227,15 +240,18 @@ static idx_node *remove_at(idx_node *n, const char *ns, const char *name, idx_no
     return rebalance(n);
 }
 
-void res_remove(store_res *r, const char *ns, const char *name)
+store_obj *res_remove(store_res *r, const char *ns, const char *name)
 {
     idx_node *gone = NULL;
+    store_obj *obj = NULL;
 
     r->root = remove_at(r->root, ns, name, &gone);
     if (gone) {
-        store_obj_unref(gone->obj);
+        res_owner_link(r, gone, NULL);
+        obj = gone->obj;
         free(gone);
     }
+    return obj;
 }
 
 size_t res_rank(const store_res *r, const char *ns, const char *name, bool inclusive)
@@ -290,4 +306,129 @@ idx_node *res_iter_next(res_iter *it)
     for (c = n->right; c; c = c->left)
         it->stack[it->depth++] = c;
     return n;
+}
+
+/* ---- controller-owner index ---- */
+
+const char *obj_controller_uid(const json_t *obj)
+{
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    size_t i;
+    json_t *ref;
+
+    json_array_foreach(refs, i, ref) {
+        if (json_is_true(json_object_get(ref, "controller")))
+            return json_string_value(json_object_get(ref, "uid"));
+    }
+    return NULL;
+}
+
+/* FNV-1a; uids are random, any spread-out hash does. */
+static size_t uid_hash(const char *uid)
+{
+    size_t h = (size_t)14695981039346656037ULL;
+
+    for (; *uid; uid++) {
+        h ^= (unsigned char)*uid;
+        h *= (size_t)1099511628211ULL;
+    }
+    return h;
+}
+
+owner_set *res_owner_find(const store_res *r, const char *uid)
+{
+    owner_set *set;
+
+    if (!r->owners_cap)
+        return NULL;
+    for (set = r->owners[uid_hash(uid) & (r->owners_cap - 1)]; set; set = set->chain)
+        if (strcmp(set->uid, uid) == 0)
+            return set;
+    return NULL;
+}
+
+/* Doubles the table (a power of two) when it holds as many sets as buckets.
+ * Failing to grow only makes chains longer. */
+static void owners_grow(store_res *r)
+{
+    size_t cap = r->owners_cap ? r->owners_cap * 2 : 64;
+    owner_set **grown = calloc(cap, sizeof(*grown));
+
+    if (!grown)
+        return;
+    for (size_t i = 0; i < r->owners_cap; i++) {
+        owner_set *set = r->owners[i], *next;
+        for (; set; set = next) {
+            size_t b = uid_hash(set->uid) & (cap - 1);
+            next = set->chain;
+            set->chain = grown[b];
+            grown[b] = set;
+        }
+    }
+    free(r->owners);
+    r->owners = grown;
+    r->owners_cap = cap;
+}
+
+owner_set *res_owner_reserve(store_res *r, const char *uid)
+{
+    owner_set *set = res_owner_find(r, uid);
+    size_t len = strlen(uid), b;
+
+    if (set)
+        return set;
+    if (r->owners_n >= r->owners_cap)
+        owners_grow(r);
+    if (!r->owners_cap || !(set = calloc(1, sizeof(*set) + len + 1)))
+        return NULL;
+    memcpy(set->uid, uid, len + 1);
+    b = uid_hash(uid) & (r->owners_cap - 1);
+    set->chain = r->owners[b];
+    r->owners[b] = set;
+    r->owners_n++;
+    return set;
+}
+
+void res_owner_unreserve(store_res *r, owner_set *set)
+{
+    owner_set **pp;
+
+    if (!set || set->n)
+        return;
+    for (pp = &r->owners[uid_hash(set->uid) & (r->owners_cap - 1)]; *pp; pp = &(*pp)->chain) {
+        if (*pp == set) {
+            *pp = set->chain;
+            r->owners_n--;
+            free(set);
+            return;
+        }
+    }
+}
+
+void res_owner_link(store_res *r, idx_node *node, owner_set *set)
+{
+    owner_set *old = node->owner;
+
+    if (old == set)
+        return;
+    if (old) {
+        if (node->owner_prev)
+            node->owner_prev->owner_next = node->owner_next;
+        else
+            old->head = node->owner_next;
+        if (node->owner_next)
+            node->owner_next->owner_prev = node->owner_prev;
+        old->n--;
+        res_owner_unreserve(r, old);
+    }
+    node->owner = set;
+    node->owner_prev = NULL;
+    node->owner_next = NULL;
+    if (set) {
+        node->owner_next = set->head;
+        if (set->head)
+            set->head->owner_prev = node;
+        set->head = node;
+        set->n++;
+    }
 }

@@ -177,7 +177,7 @@ static int collect(const store_res *r, const store_list_opts *opts, const list_t
     while ((n = res_iter_next(&it))) {
         if (opts->ns && strcmp(n->ns, opts->ns) != 0)
             break;
-        if (opts->filter && !opts->filter(n->obj->json, opts->filter_arg))
+        if (opts->filter && !opts->filter(obj_json(n->obj), opts->filter_arg))
             continue;
         if (limit && out->n == limit) {
             *more = true;
@@ -237,6 +237,39 @@ int store_list_objects(ty_store *s, const char *resource, const store_list_opts 
 out:
     free(tok.ns);
     free(tok.name);
+    return rc;
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+    const store_obj *x = *(store_obj *const *)a, *y = *(store_obj *const *)b;
+    int c = strcmp(x->ns, y->ns);
+
+    return c ? c : strcmp(x->name, y->name);
+}
+
+int store_list_owned(ty_store *s, const char *resource, const char *ns, const char *owner_uid,
+                     store_list *out, ty_error *err)
+{
+    const store_res *r;
+    const owner_set *set = NULL;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    pthread_rwlock_rdlock(&s->index_rw);
+    out->rv = s->rv;
+    r = index_find(&s->ix, resource);
+    if (r && owner_uid && *owner_uid)
+        set = res_owner_find(r, owner_uid);
+    if (set && set->n && !(out->items = malloc(set->n * sizeof(*out->items))))
+        rc = ty_seterr(err, TY_EINTERNAL, "out of memory");
+    for (const idx_node *n = rc == 0 && set ? set->head : NULL; n; n = n->owner_next)
+        if (!ns || strcmp(n->ns, ns) == 0)
+            out->items[out->n++] = store_obj_ref(n->obj);
+    pthread_rwlock_unlock(&s->index_rw);
+    /* Members are kept in no order; lists are sorted by key everywhere. */
+    if (out->n > 1)
+        qsort(out->items, out->n, sizeof(*out->items), item_cmp);
     return rc;
 }
 

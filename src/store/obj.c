@@ -7,24 +7,39 @@
 
 #include "store/store_int.h"
 
-static const char *borrowed_meta_string(const json_t *json, const char *field)
+static const char *meta_string(const json_t *json, const char *field)
 {
     const char *v = json_string_value(json_object_get(json_object_get(json, "metadata"), field));
     return v ? v : "";
 }
 
+static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
+{
+    size_t lns = strlen(ns), lname = strlen(name);
+    store_obj *o = calloc(1, sizeof(*o) + lns + lname + 2);
+
+    if (!o)
+        return NULL;
+    atomic_init(&o->refs, 1);
+    atomic_init(&o->tree, NULL);
+    o->rv = rv;
+    memcpy(o->key, ns, lns + 1);
+    memcpy(o->key + lns + 1, name, lname + 1);
+    o->ns = o->key;
+    o->name = o->key + lns + 1;
+    return o;
+}
+
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
 {
-    store_obj *o = calloc(1, sizeof(*o));
+    store_obj *o = obj_alloc(rv, meta_string(json, "namespace"), meta_string(json, "name"));
 
     if (!o) {
         json_decref(json);
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    atomic_init(&o->refs, 1);
-    o->rv = rv;
-    o->json = json;
+    atomic_store_explicit(&o->tree, json, memory_order_relaxed);
     if (text) {
         o->text = malloc(len + 1);
         if (o->text) {
@@ -45,17 +60,62 @@ store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_e
                   STORE_MAX_OBJECT_BYTES);
         goto error;
     }
-    o->ns = borrowed_meta_string(json, "namespace");
-    o->name = borrowed_meta_string(json, "name");
     return o;
 error:
     store_obj_unref(o);
     return NULL;
 }
 
+json_t *obj_json(const store_obj *o)
+{
+    store_obj *w = (store_obj *)o; /* the tree is a cache: o stays the same value */
+    json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *none = NULL;
+
+    if (tree)
+        return tree;
+    tree = json_loadb(o->text, o->len, 0, NULL);
+    if (!tree)
+        return NULL;
+    /* Two threads may parse at once; the first to publish wins. */
+    if (!atomic_compare_exchange_strong_explicit(&w->tree, &none, tree, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        json_decref(tree);
+        tree = none;
+    }
+    return tree;
+}
+
+store_obj *obj_text_copy(const store_obj *o)
+{
+    store_obj *c = obj_alloc(o->rv, o->ns, o->name);
+
+    if (!c || !(c->text = malloc(o->len + 1))) {
+        free(c);
+        return NULL;
+    }
+    memcpy(c->text, o->text, o->len + 1);
+    c->len = o->len;
+    return c;
+}
+
+void obj_drop_tree_if_alone(store_obj *o)
+{
+    json_t *tree;
+
+    if (atomic_load_explicit(&o->refs, memory_order_acquire) != 1)
+        return;
+    tree = atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel);
+    json_decref(tree);
+}
+
+size_t obj_footprint(const store_obj *o)
+{
+    return sizeof(*o) + o->len + 1 + strlen(o->ns) + strlen(o->name) + 2;
+}
+
 const json_t *store_obj_json(const store_obj *o)
 {
-    return o->json;
+    return obj_json(o);
 }
 
 const char *store_obj_text(const store_obj *o, size_t *len)
@@ -84,7 +144,7 @@ void store_obj_unref(store_obj *o)
     /* acq_rel so that the thread freeing sees every other thread's last use. */
     if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1)
         return;
-    json_decref(o->json);
+    json_decref(atomic_load_explicit(&o->tree, memory_order_relaxed));
     free(o->text);
     free(o);
 }

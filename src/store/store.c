@@ -18,6 +18,7 @@
 
 #define DEFAULT_HISTORY_EVENTS 100000
 #define DEFAULT_HISTORY_BYTES (256u * 1024u * 1024u)
+#define DEFAULT_HISTORY_TREES 4096
 /* Kubernetes keeps generated names within a 63-character DNS label. */
 #define GENERATE_NAME_PREFIX_MAX 58
 #define GENERATE_NAME_SUFFIX 5
@@ -60,6 +61,28 @@ static void now_rfc3339(char *buf, size_t len)
 
 /* ---- commit ---- */
 
+static owner_set owner_oom_marker;
+#define OWNER_OOM (&owner_oom_marker)
+
+/* The owner set o is to join (NULL when it has no controller), created now
+ * if need be so that the commit cannot fail later; OWNER_OOM when out of
+ * memory. Called with write_mu held: only writers change the sets, so the
+ * lookup needs no read lock; creating one changes what readers search. */
+static owner_set *owner_for_write(ty_store *s, store_res *r, const store_obj *o)
+{
+    const char *uid = obj_controller_uid(obj_json(o));
+    owner_set *set;
+
+    if (!uid)
+        return NULL;
+    if ((set = res_owner_find(r, uid)))
+        return set;
+    pthread_rwlock_wrlock(&s->index_rw);
+    set = res_owner_reserve(r, uid);
+    pthread_rwlock_unlock(&s->index_rw);
+    return set ? set : OWNER_OOM;
+}
+
 /* Durably writes obj (stolen) as the next resourceVersion, updates the index
  * and publishes the event. Called with write_mu held. Returns a new reference. */
 static store_obj *commit(ty_store *s, store_res *r, json_t *obj, store_event_type type,
@@ -69,6 +92,7 @@ static store_obj *commit(ty_store *s, store_res *r, json_t *obj, store_event_typ
     char rvs[24];
     idx_node *node = NULL, *cur;
     store_obj *o, *old = NULL;
+    owner_set *owner = NULL;
     int rc;
 
     snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
@@ -77,35 +101,47 @@ static store_obj *commit(ty_store *s, store_res *r, json_t *obj, store_event_typ
     if (!o)
         return NULL;
     /* Allocate before the commit so nothing can fail after it. */
-    if (type == STORE_ADDED && !(node = res_node_new(o->ns, o->name))) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        store_obj_unref(o);
-        return NULL;
+    if (type == STORE_ADDED && !(node = res_node_new(o->ns, o->name)))
+        goto oom;
+    if (type != STORE_DELETED && (owner = owner_for_write(s, r, o)) == OWNER_OOM) {
+        owner = NULL;
+        goto oom;
     }
     if (type == STORE_DELETED)
         rc = db_delete(&s->db, r->name, o->ns, o->name, rv, err);
     else
         rc = db_put(&s->db, r->name, o->ns, o->name, rv, o->text, o->len, err);
-    if (rc < 0) {
-        free(node);
-        store_obj_unref(o);
-        return NULL;
-    }
+    if (rc < 0)
+        goto error;
     pthread_rwlock_wrlock(&s->index_rw);
     if (type == STORE_DELETED) {
-        res_remove(r, o->ns, o->name);
+        old = res_remove(r, o->ns, o->name);
     } else if (node) {
         res_insert(r, node, o);
+        res_owner_link(r, node, owner);
     } else {
         cur = res_lookup(r, o->ns, o->name);
         old = cur->obj;
         cur->obj = store_obj_ref(o);
+        res_owner_link(r, cur, owner);
     }
     s->rv = rv;
     pthread_rwlock_unlock(&s->index_rw);
-    store_obj_unref(old);
     hub_publish(s->hub, type, r->name, store_obj_ref(o));
+    if (old)
+        hub_release_superseded(s->hub, old);
     return o;
+oom:
+    ty_seterr(err, TY_EINTERNAL, "out of memory");
+error:
+    if (owner) {
+        pthread_rwlock_wrlock(&s->index_rw);
+        res_owner_unreserve(r, owner);
+        pthread_rwlock_unlock(&s->index_rw);
+    }
+    free(node);
+    store_obj_unref(o);
+    return NULL;
 }
 
 /* The bucket for a write; adding one changes the table readers search. */
@@ -331,7 +367,7 @@ static const char *const kept_fields[] = {"uid", "creationTimestamp", "deletionT
 static int prepare_update(const char *resource, const store_obj *cur, json_t *next,
                           ty_error *err)
 {
-    const json_t *cmeta = json_object_get(cur->json, "metadata");
+    const json_t *cmeta = json_object_get(obj_json(cur), "metadata");
     json_t *nmeta;
     const char *want_rv;
     json_int_t gen;
@@ -346,7 +382,7 @@ static int prepare_update(const char *resource, const store_obj *cur, json_t *ne
     if (!json_is_object(nmeta))
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
     want_rv = meta_str(next, "resourceVersion");
-    if (*want_rv && strcmp(want_rv, meta_str(cur->json, "resourceVersion")) != 0)
+    if (*want_rv && strcmp(want_rv, meta_str(obj_json(cur), "resourceVersion")) != 0)
         return ty_seterr(err, TY_ECONFLICT,
                          "Operation cannot be fulfilled on %s \"%s\": the object has been "
                          "modified; please apply your changes to the latest version and try "
@@ -359,11 +395,11 @@ static int prepare_update(const char *resource, const store_obj *cur, json_t *ne
         else
             json_object_del(nmeta, kept_fields[i]);
     }
-    if (!equal_outside_meta_status(cur->json, next)) {
+    if (!equal_outside_meta_status(obj_json(cur), next)) {
         gen = json_integer_value(json_object_get(cmeta, "generation"));
         json_object_set_new(nmeta, "generation", json_integer(gen + 1));
     }
-    return json_equal(cur->json, next) ? 0 : 1;
+    return json_equal(obj_json(cur), next) ? 0 : 1;
 }
 
 /* Commits next (stolen) as the successor of cur: nothing when unchanged, a
@@ -395,7 +431,7 @@ store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const
     cur = current_for_write(s, resource, ns, name, &r, err);
     if (!cur)
         goto out;
-    next = json_deep_copy(cur->json);
+    next = json_deep_copy(obj_json(cur));
     if (!next) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto out;
@@ -478,7 +514,8 @@ static void apply_propagation(json_t *obj, store_propagation p)
 static int check_preconditions(const store_obj *cur, const store_delete_opts *opts,
                                ty_error *err)
 {
-    const char *uid = meta_str(cur->json, "uid"), *rv = meta_str(cur->json, "resourceVersion");
+    const json_t *json = obj_json(cur);
+    const char *uid = meta_str(json, "uid"), *rv = meta_str(json, "resourceVersion");
 
     if (opts && opts->precondition_uid && *opts->precondition_uid &&
         strcmp(opts->precondition_uid, uid) != 0)
@@ -549,7 +586,7 @@ store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const
     cur = current_for_write(s, resource, ns, name, &r, err);
     if (!cur || check_preconditions(cur, opts, err) < 0)
         goto out;
-    next = json_deep_copy(cur->json);
+    next = json_deep_copy(obj_json(cur));
     if (!next) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto out;
@@ -558,7 +595,7 @@ store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const
     gone = !has_finalizers(resource, next);
     if (!gone)
         mark_deleting(resource, next, opts);
-    if (!gone && json_equal(next, cur->json)) {
+    if (!gone && json_equal(next, obj_json(cur))) {
         json_decref(next);
         o = store_obj_ref(cur);
         goto out;
@@ -581,6 +618,8 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
     json_t *json = json_loadb(text, len, 0, &jerr);
     store_res *r = index_add(&s->ix, resource);
     idx_node *node = res_node_new(ns, name);
+    owner_set *owner = NULL;
+    const char *uid;
     store_obj *o;
 
     if (!json || !r || !node) {
@@ -594,7 +633,14 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
         free(node);
         return -1;
     }
+    uid = obj_controller_uid(obj_json(o));
+    if (uid && !(owner = res_owner_reserve(r, uid))) {
+        free(node);
+        store_obj_unref(o);
+        return ty_seterr(err, TY_EINTERNAL, "store: out of memory");
+    }
     res_insert(r, node, o);
+    res_owner_link(r, node, owner);
     store_obj_unref(o);
     return 0;
 }
@@ -644,6 +690,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     pthread_rwlockattr_t ra;
     size_t events = opts && opts->history_events ? opts->history_events : DEFAULT_HISTORY_EVENTS;
     size_t bytes = opts && opts->history_bytes ? opts->history_bytes : DEFAULT_HISTORY_BYTES;
+    size_t trees = opts && opts->history_trees ? opts->history_trees : DEFAULT_HISTORY_TREES;
 
     if (!s) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
@@ -660,7 +707,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     if (db_load(&s->db, load_row, s, err) < 0)
         goto error;
     /* History starts now: a watch from before this open gets TY_EGONE. */
-    s->hub = hub_new(s->rv, events, bytes);
+    s->hub = hub_new(s->rv, events, bytes, trees);
     if (!s->hub) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;

@@ -54,7 +54,11 @@ void store_close(ty_store *s);
 /* Tuning for store_open_with; 0 in a field means the default. */
 typedef struct store_options {
     size_t history_events; /* watch history length in events (default 100,000) */
-    size_t history_bytes;  /* and in bytes of object text it retains (default 256 MiB) */
+    size_t history_bytes;  /* and in bytes of the snapshots it retains, counted without
+                              their parsed trees (default 256 MiB) */
+    size_t history_trees;  /* only the newest this many events keep a parsed tree that
+                              nothing else holds; older ones keep their text and are
+                              parsed again for a watcher that reaches them (default 4,096) */
 } store_options;
 
 /* store_open with options (opts may be NULL). */
@@ -151,6 +155,16 @@ typedef struct store_list {
 int store_list_objects(ty_store *s, const char *resource, const store_list_opts *opts,
                        store_list *out, ty_error *err);
 void store_list_free(store_list *l);
+
+/* The objects of resource in namespace ns (NULL = any) whose controller
+ * ownerReference (the one with controller: true) has uid owner_uid: a
+ * consistent snapshot at out->rv, sorted like store_list_objects, never
+ * paged (continue_token NULL, remaining 0). Served from an index kept on
+ * every write, so it costs O(result), not O(objects in the namespace). An
+ * empty or NULL owner_uid gives an empty list. Caller calls store_list_free,
+ * also after a failure (out is then empty). */
+int store_list_owned(ty_store *s, const char *resource, const char *ns, const char *owner_uid,
+                     store_list *out, ty_error *err);
 
 /* ---- watch hub ---- */
 

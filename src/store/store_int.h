@@ -26,17 +26,33 @@
 struct store_obj {
     atomic_size_t refs;
     uint64_t rv;
-    json_t *json;     /* never modified after construction */
-    char *text;       /* json_dumps(json, JSON_COMPACT) */
+    /* The parsed JSON, or NULL until obj_json needs it: the watch history
+     * drops the trees of old events nobody else holds (see watch.c). Set once
+     * by whoever parses first; never modified. */
+    _Atomic(json_t *) tree;
+    char *text;       /* the compact serialisation, always present */
     size_t len;
-    const char *ns;   /* borrowed from json (metadata.namespace) or "" */
-    const char *name; /* borrowed from json (metadata.name) or "" */
+    const char *ns;   /* metadata.namespace or "", and metadata.name or "":  */
+    const char *name; /* both point into key[] */
+    char key[];
 };
 
 /* Builds a snapshot of json (steals the reference). text, when not NULL, must
  * be json's compact serialisation and is copied; otherwise it is computed.
  * Fails with TY_ETOOLARGE past STORE_MAX_OBJECT_BYTES. */
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err);
+/* o's JSON, parsed from its text the first time it is needed when its tree
+ * was dropped (NULL only when out of memory). Borrowed, as store_obj_json. */
+json_t *obj_json(const store_obj *o);
+/* A tree-less copy of o (its text copied): what a watcher gets of an old
+ * event, so that parsing it does not give the history its tree back. NULL
+ * when out of memory. */
+store_obj *obj_text_copy(const store_obj *o);
+/* Frees o's tree when the caller holds the only reference (and nobody can
+ * take another meanwhile); keeps the text. */
+void obj_drop_tree_if_alone(store_obj *o);
+/* Bytes the snapshot takes without its tree. */
+size_t obj_footprint(const store_obj *o);
 
 /* Random UUID v4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". buf >= 37 bytes. */
 int obj_uuid(char *buf, size_t len);
@@ -46,19 +62,34 @@ int obj_random_suffix(char *buf, size_t n);
 /* ---- index.c ---- */
 
 typedef struct idx_node idx_node;
+typedef struct owner_set owner_set;
+
 struct idx_node {
     idx_node *left, *right;
     int height;
     size_t size;     /* nodes in this subtree */
     store_obj *obj;  /* one reference owned by the node */
+    owner_set *owner;                  /* its controller owner's set, or NULL */
+    idx_node *owner_prev, *owner_next; /* the other members of that set */
     const char *ns;  /* both point into key[] */
     const char *name;
     char key[];
 };
 
+/* The objects of one resource whose controller ownerReference names uid.
+ * A set exists while it has members (or is reserved by a commit in flight). */
+struct owner_set {
+    owner_set *chain; /* next in the hash bucket */
+    idx_node *head;
+    size_t n;
+    char uid[];
+};
+
 typedef struct store_res {
     char *name;      /* lives as long as the store: events borrow it */
     idx_node *root;
+    owner_set **owners; /* hash table of owner sets by uid, chained */
+    size_t owners_cap, owners_n;
 } store_res;
 
 typedef struct store_index {
@@ -77,8 +108,27 @@ idx_node *res_lookup(const store_res *r, const char *ns, const char *name);
 idx_node *res_node_new(const char *ns, const char *name);
 /* Inserts node (whose key must be absent) taking a reference to obj. */
 void res_insert(store_res *r, idx_node *node, store_obj *obj);
-/* Removes the key if present, dropping the node's reference. */
-void res_remove(store_res *r, const char *ns, const char *name);
+/* Removes the key if present (and from its owner set). Returns the node's
+ * reference to its object (the caller releases it), or NULL. */
+store_obj *res_remove(store_res *r, const char *ns, const char *name);
+
+/* ---- index.c: the controller-owner index ----
+ * uid -> the nodes whose object's controller ownerReference (controller:
+ * true) has that uid, so that "what does this job control" costs O(result).
+ * Readers (res_owner_find) hold index_rw for reading; everything that changes
+ * sets holds it for writing, except res_owner_find by a writer holding
+ * write_mu, which is the only one that changes sets. */
+
+/* The uid of obj's controller ownerReference, or NULL. Borrowed from obj. */
+const char *obj_controller_uid(const json_t *obj);
+owner_set *res_owner_find(const store_res *r, const char *uid);
+/* Finds or creates the (possibly empty) set of uid. NULL when out of memory. */
+owner_set *res_owner_reserve(store_res *r, const char *uid);
+/* Frees set if it has no members (a reservation that was not used). */
+void res_owner_unreserve(store_res *r, owner_set *set);
+/* Moves node from its current set (freed when left empty) into set (NULL =
+ * none). Cannot fail. */
+void res_owner_link(store_res *r, idx_node *node, owner_set *set);
 /* Number of keys strictly before (ns, name) (or up to and including it). */
 size_t res_rank(const store_res *r, const char *ns, const char *name, bool inclusive);
 
@@ -124,11 +174,17 @@ void db_close(store_db *d);
 
 typedef struct store_hub store_hub;
 
-/* History holds events with resourceVersion in (start_rv, ...]. */
-store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes);
+/* History holds events with resourceVersion in (start_rv, ...]: at most
+ * max_events, and max_bytes of snapshots counted without their trees; only
+ * the newest max_trees keep the trees nobody else holds. */
+store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees);
 /* Publishes the event of commit obj->rv (must be the previous one + 1);
  * steals the reference to obj. resource must outlive the hub's users. */
 void hub_publish(store_hub *h, store_event_type type, const char *resource, store_obj *obj);
+/* Drops the index's reference to old, a version a commit just replaced or
+ * removed; an event of it older than the newest max_trees then keeps its
+ * text only. */
+void hub_release_superseded(store_hub *h, store_obj *old);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */

@@ -3,8 +3,20 @@
  * Every commit takes the next resourceVersion and publishes exactly one event,
  * so the history is a ring indexed by resourceVersion: the event of rv r sits
  * in slot r % capacity. The ring keeps the newest events up to a count and a
- * byte budget (the compact text of the objects it holds), and
- * remembers `oldest`: every event with rv > oldest is retained. A watcher is
+ * byte budget, and remembers `oldest`: every event with rv > oldest is
+ * retained.
+ *
+ * Memory: a snapshot's parsed tree takes about ten times its compact text
+ * (jansson allocates every key, value and hash table separately: 25 KB for a
+ * 2.6 KB pod), so 100,000 events of trees were gigabytes. Watchers in the
+ * process read an event within moments of its commit, so only the newest
+ * max_trees events keep trees that nothing else holds: when an event falls
+ * past that window, or the version it carries is replaced in the index while
+ * it is past it, and the ring holds the only reference, the tree is freed and
+ * the text kept. A watcher that reaches such an event gets a tree-less copy
+ * and parses it if it wants the JSON (HTTP watchers only want the text). The
+ * byte budget counts snapshots without trees; the trees are bounded by the
+ * window. A watcher is
  * just a cursor (the last rv it consumed) into that ring; it never copies
  * events it is not interested in, so a hundred watchers cost a hundred cursors
  * and one broadcast per commit. A cursor that the ring has overtaken gets
@@ -31,6 +43,7 @@ struct store_hub {
     uint64_t head;   /* rv of the newest event */
     uint64_t oldest; /* events with rv in (oldest, head] are in the ring */
     size_t bytes, max_bytes;
+    size_t max_trees; /* events with rv > head - max_trees keep their trees */
     bool closing;
     int refs;        /* the store's and one per open watch */
 };
@@ -43,7 +56,7 @@ struct store_watch {
     bool cancelled;
 };
 
-store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes)
+store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees)
 {
     store_hub *h = calloc(1, sizeof(*h));
     pthread_condattr_t ca;
@@ -57,6 +70,7 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes)
         return NULL;
     }
     h->max_bytes = max_bytes;
+    h->max_trees = max_trees;
     h->head = h->oldest = start_rv;
     h->refs = 1;
     pthread_mutex_init(&h->mu, NULL);
@@ -73,7 +87,7 @@ static void evict_oldest(store_hub *h)
 {
     hub_entry *e = &h->ring[(h->oldest + 1) % h->cap];
 
-    h->bytes -= e->obj->len;
+    h->bytes -= obj_footprint(e->obj);
     store_obj_unref(e->obj);
     e->obj = NULL;
     h->oldest++;
@@ -91,12 +105,35 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     e->resource = resource;
     e->obj = obj;
     h->head = obj->rv;
-    h->bytes += obj->len;
+    h->bytes += obj_footprint(obj);
+    /* The event leaving the tree window. Only the ring can hand out new
+     * references to an object the index no longer holds, and it does so under
+     * h->mu, so a count of one cannot grow while we look. */
+    if (h->head - h->oldest > h->max_trees)
+        obj_drop_tree_if_alone(h->ring[(h->head - h->max_trees) % h->cap].obj);
     /* Keep at least the newest event so a watcher from "now" always works. */
     while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
         evict_oldest(h);
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
+}
+
+/* Called by the writer right after the commit that replaced old. */
+void hub_release_superseded(store_hub *h, store_obj *old)
+{
+    bool in_ring;
+
+    pthread_mutex_lock(&h->mu);
+    in_ring = old->rv > h->oldest && h->ring[old->rv % h->cap].obj == old;
+    if (in_ring) {
+        /* The ring's reference keeps it alive past ours. */
+        store_obj_unref(old);
+        if (h->head - old->rv >= h->max_trees)
+            obj_drop_tree_if_alone(old);
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (!in_ring)
+        store_obj_unref(old);
 }
 
 uint64_t hub_oldest(store_hub *h)
@@ -204,7 +241,11 @@ static int take_next(store_watch *w, store_event *ev, ty_error *err)
             continue;
         ev->type = e->type;
         ev->resource = e->resource;
-        ev->obj = store_obj_ref(e->obj);
+        /* A tree-less event: parsing a copy leaves the history small. */
+        if (!atomic_load_explicit(&e->obj->tree, memory_order_acquire))
+            ev->obj = obj_text_copy(e->obj);
+        if (!ev->obj)
+            ev->obj = store_obj_ref(e->obj);
         ev->rv = e->obj->rv;
         return 1;
     }

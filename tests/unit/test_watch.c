@@ -385,6 +385,78 @@ static void test_watch_outlives_close(void **state)
     open_with(f, 0);
 }
 
+/* With a window of 4 trees, events further back keep only their text: a
+ * watcher replaying them still gets every event, in order, with the JSON
+ * and text of that version (parsed again on demand), and so does a second
+ * watcher, and the current objects are untouched. */
+static void test_old_events_keep_text_only(void **state)
+{
+    fixture *f = *state;
+    store_options o = {.history_trees = 4};
+    store_watch *w[2];
+    store_event ev;
+    ty_error err;
+    uint64_t from;
+    store_obj *cur;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+    from = store_current_rv(f->s);
+    add(f->s, "pods", "default", "a");
+    add(f->s, "pods", "default", "b");
+    for (int i = 0; i < 20; i++)
+        modify(f->s, "pods", "default", i % 2 ? "a" : "b");
+    del(f->s, "pods", "default", "b");
+    for (int k = 0; k < 2; k++) {
+        int n_a = 0, n_b = 0;
+        w[k] = store_watch_open(f->s, "pods", NULL, from, &err);
+        assert_non_null(w[k]);
+        for (uint64_t rv = from + 1; rv <= from + 23; rv++) {
+            const json_t *json;
+            const char *name;
+            size_t len;
+            char *dump;
+            assert_int_equal(store_watch_next(w[k], 1000, &ev, &err), 1);
+            assert_int_equal(ev.rv, rv);
+            json = store_obj_json(ev.obj);
+            assert_non_null(json);
+            name = json_string_value(json_object_get(json_object_get(json, "metadata"), "name"));
+            /* The version this event carries, not the latest one. */
+            if (rv == from + 23) {
+                assert_int_equal(ev.type, STORE_DELETED);
+                assert_string_equal(name, "b");
+            } else if (rv > from + 2) {
+                assert_int_equal(ev.type, STORE_MODIFIED);
+                int *count = strcmp(name, "a") == 0 ? &n_a : &n_b;
+                ++*count;
+                assert_int_equal(json_integer_value(json_object_get(
+                                     json_object_get(json, "spec"), "n")),
+                                 *count);
+            }
+            dump = json_dumps(json, JSON_COMPACT);
+            assert_string_equal(dump, store_obj_text(ev.obj, &len));
+            assert_int_equal(strlen(dump), len);
+            free(dump);
+            store_event_release(&ev);
+        }
+        expect_none(w[k]);
+    }
+    cur = store_get(f->s, "pods", "default", "a", &err);
+    assert_non_null(cur);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(cur), "spec"), "n")),
+                     10);
+    store_obj_unref(cur);
+    /* Resume and 410 are unchanged by it. */
+    modify(f->s, "pods", "default", "a");
+    expect(w[0], STORE_MODIFIED, "a", from + 24);
+    expect(w[1], STORE_MODIFIED, "a", from + 24);
+    store_watch_close(w[0]);
+    store_watch_close(w[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +469,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_wakes_waiter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_concurrent_watchers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_outlives_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_events_keep_text_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

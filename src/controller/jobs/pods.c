@@ -163,46 +163,29 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
     return 0;
 }
 
-typedef struct owned_filter {
-    const char *job_name, *uid;
-} owned_filter;
-
-/* Runs under the store's read lock: plain lookups only. */
-static bool owned_by(const json_t *obj, void *arg)
-{
-    const owned_filter *f = arg;
-    const json_t *meta = json_object_get(obj, "metadata");
-    const char *jn = json_string_value(
-        json_object_get(json_object_get(meta, "labels"), JOBS_LABEL_JOB_NAME));
-    size_t i;
-    json_t *r;
-
-    if (!jn || strcmp(jn, f->job_name) != 0)
-        return false;
-    json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
-        const char *uid = json_string_value(json_object_get(r, "uid"));
-        if (json_is_true(json_object_get(r, "controller")) && uid && strcmp(uid, f->uid) == 0)
-            return true;
-    }
-    return false;
-}
-
+/* What the job controls: objects whose controller ownerReference is the
+ * job (the store's owner index; O(pods of the job), not O(pods of the
+ * namespace)) and that carry its job-name label, as upstream selects them. */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid)
 {
-    owned_filter f = {job_name, owner_uid};
-    store_list_opts lo = {.ns = ns, .filter = owned_by, .filter_arg = &f};
     json_t *out = json_array();
     store_list l;
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(s, resource, &lo, &l, &err) < 0) {
+    if (store_list_owned(s, resource, ns, owner_uid, &l, &err) < 0) {
         ty_error_clear(&err);
+        store_list_free(&l);
         return out;
     }
-    for (size_t i = 0; i < l.n; i++)
-        json_array_append_new(out, json_deep_copy(store_obj_json(l.items[i])));
+    for (size_t i = 0; i < l.n; i++) {
+        const json_t *obj = store_obj_json(l.items[i]);
+        const char *jn = json_string_value(json_object_get(
+            json_object_get(json_object_get(obj, "metadata"), "labels"), JOBS_LABEL_JOB_NAME));
+        if (jn && strcmp(jn, job_name) == 0)
+            json_array_append_new(out, json_deep_copy(obj));
+    }
     store_list_free(&l);
     return out;
 }

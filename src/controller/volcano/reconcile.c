@@ -55,29 +55,14 @@ static const json_t *tasks_of(const pass *p)
     return json_object_get(json_object_get(p->job, "spec"), "tasks");
 }
 
-static bool owned(const json_t *obj, void *arg)
-{
-    json_t *r;
-    size_t i;
-
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i,
-                       r) {
-        const char *uid = json_string_value(json_object_get(r, "uid"));
-        if (json_is_true(json_object_get(r, "controller")) && uid && strcmp(uid, arg) == 0)
-            return true;
-    }
-    return false;
-}
-
 static json_t *list_owned(pass *p, const char *resource)
 {
-    store_list_opts lo = {.ns = p->ns, .filter = owned, .filter_arg = (void *)p->uid};
     json_t *out = json_array();
     store_list l;
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(p->s, resource, &lo, &l, &err) < 0) {
+    if (store_list_owned(p->s, resource, p->ns, p->uid, &l, &err) < 0) {
         ty_error_clear(&err);
         p->rc = -1;
         return out;
