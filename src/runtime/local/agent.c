@@ -466,6 +466,18 @@ static char *abs_path(const char *path)
     return realpath(path, buf) ? strdup(buf) : NULL;
 }
 
+/* The small supervisor program beside the server binary; NULL = run the
+ * server binary's own `supervise` command. */
+static char *find_supervisor(const char *exe)
+{
+    char buf[PATH_MAX];
+    const char *slash = strrchr(exe, '/');
+
+    snprintf(buf, sizeof(buf), "%.*s/trainyard-supervise", slash ? (int)(slash - exe) : 1,
+             slash ? exe : ".");
+    return access(buf, X_OK) == 0 ? strdup(buf) : NULL;
+}
+
 static char *find_shim(const char *exe)
 {
     char buf[PATH_MAX];
@@ -513,6 +525,7 @@ static void free_rt(rt_local *rt)
     free(rt->data_dir);
     free(rt->node_name);
     free(rt->self_exe);
+    free(rt->supervisor_exe);
     free(rt->shim);
     pthread_cond_destroy(&rt->cv);
     pthread_mutex_destroy(&rt->mu);
@@ -534,6 +547,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
         return ty_seterr(err, TY_EINVALID, "runtime: bad data directory or trainyard binary: %s",
                          strerror(errno));
     rt->shim = find_shim(rt->self_exe);
+    rt->supervisor_exe = find_supervisor(rt->self_exe);
     rt->ngpus = o->fake_gpus >= 0 ? o->fake_gpus : rt_detect_gpus();
     if (rt->ngpus > RT_MAX_GPUS)
         rt->ngpus = RT_MAX_GPUS;

@@ -38,6 +38,7 @@ typedef struct rt_pod {
 struct rt_local {
     ty_store *s;
     char *data_dir, *node_name, *self_exe, *shim;
+    char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
     char host_ip[16];
     pthread_t thread, pump;

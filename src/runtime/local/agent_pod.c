@@ -184,7 +184,9 @@ static void release_gpus(rt_local *rt, rt_pod *p)
 static pid_t spawn_supervisor(rt_local *rt, rt_pod *p)
 {
     char logpath[PATH_MAX + 32];
-    char *argv[] = {rt->self_exe, "supervise", "--pod-dir", p->dir, NULL};
+    char *small[] = {rt->supervisor_exe, "--pod-dir", p->dir, NULL};
+    char *full[] = {rt->self_exe, "supervise", "--pod-dir", p->dir, NULL};
+    char **argv = rt->supervisor_exe ? small : full;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t block;
