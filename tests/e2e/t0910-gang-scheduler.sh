@@ -149,6 +149,8 @@ expect_eq "a queue's capability caps it (2 of 3 one-GPU jobs run)" 2 \
     "$(wait_bound volcano.sh/queue-name=capped 2 20)"
 sleep 1
 expect_eq "the third keeps waiting under the cap" 2 "$(bound_pods volcano.sh/queue-name=capped)"
+expect_match "and its PodGroup says why" 'capability|deserved share' \
+    "$(kubectl get podgroups -o jsonpath='{range .items[*]}{.status.conditions[*].message}{"\n"}{end}')"
 kubectl delete vcjob --all >/dev/null
 
 # a closed queue rejects new jobs

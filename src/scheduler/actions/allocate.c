@@ -185,6 +185,20 @@ static bool nothing_fits(const sc_session *s, const sc_res *least)
     return false;
 }
 
+/* The first waiting job of a queue that holds its deserved share says so
+ * (its other jobs wait behind it, with their own last message). */
+static void say_overused(sc_session *s, sc_job *j)
+{
+    char msg[SC_MSG_LEN];
+
+    snprintf(msg, sizeof(msg), "queue %s holds its deserved share; the job waits for the "
+             "queue's own jobs to finish or for other queues to need less", j->queue->name);
+    if (strcmp(msg, j->msg) != 0) {
+        snprintf(j->msg, sizeof(j->msg), "%s", msg);
+        sc_job_note(s->c, j);
+    }
+}
+
 void sc_action_allocate(sc_session *s, bool backfill)
 {
     sc_cluster *c = s->c;
@@ -265,6 +279,7 @@ void sc_action_allocate(sc_session *s, bool backfill)
                 continue;
             if (sc_queue_overused(s, qh->q)) {
                 qh->blocked = true;
+                say_overused(s, qh->h[0]);
                 continue;
             }
             if (!best || sc_queue_cmp(s, qh->q, best->q) < 0)
