@@ -1,4 +1,5 @@
-/* test_sched.c - the first-fit placement behind sched.h, against a real store. */
+/* test_sched.c - the scheduler component (sched.c) against a real store:
+ * binding, PodGroup admission and status, gangs, messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,11 +138,107 @@ static void test_foreign_scheduler_left_alone(void **state)
     assert_string_equal(wait_node(f, "mine", "n1"), "n1");
 }
 
+static json_t *get_obj(fixture *f, const char *res, const char *name)
+{
+    store_obj *o = store_get(f->s, res, "default", name, NULL);
+    json_t *j = o ? json_deep_copy(store_obj_json(o)) : NULL;
+    store_obj_unref(o);
+    return j;
+}
+
+static const char *pg_phase(fixture *f, const char *name, char *buf, size_t len)
+{
+    json_t *pg = get_obj(f, "podgroups.scheduling.volcano.sh", name);
+    snprintf(buf, len, "%s", json_string_value(json_object_get(json_object_get(pg, "status"),
+                                                               "phase")) ?: "");
+    json_decref(pg);
+    return buf;
+}
+
+static void create_group(fixture *f, const char *name, int min)
+{
+    ty_error err;
+    ty_error_init(&err);
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}, s:{s:s}}", "apiVersion",
+                           "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
+                           name, "spec", "minMember", min, "status", "phase", "Pending");
+    store_obj *o = store_create(f->s, "podgroups.scheduling.volcano.sh", "default", pg, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pg);
+}
+
+static void create_member(fixture *f, const char *name, const char *group, int gpus)
+{
+    ty_error err;
+    ty_error_init(&err);
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:i}}}]}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+                            "annotations", "scheduling.k8s.io/group-name", group, "spec",
+                            "containers", "name", "c", "image", "x", "resources", "limits",
+                            "nvidia.com/gpu", gpus);
+    store_obj *o = store_create(f->s, "pods", "default", pod, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pod);
+}
+
+/* A PodGroup is admitted (Pending -> Inqueue) and its gang placed whole or
+ * not at all, with the reason on the PodGroup and on the pods. */
+static void test_gang_whole_or_nothing(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    create_group(f, "g", 3);
+    for (int i = 0; i < 100 && strcmp(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue") != 0; i++)
+        usleep(10000);
+    assert_string_equal(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue");
+    /* 3 members of 2 GPUs on a 4-GPU node: two would fit, the gang does not */
+    create_member(f, "g-0", "g", 2);
+    create_member(f, "g-1", "g", 2);
+    create_member(f, "g-2", "g", 2);
+    const char *msg = "";
+    for (int i = 0; i < 300 && !*msg; i++) {
+        usleep(10000);
+        msg = scheduled_message(f, "g-2");
+        if (!*msg)
+            msg = scheduled_message(f, "g-0");
+    }
+    assert_string_equal(msg, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_string_equal(wait_node(f, "g-0", ""), "");
+    assert_string_equal(wait_node(f, "g-1", ""), "");
+    json_t *pg = get_obj(f, "podgroups.scheduling.volcano.sh", "g");
+    json_t *conds = json_object_get(json_object_get(pg, "status"), "conditions");
+    const char *why = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")), "Unschedulable"))
+            why = json_string_value(json_object_get(c, "message"));
+    assert_non_null(why);
+    assert_string_equal(why, "1/3 tasks in gang unschedulable: 1 Insufficient nvidia.com/gpu");
+    json_decref(pg);
+    /* one member goes away: the two left are the whole gang once minMember is 2 */
+    store_delete_opts opts = {0};
+    bool deleted;
+    store_obj *o = store_delete(f->s, "pods", "default", "g-2", &opts, &deleted, NULL);
+    store_obj_unref(o);
+    json_t *upd = get_obj(f, "podgroups.scheduling.volcano.sh", "g");
+    json_object_set_new(json_object_get(upd, "spec"), "minMember", json_integer(2));
+    o = store_update(f->s, "podgroups.scheduling.volcano.sh", "default", upd, NULL);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(upd);
+    assert_string_equal(wait_node(f, "g-0", "n1"), "n1");
+    assert_string_equal(wait_node(f, "g-1", "n1"), "n1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_binds_until_full_then_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
