@@ -128,6 +128,9 @@ const char *sc_queue_name(const sc_queue *q);
 const sc_res *sc_queue_allocated(const sc_queue *q);
 const sc_res *sc_queue_deserved(const sc_queue *q); /* as of the last cycle */
 bool sc_queue_open(const sc_queue *q);
+bool sc_queue_defined(const sc_queue *q); /* a Queue object exists */
+size_t sc_queue_count(const sc_cluster *c);
+sc_queue *sc_queue_at(const sc_cluster *c, size_t i); /* 0 <= i < sc_queue_count */
 
 /* ---- jobs (pod groups) ---- */
 
@@ -155,7 +158,10 @@ sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec);
 /* Removes the job and every task still in it. */
 void sc_job_remove(sc_cluster *c, const char *key);
 sc_job *sc_job_find(const sc_cluster *c, const char *key);
+size_t sc_job_count(const sc_cluster *c);
+sc_job *sc_job_at(const sc_cluster *c, size_t i); /* 0 <= i < sc_job_count */
 const char *sc_job_key(const sc_job *j);
+bool sc_job_is_group(const sc_job *j); /* a PodGroup (not a lone pod's own gang) */
 sc_queue *sc_job_queue(const sc_job *j);
 sc_job_phase sc_job_get_phase(const sc_job *j);
 void sc_job_set_completed(sc_cluster *c, sc_job *j);

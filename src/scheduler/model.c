@@ -660,6 +660,31 @@ void sc_queue_remove(sc_cluster *c, const char *name)
     c->epoch++;
 }
 
+bool sc_queue_defined(const sc_queue *q)
+{
+    return q->defined;
+}
+
+size_t sc_queue_count(const sc_cluster *c)
+{
+    return c->nqueues;
+}
+
+sc_queue *sc_queue_at(const sc_cluster *c, size_t i)
+{
+    return i < c->nqueues ? c->queues[i] : NULL;
+}
+
+size_t sc_job_count(const sc_cluster *c)
+{
+    return c->njobs;
+}
+
+sc_job *sc_job_at(const sc_cluster *c, size_t i)
+{
+    return i < c->njobs ? c->jobs[i] : NULL;
+}
+
 sc_queue *sc_queue_find(const sc_cluster *c, const char *name)
 {
     return strmap_get(&c->queue_map, name);
@@ -796,6 +821,11 @@ sc_job *sc_job_find(const sc_cluster *c, const char *key)
 const char *sc_job_key(const sc_job *j)
 {
     return j->key;
+}
+
+bool sc_job_is_group(const sc_job *j)
+{
+    return !j->implicit;
 }
 
 sc_queue *sc_job_queue(const sc_job *j)

@@ -702,6 +702,71 @@ static void hook_job_changed(void *ctx, sc_job *j)
     tell_pods(sc, j);
 }
 
+/* ---- queue status ---- */
+
+#define QUEUE_STATUS_MS 1000
+
+static int queue_status_fn(json_t *q, void *arg, ty_error *err)
+{
+    json_t *st = json_object_get(q, "status");
+    (void)err;
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(q, "status", st);
+    }
+    json_object_update(st, arg);
+    if (!json_object_get(st, "state"))
+        json_object_set_new(st, "state", json_string("Open"));
+    return 0;
+}
+
+/* Each Queue's status: what its jobs hold (allocated) and its PodGroups by
+ * phase, as Volcano reports them; written only when it changed. */
+static void write_queue_status(ty_sched *sc)
+{
+    sc_cluster *c = sc->cluster;
+    size_t nq = sc_queue_count(c);
+    int (*counts)[4] = calloc(nq + 1, sizeof(*counts));
+
+    if (!counts)
+        return;
+    for (size_t i = 0; i < sc_job_count(c); i++) {
+        const sc_job *j = sc_job_at(c, i);
+        if (!sc_job_is_group(j))
+            continue;
+        for (size_t k = 0; k < nq; k++)
+            if (sc_queue_at(c, k) == sc_job_queue(j))
+                counts[k][sc_job_get_phase(j)]++;
+    }
+    for (size_t k = 0; k < nq; k++) {
+        const sc_queue *q = sc_queue_at(c, k);
+        const sc_res *a = sc_queue_allocated(q);
+        json_t *alloc = json_object(), *st;
+        ty_error err;
+        store_obj *o;
+
+        if (!sc_queue_defined(q))
+            continue;
+        for (int r = 0; r < SC_MAXRES; r++) {
+            char buf[64];
+            if (!a->v[r] || !sc_res_name(c, r))
+                continue;
+            quantity_format(a->v[r], buf, sizeof(buf));
+            json_object_set_new(alloc, sc_res_name(c, r), json_string(buf));
+        }
+        st = json_pack("{s:o, s:i, s:i, s:i, s:i, s:i}", "allocated", alloc, "pending",
+                       counts[k][SC_JOB_PENDING], "inqueue", counts[k][SC_JOB_INQUEUE],
+                       "running", counts[k][SC_JOB_RUNNING], "completed",
+                       counts[k][SC_JOB_COMPLETED], "unknown", 0);
+        ty_error_init(&err);
+        o = store_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st, &err);
+        store_obj_unref(o);
+        ty_error_clear(&err);
+        json_decref(st);
+    }
+    free(counts);
+}
+
 /* ---- the loop ---- */
 
 static void cycle(ty_sched *sc)
@@ -722,7 +787,7 @@ static void *sched_main(void *arg)
 {
     ty_sched *sc = arg;
     bool dirty = true;
-    int64_t first_dirty = ty_now_ms();
+    int64_t first_dirty = ty_now_ms(), last_queue_status = 0;
 
     load_all(sc);
     while (!atomic_load(&sc->stop)) {
@@ -762,6 +827,10 @@ static void *sched_main(void *arg)
         if (dirty) {
             dirty = false;
             cycle(sc);
+        }
+        if (ty_now_ms() - last_queue_status >= QUEUE_STATUS_MS) {
+            last_queue_status = ty_now_ms();
+            write_queue_status(sc);
         }
     }
     return NULL;

@@ -133,6 +133,12 @@ sleep 3
 q1=$(wait_bound volcano.sh/queue-name=q1 2 40)
 q3=$(wait_bound volcano.sh/queue-name=q3 6 40)
 expect_eq "queues of weight 1 and 3 share 8 GPUs 1:3" "2 6" "$q1 $q3"
+for _ in $(seq 20); do
+    qs=$(kubectl get queue q3 -o jsonpath='{.status.allocated.nvidia\.com/gpu} {.status.running} {.status.inqueue}')
+    [ "${qs%% *}" = 6 ] && break
+    sleep 0.25
+done
+expect_match "the Queue's status shows its allocation and PodGroups" '^6 6 [0-9]+$' "$qs"
 kubectl delete vcjob --all >/dev/null
 for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
 
