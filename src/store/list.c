@@ -153,6 +153,22 @@ static int grow(store_list *out, size_t *cap)
     return 0;
 }
 
+/* Runs the list's filter on o. An object whose tree the store dropped (see
+ * watch.c) is parsed into a temporary one: a filtered scan of a namespace
+ * should not bring back the trees of everything in it. */
+static bool filter_obj(const store_list_opts *opts, const store_obj *o)
+{
+    json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire);
+    bool keep;
+
+    if (tree)
+        return opts->filter(tree, opts->filter_arg);
+    tree = json_loadb(o->text, o->len, 0, NULL);
+    keep = tree && opts->filter(tree, opts->filter_arg);
+    json_decref(tree);
+    return keep;
+}
+
 /* Fills out from r under the read lock. Returns -1 only when out of memory. */
 static int collect(const store_res *r, const store_list_opts *opts, const list_token *tok,
                    store_list *out, bool *more)
@@ -177,7 +193,7 @@ static int collect(const store_res *r, const store_list_opts *opts, const list_t
     while ((n = res_iter_next(&it))) {
         if (opts->ns && strcmp(n->ns, opts->ns) != 0)
             break;
-        if (opts->filter && !opts->filter(obj_json(n->obj), opts->filter_arg))
+        if (opts->filter && !filter_obj(opts, n->obj))
             continue;
         if (limit && out->n == limit) {
             *more = true;

@@ -126,10 +126,13 @@ static store_obj *commit(ty_store *s, store_res *r, json_t *obj, store_event_typ
         res_owner_link(r, cur, owner);
     }
     s->rv = rv;
-    pthread_rwlock_unlock(&s->index_rw);
+    /* Published under the index lock so that trimming (watch.c) sees the
+     * index and the history agree. */
     hub_publish(s->hub, type, r->name, store_obj_ref(o));
     if (old)
         hub_release_superseded(s->hub, old);
+    hub_trim_current(s->hub, &s->ix);
+    pthread_rwlock_unlock(&s->index_rw);
     return o;
 oom:
     ty_seterr(err, TY_EINTERNAL, "out of memory");
@@ -642,6 +645,9 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
     res_insert(r, node, o);
     res_owner_link(r, node, owner);
     store_obj_unref(o);
+    /* Puts do not write the stored counter (see db.c): their rows do. */
+    if (rv > s->rv)
+        s->rv = rv;
     return 0;
 }
 

@@ -48,9 +48,9 @@ json_t *obj_json(const store_obj *o);
  * event, so that parsing it does not give the history its tree back. NULL
  * when out of memory. */
 store_obj *obj_text_copy(const store_obj *o);
-/* Frees o's tree when the caller holds the only reference (and nobody can
- * take another meanwhile); keeps the text. */
-void obj_drop_tree_if_alone(store_obj *o);
+/* Frees o's tree when exactly refs references are held (all by the caller,
+ * and nobody can take another or read the tree meanwhile); keeps the text. */
+void obj_drop_tree_if_refs(store_obj *o, size_t refs);
 /* Bytes the snapshot takes without its tree. */
 size_t obj_footprint(const store_obj *o);
 
@@ -158,12 +158,14 @@ typedef struct store_db {
     bool ckpt_stop;
 } store_db;
 
-/* Opens or creates <dir>/trainyard.db; *rv gets the stored counter. */
+/* Opens or creates <dir>/trainyard.db; *rv gets the stored counter, which
+ * only deletes advance: the latest resourceVersion is the larger of it and
+ * the largest rv db_load reports. */
 int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
 typedef int (*db_row_fn)(void *arg, const char *resource, const char *ns, const char *name,
                          uint64_t rv, const char *text, size_t len, ty_error *err);
 int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
-/* One transaction each: the object row and the counter. */
+/* One transaction each: the object row (and, for a delete, the counter). */
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
            const char *text, size_t len, ty_error *err);
 int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
@@ -185,6 +187,11 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
  * removed; an event of it older than the newest max_trees then keeps its
  * text only. */
 void hub_release_superseded(store_hub *h, store_obj *old);
+/* The event that just left the tree window may carry the current version of
+ * its object: its tree goes too when only the index and the ring hold it.
+ * Called by the writer with write_mu and index_rw (for writing) held, which
+ * keeps out every reader of a tree that holds no reference. */
+void hub_trim_current(store_hub *h, const store_index *ix);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */

@@ -15,8 +15,12 @@
  * it is past it, and the ring holds the only reference, the tree is freed and
  * the text kept. A watcher that reaches such an event gets a tree-less copy
  * and parses it if it wants the JSON (HTTP watchers only want the text). The
- * byte budget counts snapshots without trees; the trees are bounded by the
- * window. A watcher is
+ * same goes for the current version of an object (held by the index too)
+ * whose event leaves the window while nobody else holds it: the index keeps
+ * text for objects nobody has looked at lately, and the first reader parses
+ * it again (that tree then stays until the object changes). The byte budget
+ * counts snapshots without trees; the history's own trees are bounded by
+ * the window. A watcher is
  * just a cursor (the last rv it consumed) into that ring; it never copies
  * events it is not interested in, so a hundred watchers cost a hundred cursors
  * and one broadcast per commit. A cursor that the ring has overtaken gets
@@ -110,7 +114,7 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
      * references to an object the index no longer holds, and it does so under
      * h->mu, so a count of one cannot grow while we look. */
     if (h->head - h->oldest > h->max_trees)
-        obj_drop_tree_if_alone(h->ring[(h->head - h->max_trees) % h->cap].obj);
+        obj_drop_tree_if_refs(h->ring[(h->head - h->max_trees) % h->cap].obj, 1);
     /* Keep at least the newest event so a watcher from "now" always works. */
     while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
         evict_oldest(h);
@@ -129,11 +133,29 @@ void hub_release_superseded(store_hub *h, store_obj *old)
         /* The ring's reference keeps it alive past ours. */
         store_obj_unref(old);
         if (h->head - old->rv >= h->max_trees)
-            obj_drop_tree_if_alone(old);
+            obj_drop_tree_if_refs(old, 1);
     }
     pthread_mutex_unlock(&h->mu);
     if (!in_ring)
         store_obj_unref(old);
+}
+
+void hub_trim_current(store_hub *h, const store_index *ix)
+{
+    const hub_entry *e;
+    const store_res *r;
+    const idx_node *n;
+
+    pthread_mutex_lock(&h->mu);
+    if (h->head - h->oldest > h->max_trees) {
+        e = &h->ring[(h->head - h->max_trees) % h->cap];
+        if (e->type != STORE_DELETED &&
+            atomic_load_explicit(&e->obj->tree, memory_order_relaxed) &&
+            (r = index_find(ix, e->resource)) && (n = res_lookup(r, e->obj->ns, e->obj->name)) &&
+            n->obj == e->obj)
+            obj_drop_tree_if_refs(e->obj, 2);
+    }
+    pthread_mutex_unlock(&h->mu);
 }
 
 uint64_t hub_oldest(store_hub *h)

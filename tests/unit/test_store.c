@@ -391,6 +391,24 @@ static void test_persistence(void **state)
     store_list_free(&l);
     store_obj_unref(g);
     store_obj_unref(c);
+
+    /* Only deletes write the stored counter; a put's row carries its rv, so
+     * the counter survives a reopen whichever came last. */
+    c = create(f->s, "pods", "default", "last-put");
+    rv = store_obj_rv(c);
+    store_obj_unref(c);
+    reopen(f);
+    assert_int_equal(store_current_rv(f->s), rv);
+    d = store_delete(f->s, "pods", "default", "after", NULL, &deleted, &err);
+    assert_true(deleted);
+    store_obj_unref(d);
+    d = store_delete(f->s, "pods", "default", "last-put", NULL, &deleted, &err);
+    store_obj_unref(d);
+    reopen(f);
+    assert_int_equal(store_current_rv(f->s), rv + 2);
+    c = create(f->s, "pods", "default", "again");
+    assert_int_equal(store_obj_rv(c), rv + 3);
+    store_obj_unref(c);
 }
 
 static void test_seeded_objects(void **state)
