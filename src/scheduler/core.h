@@ -253,6 +253,8 @@ typedef struct sc_hooks {
     void (*evict)(void *ctx, sc_task *t, const char *reason, const sc_job *by);
     /* The job's phase or message changed in this cycle. */
     void (*job_changed)(void *ctx, sc_job *j);
+    /* No one reads why jobs wait (the simulator): skip working it out. */
+    bool no_reasons;
 } sc_hooks;
 
 /* A binding that failed: the task goes back to PENDING and frees the node. */

@@ -280,6 +280,8 @@ sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode);
 sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, size_t *n);
 /* Waiting jobs of the given kind, sorted by queue then job order; caller frees. */
 sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n);
+/* The same, leaving out jobs that pass skip_pass (>= 0) would skip. */
+sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n);
 /* The job's lower bound on what it needs free to make progress (see need). */
 const sc_res *sc_job_need(sc_session *s, sc_job *j);
 /* Failed earlier, and nothing was freed and nothing changed since. */

@@ -195,7 +195,8 @@ bool sc_fits(sc_session *s, const sc_task *t, const sc_node *n, sc_fit_mode mode
              size_t len)
 {
     if (!n->ready) {
-        snprintf(why, len, "node(s) were not ready");
+        if (why)
+            snprintf(why, len, "node(s) were not ready");
         return false;
     }
     for (int r = 0; r < SC_MAXRES; r++) {
@@ -208,9 +209,9 @@ bool sc_fits(sc_session *s, const sc_task *t, const sc_node *n, sc_fit_mode mode
         if (mode == SC_FIT_FUTURE)
             avail += n->releasing.v[r];
         if (need > avail) {
-            if (r == SC_PODS)
+            if (why && r == SC_PODS)
                 snprintf(why, len, "Too many pods");
-            else
+            else if (why)
                 snprintf(why, len, "Insufficient %s", sc_res_name(s->c, r));
             return false;
         }
@@ -255,10 +256,10 @@ typedef struct pick {
 
 static bool consider(sc_session *s, pick *p, const sc_task *t, sc_node *n, sc_fit_mode mode)
 {
-    char why[160];
     double sc;
 
-    if (!sc_fits(s, t, n, mode, why, sizeof(why)))
+    /* hot: the reason is not wanted here, so it is not formatted */
+    if (!sc_fits(s, t, n, mode, NULL, 0))
         return false;
     sc = score(s, t, n);
     if (!p->best || sc > p->best_score) {
@@ -278,13 +279,11 @@ sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode)
         return NULL;
     /* A pipelined task waits for its nominated node. */
     if (t->st == SC_TASK_PIPELINED && t->nominated) {
-        char why[160];
-        return sc_fits(s, t, t->nominated, mode, why, sizeof(why)) ? t->nominated : NULL;
+        return sc_fits(s, t, t->nominated, mode, NULL, 0) ? t->nominated : NULL;
     }
     /* The gang's previous task's node first: gangs land on few nodes. */
     if (t->job->last_node) {
-        char why[160];
-        if (sc_fits(s, t, t->job->last_node, mode, why, sizeof(why)))
+        if (sc_fits(s, t, t->job->last_node, mode, NULL, 0))
             return t->job->last_node;
     }
     if (mode == SC_FIT_NOW && gpus > 0 && !constrained(t)) {
@@ -361,6 +360,11 @@ sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, si
 
 sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
 {
+    return sc_waiting_jobs_for(s, admitted, -1, n);
+}
+
+sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n)
+{
     sc_cluster *c = s->c;
     sc_job **out = malloc((c->nwaiting + 1) * sizeof(*out));
     size_t k = 0;
@@ -374,6 +378,9 @@ sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
             continue;
         /* admitted groups whose pods do not exist yet have nothing to place */
         if (admitted && j->n_pending == 0 && j->n_pipelined == 0)
+            continue;
+        /* jobs this pass would skip anyway are not worth sorting */
+        if (skip_pass >= 0 && sc_job_skippable(c, j, skip_pass))
             continue;
         out[k++] = j;
     }
@@ -515,7 +522,10 @@ void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total
         }
         if (!first)
             return;
-        sc_node_reasons(s, first, buf, sizeof(buf));
+        if (s->hooks && s->hooks->no_reasons)
+            snprintf(buf, sizeof(buf), "does not fit");
+        else
+            sc_node_reasons(s, first, buf, sizeof(buf));
         reasons = buf;
     }
     snprintf(msg, sizeof(msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable, total,

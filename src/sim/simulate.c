@@ -628,7 +628,7 @@ int sim_run(const sim_trace *tr, const sim_options *o, sim_result *res, ty_error
     sim_result r = {0};
     engine e = {.tr = tr, .o = o, .res = &r};
     e.hooks = (sc_hooks){.ctx = &e, .bind = on_bind, .evict = on_evict,
-                         .job_changed = on_job_changed};
+                         .job_changed = on_job_changed, .no_reasons = true};
     e.total_gpus = (long)o->cluster.nodes * o->cluster.gpus_per_node;
     if (o->nlas_thresholds > 0) {
         e.nlevels = o->nlas_thresholds + 1;

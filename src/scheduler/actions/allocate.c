@@ -77,7 +77,9 @@ static bool try_job(sc_session *s, sc_job *j)
         if (!node) {
             /* why, as the cluster looks with the gang's members so far on it */
             if (!failed++) {
-                if (sc_task_allocatable(s, t))
+                if (s->hooks && s->hooks->no_reasons)
+                    snprintf(reasons, sizeof(reasons), "does not fit");
+                else if (sc_task_allocatable(s, t))
                     sc_node_reasons(s, t, reasons, sizeof(reasons));
                 else
                     snprintf(reasons, sizeof(reasons), "queue %s capability reached",

@@ -49,9 +49,10 @@ static bool evictable(const sc_task *t)
     return t->st == SC_TASK_RUNNING || t->st == SC_TASK_BOUND || t->st == SC_TASK_BINDING;
 }
 
-/* Candidate victim jobs for j: same queue (preempt) or other queues
- * (reclaim), holding evictable tasks. */
-static sc_job **victim_jobs(sc_session *s, const sc_job *j, bool reclaim, size_t *n)
+/* Every job that could lose members, in victim order; sorted once per
+ * action (the order is the session's, and victims lose members as the
+ * action goes on, which victim_jobs checks again). */
+static sc_job **all_victims(sc_session *s, size_t *n)
 {
     sc_cluster *c = s->c;
     sc_job **out = malloc((c->njobs + 1) * sizeof(*out));
@@ -63,14 +64,35 @@ static sc_job **victim_jobs(sc_session *s, const sc_job *j, bool reclaim, size_t
     }
     for (size_t i = 0; i < c->njobs; i++) {
         sc_job *v = c->jobs[i];
-        if (v == j || !v->preemptable || v->n_ready == 0)
+        if (v->preemptable && v->n_ready > 0)
+            out[k++] = v;
+    }
+    vsort_session = s;
+    qsort(out, k, sizeof(*out), victim_job_qsort);
+    *n = k;
+    return out;
+}
+
+/* Candidate victim jobs for j: same queue (preempt) or other queues
+ * (reclaim), still holding evictable tasks. */
+static sc_job **victim_jobs(sc_job *const *all, size_t nall, const sc_job *j, bool reclaim,
+                            size_t *n)
+{
+    sc_job **out = malloc((nall + 1) * sizeof(*out));
+    size_t k = 0;
+
+    if (!out) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < nall; i++) {
+        sc_job *v = all[i];
+        if (v == j || v->n_ready == 0)
             continue;
         if (reclaim ? v->queue == j->queue : v->queue != j->queue)
             continue;
         out[k++] = v;
     }
-    vsort_session = s;
-    qsort(out, k, sizeof(*out), victim_job_qsort);
     *n = k;
     return out;
 }
@@ -152,7 +174,7 @@ static bool evict_members(sc_session *s, sc_stmt *ev, sc_stmt *pipe, sc_job *j, 
     return false;
 }
 
-static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
+static bool preempt_for(sc_session *s, sc_job *j, bool reclaim, sc_job *const *all, size_t nall)
 {
     const char *reason = reclaim ? "Reclaimed" : "Preempted";
     sc_stmt ev, pipe;
@@ -166,7 +188,7 @@ static bool preempt_for(sc_session *s, sc_job *j, bool reclaim)
         return true;
     }
     sc_stmt_discard(&pipe);
-    victims = victim_jobs(s, j, reclaim, &nv);
+    victims = victim_jobs(all, nall, j, reclaim, &nv);
     if (!victims || !nv) {
         free(victims);
         return false;
@@ -223,8 +245,9 @@ static bool within_deserved(sc_session *s, sc_job *j)
 
 void sc_action_preempt(sc_session *s, bool reclaim)
 {
-    size_t n;
-    sc_job **jobs = sc_waiting_jobs(s, true, &n);
+    size_t n, nall = 0;
+    sc_job **jobs = sc_waiting_jobs_for(s, true, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT, &n);
+    sc_job **all = n ? all_victims(s, &nall) : NULL;
 
     for (size_t i = 0; jobs && i < n; i++) {
         sc_job *j = jobs[i];
@@ -235,8 +258,9 @@ void sc_action_preempt(sc_session *s, bool reclaim)
         if (reclaim && (!j->queue->defined || sc_queue_overused(s, j->queue) ||
                         !within_deserved(s, j)))
             continue;
-        if (!preempt_for(s, j, reclaim))
+        if (!preempt_for(s, j, reclaim, all, nall))
             sc_job_mark_failed(s->c, j, reclaim ? SC_PASS_RECLAIM : SC_PASS_PREEMPT);
     }
+    free(all);
     free(jobs);
 }

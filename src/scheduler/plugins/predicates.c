@@ -63,13 +63,15 @@ static bool predicate(sc_session *s, const sc_task *t, const sc_node *n, char *w
 {
     (void)s;
     if (n->unschedulable) {
-        snprintf(why, len, "node(s) were unschedulable");
+        if (why)
+            snprintf(why, len, "node(s) were unschedulable");
         return false;
     }
     for (size_t i = 0; i < t->nselector; i++) {
         const char *v = label(n, t->selector[i].key);
         if (!v || strcmp(v, t->selector[i].value) != 0) {
-            snprintf(why, len, "node(s) didn't match Pod's node affinity/selector");
+            if (why)
+                snprintf(why, len, "node(s) didn't match Pod's node affinity/selector");
             return false;
         }
     }
@@ -82,7 +84,8 @@ static bool predicate(sc_session *s, const sc_task *t, const sc_node *n, char *w
             any = all;
         }
         if (!any) {
-            snprintf(why, len, "node(s) didn't match Pod's node affinity/selector");
+            if (why)
+                snprintf(why, len, "node(s) didn't match Pod's node affinity/selector");
             return false;
         }
     }
@@ -90,9 +93,9 @@ static bool predicate(sc_session *s, const sc_task *t, const sc_node *n, char *w
         const sc_taint *taint = &n->taints[i];
         if (taint->effect == SC_PREFER_NO_SCHEDULE || sc_tolerates(t, taint))
             continue;
-        if (*taint->value)
+        if (why && *taint->value)
             snprintf(why, len, "node(s) had untolerated taint {%s: %s}", taint->key, taint->value);
-        else
+        else if (why)
             snprintf(why, len, "node(s) had untolerated taint {%s: }", taint->key);
         return false;
     }
