@@ -30,9 +30,16 @@ static const char *pod_ip(const json_t *pod, const json_t *ips)
     const char *uid = str(json_object_get(pod, "metadata"), "uid");
     const char *ip = uid ? json_string_value(json_object_get(ips, uid)) : NULL;
 
+    const char *phase = str(json_object_get(pod, "status"), "phase");
+
     if (ip)
         return ip;
     if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+        return NULL;
+    /* A finished pod listens on nothing: its name need not resolve, and a
+     * namespace full of finished jobs must not make every new pod's hosts
+     * file (and its start) slower. */
+    if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
         return NULL;
     return str(json_object_get(pod, "status"), "podIP");
 }
