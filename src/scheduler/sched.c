@@ -24,7 +24,7 @@
 #include "model/quantity.h"
 #include "scheduler/core.h"
 
-#define BATCH_MS 2          /* quiet time to gather a burst of events */
+#define BATCH_MS 1          /* quiet time to gather a burst of events */
 #define MAX_BATCH_MS 50     /* ...but never wait longer than this */
 #define COMPONENT "volcano"
 #define GROUP_ANN "scheduling.k8s.io/group-name"
@@ -787,22 +787,31 @@ static void *sched_main(void *arg)
 {
     ty_sched *sc = arg;
     bool dirty = true;
-    int64_t first_dirty = ty_now_ms(), last_queue_status = 0;
+    int64_t first_dirty = ty_now_ms(), last_change = first_dirty, last_queue_status = 0;
 
     load_all(sc);
     while (!atomic_load(&sc->stop)) {
         store_event ev;
         ty_error err;
-        int wait = dirty ? BATCH_MS : 1000;
+        int64_t now = ty_now_ms(), due;
+        int wait = 1000;
         ty_error_init(&err);
-        if (dirty && ty_now_ms() - first_dirty >= MAX_BATCH_MS)
-            wait = 0;
+        /* A cycle runs BATCH_MS after the last change that matters (events
+         * of other resources do not push it back), at most MAX_BATCH_MS
+         * after the first. */
+        if (dirty) {
+            due = last_change + BATCH_MS;
+            if (first_dirty + MAX_BATCH_MS < due)
+                due = first_dirty + MAX_BATCH_MS;
+            wait = due > now ? (int)(due - now) : 0;
+        }
         int rc = wait ? store_watch_next(sc->w, wait, &ev, &err) : 0;
         if (rc == 1) {
             if (interesting(sc, ev.resource)) {
                 apply(sc, ev.resource, store_obj_json(ev.obj), ev.type == STORE_DELETED);
+                last_change = ty_now_ms();
                 if (!dirty)
-                    first_dirty = ty_now_ms();
+                    first_dirty = last_change;
                 dirty = true;
             }
             store_event_release(&ev);
