@@ -255,4 +255,52 @@ expect_match "rank 1 of 2 allreduces to 3" 'rank 1 of 2 on mpi-vc-mpiworker-1.* 
 expect_eq "admission added svc and ssh; ssh Secret made" "mpi-vc-ssh" \
     "$(kubectl get secret mpi-vc-ssh -o jsonpath='{.metadata.name}')"
 
+# minSuccess: two of three workers succeeding completes the job while the
+# third still runs
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: early}
+spec:
+  minAvailable: 3
+  minSuccess: 2
+  tasks:
+  - name: w
+    replicas: 3
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: c
+          image: busybox
+          command: ["/bin/sh", "-c", "case $(cat /proc/sys/kernel/hostname) in early-w-2) sleep 300 ;; *) exit 0 ;; esac"]
+YAML
+expect_eq "minSuccess completes the job early" Completed "$(wait_phase early Completed 60)"
+expect_eq "with the slow worker still unfinished" "" \
+    "$(kubectl get pod early-w-2 -o jsonpath='{.status.phase}' 2>/dev/null | grep -x Succeeded)"
+
+# an invalid spec is rejected with the field paths
+out=$(kubectl apply -f - 2>&1 <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad}
+spec:
+  minAvailable: 5
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        containers: [{name: c, image: busybox}]
+  - name: w
+    replicas: -1
+    template:
+      spec:
+        containers: [{name: c, image: busybox}]
+YAML
+)
+expect_match "an invalid Job is rejected as Invalid" 'is invalid' "$out"
+expect_match "naming the fields" 'spec\.tasks\[1\]\.(name|replicas)' "$out"
+check "nothing was created" bash -c '! kubectl get vcjob bad'
+
 finish
