@@ -68,18 +68,28 @@ static int read_rv(store_db *d, uint64_t *rv, ty_error *err)
 }
 
 #define CKPT_INTERVAL_MS 250
+/* A WAL this long (4 KiB frames: 32 MiB) is started over from its beginning
+ * once the checkpointer has caught up (see db_begin). */
+#define WAL_RESTART_FRAMES 8192
 
 /* Checkpoints (copying WAL frames into the database file, with the fsync that
  * synchronous=NORMAL defers to them) run on their own connection and thread.
  * Left to SQLite's auto-checkpoint they would run inside whichever write
  * crossed the threshold, stalling it and every writer queued behind it for
  * milliseconds: the long tail of write latency. A PASSIVE checkpoint never
- * blocks writers, and once it has copied everything SQLite restarts the WAL
- * from its beginning at the next write, so the file does not grow. */
+ * blocks writers, but SQLite starts the WAL over from its beginning only at
+ * a write that finds every frame copied, and under a steady stream of writes
+ * there never is one: frames land while the checkpoint runs. The WAL then
+ * grew without end (1 GB in 12 s of the scheduling benchmark), and every
+ * append to new blocks of the file cost the kernel a page of zeroing. So when
+ * a pass leaves a long WAL behind, the writer, before its next transaction,
+ * copies the few frames that arrived during that pass itself (db_begin): the
+ * next write then starts the WAL over, in blocks the file already has. */
 static void *ckpt_main(void *arg)
 {
     store_db *d = arg;
     struct timespec ts;
+    int nlog, nckpt;
 
     pthread_mutex_lock(&d->ckpt_mu);
     while (!d->ckpt_stop) {
@@ -91,7 +101,10 @@ static void *ckpt_main(void *arg)
         if (d->ckpt_stop)
             break;
         pthread_mutex_unlock(&d->ckpt_mu);
-        sqlite3_wal_checkpoint_v2(d->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (sqlite3_wal_checkpoint_v2(d->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
+                                      &nckpt) == SQLITE_OK &&
+            nlog >= WAL_RESTART_FRAMES)
+            atomic_store_explicit(&d->wal_restart_due, true, memory_order_release);
         pthread_mutex_lock(&d->ckpt_mu);
     }
     pthread_mutex_unlock(&d->ckpt_mu);
@@ -225,40 +238,60 @@ static void bind_key(sqlite3_stmt *st, const char *resource, const char *ns, con
     sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
 }
 
-/* Runs the prepared row statement, and the counter update when setrv, in one
- * transaction. */
-static int write_txn(store_db *d, sqlite3_stmt *row, bool setrv, uint64_t rv, ty_error *err)
+int db_begin(store_db *d, ty_error *err)
 {
-    int failed;
+    int nlog, nckpt;
 
+    /* Busy (the checkpointer is in a pass) or frames still to copy: try
+     * again at a later batch. */
+    if (atomic_load_explicit(&d->wal_restart_due, memory_order_acquire) &&
+        sqlite3_wal_checkpoint_v2(d->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt) ==
+            SQLITE_OK &&
+        nlog == nckpt)
+        atomic_store_explicit(&d->wal_restart_due, false, memory_order_relaxed);
     if (step_done(d->begin) < 0)
         return db_fail(d, err, "begin");
-    sqlite3_bind_int64(d->setrv, 1, (sqlite3_int64)rv);
-    failed = step_done(row) < 0 || (setrv && step_done(d->setrv) < 0) ||
-             step_done(d->commit) < 0;
-    sqlite3_clear_bindings(row);
-    if (failed) {
-        db_fail(d, err, "write");
+    return 0;
+}
+
+int db_commit(store_db *d, ty_error *err)
+{
+    if (step_done(d->commit) < 0) {
+        db_fail(d, err, "commit");
         step_done(d->rollback);
         return -1;
     }
     return 0;
 }
 
+void db_rollback(store_db *d)
+{
+    step_done(d->rollback);
+}
+
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
            const char *text, size_t len, ty_error *err)
 {
+    int failed;
+
     bind_key(d->put, resource, ns, name);
     sqlite3_bind_int64(d->put, 4, (sqlite3_int64)rv);
     sqlite3_bind_text(d->put, 5, text, (int)len, SQLITE_STATIC);
-    return write_txn(d, d->put, false, rv, err);
+    failed = step_done(d->put) < 0;
+    sqlite3_clear_bindings(d->put);
+    return failed ? db_fail(d, err, "write") : 0;
 }
 
 int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
               ty_error *err)
 {
+    int failed;
+
     bind_key(d->del, resource, ns, name);
-    return write_txn(d, d->del, true, rv, err);
+    sqlite3_bind_int64(d->setrv, 1, (sqlite3_int64)rv);
+    failed = step_done(d->del) < 0 || step_done(d->setrv) < 0;
+    sqlite3_clear_bindings(d->del);
+    return failed ? db_fail(d, err, "delete") : 0;
 }
 
 void db_close(store_db *d)

@@ -375,13 +375,16 @@ owner_set *res_owner_reserve(store_res *r, const char *uid)
     owner_set *set = res_owner_find(r, uid);
     size_t len = strlen(uid), b;
 
-    if (set)
+    if (set) {
+        set->pins++;
         return set;
+    }
     if (r->owners_n >= r->owners_cap)
         owners_grow(r);
     if (!r->owners_cap || !(set = calloc(1, sizeof(*set) + len + 1)))
         return NULL;
     memcpy(set->uid, uid, len + 1);
+    set->pins = 1;
     b = uid_hash(uid) & (r->owners_cap - 1);
     set->chain = r->owners[b];
     r->owners[b] = set;
@@ -389,11 +392,11 @@ owner_set *res_owner_reserve(store_res *r, const char *uid)
     return set;
 }
 
-void res_owner_unreserve(store_res *r, owner_set *set)
+static void owner_free_if_unused(store_res *r, owner_set *set)
 {
     owner_set **pp;
 
-    if (!set || set->n)
+    if (set->n || set->pins)
         return;
     for (pp = &r->owners[uid_hash(set->uid) & (r->owners_cap - 1)]; *pp; pp = &(*pp)->chain) {
         if (*pp == set) {
@@ -403,6 +406,14 @@ void res_owner_unreserve(store_res *r, owner_set *set)
             return;
         }
     }
+}
+
+void res_owner_unreserve(store_res *r, owner_set *set)
+{
+    if (!set)
+        return;
+    set->pins--;
+    owner_free_if_unused(r, set);
 }
 
 void res_owner_link(store_res *r, idx_node *node, owner_set *set)
@@ -419,7 +430,7 @@ void res_owner_link(store_res *r, idx_node *node, owner_set *set)
         if (node->owner_next)
             node->owner_next->owner_prev = node->owner_prev;
         old->n--;
-        res_owner_unreserve(r, old);
+        owner_free_if_unused(r, old);
     }
     node->owner = set;
     node->owner_prev = NULL;

@@ -1,18 +1,22 @@
 /* store.c - open/close and the write operations of the object store.
  *
- * A write runs entirely under write_mu: read the current snapshot from the
- * index (only writers change the index, so holding write_mu is enough to read
- * it), build the next JSON, commit it to SQLite in one short transaction, then
- * take index_rw for writing just long enough to swap the snapshot pointer and
- * bump the counter, and finally publish the event. Readers therefore wait at
- * most for a pointer swap, never for SQLite, and watchers hear of a commit
- * only after it is durable.
+ * Each public write fills a request and submits it (commit.c). The leader of
+ * the batch it joins runs the operation here (store_exec) with write_mu held:
+ * read the current snapshot as the batch sees it (commit_current: the index,
+ * which only the leader changes, plus what the batch staged before), build
+ * the next JSON and stage it. The leader then commits the whole batch to
+ * SQLite in one transaction, and only then takes index_rw for writing, just
+ * long enough to swap the snapshots in, and publishes the events. Readers
+ * therefore wait at most for pointer swaps, never for SQLite, and nobody
+ * hears of a write before it is durable.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "base/timeutil.h"
 #include "store/store_int.h"
 
@@ -57,94 +61,6 @@ static bool has_finalizers(const char *resource, const json_t *obj)
 static void now_rfc3339(char *buf, size_t len)
 {
     ty_time_format(time(NULL), buf, len);
-}
-
-/* ---- commit ---- */
-
-static owner_set owner_oom_marker;
-#define OWNER_OOM (&owner_oom_marker)
-
-/* The owner set o is to join (NULL when it has no controller), created now
- * if need be so that the commit cannot fail later; OWNER_OOM when out of
- * memory. Called with write_mu held: only writers change the sets, so the
- * lookup needs no read lock; creating one changes what readers search. */
-static owner_set *owner_for_write(ty_store *s, store_res *r, const store_obj *o)
-{
-    const char *uid = obj_controller_uid(obj_json(o));
-    owner_set *set;
-
-    if (!uid)
-        return NULL;
-    if ((set = res_owner_find(r, uid)))
-        return set;
-    pthread_rwlock_wrlock(&s->index_rw);
-    set = res_owner_reserve(r, uid);
-    pthread_rwlock_unlock(&s->index_rw);
-    return set ? set : OWNER_OOM;
-}
-
-/* Durably writes obj (stolen) as the next resourceVersion, updates the index
- * and publishes the event. Called with write_mu held. Returns a new reference. */
-static store_obj *commit(ty_store *s, store_res *r, json_t *obj, store_event_type type,
-                         ty_error *err)
-{
-    uint64_t rv = s->rv + 1;
-    char rvs[24];
-    idx_node *node = NULL, *cur;
-    store_obj *o, *old = NULL;
-    owner_set *owner = NULL;
-    int rc;
-
-    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
-    json_object_set_new(meta_of(obj), "resourceVersion", json_string(rvs));
-    o = obj_new(obj, rv, NULL, 0, err);
-    if (!o)
-        return NULL;
-    /* Allocate before the commit so nothing can fail after it. */
-    if (type == STORE_ADDED && !(node = res_node_new(o->ns, o->name)))
-        goto oom;
-    if (type != STORE_DELETED && (owner = owner_for_write(s, r, o)) == OWNER_OOM) {
-        owner = NULL;
-        goto oom;
-    }
-    if (type == STORE_DELETED)
-        rc = db_delete(&s->db, r->name, o->ns, o->name, rv, err);
-    else
-        rc = db_put(&s->db, r->name, o->ns, o->name, rv, o->text, o->len, err);
-    if (rc < 0)
-        goto error;
-    pthread_rwlock_wrlock(&s->index_rw);
-    if (type == STORE_DELETED) {
-        old = res_remove(r, o->ns, o->name);
-    } else if (node) {
-        res_insert(r, node, o);
-        res_owner_link(r, node, owner);
-    } else {
-        cur = res_lookup(r, o->ns, o->name);
-        old = cur->obj;
-        cur->obj = store_obj_ref(o);
-        res_owner_link(r, cur, owner);
-    }
-    s->rv = rv;
-    /* Published under the index lock so that trimming (watch.c) sees the
-     * index and the history agree. */
-    hub_publish(s->hub, type, r->name, store_obj_ref(o));
-    if (old)
-        hub_release_superseded(s->hub, old);
-    hub_trim_current(s->hub, &s->ix);
-    pthread_rwlock_unlock(&s->index_rw);
-    return o;
-oom:
-    ty_seterr(err, TY_EINTERNAL, "out of memory");
-error:
-    if (owner) {
-        pthread_rwlock_wrlock(&s->index_rw);
-        res_owner_unreserve(r, owner);
-        pthread_rwlock_unlock(&s->index_rw);
-    }
-    free(node);
-    store_obj_unref(o);
-    return NULL;
 }
 
 /* The bucket for a write; adding one changes the table readers search. */
@@ -204,9 +120,9 @@ static int check_name(const char *name, ty_error *err)
 }
 
 /* Settles metadata.name: the caller's, or generateName plus a random suffix
- * that is free in this namespace. Called with write_mu held. */
-static int assign_name(store_res *r, const char *resource, const char *ns, json_t *obj,
-                       ty_error *err)
+ * that is free in this namespace. Called by the leader. */
+static int assign_name(ty_store *s, store_res *r, const char *resource, const char *ns,
+                       json_t *obj, ty_error *err)
 {
     json_t *meta = meta_of(obj);
     const char *name = meta_str(obj, "name");
@@ -217,7 +133,7 @@ static int assign_name(store_res *r, const char *resource, const char *ns, json_
     if (*name) {
         if (check_name(name, err) < 0)
             return -1;
-        if (res_lookup(r, ns, name))
+        if (commit_current(s, r, ns, name))
             return ty_seterr(err, TY_EEXISTS, "%s \"%s\" already exists", resource, name);
         return 0;
     }
@@ -236,7 +152,7 @@ static int assign_name(store_res *r, const char *resource, const char *ns, json_
     for (int i = 0; i < GENERATE_NAME_TRIES; i++) {
         if (obj_random_suffix(cand + plen, GENERATE_NAME_SUFFIX) < 0)
             return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a name");
-        if (!res_lookup(r, ns, cand)) {
+        if (!commit_current(s, r, ns, cand)) {
             json_object_set_new(meta, "name", json_string(cand));
             return 0;
         }
@@ -265,9 +181,6 @@ store_obj *store_create(ty_store *s, const char *resource, const char *ns, const
 store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, json_t *obj,
                              ty_error *err)
 {
-    store_res *r;
-    store_obj *o = NULL;
-
     ns = ns ? ns : "";
     if (!json_is_object(obj)) {
         json_decref(obj);
@@ -278,15 +191,67 @@ store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, 
         json_decref(obj);
         return NULL;
     }
-    pthread_mutex_lock(&s->write_mu);
-    r = res_for_write(s, resource, err);
-    if (r && assign_name(r, resource, ns, obj, err) == 0) {
-        o = commit(s, r, obj, STORE_ADDED, err);
-        obj = NULL;
+    write_req req = {.kind = WR_CREATE, .resource = resource, .ns = ns, .obj = obj, .err = err};
+    commit_submit(s, &req);
+    json_decref(req.obj); /* still ours when it was not staged */
+    return req.result;
+}
+
+/* An async request and the copies of what it borrows. */
+typedef struct async_req {
+    write_req req;
+    ty_error err;
+    max_align_t arg[]; /* the function's argument, then resource and ns */
+} async_req;
+
+void store_create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                        store_mutate_fn fn, const void *arg, size_t arglen)
+{
+    size_t lres = strlen(resource) + 1, lns, argsz = (arglen + 15) & ~(size_t)15;
+    async_req *a;
+    char *p;
+
+    ns = ns ? ns : "";
+    lns = strlen(ns) + 1;
+    if (!json_is_object(obj) || init_create_meta(obj, ns, NULL) < 0 ||
+        !(a = calloc(1, sizeof(*a) + argsz + lres + lns))) {
+        ty_debug("store: async create of %s in \"%s\" dropped", resource, ns);
+        json_decref(obj);
+        return;
     }
-    pthread_mutex_unlock(&s->write_mu);
-    json_decref(obj);
-    return o;
+    p = (char *)a->arg;
+    if (arglen)
+        memcpy(p, arg, arglen);
+    memcpy(p + argsz, resource, lres);
+    memcpy(p + argsz + lres, ns, lns);
+    ty_error_init(&a->err);
+    a->req = (write_req){.kind = WR_CREATE, .resource = p + argsz, .ns = p + argsz + lres,
+                         .obj = obj, .fn = fn, .arg = arglen ? p : NULL, .async = true,
+                         .err = &a->err};
+    commit_submit(s, &a->req);
+}
+
+static void exec_mutate(ty_store *s, write_req *req);
+
+static void exec_create(ty_store *s, write_req *req)
+{
+    store_res *r = res_for_write(s, req->resource, req->err);
+    json_t *obj = req->obj;
+
+    if (!r)
+        return;
+    if (assign_name(s, r, req->resource, req->ns, obj, req->err) < 0) {
+        /* An async create with a function updates what holds the name. */
+        if (req->async && req->fn && req->err && req->err->code == TY_EEXISTS) {
+            ty_error_clear(req->err);
+            req->name = meta_str(obj, "name");
+            req->kind = WR_MUTATE;
+            exec_mutate(s, req);
+        }
+        return;
+    }
+    req->obj = NULL;
+    commit_stage(s, req, r, obj, STORE_ADDED);
 }
 
 /* ---- get ---- */
@@ -321,19 +286,20 @@ uint64_t store_current_rv(ty_store *s)
     return rv;
 }
 
-/* Current snapshot for a write, borrowed: valid while write_mu is held. */
+/* Current snapshot for a write as the batch sees it, borrowed: valid for the
+ * batch. */
 static store_obj *current_for_write(ty_store *s, const char *resource, const char *ns,
                                     const char *name, store_res **rp, ty_error *err)
 {
     store_res *r = index_find(&s->ix, resource);
-    idx_node *n = r && name ? res_lookup(r, ns, name) : NULL;
+    store_obj *o = r && name ? commit_current(s, r, ns, name) : NULL;
 
-    if (!n) {
+    if (!o) {
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name ? name : "");
         return NULL;
     }
     *rp = r;
-    return n->obj;
+    return o;
 }
 
 /* ---- update ---- */
@@ -405,48 +371,53 @@ static int prepare_update(const char *resource, const store_obj *cur, json_t *ne
     return json_equal(obj_json(cur), next) ? 0 : 1;
 }
 
-/* Commits next (stolen) as the successor of cur: nothing when unchanged, a
- * removal when it is being deleted and its last finalizer just went. */
-static store_obj *write_next(ty_store *s, store_res *r, store_obj *cur, json_t *next,
-                             ty_error *err)
+/* Stages next (stolen) as the successor of cur: nothing when unchanged (the
+ * answer is cur), a removal when it is being deleted and its last finalizer
+ * just went. */
+static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur, json_t *next)
 {
-    int rc = prepare_update(r->name, cur, next, err);
+    int rc = prepare_update(r->name, cur, next, req->err);
     bool gone;
 
     if (rc <= 0) {
         json_decref(next);
-        return rc < 0 ? NULL : store_obj_ref(cur);
+        if (rc == 0)
+            req->result = store_obj_ref(cur);
+        return;
     }
     gone = json_object_get(meta_of(next), "deletionTimestamp") &&
            !has_finalizers(r->name, next);
-    return commit(s, r, next, gone ? STORE_DELETED : STORE_MODIFIED, err);
+    commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED);
+}
+
+static void exec_mutate(ty_store *s, write_req *req)
+{
+    store_res *r;
+    store_obj *cur = current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
+    json_t *next;
+
+    if (!cur)
+        return;
+    next = json_deep_copy(obj_json(cur));
+    if (!next) {
+        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+        return;
+    }
+    if (req->fn(next, req->arg, req->err) < 0) {
+        json_decref(next);
+        return;
+    }
+    write_next(s, req, r, cur, next);
 }
 
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
                         store_mutate_fn fn, void *arg, ty_error *err)
 {
-    store_res *r;
-    store_obj *cur, *o = NULL;
-    json_t *next;
+    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
+                     .fn = fn, .arg = arg, .err = err};
 
-    ns = ns ? ns : "";
-    pthread_mutex_lock(&s->write_mu);
-    cur = current_for_write(s, resource, ns, name, &r, err);
-    if (!cur)
-        goto out;
-    next = json_deep_copy(obj_json(cur));
-    if (!next) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        goto out;
-    }
-    if (fn(next, arg, err) < 0) {
-        json_decref(next);
-        goto out;
-    }
-    o = write_next(s, r, cur, next, err);
-out:
-    pthread_mutex_unlock(&s->write_mu);
-    return o;
+    commit_submit(s, &req);
+    return req.result;
 }
 
 static int replace_with(json_t *obj, void *arg, ty_error *err)
@@ -574,41 +545,53 @@ static void mark_deleting(const char *resource, json_t *obj, const store_delete_
     }
 }
 
-store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const char *name,
-                        const store_delete_opts *opts, bool *deleted, ty_error *err)
+static void exec_delete(ty_store *s, write_req *req)
 {
+    const store_delete_opts *opts = req->dopts;
     store_res *r;
-    store_obj *cur, *o = NULL;
+    store_obj *cur = current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
     json_t *next;
     bool gone;
 
-    ns = ns ? ns : "";
-    if (deleted)
-        *deleted = false;
-    pthread_mutex_lock(&s->write_mu);
-    cur = current_for_write(s, resource, ns, name, &r, err);
-    if (!cur || check_preconditions(cur, opts, err) < 0)
-        goto out;
+    if (!cur || check_preconditions(cur, opts, req->err) < 0)
+        return;
     next = json_deep_copy(obj_json(cur));
     if (!next) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        goto out;
+        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+        return;
     }
     apply_propagation(next, opts ? opts->propagation : STORE_PROPAGATE_DEFAULT);
-    gone = !has_finalizers(resource, next);
+    gone = !has_finalizers(req->resource, next);
     if (!gone)
-        mark_deleting(resource, next, opts);
+        mark_deleting(req->resource, next, opts);
     if (!gone && json_equal(next, obj_json(cur))) {
         json_decref(next);
-        o = store_obj_ref(cur);
-        goto out;
+        req->result = store_obj_ref(cur);
+        return;
     }
-    o = commit(s, r, next, gone ? STORE_DELETED : STORE_MODIFIED, err);
-    if (o && deleted)
-        *deleted = gone;
-out:
-    pthread_mutex_unlock(&s->write_mu);
-    return o;
+    if (commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED) == 0)
+        req->deleted = gone;
+}
+
+store_obj *store_delete(ty_store *s, const char *resource, const char *ns, const char *name,
+                        const store_delete_opts *opts, bool *deleted, ty_error *err)
+{
+    write_req req = {.kind = WR_DELETE, .resource = resource, .ns = ns ? ns : "", .name = name,
+                     .dopts = opts, .err = err};
+
+    commit_submit(s, &req);
+    if (deleted)
+        *deleted = req.result && req.deleted;
+    return req.result;
+}
+
+void store_exec(ty_store *s, write_req *req)
+{
+    switch (req->kind) {
+    case WR_CREATE: exec_create(s, req); break;
+    case WR_MUTATE: exec_mutate(s, req); break;
+    case WR_DELETE: exec_delete(s, req); break;
+    }
 }
 
 /* ---- open / close ---- */
@@ -644,6 +627,7 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
     }
     res_insert(r, node, o);
     res_owner_link(r, node, owner);
+    res_owner_unreserve(r, owner);
     store_obj_unref(o);
     /* Puts do not write the stored counter (see db.c): their rows do. */
     if (rv > s->rv)
@@ -703,6 +687,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
         return NULL;
     }
     pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->queue_mu, NULL);
     /* glibc's default lets a steady stream of readers starve the writer. */
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -730,12 +715,17 @@ void store_close(ty_store *s)
 {
     if (!s)
         return;
+    commit_drain(s);
+    if (s->batches)
+        ty_debug("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
+                 (unsigned long long)s->batches);
     if (s->hub)
         hub_shutdown(s->hub);
     db_close(&s->db);
     index_free(&s->ix);
     pthread_rwlock_destroy(&s->index_rw);
     pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->queue_mu);
     free(s);
 }
 

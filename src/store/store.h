@@ -20,8 +20,11 @@
  * "foregroundDeletion" finalizer, Orphan adds "orphan"; the garbage collector
  * (controller/gc.c) does the rest and removes them.
  *
- * Thread safety: every function may be called from any thread. Writers are
- * serialised; readers do not block writers for long.
+ * Thread safety: every function may be called from any thread. Writes are
+ * ordered and committed in batches: writers that arrive together share one
+ * SQLite transaction (each still returns only once its own write is durable,
+ * with its own outcome); readers do not block writers for long. A mutate
+ * function may run in another writer's thread.
  */
 #ifndef TY_STORE_STORE_H
 #define TY_STORE_STORE_H
@@ -81,6 +84,20 @@ store_obj *store_create(ty_store *s, const char *resource, const char *ns, const
 store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, json_t *obj,
                              ty_error *err);
 
+/* The function of store_mutate and store_create_async (below). */
+typedef int (*store_mutate_fn)(json_t *obj, void *arg, ty_error *err);
+
+/* A create nobody waits for, for records that nobody needs to read back at
+ * once (Events). Takes obj over. When another writer is committing, this
+ * returns at once and the object is written with the next batch, before
+ * anything this thread writes afterwards; otherwise it is written before this
+ * returns. When the name is taken and fn is not NULL, fn is applied to the
+ * object that holds it instead, as store_mutate does, with a copy of the
+ * arglen bytes at arg (fn must not keep pointers into them). Failures are
+ * logged (debug) and dropped. */
+void store_create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                        store_mutate_fn fn, const void *arg, size_t arglen);
+
 /* Current object or NULL with TY_ENOTFOUND. Caller unrefs. */
 store_obj *store_get(ty_store *s, const char *resource, const char *ns, const char *name,
                      ty_error *err);
@@ -93,7 +110,6 @@ store_obj *store_get(ty_store *s, const char *resource, const char *ns, const ch
  * after fn returns, the write fails with TY_ECONFLICT ("the object has been
  * modified; please apply your changes to the latest version and try again").
  * TY_ENOTFOUND when the object does not exist. Caller unrefs the result. */
-typedef int (*store_mutate_fn)(json_t *obj, void *arg, ty_error *err);
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
                         store_mutate_fn fn, void *arg, ty_error *err);
 

@@ -77,11 +77,14 @@ struct idx_node {
 };
 
 /* The objects of one resource whose controller ownerReference names uid.
- * A set exists while it has members (or is reserved by a commit in flight). */
+ * A set exists while it has members or is pinned by a write in flight (a
+ * batch may empty a set between staging a write that joins it and applying
+ * that write). */
 struct owner_set {
     owner_set *chain; /* next in the hash bucket */
     idx_node *head;
     size_t n;
+    size_t pins;      /* writes staged to join it, not yet applied */
     char uid[];
 };
 
@@ -122,12 +125,13 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name);
 /* The uid of obj's controller ownerReference, or NULL. Borrowed from obj. */
 const char *obj_controller_uid(const json_t *obj);
 owner_set *res_owner_find(const store_res *r, const char *uid);
-/* Finds or creates the (possibly empty) set of uid. NULL when out of memory. */
+/* Finds or creates the (possibly empty) set of uid and pins it: it stays
+ * until the matching res_owner_unreserve. NULL when out of memory. */
 owner_set *res_owner_reserve(store_res *r, const char *uid);
-/* Frees set if it has no members (a reservation that was not used). */
+/* Unpins set (NULL: nothing), freeing it if it has no members and no pins. */
 void res_owner_unreserve(store_res *r, owner_set *set);
-/* Moves node from its current set (freed when left empty) into set (NULL =
- * none). Cannot fail. */
+/* Moves node from its current set (freed when left empty and unpinned) into
+ * set (NULL = none). Cannot fail. */
 void res_owner_link(store_res *r, idx_node *node, owner_set *set);
 /* Number of keys strictly before (ns, name) (or up to and including it). */
 size_t res_rank(const store_res *r, const char *ns, const char *name, bool inclusive);
@@ -156,6 +160,7 @@ typedef struct store_db {
     pthread_mutex_t ckpt_mu;
     pthread_cond_t ckpt_cv;
     bool ckpt_stop;
+    atomic_bool wal_restart_due; /* the checkpointer left a long WAL behind */
 } store_db;
 
 /* Opens or creates <dir>/trainyard.db; *rv gets the stored counter, which
@@ -165,7 +170,13 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
 typedef int (*db_row_fn)(void *arg, const char *resource, const char *ns, const char *name,
                          uint64_t rv, const char *text, size_t len, ty_error *err);
 int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
-/* One transaction each: the object row (and, for a delete, the counter). */
+/* A transaction holds the rows of one batch of writes (commit.c): db_begin,
+ * then db_put / db_delete for each (a delete also advances the counter), then
+ * db_commit, or db_rollback after a failed row. db_commit rolls back itself
+ * when it fails. */
+int db_begin(store_db *d, ty_error *err);
+int db_commit(store_db *d, ty_error *err);
+void db_rollback(store_db *d);
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
            const char *text, size_t len, ty_error *err);
 int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
@@ -181,8 +192,10 @@ typedef struct store_hub store_hub;
  * the newest max_trees keep the trees nobody else holds. */
 store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees);
 /* Publishes the event of commit obj->rv (must be the previous one + 1);
- * steals the reference to obj. resource must outlive the hub's users. */
+ * steals the reference to obj. resource must outlive the hub's users.
+ * Watchers are woken by hub_wake, once per batch. */
 void hub_publish(store_hub *h, store_event_type type, const char *resource, store_obj *obj);
+void hub_wake(store_hub *h);
 /* Drops the index's reference to old, a version a commit just replaced or
  * removed; an event of it older than the newest max_trees then keeps its
  * text only. */
@@ -197,15 +210,81 @@ uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */
 void hub_shutdown(store_hub *h);
 
+/* ---- commit.c: group commit ----
+ * Every write is a request in one queue. The writer that finds nobody
+ * committing becomes the leader: it takes the queued requests as a batch,
+ * runs each one's operation in queue order against the index plus what the
+ * batch staged before it (each write that succeeds takes the next
+ * resourceVersion), writes the staged versions in one SQLite transaction,
+ * then swaps them into the index and publishes their events in order, and
+ * wakes each caller with its own outcome. See docs/internals/store.md. */
+
+typedef enum { WR_CREATE, WR_MUTATE, WR_DELETE } write_kind;
+
+typedef struct write_req write_req;
+struct write_req {
+    write_req *next;                /* in the queue, then in the batch */
+    write_kind kind;
+    const char *resource, *ns, *name; /* borrowed from the caller (copies when async) */
+    json_t *obj;                    /* WR_CREATE: the new object, owned by the request */
+    store_mutate_fn fn;             /* WR_MUTATE; for an async WR_CREATE, applied to the
+                                       existing object when the name is taken */
+    void *arg;
+    const store_delete_opts *dopts; /* WR_DELETE */
+    bool async;                     /* nobody waits: the leader frees the request */
+    /* outcome */
+    store_obj *result;              /* new reference for the caller, or NULL and *err */
+    ty_error *err;                  /* the caller's (may be NULL) */
+    bool deleted;                   /* WR_DELETE: removed, not only marked */
+    /* what the operation staged (leader only) */
+    store_res *r;
+    store_obj *staged;              /* the version to write, or NULL: no write */
+    store_event_type type;
+    idx_node *node;                 /* WR_CREATE: its index node, allocated early */
+    owner_set *owner;               /* the owner set it joins, pinned */
+    /* hand-off between the leader and the caller, under queue_mu */
+    bool done, lead;
+    pthread_cond_t cv;
+};
+
+/* Queues req and, unless it is async, returns when its outcome is in
+ * req->result / *req->err: after its write is durable and published. An
+ * async request returns at once when a leader is at work (it then joins the
+ * next batch) and is freed by whoever runs it. */
+void commit_submit(ty_store *s, write_req *req);
+/* The current version of (r, ns, name) as the operation being run sees it:
+ * the latest version the batch staged before it, else the index's. NULL when
+ * absent (or staged for removal). Borrowed, valid for the batch. Leader only. */
+store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const char *name);
+/* Stages obj (stolen) as the next version of its key for req: assigns the
+ * next resourceVersion, serialises, allocates what applying it needs so that
+ * nothing can fail after SQLite commits. -1 with *req->err (nothing staged,
+ * no resourceVersion used) on failure. Leader only. */
+int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type);
+/* Runs the queued requests of a closing store. */
+void commit_drain(ty_store *s);
+
 /* ---- store.c ---- */
 
+/* Runs req's operation (in the leader, write_mu held): stages its write via
+ * commit_stage, or settles its outcome (no-op result, error) right away. */
+void store_exec(ty_store *s, write_req *req);
+
 struct ty_store {
-    pthread_mutex_t write_mu;  /* serialises writers: one commit at a time */
-    pthread_rwlock_t index_rw; /* readers of ix/rv vs. the short swap a commit makes */
+    pthread_mutex_t write_mu;  /* held by the leader while it runs a batch */
+    pthread_rwlock_t index_rw; /* readers of ix/rv vs. the short swap a batch makes */
     store_index ix;
     uint64_t rv;               /* latest commit; written under both locks */
     store_db db;
     store_hub *hub;
+    /* the queue (commit.c) */
+    pthread_mutex_t queue_mu;
+    write_req *queue_head, *queue_tail;
+    bool leading;              /* a leader is at work */
+    /* the batch being run (leader only, under write_mu) */
+    write_req *batch, *batch_at;
+    uint64_t staged_rv;        /* resourceVersion of the last staged write */
+    uint64_t batches, batched_writes; /* counts, for the curious (debug log) */
 };
 
 #endif

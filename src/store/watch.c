@@ -118,6 +118,14 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     /* Keep at least the newest event so a watcher from "now" always works. */
     while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
         evict_oldest(h);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* One broadcast per batch rather than per event: every watcher thread wakes
+ * for each broadcast, and a batch's events are read in one go. */
+void hub_wake(store_hub *h)
+{
+    pthread_mutex_lock(&h->mu);
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
 }

@@ -1019,6 +1019,393 @@ static void test_list_owned_matches_scan(void **state)
     assert_true(ms < 500.0); /* ~2 ms normally; a scan each would take seconds */
 }
 
+/* ---- group commit ---- */
+
+enum { GC_THREADS = 8, GC_ROUNDS = 60 };
+
+/* What one writer thread saw: the resourceVersion and kind of each of its
+ * writes that succeeded, in its own order. */
+typedef struct gc_writer {
+    ty_store *s;
+    int id;
+    uint64_t rvs[GC_ROUNDS * 6];
+    char kinds[GC_ROUNDS * 6]; /* 'A' added, 'M' modified, 'D' deleted */
+    char names[GC_ROUNDS * 6][32];
+    int n;
+    int conflicts, notfound;
+} gc_writer;
+
+static int set_replicas(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(json_object_get(obj, "spec"), "replicas",
+                        json_integer(*(const int *)arg));
+    return 0;
+}
+
+static void gc_record(gc_writer *w, store_obj *o, char kind, const char *name)
+{
+    if (!o)
+        fail_msg("writer %d: %s: unexpected failure", w->id, name);
+    assert_true(w->n < GC_ROUNDS * 6);
+    w->rvs[w->n] = store_obj_rv(o);
+    /* The object handed back carries its own resourceVersion. */
+    assert_int_equal(strtoull(meta(o, "resourceVersion"), NULL, 10), store_obj_rv(o));
+    w->kinds[w->n] = kind;
+    snprintf(w->names[w->n], sizeof(w->names[w->n]), "%s", name);
+    w->n++;
+    store_obj_unref(o);
+}
+
+/* Each round: create an object, change it twice, fail on purpose three ways
+ * (a stale resourceVersion, a missing object, a taken name), optimistically
+ * increment a shared counter (get, update with that version, retry on a
+ * conflict), and delete every other object. */
+static void *gc_write(void *arg)
+{
+    gc_writer *w = arg;
+    ty_error err;
+    char name[32];
+
+    ty_error_init(&err);
+    for (int i = 0; i < GC_ROUNDS; i++) {
+        int v = i * 10 + 2;
+        store_obj *o, *g;
+        json_t *j, *stale;
+
+        snprintf(name, sizeof(name), "w%d-%d", w->id, i);
+        j = pod(name, i);
+        o = store_create(w->s, "pods", "default", j, &err);
+        gc_record(w, o, 'A', name);
+        /* A taken name fails alone. */
+        assert_null(store_create(w->s, "pods", "default", j, &err));
+        assert_int_equal(err.code, TY_EEXISTS);
+        ty_error_clear(&err);
+        json_decref(j);
+        o = store_mutate(w->s, "pods", "default", name, set_replicas, &v, &err);
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(store_obj_json(o), "spec"), "replicas")), v);
+        gc_record(w, o, 'M', name);
+        /* Unchanged: no write, no new resourceVersion. */
+        o = store_mutate(w->s, "pods", "default", name, set_replicas, &v, &err);
+        assert_int_equal(store_obj_rv(o), w->rvs[w->n - 1]);
+        store_obj_unref(o);
+        /* A stale resourceVersion conflicts, alone. */
+        stale = pod(name, 99);
+        json_object_set_new(json_object_get(stale, "metadata"), "resourceVersion",
+                            json_string("1"));
+        assert_null(store_update(w->s, "pods", "default", stale, &err));
+        assert_int_equal(err.code, TY_ECONFLICT);
+        ty_error_clear(&err);
+        json_decref(stale);
+        assert_null(store_mutate(w->s, "pods", "default", "nobody", set_replicas, &v, &err));
+        assert_int_equal(err.code, TY_ENOTFOUND);
+        ty_error_clear(&err);
+        for (;;) {
+            g = store_get(w->s, "pods", "default", "shared", &err);
+            assert_non_null(g);
+            j = json_deep_copy(store_obj_json(g));
+            store_obj_unref(g);
+            json_t *spec = json_object_get(j, "spec");
+            json_object_set_new(spec, "replicas",
+                                json_integer(json_integer_value(json_object_get(spec,
+                                                                                "replicas")) +
+                                             1));
+            o = store_update(w->s, "pods", "default", j, &err);
+            json_decref(j);
+            if (o) {
+                gc_record(w, o, 'M', "shared");
+                break;
+            }
+            assert_int_equal(err.code, TY_ECONFLICT);
+            ty_error_clear(&err);
+            w->conflicts++;
+        }
+        if (i % 2) {
+            bool deleted = false;
+            o = store_delete(w->s, "pods", "default", name, NULL, &deleted, &err);
+            assert_true(deleted);
+            gc_record(w, o, 'D', name);
+        }
+    }
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Many writers at once share transactions; each still gets its own outcome,
+ * the resourceVersions are unique and gapless, each writer's increase, and a
+ * watcher sees every write once, in resourceVersion order, as it was made. */
+static void test_group_commit_many_writers(void **state)
+{
+    fixture *f = *state;
+    static gc_writer w[GC_THREADS];
+    pthread_t t[GC_THREADS];
+    uint64_t rv0, *all;
+    size_t total = 0, k = 0;
+    store_watch *watch;
+    ty_error err;
+    store_obj *o;
+    int conflicts = 0;
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "shared"));
+    rv0 = store_current_rv(f->s);
+    watch = store_watch_open(f->s, "pods", NULL, rv0, &err);
+    assert_non_null(watch);
+    for (int i = 0; i < GC_THREADS; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].s = f->s;
+        w[i].id = i;
+        assert_int_equal(pthread_create(&t[i], NULL, gc_write, &w[i]), 0);
+    }
+    for (int i = 0; i < GC_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        total += (size_t)w[i].n;
+        conflicts += w[i].conflicts;
+        for (int j = 1; j < w[i].n; j++)
+            assert_true(w[i].rvs[j] > w[i].rvs[j - 1]);
+    }
+    /* Gapless and unique: failed writes took no resourceVersion. */
+    all = calloc(total, sizeof(*all));
+    for (int i = 0; i < GC_THREADS; i++)
+        for (int j = 0; j < w[i].n; j++)
+            all[k++] = w[i].rvs[j];
+    qsort(all, total, sizeof(*all), cmp_u64);
+    for (size_t i = 0; i < total; i++)
+        assert_int_equal(all[i], rv0 + 1 + i);
+    assert_int_equal(store_current_rv(f->s), rv0 + total);
+    free(all);
+    /* No increment of the shared counter was lost to a conflict in a batch. */
+    o = store_get(f->s, "pods", "default", "shared", &err);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(o), "spec"), "replicas")),
+                     1 + GC_THREADS * GC_ROUNDS);
+    store_obj_unref(o);
+    /* The watcher: every write once, in order, as its writer saw it. */
+    for (size_t i = 0; i < total; i++) {
+        store_event ev;
+        const char *name;
+        bool found = false;
+
+        assert_int_equal(store_watch_next(watch, 5000, &ev, &err), 1);
+        assert_int_equal(ev.rv, rv0 + 1 + i);
+        assert_int_equal(store_obj_rv(ev.obj), ev.rv);
+        name = meta(ev.obj, "name");
+        for (int a = 0; a < GC_THREADS && !found; a++)
+            for (int b = 0; b < w[a].n && !found; b++)
+                if (w[a].rvs[b] == ev.rv) {
+                    found = true;
+                    assert_string_equal(w[a].names[b], name);
+                    assert_int_equal(ev.type, w[a].kinds[b] == 'A'   ? STORE_ADDED
+                                              : w[a].kinds[b] == 'M' ? STORE_MODIFIED
+                                                                     : STORE_DELETED);
+                }
+        assert_true(found);
+        store_event_release(&ev);
+    }
+    store_watch_close(watch);
+    print_message("group commit: %zu writes, %d conflicts retried\n", total, conflicts);
+    /* What was acknowledged is what was written. */
+    reopen(f);
+    assert_int_equal(store_current_rv(f->s), rv0 + total);
+    for (int i = 0; i < GC_THREADS; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "w%d-%d", i, GC_ROUNDS - 2);
+        o = store_get(f->s, "pods", "default", name, &err);
+        assert_non_null(o);
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(store_obj_json(o), "spec"), "replicas")),
+                         (GC_ROUNDS - 2) * 10 + 2);
+        store_obj_unref(o);
+    }
+}
+
+/* A batch forms behind a leader held up in a mutate function: the writes
+ * queued meanwhile are run together, the ones that cannot succeed fail alone,
+ * and two changes to one object in the batch both land. */
+typedef struct slow_arg {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool in_fn, release;
+} slow_arg;
+
+static int slow_fn(json_t *obj, void *arg, ty_error *err)
+{
+    slow_arg *a = arg;
+    (void)err;
+    pthread_mutex_lock(&a->mu);
+    a->in_fn = true;
+    pthread_cond_broadcast(&a->cv);
+    while (!a->release)
+        pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    json_object_set_new(json_object_get(obj, "spec"), "replicas", json_integer(7));
+    return 0;
+}
+
+static void *slow_writer(void *arg)
+{
+    void **p = arg;
+    ty_error err;
+    ty_error_init(&err);
+    return store_mutate(p[0], "pods", "default", "slow", slow_fn, p[1], &err);
+}
+
+typedef struct queued_op {
+    ty_store *s;
+    int what;
+    store_obj *result;
+    ty_error err;
+} queued_op;
+
+static int add_one(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    (void)arg, (void)err;
+    json_object_set_new(spec, "replicas",
+                        json_integer(json_integer_value(json_object_get(spec, "replicas")) + 1));
+    return 0;
+}
+
+static void *queued_writer(void *arg)
+{
+    queued_op *q = arg;
+    json_t *j;
+
+    ty_error_init(&q->err);
+    switch (q->what) {
+    case 0: /* succeeds */
+        j = pod("fresh", 1);
+        q->result = store_create(q->s, "pods", "default", j, &q->err);
+        json_decref(j);
+        break;
+    case 1: /* conflicts */
+        j = pod("target", 5);
+        json_object_set_new(json_object_get(j, "metadata"), "resourceVersion", json_string("1"));
+        q->result = store_update(q->s, "pods", "default", j, &q->err);
+        json_decref(j);
+        break;
+    case 2: /* not found */
+        q->result = store_mutate(q->s, "pods", "default", "ghost", add_one, NULL, &q->err);
+        break;
+    case 3: case 4: /* two increments of one object */
+        q->result = store_mutate(q->s, "pods", "default", "target", add_one, NULL, &q->err);
+        break;
+    case 5: /* invalid */
+        j = json_pack("{s:{}}", "metadata");
+        q->result = store_create(q->s, "pods", "default", j, &q->err);
+        json_decref(j);
+        break;
+    }
+    return NULL;
+}
+
+static void test_group_commit_failures_stay_alone(void **state)
+{
+    fixture *f = *state;
+    enum { OPS = 6 };
+    slow_arg a = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false};
+    void *sp[2] = {f->s, &a};
+    queued_op q[OPS];
+    pthread_t slow, t[OPS];
+    store_obj *o;
+    uint64_t rv0;
+    ty_error err;
+    void *ret;
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "slow"));
+    store_obj_unref(create(f->s, "pods", "default", "target"));
+    rv0 = store_current_rv(f->s);
+    assert_int_equal(pthread_create(&slow, NULL, slow_writer, sp), 0);
+    pthread_mutex_lock(&a.mu);
+    while (!a.in_fn)
+        pthread_cond_wait(&a.cv, &a.mu);
+    pthread_mutex_unlock(&a.mu);
+    for (int i = 0; i < OPS; i++) {
+        memset(&q[i], 0, sizeof(q[i]));
+        q[i].s = f->s;
+        q[i].what = i;
+        assert_int_equal(pthread_create(&t[i], NULL, queued_writer, &q[i]), 0);
+    }
+    usleep(200 * 1000); /* let them queue behind the leader */
+    pthread_mutex_lock(&a.mu);
+    a.release = true;
+    pthread_cond_broadcast(&a.cv);
+    pthread_mutex_unlock(&a.mu);
+    pthread_join(slow, &ret);
+    o = ret;
+    assert_non_null(o);
+    assert_int_equal(store_obj_rv(o), rv0 + 1);
+    store_obj_unref(o);
+    for (int i = 0; i < OPS; i++)
+        pthread_join(t[i], NULL);
+    assert_non_null(q[0].result);
+    assert_null(q[1].result);
+    assert_int_equal(q[1].err.code, TY_ECONFLICT);
+    assert_null(q[2].result);
+    assert_int_equal(q[2].err.code, TY_ENOTFOUND);
+    assert_non_null(q[3].result);
+    assert_non_null(q[4].result);
+    assert_null(q[5].result);
+    assert_int_equal(q[5].err.code, TY_EINVALID);
+    /* Three writes after the leader's, gapless. */
+    assert_int_equal(store_current_rv(f->s), rv0 + 4);
+    assert_true(store_obj_rv(q[0].result) > rv0 + 1);
+    assert_int_not_equal(store_obj_rv(q[3].result), store_obj_rv(q[4].result));
+    o = store_get(f->s, "pods", "default", "target", &err);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(o), "spec"), "replicas")), 3);
+    store_obj_unref(o);
+    for (int i = 0; i < OPS; i++) {
+        store_obj_unref(q[i].result);
+        ty_error_clear(&q[i].err);
+    }
+}
+
+/* store_create_async: written (before anything the same thread writes
+ * afterwards); a taken name runs the function on the holder instead. */
+typedef struct bump_by {
+    int by;
+} bump_by;
+
+static int bump_replicas(json_t *obj, void *arg, ty_error *err)
+{
+    const bump_by *b = arg;
+    json_t *spec = json_object_get(obj, "spec");
+    (void)err;
+    json_object_set_new(spec, "replicas",
+                        json_integer(json_integer_value(json_object_get(spec, "replicas")) +
+                                     b->by));
+    return 0;
+}
+
+static void test_create_async(void **state)
+{
+    fixture *f = *state;
+    bump_by b = {10};
+    store_obj *o;
+    ty_error err;
+
+    ty_error_init(&err);
+    store_create_async(f->s, "events", "default", pod("ev", 1), bump_replicas, &b, sizeof(b));
+    b.by = 100; /* the store copied the argument */
+    store_create_async(f->s, "events", "default", pod("ev", 1), bump_replicas, &b, sizeof(b));
+    store_create_async(f->s, "events", "default", pod("ev", 1), NULL, NULL, 0);
+    store_obj_unref(create(f->s, "pods", "default", "after"));
+    o = store_get(f->s, "events", "default", "ev", &err);
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(store_obj_json(o), "spec"), "replicas")), 101);
+    assert_non_null(meta(o, "uid"));
+    store_obj_unref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1041,6 +1428,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_10k_is_fast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_owned_matches_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_many_writers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_failures_stay_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_async, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

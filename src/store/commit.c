@@ -1,0 +1,357 @@
+/* commit.c - group commit: concurrent writers share SQLite transactions.
+ *
+ * A write used to be one transaction of its own, run under the writer lock
+ * while every other writer queued on that lock: the HTTP threads, the job
+ * controllers, the scheduler and the node runtimes each paid a BEGIN/COMMIT
+ * (and the WAL frames of the pages it dirtied) per object, one after another.
+ * Now each write is a request in a queue. The writer that finds nobody
+ * committing becomes the leader and takes everything queued as a batch:
+ *
+ *   1. run each request's operation in queue order (store_exec, under
+ *      write_mu) against the index as the batch has changed it so far
+ *      (commit_current): a write that succeeds is staged with the next
+ *      resourceVersion; one that fails (conflict, not found, invalid, too
+ *      large) fails alone and uses no resourceVersion;
+ *   2. write every staged version in one SQLite transaction;
+ *   3. take index_rw once, swap the versions into the index and publish
+ *      their events in resourceVersion order, and wake the watchers once;
+ *   4. hand each caller its own outcome, and the lead to the first writer
+ *      still queued (requests that arrived meanwhile form the next batch).
+ *
+ * Nothing a caller or a watcher sees is ahead of the disk: results and
+ * events are given out only after the transaction commits, and a caller that
+ * finds its answer in a version staged earlier in the same batch (an
+ * unchanged mutate, a name taken) gets it only then too. When the
+ * transaction itself fails, every write of the batch fails with its error,
+ * and so does every answer taken from a version that was not written.
+ *
+ * Callers' mutate functions run in the leader's thread; they already ran
+ * under the writer lock and may not call into the store.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "store/store_int.h"
+
+/* Each operation looks back over the batch for the key it touches, so a
+ * batch is bounded; the rest waits for the next one. */
+#define MAX_BATCH 256
+
+/* ---- the batch's view of current objects ---- */
+
+store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const char *name)
+{
+    const write_req *hit = NULL;
+    idx_node *n;
+
+    for (const write_req *q = s->batch; q && q != s->batch_at; q = q->next)
+        if (q->staged && q->r == r && !strcmp(q->staged->name, name) &&
+            !strcmp(q->staged->ns, ns))
+            hit = q;
+    if (hit)
+        return hit->type == STORE_DELETED ? NULL : hit->staged;
+    n = res_lookup(r, ns, name);
+    return n ? n->obj : NULL;
+}
+
+/* The owner set o is to join, pinned until the write is applied (another
+ * write of the batch may empty it meanwhile); NULL when it has no controller.
+ * Only the leader changes sets and pins, so finding one needs no read lock;
+ * creating one changes what readers search. */
+static int owner_pin(ty_store *s, store_res *r, const store_obj *o, owner_set **out)
+{
+    const char *uid = obj_controller_uid(obj_json(o));
+    owner_set *set;
+
+    *out = NULL;
+    if (!uid)
+        return 0;
+    if ((set = res_owner_find(r, uid))) {
+        set->pins++;
+        *out = set;
+        return 0;
+    }
+    pthread_rwlock_wrlock(&s->index_rw);
+    set = res_owner_reserve(r, uid);
+    pthread_rwlock_unlock(&s->index_rw);
+    *out = set;
+    return set ? 0 : -1;
+}
+
+static void owner_unpin(ty_store *s, store_res *r, owner_set *set)
+{
+    if (!set)
+        return;
+    pthread_rwlock_wrlock(&s->index_rw);
+    res_owner_unreserve(r, set);
+    pthread_rwlock_unlock(&s->index_rw);
+}
+
+int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type)
+{
+    uint64_t rv = s->staged_rv + 1;
+    char rvs[24];
+    store_obj *o;
+
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+    json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rvs));
+    o = obj_new(obj, rv, NULL, 0, req->err);
+    if (!o)
+        return -1;
+    req->node = NULL;
+    req->owner = NULL;
+    if (type == STORE_ADDED && !(req->node = res_node_new(o->ns, o->name)))
+        goto oom;
+    if (type != STORE_DELETED && owner_pin(s, r, o, &req->owner) < 0)
+        goto oom;
+    s->staged_rv = rv;
+    req->r = r;
+    req->staged = o;
+    req->type = type;
+    return 0;
+oom:
+    free(req->node);
+    req->node = NULL;
+    store_obj_unref(o);
+    return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+}
+
+/* ---- one batch ---- */
+
+static void unstage(ty_store *s, write_req *req)
+{
+    owner_unpin(s, req->r, req->owner);
+    free(req->node);
+    store_obj_unref(req->staged);
+    req->owner = NULL;
+    req->node = NULL;
+    req->staged = NULL;
+}
+
+static int write_rows(ty_store *s, write_req *batch, ty_error *err)
+{
+    if (db_begin(&s->db, err) < 0)
+        return -1;
+    for (write_req *q = batch; q; q = q->next) {
+        const store_obj *o = q->staged;
+        int rc;
+
+        if (!o)
+            continue;
+        if (q->type == STORE_DELETED)
+            rc = db_delete(&s->db, q->r->name, o->ns, o->name, o->rv, err);
+        else
+            rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len, err);
+        if (rc < 0) {
+            db_rollback(&s->db);
+            return -1;
+        }
+    }
+    return db_commit(&s->db, err);
+}
+
+/* The batch did not reach the disk: its writes fail, and so do answers read
+ * from versions it staged (they are newer than the last commit). */
+static void fail_batch(ty_store *s, write_req *batch, const ty_error *why)
+{
+    for (write_req *q = batch; q; q = q->next) {
+        if (q->staged) {
+            unstage(s, q);
+        } else if (!q->result || q->result->rv <= s->rv) {
+            continue;
+        } else {
+            store_obj_unref(q->result);
+            q->result = NULL;
+        }
+        q->deleted = false;
+        ty_seterr(q->err, why->code, "%s", why->text);
+    }
+}
+
+/* Swaps the batch's versions into the index and publishes them, in order. */
+static void apply_batch(ty_store *s, write_req *batch)
+{
+    size_t n = 0;
+
+    pthread_rwlock_wrlock(&s->index_rw);
+    for (write_req *q = batch; q; q = q->next) {
+        store_obj *o = q->staged, *old = NULL;
+        idx_node *cur;
+
+        if (!o)
+            continue;
+        if (q->type == STORE_DELETED) {
+            old = res_remove(q->r, o->ns, o->name);
+        } else if (q->node) {
+            res_insert(q->r, q->node, o);
+            res_owner_link(q->r, q->node, q->owner);
+        } else {
+            cur = res_lookup(q->r, o->ns, o->name);
+            old = cur->obj;
+            cur->obj = store_obj_ref(o);
+            res_owner_link(q->r, cur, q->owner);
+        }
+        if (q->owner)
+            res_owner_unreserve(q->r, q->owner);
+        s->rv = o->rv;
+        /* Published under the index lock so that trimming (watch.c) sees
+         * the index and the history agree. */
+        hub_publish(s->hub, q->type, q->r->name, store_obj_ref(o));
+        if (old)
+            hub_release_superseded(s->hub, old);
+        hub_trim_current(s->hub, &s->ix);
+        q->result = o; /* the staged reference goes to the caller */
+        q->staged = NULL;
+        q->node = NULL;
+        q->owner = NULL;
+        n++;
+    }
+    pthread_rwlock_unlock(&s->index_rw);
+    hub_wake(s->hub);
+    s->batches++;
+    s->batched_writes += n;
+}
+
+static void run_batch(ty_store *s, write_req *batch)
+{
+    bool writes = false;
+    ty_error dberr;
+
+    pthread_mutex_lock(&s->write_mu);
+    s->batch = batch;
+    s->staged_rv = s->rv;
+    for (write_req *q = batch; q; q = q->next) {
+        s->batch_at = q;
+        store_exec(s, q);
+        writes |= q->staged != NULL;
+    }
+    s->batch_at = NULL;
+    if (writes) {
+        ty_error_init(&dberr);
+        if (write_rows(s, batch, &dberr) < 0)
+            fail_batch(s, batch, &dberr);
+        else
+            apply_batch(s, batch);
+        ty_error_clear(&dberr);
+    }
+    s->batch = NULL;
+    pthread_mutex_unlock(&s->write_mu);
+}
+
+/* ---- the queue and the lead ---- */
+
+static void release_async(write_req *req)
+{
+    if (req->result == NULL && req->err && req->err->code != TY_OK)
+        ty_debug("store: %s %s/%s not written: %s", req->resource, req->ns,
+                 req->name ? req->name : "", req->err->text);
+    store_obj_unref(req->result);
+    json_decref(req->obj);
+    if (req->err)
+        ty_error_clear(req->err);
+    pthread_cond_destroy(&req->cv);
+    free(req);
+}
+
+/* Called with queue_mu held by the leader; returns with it held. Runs
+ * batches until mine is done; then hands the lead to the first queued
+ * request somebody waits on, or runs what is left when nobody does. */
+static void lead(ty_store *s, write_req *mine)
+{
+    bool mine_done = false;
+
+    for (;;) {
+        write_req *batch = s->queue_head, *tail = batch, *next, *heir;
+        size_t n = 1;
+
+        if (!batch)
+            break;
+        if (mine_done) {
+            for (heir = batch; heir && heir->async; heir = heir->next)
+                ;
+            if (heir) {
+                heir->lead = true;
+                pthread_cond_signal(&heir->cv);
+                return; /* leading stays true: the heir has it */
+            }
+        }
+        while (tail->next && n < MAX_BATCH) {
+            tail = tail->next;
+            n++;
+        }
+        s->queue_head = tail->next;
+        if (!s->queue_head)
+            s->queue_tail = NULL;
+        tail->next = NULL;
+        pthread_mutex_unlock(&s->queue_mu);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->queue_mu);
+        for (write_req *q = batch; q; q = next) {
+            next = q->next;
+            if (q == mine)
+                mine_done = true;
+            if (q->async) {
+                pthread_mutex_unlock(&s->queue_mu);
+                release_async(q);
+                pthread_mutex_lock(&s->queue_mu);
+            } else {
+                q->done = true;
+                if (q != mine)
+                    pthread_cond_signal(&q->cv);
+            }
+        }
+    }
+    s->leading = false;
+}
+
+void commit_submit(ty_store *s, write_req *req)
+{
+    bool async = req->async;
+
+    req->next = NULL;
+    req->done = req->lead = false;
+    pthread_cond_init(&req->cv, NULL);
+    pthread_mutex_lock(&s->queue_mu);
+    if (s->queue_tail)
+        s->queue_tail->next = req;
+    else
+        s->queue_head = req;
+    s->queue_tail = req;
+    if (s->leading) {
+        if (async) {
+            pthread_mutex_unlock(&s->queue_mu);
+            return;
+        }
+        while (!req->done && !req->lead)
+            pthread_cond_wait(&req->cv, &s->queue_mu);
+        if (req->done) {
+            pthread_mutex_unlock(&s->queue_mu);
+            pthread_cond_destroy(&req->cv);
+            return;
+        }
+    }
+    s->leading = true;
+    lead(s, req);
+    pthread_mutex_unlock(&s->queue_mu);
+    if (!async)
+        pthread_cond_destroy(&req->cv);
+}
+
+void commit_drain(ty_store *s)
+{
+    pthread_mutex_lock(&s->queue_mu);
+    while (s->leading) {
+        /* A leader finishes everything queued before it lets go. */
+        pthread_mutex_unlock(&s->queue_mu);
+        sched_yield();
+        pthread_mutex_lock(&s->queue_mu);
+    }
+    if (s->queue_head) {
+        s->leading = true;
+        lead(s, NULL);
+    }
+    pthread_mutex_unlock(&s->queue_mu);
+}
