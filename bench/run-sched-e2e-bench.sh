@@ -48,6 +48,8 @@ cleanup() {
             echo "run-sched-e2e-bench: the server ignored SIGTERM for 30 s; killed it" >&2
         fi
         wait "$server_pid" 2>/dev/null || true
+        # How many transactions the writes took (group commit), said at close.
+        grep -m1 'store: .* transactions' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */store at close: /' || true
     fi
     rm -rf "$tmpdir"
 }

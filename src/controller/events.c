@@ -1,4 +1,11 @@
-/* events.c - recording Events through the store. */
+/* events.c - recording Events through the store.
+ *
+ * Recording is asynchronous, as in Kubernetes' event recorder: an Event is
+ * queued to the store (store_create_async) and the caller goes on while
+ * another writer commits it with its own batch. A controller writing an
+ * Event per pod it creates or binds used to wait for a transaction of its
+ * own each time (after a failed lookup for a repeat, which cost a round
+ * through the writer too). */
 #include "controller/events.h"
 
 #include <stdarg.h>
@@ -10,13 +17,14 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 
+/* Copied into the store's request (store_create_async): no pointers. */
 typedef struct bump_args {
-    const char *now;
+    char now[40];
 } bump_args;
 
 static int bump(json_t *ev, void *arg, ty_error *err)
 {
-    bump_args *b = arg;
+    const bump_args *b = arg;
     json_int_t count = json_integer_value(json_object_get(ev, "count"));
     (void)err;
     json_object_set_new(ev, "count", json_integer(count > 0 ? count + 1 : 2));
@@ -47,9 +55,10 @@ void ty_event(ty_store *s, const json_t *involved, const char *type, const char 
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
-    char msg[1024], evname[320], now[40];
-    ty_error err;
+    char msg[1024], evname[320];
+    bump_args b;
     va_list ap;
+    json_t *ev;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -58,18 +67,10 @@ void ty_event(ty_store *s, const json_t *involved, const char *type, const char 
         return;
     if (!ns || !*ns)
         ns = "default";
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_format(time(NULL), b.now, sizeof(b.now));
     snprintf(evname, sizeof(evname), "%.200s.%016llx", name,
              (unsigned long long)fnv1a(uid, reason, msg, component));
-    ty_error_init(&err);
-    bump_args b = {now};
-    store_obj *o = store_mutate(s, "events", ns, evname, bump, &b, &err);
-    if (o) {
-        store_obj_unref(o);
-        return;
-    }
-    ty_error_clear(&err);
-    json_t *ev = json_pack(
+    ev = json_pack(
         "{s:s, s:s, s:{s:s, s:s}, s:{s:O*, s:O*, s:s, s:s, s:O*, s:O*}, s:s, s:s, s:s, "
         "s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
         "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", ns,
@@ -77,15 +78,14 @@ void ty_event(ty_store *s, const json_t *involved, const char *type, const char 
         json_object_get(involved, "kind"), "name", name, "namespace", ns, "uid",
         json_object_get(meta, "uid"), "resourceVersion", json_object_get(meta, "resourceVersion"),
         "reason", reason, "message", msg, "type", type, "source", "component", component,
-        "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", component,
-        "reportingInstance", component);
-    if (!ev)
-        return;
-    o = store_create_take(s, "events", ns, ev, &err);
-    if (!o) {
-        ty_debug("event %s/%s not recorded: %s", ns, evname, err.text);
-        ty_error_clear(&err);
+        "firstTimestamp", b.now, "lastTimestamp", b.now, "count", 1, "reportingComponent",
+        component, "reportingInstance", component);
+    if (!ev) {
+        ty_debug("event %s/%s not recorded: out of memory", ns, evname);
         return;
     }
-    store_obj_unref(o);
+    /* A repeat (same name) bumps the Event that is there. Nobody waits for
+     * the write: it joins the batch being committed, if any, ahead of
+     * whatever this thread writes next. */
+    store_create_async(s, "events", ns, ev, bump, &b, sizeof(b));
 }

@@ -14,7 +14,9 @@
  * metadata.namespace/name/uid/resourceVersion are copied into involvedObject).
  * type: "Normal" or "Warning". component: the source, e.g. "pytorchjob-controller",
  * "kubelet", "trainyard-scheduler". Never fails loudly: an event that cannot be
- * written is logged and dropped. */
+ * written is logged and dropped. Asynchronous: when another writer is
+ * committing, the Event is written with its next batch, after this returns
+ * but before anything the calling thread writes afterwards. */
 void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
               const char *component, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

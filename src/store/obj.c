@@ -130,6 +130,12 @@ uint64_t store_obj_rv(const store_obj *o)
     return o->rv;
 }
 
+void store_obj_key(const store_obj *o, const char **ns, const char **name)
+{
+    *ns = o->ns;
+    *name = o->name;
+}
+
 store_obj *store_obj_ref(store_obj *o)
 {
     if (o)

@@ -717,7 +717,7 @@ void store_close(ty_store *s)
         return;
     commit_drain(s);
     if (s->batches)
-        ty_debug("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
+        ty_info("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
                  (unsigned long long)s->batches);
     if (s->hub)
         hub_shutdown(s->hub);

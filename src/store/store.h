@@ -46,6 +46,9 @@ typedef struct store_obj store_obj;
 const json_t *store_obj_json(const store_obj *o);           /* borrowed */
 const char *store_obj_text(const store_obj *o, size_t *len); /* borrowed, NUL-terminated */
 uint64_t store_obj_rv(const store_obj *o);
+/* Its namespace ("" when cluster-scoped) and name, without parsing anything.
+ * Borrowed, valid while o is. */
+void store_obj_key(const store_obj *o, const char **ns, const char **name);
 store_obj *store_obj_ref(store_obj *o);
 void store_obj_unref(store_obj *o);
 

@@ -6,8 +6,9 @@
  * to our nodes, then ends the pods whose time is up. Whether a pod is ours is
  * decided from its nodeName alone (prefix + index), never by reading the
  * store; the table recognises the echoes of our own writes. A watch that fell
- * behind is reopened and followed by a listing (resync), as is done every
- * RESYNC_MS so that a failed write is retried. */
+ * behind is reopened and followed by a listing (resync); every RESYNC_MS a
+ * lighter one looks at the pods the table lacks, so that a failed write is
+ * retried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,10 +229,15 @@ static void start_pod(rt_sim *rt, const json_t *pod, int node, const char *uid,
 static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char *name)
 {
     ty_error err;
+    sim_pod *p;
 
     ty_error_init(&err);
-    if (sim_pod_release(rt, ns, name, uid, &err) < 0)
+    if (sim_pod_release(rt, ns, name, uid, &err) < 0) {
         warn_write("release", ns, name, &err);
+        /* Unknown again, so that the next resync retries it. */
+        if ((p = find(rt, uid)))
+            forget(rt, p);
+    }
 }
 
 /* Everything the runtime does for one pod, from its current object alone. */
@@ -294,24 +300,103 @@ static void fire_timers(rt_sim *rt)
 
 /* ---- the watch ---- */
 
-static bool pod_on_sim_node(const json_t *obj, void *arg)
+/* Resync without inflating the store. Listing every pod and reading each
+ * one's JSON parsed the text of every pod whose tree the store had dropped
+ * (see store/watch.c), and the parsed trees then stayed with the store's
+ * snapshots: +650 MB at 40,000 pods, every RESYNC_MS. Now a resync reads no
+ * JSON of a pod it knows (the table, looked up by the key the snapshot
+ * carries), decides from the compact text whether an unknown pod can be ours
+ * at all (our nodeName prefix or our finalizer appear in it), and parses
+ * those into a private tree that is freed at once. */
+
+typedef struct known_set {
+    sim_pod **slot; /* open addressing on (ns, name); NULL = free */
+    size_t cap;
+} known_set;
+
+static uint64_t hash_key(const char *ns, const char *name)
 {
-    const rt_sim *rt = arg;
-    const char *node = str(json_object_get(obj, "spec"), "nodeName");
-    return sim_node_index(rt, node) >= 0 || sim_pod_has_finalizer(obj);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = ns; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
 }
 
-static void resync(rt_sim *rt)
+static int known_build(const rt_sim *rt, known_set *k)
 {
-    store_list_opts lo = {.filter = pod_on_sim_node, .filter_arg = rt};
+    k->cap = 1024;
+    while (k->cap < rt->tab_n * 2)
+        k->cap *= 2;
+    if (!(k->slot = calloc(k->cap, sizeof(*k->slot))))
+        return -1;
+    for (size_t i = 0; i < rt->tab_cap; i++)
+        for (sim_pod *p = rt->tab[i]; p; p = p->next) {
+            size_t b = hash_key(p->ns, p->name) & (k->cap - 1);
+            while (k->slot[b])
+                b = (b + 1) & (k->cap - 1);
+            k->slot[b] = p;
+        }
+    return 0;
+}
+
+static bool known(const known_set *k, const char *ns, const char *name)
+{
+    for (size_t b = hash_key(ns, name) & (k->cap - 1); k->slot[b]; b = (b + 1) & (k->cap - 1))
+        if (!strcmp(k->slot[b]->name, name) && !strcmp(k->slot[b]->ns, ns))
+            return true;
+    return false;
+}
+
+/* Whether the compact text of a pod can be one of ours; false only when it
+ * certainly is not. A prefix that JSON would escape is never searched for. */
+static bool text_may_be_ours(const rt_sim *rt, const char *text)
+{
+    char needle[256];
+
+    if (strstr(text, "\"" RT_SIM_FINALIZER "\""))
+        return true;
+    for (const char *c = rt->prefix; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+            return true;
+    snprintf(needle, sizeof(needle), "\"nodeName\":\"%s", rt->prefix);
+    return strstr(text, needle) != NULL;
+}
+
+/* full: after the watch was reopened, when events may have been missed, so
+ * known pods are looked at again too; else only the pods the table lacks
+ * (what a failed write left behind). */
+static void resync(rt_sim *rt, bool full)
+{
+    store_list_opts lo = {0};
+    known_set k = {0};
     store_list l;
 
     rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
-    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) < 0)
+    if (!full && known_build(rt, &k) < 0)
+        full = true;
+    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) < 0) {
+        free(k.slot);
         return;
-    for (size_t i = 0; i < l.n; i++)
-        handle_pod(rt, STORE_MODIFIED, store_obj_json(l.items[i]));
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        const char *ns, *name, *text;
+        size_t len;
+        json_t *pod;
+
+        store_obj_key(l.items[i], &ns, &name);
+        if (!full && known(&k, ns, name))
+            continue;
+        text = store_obj_text(l.items[i], &len);
+        if (!text_may_be_ours(rt, text) || !(pod = json_loadb(text, len, 0, NULL)))
+            continue;
+        handle_pod(rt, STORE_MODIFIED, pod);
+        json_decref(pod);
+    }
     store_list_free(&l);
+    free(k.slot);
 }
 
 static void handle_event(rt_sim *rt, const store_event *ev)
@@ -352,7 +437,7 @@ static void open_watch(rt_sim *rt)
     pthread_mutex_unlock(&rt->mu);
     ty_error_clear(&err);
     if (rt->w)
-        resync(rt); /* after the watch opened: nothing falls between */
+        resync(rt, true); /* after the watch opened: nothing falls between */
 }
 
 static void drop_watch(rt_sim *rt)
@@ -410,7 +495,7 @@ static void *sim_main(void *arg)
         take_events(rt);
         fire_timers(rt);
         if (rt->w && ty_now_ms() >= rt->next_resync_ms)
-            resync(rt);
+            resync(rt, rt->next_resync_ms == 0);
     }
     drop_watch(rt);
     return NULL;
