@@ -39,18 +39,91 @@ static const char *str(const json_t *o, const char *k)
 
 rt_pod *agent_find(rt_local *rt, const char *uid)
 {
-    for (size_t i = 0; i < rt->npods; i++)
-        if (!strcmp(rt->pods[i]->uid, uid))
-            return rt->pods[i];
-    return NULL;
+    return strmap_get(&rt->by_uid, uid);
 }
 
 static bool ip_taken(const rt_local *rt, const rt_pod *self)
 {
-    for (size_t i = 0; i < rt->npods; i++)
-        if (rt->pods[i] != self && !strcmp(rt->pods[i]->ip, self->ip))
-            return true;
-    return false;
+    const rt_pod *holder = strmap_get(&rt->by_ip, self->ip);
+    return holder && holder != self;
+}
+
+static void ip_forget(rt_local *rt, rt_pod *p)
+{
+    if (*p->ip && strmap_get(&rt->by_ip, p->ip) == p)
+        strmap_del(&rt->by_ip, p->ip);
+}
+
+/* p holds its address; "" when the map cannot take it (out of memory). */
+static void ip_hold(rt_local *rt, rt_pod *p)
+{
+    if (*p->ip && strmap_put(&rt->by_ip, p->ip, p) < 0)
+        p->ip[0] = '\0';
+}
+
+static int push(rt_pod ***v, size_t *n, size_t *cap, rt_pod *p)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        rt_pod **nv = realloc(*v, ncap * sizeof(*nv));
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    p->slot = *n;
+    (*v)[(*n)++] = p;
+    return 0;
+}
+
+static void pull(rt_pod **v, size_t *n, rt_pod *p)
+{
+    size_t i = p->slot;
+
+    if (i >= *n || v[i] != p)
+        return;
+    v[i] = v[--*n];
+    if (i < *n)
+        v[i]->slot = i;
+}
+
+/* Finished entries leave rt->pods: nothing is left to do for them until the
+ * pod is deleted, and rt->pods is what every wake-up walks. */
+static void park(rt_local *rt, rt_pod *p)
+{
+    if (p->parked)
+        return;
+    pull(rt->pods, &rt->npods, p);
+    if (push(&rt->idle, &rt->nidle, &rt->idle_cap, p) < 0) {
+        push(&rt->pods, &rt->npods, &rt->cap, p); /* room was there a moment ago */
+        return;
+    }
+    p->parked = true;
+}
+
+static void unpark(rt_local *rt, rt_pod *p)
+{
+    if (!p->parked)
+        return;
+    pull(rt->idle, &rt->nidle, p);
+    if (push(&rt->pods, &rt->npods, &rt->cap, p) < 0) {
+        push(&rt->idle, &rt->nidle, &rt->idle_cap, p);
+        return;
+    }
+    p->parked = false;
+    p->poll_due = true; /* whatever woke it (a deletion) is handled now */
+}
+
+void agent_note_state(rt_local *rt, rt_pod *p)
+{
+    bool live = !p->killing && !p->finished;
+
+    if (rt_hosts_set_local(rt->hosts, p->ns, p->uid, live && *p->ip ? p->ip : NULL))
+        json_object_set_new(rt->dirty_ns, p->ns, json_true());
+    if (p->finished && !p->killing)
+        park(rt, p);
+    else
+        unpark(rt, p);
 }
 
 /* 127.b.c.d with b >= 1 and d in 1..254: never 127.0.0.x (the host's own
@@ -58,7 +131,8 @@ static bool ip_taken(const rt_local *rt, const rt_pod *self)
  * network or broadcast address. */
 static void alloc_ip(rt_local *rt, rt_pod *p)
 {
-    for (size_t tries = 0; tries < rt->npods + 1024; tries++) {
+    ip_forget(rt, p);
+    for (size_t tries = 0; tries < rt->npods + rt->nidle + 1024; tries++) {
         uint32_t a = rt->next_ip++;
         if ((a & 0xff) == 0 || (a & 0xff) == 255 || ((a >> 16) & 0xff) == 0 ||
             (a >> 24) != 127) {
@@ -68,8 +142,10 @@ static void alloc_ip(rt_local *rt, rt_pod *p)
         }
         snprintf(p->ip, sizeof(p->ip), "127.%u.%u.%u", (a >> 16) & 0xff, (a >> 8) & 0xff,
                  a & 0xff);
-        if (!ip_taken(rt, p))
+        if (!ip_taken(rt, p)) {
+            ip_hold(rt, p);
             return;
+        }
     }
     p->ip[0] = '\0';
 }
@@ -94,17 +170,10 @@ static rt_pod *new_entry(rt_local *rt, const char *uid, const char *ns, const ch
 {
     rt_pod *p;
 
-    if (rt->npods >= MAX_PODS || strlen(uid) >= sizeof(p->uid) || strchr(uid, '/') ||
-        !*uid || strlen(ns) >= sizeof(p->ns) || strlen(name) >= sizeof(p->name))
+    if (rt->npods + rt->nidle >= MAX_PODS || strlen(uid) >= sizeof(p->uid) ||
+        strchr(uid, '/') || !*uid || strlen(ns) >= sizeof(p->ns) ||
+        strlen(name) >= sizeof(p->name) || agent_find(rt, uid))
         return NULL;
-    if (rt->npods == rt->cap) {
-        size_t cap = rt->cap ? rt->cap * 2 : 64;
-        rt_pod **v = realloc(rt->pods, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        rt->pods = v;
-        rt->cap = cap;
-    }
     if (!(p = calloc(1, sizeof(*p))))
         return NULL;
     snprintf(p->uid, sizeof(p->uid), "%s", uid);
@@ -112,7 +181,15 @@ static rt_pod *new_entry(rt_local *rt, const char *uid, const char *ns, const ch
     snprintf(p->name, sizeof(p->name), "%s", name);
     snprintf(p->dir, sizeof(p->dir), "%s/pods/%s", rt->data_dir, uid);
     p->wd = p->pidfd = -1;
-    rt->pods[rt->npods++] = p;
+    if (push(&rt->pods, &rt->npods, &rt->cap, p) < 0) {
+        free(p);
+        return NULL;
+    }
+    if (strmap_put(&rt->by_uid, p->uid, p) < 0) {
+        pull(rt->pods, &rt->npods, p);
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -129,19 +206,21 @@ rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *nam
         agent_remove(rt, p);
         return NULL;
     }
-    json_object_set_new(rt->dirty_ns, ns, json_true());
+    agent_note_state(rt, p);
     return p;
 }
 
 void agent_remove(rt_local *rt, rt_pod *p)
 {
     agent_untrack(rt, p);
-    for (size_t i = 0; i < rt->npods; i++) {
-        if (rt->pods[i] == p) {
-            rt->pods[i] = rt->pods[--rt->npods];
-            break;
-        }
-    }
+    if (rt_hosts_set_local(rt->hosts, p->ns, p->uid, NULL))
+        json_object_set_new(rt->dirty_ns, p->ns, json_true());
+    strmap_del(&rt->by_uid, p->uid);
+    ip_forget(rt, p);
+    if (p->parked)
+        pull(rt->idle, &rt->nidle, p);
+    else
+        pull(rt->pods, &rt->npods, p);
     json_decref(p->state);
     free(p->state_text);
     free(p);
@@ -175,6 +254,9 @@ static void adopt(rt_local *rt)
         pod_load_adopted(rt, p);
         if (!*p->ip || ip_taken(rt, p))
             alloc_ip(rt, p);
+        else
+            ip_hold(rt, p);
+        agent_note_state(rt, p);
         if (p->started && !p->finished) {
             agent_track_dir(rt, p);
             agent_track_sup(rt, p);
@@ -182,7 +264,6 @@ static void adopt(rt_local *rt)
         }
         json_object_set_new(rt->dirty, p->uid, json_pack("{s:s, s:s}", "ns", p->ns, "name",
                                                          p->name));
-        json_object_set_new(rt->dirty_ns, p->ns, json_true());
     }
     closedir(dir);
 }
@@ -208,64 +289,20 @@ static void mark_pod(rt_local *rt, const json_t *pod)
                                                   "name", str(meta, "name")));
 }
 
-/* What of a pod its namespace's hosts files show (hosts.c): its name,
- * address, hostname.subdomain, whether it is going, and its labels (which
- * Services select it). Most pod updates are status only and leave it alone;
- * those must not cost a hosts rewrite each, now that every event is acted on
- * at once rather than once per round. */
-static char *hosts_view(const json_t *pod)
-{
-    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    char *labels = json_dumps(json_object_get(meta, "labels"),
-                              JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    size_t len = strlen(str(meta, "name")) + strlen(str(json_object_get(pod, "status"), "podIP")) +
-                 strlen(str(spec, "hostname")) + strlen(str(spec, "subdomain")) +
-                 (labels ? strlen(labels) : 0) + 8;
-    char *v = malloc(len);
-
-    if (v)
-        snprintf(v, len, "%s\t%s\t%s\t%s\t%d\t%s", str(meta, "name"),
-                 str(json_object_get(pod, "status"), "podIP"), str(spec, "hostname"),
-                 str(spec, "subdomain"), json_object_get(meta, "deletionTimestamp") != NULL,
-                 labels ? labels : "");
-    free(labels);
-    return v;
-}
-
-static bool hosts_view_changed(rt_local *rt, const store_event *ev, const json_t *pod)
-{
-    const char *uid = str(json_object_get(pod, "metadata"), "uid");
-    const char *seen;
-    char *view;
-    bool changed;
-
-    if (!*uid)
-        return true;
-    if (ev->type == STORE_DELETED) {
-        json_object_del(rt->hosts_seen, uid);
-        return true;
-    }
-    if (!(view = hosts_view(pod)))
-        return true;
-    seen = json_string_value(json_object_get(rt->hosts_seen, uid));
-    changed = !seen || strcmp(seen, view);
-    if (changed)
-        json_object_set_new(rt->hosts_seen, uid, json_string_nocheck(view));
-    free(view);
-    return changed;
-}
-
 static void apply_event(rt_local *rt, const store_event *ev)
 {
     const json_t *obj = store_obj_json(ev->obj);
     const char *ns = str(json_object_get(obj, "metadata"), "namespace");
 
+    /* Most pod updates are status only: they change no hosts file, and
+     * must not cost a rewrite of every hosts file of the namespace each. */
     if (!strcmp(ev->resource, "pods")) {
         mark_pod(rt, obj);
-        if (hosts_view_changed(rt, ev, obj))
+        if (rt_hosts_put_pod(rt->hosts, obj, ev->type == STORE_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
     } else if (!strcmp(ev->resource, "services")) {
-        json_object_set_new(rt->dirty_ns, ns, json_true());
+        if (rt_hosts_put_service(rt->hosts, obj, ev->type == STORE_DELETED))
+            json_object_set_new(rt->dirty_ns, ns, json_true());
     } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED &&
                !strcmp(str(json_object_get(obj, "metadata"), "name"), rt->node_name)) {
         rt->next_beat_ms = 0; /* registers again */
@@ -314,30 +351,39 @@ static void reconcile_dirty(rt_local *rt)
     json_decref(dirty);
 }
 
-static bool on_this_node(const json_t *obj, void *arg)
+static void mark_entry(rt_local *rt, rt_pod *p)
 {
-    return !strcmp(str(json_object_get(obj, "spec"), "nodeName"), (const char *)arg);
+    json_object_set_new(rt->dirty, p->uid, json_pack("{s:s, s:s}", "ns", p->ns, "name", p->name));
+    json_object_set_new(rt->dirty_ns, p->ns, json_true());
+    p->hosts_gen = 0; /* compare its hosts file again */
 }
 
-/* Every pod bound here, and every entry, goes through reconcile; every
- * namespace with an entry gets its hosts files checked. */
+/* Every pod bound here, and every entry, goes through reconcile; the hosts
+ * table is loaded again from the store (events may have been missed) and
+ * every namespace with an entry gets its hosts files checked. */
 static void resync(rt_local *rt)
 {
-    store_list_opts lo = {.filter = on_this_node, .filter_arg = rt->node_name};
+    store_list_opts all = {0};
     store_list l;
 
-    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) == 0) {
-        for (size_t i = 0; i < l.n; i++)
-            mark_pod(rt, store_obj_json(l.items[i]));
+    rt_hosts_clear(rt->hosts);
+    if (store_list_objects(rt->s, "pods", &all, &l, NULL) == 0) {
+        for (size_t i = 0; i < l.n; i++) {
+            const json_t *pod = store_obj_json(l.items[i]);
+            rt_hosts_put_pod(rt->hosts, pod, false);
+            mark_pod(rt, pod);
+        }
         store_list_free(&l);
     }
-    json_object_clear(rt->hosts_seen); /* deletions may have been missed */
-    for (size_t i = 0; i < rt->npods; i++) {
-        json_object_set_new(rt->dirty, rt->pods[i]->uid,
-                            json_pack("{s:s, s:s}", "ns", rt->pods[i]->ns, "name",
-                                      rt->pods[i]->name));
-        json_object_set_new(rt->dirty_ns, rt->pods[i]->ns, json_true());
+    if (store_list_objects(rt->s, "services", &all, &l, NULL) == 0) {
+        for (size_t i = 0; i < l.n; i++)
+            rt_hosts_put_service(rt->hosts, store_obj_json(l.items[i]), false);
+        store_list_free(&l);
     }
+    for (size_t i = 0; i < rt->npods; i++)
+        mark_entry(rt, rt->pods[i]);
+    for (size_t i = 0; i < rt->nidle; i++)
+        mark_entry(rt, rt->idle[i]);
     rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
 }
 
@@ -356,21 +402,15 @@ static void rewrite_hosts(rt_local *rt)
 
     rt->dirty_ns = json_object();
     json_object_foreach(dirty, ns, v) {
-        char *body = NULL;
         if (agent_stopping(rt))
             break;
-        /* One listing per namespace, however many of its pods run here. A pod
-         * that has finished reads no hosts file any more: without skipping
-         * those, a namespace of many finished pods cost a rewrite of all
-         * their files for every pod that came or went. */
-        for (size_t i = 0; i < rt->npods; i++) {
-            if (strcmp(rt->pods[i]->ns, ns) || !pod_live(rt->pods[i]))
-                continue;
-            if (!body && !(body = pod_hosts_body(rt, ns)))
-                break;
-            pod_write_hosts(rt, rt->pods[i], body);
-        }
-        free(body);
+        /* The lines are rendered once per namespace (rt_hosts_body caches
+         * them), and a file already showing them is not touched. A pod that
+         * has finished reads no hosts file any more (it is not even in
+         * rt->pods); one not started yet gets its file when it starts. */
+        for (size_t i = 0; i < rt->npods; i++)
+            if (!strcmp(rt->pods[i]->ns, ns) && pod_live(rt->pods[i]) && rt->pods[i]->started)
+                pod_write_hosts(rt, rt->pods[i]);
     }
     json_decref(dirty);
 }
@@ -517,11 +557,16 @@ static void free_rt(rt_local *rt)
 {
     while (rt->npods)
         agent_remove(rt, rt->pods[rt->npods - 1]);
+    while (rt->nidle)
+        agent_remove(rt, rt->idle[rt->nidle - 1]);
     free(rt->pods);
+    free(rt->idle);
+    strmap_free(&rt->by_uid);
+    strmap_free(&rt->by_ip);
+    rt_hosts_free(rt->hosts);
     agent_watch_free(rt);
     json_decref(rt->dirty);
     json_decref(rt->dirty_ns);
-    json_decref(rt->hosts_seen);
     free(rt->data_dir);
     free(rt->node_name);
     free(rt->self_exe);
@@ -571,12 +616,20 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
     pthread_cond_init(&rt->cv, NULL);
     rt->dirty = json_object();
     rt->dirty_ns = json_object();
-    rt->hosts_seen = json_object();
+    strmap_init(&rt->by_uid);
+    strmap_init(&rt->by_ip);
+    if (!(rt->hosts = rt_hosts_new())) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        goto error;
+    }
     if (init_rt(rt, o, err) < 0 || agent_watch_init(rt, err) < 0)
         goto error;
     /* The supervisors are not our children; no SIGCHLD of theirs reaches us,
      * but the short-lived middle process of the double fork is reaped. */
     adopt(rt);
+    /* The hosts table before any pod starts (the pump's first open asks for
+     * another resync: events between this listing and the watch). */
+    resync(rt);
     rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
     rt->next_sweep_ms = ty_now_ms() + SWEEP_MS;
     rt->next_resync_ms = INT64_MAX; /* the pump's first open asks for one */
@@ -588,7 +641,7 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
         goto error;
     }
     ty_info("runtime: node %s, %d GPU(s), %zu pod(s) adopted", rt->node_name, rt->ngpus,
-            rt->npods);
+            rt->npods + rt->nidle);
     return rt;
 error:
     free_rt(rt);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/strmap.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
 
@@ -25,6 +26,9 @@ typedef struct rt_pod {
     bool gone;              /* pod object deleted / replaced */
     bool failed_reported;   /* supervisor died and we said so */
     bool poll_due;          /* state.json renamed / supervisor exited: read it */
+    bool parked;            /* in rt->idle (finished, not being deleted), else rt->pods */
+    size_t slot;            /* index in rt->pods or rt->idle */
+    uint64_t hosts_gen;     /* rt_hosts_body generation its hosts file has, 0 = unknown */
     int wd;                 /* inotify watch on dir, -1 = none */
     int pidfd;              /* the supervisor's pidfd (in the epoll set), -1 = none */
     int64_t retry_at_ms;    /* next start attempt while !started */
@@ -53,13 +57,20 @@ struct rt_local {
     int epfd;               /* the agent waits here: evfd, infd, every pidfd */
     int evfd;               /* eventfd: queue non-empty, resync or stop */
     int infd;               /* inotify: state.json renamed in a pod directory */
+    /* Entries that need the agent: not started, running, or being deleted.
+     * Finished ones wait in idle for their deletion, so that nothing done per
+     * wake-up or per pod start walks them. */
     rt_pod **pods;
     size_t npods, cap;
+    rt_pod **idle;
+    size_t nidle, idle_cap;
+    strmap by_uid;          /* uid -> entry, pods and idle */
+    strmap by_ip;           /* address -> entry holding it */
     uint32_t next_ip;       /* host order */
     uint64_t gpu_used;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
-    json_t *hosts_seen;     /* pod uid -> what of it a hosts file shows */
+    rt_hosts *hosts;        /* what every namespace's hosts files show */
     int64_t next_beat_ms, next_resync_ms, next_sweep_ms;
 };
 
@@ -67,6 +78,9 @@ struct rt_local {
 rt_pod *agent_find(rt_local *rt, const char *uid);
 rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *name);
 void agent_remove(rt_local *rt, rt_pod *p);
+/* After p started, finished or began to go: its address in the hosts table
+ * (only while it runs) and whether it waits in rt->idle. p stays valid. */
+void agent_note_state(rt_local *rt, rt_pod *p);
 bool agent_stopping(rt_local *rt);
 
 /* agent_watch.c */
@@ -90,10 +104,9 @@ void agent_untrack(rt_local *rt, rt_pod *p);
 void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be gone */
 void pod_new_object(rt_local *rt, const json_t *pod); /* a pod with no entry */
 void pod_poll(rt_local *rt, rt_pod *p);          /* read state.json, supervise the end */
-/* Rewrites p's hosts file (in place) when it changed; body from
- * pod_hosts_body, or NULL to compute it here. */
-void pod_write_hosts(rt_local *rt, rt_pod *p, const char *body);
-char *pod_hosts_body(rt_local *rt, const char *ns); /* caller frees */
+/* Rewrites p's hosts file (in place) when its namespace's lines changed
+ * since it was last written. */
+void pod_write_hosts(rt_local *rt, rt_pod *p);
 int pod_load_adopted(rt_local *rt, rt_pod *p);   /* fills p from its directory */
 
 #endif

@@ -277,7 +277,7 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "UnexpectedAdmissionError", path);
         goto out;
     }
-    pod_write_hosts(rt, p, NULL);
+    pod_write_hosts(rt, p);
     if (write_spec(rt, p, pod, &err) < 0) {
         wait_for(rt, p, pod, "CreateContainerConfigError", err.text);
         goto out;
@@ -343,6 +343,7 @@ static void begin_kill(rt_local *rt, rt_pod *p, const json_t *pod)
     if (p->killing)
         return;
     p->killing = true;
+    agent_note_state(rt, p);
     if (!p->started || p->finished)
         return;
     json_array_foreach(json_object_get(p->state, "containers"), i, c)
@@ -459,6 +460,7 @@ void pod_poll(rt_local *rt, rt_pod *p)
                 p->state_text = NULL;
                 write_status(rt, p);
             }
+            agent_note_state(rt, p); /* out of the hosts files, into rt->idle */
         }
         if (state_final(p) || p->finished)
             release_gpus(rt, p);
@@ -538,33 +540,26 @@ void pod_new_object(rt_local *rt, const json_t *pod)
     ty_error_clear(&err);
 }
 
-char *pod_hosts_body(rt_local *rt, const char *ns)
-{
-    json_t *ips = json_object();
-    char *body;
-
-    for (size_t i = 0; i < rt->npods; i++)
-        if (!rt->pods[i]->killing && !strcmp(rt->pods[i]->ns, ns))
-            json_object_set_new(ips, rt->pods[i]->uid, json_string(rt->pods[i]->ip));
-    body = rt_hosts_body(rt->s, ns, ips);
-    json_decref(ips);
-    return body;
-}
-
-void pod_write_hosts(rt_local *rt, rt_pod *p, const char *body)
+void pod_write_hosts(rt_local *rt, rt_pod *p)
 {
     char path[PATH_MAX + 16];
-    char *own = body ? NULL : pod_hosts_body(rt, p->ns);
-    char *text = rt_hosts_text(body ? body : own, p->ip), *old;
+    uint64_t gen = 0;
+    const char *body = rt_hosts_body(rt->hosts, p->ns, &gen);
+    char *text, *old;
 
+    if (!body || p->hosts_gen == gen)
+        return; /* out of memory, or the file shows these lines already */
+    text = rt_hosts_text(body, p->ip);
     path_in(p, "hosts", path, sizeof(path));
     old = rt_read_file(path, RT_MAX_FILE, NULL);
-    if (!old || strcmp(old, text))
-        if (rt_write_inplace(path, text, strlen(text)) < 0)
-            ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    if (old && !strcmp(old, text))
+        p->hosts_gen = gen;
+    else if (rt_write_inplace(path, text, strlen(text)) < 0)
+        ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    else
+        p->hosts_gen = gen;
     free(old);
     free(text);
-    free(own);
 }
 
 static uint64_t parse_gpus(const char *s)

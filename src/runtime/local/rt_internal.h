@@ -71,12 +71,31 @@ json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error
  * (init containers: their max, since they run one at a time). */
 int rt_pod_gpu_request(const json_t *pod);
 
-/* ---- hosts.c ---- */
+/* ---- hosts.c: the names a pod's hosts file shows ---- */
 
-/* The lines of a namespace's hosts file (its pods and Services), shared by
- * all its pods (caller frees). ips maps pod uid -> address for pods whose
- * status does not show it yet (a JSON object, may be NULL). */
-char *rt_hosts_body(ty_store *s, const char *ns, const json_t *ips);
+/* Every namespace's pods and Services as far as hosts files show them,
+ * fed from the store's watch events; one per agent, used by its thread only. */
+typedef struct rt_hosts rt_hosts;
+
+rt_hosts *rt_hosts_new(void);   /* NULL when out of memory; rt_hosts_free */
+void rt_hosts_free(rt_hosts *h);
+/* Forgets every pod and Service (not the addresses of rt_hosts_set_local),
+ * before a reload from a listing. */
+void rt_hosts_clear(rt_hosts *h);
+/* The pod or Service (borrowed) as the store now has it, or gone (deleted).
+ * True when its namespace's lines may read differently now. */
+bool rt_hosts_put_pod(rt_hosts *h, const json_t *pod, bool deleted);
+bool rt_hosts_put_service(rt_hosts *h, const json_t *svc, bool deleted);
+/* The address this node gave pod uid of ns while the pod runs here (NULL:
+ * none any more): its line shows it whatever the pod's status says. True
+ * when the namespace's lines may read differently now. */
+bool rt_hosts_set_local(rt_hosts *h, const char *ns, const char *uid, const char *ip);
+/* The lines of ns's hosts files (its pods with an address, by name, then its
+ * Services as the address of the first pod they select), shared by all its
+ * pods: borrowed, valid until the next call on h. *gen changes whenever the
+ * text does (never 0). NULL when out of memory. O(pods with an address +
+ * Services not named as a pod they select), cached until something changes. */
+const char *rt_hosts_body(rt_hosts *h, const char *ns, uint64_t *gen);
 /* A pod's whole hosts file: localhost lines for own_ip, then body (caller frees). */
 char *rt_hosts_text(const char *body, const char *own_ip);
 

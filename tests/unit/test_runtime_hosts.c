@@ -1,0 +1,305 @@
+/* test_runtime_hosts.c - the hosts table (runtime/local/hosts.c): what a
+ * pod's hosts file shows of its namespace, kept from store events instead of
+ * a listing of the namespace per pod start. First the table alone, then the
+ * agent: a namespace full of finished pods and their Services, and a new pod
+ * whose hosts file shows only the live ones. */
+#include "test_runtime_fixture.h"
+
+#include "runtime/local/rt_internal.h"
+
+/* A pod object; ` for ". extra goes into metadata after name/uid. */
+static json_t *pod_json(const char *name, const char *uid, const char *labels, const char *ip,
+                        const char *phase, const char *spec_extra, bool deleting)
+{
+    char text[2048];
+    json_error_t jerr;
+    json_t *j;
+
+    snprintf(text, sizeof(text),
+             "{`metadata`:{`name`:`%s`,`namespace`:`ns`,`uid`:`%s`%s%s%s},"
+             "`spec`:{%s},`status`:{`phase`:`%s`%s%s%s}}",
+             name, uid, labels ? ",`labels`:" : "", labels ? labels : "",
+             deleting ? ",`deletionTimestamp`:`2026-01-01T00:00:00Z`" : "",
+             spec_extra ? spec_extra : "", phase, ip ? ",`podIP`:`" : "", ip ? ip : "",
+             ip ? "`" : "");
+    for (char *p = text; *p; p++)
+        if (*p == '`')
+            *p = '"';
+    j = json_loads(text, 0, &jerr);
+    if (!j)
+        fail_msg("bad test JSON: %s: %s", jerr.text, text);
+    return j;
+}
+
+static json_t *svc_json(const char *name, const char *selector)
+{
+    char text[1024];
+    json_t *j;
+
+    snprintf(text, sizeof(text), "{`metadata`:{`name`:`%s`,`namespace`:`ns`},`spec`:{%s%s}}",
+             name, selector ? "`selector`:" : "", selector ? selector : "");
+    for (char *p = text; *p; p++)
+        if (*p == '`')
+            *p = '"';
+    j = json_loads(text, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+static bool put_pod(rt_hosts *h, json_t *pod, bool deleted)
+{
+    bool changed = rt_hosts_put_pod(h, pod, deleted);
+    json_decref(pod);
+    return changed;
+}
+
+static bool put_svc(rt_hosts *h, json_t *svc, bool deleted)
+{
+    bool changed = rt_hosts_put_service(h, svc, deleted);
+    json_decref(svc);
+    return changed;
+}
+
+static const char *body(rt_hosts *h, uint64_t *gen)
+{
+    uint64_t g = 0;
+    const char *b = rt_hosts_body(h, "ns", &g);
+    assert_non_null(b);
+    assert_true(g != 0);
+    if (gen)
+        *gen = g;
+    return b;
+}
+
+#define NAMES(n) n " " n ".ns " n ".ns.svc " n ".ns.svc.cluster.local"
+
+static void test_table_lines(void **state)
+{
+    rt_hosts *h = rt_hosts_new();
+    uint64_t g1, g2;
+
+    (void)state;
+    assert_non_null(h);
+    /* Pods with an address, by name; hostname.subdomain as well. */
+    put_pod(h, pod_json("b", "u-b", "{`app`:`b`}", "127.1.0.2", "Running", NULL, false), false);
+    put_pod(h, pod_json("a", "u-a", "{`app`:`a`}", "127.1.0.1", "Running",
+                        "`hostname`:`a`,`subdomain`:`grp`", false), false);
+    /* No line: finished, going, or no address. */
+    put_pod(h, pod_json("done", "u-done", "{`app`:`done`}", "127.1.0.3", "Succeeded", NULL, false),
+            false);
+    put_pod(h, pod_json("failed", "u-failed", NULL, "127.1.0.4", "Failed", NULL, false), false);
+    put_pod(h, pod_json("going", "u-going", NULL, "127.1.0.5", "Running", NULL, true), false);
+    put_pod(h, pod_json("new", "u-new", "{`app`:`new`}", NULL, "Pending", NULL, false), false);
+    assert_string_equal(body(h, &g1), "127.1.0.1 " NAMES("a") " " NAMES("a.grp") "\n"
+                                      "127.1.0.2 " NAMES("b") "\n");
+
+    /* Services: named as the pod they select (no line of their own, even
+     * when that pod has none), else the first selected pod with an address. */
+    assert_false(put_svc(h, svc_json("a", "{`app`:`a`}"), false));
+    assert_false(put_svc(h, svc_json("done", "{`app`:`done`}"), false));
+    assert_false(put_svc(h, svc_json("headless", NULL), false));
+    put_svc(h, svc_json("nothing", "{`app`:`zzz`}"), false);
+    assert_null(strstr(body(h, NULL), "nothing"));
+    assert_true(put_svc(h, svc_json("master", "{`app`:`b`}"), false));
+    assert_true(put_svc(h, svc_json("to-done", "{`app`:`done`}"), false));
+    assert_string_equal(body(h, &g2), "127.1.0.1 " NAMES("a") " " NAMES("a.grp") "\n"
+                                      "127.1.0.2 " NAMES("b") "\n"
+                                      "127.1.0.2 " NAMES("master") "\n");
+    assert_true(g2 != g1);
+
+    /* A status-only update changes nothing. */
+    assert_false(put_pod(h, pod_json("b", "u-b", "{`app`:`b`}", "127.1.0.2", "Running", NULL,
+                                     false), false));
+    body(h, &g1);
+    assert_true(g1 == g2);
+
+    /* This node's address stands for the status until the pod runs no more. */
+    assert_true(rt_hosts_set_local(h, "ns", "u-new", "127.1.0.9"));
+    assert_non_null(strstr(body(h, NULL), "127.1.0.9 " NAMES("new") "\n"));
+    assert_true(rt_hosts_set_local(h, "ns", "u-new", NULL));
+    assert_null(strstr(body(h, NULL), " new "));
+    /* Set before the store shows the pod: it counts once it does. */
+    assert_false(rt_hosts_set_local(h, "ns", "u-later", "127.1.0.10"));
+    assert_true(put_pod(h, pod_json("later", "u-later", NULL, NULL, "Pending", NULL, false),
+                        false));
+    assert_non_null(strstr(body(h, NULL), "127.1.0.10 " NAMES("later") "\n"));
+    rt_hosts_set_local(h, "ns", "u-later", NULL);
+
+    /* A pod that finishes leaves, and the Service that resolved to it moves
+     * on to the next pod it selects, by name. */
+    assert_true(put_pod(h, pod_json("c", "u-c", "{`app`:`b`}", "127.1.0.7", "Running", NULL,
+                                    false), false));
+    assert_true(put_pod(h, pod_json("b", "u-b", "{`app`:`b`}", "127.1.0.2", "Succeeded", NULL,
+                                    false), false));
+    assert_string_equal(body(h, NULL), "127.1.0.1 " NAMES("a") " " NAMES("a.grp") "\n"
+                                       "127.1.0.7 " NAMES("c") "\n"
+                                       "127.1.0.7 " NAMES("master") "\n");
+
+    /* Relabelling the pod a Service is named as: it is no longer shadowed. */
+    assert_true(put_pod(h, pod_json("a", "u-a", "{`app`:`x`}", "127.1.0.1", "Running",
+                                    "`hostname`:`a`,`subdomain`:`grp`", false), false));
+    assert_true(put_pod(h, pod_json("c", "u-c", "{`app`:`a`}", "127.1.0.7", "Running", NULL,
+                                    false), false));
+    assert_non_null(strstr(body(h, NULL), "127.1.0.7 " NAMES("a") "\n"));
+
+    /* A replaced pod: the old one's deletion does not remove the new one. */
+    assert_true(put_pod(h, pod_json("c", "u-c2", "{`app`:`a`}", "127.1.0.8", "Running", NULL,
+                                    false), false));
+    assert_false(put_pod(h, pod_json("c", "u-c", "{`app`:`a`}", "127.1.0.7", "Running", NULL,
+                                     false), true));
+    assert_non_null(strstr(body(h, NULL), "127.1.0.8 " NAMES("c") "\n"));
+    assert_true(put_pod(h, pod_json("c", "u-c2", NULL, NULL, "Running", NULL, false), true));
+    assert_null(strstr(body(h, NULL), " c "));
+
+    /* A reload starts from nothing. */
+    rt_hosts_clear(h);
+    assert_string_equal(body(h, NULL), "");
+    rt_hosts_free(h);
+}
+
+/* Thousands of finished pods, each with its Service: the lines show only
+ * the live pods, and rendering them does not walk the finished ones (this
+ * would take seconds if each rendering cost O(namespace)). */
+static void test_table_many_finished(void **state)
+{
+    rt_hosts *h = rt_hosts_new();
+    char name[64], uid[64], labels[128], ip[32];
+    struct timespec t0, t1;
+    double ms;
+
+    (void)state;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "job-%d-worker-0", i);
+        snprintf(uid, sizeof(uid), "u-%d", i);
+        snprintf(labels, sizeof(labels), "{`job`:`job-%d`,`idx`:`0`}", i);
+        snprintf(ip, sizeof(ip), "127.2.%d.%d", i / 250, 1 + i % 250);
+        put_pod(h, pod_json(name, uid, labels, ip, i < 4990 ? "Succeeded" : "Running", NULL,
+                            false), false);
+        snprintf(labels, sizeof(labels), "{`job`:`job-%d`,`idx`:`0`}", i);
+        put_svc(h, svc_json(name, labels), false);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 2000; i++) {
+        /* One pod more and one less, as in a stream of short jobs. */
+        snprintf(uid, sizeof(uid), "u-%d", 4990 + (i / 2) % 10);
+        assert_true(rt_hosts_set_local(h, "ns", uid, i % 2 ? NULL : "127.3.0.1"));
+        body(h, NULL);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    print_message("2000 renderings with 10 live of 5000 pods and 5000 Services: %.1f ms\n", ms);
+    {
+        const char *b = body(h, NULL);
+        int lines = 0;
+        for (const char *p = b; *p; p++)
+            lines += *p == '\n';
+        assert_int_equal(lines, 10);
+        assert_null(strstr(b, "job-4989-"));
+        assert_non_null(strstr(b, "job-4990-worker-0 "));
+    }
+    assert_true(ms < 2000);
+    rt_hosts_free(h);
+}
+
+/* ---- the agent ---- */
+
+/* A pod bound to another node (the agent does not run it), with a status. */
+static void remote_pod(fixture *f, const char *name, const char *ip, const char *phase)
+{
+    char text[1024];
+    ty_error err;
+    json_t *obj;
+    store_obj *o;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\",\"labels\":{\"app\":\"%s\"}},\"spec\":{"
+             "\"nodeName\":\"elsewhere\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
+             name, name);
+    obj = json_loads(text, 0, NULL);
+    ty_error_init(&err);
+    assert_int_equal(api_prepare(&api_pod, obj, NULL, &err), 0);
+    json_object_set_new(obj, "status", json_pack("{s:s, s:s}", "phase", phase, "podIP", ip));
+    o = store_create(f->s, "pods", "default", obj, &err);
+    if (!o)
+        fail_msg("create pod %s: %s", name, err.text);
+    store_obj_unref(o);
+    json_decref(obj);
+}
+
+static char *hosts_file_of(fixture *f, const char *pod)
+{
+    json_t *p = get_pod(f, pod);
+    char path[512];
+    FILE *fp;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = 0;
+
+    assert_non_null(p);
+    snprintf(path, sizeof(path), "%s/pods/%s/hosts", f->dir,
+             json_string_value(json_object_get(json_object_get(p, "metadata"), "uid")));
+    json_decref(p);
+    if ((fp = fopen(path, "r"))) {
+        n = fread(buf, 1, (1 << 20) - 1, fp);
+        fclose(fp);
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_agent_hosts_show_live_pods_only(void **state)
+{
+    fixture *f = *state;
+    char name[64], svc[512], *hosts = NULL;
+    int lines = 0;
+
+    for (int i = 0; i < 300; i++) {
+        char ip[32];
+        snprintf(name, sizeof(name), "old-%d", i);
+        snprintf(ip, sizeof(ip), "127.9.%d.%d", i / 200, 1 + i % 200);
+        remote_pod(f, name, ip, i % 2 ? "Succeeded" : "Failed");
+        snprintf(svc, sizeof(svc),
+                 "{`apiVersion`:`v1`,`kind`:`Service`,`metadata`:{`name`:`%s`},"
+                 "`spec`:{`clusterIP`:`None`,`selector`:{`app`:`%s`}}}",
+                 name, name);
+        make_obj(f, "services", &api_service, "default", svc);
+    }
+    remote_pod(f, "remote-live", "127.9.9.9", "Running");
+    make_obj(f, "services", &api_service, "default",
+             "{`apiVersion`:`v1`,`kind`:`Service`,`metadata`:{`name`:`to-remote`},"
+             "`spec`:{`clusterIP`:`None`,`selector`:{`app`:`remote-live`}}}");
+    make_pod(f, "short", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
+                         "`command`:[`true`]}]}");
+    json_decref(wait_phase(f, "short", "Succeeded", 10000));
+    make_pod(f, "fresh", "{`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sleep`,`100`]}]}");
+    json_decref(wait_phase(f, "fresh", "Running", 10000));
+
+    /* fresh's file: itself, the live remote pod and the Service resolving to
+     * it; none of the finished pods (remote or run here), none of their
+     * Services. */
+    for (int t = 0; t < 5000; t += 50) {
+        free(hosts);
+        hosts = hosts_file_of(f, "fresh");
+        if (strstr(hosts, "127.9.9.9 to-remote ") && strstr(hosts, " fresh "))
+            break;
+        usleep(50 * 1000);
+    }
+    if (!strstr(hosts, "127.9.9.9 remote-live remote-live.default ") ||
+        !strstr(hosts, "127.9.9.9 to-remote to-remote.default ") || !strstr(hosts, " fresh ") ||
+        strstr(hosts, "old-") || strstr(hosts, " short "))
+        fail_msg("unexpected hosts file:\n%s", hosts);
+    for (const char *p = hosts; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 1 + 3 + 3); /* comment, 3 names, 3 localhost lines */
+    free(hosts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_lines),
+        cmocka_unit_test(test_table_many_finished),
+        cmocka_unit_test_setup_teardown(test_agent_hosts_show_live_pods_only, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
