@@ -22,6 +22,7 @@ static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
         return NULL;
     atomic_init(&o->refs, 1);
     atomic_init(&o->tree, NULL);
+    atomic_init(&o->used, false);
     o->rv = rv;
     memcpy(o->key, ns, lns + 1);
     memcpy(o->key + lns + 1, name, lname + 1);
@@ -71,6 +72,9 @@ json_t *obj_json(const store_obj *o)
     store_obj *w = (store_obj *)o; /* the tree is a cache: o stays the same value */
     json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *none = NULL;
 
+    /* For the sweeper (sweep.c): this tree is in use. */
+    if (!atomic_load_explicit(&w->used, memory_order_relaxed))
+        atomic_store_explicit(&w->used, true, memory_order_relaxed);
     if (tree)
         return tree;
     tree = json_loadb(o->text, o->len, 0, NULL);
@@ -106,6 +110,13 @@ void obj_drop_tree_if_refs(store_obj *o, size_t refs)
         return;
     tree = atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel);
     json_decref(tree);
+}
+
+json_t *obj_take_tree_if_refs(store_obj *o, size_t refs)
+{
+    if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)
+        return NULL;
+    return atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel);
 }
 
 size_t obj_footprint(const store_obj *o)

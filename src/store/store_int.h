@@ -30,6 +30,7 @@ struct store_obj {
      * drops the trees of old events nobody else holds (see watch.c). Set once
      * by whoever parses first; never modified. */
     _Atomic(json_t *) tree;
+    atomic_bool used; /* its tree was handed out since the sweeper last looked */
     char *text;       /* the compact serialisation, always present */
     size_t len;
     const char *ns;   /* metadata.namespace or "", and metadata.name or "":  */
@@ -51,6 +52,9 @@ store_obj *obj_text_copy(const store_obj *o);
 /* Frees o's tree when exactly refs references are held (all by the caller,
  * and nobody can take another or read the tree meanwhile); keeps the text. */
 void obj_drop_tree_if_refs(store_obj *o, size_t refs);
+/* As obj_drop_tree_if_refs, but hands the tree over (the caller decrefs it,
+ * later, outside its locks). NULL when refs differ or there is none. */
+json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
 /* Bytes the snapshot takes without its tree. */
 size_t obj_footprint(const store_obj *o);
 
@@ -205,6 +209,12 @@ void hub_release_superseded(store_hub *h, store_obj *old);
  * Called by the writer with write_mu and index_rw (for writing) held, which
  * keeps out every reader of a tree that holds no reference. */
 void hub_trim_current(store_hub *h, const store_index *ix);
+/* Takes the tree of o, a current object, when only the index and (if it
+ * holds o) the history hold references and its event is outside the tree
+ * window; checked under the history's lock, which keeps watchers from taking
+ * a reference meanwhile. Called by the writer with index_rw held for
+ * writing. The caller decrefs the tree; NULL when kept. */
+json_t *hub_take_current_tree(store_hub *h, store_obj *o);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */
@@ -264,6 +274,13 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
 /* Runs the queued requests of a closing store. */
 void commit_drain(ty_store *s);
 
+/* ---- sweep.c ---- */
+
+/* Lets the trees of current objects that nobody used for a while go (a
+ * clock over the index; see sweep.c). Called by the leader after a batch,
+ * with write_mu held; does something at most every SWEEP_INTERVAL_MS. */
+void sweep_step(ty_store *s);
+
 /* ---- store.c ---- */
 
 /* Runs req's operation (in the leader, write_mu held): stages its write via
@@ -284,6 +301,12 @@ struct ty_store {
     /* the batch being run (leader only, under write_mu) */
     write_req *batch, *batch_at;
     uint64_t staged_rv;        /* resourceVersion of the last staged write */
+    char *dump_buf;            /* scratch for serialising staged objects */
+    size_t dump_cap;
+    /* the tree sweeper's hand (sweep.c), leader only */
+    int64_t sweep_last_ms;
+    size_t sweep_res;          /* index of the resource it is in */
+    char *sweep_ns, *sweep_name; /* the last key it looked at, or NULL: from the start */
     uint64_t batches, batched_writes; /* counts, for the curious (debug log) */
 };
 

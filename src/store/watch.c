@@ -166,6 +166,19 @@ void hub_trim_current(store_hub *h, const store_index *ix)
     pthread_mutex_unlock(&h->mu);
 }
 
+json_t *hub_take_current_tree(store_hub *h, store_obj *o)
+{
+    json_t *tree = NULL;
+    bool held;
+
+    pthread_mutex_lock(&h->mu);
+    held = o->rv > h->oldest && o->rv <= h->head && h->ring[o->rv % h->cap].obj == o;
+    if (!held || h->head - o->rv >= h->max_trees)
+        tree = obj_take_tree_if_refs(o, held ? 2 : 1);
+    pthread_mutex_unlock(&h->mu);
+    return tree;
+}
+
 uint64_t hub_oldest(store_hub *h)
 {
     uint64_t v;

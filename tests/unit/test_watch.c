@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -457,6 +458,88 @@ static void test_old_events_keep_text_only(void **state)
     store_watch_close(w[1]);
 }
 
+/* The tree sweeper (store/sweep.c) drops the trees of current objects that
+ * were not used for a pass while readers, watchers and writers go on: every
+ * read still sees the right JSON (and ASan sees no tree freed under a
+ * reader). */
+typedef struct sweep_reader {
+    ty_store *s;
+    volatile int *stop;
+    long reads;
+} sweep_reader;
+
+static void *sweep_read(void *arg)
+{
+    sweep_reader *r = arg;
+    ty_error err;
+    char name[16];
+
+    ty_error_init(&err);
+    for (unsigned i = 0; !*r->stop; i++) {
+        snprintf(name, sizeof(name), "s%u", i % 300);
+        store_obj *o = store_get(r->s, "pods", "default", name, &err);
+        if (!o)
+            abort();
+        const json_t *j = store_obj_json(o);
+        if (!j || strcmp(json_string_value(json_object_get(json_object_get(j, "metadata"),
+                                                           "name")),
+                         name) != 0)
+            abort();
+        store_obj_unref(o);
+        r->reads++;
+    }
+    return NULL;
+}
+
+static void test_sweeper_under_readers(void **state)
+{
+    fixture *f = *state;
+    store_options o = {.history_trees = 8};
+    enum { READERS = 3 };
+    sweep_reader r[READERS];
+    pthread_t t[READERS];
+    volatile int stop = 0;
+    store_watch *w;
+    store_event ev;
+    ty_error err;
+    char name[16];
+    struct timespec t0, t1;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "s%d", i);
+        add(f->s, "pods", "default", name);
+    }
+    w = store_watch_open(f->s, "pods", NULL, store_current_rv(f->s), &err);
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (sweep_reader){f->s, &stop, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, sweep_read, &r[i]), 0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0;; i++) {
+        snprintf(name, sizeof(name), "s%d", (i * 7) % 300);
+        modify(f->s, "pods", "default", name);
+        while (store_watch_next(w, 0, &ev, &err) == 1) {
+            assert_non_null(store_obj_json(ev.obj));
+            store_event_release(&ev);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (t1.tv_sec - t0.tv_sec >= 2)
+            break;
+        if (i % 16 == 0)
+            usleep(1000);
+    }
+    stop = 1;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(r[i].reads > 0);
+    }
+    store_watch_close(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +553,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_concurrent_watchers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_outlives_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_events_keep_text_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sweeper_under_readers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
