@@ -15,9 +15,9 @@
  * Every pod is kept (name, uid, labels, what its line would show), finished
  * or not, because a Service named as a pod it selects is left out even when
  * that pod shows no line (see service_shadowed). Only "shown" pods (those
- * with an address) and "candidate" Services (not so shadowed) are walked
- * when the lines are rendered, and the text is cached until something it
- * depends on changes. */
+ * with an address, kept sorted by name, each with its line made once) and
+ * "candidate" Services (not so shadowed) are walked when the lines are
+ * rendered, and the text is cached until something it depends on changes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,9 @@ typedef struct hpod {
     char *ip, *host, *sub;  /* status.podIP, spec.hostname, spec.subdomain; NULL = none */
     json_t *labels;         /* own copy, NULL = none */
     bool gone;              /* being deleted, or finished: its status address shows nothing */
-    size_t at, shown_at;    /* index in ns->all, in ns->shown (NOWHERE = not shown) */
+    bool shown;             /* in ns->shown: it has an address */
+    char *line;             /* its line as last rendered, NULL = to be made */
+    size_t at;              /* index in ns->all */
 } hpod;
 
 typedef struct hsvc {
@@ -60,7 +62,8 @@ typedef struct hns {
     strmap uids;            /* uid -> hpod */
     strmap svcs;            /* name -> hsvc */
     strmap locals;          /* uid -> hlocal: addresses this node gave its pods */
-    hvec all, shown;        /* hpod */
+    hvec all;               /* hpod */
+    hvec shown;             /* hpod with an address, sorted by name */
     hvec svcs_all, cands;   /* hsvc */
     char *body;             /* rendered lines, NULL = never rendered */
     uint64_t gen;           /* changes with body */
@@ -109,7 +112,6 @@ static void vec_del(hvec *v, size_t *slot, size_t *(*slot_of)(void *))
 }
 
 static size_t *pod_at(void *p) { return &((hpod *)p)->at; }
-static size_t *pod_shown_at(void *p) { return &((hpod *)p)->shown_at; }
 static size_t *svc_at(void *s) { return &((hsvc *)s)->at; }
 static size_t *svc_cand_at(void *s) { return &((hsvc *)s)->cand_at; }
 
@@ -156,18 +158,52 @@ static const char *pod_addr(const hns *ns, const hpod *p)
     return p->gone ? NULL : p->ip;
 }
 
-/* Keeps ns->shown in step with pod_addr; true when p's membership changed. */
+/* Where p is, or would go, in ns->shown (sorted by name). */
+static size_t shown_pos(const hns *ns, const hpod *p)
+{
+    size_t lo = 0, hi = ns->shown.n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(((const hpod *)ns->shown.v[mid])->name, p->name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void shown_remove(hns *ns, hpod *p)
+{
+    size_t at = shown_pos(ns, p); /* names are unique: p's own place */
+
+    if (!p->shown || at >= ns->shown.n || ns->shown.v[at] != p)
+        return;
+    memmove(&ns->shown.v[at], &ns->shown.v[at + 1], (ns->shown.n - at - 1) * sizeof(void *));
+    ns->shown.n--;
+    p->shown = false;
+}
+
+/* Keeps ns->shown in step with pod_addr; true when p's membership changed.
+ * Kept sorted (a memmove of pointers) so that a rendering walks it once. */
 static bool update_shown(hns *ns, hpod *p)
 {
     const char *ip = pod_addr(ns, p);
-    bool show = ip && *ip, was = p->shown_at != NOWHERE;
+    bool show = ip && *ip;
+    size_t at, slot;
 
-    if (show == was)
+    if (show == p->shown)
         return false;
-    if (show && vec_add(&ns->shown, p, &p->shown_at) < 0)
+    if (!show) {
+        shown_remove(ns, p);
+        return true;
+    }
+    at = shown_pos(ns, p);
+    if (vec_add(&ns->shown, p, &slot) < 0)
         return false; /* out of memory: the line is missing until the next change */
-    if (!show)
-        vec_del(&ns->shown, &p->shown_at, pod_shown_at);
+    memmove(&ns->shown.v[at + 1], &ns->shown.v[at], (slot - at) * sizeof(void *));
+    ns->shown.v[at] = p;
+    p->shown = true;
     return true;
 }
 
@@ -237,6 +273,7 @@ static void pod_free(hpod *p)
     free(p->ip);
     free(p->host);
     free(p->sub);
+    free(p->line);
     json_decref(p->labels);
     free(p);
 }
@@ -328,10 +365,10 @@ static bool pod_gone(const json_t *pod)
 /* Drops p from ns; true when the rendering may change. */
 static bool drop_pod(hns *ns, hpod *p)
 {
-    bool shown = p->shown_at != NOWHERE;
+    bool shown = p->shown;
     hsvc *same;
 
-    vec_del(&ns->shown, &p->shown_at, pod_shown_at);
+    shown_remove(ns, p);
     vec_del(&ns->all, &p->at, pod_at);
     strmap_del(&ns->pods, p->name);
     strmap_del(&ns->uids, p->uid);
@@ -346,7 +383,7 @@ static hpod *add_pod(hns *ns, const char *uid, const char *name)
 
     if (!p || !(p->uid = strdup(uid)) || !(p->name = strdup(name)))
         goto error;
-    p->at = p->shown_at = NOWHERE;
+    p->at = NOWHERE;
     if (vec_add(&ns->all, p, &p->at) < 0)
         goto error;
     if (strmap_put(&ns->pods, p->name, p) < 0) {
@@ -392,7 +429,7 @@ bool rt_hosts_put_pod(rt_hosts *h, const json_t *pod, bool deleted)
     }
     if (!p && !(p = add_pod(ns, uid, name)))
         goto out;
-    shown_before = p->shown_at != NOWHERE;
+    shown_before = p->shown;
     relabel = !json_equal(p->labels, (json_t *)labels) &&
               !(p->labels == NULL && !json_object_size(labels));
     fields = relabel || p->gone != gone || !same_str(p->ip, ip && *ip ? ip : NULL) ||
@@ -406,13 +443,15 @@ bool rt_hosts_put_pod(rt_hosts *h, const json_t *pod, bool deleted)
         p->host = dup_nonempty(host);
         p->sub = dup_nonempty(sub);
         p->gone = gone;
+        free(p->line);
+        p->line = NULL;
         if (relabel) {
             json_decref(p->labels);
             p->labels = json_object_size(labels) ? json_deep_copy(labels) : NULL;
         }
     }
     update_shown(ns, p); /* also for a new pod that has only this node's address */
-    shown_now = p->shown_at != NOWHERE;
+    shown_now = p->shown;
     /* Its line, or the Services that resolve to it, may differ. */
     if ((fields && (shown_before || shown_now)) || shown_before != shown_now)
         changed = true;
@@ -517,6 +556,8 @@ bool rt_hosts_set_local(rt_hosts *h, const char *nsname, const char *uid, const 
     if (!p)
         return false; /* no line until the store shows the pod */
     now = pod_addr(ns, p);
+    free(p->line);
+    p->line = NULL;
     changed = update_shown(ns, p) || strcmp(before, now ? now : "");
     if (changed)
         ns->stale = true;
@@ -532,58 +573,57 @@ static void names(ty_buf *b, const char *name, const char *ns)
                   name, ns);
 }
 
-static int by_pod_name(const void *a, const void *b)
-{
-    return strcmp((*(hpod *const *)a)->name, (*(hpod *const *)b)->name);
-}
-
 static int by_svc_name(const void *a, const void *b)
 {
     return strcmp((*(hsvc *const *)a)->name, (*(hsvc *const *)b)->name);
+}
+
+/* p's line, made once per change of what it shows. */
+static const char *pod_line(const hns *ns, hpod *p)
+{
+    ty_buf b = {0};
+
+    if (p->line)
+        return p->line;
+    ty_buf_printf(&b, "%s", pod_addr(ns, p));
+    names(&b, p->name, ns->name);
+    if (p->host && p->sub) {
+        char fq[512];
+        snprintf(fq, sizeof(fq), "%s.%s", p->host, p->sub);
+        names(&b, fq, ns->name);
+    }
+    ty_buf_puts(&b, "\n");
+    p->line = ty_buf_steal(&b, NULL);
+    return p->line;
 }
 
 /* Pods by name, each with its line; then each candidate Service (by name)
  * as the address of the first pod (by name) it selects. */
 static char *render(const hns *ns)
 {
-    hpod **pods = malloc((ns->shown.n + 1) * sizeof(*pods));
     hsvc **svcs = malloc((ns->cands.n + 1) * sizeof(*svcs));
     ty_buf b = {0};
-    char *text = NULL;
 
-    if (!pods || !svcs)
-        goto out;
-    memcpy(pods, ns->shown.v, ns->shown.n * sizeof(*pods));
+    if (!svcs)
+        return NULL;
     memcpy(svcs, ns->cands.v, ns->cands.n * sizeof(*svcs));
-    qsort(pods, ns->shown.n, sizeof(*pods), by_pod_name);
     qsort(svcs, ns->cands.n, sizeof(*svcs), by_svc_name);
     ty_buf_puts(&b, "");
-    for (size_t i = 0; i < ns->shown.n && b.len < MAX_HOSTS_BYTES; i++) {
-        const hpod *p = pods[i];
-        ty_buf_printf(&b, "%s", pod_addr(ns, p));
-        names(&b, p->name, ns->name);
-        if (p->host && p->sub) {
-            char fq[512];
-            snprintf(fq, sizeof(fq), "%s.%s", p->host, p->sub);
-            names(&b, fq, ns->name);
-        }
-        ty_buf_puts(&b, "\n");
-    }
+    for (size_t i = 0; i < ns->shown.n && b.len < MAX_HOSTS_BYTES; i++)
+        ty_buf_puts(&b, pod_line(ns, ns->shown.v[i]));
     for (size_t i = 0; i < ns->cands.n && b.len < MAX_HOSTS_BYTES; i++) {
         for (size_t k = 0; k < ns->shown.n; k++) {
-            if (!selector_matches(svcs[i]->sel, pods[k]->labels))
+            const hpod *p = ns->shown.v[k];
+            if (!selector_matches(svcs[i]->sel, p->labels))
                 continue;
-            ty_buf_printf(&b, "%s", pod_addr(ns, pods[k]));
+            ty_buf_printf(&b, "%s", pod_addr(ns, p));
             names(&b, svcs[i]->name, ns->name);
             ty_buf_puts(&b, "\n");
             break;
         }
     }
-    text = ty_buf_steal(&b, NULL);
-out:
-    free(pods);
     free(svcs);
-    return text;
+    return ty_buf_steal(&b, NULL);
 }
 
 const char *rt_hosts_body(rt_hosts *h, const char *nsname, uint64_t *gen)
