@@ -606,8 +606,10 @@ static char *render(const hns *ns)
 
     if (!svcs)
         return NULL;
-    memcpy(svcs, ns->cands.v, ns->cands.n * sizeof(*svcs));
-    qsort(svcs, ns->cands.n, sizeof(*svcs), by_svc_name);
+    if (ns->cands.n) {
+        memcpy(svcs, ns->cands.v, ns->cands.n * sizeof(*svcs));
+        qsort(svcs, ns->cands.n, sizeof(*svcs), by_svc_name);
+    }
     ty_buf_puts(&b, "");
     for (size_t i = 0; i < ns->shown.n && b.len < MAX_HOSTS_BYTES; i++)
         ty_buf_puts(&b, pod_line(ns, ns->shown.v[i]));
