@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,7 +465,7 @@ static void test_old_events_keep_text_only(void **state)
  * reader). */
 typedef struct sweep_reader {
     ty_store *s;
-    volatile int *stop;
+    atomic_int *stop;
     long reads;
 } sweep_reader;
 
@@ -475,7 +476,7 @@ static void *sweep_read(void *arg)
     char name[16];
 
     ty_error_init(&err);
-    for (unsigned i = 0; !*r->stop; i++) {
+    for (unsigned i = 0; !atomic_load(r->stop); i++) {
         snprintf(name, sizeof(name), "s%u", i % 300);
         store_obj *o = store_get(r->s, "pods", "default", name, &err);
         if (!o)
@@ -498,7 +499,7 @@ static void test_sweeper_under_readers(void **state)
     enum { READERS = 3 };
     sweep_reader r[READERS];
     pthread_t t[READERS];
-    volatile int stop = 0;
+    atomic_int stop = 0;
     store_watch *w;
     store_event ev;
     ty_error err;
@@ -532,7 +533,7 @@ static void test_sweeper_under_readers(void **state)
         if (i % 16 == 0)
             usleep(1000);
     }
-    stop = 1;
+    atomic_store(&stop, 1);
     for (int i = 0; i < READERS; i++) {
         pthread_join(t[i], NULL);
         assert_true(r[i].reads > 0);
