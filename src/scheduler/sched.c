@@ -41,6 +41,10 @@ struct ty_sched {
     json_t *pcs;        /* PriorityClass name -> value */
     int32_t default_pc; /* the globalDefault class's value */
     strmap told;        /* pod key -> the PodScheduled message last written (owned) */
+    strmap told_jobs;   /* job key -> told_job (owned) */
+#define DUE_MAX 65536
+    struct told_job *due[DUE_MAX];
+    size_t ndue;
     const char *k_podgroups, *k_queues, *k_pcs;
 };
 
@@ -665,9 +669,8 @@ static void tell_pods(ty_sched *sc, sc_job *j)
     }
 }
 
-static void hook_job_changed(void *ctx, sc_job *j)
+static void write_job(ty_sched *sc, sc_job *j)
 {
-    ty_sched *sc = ctx;
     char ns[256];
     const char *name;
     pg_args a = {phase_name(sc_job_get_phase(j)), sc_job_message(j)};
@@ -700,6 +703,78 @@ static void hook_job_changed(void *ctx, sc_job *j)
     store_obj_unref(o);
     ty_error_clear(&err);
     tell_pods(sc, j);
+}
+
+/* What was last written for a job: a phase change is written at once, a
+ * new "why it waits" message at most every MSG_EVERY_MS (a waiting gang's
+ * message changes with every cycle that moves the cluster, and each write
+ * is the PodGroup, two events and every pending pod). */
+#define MSG_EVERY_MS 2000
+
+typedef struct told_job {
+    sc_job_phase phase;
+    int64_t at;
+    bool due;
+    char key[]; /* the map's key */
+} told_job;
+
+static void hook_job_changed(void *ctx, sc_job *j)
+{
+    ty_sched *sc = ctx;
+    told_job *tj = strmap_get(&sc->told_jobs, sc_job_key(j));
+    int64_t now = ty_now_ms();
+
+    if (!tj) {
+        size_t kl = strlen(sc_job_key(j));
+        tj = calloc(1, sizeof(*tj) + kl + 1);
+        if (!tj) {
+            write_job(sc, j);
+            return;
+        }
+        memcpy(tj->key, sc_job_key(j), kl + 1);
+        tj->phase = (sc_job_phase)-1;
+        if (strmap_put(&sc->told_jobs, tj->key, tj) < 0) {
+            free(tj);
+            write_job(sc, j);
+            return;
+        }
+    }
+    if (tj->phase == sc_job_get_phase(j) && now - tj->at < MSG_EVERY_MS) {
+        if (!tj->due) {
+            tj->due = true;
+            if (sc->ndue < DUE_MAX)
+                sc->due[sc->ndue++] = tj;
+        }
+        return;
+    }
+    tj->phase = sc_job_get_phase(j);
+    tj->at = now;
+    tj->due = false;
+    write_job(sc, j);
+}
+
+/* Writes the messages held back by hook_job_changed once their time came. */
+static void flush_due(ty_sched *sc)
+{
+    int64_t now = ty_now_ms();
+    size_t k = 0;
+
+    for (size_t i = 0; i < sc->ndue; i++) {
+        told_job *tj = sc->due[i];
+        sc_job *j;
+        if (now - tj->at < MSG_EVERY_MS) {
+            sc->due[k++] = tj;
+            continue;
+        }
+        tj->due = false;
+        j = sc_job_find(sc->cluster, tj->key);
+        if (!j)
+            continue;
+        tj->phase = sc_job_get_phase(j);
+        tj->at = now;
+        write_job(sc, j);
+    }
+    sc->ndue = k;
 }
 
 /* ---- queue status ---- */
@@ -837,6 +912,8 @@ static void *sched_main(void *arg)
             dirty = false;
             cycle(sc);
         }
+        if (sc->ndue)
+            flush_due(sc);
         if (ty_now_ms() - last_queue_status >= QUEUE_STATUS_MS) {
             last_queue_status = ty_now_ms();
             write_queue_status(sc);
@@ -866,6 +943,7 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
     sc->cluster = sc_cluster_new();
     sc->pcs = json_object();
     strmap_init(&sc->told);
+    strmap_init(&sc->told_jobs);
     pthread_mutex_init(&sc->w_mu, NULL);
     if (!sc->conf || !sc->cluster)
         goto error;
@@ -905,5 +983,6 @@ void sched_stop(ty_sched *sc)
     sc_cluster_free(sc->cluster);
     json_decref(sc->pcs);
     strmap_free_values(&sc->told);
+    strmap_free_values(&sc->told_jobs);
     free(sc);
 }
