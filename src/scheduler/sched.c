@@ -21,6 +21,7 @@
 #include "base/strmap.h"
 #include "base/timeutil.h"
 #include "controller/events.h"
+#include "model/podcond.h"
 #include "model/quantity.h"
 #include "scheduler/core.h"
 
@@ -448,53 +449,14 @@ static void split_key(const char *key, char *ns, size_t nslen, const char **name
     *name = slash ? slash + 1 : key;
 }
 
-static json_t *conditions_of(json_t *obj)
-{
-    json_t *st = json_object_get(obj, "status"), *conds;
-    if (!json_is_object(st)) {
-        st = json_object();
-        json_object_set_new(obj, "status", st);
-    }
-    conds = json_object_get(st, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(st, "conditions", conds);
-    }
-    return conds;
-}
-
-/* Sets condition type on obj; lastTransitionTime moves only when the status
- * does. */
+/* Sets condition type on obj (see podcond_set); a NULL msg removes it. */
 static void set_condition(json_t *obj, const char *type, const char *status, const char *reason,
                           const char *msg, bool probe_time)
 {
-    json_t *conds = conditions_of(obj), *c = NULL;
     char now[40];
-    size_t i;
-    json_t *it;
 
     ty_time_format(time(NULL), now, sizeof(now));
-    json_array_foreach(conds, i, it)
-        if (strcmp(json_string_value(json_object_get(it, "type")) ?: "", type) == 0)
-            c = it;
-    if (!c) {
-        c = json_pack("{s:s}", "type", type);
-        json_array_append_new(conds, c);
-    }
-    if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", status) != 0 ||
-        !json_object_get(c, "lastTransitionTime"))
-        json_object_set_new(c, "lastTransitionTime", json_string(now));
-    json_object_set_new(c, "status", json_string(status));
-    if (probe_time)
-        json_object_set_new(c, "lastProbeTime", json_null());
-    if (reason)
-        json_object_set_new(c, "reason", json_string(reason));
-    else
-        json_object_del(c, "reason");
-    if (msg && *msg)
-        json_object_set_new(c, "message", json_string(msg));
-    else
-        json_object_del(c, "message");
+    podcond_set(podcond_status(obj), type, status, reason, msg ? msg : "", now, probe_time);
 }
 
 typedef struct bind_args {
@@ -602,8 +564,7 @@ static int pg_status_fn(json_t *pg, void *arg, ty_error *err)
     const pg_args *a = arg;
     json_t *st;
     (void)err;
-    conditions_of(pg);
-    st = json_object_get(pg, "status");
+    st = podcond_status(pg);
     json_object_set_new(st, "phase", json_string(a->phase));
     if (*a->msg)
         set_condition(pg, "Unschedulable", "True", "NotEnoughResources", a->msg, false);

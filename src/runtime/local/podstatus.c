@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/podcond.h"
 #include "controller/events.h"
 #include "runtime/local/rt_internal.h"
 
@@ -110,47 +111,9 @@ static json_t *statuses(const json_t *pod, const json_t *state, const char *whic
 static void set_condition(json_t *status, const char *type, bool value, const char *reason,
                           const char *now)
 {
-    json_t *conds = json_object_get(status, "conditions"), *c;
-    const char *want = value ? "True" : "False";
-    size_t i;
-
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    json_array_foreach(conds, i, c) {
-        if (strcmp(str(c, "type"), type))
-            continue;
-        if (strcmp(str(c, "status"), want)) {
-            json_object_set_new(c, "status", json_string(want));
-            json_object_set_new(c, "lastTransitionTime", json_string(now));
-        }
-        if (reason)
-            json_object_set_new(c, "reason", json_string(reason));
-        else
-            json_object_del(c, "reason");
-        return;
-    }
-    c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", want, "lastProbeTime",
-                  "lastTransitionTime", now);
-    if (reason)
-        json_object_set_new(c, "reason", json_string(reason));
-    json_array_append_new(conds, c);
+    podcond_set(status, type, value ? "True" : "False", reason, NULL, now, true);
 }
 
-static const char *qos_class(const json_t *pod)
-{
-    size_t i;
-    json_t *ct;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
-        const json_t *r = json_object_get(ct, "resources");
-        if (json_object_size(json_object_get(r, "requests")) ||
-            json_object_size(json_object_get(r, "limits")))
-            return "Burstable";
-    }
-    return "BestEffort";
-}
 
 json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
                       const char *host_ip, const char *wait_reason, const char *wait_msg)
@@ -178,7 +141,7 @@ json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
     else if (!json_object_get(st, "startTime"))
         json_object_set_new(st, "startTime", json_string(now));
     if (!json_object_get(st, "qosClass"))
-        json_object_set_new(st, "qosClass", json_string(qos_class(pod)));
+        json_object_set_new(st, "qosClass", json_string(podcond_qos_class(pod)));
     if (json_array_size(json_object_get(json_object_get(pod, "spec"), "initContainers")))
         json_object_set_new(st, "initContainerStatuses",
                             statuses(pod, state, "initContainers", true, "PodInitializing",

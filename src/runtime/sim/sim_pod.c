@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/podcond.h"
 #include "base/timeutil.h"
 #include "runtime/sim/sim_internal.h"
 
@@ -77,47 +78,9 @@ static json_t *ensure_status(json_t *pod)
 static void set_condition(json_t *status, const char *type, bool value, const char *reason,
                           const char *now)
 {
-    json_t *conds = json_object_get(status, "conditions"), *c;
-    const char *want = value ? "True" : "False";
-    size_t i;
-
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    json_array_foreach(conds, i, c) {
-        if (strcmp(str(c, "type"), type))
-            continue;
-        if (strcmp(str(c, "status"), want)) {
-            json_object_set_new(c, "status", json_string(want));
-            json_object_set_new(c, "lastTransitionTime", json_string(now));
-        }
-        if (reason)
-            json_object_set_new(c, "reason", json_string(reason));
-        else
-            json_object_del(c, "reason");
-        return;
-    }
-    c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", want, "lastProbeTime",
-                  "lastTransitionTime", now);
-    if (reason)
-        json_object_set_new(c, "reason", json_string(reason));
-    json_array_append_new(conds, c);
+    podcond_set(status, type, value ? "True" : "False", reason, NULL, now, true);
 }
 
-static const char *qos_class(const json_t *pod)
-{
-    size_t i;
-    json_t *ct;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
-        const json_t *r = json_object_get(ct, "resources");
-        if (json_object_size(json_object_get(r, "requests")) ||
-            json_object_size(json_object_get(r, "limits")))
-            return "Burstable";
-    }
-    return "BestEffort";
-}
 
 static json_t *terminated(int code, const char *started, const char *now, const char *cid)
 {
@@ -198,7 +161,7 @@ static int start_fn(json_t *pod, void *arg, ty_error *err)
     json_object_set_new(st, "podIP", json_string(a->pod_ip));
     json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", a->pod_ip));
     json_object_set_new(st, "startTime", json_string(now));
-    json_object_set_new(st, "qosClass", json_string(qos_class(pod)));
+    json_object_set_new(st, "qosClass", json_string(podcond_qos_class(pod)));
     set_statuses(pod, st, 0, true, now, now);
     set_condition(st, "Initialized", true, NULL, now);
     set_condition(st, "ContainersReady", true, NULL, now);

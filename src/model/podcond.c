@@ -1,0 +1,67 @@
+/* podcond.c - see podcond.h. */
+#include "model/podcond.h"
+
+#include <string.h>
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+json_t *podcond_status(json_t *obj)
+{
+    json_t *st = json_object_get(obj, "status");
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(obj, "status", st);
+    }
+    return st;
+}
+
+void podcond_set(json_t *status, const char *type, const char *value, const char *reason,
+                 const char *message, const char *now, bool probe)
+{
+    json_t *conds = json_object_get(status, "conditions"), *c = NULL, *it;
+    size_t i;
+
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    json_array_foreach(conds, i, it)
+        if (!strcmp(str(it, "type"), type))
+            c = it;
+    if (!c) {
+        c = json_pack("{s:s}", "type", type);
+        json_array_append_new(conds, c);
+    }
+    if (strcmp(str(c, "status"), value) || !json_object_get(c, "lastTransitionTime")) {
+        json_object_set_new(c, "status", json_string(value));
+        json_object_set_new(c, "lastTransitionTime", json_string(now));
+    }
+    if (probe && !json_object_get(c, "lastProbeTime"))
+        json_object_set_new(c, "lastProbeTime", json_null());
+    if (reason)
+        json_object_set_new(c, "reason", json_string(reason));
+    else
+        json_object_del(c, "reason");
+    if (message && *message)
+        json_object_set_new(c, "message", json_string(message));
+    else if (message)
+        json_object_del(c, "message");
+}
+
+const char *podcond_qos_class(const json_t *pod)
+{
+    size_t i;
+    json_t *ct;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
+        const json_t *r = json_object_get(ct, "resources");
+        if (json_object_size(json_object_get(r, "requests")) ||
+            json_object_size(json_object_get(r, "limits")))
+            return "Burstable";
+    }
+    return "BestEffort";
+}

@@ -1,0 +1,24 @@
+/* podcond.h - the condition lists of pod-like status objects (pods,
+ * PodGroups): one setter with Kubernetes' rules, and a pod's QoS class. */
+#ifndef TY_MODEL_PODCOND_H
+#define TY_MODEL_PODCOND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Sets condition `type` in status.conditions (created when missing) to value
+ * ("True"/"False"): lastTransitionTime = now when the value changes or the
+ * condition is new; reason set (NULL removes it); message set when non-NULL
+ * (an empty one removes it), else left as it is; with probe, lastProbeTime
+ * is null as pods carry it. status is borrowed and changed in place. */
+void podcond_set(json_t *status, const char *type, const char *value, const char *reason,
+                 const char *message, const char *now, bool probe);
+
+/* status of obj, made an empty object when missing (borrowed). */
+json_t *podcond_status(json_t *obj);
+
+/* "Burstable" when any container names requests or limits, else
+ * "BestEffort" (Guaranteed is not told apart). */
+const char *podcond_qos_class(const json_t *pod);
+
+#endif
