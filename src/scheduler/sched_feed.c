@@ -1,0 +1,399 @@
+/* sched_feed.c - store objects into the gang scheduler's model: nodes
+ * (allocatable, readiness, labels, taints), Volcano Queues, PodGroups,
+ * PriorityClasses and pods (requests, group, role, priority, constraints,
+ * status). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/kinds.h"
+#include "api/registry.h"
+#include "base/timeutil.h"
+#include "model/quantity.h"
+#include "scheduler/sched_int.h"
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+    return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+static int64_t qty(const json_t *v)
+{
+    char buf[64];
+    int64_t m;
+    if (json_is_integer(v))
+        return json_integer_value(v) * 1000;
+    if (json_is_real(v))
+        return (int64_t)(json_real_value(v) * 1000);
+    if (!json_is_string(v))
+        return 0;
+    snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+    return quantity_parse(buf, &m, NULL) == 0 ? m : 0;
+}
+
+static void res_from_map(sc_cluster *c, const json_t *map, sc_res *out, unsigned *mask)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)map, k, v) {
+        int slot = sc_res_slot(c, k);
+        if (slot < 0)
+            continue;
+        out->v[slot] = qty(v);
+        if (mask)
+            *mask |= 1u << slot;
+    }
+}
+
+/* A pod's effective requests: the containers' sum (limits stand in for
+ * missing requests), or the largest init container when that is more; one
+ * "pods" slot. */
+static void pod_requests(sc_cluster *c, const json_t *pod, sc_res *out)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    sc_res init = {0};
+    size_t i;
+    json_t *ctr;
+
+    memset(out, 0, sizeof(*out));
+    json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
+        const json_t *r = json_object_get(ctr, "resources");
+        sc_res one = {0};
+        res_from_map(c, json_object_get(r, "limits"), &one, NULL);
+        res_from_map(c, json_object_get(r, "requests"), &one, NULL);
+        sc_res_add(out, &one);
+    }
+    json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
+        sc_res one = {0};
+        const json_t *r = json_object_get(ctr, "resources");
+        res_from_map(c, json_object_get(r, "limits"), &one, NULL);
+        res_from_map(c, json_object_get(r, "requests"), &one, NULL);
+        for (int k = 0; k < SC_MAXRES; k++)
+            if (one.v[k] > init.v[k])
+                init.v[k] = one.v[k];
+    }
+    for (int k = 0; k < SC_MAXRES; k++)
+        if (init.v[k] > out->v[k])
+            out->v[k] = init.v[k];
+    out->v[SC_PODS] = 1000;
+}
+
+static size_t map_kv(const json_t *map, sc_kv *kv, size_t cap)
+{
+    const char *k;
+    json_t *v;
+    size_t n = 0;
+    json_object_foreach((json_t *)map, k, v) {
+        if (n == cap || !json_is_string(v))
+            continue;
+        kv[n++] = (sc_kv){k, json_string_value(v)};
+    }
+    return n;
+}
+
+static sc_effect effect_of(const char *e)
+{
+    if (e && strcmp(e, "NoExecute") == 0)
+        return SC_NO_EXECUTE;
+    if (e && strcmp(e, "PreferNoSchedule") == 0)
+        return SC_PREFER_NO_SCHEDULE;
+    return SC_NO_SCHEDULE;
+}
+
+static bool node_ready(const json_t *node)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c) {
+        if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Ready") == 0)
+            return strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True") == 0;
+    }
+    return false;
+}
+
+static void apply_node(ty_sched *sc, const json_t *node, bool deleted)
+{
+    const char *name = str_at(node, "metadata", "name");
+    sc_node_spec spec = {0};
+    sc_kv labels[MAX_KV];
+    sc_taint taints[MAX_KV];
+    size_t i, nt = 0;
+    json_t *t;
+
+    if (!name)
+        return;
+    if (deleted) {
+        sc_node_remove(sc->cluster, name);
+        return;
+    }
+    spec.name = name;
+    res_from_map(sc->cluster, json_object_get(json_object_get(node, "status"), "allocatable"),
+                 &spec.allocatable, NULL);
+    spec.ready = node_ready(node);
+    spec.unschedulable = json_is_true(json_object_get(json_object_get(node, "spec"),
+                                                      "unschedulable"));
+    spec.labels = labels;
+    spec.nlabels = map_kv(json_object_get(json_object_get(node, "metadata"), "labels"), labels,
+                          MAX_KV);
+    json_array_foreach(json_object_get(json_object_get(node, "spec"), "taints"), i, t) {
+        if (nt == MAX_KV || !json_string_value(json_object_get(t, "key")))
+            continue;
+        taints[nt++] = (sc_taint){json_string_value(json_object_get(t, "key")),
+                                  json_string_value(json_object_get(t, "value")),
+                                  effect_of(json_string_value(json_object_get(t, "effect")))};
+    }
+    spec.taints = taints;
+    spec.ntaints = nt;
+    sc_node_upsert(sc->cluster, &spec);
+}
+
+static void apply_queue(ty_sched *sc, const json_t *q, bool deleted)
+{
+    const char *name = str_at(q, "metadata", "name");
+    const json_t *spec = json_object_get(q, "spec");
+    const char *state = str_at(q, "status", "state");
+    sc_queue_spec qs = {0};
+
+    if (!name)
+        return;
+    if (deleted) {
+        sc_queue_remove(sc->cluster, name);
+        return;
+    }
+    qs.name = name;
+    qs.parent = json_string_value(json_object_get(spec, "parent"));
+    qs.weight = (int)json_integer_value(json_object_get(spec, "weight"));
+    res_from_map(sc->cluster, json_object_get(spec, "capability"), &qs.capability, &qs.cap_mask);
+    res_from_map(sc->cluster, json_object_get(json_object_get(spec, "guarantee"), "resource"),
+                 &qs.guarantee, NULL);
+    qs.reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
+    qs.open = !state || strcmp(state, "Open") == 0;
+    sc_queue_upsert(sc->cluster, &qs);
+}
+
+static int32_t class_value(ty_sched *sc, const char *name)
+{
+    const json_t *v = name && *name ? json_object_get(sc->pcs, name) : NULL;
+    return v ? (int32_t)json_integer_value(v) : sc->default_pc;
+}
+
+static void apply_pc(ty_sched *sc, const json_t *pc, bool deleted)
+{
+    const char *name = str_at(pc, "metadata", "name");
+    json_int_t v = json_integer_value(json_object_get(pc, "value"));
+
+    if (!name)
+        return;
+    if (deleted)
+        json_object_del(sc->pcs, name);
+    else
+        json_object_set_new(sc->pcs, name, json_integer(v));
+    if (json_is_true(json_object_get(pc, "globalDefault")))
+        sc->default_pc = deleted ? 0 : (int32_t)v;
+}
+
+static double created_of(const json_t *o)
+{
+    time_t t = 0;
+    const char *ts = str_at(o, "metadata", "creationTimestamp");
+    if (ts)
+        ty_time_parse(ts, &t);
+    return (double)t;
+}
+
+static void group_key(const json_t *o, const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s", str_at(o, "metadata", "namespace") ?: "", name);
+}
+
+static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
+{
+    const char *name = str_at(pg, "metadata", "name");
+    const json_t *spec = json_object_get(pg, "spec");
+    const char *phase = str_at(pg, "status", "phase");
+    char key[512];
+    sc_kv mins[MAX_KV];
+    char mins_txt[MAX_KV][24];
+    sc_job_spec js = {0};
+    const char *k;
+    json_t *v;
+    sc_job *j;
+
+    if (!name)
+        return;
+    group_key(pg, name, key, sizeof(key));
+    if (deleted) {
+        sc_job_remove(sc->cluster, key);
+        return;
+    }
+    js.key = key;
+    js.queue = json_string_value(json_object_get(spec, "queue"));
+    js.min_member = (int)json_integer_value(json_object_get(spec, "minMember"));
+    json_object_foreach(json_object_get(spec, "minTaskMember"), k, v) {
+        if (js.nmin_task_member == MAX_KV)
+            break;
+        snprintf(mins_txt[js.nmin_task_member], sizeof(mins_txt[0]), "%lld",
+                 (long long)json_integer_value(v));
+        mins[js.nmin_task_member] = (sc_kv){k, mins_txt[js.nmin_task_member]};
+        js.nmin_task_member++;
+    }
+    js.min_task_member = mins;
+    res_from_map(sc->cluster, json_object_get(spec, "minResources"), &js.min_resources, NULL);
+    js.priority = class_value(sc, json_string_value(json_object_get(spec, "priorityClassName")));
+    js.created = created_of(pg);
+    js.inqueue = phase && strcmp(phase, "Pending") != 0;
+    js.preemptable = true;
+    /* Completed is the scheduler's own word: a job that restarts its pods
+     * is scheduled again, so it is not taken from the object. */
+    j = sc_job_upsert(sc->cluster, &js);
+    (void)j;
+}
+
+static bool ours(const json_t *pod)
+{
+    const char *sn = str_at(pod, "spec", "schedulerName");
+    return !sn || !*sn || strcmp(sn, "default-scheduler") == 0 || strcmp(sn, "trainyard") == 0 ||
+           strcmp(sn, "volcano") == 0;
+}
+
+static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = str_at(pod, "status", "phase") ?: "Pending";
+    const char *group = json_string_value(json_object_get(json_object_get(meta, "annotations"),
+                                                          GROUP_ANN));
+    const char *role;
+    char key[512], gkey[512];
+    sc_task_spec ts = {0};
+    sc_kv sel[MAX_KV];
+    sc_toleration tols[MAX_KV];
+    sc_match_expr exprs[MAX_KV];
+    const char *vals[MAX_KV * 4];
+    sc_affinity_term terms[16];
+    size_t i, nv = 0, ne = 0;
+    json_t *t;
+
+    if (!name)
+        return;
+    group_key(pod, name, key, sizeof(key));
+    if (node && !*node)
+        node = NULL;
+    if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(pod)))) {
+        free(strmap_del(&sc->told, key));
+        sc_task_remove(sc->cluster, key);
+        return;
+    }
+    ts.key = key;
+    if (group) {
+        group_key(pod, group, gkey, sizeof(gkey));
+        ts.job = gkey;
+    }
+    role = json_string_value(json_object_get(json_object_get(meta, "annotations"),
+                                             "volcano.sh/task-spec"));
+    if (!role)
+        role = json_string_value(json_object_get(json_object_get(meta, "labels"),
+                                                 "training.kubeflow.org/replica-type"));
+    ts.task_name = role;
+    pod_requests(sc->cluster, pod, &ts.request);
+    if (json_is_integer(json_object_get(spec, "priority")))
+        ts.priority = (int32_t)json_integer_value(json_object_get(spec, "priority"));
+    else
+        ts.priority = class_value(sc, json_string_value(json_object_get(spec, "priorityClassName")));
+    ts.node = node;
+    if (json_object_get(meta, "deletionTimestamp"))
+        ts.status = SC_TASK_RELEASING;
+    else if (strcmp(phase, "Succeeded") == 0)
+        ts.status = SC_TASK_SUCCEEDED;
+    else if (strcmp(phase, "Failed") == 0)
+        ts.status = SC_TASK_FAILED;
+    else if (node)
+        ts.status = strcmp(phase, "Running") == 0 ? SC_TASK_RUNNING : SC_TASK_BOUND;
+    else
+        ts.status = SC_TASK_PENDING;
+    ts.node_selector = sel;
+    ts.nnode_selector = map_kv(json_object_get(spec, "nodeSelector"), sel, MAX_KV);
+    json_array_foreach(json_object_get(spec, "tolerations"), i, t) {
+        const char *op = json_string_value(json_object_get(t, "operator"));
+        const char *eff = json_string_value(json_object_get(t, "effect"));
+        if (ts.ntolerations == MAX_KV)
+            break;
+        tols[ts.ntolerations++] = (sc_toleration){
+            .key = json_string_value(json_object_get(t, "key")),
+            .value = json_string_value(json_object_get(t, "value")),
+            .exists = op && strcmp(op, "Exists") == 0,
+            .any_effect = !eff || !*eff,
+            .effect = effect_of(eff)};
+    }
+    ts.tolerations = tols;
+    json_t *nst = json_object_get(json_object_get(json_object_get(json_object_get(spec,
+        "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    json_array_foreach(nst, i, t) {
+        size_t k, first = ne;
+        json_t *e;
+        if (ts.naffinity == 16)
+            break;
+        json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
+            const char *op = json_string_value(json_object_get(e, "operator")) ?: "";
+            size_t x, fv = nv;
+            json_t *val;
+            if (ne == MAX_KV)
+                break;
+            json_array_foreach(json_object_get(e, "values"), x, val)
+                if (nv < MAX_KV * 4 && json_is_string(val))
+                    vals[nv++] = json_string_value(val);
+            exprs[ne++] = (sc_match_expr){
+                .key = json_string_value(json_object_get(e, "key")) ?: "",
+                .op = strcmp(op, "NotIn") == 0          ? SC_OP_NOT_IN
+                      : strcmp(op, "Exists") == 0       ? SC_OP_EXISTS
+                      : strcmp(op, "DoesNotExist") == 0 ? SC_OP_NOT_EXISTS
+                      : strcmp(op, "Gt") == 0           ? SC_OP_GT
+                      : strcmp(op, "Lt") == 0           ? SC_OP_LT
+                                                        : SC_OP_IN,
+                .values = &vals[fv],
+                .nvalues = nv - fv};
+        }
+        terms[ts.naffinity++] = (sc_affinity_term){&exprs[first], ne - first};
+    }
+    ts.affinity = terms;
+    sc_task_upsert(sc->cluster, &ts);
+}
+
+void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted)
+{
+    if (strcmp(resource, "pods") == 0)
+        apply_pod(sc, obj, deleted);
+    else if (strcmp(resource, "nodes") == 0)
+        apply_node(sc, obj, deleted);
+    else if (strcmp(resource, sc->k_podgroups) == 0)
+        apply_podgroup(sc, obj, deleted);
+    else if (strcmp(resource, sc->k_queues) == 0)
+        apply_queue(sc, obj, deleted);
+    else if (strcmp(resource, sc->k_pcs) == 0)
+        apply_pc(sc, obj, deleted);
+}
+
+bool sched_interesting(const ty_sched *sc, const char *resource)
+{
+    return strcmp(resource, "pods") == 0 || strcmp(resource, "nodes") == 0 ||
+           strcmp(resource, sc->k_podgroups) == 0 || strcmp(resource, sc->k_queues) == 0 ||
+           strcmp(resource, sc->k_pcs) == 0;
+}
+
+void sched_load_all(ty_sched *sc)
+{
+    /* priority classes and queues first: pod groups and pods refer to them */
+    const char *order[] = {sc->k_pcs, sc->k_queues, "nodes", sc->k_podgroups, "pods"};
+    for (size_t r = 0; r < sizeof(order) / sizeof(order[0]); r++) {
+        store_list l = {0};
+        store_list_opts all = {0};
+        if (store_list_objects(sc->store, order[r], &all, &l, NULL) < 0)
+            continue;
+        for (size_t i = 0; i < l.n; i++)
+            sched_apply(sc, order[r], store_obj_json(l.items[i]), false);
+        store_list_free(&l);
+    }
+}

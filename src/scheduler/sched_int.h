@@ -1,0 +1,49 @@
+/* sched_int.h - the scheduler component's insides, shared by sched.c (the
+ * loop and the decisions written to the store) and sched_feed.c (store
+ * objects into the core's model). */
+#ifndef TY_SCHEDULER_SCHED_INT_H
+#define TY_SCHEDULER_SCHED_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "base/strmap.h"
+#include "scheduler/core.h"
+#include "scheduler/sched.h"
+
+#define BATCH_MS 1          /* quiet time to gather a burst of events */
+#define MAX_BATCH_MS 50     /* ...but never wait longer than this */
+#define COMPONENT "volcano"
+#define GROUP_ANN "scheduling.k8s.io/group-name"
+#define MAX_KV 64
+
+struct ty_sched {
+    ty_store *store;
+    pthread_t thread;
+    atomic_bool stop;
+    pthread_mutex_t w_mu;
+    store_watch *w;
+    sc_cluster *cluster;
+    sc_conf *conf;
+    json_t *pcs;        /* PriorityClass name -> value */
+    int32_t default_pc; /* the globalDefault class's value */
+    strmap told;        /* pod key -> the PodScheduled message last written (owned) */
+    strmap told_jobs;   /* job key -> told_job (owned) */
+#define DUE_MAX 65536
+    struct told_job *due[DUE_MAX];
+    size_t ndue;
+    const char *k_podgroups, *k_queues, *k_pcs;
+};
+
+/* sched_feed.c: one store object (event or listing) into the model. */
+void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted);
+/* Does the scheduler follow this resource? */
+bool sched_interesting(const ty_sched *sc, const char *resource);
+/* Builds the model from full listings (at start and after the watch fell
+ * behind its history). */
+void sched_load_all(ty_sched *sc);
+
+#endif
