@@ -63,7 +63,9 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
 int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
                 const char *component);
 /* Objects of resource in ns labelled job-name=job_name and controlled by
- * owner_uid, as a JSON array of borrowed-then-copied objects (caller owns). */
+ * owner_uid, as a JSON array holding references to the stored objects (caller
+ * owns the array; the objects are shared with the store: read them, never
+ * change them). */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid);
 
