@@ -372,16 +372,17 @@ sc_cluster *sc_cluster_new(void)
     return c;
 }
 
-static void task_free(sc_task *t)
+static void tols_free(sc_task *t)
 {
-    free(t->key);
-    free(t->task_name);
-    kv_free(t->selector, t->nselector);
     for (size_t i = 0; i < t->ntols; i++) {
         free((char *)t->tols[i].key);
         free((char *)t->tols[i].value);
     }
     free(t->tols);
+}
+
+static void aff_free(sc_task *t)
+{
     for (size_t i = 0; i < t->naff; i++) {
         sc_match_expr *e = (sc_match_expr *)t->aff[i].exprs;
         for (size_t k = 0; k < t->aff[i].nexprs; k++) {
@@ -393,6 +394,24 @@ static void task_free(sc_task *t)
         free(e);
     }
     free(t->aff);
+}
+
+static void taints_free(sc_node *n)
+{
+    for (size_t i = 0; i < n->ntaints; i++) {
+        free((char *)n->taints[i].key);
+        free((char *)n->taints[i].value);
+    }
+    free(n->taints);
+}
+
+static void task_free(sc_task *t)
+{
+    free(t->key);
+    free(t->task_name);
+    kv_free(t->selector, t->nselector);
+    tols_free(t);
+    aff_free(t);
     free(t);
 }
 
@@ -411,11 +430,7 @@ static void node_free(sc_node *n)
 {
     free(n->name);
     kv_free(n->labels, n->nlabels);
-    for (size_t i = 0; i < n->ntaints; i++) {
-        free((char *)n->taints[i].key);
-        free((char *)n->taints[i].value);
-    }
-    free(n->taints);
+    taints_free(n);
     free(n);
 }
 
@@ -506,11 +521,7 @@ sc_node *sc_node_upsert(sc_cluster *c, const sc_node_spec *spec)
             return n;
         bucket_out(c, n);
         kv_free(n->labels, n->nlabels);
-        for (size_t i = 0; i < n->ntaints; i++) {
-            free((char *)n->taints[i].key);
-            free((char *)n->taints[i].value);
-        }
-        free(n->taints);
+        taints_free(n);
     } else {
         n = calloc(1, sizeof(*n));
         if (!n || grow_arr(&c->nodes, &c->nodes_cap, c->nnodes, sizeof(*c->nodes)) < 0 ||
@@ -898,11 +909,7 @@ static void task_set_constraints(sc_task *t, const sc_task_spec *spec)
     kv_free(t->selector, t->nselector);
     t->selector = kv_dup(spec->node_selector, spec->nnode_selector);
     t->nselector = t->selector ? spec->nnode_selector : 0;
-    for (size_t i = 0; i < t->ntols; i++) {
-        free((char *)t->tols[i].key);
-        free((char *)t->tols[i].value);
-    }
-    free(t->tols);
+    tols_free(t);
     t->tols = spec->ntolerations ? calloc(spec->ntolerations, sizeof(*t->tols)) : NULL;
     t->ntols = t->tols ? spec->ntolerations : 0;
     for (size_t i = 0; i < t->ntols; i++) {
@@ -912,17 +919,7 @@ static void task_set_constraints(sc_task *t, const sc_task_spec *spec)
     }
     if (t->naff == 0 && spec->naffinity == 0)
         return;
-    for (size_t i = 0; i < t->naff; i++) {
-        sc_match_expr *e = (sc_match_expr *)t->aff[i].exprs;
-        for (size_t k = 0; k < t->aff[i].nexprs; k++) {
-            free((char *)e[k].key);
-            for (size_t v = 0; v < e[k].nvalues; v++)
-                free((char *)e[k].values[v]);
-            free(e[k].values);
-        }
-        free(e);
-    }
-    free(t->aff);
+    aff_free(t);
     t->aff = spec->naffinity ? calloc(spec->naffinity, sizeof(*t->aff)) : NULL;
     t->naff = t->aff ? spec->naffinity : 0;
     for (size_t i = 0; i < t->naff; i++) {
