@@ -17,18 +17,15 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 
-/* Copied into the store's request (store_create_async): no pointers. */
-typedef struct bump_args {
-    char now[40];
-} bump_args;
-
-static int bump(json_t *ev, void *arg, ty_error *err)
+/* A repeat: one more, seen now. */
+int ty_event_bump(json_t *ev, void *arg, ty_error *err)
 {
-    const bump_args *b = arg;
     json_int_t count = json_integer_value(json_object_get(ev, "count"));
-    (void)err;
+    char now[40];
+    (void)arg, (void)err;
+    ty_time_format(time(NULL), now, sizeof(now));
     json_object_set_new(ev, "count", json_integer(count > 0 ? count + 1 : 2));
-    json_object_set_new(ev, "lastTimestamp", json_string(b->now));
+    json_object_set_new(ev, "lastTimestamp", json_string(now));
     return 0;
 }
 
@@ -48,26 +45,23 @@ static uint64_t fnv1a(const char *a, const char *b, const char *c, const char *d
     return h;
 }
 
-void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
-              const char *component, const char *fmt, ...)
+/* The Event and its namespace (borrowed from involved), or NULL. */
+static json_t *build(const json_t *involved, const char *type, const char *reason,
+                     const char *component, const char **ns_out, const char *fmt, va_list ap)
 {
     const json_t *meta = json_object_get(involved, "metadata");
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
-    char msg[1024], evname[320];
-    bump_args b;
-    va_list ap;
+    char msg[1024], evname[320], now[40];
     json_t *ev;
 
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     if (!name)
-        return;
+        return NULL;
     if (!ns || !*ns)
         ns = "default";
-    ty_time_format(time(NULL), b.now, sizeof(b.now));
+    ty_time_format(time(NULL), now, sizeof(now));
     snprintf(evname, sizeof(evname), "%.200s.%016llx", name,
              (unsigned long long)fnv1a(uid, reason, msg, component));
     ev = json_pack(
@@ -78,14 +72,43 @@ void ty_event(ty_store *s, const json_t *involved, const char *type, const char 
         json_object_get(involved, "kind"), "name", name, "namespace", ns, "uid",
         json_object_get(meta, "uid"), "resourceVersion", json_object_get(meta, "resourceVersion"),
         "reason", reason, "message", msg, "type", type, "source", "component", component,
-        "firstTimestamp", b.now, "lastTimestamp", b.now, "count", 1, "reportingComponent",
+        "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent",
         component, "reportingInstance", component);
-    if (!ev) {
+    if (!ev)
         ty_debug("event %s/%s not recorded: out of memory", ns, evname);
-        return;
-    }
+    *ns_out = ns;
+    return ev;
+}
+
+void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
+              const char *component, const char *fmt, ...)
+{
+    const char *ns = NULL;
+    va_list ap;
+    json_t *ev;
+
+    va_start(ap, fmt);
+    ev = build(involved, type, reason, component, &ns, fmt, ap);
+    va_end(ap);
     /* A repeat (same name) bumps the Event that is there. Nobody waits for
      * the write: it joins the batch being committed, if any, ahead of
      * whatever this thread writes next. */
-    store_create_async(s, "events", ns, ev, bump, &b, sizeof(b));
+    if (ev)
+        store_create_async(s, "events", ns, ev, ty_event_bump, NULL, 0);
+}
+
+bool ty_event_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+                 const char *component, const char *fmt, ...)
+{
+    const char *ns = NULL;
+    va_list ap;
+    json_t *ev;
+
+    va_start(ap, fmt);
+    ev = build(involved, type, reason, component, &ns, fmt, ap);
+    va_end(ap);
+    if (!ev)
+        return false;
+    *op = store_op_record("events", ns, ev, ty_event_bump, NULL);
+    return true;
 }

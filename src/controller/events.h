@@ -7,6 +7,7 @@
 #define TY_CONTROLLER_EVENTS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "store/store.h"
 
@@ -19,5 +20,17 @@
  * but before anything the calling thread writes afterwards. */
 void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
               const char *component, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* ty_event as an op for store_write_all instead of a write of its own, so
+ * that a controller writes a burst of Events in one go. involved must stay
+ * valid until the op is written (the op borrows its namespace). false (op
+ * untouched) when the Event has no name to be about or memory ran out. */
+bool ty_event_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+                 const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* The function that bumps an Event's count and lastTimestamp when a repeat
+ * finds it there (its argument is unused). */
+int ty_event_bump(json_t *ev, void *arg, ty_error *err);
 
 #endif

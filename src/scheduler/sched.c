@@ -62,28 +62,60 @@ static int bind_fn(json_t *pod, void *arg, ty_error *err)
     return 0;
 }
 
+/* ---- decisions, written together ----
+ *
+ * A cycle's bindings, PodGroup statuses and pending pods' reasons are
+ * gathered as it makes them and written in one store_write_all when it ends
+ * (flush_writes), then their Events in another: a cycle that binds 500 pods
+ * used to wait for 500 transactions one after the other. A binding that
+ * fails (the pod went, or was bound meanwhile) gives the task back to the
+ * model then. Evictions stay immediate: they are rare and the preemptor
+ * waits for them anyway. */
+
+typedef enum { W_BIND, W_PG, W_UNSCHED } write_kind;
+
+typedef struct sched_write {
+    write_kind kind;
+    sc_task *t;   /* W_BIND: valid until the flush (tasks go only between cycles) */
+    char *key;    /* the pod's or PodGroup's "ns/name" (owned) */
+    char *text;   /* W_BIND: the node; W_PG, W_UNSCHED: the message (owned) */
+    const char *phase; /* W_PG: a static string */
+} sched_write;
+
+static sched_write *new_write(ty_sched *sc, write_kind kind, const char *key, const char *text)
+{
+    sched_write *w;
+
+    if (sc->nwrites == sc->capwrites) {
+        size_t cap = sc->capwrites ? sc->capwrites * 2 : 256;
+        sched_write *g = realloc(sc->writes, cap * sizeof(*g));
+        if (!g)
+            return NULL;
+        sc->writes = g;
+        sc->capwrites = cap;
+    }
+    w = &sc->writes[sc->nwrites];
+    *w = (sched_write){.kind = kind, .key = strdup(key), .text = strdup(text)};
+    if (!w->key || !w->text) {
+        free(w->key);
+        free(w->text);
+        return NULL;
+    }
+    sc->nwrites++;
+    return w;
+}
+
 static void hook_bind(void *ctx, sc_task *t, sc_node *n)
 {
     ty_sched *sc = ctx;
-    char ns[256];
-    const char *name;
-    bind_args b = {sc_node_name(n)};
-    ty_error err;
-    store_obj *o;
+    sched_write *w = new_write(sc, W_BIND, sc_task_key(t), sc_node_name(n));
 
-    ty_error_init(&err);
-    split_key(sc_task_key(t), ns, sizeof(ns), &name);
-    o = store_mutate(sc->store, "pods", ns, name, bind_fn, &b, &err);
-    if (!o) {
-        ty_debug("scheduler: binding %s to %s: %s", sc_task_key(t), b.node, err.text);
+    if (!w) {
+        ty_warn("scheduler: out of memory binding %s", sc_task_key(t));
         sc_task_unbind(sc->cluster, t);
-    } else {
-        ty_event(sc->store, store_obj_json(o), "Normal", "Scheduled", COMPONENT,
-                 "Successfully assigned %s/%s to %s", ns, name, b.node);
-        store_obj_unref(o);
+        return;
     }
-    free(strmap_del(&sc->told, sc_task_key(t)));
-    ty_error_clear(&err);
+    w->t = t;
 }
 
 typedef struct evict_args {
@@ -182,72 +214,150 @@ static void tell_pods(ty_sched *sc, sc_job *j)
 {
     for (size_t i = 0; i < sc_job_ntasks(j); i++) {
         sc_task *t = sc_job_task(j, i);
-        const char *msg = sc_task_message(t), *told, *name;
-        char ns[256];
-        ty_error err;
-        store_obj *o;
+        const char *msg = sc_task_message(t), *told;
 
         if (sc_task_get_status(t) != SC_TASK_PENDING || !*msg)
             continue;
         told = strmap_get(&sc->told, sc_task_key(t));
         if (told && strcmp(told + strlen(told) + 1, msg) == 0)
             continue;
-        split_key(sc_task_key(t), ns, sizeof(ns), &name);
-        ty_error_init(&err);
-        o = store_mutate(sc->store, "pods", ns, name, pod_unsched_fn, (void *)msg, &err);
-        if (o) {
-            ty_event(sc->store, store_obj_json(o), "Warning", "FailedScheduling", COMPONENT, "%s",
-                     msg);
-            store_obj_unref(o);
-            /* the value holds its own key: "key\0message\0" */
-            size_t kl = strlen(sc_task_key(t)), ml = strlen(msg);
-            char *rec = malloc(kl + ml + 2);
-            free(strmap_del(&sc->told, sc_task_key(t)));
-            if (rec) {
-                memcpy(rec, sc_task_key(t), kl + 1);
-                memcpy(rec + kl + 1, msg, ml + 1);
-                if (strmap_put(&sc->told, rec, rec) < 0)
-                    free(rec);
-            }
-        }
-        ty_error_clear(&err);
+        new_write(sc, W_UNSCHED, sc_task_key(t), msg);
     }
+}
+
+/* The pod's reason was written: remember it, so that it is written once. */
+static void told_pod(ty_sched *sc, const char *key, const char *msg)
+{
+    /* the value holds its own key: "key\0message\0" */
+    size_t kl = strlen(key), ml = strlen(msg);
+    char *rec = malloc(kl + ml + 2);
+
+    free(strmap_del(&sc->told, key));
+    if (!rec)
+        return;
+    memcpy(rec, key, kl + 1);
+    memcpy(rec + kl + 1, msg, ml + 1);
+    if (strmap_put(&sc->told, rec, rec) < 0)
+        free(rec);
 }
 
 static void write_job(ty_sched *sc, sc_job *j)
 {
-    char ns[256];
-    const char *name;
-    pg_args a = {phase_name(sc_job_get_phase(j)), sc_job_message(j)};
-    ty_error err;
-    store_obj *o;
+    sched_write *w = new_write(sc, W_PG, sc_job_key(j), sc_job_message(j));
 
-    split_key(sc_job_key(j), ns, sizeof(ns), &name);
-    ty_error_init(&err);
-    o = store_mutate(sc->store, sc->k_podgroups, ns, name, pg_status_fn, &a, &err);
-    if (o && *a.msg) {
-        const json_t *refs = json_object_get(json_object_get(store_obj_json(o), "metadata"),
-                                             "ownerReferences");
-        size_t i;
-        json_t *r;
-        ty_event(sc->store, store_obj_json(o), "Warning", "Unschedulable", COMPONENT, "%s", a.msg);
-        /* ...and on the job, so that `kubectl describe` of it says why it waits */
-        json_array_foreach(refs, i, r) {
-            if (!json_is_true(json_object_get(r, "controller")))
-                continue;
-            json_t *owner = json_pack("{s:O?, s:O?, s:{s:O?, s:s, s:O?}}", "apiVersion",
-                                      json_object_get(r, "apiVersion"), "kind",
-                                      json_object_get(r, "kind"), "metadata", "name",
-                                      json_object_get(r, "name"), "namespace", ns, "uid",
-                                      json_object_get(r, "uid"));
-            if (owner)
-                ty_event(sc->store, owner, "Warning", "Unschedulable", COMPONENT, "%s", a.msg);
-            json_decref(owner);
+    if (w)
+        w->phase = phase_name(sc_job_get_phase(j));
+    tell_pods(sc, j);
+}
+
+/* Events for a PodGroup that waits: on it, and on the job that owns it, so
+ * that `kubectl describe` of the job says why it waits. */
+static size_t pg_events(store_op *evs, const store_obj *o, const char *ns, const char *msg,
+                        json_t **owners)
+{
+    const json_t *refs = json_object_get(json_object_get(store_obj_json(o), "metadata"),
+                                         "ownerReferences");
+    size_t i, n = 0;
+    json_t *r;
+
+    *owners = NULL;
+    n += ty_event_op(&evs[n], store_obj_json(o), "Warning", "Unschedulable", COMPONENT, "%s", msg);
+    json_array_foreach(refs, i, r) {
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        *owners = json_pack("{s:O?, s:O?, s:{s:O?, s:s, s:O?}}", "apiVersion",
+                            json_object_get(r, "apiVersion"), "kind", json_object_get(r, "kind"),
+                            "metadata", "name", json_object_get(r, "name"), "namespace", ns,
+                            "uid", json_object_get(r, "uid"));
+        if (*owners)
+            n += ty_event_op(&evs[n], *owners, "Warning", "Unschedulable", COMPONENT, "%s", msg);
+        break;
+    }
+    return n;
+}
+
+/* Writes what the cycle decided (see above), then the Events. */
+static void flush_writes(ty_sched *sc)
+{
+    size_t n = sc->nwrites, nev = 0;
+    store_op *ops = calloc(n + 1, sizeof(*ops)), *evs = calloc(2 * n + 1, sizeof(*evs));
+    bind_args *binds = calloc(n + 1, sizeof(*binds));
+    pg_args *pgs = calloc(n + 1, sizeof(*pgs));
+    json_t **owners = calloc(n + 1, sizeof(*owners));
+    char (*nss)[256] = calloc(n + 1, sizeof(*nss));
+
+    if (!n)
+        goto out;
+    if (!ops || !evs || !binds || !pgs || !owners || !nss) {
+        ty_warn("scheduler: out of memory writing %zu decisions", n);
+        for (size_t i = 0; i < n; i++)
+            if (sc->writes[i].kind == W_BIND)
+                sc_task_unbind(sc->cluster, sc->writes[i].t);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sched_write *w = &sc->writes[i];
+        const char *name;
+        split_key(w->key, nss[i], sizeof(nss[i]), &name);
+        switch (w->kind) {
+        case W_BIND:
+            binds[i].node = w->text;
+            ops[i] = store_op_mutate("pods", nss[i], name, bind_fn, &binds[i]);
+            break;
+        case W_PG:
+            pgs[i] = (pg_args){w->phase, w->text};
+            ops[i] = store_op_mutate(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
+            break;
+        case W_UNSCHED:
+            ops[i] = store_op_mutate("pods", nss[i], name, pod_unsched_fn, w->text);
+            break;
         }
     }
-    store_obj_unref(o);
-    ty_error_clear(&err);
-    tell_pods(sc, j);
+    store_write_all(sc->store, ops, n);
+    for (size_t i = 0; i < n; i++) {
+        sched_write *w = &sc->writes[i];
+        store_obj *o = ops[i].result;
+        switch (w->kind) {
+        case W_BIND:
+            free(strmap_del(&sc->told, w->key));
+            if (!o) {
+                ty_debug("scheduler: binding %s to %s: %s", w->key, w->text, ops[i].err.text);
+                sc_task_unbind(sc->cluster, w->t);
+                break;
+            }
+            nev += ty_event_op(&evs[nev], store_obj_json(o), "Normal", "Scheduled", COMPONENT,
+                               "Successfully assigned %s to %s", w->key, w->text);
+            break;
+        case W_PG:
+            if (o && *w->text)
+                nev += pg_events(&evs[nev], o, nss[i], w->text, &owners[i]);
+            break;
+        case W_UNSCHED:
+            if (!o)
+                break;
+            nev += ty_event_op(&evs[nev], store_obj_json(o), "Warning", "FailedScheduling",
+                               COMPONENT, "%s", w->text);
+            told_pod(sc, w->key, w->text);
+            break;
+        }
+    }
+    store_write_all(sc->store, evs, nev);
+    for (size_t i = 0; i < n; i++) {
+        store_op_clear(&ops[i]);
+        json_decref(owners[i]);
+    }
+out:
+    for (size_t i = 0; i < n; i++) {
+        free(sc->writes[i].key);
+        free(sc->writes[i].text);
+    }
+    sc->nwrites = 0;
+    free(ops);
+    free(evs);
+    free(binds);
+    free(pgs);
+    free(owners);
+    free(nss);
 }
 
 /* What was last written for a job: a phase change is written at once, a
@@ -320,6 +430,7 @@ static void flush_due(ty_sched *sc)
         write_job(sc, j);
     }
     sc->ndue = k;
+    flush_writes(sc);
 }
 
 /* ---- queue status ---- */
@@ -397,6 +508,7 @@ static void cycle(ty_sched *sc)
     int64_t t0 = ty_now_ms();
 
     sc_cycle(sc->cluster, sc->conf, &h, &st);
+    flush_writes(sc);
     if (st.bound || st.evicted || st.admitted)
         ty_debug("scheduler: cycle %lld ms: %zu admitted, %zu bound, %zu pipelined, %zu evicted, "
                  "%zu/%zu jobs unschedulable", (long long)(ty_now_ms() - t0), st.admitted,
@@ -529,5 +641,6 @@ void sched_stop(ty_sched *sc)
     json_decref(sc->pcs);
     strmap_free_values(&sc->told);
     strmap_free_values(&sc->told_jobs);
+    free(sc->writes);
     free(sc);
 }

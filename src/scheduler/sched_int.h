@@ -36,6 +36,8 @@ struct ty_sched {
     struct told_job *due[DUE_MAX];
     size_t ndue;
     const char *k_podgroups, *k_queues, *k_pcs;
+    struct sched_write *writes; /* decisions not yet written (sched.c) */
+    size_t nwrites, capwrites;
 };
 
 /* sched_feed.c: one store object (event or listing) into the model. */

@@ -294,7 +294,7 @@ static void lead(ty_store *s, write_req *mine)
         if (!batch)
             break;
         if (mine_done) {
-            for (heir = batch; heir && heir->async; heir = heir->next)
+            for (heir = batch; heir && (heir->async || heir->follower); heir = heir->next)
                 ;
             if (heir) {
                 heir->lead = true;
@@ -323,7 +323,7 @@ static void lead(ty_store *s, write_req *mine)
                 pthread_mutex_lock(&s->queue_mu);
             } else {
                 q->done = true;
-                if (q != mine)
+                if (q != mine && !q->follower)
                     pthread_cond_signal(&q->cv);
             }
         }
@@ -331,37 +331,55 @@ static void lead(ty_store *s, write_req *mine)
     s->leading = false;
 }
 
-void commit_submit(ty_store *s, write_req *req)
+/* Appends reqs[0..n) to the queue and, unless they are one async request,
+ * waits until the last of them is done (which makes all of them done: the
+ * queue runs in order), leading when nobody else does. */
+static void submit(ty_store *s, write_req *reqs, size_t n)
 {
-    bool async = req->async;
+    write_req *last = &reqs[n - 1];
+    bool async = last->async;
 
-    req->next = NULL;
-    req->done = req->lead = false;
-    pthread_cond_init(&req->cv, NULL);
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].next = i + 1 < n ? &reqs[i + 1] : NULL;
+        reqs[i].done = reqs[i].lead = false;
+        reqs[i].follower = i + 1 < n;
+    }
+    pthread_cond_init(&last->cv, NULL);
     pthread_mutex_lock(&s->queue_mu);
     if (s->queue_tail)
-        s->queue_tail->next = req;
+        s->queue_tail->next = reqs;
     else
-        s->queue_head = req;
-    s->queue_tail = req;
+        s->queue_head = reqs;
+    s->queue_tail = last;
     if (s->leading) {
         if (async) {
             pthread_mutex_unlock(&s->queue_mu);
             return;
         }
-        while (!req->done && !req->lead)
-            pthread_cond_wait(&req->cv, &s->queue_mu);
-        if (req->done) {
+        while (!last->done && !last->lead)
+            pthread_cond_wait(&last->cv, &s->queue_mu);
+        if (last->done) {
             pthread_mutex_unlock(&s->queue_mu);
-            pthread_cond_destroy(&req->cv);
+            pthread_cond_destroy(&last->cv);
             return;
         }
     }
     s->leading = true;
-    lead(s, req);
+    lead(s, last);
     pthread_mutex_unlock(&s->queue_mu);
     if (!async)
-        pthread_cond_destroy(&req->cv);
+        pthread_cond_destroy(&last->cv);
+}
+
+void commit_submit(ty_store *s, write_req *req)
+{
+    submit(s, req, 1);
+}
+
+void commit_submit_all(ty_store *s, write_req *reqs, size_t n)
+{
+    if (n)
+        submit(s, reqs, n);
 }
 
 void commit_drain(ty_store *s)

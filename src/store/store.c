@@ -231,6 +231,72 @@ void store_create_async(ty_store *s, const char *resource, const char *ns, json_
     commit_submit(s, &a->req);
 }
 
+/* ---- several writes at once ---- */
+
+static bool op_valid(store_op *op, const char *ns)
+{
+    if (op->kind == STORE_OP_MUTATE)
+        return true;
+    if (!json_is_object(op->obj)) {
+        ty_seterr(&op->err, TY_EBADREQUEST, "object must be a JSON object");
+        return false;
+    }
+    return init_create_meta(op->obj, ns, &op->err) == 0;
+}
+
+size_t store_write_all(ty_store *s, store_op *ops, size_t n)
+{
+    write_req *reqs = n ? calloc(n, sizeof(*reqs)) : NULL;
+    size_t m = 0, failed = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        store_op *op = &ops[i];
+        const char *ns = op->ns ? op->ns : "";
+        ty_error_init(&op->err);
+        op->result = NULL;
+        if (!reqs) {
+            ty_seterr(&op->err, TY_EINTERNAL, "out of memory");
+            continue;
+        }
+        if (!op_valid(op, ns))
+            continue;
+        reqs[m++] = (write_req){
+            .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
+            .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
+            .fn = op->fn, .arg = op->arg, .err = &op->err};
+        op->obj = NULL; /* the request owns it now */
+    }
+    commit_submit_all(s, reqs, m);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        store_op *op = &ops[i];
+        if (k < m && reqs[k].err == &op->err) { /* it was submitted */
+            json_decref(reqs[k].obj);           /* still ours when it was not staged */
+            op->result = reqs[k++].result;
+        }
+        json_decref(op->obj);
+        op->obj = NULL;
+        if (op->kind != STORE_OP_RECORD) {
+            failed += op->result == NULL;
+            continue;
+        }
+        if (!op->result)
+            ty_debug("store: %s in \"%s\" not recorded: %s", op->resource, op->ns ? op->ns : "",
+                     op->err.text);
+        store_op_clear(op);
+    }
+    free(reqs);
+    return failed;
+}
+
+void store_op_clear(store_op *op)
+{
+    store_obj_unref(op->result);
+    op->result = NULL;
+    json_decref(op->obj);
+    op->obj = NULL;
+    ty_error_clear(&op->err);
+}
+
 static void exec_mutate(ty_store *s, write_req *req);
 
 static void exec_create(ty_store *s, write_req *req)
@@ -241,8 +307,9 @@ static void exec_create(ty_store *s, write_req *req)
     if (!r)
         return;
     if (assign_name(s, r, req->resource, req->ns, obj, req->err) < 0) {
-        /* An async create with a function updates what holds the name. */
-        if (req->async && req->fn && req->err && req->err->code == TY_EEXISTS) {
+        /* A create with a function (async, or a RECORD op) updates what
+         * holds the name. */
+        if (req->fn && req->err && req->err->code == TY_EEXISTS) {
             ty_error_clear(req->err);
             req->name = meta_str(obj, "name");
             req->kind = WR_MUTATE;

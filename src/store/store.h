@@ -101,6 +101,53 @@ typedef int (*store_mutate_fn)(json_t *obj, void *arg, ty_error *err);
 void store_create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
                         store_mutate_fn fn, const void *arg, size_t arglen);
 
+/* One write of a store_write_all batch. */
+typedef enum {
+    STORE_OP_CREATE, /* store_create_take of obj */
+    STORE_OP_MUTATE, /* store_mutate of (resource, ns, name) with fn(arg) */
+    STORE_OP_RECORD, /* store_create_async of obj with fn(arg): nobody needs the outcome */
+} store_op_kind;
+
+typedef struct store_op {
+    store_op_kind kind;
+    const char *resource, *ns, *name; /* name: MUTATE only; borrowed until the call returns */
+    json_t *obj;                      /* CREATE, RECORD: taken over by store_write_all */
+    store_mutate_fn fn;               /* MUTATE; RECORD: applied when the name is taken */
+    void *arg;                        /* borrowed until the call returns */
+    /* outcome (CREATE, MUTATE): as store_create_take / store_mutate would give */
+    store_obj *result;                /* new reference, or NULL and err set */
+    ty_error err;
+} store_op;
+
+/* Runs n writes together, in array order, and returns when every one has its
+ * outcome: each succeeds or fails on its own exactly as if it were called
+ * alone at that point (a later op sees what an earlier one wrote), but they
+ * share transactions and wake watchers once, instead of a transaction, a
+ * wake-up and a thread hand-off per object. Nothing needs initialising in
+ * the outcome fields. Returns how many CREATE/MUTATE ops failed; the caller
+ * then releases every op with store_op_clear. RECORD ops never report. */
+size_t store_write_all(ty_store *s, store_op *ops, size_t n);
+void store_op_clear(store_op *op);
+
+static inline store_op store_op_create(const char *resource, const char *ns, json_t *obj)
+{
+    return (store_op){.kind = STORE_OP_CREATE, .resource = resource, .ns = ns, .obj = obj};
+}
+
+static inline store_op store_op_mutate(const char *resource, const char *ns, const char *name,
+                                       store_mutate_fn fn, void *arg)
+{
+    return (store_op){.kind = STORE_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
+                      .fn = fn, .arg = arg};
+}
+
+static inline store_op store_op_record(const char *resource, const char *ns, json_t *obj,
+                                       store_mutate_fn fn, void *arg)
+{
+    return (store_op){.kind = STORE_OP_RECORD, .resource = resource, .ns = ns, .obj = obj,
+                      .fn = fn, .arg = arg};
+}
+
 /* Current object or NULL with TY_ENOTFOUND. Caller unrefs. */
 store_obj *store_get(ty_store *s, const char *resource, const char *ns, const char *name,
                      ty_error *err);

@@ -242,6 +242,8 @@ struct write_req {
     void *arg;
     const store_delete_opts *dopts; /* WR_DELETE */
     bool async;                     /* nobody waits: the leader frees the request */
+    bool follower;                  /* of a group (store_write_all) whose caller waits on
+                                       its last request: not signalled, never the heir */
     /* outcome */
     store_obj *result;              /* new reference for the caller, or NULL and *err */
     ty_error *err;                  /* the caller's (may be NULL) */
@@ -262,6 +264,9 @@ struct write_req {
  * async request returns at once when a leader is at work (it then joins the
  * next batch) and is freed by whoever runs it. */
 void commit_submit(ty_store *s, write_req *req);
+/* Queues the n requests of reqs (none async) one after another and returns
+ * when all have their outcomes. */
+void commit_submit_all(ty_store *s, write_req *reqs, size_t n);
 /* The current version of (r, ns, name) as the operation being run sees it:
  * the latest version the batch staged before it, else the index's. NULL when
  * absent (or staged for removal). Borrowed, valid for the batch. Leader only. */

@@ -1406,6 +1406,162 @@ static void test_create_async(void **state)
     store_obj_unref(o);
 }
 
+/* ---- store_write_all ---- */
+
+static json_int_t replicas_of(const store_obj *o)
+{
+    return json_integer_value(json_object_get(json_object_get(store_obj_json(o), "spec"),
+                                              "replicas"));
+}
+
+/* Each op succeeds or fails alone, in order (a mutate sees a create made
+ * earlier in the same call); records create or bump; a watcher sees the
+ * writes in op order with consecutive resourceVersions. */
+static void test_write_all_outcomes(void **state)
+{
+    fixture *f = *state;
+    int five = 5;
+    bump_by ten = {10};
+    store_op ops[8];
+    store_watch *w;
+    store_event ev;
+    store_obj *o;
+    ty_error err;
+    uint64_t rv0;
+    const char *seen[] = {"a", "a", "ev", "ev", "b"};
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "taken"));
+    rv0 = store_current_rv(f->s);
+    w = store_watch_open(f->s, NULL, NULL, rv0, &err);
+    assert_non_null(w);
+    memset(ops, 0xa5, sizeof(ops)); /* the outcome fields need no initialising */
+    ops[0] = store_op_create("pods", "default", pod("a", 1));
+    ops[1] = store_op_create("pods", "default", pod("taken", 1));
+    ops[2] = store_op_mutate("pods", "default", "a", set_replicas, &five);
+    ops[3] = store_op_mutate("pods", "default", "nobody", set_replicas, &five);
+    ops[4] = store_op_create("pods", "default", json_integer(3));
+    ops[5] = store_op_record("events", "default", pod("ev", 1), bump_replicas, &ten);
+    ops[6] = store_op_record("events", "default", pod("ev", 1), bump_replicas, &ten);
+    ops[7] = store_op_create("pods", "default", pod("b", 2));
+    assert_int_equal(store_write_all(f->s, ops, 8), 3);
+
+    assert_non_null(ops[0].result);
+    assert_int_equal(store_obj_rv(ops[0].result), rv0 + 1);
+    assert_null(ops[1].result);
+    assert_int_equal(ops[1].err.code, TY_EEXISTS);
+    assert_non_null(ops[2].result);
+    assert_int_equal(store_obj_rv(ops[2].result), rv0 + 2);
+    assert_int_equal(replicas_of(ops[2].result), 5);
+    assert_null(ops[3].result);
+    assert_int_equal(ops[3].err.code, TY_ENOTFOUND);
+    assert_null(ops[4].result);
+    assert_int_equal(ops[4].err.code, TY_EBADREQUEST);
+    assert_null(ops[5].result); /* records report nothing */
+    assert_null(ops[6].result);
+    assert_non_null(ops[7].result);
+    assert_int_equal(store_obj_rv(ops[7].result), rv0 + 5);
+    for (int i = 0; i < 8; i++)
+        store_op_clear(&ops[i]);
+    assert_int_equal(store_current_rv(f->s), rv0 + 5);
+
+    o = store_get(f->s, "events", "default", "ev", &err);
+    assert_non_null(o);
+    assert_int_equal(replicas_of(o), 11);
+    store_obj_unref(o);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+        assert_int_equal(ev.rv, rv0 + 1 + (uint64_t)i);
+        assert_string_equal(meta(ev.obj, "name"), seen[i]);
+        store_event_release(&ev);
+    }
+    assert_int_equal(store_watch_next(w, 0, &ev, &err), 0);
+    store_watch_close(w);
+    assert_int_equal(store_write_all(f->s, NULL, 0), 0);
+}
+
+enum { WA_THREADS = 4, WA_OPS = 700 }; /* more than one batch holds */
+
+typedef struct wa_writer {
+    ty_store *s;
+    int id;
+    size_t failed;
+    uint64_t rvs[WA_OPS];
+} wa_writer;
+
+static void *wa_write(void *arg)
+{
+    wa_writer *w = arg;
+    store_op *ops = calloc(WA_OPS, sizeof(*ops));
+    char name[32];
+
+    for (int i = 0; i < WA_OPS; i++) {
+        snprintf(name, sizeof(name), "wa%d-%d", w->id, i);
+        ops[i] = store_op_create("pods", "default", pod(name, i));
+    }
+    w->failed = store_write_all(w->s, ops, WA_OPS);
+    for (int i = 0; i < WA_OPS; i++) {
+        w->rvs[i] = ops[i].result ? store_obj_rv(ops[i].result) : 0;
+        store_op_clear(&ops[i]);
+    }
+    free(ops);
+    return NULL;
+}
+
+static void *single_writer(void *arg)
+{
+    ty_store *s = arg;
+    int v = 0;
+    ty_error err;
+
+    ty_error_init(&err);
+    for (int i = 0; i < 300; i++) {
+        v = i;
+        store_obj *o = store_mutate(s, "pods", "default", "single", set_replicas, &v, &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+    }
+    return NULL;
+}
+
+/* Groups from several threads and single writes interleave: every op gets
+ * its own outcome, each thread's in increasing resourceVersions, all unique. */
+static void test_write_all_concurrent(void **state)
+{
+    fixture *f = *state;
+    wa_writer w[WA_THREADS];
+    pthread_t t[WA_THREADS + 1];
+    uint64_t *all = calloc(WA_THREADS * WA_OPS, sizeof(*all));
+    store_list l;
+    ty_error err;
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "single"));
+    assert_int_equal(pthread_create(&t[WA_THREADS], NULL, single_writer, f->s), 0);
+    for (int i = 0; i < WA_THREADS; i++) {
+        w[i] = (wa_writer){.s = f->s, .id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, wa_write, &w[i]), 0);
+    }
+    for (int i = 0; i <= WA_THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < WA_THREADS; i++) {
+        assert_int_equal(w[i].failed, 0);
+        for (int k = 0; k < WA_OPS; k++) {
+            assert_true(w[i].rvs[k] > 0);
+            if (k)
+                assert_true(w[i].rvs[k] > w[i].rvs[k - 1]);
+            all[i * WA_OPS + k] = w[i].rvs[k];
+        }
+    }
+    qsort(all, WA_THREADS * WA_OPS, sizeof(*all), cmp_u64);
+    for (size_t k = 1; k < WA_THREADS * WA_OPS; k++)
+        assert_true(all[k] > all[k - 1]);
+    free(all);
+    assert_int_equal(store_list_objects(f->s, "pods", NULL, &l, &err), 0);
+    assert_int_equal(l.n, WA_THREADS * WA_OPS + 1);
+    store_list_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1431,6 +1587,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit_many_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_failures_stay_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_async, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_all_outcomes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_all_concurrent, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

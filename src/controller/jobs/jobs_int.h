@@ -57,6 +57,27 @@ json_t *jobs_service_new(const json_t *owner, const char *name, const json_t *la
  * FailedCreate<Kind> on job. */
 int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
                 const char *component, ty_error *err);
+/* Creations gathered to be written together (store_write_all): a pass that
+ * creates a job's 8 pods and 8 services commits them in one go, and their
+ * Events in another, instead of 32 writes one after the other. */
+typedef struct jobs_batch {
+    store_op *ops;
+    const api_resource **res; /* what each op creates */
+    size_t n, cap;
+} jobs_batch;
+
+/* Defaults and validates obj (stolen) as jobs_create does, and queues its
+ * creation. A manifest that does not validate is reported (FailedCreate<Kind>
+ * on job) and not queued: -1 with *err. */
+int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const json_t *job,
+                   const char *component, ty_store *s, ty_error *err);
+/* Writes what was queued, then records SuccessfulCreate<Kind> or
+ * FailedCreate<Kind> on job for each (a name taken counts as success, with
+ * no Event), as jobs_create does; empties b for reuse. Returns how many
+ * failed. */
+size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const char *component);
+void jobs_batch_free(jobs_batch *b);
+
 /* Deletes resource ns/name if it is still the object with uid (Background).
  * Gone already counts as success. Records SuccessfulDelete<Kind> on job when
  * job is not NULL. */

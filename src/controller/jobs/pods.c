@@ -6,6 +6,7 @@
  * ownerReferences, validation and events. The second half turns a Kubeflow
  * replica (type, index) into those parameters through the framework plugin. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/kinds.h"
@@ -95,19 +96,39 @@ json_t *jobs_service_new(const json_t *owner, const char *name, const json_t *la
     return svc;
 }
 
+static const char *created_reason(const api_resource *res)
+{
+    return res == &api_pod       ? "SuccessfulCreatePod"
+           : res == &api_service ? "SuccessfulCreateService"
+                                 : "SuccessfulCreateConfigMap";
+}
+
+static const char *created_noun(const api_resource *res)
+{
+    return res == &api_pod ? "pod" : res == &api_service ? "service" : "configmap";
+}
+
+/* api_prepare, reporting a manifest that does not validate on job. */
+static int prepare(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
+                   const char *component, ty_error *err)
+{
+    if (api_prepare(res, obj, NULL, err) == 0)
+        return 0;
+    ty_event(s, job, "Warning", res == &api_pod ? "FailedCreatePod" : "FailedCreateService",
+             component, "Error creating: %s", err->text);
+    return -1;
+}
+
 int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
                 const char *component, ty_error *err)
 {
+    const json_t *meta = json_object_get(obj, "metadata");
     char name[256], ns[256];
     store_obj *o;
 
-    snprintf(name, sizeof(name), "%s",
-             json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
-    snprintf(ns, sizeof(ns), "%s",
-             json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace")));
-    if (api_prepare(res, obj, NULL, err) < 0) {
-        ty_event(s, job, "Warning", res == &api_pod ? "FailedCreatePod" : "FailedCreateService",
-                 component, "Error creating: %s", err->text);
+    snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(meta, "name")));
+    snprintf(ns, sizeof(ns), "%s", json_string_value(json_object_get(meta, "namespace")));
+    if (prepare(s, res, obj, job, component, err) < 0) {
         json_decref(obj);
         return -1;
     }
@@ -122,12 +143,91 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
         return -1;
     }
     store_obj_unref(o);
-    ty_event(s, job, "Normal", res == &api_pod ? "SuccessfulCreatePod"
-                               : res == &api_service ? "SuccessfulCreateService"
-                                                     : "SuccessfulCreateConfigMap",
-             component, "Created %s: %s", res == &api_pod ? "pod" : res == &api_service
-                                                              ? "service" : "configmap", name);
+    ty_event(s, job, "Normal", created_reason(res), component, "Created %s: %s",
+             created_noun(res), name);
     return 0;
+}
+
+int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const json_t *job,
+                   const char *component, ty_store *s, ty_error *err)
+{
+    const char *ns;
+
+    if (!obj)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    if (prepare(s, res, obj, job, component, err) < 0) {
+        json_decref(obj);
+        return -1;
+    }
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        store_op *ops = realloc(b->ops, cap * sizeof(*ops));
+        const api_resource **rs = ops ? realloc(b->res, cap * sizeof(*rs)) : NULL;
+        if (ops)
+            b->ops = ops;
+        if (!rs) {
+            json_decref(obj);
+            return ty_seterr(err, TY_EINTERNAL, "out of memory");
+        }
+        b->res = rs;
+        b->cap = cap;
+    }
+    /* The namespace is borrowed from the object, which lives until written. */
+    ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+    b->res[b->n] = res;
+    b->ops[b->n++] = store_op_create(api_store_key(res), ns, obj);
+    return 0;
+}
+
+size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const char *component)
+{
+    store_op *evs;
+    size_t failed = 0, nev = 0;
+
+    if (!b->n)
+        return 0;
+    /* Names are read from the results; an op that failed still holds its
+     * own name in its error text only, so keep them first. */
+    char (*names)[256] = malloc(b->n * sizeof(*names));
+    for (size_t i = 0; names && i < b->n; i++)
+        snprintf(names[i], sizeof(names[i]), "%s",
+                 json_string_value(json_object_get(json_object_get(b->ops[i].obj, "metadata"),
+                                                   "name")) ?: "");
+    store_write_all(s, b->ops, b->n);
+    evs = calloc(b->n, sizeof(*evs));
+    for (size_t i = 0; i < b->n; i++) {
+        store_op *op = &b->ops[i];
+        const char *name = names ? names[i] : "?";
+        bool ok = op->result != NULL;
+        if (!ok && op->err.code == TY_EEXISTS) {
+            store_op_clear(op);
+            continue;
+        }
+        failed += !ok;
+        if (evs && ok)
+            nev += ty_event_op(&evs[nev], job, "Normal", created_reason(b->res[i]), component,
+                               "Created %s: %s", created_noun(b->res[i]), name);
+        else if (evs)
+            nev += ty_event_op(&evs[nev], job, "Warning", "FailedCreate", component,
+                               "Error creating %s %s: %s", b->res[i]->kind, name,
+                               op->err.text);
+        store_op_clear(op);
+    }
+    if (evs)
+        store_write_all(s, evs, nev);
+    free(evs);
+    free(names);
+    b->n = 0;
+    return failed;
+}
+
+void jobs_batch_free(jobs_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        store_op_clear(&b->ops[i]);
+    free(b->ops);
+    free(b->res);
+    *b = (jobs_batch){0};
 }
 
 int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,

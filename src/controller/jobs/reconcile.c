@@ -436,7 +436,7 @@ static bool has_service(const pass *p, const char *name)
     return false;
 }
 
-static void create_replica(pass *p, const char *rtype, int index)
+static void create_replica(pass *p, jobs_batch *b, const char *rtype, int index)
 {
     char name[300];
     json_t *obj;
@@ -445,7 +445,7 @@ static void create_replica(pass *p, const char *rtype, int index)
     ty_error_init(&err);
     jobs_pod_name(p->fw, &p->c, rtype, index, name, sizeof(name));
     if (!has_service(p, name) && (obj = jobs_build_service(p->fw, &p->c, rtype, index)) &&
-        jobs_create(p->s, &api_service, obj, p->job, p->c.kind->operator_name, &err) < 0)
+        jobs_batch_add(b, &api_service, obj, p->job, p->c.kind->operator_name, p->s, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
     if (json_object_get(p->present, name))
@@ -468,20 +468,26 @@ static void create_replica(pass *p, const char *rtype, int index)
         json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string(p->c.name));
         json_object_set_new(ann, "volcano.sh/task-spec", json_string(role));
     }
-    if (jobs_create(p->s, &api_pod, obj, p->job, p->c.kind->operator_name, &err) < 0)
+    if (jobs_batch_add(b, &api_pod, obj, p->job, p->c.kind->operator_name, p->s, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
 }
 
+/* Every missing service and pod, written together. */
 static void create_missing(pass *p)
 {
+    jobs_batch b = {0};
+
     if (!gate_open(p))
         return;
     if (p->fw->configmap)
         ensure_configmap(p);
     for (size_t t = 0; t < p->ntypes; t++)
         for (long long i = 0; i < p->counts[t].replicas; i++)
-            create_replica(p, p->counts[t].type, (int)i);
+            create_replica(p, &b, p->counts[t].type, (int)i);
+    if (jobs_batch_commit(&b, p->s, p->job, p->c.kind->operator_name))
+        p->rc = -1;
+    jobs_batch_free(&b);
 }
 
 /* Running once every replica's pod runs (or already succeeded): a partly

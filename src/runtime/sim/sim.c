@@ -108,7 +108,7 @@ static void forget(rt_sim *rt, sim_pod *p)
             break;
         }
     }
-    if (p->in_heap)
+    if (p->in_heap || p->pending)
         p->dead = true;
     else
         free(p);
@@ -204,26 +204,105 @@ static void adopt_running(rt_sim *rt, const json_t *pod, const char *uid, const 
     schedule(rt, p, ty_now_ms() + (int64_t)(start - time(NULL)) * 1000 + dur, code);
 }
 
+/* ---- starts and ends, written together ----
+ *
+ * The pods a round starts (and the ones whose time is up) are written in one
+ * store_write_all at its end (flush_writes) instead of a transaction each.
+ * A pod is in the table from the moment its start is queued, so that the
+ * echo of a second event about it in the same round is recognised. */
+
+typedef struct sim_write {
+    sim_pod *p;
+    bool start;
+    int node;    /* start: the node's index */
+    int64_t dur; /* start: the plan */
+    int code;
+    sim_pod_args a;
+} sim_write;
+
+static sim_write *queue_write(rt_sim *rt, sim_pod *p, bool start)
+{
+    if (rt->pend_n == rt->pend_cap) {
+        size_t cap = rt->pend_cap ? rt->pend_cap * 2 : 256;
+        sim_write *g = realloc(rt->pend, cap * sizeof(*g));
+        if (!g)
+            return NULL;
+        rt->pend = g;
+        rt->pend_cap = cap;
+    }
+    p->pending = true;
+    rt->pend[rt->pend_n] = (sim_write){.p = p, .start = start};
+    return &rt->pend[rt->pend_n++];
+}
+
+static void flush_writes(rt_sim *rt)
+{
+    size_t n = rt->pend_n;
+    store_op *ops;
+
+    if (!n)
+        return;
+    if (!(ops = calloc(n, sizeof(*ops)))) {
+        ty_warn("sim: out of memory writing %zu pod(s); the next resync retries", n);
+        for (size_t i = 0; i < n; i++) {
+            rt->pend[i].p->pending = false;
+            forget(rt, rt->pend[i].p);
+        }
+        rt->pend_n = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sim_write *w = &rt->pend[i];
+        char node_ip[16];
+        if (w->start) {
+            sim_node_ip(w->node, node_ip, sizeof(node_ip));
+            ops[i] = sim_pod_start_op(rt, &w->a, w->p, node_ip);
+        } else {
+            ops[i] = sim_pod_finish_op(&w->a, w->p, w->code);
+        }
+    }
+    store_write_all(rt->s, ops, n);
+    for (size_t i = 0; i < n; i++) {
+        sim_write *w = &rt->pend[i];
+        sim_pod *p = w->p;
+        bool ok = ops[i].result != NULL;
+        p->pending = false;
+        if (!ok)
+            warn_write(w->start ? "start" : "end", p->ns, p->name, &ops[i].err);
+        store_op_clear(&ops[i]);
+        if (p->dead) {
+            if (!p->in_heap)
+                free(p);
+            continue;
+        }
+        if (!w->start) {
+            p->state = SIM_DONE;
+        } else if (ok) {
+            p->state = SIM_RUNNING;
+            schedule(rt, p, w->dur < 0 ? -1 : ty_now_ms() + w->dur, w->code);
+        } else {
+            forget(rt, p); /* gone; or the next resync tries again */
+        }
+    }
+    free(ops);
+    rt->pend_n = 0;
+}
+
 static void start_pod(rt_sim *rt, const json_t *pod, int node, const char *uid,
                       const char *ns, const char *name)
 {
-    char node_ip[16];
-    int64_t dur;
-    int code;
-    ty_error err;
-    sim_pod *p;
+    sim_pod *p = add(rt, uid, ns, name);
+    sim_write *w;
 
-    ty_error_init(&err);
-    sim_node_ip(node, node_ip, sizeof(node_ip));
-    if (sim_pod_start(rt, ns, name, uid, node_ip, &err) < 0) {
-        warn_write("start", ns, name, &err);
-        return; /* gone; or the next resync tries again */
-    }
-    if (!(p = add(rt, uid, ns, name)))
+    if (!p)
         return;
     p->state = SIM_RUNNING;
-    sim_pod_plan(pod, &dur, &code);
-    schedule(rt, p, dur < 0 ? -1 : ty_now_ms() + dur, code);
+    if (!(w = queue_write(rt, p, true))) {
+        forget(rt, p);
+        return;
+    }
+    w->node = node;
+    sim_pod_plan(pod, &w->dur, &w->code);
 }
 
 static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char *name)
@@ -286,9 +365,15 @@ static void fire_timers(rt_sim *rt)
 
     while (rt->heap_n && rt->heap[0]->end_ms <= now) {
         sim_pod *p = heap_pop(rt);
+        sim_write *w;
         ty_error err;
         if (p->dead) {
             free(p);
+            continue;
+        }
+        w = queue_write(rt, p, false);
+        if (w) {
+            w->code = p->exit_code;
             continue;
         }
         ty_error_init(&err);
@@ -296,6 +381,7 @@ static void fire_timers(rt_sim *rt)
             warn_write("end", p->ns, p->name, &err);
         p->state = SIM_DONE;
     }
+    flush_writes(rt);
 }
 
 /* ---- the watch ---- */
@@ -397,6 +483,7 @@ static void resync(rt_sim *rt, bool full)
     }
     store_list_free(&l);
     free(k.slot);
+    flush_writes(rt);
 }
 
 static void handle_event(rt_sim *rt, const store_event *ev)
@@ -477,6 +564,7 @@ static void take_events(rt_sim *rt)
         store_event_release(&ev);
     }
     ty_error_clear(&err);
+    flush_writes(rt);
 }
 
 static void *sim_main(void *arg)
@@ -517,6 +605,7 @@ static void free_rt(rt_sim *rt)
         free(rt->heap[i]); /* live or dead, each is in the heap once */
     free(rt->tab);
     free(rt->heap);
+    free(rt->pend);
     free(rt->prefix);
     free(rt->cpu);
     free(rt->memory);

@@ -20,7 +20,9 @@ typedef struct sim_pod {
     int exit_code;
     sim_state state;
     bool in_heap;         /* a timer refers to it */
-    bool dead;            /* dropped from the table while in the heap: freed when popped */
+    bool dead;            /* dropped from the table while in the heap or a write is
+                             pending: freed when popped or written */
+    bool pending;         /* a start or an end waits in rt->pend */
     const char *ns, *name;
     char uid[];           /* uid\0ns\0name\0 */
 } sim_pod;
@@ -44,6 +46,8 @@ struct rt_sim {
     size_t heap_n, heap_cap;
     uint32_t next_ip;
     int64_t next_resync_ms;
+    struct sim_write *pend; /* starts and ends to write together (sim.c) */
+    size_t pend_n, pend_cap;
 };
 
 /* ---- sim_node.c ---- */
@@ -60,11 +64,23 @@ int sim_node_ensure(rt_sim *rt, int i, ty_error *err);
 
 /* ---- sim_pod.c: the status writes ---- */
 
-/* Marks the pod Running (containers running, Ready, podIP) and adds the
- * finalizer. Nothing is written when it is gone, replaced (another uid) or
- * being deleted. 0, or -1 with err (TY_ENOTFOUND when gone). */
-int sim_pod_start(rt_sim *rt, const char *ns, const char *name, const char *uid,
-                  const char *node_ip, ty_error *err);
+/* What a start or an end writes, kept by the caller until the write is done
+ * (a store_write_all op borrows it). */
+typedef struct sim_pod_args {
+    const char *uid;
+    char node_ip[16], pod_ip[16]; /* start */
+    int exit_code;                /* end */
+    bool release;                 /* end: being deleted, drop the finalizer too */
+} sim_pod_args;
+
+/* The op that marks p Running on the node at node_ip (containers running,
+ * Ready, podIP) and adds the finalizer; fills a (uid borrowed from p).
+ * Nothing is written when the pod is gone, replaced (another uid) or being
+ * deleted (TY_ENOTFOUND when gone). */
+store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip);
+/* sim_pod_finish as an op. */
+store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code);
+
 /* Ends the pod: Succeeded (exit_code 0) or Failed, containers terminated. */
 int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid,
                    int exit_code, ty_error *err);

@@ -131,14 +131,9 @@ static void set_statuses(json_t *pod, json_t *st, int code, bool running, const 
                         statuses(pod, "containers", false, code, running, started, now));
 }
 
-typedef struct start_args {
-    const char *uid, *node_ip;
-    char pod_ip[16];
-} start_args;
-
 static int start_fn(json_t *pod, void *arg, ty_error *err)
 {
-    const start_args *a = arg;
+    const sim_pod_args *a = arg;
     json_t *meta = json_object_get(pod, "metadata"), *st, *fins;
     char now[32];
 
@@ -179,25 +174,13 @@ static void next_pod_ip(rt_sim *rt, char *buf, size_t len)
     snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
 }
 
-int sim_pod_start(rt_sim *rt, const char *ns, const char *name, const char *uid,
-                  const char *node_ip, ty_error *err)
+store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip)
 {
-    start_args a = {.uid = uid, .node_ip = node_ip};
-    store_obj *o;
-
-    next_pod_ip(rt, a.pod_ip, sizeof(a.pod_ip));
-    o = store_mutate(rt->s, "pods", ns, name, start_fn, &a, err);
-    if (!o)
-        return -1;
-    store_obj_unref(o);
-    return 0;
+    *a = (sim_pod_args){.uid = p->uid};
+    snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
+    next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
+    return store_op_mutate("pods", p->ns, p->name, start_fn, a);
 }
-
-typedef struct end_args {
-    const char *uid;
-    int exit_code;
-    bool release; /* being deleted: drop the finalizer too */
-} end_args;
 
 static void remove_finalizer(json_t *meta)
 {
@@ -212,7 +195,7 @@ static void remove_finalizer(json_t *meta)
 
 static int end_fn(json_t *pod, void *arg, ty_error *err)
 {
-    const end_args *a = arg;
+    const sim_pod_args *a = arg;
     json_t *meta = json_object_get(pod, "metadata"), *st;
     const char *started;
     char now[32];
@@ -236,7 +219,8 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
     return 0;
 }
 
-static int end(rt_sim *rt, const char *ns, const char *name, const end_args *a, ty_error *err)
+static int end(rt_sim *rt, const char *ns, const char *name, const sim_pod_args *a,
+               ty_error *err)
 {
     store_obj *o = store_mutate(rt->s, "pods", ns, name, end_fn, (void *)a, err);
     if (!o)
@@ -248,14 +232,20 @@ static int end(rt_sim *rt, const char *ns, const char *name, const end_args *a, 
 int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid,
                    int exit_code, ty_error *err)
 {
-    end_args a = {.uid = uid, .exit_code = exit_code};
+    sim_pod_args a = {.uid = uid, .exit_code = exit_code};
     return end(rt, ns, name, &a, err);
+}
+
+store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
+{
+    *a = (sim_pod_args){.uid = p->uid, .exit_code = exit_code};
+    return store_op_mutate("pods", p->ns, p->name, end_fn, a);
 }
 
 int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
                     ty_error *err)
 {
     /* As a kubelet reports containers stopped by SIGTERM: 128 + 15. */
-    end_args a = {.uid = uid, .exit_code = 143, .release = true};
+    sim_pod_args a = {.uid = uid, .exit_code = 143, .release = true};
     return end(rt, ns, name, &a, err);
 }
