@@ -102,16 +102,6 @@ store_obj *obj_text_copy(const store_obj *o)
     return c;
 }
 
-void obj_drop_tree_if_refs(store_obj *o, size_t refs)
-{
-    json_t *tree;
-
-    if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)
-        return;
-    tree = atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel);
-    json_decref(tree);
-}
-
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs)
 {
     if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)

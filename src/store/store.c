@@ -793,7 +793,7 @@ void store_close(ty_store *s)
     pthread_rwlock_destroy(&s->index_rw);
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->queue_mu);
-    free(s->dump_buf);
+    ty_buf_free(&s->dump);
     free(s->sweep_ns);
     free(s->sweep_name);
     free(s);

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 
+#include "base/buf.h"
 #include "store/store.h"
 
 #define STORE_MAX_OBJECT_BYTES (3u * 1024u * 1024u)
@@ -49,11 +50,10 @@ json_t *obj_json(const store_obj *o);
  * event, so that parsing it does not give the history its tree back. NULL
  * when out of memory. */
 store_obj *obj_text_copy(const store_obj *o);
-/* Frees o's tree when exactly refs references are held (all by the caller,
- * and nobody can take another or read the tree meanwhile); keeps the text. */
-void obj_drop_tree_if_refs(store_obj *o, size_t refs);
-/* As obj_drop_tree_if_refs, but hands the tree over (the caller decrefs it,
- * later, outside its locks). NULL when refs differ or there is none. */
+/* Takes o's tree off it when exactly refs references are held (all by the
+ * caller, and nobody can take another or read the tree meanwhile), keeping
+ * the text, and hands it over (the caller decrefs it, later, outside its
+ * locks). NULL when refs differ or there is none. */
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
 /* Bytes the snapshot takes without its tree. */
 size_t obj_footprint(const store_obj *o);
@@ -306,8 +306,7 @@ struct ty_store {
     /* the batch being run (leader only, under write_mu) */
     write_req *batch, *batch_at;
     uint64_t staged_rv;        /* resourceVersion of the last staged write */
-    char *dump_buf;            /* scratch for serialising staged objects */
-    size_t dump_cap;
+    ty_buf dump;               /* scratch for serialising staged objects */
     /* the tree sweeper's hand (sweep.c), leader only */
     int64_t sweep_last_ms;
     size_t sweep_res;          /* index of the resource it is in */

@@ -50,6 +50,16 @@ struct store_hub {
     size_t max_trees; /* events with rv > head - max_trees keep their trees */
     bool closing;
     int refs;        /* the store's and one per open watch */
+    /* What the writer lets go of (snapshots it drops, trees it takes off
+     * them), freed by the reaper thread instead of the writer, which runs
+     * every commit one after another: freeing a pod's tree is ~10 µs of a
+     * write's ~80, and it was done holding the locks watchers wait on. */
+    store_obj **dead_objs;
+    json_t **dead_trees;
+    size_t ndead_objs, cap_objs, ndead_trees, cap_trees;
+    pthread_cond_t reap_cv;
+    pthread_t reaper;
+    bool reaping;    /* the reaper runs: what dies goes to it */
 };
 
 struct store_watch {
@@ -59,6 +69,8 @@ struct store_watch {
     uint64_t cursor; /* last rv consumed */
     bool cancelled;
 };
+
+static void *reap_main(void *arg);
 
 store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees)
 {
@@ -83,7 +95,82 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&h->cv, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_cond_init(&h->reap_cv, NULL);
+    h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
     return h;
+}
+
+/* ---- the reaper ---- */
+
+static bool grow_trash(void **arr, size_t *cap, size_t n, size_t size)
+{
+    void *g;
+
+    if (n < *cap)
+        return true;
+    if (!(g = realloc(*arr, (*cap ? *cap * 2 : 1024) * size)))
+        return false;
+    *arr = g;
+    *cap = *cap ? *cap * 2 : 1024;
+    return true;
+}
+
+/* Lets go of a reference to o; with h->mu held. */
+static void trash_obj(store_hub *h, store_obj *o)
+{
+    if (h->reaping && grow_trash((void **)&h->dead_objs, &h->cap_objs, h->ndead_objs,
+                                 sizeof(*h->dead_objs)))
+        h->dead_objs[h->ndead_objs++] = o;
+    else
+        store_obj_unref(o);
+}
+
+/* Frees o's tree when o has refs references (see obj_take_tree_if_refs);
+ * with h->mu held. */
+static void trash_tree_if_refs(store_hub *h, store_obj *o, size_t refs)
+{
+    json_t *t = obj_take_tree_if_refs(o, refs);
+
+    if (!t)
+        return;
+    if (h->reaping && grow_trash((void **)&h->dead_trees, &h->cap_trees, h->ndead_trees,
+                                 sizeof(*h->dead_trees)))
+        h->dead_trees[h->ndead_trees++] = t;
+    else
+        json_decref(t);
+}
+
+static void *reap_main(void *arg)
+{
+    store_hub *h = arg;
+
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        store_obj **objs = h->dead_objs;
+        json_t **trees = h->dead_trees;
+        size_t nobjs = h->ndead_objs, ntrees = h->ndead_trees;
+
+        if (!nobjs && !ntrees) {
+            if (h->closing)
+                break;
+            pthread_cond_wait(&h->reap_cv, &h->mu);
+            continue;
+        }
+        h->dead_objs = NULL;
+        h->dead_trees = NULL;
+        h->ndead_objs = h->cap_objs = h->ndead_trees = h->cap_trees = 0;
+        pthread_mutex_unlock(&h->mu);
+        for (size_t i = 0; i < ntrees; i++)
+            json_decref(trees[i]);
+        for (size_t i = 0; i < nobjs; i++)
+            store_obj_unref(objs[i]);
+        free(trees);
+        free(objs);
+        pthread_mutex_lock(&h->mu);
+    }
+    h->reaping = false;
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
 }
 
 /* Called with h->mu held. */
@@ -92,7 +179,7 @@ static void evict_oldest(store_hub *h)
     hub_entry *e = &h->ring[(h->oldest + 1) % h->cap];
 
     h->bytes -= obj_footprint(e->obj);
-    store_obj_unref(e->obj);
+    trash_obj(h, e->obj);
     e->obj = NULL;
     h->oldest++;
 }
@@ -114,7 +201,7 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
      * references to an object the index no longer holds, and it does so under
      * h->mu, so a count of one cannot grow while we look. */
     if (h->head - h->oldest > h->max_trees)
-        obj_drop_tree_if_refs(h->ring[(h->head - h->max_trees) % h->cap].obj, 1);
+        trash_tree_if_refs(h, h->ring[(h->head - h->max_trees) % h->cap].obj, 1);
     /* Keep at least the newest event so a watcher from "now" always works. */
     while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
         evict_oldest(h);
@@ -127,6 +214,8 @@ void hub_wake(store_hub *h)
 {
     pthread_mutex_lock(&h->mu);
     pthread_cond_broadcast(&h->cv);
+    if (h->ndead_objs || h->ndead_trees)
+        pthread_cond_signal(&h->reap_cv);
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -141,11 +230,11 @@ void hub_release_superseded(store_hub *h, store_obj *old)
         /* The ring's reference keeps it alive past ours. */
         store_obj_unref(old);
         if (h->head - old->rv >= h->max_trees)
-            obj_drop_tree_if_refs(old, 1);
+            trash_tree_if_refs(h, old, 1);
+    } else {
+        trash_obj(h, old);
     }
     pthread_mutex_unlock(&h->mu);
-    if (!in_ring)
-        store_obj_unref(old);
 }
 
 void hub_trim_current(store_hub *h, const store_index *ix)
@@ -161,7 +250,7 @@ void hub_trim_current(store_hub *h, const store_index *ix)
             atomic_load_explicit(&e->obj->tree, memory_order_relaxed) &&
             (r = index_find(ix, e->resource)) && (n = res_lookup(r, e->obj->ns, e->obj->name)) &&
             n->obj == e->obj)
-            obj_drop_tree_if_refs(e->obj, 2);
+            trash_tree_if_refs(h, e->obj, 2);
     }
     pthread_mutex_unlock(&h->mu);
 }
@@ -201,6 +290,9 @@ static void hub_unref(store_hub *h)
     while (h->oldest < h->head)
         evict_oldest(h);
     free(h->ring);
+    free(h->dead_objs);  /* the reaper emptied them before it stopped */
+    free(h->dead_trees);
+    pthread_cond_destroy(&h->reap_cv);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
     free(h);
@@ -208,10 +300,16 @@ static void hub_unref(store_hub *h)
 
 void hub_shutdown(store_hub *h)
 {
+    bool reaping;
+
     pthread_mutex_lock(&h->mu);
     h->closing = true;
     pthread_cond_broadcast(&h->cv);
+    pthread_cond_signal(&h->reap_cv);
+    reaping = h->reaping;
     pthread_mutex_unlock(&h->mu);
+    if (reaping)
+        pthread_join(h->reaper, NULL); /* it empties the trash first */
     hub_unref(h);
 }
 

@@ -1,43 +1,63 @@
-/* engine.c - the job engine's thread: watch, work queue and timers (see
- * engine.h). The decisions are in reconcile.c; this file only decides which
- * job to look at, and when.
+/* engine.c - the job engine's threads: watch, work queue, workers and
+ * timers (see engine.h). The decisions are in reconcile.c; this file only
+ * decides which job to look at, when, and on which worker.
  *
- * Work queue: job keys (kind, namespace, name), each queued at most once.
- * Fed by watch events on the job kinds and on pods, services and config maps
- * that a job controls (mapped back through the controller ownerReference, or
- * failing that the job-name and operator-name labels). Timers: a pass that
- * wants another look later (deadline, TTL) or failed (retried after a second)
- * leaves a wake-up time; the earliest per key is kept.
+ * Work queue: job keys (kind, namespace, name), each queued at most once,
+ * as client-go's workqueue does: a key that is being reconciled is not
+ * handed to a second worker; an event for it meanwhile marks it dirty, and
+ * it is queued again when its pass ends. Fed by watch events on the job
+ * kinds and on pods, services, config maps and PodGroups that a job controls
+ * (mapped back through the controller ownerReference, or failing that the
+ * job-name and operator-name labels). Timers: a pass that wants another look
+ * later (deadline, TTL) or failed (retried after a second) leaves a wake-up
+ * time; the earliest per key is kept.
+ *
+ * JOBS_WORKERS workers reconcile in parallel: a pass spends most of its time
+ * waiting for its writes to commit, and with one worker the whole engine
+ * waited with it (the end-to-end benchmark's busiest thread).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/strmap.h"
 #include "controller/jobs/engine.h"
 #include "api/kinds.h"
 #include "controller/jobs/jobs_int.h"
 
 #define EVENT_BATCH 1024
 #define RETRY_MS 1000
-#define MAX_WAIT_MS 1000
+/* How long the watch thread waits for events at most: a worker may add a
+ * timer while it waits. */
+#define MAX_WAIT_MS 50
+#define JOBS_WORKERS 8
 
 typedef struct job_key {
     const kf_kind *kind;
     char *ns, *name;
+    char *id;              /* "kind/ns/name": the queue's set key */
     int64_t due_ms;        /* timers only */
+    bool dirty;            /* being reconciled: queued again when its pass ends */
     struct job_key *next;
 } job_key;
 
 struct ty_jobs {
     ty_store *s;
     pthread_t thread;
-    pthread_mutex_t mu; /* guards stop and w against jobs_stop */
+    pthread_t workers[JOBS_WORKERS];
+    size_t nworkers;
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t work_cv;
     bool stop;
     store_watch *w;
     job_key *queue, *qtail;
+    strmap queued;      /* id -> job_key in the queue: a burst of events about
+                           1,000 jobs used to scan the queue for each */
+    strmap active;      /* id -> its key, while a worker reconciles it */
     job_key *timers;    /* unsorted; few */
 };
 
@@ -57,9 +77,12 @@ static job_key *key_new(const kf_kind *k, const char *ns, const char *name)
 {
     job_key *q = calloc(1, sizeof(*q));
 
-    if (!q || !(q->ns = strdup(ns)) || !(q->name = strdup(name))) {
-        if (q)
+    if (!q || !(q->ns = strdup(ns)) || !(q->name = strdup(name)) ||
+        asprintf(&q->id, "%s/%s/%s", k->kind, ns, name) < 0) {
+        if (q) {
             free(q->ns);
+            free(q->name);
+        }
         free(q);
         return NULL;
     }
@@ -71,25 +94,44 @@ static void key_free(job_key *q)
 {
     free(q->ns);
     free(q->name);
+    free(q->id);
     free(q);
 }
 
-static void enqueue(ty_jobs *j, const kf_kind *k, const char *ns, const char *name)
+/* Called with j->mu held. */
+static void push(ty_jobs *j, job_key *q)
 {
-    job_key *q;
-
-    if (!k || !ns || !name)
+    if (strmap_put(&j->queued, q->id, q) < 0) {
+        key_free(q);
         return;
-    for (q = j->queue; q; q = q->next)
-        if (same_key(q, k, ns, name))
-            return;
-    if (!(q = key_new(k, ns, name)))
-        return;
+    }
+    q->next = NULL;
     if (j->qtail)
         j->qtail->next = q;
     else
         j->queue = q;
     j->qtail = q;
+    pthread_cond_signal(&j->work_cv);
+}
+
+/* Queues the key unless it is queued already; with j->mu held. */
+static void enqueue(ty_jobs *j, const kf_kind *k, const char *ns, const char *name)
+{
+    job_key *q;
+
+    char id[600];
+
+    if (!k || !ns || !name)
+        return;
+    snprintf(id, sizeof(id), "%s/%s/%s", k->kind, ns, name);
+    if (strmap_get(&j->queued, id))
+        return;
+    if ((q = strmap_get(&j->active, id))) {
+        q->dirty = true;
+        return;
+    }
+    if ((q = key_new(k, ns, name)))
+        push(j, q);
 }
 
 static void timer_add(ty_jobs *j, const job_key *key, int64_t due_ms)
@@ -183,20 +225,24 @@ static void enqueue_owner(ty_jobs *j, const json_t *obj)
             ns, json_string_value(json_object_get(labels, JOBS_LABEL_JOB_NAME)));
 }
 
+/* The resource is looked at first: the JSON of an object this engine does
+ * not follow (Events are a third of all writes) is never read, so never
+ * parsed again when the store dropped its tree. */
 static void apply_event(ty_jobs *j, const store_event *ev)
 {
-    const json_t *obj = store_obj_json(ev->obj);
-    const json_t *meta = json_object_get(obj, "metadata");
+    const json_t *obj, *meta;
     const kf_kind *k;
 
     if (!strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
         !strcmp(ev->resource, "configmaps") ||
         !strcmp(ev->resource, api_store_key(&api_podgroup))) {
-        enqueue_owner(j, obj);
+        enqueue_owner(j, store_obj_json(ev->obj));
         return;
     }
     if (!(k = kind_for_store_key(ev->resource)))
         return;
+    obj = store_obj_json(ev->obj);
+    meta = json_object_get(obj, "metadata");
     if (ev->type == STORE_DELETED) {
         jobs_metric_bump("training_operator_jobs_deleted_total",
                          json_string_value(json_object_get(meta, "namespace")), k);
@@ -206,7 +252,7 @@ static void apply_event(ty_jobs *j, const store_event *ev)
             json_string_value(json_object_get(meta, "name")));
 }
 
-/* ---- the thread ---- */
+/* ---- the threads ---- */
 
 static bool stopping(ty_jobs *j)
 {
@@ -249,44 +295,94 @@ static int resync(ty_jobs *j)
             ty_error_clear(&err);
             continue;
         }
+        pthread_mutex_lock(&j->mu);
         for (size_t k = 0; k < l.n; k++) {
-            const json_t *meta = json_object_get(store_obj_json(l.items[k]), "metadata");
-            enqueue(j, kinds[i], json_string_value(json_object_get(meta, "namespace")),
-                    json_string_value(json_object_get(meta, "name")));
+            const char *ns, *name;
+            store_obj_key(l.items[k], &ns, &name);
+            enqueue(j, kinds[i], ns, name);
         }
+        pthread_mutex_unlock(&j->mu);
         store_list_free(&l);
     }
     return 0;
 }
 
-static void work(ty_jobs *j)
+/* Takes the next key no other worker holds; NULL when stopping. */
+static job_key *take(ty_jobs *j)
 {
     job_key *q;
 
-    while ((q = j->queue) && !stopping(j)) {
-        time_t wake_at = 0;
-        j->queue = q->next;
-        if (!j->queue)
-            j->qtail = NULL;
-        if (jobs_reconcile(j->s, q->kind, q->ns, q->name, &wake_at) < 0)
-            timer_add(j, q, wall_ms() + RETRY_MS);
-        /* Seconds resolution: look again just after the second ticks over. */
-        if (wake_at)
-            timer_add(j, q, (int64_t)wake_at * 1000 + 20);
-        key_free(q);
+    pthread_mutex_lock(&j->mu);
+    while (!j->stop && !j->queue)
+        pthread_cond_wait(&j->work_cv, &j->mu);
+    if (j->stop) {
+        pthread_mutex_unlock(&j->mu);
+        return NULL;
     }
+    q = j->queue;
+    j->queue = q->next;
+    if (!j->queue)
+        j->qtail = NULL;
+    strmap_del(&j->queued, q->id);
+    if (strmap_put(&j->active, q->id, q) < 0) {
+        /* cannot mark it: put it back and let another round try */
+        pthread_mutex_unlock(&j->mu);
+        key_free(q);
+        return NULL;
+    }
+    pthread_mutex_unlock(&j->mu);
+    return q;
 }
 
-/* Waits for events (not at all when work is queued), applies a batch, fires
- * due timers and works the queue. Returns -1 when the watch ended. */
+static void done(ty_jobs *j, job_key *q, bool failed, time_t wake_at)
+{
+    pthread_mutex_lock(&j->mu);
+    strmap_del(&j->active, q->id);
+    if (failed)
+        timer_add(j, q, wall_ms() + RETRY_MS);
+    /* Seconds resolution: look again just after the second ticks over. */
+    if (wake_at)
+        timer_add(j, q, (int64_t)wake_at * 1000 + 20);
+    if (q->dirty) {
+        q->dirty = false;
+        push(j, q); /* the key goes round again */
+        q = NULL;
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (q)
+        key_free(q);
+}
+
+static void *worker_main(void *arg)
+{
+    ty_jobs *j = arg;
+    job_key *q;
+
+    while (!stopping(j)) {
+        time_t wake_at = 0;
+        bool failed;
+        if (!(q = take(j)))
+            continue;
+        failed = jobs_reconcile(j->s, q->kind, q->ns, q->name, &wake_at) < 0;
+        done(j, q, failed, wake_at);
+    }
+    return NULL;
+}
+
+/* Waits for events, applies a batch and fires due timers. Returns -1 when
+ * the watch ended. */
 static int step(ty_jobs *j)
 {
-    int64_t next = timers_fire(j);
-    int timeout = j->queue ? 0 : (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
+    int64_t next;
+    int timeout;
     store_event ev;
     ty_error err;
     int rc;
 
+    pthread_mutex_lock(&j->mu);
+    next = timers_fire(j);
+    pthread_mutex_unlock(&j->mu);
+    timeout = (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
     ty_error_init(&err);
     for (int i = 0; i < EVENT_BATCH; i++) {
         rc = store_watch_next(j->w, i ? 0 : timeout, &ev, &err);
@@ -296,11 +392,11 @@ static int step(ty_jobs *j)
         }
         if (rc == 0)
             break;
+        pthread_mutex_lock(&j->mu);
         apply_event(j, &ev);
+        pthread_mutex_unlock(&j->mu);
         store_event_release(&ev);
     }
-    timers_fire(j);
-    work(j);
     return 0;
 }
 
@@ -330,15 +426,31 @@ ty_jobs *jobs_start(ty_store *s, ty_error *err)
         return NULL;
     }
     j->s = s;
+    strmap_init(&j->queued);
+    strmap_init(&j->active);
     jobs_metrics_declare();
     pthread_mutex_init(&j->mu, NULL);
-    if (pthread_create(&j->thread, NULL, jobs_main, j) != 0) {
-        pthread_mutex_destroy(&j->mu);
-        free(j);
-        ty_seterr(err, TY_EINTERNAL, "jobs: cannot start thread");
-        return NULL;
+    pthread_cond_init(&j->work_cv, NULL);
+    for (size_t i = 0; i < JOBS_WORKERS; i++) {
+        if (pthread_create(&j->workers[i], NULL, worker_main, j) != 0)
+            break;
+        j->nworkers++;
     }
-    return j;
+    if (j->nworkers && pthread_create(&j->thread, NULL, jobs_main, j) == 0)
+        return j;
+    pthread_mutex_lock(&j->mu);
+    j->stop = true;
+    pthread_cond_broadcast(&j->work_cv);
+    pthread_mutex_unlock(&j->mu);
+    for (size_t i = 0; i < j->nworkers; i++)
+        pthread_join(j->workers[i], NULL);
+    pthread_cond_destroy(&j->work_cv);
+    pthread_mutex_destroy(&j->mu);
+    strmap_free(&j->queued);
+    strmap_free(&j->active);
+    free(j);
+    ty_seterr(err, TY_EINTERNAL, "jobs: cannot start threads");
+    return NULL;
 }
 
 void jobs_stop(ty_jobs *j)
@@ -349,10 +461,16 @@ void jobs_stop(ty_jobs *j)
     j->stop = true;
     if (j->w)
         store_watch_cancel(j->w);
+    pthread_cond_broadcast(&j->work_cv);
     pthread_mutex_unlock(&j->mu);
     pthread_join(j->thread, NULL);
+    for (size_t i = 0; i < j->nworkers; i++)
+        pthread_join(j->workers[i], NULL);
     free_list(j->queue);
+    strmap_free(&j->queued);
+    strmap_free(&j->active); /* each worker freed the key it held */
     free_list(j->timers);
+    pthread_cond_destroy(&j->work_cv);
     pthread_mutex_destroy(&j->mu);
     free(j);
 }

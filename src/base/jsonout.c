@@ -1,0 +1,172 @@
+/* jsonout.c - compact JSON text of a jansson tree (see jsonout.h). */
+#include "base/jsonout.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room for n more bytes and the NUL. */
+static bool reserve(ty_buf *b, size_t n)
+{
+    size_t cap;
+    char *g;
+
+    if (b->len + n < b->cap)
+        return true;
+    cap = b->cap ? b->cap : 256;
+    while (cap <= b->len + n)
+        cap *= 2;
+    if (!(g = realloc(b->data, cap)))
+        return false;
+    b->data = g;
+    b->cap = cap;
+    return true;
+}
+
+static bool put(ty_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return false;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    return true;
+}
+
+static bool putc1(ty_buf *b, char c)
+{
+    if (!reserve(b, 1))
+        return false;
+    b->data[b->len++] = c;
+    return true;
+}
+
+/* Which bytes need an escape: '"', '\\' and the control characters. */
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+static bool put_string(ty_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i = 0, run;
+
+    /* Worst case every byte becomes \u00XX: reserve once for the common case. */
+    if (!reserve(b, n + 2))
+        return false;
+    b->data[b->len++] = '"';
+    while (i < n) {
+        char esc[6];
+        size_t elen = 2;
+        unsigned char c;
+
+        for (run = i; run < n && !needs_escape((unsigned char)s[run]); run++)
+            ;
+        if (run > i && !put(b, s + i, run - i))
+            return false;
+        if (run == n)
+            break;
+        c = (unsigned char)s[run];
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            elen = 6;
+        }
+        if (!put(b, esc, elen))
+            return false;
+        i = run + 1;
+    }
+    return putc1(b, '"');
+}
+
+static bool put_integer(ty_buf *b, json_int_t v)
+{
+    char tmp[24];
+    size_t n = sizeof(tmp);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--n] = '-';
+    return put(b, tmp + n, sizeof(tmp) - n);
+}
+
+/* Reals are rare in API objects: jansson's own formatting, exactly. */
+static bool put_real(ty_buf *b, const json_t *v)
+{
+    char tmp[64];
+    size_t n = json_dumpb(v, tmp, sizeof(tmp), JSON_COMPACT | JSON_ENCODE_ANY);
+
+    return n && n <= sizeof(tmp) && put(b, tmp, n);
+}
+
+/* As deep as jansson's parser lets a document be: a tree deeper than that
+ * (or one that contains itself) is refused, not followed forever. */
+#define MAX_DEPTH 2048
+
+static bool put_value(ty_buf *b, const json_t *v, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return false;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        bool first = true;
+        if (!putc1(b, '{'))
+            return false;
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
+            if ((!first && !putc1(b, ',')) ||
+                !put_string(b, json_object_iter_key(it), json_object_iter_key_len(it)) ||
+                !putc1(b, ':') || !put_value(b, json_object_iter_value(it), depth + 1))
+                return false;
+            first = false;
+        }
+        return putc1(b, '}');
+    }
+    case JSON_ARRAY: {
+        size_t n = json_array_size(v);
+        if (!putc1(b, '['))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if ((i && !putc1(b, ',')) || !put_value(b, json_array_get(v, i), depth + 1))
+                return false;
+        return putc1(b, ']');
+    }
+    case JSON_STRING:
+        return put_string(b, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return put_integer(b, json_integer_value(v));
+    case JSON_REAL:
+        return put_real(b, v);
+    case JSON_TRUE:
+        return put(b, "true", 4);
+    case JSON_FALSE:
+        return put(b, "false", 5);
+    case JSON_NULL:
+        return put(b, "null", 4);
+    }
+    return false;
+}
+
+int ty_json_append(ty_buf *b, const json_t *v)
+{
+    bool ok = v && put_value(b, v, 0);
+
+    if (b->data)
+        b->data[b->len] = '\0';
+    return ok ? 0 : -1;
+}

@@ -1,0 +1,169 @@
+/* test_jsonout.c - ty_json_append writes exactly what json_dumpb(JSON_COMPACT)
+ * writes, for every kind of value and escape, and for large random trees. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/jsonout.h"
+
+/* Compares with jansson's own compact text. */
+static void same_as_jansson(const json_t *v)
+{
+    char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    ty_buf b = {0};
+
+    assert_non_null(want);
+    assert_int_equal(ty_json_append(&b, v), 0);
+    assert_int_equal(b.len, strlen(want));
+    assert_string_equal(b.data, want);
+    free(want);
+    ty_buf_free(&b);
+}
+
+static void test_scalars(void **state)
+{
+    (void)state;
+    json_t *vals[] = {json_true(), json_false(), json_null(), json_integer(0),
+                      json_integer(-1), json_integer(42), json_integer(INT64_MAX),
+                      json_integer(INT64_MIN), json_real(1.5), json_real(3.0), json_real(-0.0),
+                      json_real(1e20), json_real(1.25e-7), json_real(0.1), json_string(""),
+                      json_string("plain"), json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x82"),
+                      json_string("a/b \x7f")};
+    for (size_t i = 0; i < sizeof(vals) / sizeof(*vals); i++) {
+        same_as_jansson(vals[i]);
+        json_decref(vals[i]);
+    }
+}
+
+/* Every control character, quotes and backslashes, in values and keys;
+ * a NUL inside a string. */
+static void test_escapes(void **state)
+{
+    char s[40];
+    json_t *o = json_object(), *nul;
+    (void)state;
+
+    for (int c = 1; c < 32; c++) {
+        snprintf(s, sizeof(s), "x%cy\"z\\", c);
+        json_object_set_new(o, s, json_string(s));
+    }
+    json_object_set_new(o, "tab\tkey", json_string("\b\f\n\r\t"));
+    same_as_jansson(o);
+    nul = json_stringn("a\0b", 3);
+    same_as_jansson(nul);
+    json_decref(nul);
+    json_decref(o);
+}
+
+static void test_containers(void **state)
+{
+    (void)state;
+    json_t *v = json_loads("{\"a\":{},\"b\":[],\"c\":[[],[{}],{\"d\":[1,2,{\"e\":null}]}],"
+                           "\"z\":1,\"y\":2,\"x\":{\"k\":\"v\"}}",
+                           0, NULL);
+    assert_non_null(v);
+    same_as_jansson(v);
+    /* keys keep insertion order, whatever they are */
+    json_object_set_new(v, "0first?", json_integer(7));
+    json_object_del(v, "z");
+    json_object_set_new(v, "z", json_true());
+    same_as_jansson(v);
+    json_decref(v);
+}
+
+/* A deterministic random tree of everything. */
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+static json_t *random_string(void)
+{
+    static const char *pieces[] = {"a", "Z", "0", " ", "\"", "\\", "\n", "\x01", "\x1f",
+                                   "\xc3\xa9", "\xe2\x82\xac", "/", "\x7f", "long-run-of-text"};
+    char buf[128] = "";
+    size_t n = rnd() % 10;
+    for (size_t i = 0; i < n; i++)
+        strcat(buf, pieces[rnd() % (sizeof(pieces) / sizeof(*pieces))]);
+    return json_string(buf);
+}
+
+static json_t *random_value(int depth)
+{
+    switch (rnd() % (depth > 5 ? 6 : 8)) {
+    case 0: return json_integer((json_int_t)rnd());
+    case 1: return json_real((double)(rnd() % 100000) / 7.0);
+    case 2: return random_string();
+    case 3: return json_true();
+    case 4: return json_false();
+    case 5: return json_null();
+    case 6: {
+        json_t *a = json_array();
+        for (size_t n = rnd() % 6; n; n--)
+            json_array_append_new(a, random_value(depth + 1));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (size_t n = rnd() % 8; n; n--) {
+            json_t *k = random_string();
+            json_object_set_new(o, json_string_value(k), random_value(depth + 1));
+            json_decref(k);
+        }
+        return o;
+    }
+    }
+}
+
+static void test_random_trees(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 300; i++) {
+        json_t *v = random_value(0);
+        same_as_jansson(v);
+        json_decref(v);
+    }
+}
+
+/* Appends after what is there; a tree that holds itself is refused. */
+static void test_append_and_cycles(void **state)
+{
+    ty_buf b = {0};
+    json_t *a = json_array();
+    (void)state;
+
+    ty_buf_puts(&b, "x=");
+    json_array_append_new(a, json_integer(1));
+    assert_int_equal(ty_json_append(&b, a), 0);
+    assert_string_equal(b.data, "x=[1]");
+    json_t *c = json_array();
+    json_array_append(a, c); /* a -> c -> a: jansson only refuses a -> a */
+    json_array_append(c, a);
+    assert_int_equal(ty_json_append(&b, a), -1);
+    json_array_clear(c); /* break the cycle */
+    json_decref(c);
+    assert_int_equal(ty_json_append(&b, NULL), -1);
+    json_decref(a);
+    ty_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scalars),     cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_containers),  cmocka_unit_test(test_random_trees),
+        cmocka_unit_test(test_append_and_cycles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
