@@ -306,10 +306,10 @@ static void flush_writes(ty_sched *sc)
             break;
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text};
-            ops[i] = store_op_mutate(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
+            ops[i] = store_op_mutate_status(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
             break;
         case W_UNSCHED:
-            ops[i] = store_op_mutate("pods", nss[i], name, pod_unsched_fn, w->text);
+            ops[i] = store_op_mutate_status("pods", nss[i], name, pod_unsched_fn, w->text);
             break;
         }
     }

@@ -263,7 +263,7 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
         reqs[m++] = (write_req){
             .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
             .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
-            .fn = op->fn, .arg = op->arg, .err = &op->err};
+            .fn = op->fn, .arg = op->arg, .status_only = op->status_only, .err = &op->err};
         op->obj = NULL; /* the request owns it now */
     }
     commit_submit_all(s, reqs, m);
@@ -457,6 +457,31 @@ static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur
     commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED);
 }
 
+/* A copy of obj whose metadata and status are its own and whose other
+ * members are obj's, shared (store_mutate_status). */
+static json_t *copy_for_status(const json_t *obj)
+{
+    json_t *copy = json_object(), *v;
+    const char *k;
+    int rc = 0;
+
+    if (!copy || !json_is_object(obj)) {
+        json_decref(copy);
+        return json_deep_copy(obj);
+    }
+    json_object_foreach((json_t *)obj, k, v) {
+        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
+            rc |= json_object_set_new(copy, k, json_deep_copy(v));
+        else
+            rc |= json_object_set(copy, k, v);
+    }
+    if (rc) {
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
+}
+
 static void exec_mutate(ty_store *s, write_req *req)
 {
     store_res *r;
@@ -465,7 +490,7 @@ static void exec_mutate(ty_store *s, write_req *req)
 
     if (!cur)
         return;
-    next = json_deep_copy(obj_json(cur));
+    next = req->status_only ? copy_for_status(obj_json(cur)) : json_deep_copy(obj_json(cur));
     if (!next) {
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
         return;
@@ -482,6 +507,16 @@ store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const
 {
     write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
                      .fn = fn, .arg = arg, .err = err};
+
+    commit_submit(s, &req);
+    return req.result;
+}
+
+store_obj *store_mutate_status(ty_store *s, const char *resource, const char *ns,
+                               const char *name, store_mutate_fn fn, void *arg, ty_error *err)
+{
+    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
+                     .fn = fn, .arg = arg, .status_only = true, .err = err};
 
     commit_submit(s, &req);
     return req.result;

@@ -114,6 +114,8 @@ typedef struct store_op {
     json_t *obj;                      /* CREATE, RECORD: taken over by store_write_all */
     store_mutate_fn fn;               /* MUTATE; RECORD: applied when the name is taken */
     void *arg;                        /* borrowed until the call returns */
+    bool status_only;                 /* MUTATE: fn changes only metadata and status (see
+                                         store_mutate_status) */
     /* outcome (CREATE, MUTATE): as store_create_take / store_mutate would give */
     store_obj *result;                /* new reference, or NULL and err set */
     ty_error err;
@@ -141,6 +143,13 @@ static inline store_op store_op_mutate(const char *resource, const char *ns, con
                       .fn = fn, .arg = arg};
 }
 
+static inline store_op store_op_mutate_status(const char *resource, const char *ns,
+                                              const char *name, store_mutate_fn fn, void *arg)
+{
+    return (store_op){.kind = STORE_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
+                      .fn = fn, .arg = arg, .status_only = true};
+}
+
 static inline store_op store_op_record(const char *resource, const char *ns, json_t *obj,
                                        store_mutate_fn fn, void *arg)
 {
@@ -162,6 +171,15 @@ store_obj *store_get(ty_store *s, const char *resource, const char *ns, const ch
  * TY_ENOTFOUND when the object does not exist. Caller unrefs the result. */
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
                         store_mutate_fn fn, void *arg, ty_error *err);
+
+/* store_mutate for a function that changes nothing outside metadata and
+ * status (a controller writing status, a kubelet its pod's state): fn gets
+ * a copy whose metadata and status are its own and whose other fields (the
+ * spec: most of a pod or a job) are the current version's, shared. fn must
+ * not change them: they are part of the immutable current object. Saves
+ * copying the spec on every status write. */
+store_obj *store_mutate_status(ty_store *s, const char *resource, const char *ns,
+                               const char *name, store_mutate_fn fn, void *arg, ty_error *err);
 
 /* Replaces the object with newobj (copied), as a mutate whose function swaps in
  * newobj: resourceVersion precondition as above, store-owned fields kept. */

@@ -241,6 +241,7 @@ struct write_req {
                                        existing object when the name is taken */
     void *arg;
     const store_delete_opts *dopts; /* WR_DELETE */
+    bool status_only;               /* WR_MUTATE: fn changes only metadata and status */
     bool async;                     /* nobody waits: the leader frees the request */
     bool follower;                  /* of a group (store_write_all) whose caller waits on
                                        its last request: not signalled, never the heir */

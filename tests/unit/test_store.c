@@ -1480,6 +1480,52 @@ static void test_write_all_outcomes(void **state)
     assert_int_equal(store_write_all(f->s, NULL, 0), 0);
 }
 
+static int set_phase(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", (const char *)arg));
+    json_object_set_new(json_object_get(obj, "metadata"), "finalizers", json_pack("[s]", "f"));
+    return 0;
+}
+
+/* A status write shares the spec with the version before it and leaves that
+ * version as it was; a spec change through it still bumps nothing it must
+ * not (generation stays). */
+static void test_mutate_status_shares_spec(void **state)
+{
+    fixture *f = *state;
+    store_obj *before = create(f->s, "pods", "default", "p"), *after;
+    const json_t *b, *a;
+    store_op op;
+    ty_error err;
+
+    ty_error_init(&err);
+    after = store_mutate_status(f->s, "pods", "default", "p", set_phase, "Running", &err);
+    assert_non_null(after);
+    b = store_obj_json(before);
+    a = store_obj_json(after);
+    assert_ptr_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a, "status"), "phase")),
+                        "Running");
+    assert_null(json_object_get(b, "status"));
+    assert_null(json_object_get(json_object_get(b, "metadata"), "finalizers"));
+    assert_int_equal(generation(after), generation(before));
+    assert_int_equal(store_obj_rv(after), store_obj_rv(before) + 1);
+    /* the text says what the tree says */
+    assert_non_null(strstr(store_obj_text(after, NULL), "\"phase\":\"Running\""));
+    /* the same through store_write_all */
+    op = store_op_mutate_status("pods", "default", "p", set_phase, "Succeeded");
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    assert_ptr_equal(json_object_get(store_obj_json(op.result), "spec"),
+                     json_object_get(b, "spec"));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_obj_json(after), "status"), "phase")),
+                        "Running");
+    store_op_clear(&op);
+    store_obj_unref(before);
+    store_obj_unref(after);
+}
+
 enum { WA_THREADS = 4, WA_OPS = 700 }; /* more than one batch holds */
 
 typedef struct wa_writer {
@@ -1589,6 +1635,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create_async, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_outcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutate_status_shares_spec, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

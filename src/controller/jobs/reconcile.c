@@ -693,8 +693,8 @@ static void commit(pass *p)
     json_object_set_new(p->status, "lastReconcileTime", json_string(p->nows));
     w.uid = json_string_value(json_object_get(json_object_get(p->job, "metadata"), "uid"));
     ty_error_init(&err);
-    o = store_mutate(p->s, api_store_key(p->c.kind->resource), p->c.ns, p->c.name, write_status,
-                     &w, &err);
+    o = store_mutate_status(p->s, api_store_key(p->c.kind->resource), p->c.ns, p->c.name,
+                            write_status, &w, &err);
     if (!o && err.code != TY_ENOTFOUND) {
         ty_warn("jobs: status of %s %s/%s: %s", p->c.kind->kind, p->c.ns, p->c.name, err.text);
         p->rc = -1;

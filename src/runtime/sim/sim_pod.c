@@ -179,7 +179,7 @@ store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const c
     *a = (sim_pod_args){.uid = p->uid};
     snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
     next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
-    return store_op_mutate("pods", p->ns, p->name, start_fn, a);
+    return store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
 }
 
 static void remove_finalizer(json_t *meta)
@@ -222,7 +222,7 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
 static int end(rt_sim *rt, const char *ns, const char *name, const sim_pod_args *a,
                ty_error *err)
 {
-    store_obj *o = store_mutate(rt->s, "pods", ns, name, end_fn, (void *)a, err);
+    store_obj *o = store_mutate_status(rt->s, "pods", ns, name, end_fn, (void *)a, err);
     if (!o)
         return -1;
     store_obj_unref(o);
@@ -239,7 +239,7 @@ int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid
 store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
 {
     *a = (sim_pod_args){.uid = p->uid, .exit_code = exit_code};
-    return store_op_mutate("pods", p->ns, p->name, end_fn, a);
+    return store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
 }
 
 int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
