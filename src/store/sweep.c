@@ -21,7 +21,7 @@
 #include "store/store_int.h"
 
 #define SWEEP_INTERVAL_MS 100
-#define SWEEP_PASS_MS 20000
+#define SWEEP_PASS_MS 5000
 #define SWEEP_MIN_NODES 256
 
 static void look_at(ty_store *s, store_obj *o, json_t **trees, size_t *n)
