@@ -118,8 +118,7 @@ static void push(ty_jobs *j, job_key *q)
 static void enqueue(ty_jobs *j, const kf_kind *k, const char *ns, const char *name)
 {
     job_key *q;
-
-    char id[600];
+    char id[600]; /* names are at most 253 characters, namespaces 63 */
 
     if (!k || !ns || !name)
         return;
