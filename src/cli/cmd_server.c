@@ -1,5 +1,6 @@
 /* cmd_server.c - `trainyard server`: the embedded control plane. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,12 +19,29 @@
 #include "server/server.h"
 #include "store/store.h"
 
-static volatile sig_atomic_t stop_requested;
+/* SIGINT/SIGTERM may be delivered to any of the server's threads, not
+ * necessarily the main one, which pause() then never noticed (the server
+ * ignored SIGTERM about once in six runs once the job engine had eight
+ * workers). The handler writes a byte to a pipe the main thread reads. */
+static int stop_pipe[2] = {-1, -1};
 
 static void on_signal(int sig)
 {
+    int saved = errno;
     (void)sig;
-    stop_requested = 1;
+    if (write(stop_pipe[1], "x", 1) < 0) {
+        /* full pipe: a stop is pending already */
+    }
+    errno = saved;
+}
+
+/* Blocks until SIGINT or SIGTERM. */
+static void wait_for_stop(void)
+{
+    char c;
+
+    while (read(stop_pipe[0], &c, 1) < 0 && errno == EINTR)
+        ;
 }
 
 static void server_usage(FILE *f)
@@ -209,6 +227,11 @@ int cmd_server(int argc, char **argv)
     }
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
+    if (pipe2(stop_pipe, O_CLOEXEC) < 0) {
+        fprintf(stderr, "error: pipe: %s\n", strerror(errno));
+        rc = 1;
+        goto stop;
+    }
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -217,9 +240,9 @@ int cmd_server(int argc, char **argv)
     /* Scripts that start the server with --port 0 read the port from here. */
     printf("listening on http://%s:%u\n", so.address, (unsigned)server_port(srv));
     fflush(stdout);
-    while (!stop_requested)
-        pause();
+    wait_for_stop();
     ty_info("shutting down");
+stop:
     /* The API goes first so nothing new arrives; the runtime's supervisors
      * keep the replicas running for the next server to adopt. */
     server_stop(srv);
@@ -230,5 +253,5 @@ int cmd_server(int argc, char **argv)
     jobs_stop(jobs);
     gc_stop(gc);
     store_close(store);
-    return 0;
+    return rc;
 }

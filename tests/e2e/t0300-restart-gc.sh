@@ -123,4 +123,20 @@ expect_match "namespace is gone" 'NotFound' "$(k get namespace team 2>&1)"
 out=$(k -n team create configmap late 2>&1)
 expect_match "creating in a missing namespace is NotFound" 'namespaces "team" not found' "$out"
 
+# --- SIGTERM handled on any thread stops the server ---
+# The kernel may run the handler on any thread that does not block the
+# signal; the main thread used to wait in pause() and never noticed one
+# handled elsewhere. tgkill aims it at a thread other than the main one.
+tid=$(ls "/proc/$SERVER_PID/task" | grep -vx "$SERVER_PID" | tail -n1)
+/usr/bin/python3 -c 'import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); sys.exit(libc.syscall(234, int(sys.argv[1]), int(sys.argv[2]), 15))' "$SERVER_PID" "$tid"
+for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$SERVER_PID" 2>/dev/null; then
+    fail "SIGTERM to thread $tid stops the server"
+    kill -KILL "$SERVER_PID"
+else
+    pass "SIGTERM to thread $tid stops the server"
+fi
+wait "$SERVER_PID" 2>/dev/null
+SERVER_PID=""
+
 finish
