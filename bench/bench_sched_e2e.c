@@ -381,15 +381,17 @@ static char *template_json(const opts *o)
     return out;
 }
 
-static char *job_json(const opts *o, const char *tmpl, const char *name, const char **path)
+/* The job's manifest (caller frees) and the path to POST it to, in path
+ * (the caller's buffer: one per client thread; a static one shared by the
+ * threads let a thread send a path another was rewriting, "POST /"). */
+static char *job_json(const opts *o, const char *tmpl, const char *name, char *path,
+                      size_t pathlen)
 {
-    static char pt[256], vc[256];
     char *out = NULL;
     int rc;
 
     if (o->volcano) {
-        snprintf(vc, sizeof(vc), "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs", o->ns);
-        *path = vc;
+        snprintf(path, pathlen, "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs", o->ns);
         rc = asprintf(&out,
                       "{\"apiVersion\":\"batch.volcano.sh/v1alpha1\",\"kind\":\"Job\","
                       "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"minAvailable\":%zu,"
@@ -397,8 +399,7 @@ static char *job_json(const opts *o, const char *tmpl, const char *name, const c
                       "\"replicas\":%zu,\"template\":%s}]}}",
                       name, o->replicas, o->replicas, tmpl);
     } else {
-        snprintf(pt, sizeof(pt), "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs", o->ns);
-        *path = pt;
+        snprintf(path, pathlen, "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs", o->ns);
         if (o->replicas == 1)
             rc = asprintf(&out,
                           "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","
@@ -439,12 +440,11 @@ static void *creator_main(void *arg)
         return NULL;
     }
     while ((i = atomic_fetch_add(c->next, 1)) < c->o->jobs && mono_ns() < c->o->deadline_ns) {
-        char name[64];
-        const char *path;
+        char name[64], path[256];
         char *body;
         long st;
         job_name(name, sizeof(name), i);
-        if (!(body = job_json(c->o, c->tmpl, name, &path)))
+        if (!(body = job_json(c->o, c->tmpl, name, path, sizeof(path))))
             break;
         st = http_do(&h, c->o, "POST", path, body);
         free(body);

@@ -21,7 +21,7 @@
 #include "store/store_int.h"
 
 #define DEFAULT_HISTORY_EVENTS 100000
-#define DEFAULT_HISTORY_BYTES (256u * 1024u * 1024u)
+#define DEFAULT_HISTORY_BYTES (64u * 1024u * 1024u)
 #define DEFAULT_HISTORY_TREES 4096
 /* Kubernetes keeps generated names within a 63-character DNS label. */
 #define GENERATE_NAME_PREFIX_MAX 58

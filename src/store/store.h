@@ -61,7 +61,7 @@ void store_close(ty_store *s);
 typedef struct store_options {
     size_t history_events; /* watch history length in events (default 100,000) */
     size_t history_bytes;  /* and in bytes of the snapshots it retains, counted without
-                              their parsed trees (default 256 MiB) */
+                              their parsed trees (default 64 MiB) */
     size_t history_trees;  /* only the newest this many events keep a parsed tree that
                               nothing else holds; older ones keep their text and are
                               parsed again for a watcher that reaches them (default 4,096) */
