@@ -121,8 +121,9 @@ typedef struct store_op {
     ty_error err;
 } store_op;
 
-/* Runs n writes together, in array order, and returns when every one has its
- * outcome: each succeeds or fails on its own exactly as if it were called
+/* Runs n writes together, in array order, and (unless they are all RECORD
+ * ops without an argument, which are queued as store_create_async queues
+ * them, nobody waiting) returns when every one has its outcome: each succeeds or fails on its own exactly as if it were called
  * alone at that point (a later op sees what an earlier one wrote), but they
  * share transactions and wake watchers once, instead of a transaction, a
  * wake-up and a thread hand-off per object. Nothing needs initialising in

@@ -1526,6 +1526,44 @@ static void test_mutate_status_shares_spec(void **state)
     store_obj_unref(after);
 }
 
+static int bump_once(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    (void)arg, (void)err;
+    json_object_set_new(spec, "replicas",
+                        json_integer(json_integer_value(json_object_get(spec, "replicas")) + 1));
+    return 0;
+}
+
+/* Records alone are not waited for, yet are written before anything the
+ * same thread writes afterwards; a repeat bumps the first. */
+static void test_write_all_records_only(void **state)
+{
+    fixture *f = *state;
+    store_op ops[3];
+    store_obj *o;
+    ty_error err;
+
+    ty_error_init(&err);
+    ops[0] = store_op_record("events", "default", pod("r1", 1), bump_once, NULL);
+    ops[1] = store_op_record("events", "default", pod("r1", 1), bump_once, NULL);
+    ops[2] = store_op_record("events", "default", pod("r2", 5), bump_once, NULL);
+    assert_int_equal(store_write_all(f->s, ops, 3), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_null(ops[i].obj); /* taken over */
+        store_op_clear(&ops[i]);
+    }
+    store_obj_unref(create(f->s, "pods", "default", "after-records"));
+    o = store_get(f->s, "events", "default", "r1", &err);
+    assert_non_null(o);
+    assert_int_equal(replicas_of(o), 2);
+    store_obj_unref(o);
+    o = store_get(f->s, "events", "default", "r2", &err);
+    assert_non_null(o);
+    assert_int_equal(replicas_of(o), 5);
+    store_obj_unref(o);
+}
+
 enum { WA_THREADS = 4, WA_OPS = 700 }; /* more than one batch holds */
 
 typedef struct wa_writer {
@@ -1636,6 +1674,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_all_outcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_concurrent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_status_shares_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_all_records_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
