@@ -1,250 +1,111 @@
-/* engine.c - the Volcano Job controller's thread: watch, work queue and
- * retry timers (see vcjob.h). The decisions are in reconcile.c and policy.c.
+/* engine.c - the Volcano Job controller: the keys it follows (see vcjob.h).
+ * The decisions are in reconcile.c and policy.c; the watch, the queue, the
+ * workers and the timers are the controllers' shared loop
+ * (controller/workqueue.c), as for the Kubeflow job engine.
  *
- * The Kubeflow engine's thread (controller/jobs/engine.c) is keyed on its
- * kf_kind table; until it is keyed on the resource (as jobs.md plans) this
- * controller keeps its own small loop of the same shape: a de-duplicated
- * FIFO of (namespace, name), fed by events on Volcano Jobs and on objects a
- * Volcano Job controls, and a full resync when the watch is (re)opened. */
-#include <pthread.h>
+ * Keys are "namespace/name" of Volcano Jobs, fed by events on the jobs and
+ * on the objects a Volcano Job controls (pods, services, config maps,
+ * secrets, PodGroups: through the controller ownerReference); a (re)opened
+ * watch lists every Volcano Job. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/log.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcjob.h"
+#include "controller/workqueue.h"
 
-#define EVENT_BATCH 1024
-#define RETRY_MS 1000
-#define MAX_WAIT_MS 1000
+#define VC_WORKERS 4
 #define VC_API_VERSION "batch.volcano.sh/v1alpha1"
-
-typedef struct vc_key {
-    char *ns, *name;
-    int64_t due_ms; /* timers only */
-    struct vc_key *next;
-} vc_key;
 
 struct ty_vcjobs {
     ty_store *s;
-    pthread_t thread;
-    pthread_mutex_t mu; /* guards stop and w against vcjobs_stop */
-    bool stop;
-    store_watch *w;
-    vc_key *queue, *timers;
+    ty_workqueue *q;
 };
 
-static int64_t now_ms(void)
+static void enqueue(ty_workqueue *q, const char *ns, const char *name)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static vc_key *key_new(const char *ns, const char *name)
-{
-    vc_key *k = calloc(1, sizeof(*k));
-
-    if (!k || !(k->ns = strdup(ns)) || !(k->name = strdup(name))) {
-        if (k)
-            free(k->ns);
-        free(k);
-        return NULL;
-    }
-    return k;
-}
-
-static void key_free(vc_key *k)
-{
-    free(k->ns);
-    free(k->name);
-    free(k);
-}
-
-static void free_list(vc_key *k)
-{
-    while (k) {
-        vc_key *n = k->next;
-        key_free(k);
-        k = n;
-    }
-}
-
-static bool same(const vc_key *k, const char *ns, const char *name)
-{
-    return strcmp(k->ns, ns) == 0 && strcmp(k->name, name) == 0;
-}
-
-/* Appends (ns, name) to list unless it is there; a timer keeps the earlier due. */
-static void add(vc_key **list, const char *ns, const char *name, int64_t due_ms)
-{
-    vc_key **pp = list, *k;
+    char key[600]; /* names are at most 253 characters, namespaces 63 */
 
     if (!ns || !name)
         return;
-    for (; (k = *pp); pp = &k->next) {
-        if (same(k, ns, name)) {
-            if (due_ms < k->due_ms)
-                k->due_ms = due_ms;
-            return;
-        }
-    }
-    if ((k = key_new(ns, name))) {
-        k->due_ms = due_ms;
-        *pp = k;
-    }
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    wq_add(q, key);
 }
 
-/* Moves due timers to the queue; returns ms until the next one (or -1). */
-static int64_t timers_fire(ty_vcjobs *v)
+/* What a Volcano Job can control; other resources' JSON is never read. */
+static bool may_be_owned(const char *resource)
 {
-    int64_t now = now_ms(), next = -1;
-    vc_key **pp = &v->timers, *t;
-
-    while ((t = *pp)) {
-        if (t->due_ms <= now) {
-            *pp = t->next;
-            add(&v->queue, t->ns, t->name, 0);
-            key_free(t);
-            continue;
-        }
-        if (next < 0 || t->due_ms - now < next)
-            next = t->due_ms - now;
-        pp = &t->next;
-    }
-    return next;
+    return !strcmp(resource, "pods") || !strcmp(resource, "services") ||
+           !strcmp(resource, "configmaps") || !strcmp(resource, "secrets") ||
+           !strcmp(resource, api_store_key(&api_podgroup));
 }
 
-static void apply_event(ty_vcjobs *v, const store_event *ev)
+static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
 {
-    const json_t *meta = json_object_get(store_obj_json(ev->obj), "metadata");
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const json_t *meta;
+    const char *ns;
     json_t *r;
     size_t i;
 
+    (void)ctx;
     if (strcmp(ev->resource, api_store_key(&api_vcjob)) == 0) {
+        const char *jns, *name;
+        store_obj_key(ev->obj, &jns, &name);
         if (ev->type != STORE_DELETED)
-            add(&v->queue, ns, json_string_value(json_object_get(meta, "name")), 0);
+            enqueue(q, jns, name);
         return;
     }
+    if (!may_be_owned(ev->resource))
+        return;
+    meta = json_object_get(store_obj_json(ev->obj), "metadata");
+    ns = json_string_value(json_object_get(meta, "namespace"));
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
         const char *api = json_string_value(json_object_get(r, "apiVersion"));
         const char *kind = json_string_value(json_object_get(r, "kind"));
         if (json_is_true(json_object_get(r, "controller")) && api && kind &&
             !strcmp(api, VC_API_VERSION) && !strcmp(kind, "Job"))
-            add(&v->queue, ns, json_string_value(json_object_get(r, "name")), 0);
+            enqueue(q, ns, json_string_value(json_object_get(r, "name")));
     }
 }
 
-static bool stopping(ty_vcjobs *v)
-{
-    bool stop;
-    pthread_mutex_lock(&v->mu);
-    stop = v->stop;
-    pthread_mutex_unlock(&v->mu);
-    return stop;
-}
-
-static void drop_watch(ty_vcjobs *v)
-{
-    pthread_mutex_lock(&v->mu);
-    store_watch_close(v->w);
-    v->w = NULL;
-    pthread_mutex_unlock(&v->mu);
-}
-
-/* Watch from now, then queue every job, so nothing changed meanwhile is lost. */
-static int resync(ty_vcjobs *v)
+static void resync(ty_workqueue *q, ty_store *s, void *ctx)
 {
     store_list l;
     ty_error err;
 
+    (void)ctx;
     ty_error_init(&err);
-    pthread_mutex_lock(&v->mu);
-    if (!v->stop)
-        v->w = store_watch_open(v->s, NULL, NULL, store_current_rv(v->s), &err);
-    pthread_mutex_unlock(&v->mu);
-    if (!v->w) {
+    if (store_list_objects(s, api_store_key(&api_vcjob), NULL, &l, &err) < 0) {
         ty_error_clear(&err);
-        return -1;
-    }
-    if (store_list_objects(v->s, api_store_key(&api_vcjob), NULL, &l, &err) < 0) {
-        ty_error_clear(&err);
-        return 0;
+        return;
     }
     for (size_t k = 0; k < l.n; k++) {
-        const json_t *meta = json_object_get(store_obj_json(l.items[k]), "metadata");
-        add(&v->queue, json_string_value(json_object_get(meta, "namespace")),
-            json_string_value(json_object_get(meta, "name")), 0);
+        const char *ns, *name;
+        store_obj_key(l.items[k], &ns, &name);
+        enqueue(q, ns, name);
     }
     store_list_free(&l);
-    return 0;
 }
 
-static void work(ty_vcjobs *v)
+static int reconcile(const char *key, time_t *wake_at, void *ctx)
 {
-    vc_key *k;
+    ty_vcjobs *v = ctx;
+    char ns[256], name[300];
 
-    while ((k = v->queue) && !stopping(v)) {
-        time_t wake_at = 0;
-        v->queue = k->next;
-        if (vc_reconcile(v->s, k->ns, k->name, &wake_at) < 0)
-            add(&v->timers, k->ns, k->name, now_ms() + RETRY_MS);
-        /* Seconds resolution: look again just after the second ticks over. */
-        if (wake_at)
-            add(&v->timers, k->ns, k->name,
-                now_ms() + ((int64_t)wake_at - (int64_t)time(NULL)) * 1000 + 20);
-        key_free(k);
+    if (sscanf(key, "%255[^/]/%299s", ns, name) != 2) {
+        ty_warn("vcjobs: bad work queue key %s", key);
+        return 0;
     }
-}
-
-static int step(ty_vcjobs *v)
-{
-    int64_t next = timers_fire(v);
-    int timeout = v->queue ? 0 : (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
-    store_event ev;
-    ty_error err;
-
-    ty_error_init(&err);
-    for (int i = 0; i < EVENT_BATCH; i++) {
-        int rc = store_watch_next(v->w, i ? 0 : timeout, &ev, &err);
-        if (rc < 0) {
-            ty_error_clear(&err);
-            return -1;
-        }
-        if (rc == 0)
-            break;
-        apply_event(v, &ev);
-        store_event_release(&ev);
-    }
-    timers_fire(v);
-    work(v);
-    return 0;
-}
-
-static void *vc_main(void *arg)
-{
-    ty_vcjobs *v = arg;
-
-    while (!stopping(v)) {
-        if (!v->w && resync(v) < 0) {
-            if (!stopping(v))
-                usleep(100 * 1000); /* do not spin on a failing store */
-            continue;
-        }
-        if (step(v) < 0)
-            drop_watch(v);
-    }
-    drop_watch(v);
-    return NULL;
+    return vc_reconcile(v->s, ns, name, wake_at);
 }
 
 ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err)
 {
+    static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_vcjobs *v = calloc(1, sizeof(*v));
 
     if (!v) {
@@ -252,11 +113,8 @@ ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err)
         return NULL;
     }
     v->s = s;
-    pthread_mutex_init(&v->mu, NULL);
-    if (pthread_create(&v->thread, NULL, vc_main, v) != 0) {
-        pthread_mutex_destroy(&v->mu);
+    if (!(v->q = wq_start(s, "vcjobs", VC_WORKERS, &ops, v, err))) {
         free(v);
-        ty_seterr(err, TY_EINTERNAL, "vcjobs: cannot start thread");
         return NULL;
     }
     return v;
@@ -266,14 +124,6 @@ void vcjobs_stop(ty_vcjobs *v)
 {
     if (!v)
         return;
-    pthread_mutex_lock(&v->mu);
-    v->stop = true;
-    if (v->w)
-        store_watch_cancel(v->w);
-    pthread_mutex_unlock(&v->mu);
-    pthread_join(v->thread, NULL);
-    free_list(v->queue);
-    free_list(v->timers);
-    pthread_mutex_destroy(&v->mu);
+    wq_stop(v->q);
     free(v);
 }

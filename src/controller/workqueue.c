@@ -1,0 +1,375 @@
+/* workqueue.c - watch, work queue, workers and timers of a controller (see
+ * workqueue.h). */
+#include "controller/workqueue.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/strmap.h"
+
+#define EVENT_BATCH 1024
+#define RETRY_MS 1000
+/* How long the watch thread waits for events at most: a worker may add a
+ * timer while it waits. */
+#define MAX_WAIT_MS 50
+#define MAX_WORKERS 64
+
+typedef struct wq_key {
+    char *key;
+    int64_t due_ms;      /* timers only */
+    bool dirty;          /* being reconciled: queued again when its pass ends */
+    struct wq_key *next;
+} wq_key;
+
+struct ty_workqueue {
+    ty_store *s;
+    char *name;
+    wq_ops ops;
+    void *ctx;
+    pthread_t thread;
+    pthread_t workers[MAX_WORKERS];
+    size_t nworkers;
+    pthread_mutex_t mu;  /* guards everything below */
+    pthread_cond_t work_cv;
+    bool stop;
+    store_watch *w;
+    wq_key *queue, *qtail;
+    strmap queued;       /* key -> wq_key in the queue */
+    strmap active;       /* key -> its wq_key, while a worker reconciles it */
+    wq_key *timers;      /* unsorted; few */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static wq_key *key_new(const char *key)
+{
+    wq_key *k = calloc(1, sizeof(*k));
+
+    if (!k || !(k->key = strdup(key))) {
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+static void key_free(wq_key *k)
+{
+    free(k->key);
+    free(k);
+}
+
+static void free_list(wq_key *k)
+{
+    while (k) {
+        wq_key *n = k->next;
+        key_free(k);
+        k = n;
+    }
+}
+
+/* ---- the queue (q->mu held) ---- */
+
+static void push(ty_workqueue *q, wq_key *k)
+{
+    if (strmap_put(&q->queued, k->key, k) < 0) {
+        key_free(k);
+        return;
+    }
+    k->next = NULL;
+    if (q->qtail)
+        q->qtail->next = k;
+    else
+        q->queue = k;
+    q->qtail = k;
+    pthread_cond_signal(&q->work_cv);
+}
+
+static void add_locked(ty_workqueue *q, const char *key)
+{
+    wq_key *k;
+
+    if (strmap_get(&q->queued, key))
+        return;
+    if ((k = strmap_get(&q->active, key))) {
+        k->dirty = true;
+        return;
+    }
+    if ((k = key_new(key)))
+        push(q, k);
+}
+
+void wq_add(ty_workqueue *q, const char *key)
+{
+    if (!key || !*key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    add_locked(q, key);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void timer_add(ty_workqueue *q, const char *key, int64_t due_ms)
+{
+    wq_key *t;
+
+    for (t = q->timers; t; t = t->next) {
+        if (strcmp(t->key, key) == 0) {
+            if (due_ms < t->due_ms)
+                t->due_ms = due_ms;
+            return;
+        }
+    }
+    if (!(t = key_new(key)))
+        return;
+    t->due_ms = due_ms;
+    t->next = q->timers;
+    q->timers = t;
+}
+
+/* Moves due timers to the queue; returns ms until the next one (or -1). */
+static int64_t timers_fire(ty_workqueue *q)
+{
+    int64_t now = wall_ms(), next = -1;
+    wq_key **pp = &q->timers, *t;
+
+    while ((t = *pp)) {
+        if (t->due_ms <= now) {
+            *pp = t->next;
+            add_locked(q, t->key);
+            key_free(t);
+            continue;
+        }
+        if (next < 0 || t->due_ms - now < next)
+            next = t->due_ms - now;
+        pp = &t->next;
+    }
+    return next;
+}
+
+/* ---- workers ---- */
+
+static bool stopping(ty_workqueue *q)
+{
+    bool stop;
+    pthread_mutex_lock(&q->mu);
+    stop = q->stop;
+    pthread_mutex_unlock(&q->mu);
+    return stop;
+}
+
+/* The next key no other worker holds; NULL when stopping. */
+static wq_key *take(ty_workqueue *q)
+{
+    wq_key *k;
+
+    pthread_mutex_lock(&q->mu);
+    while (!q->stop && !q->queue)
+        pthread_cond_wait(&q->work_cv, &q->mu);
+    if (q->stop) {
+        pthread_mutex_unlock(&q->mu);
+        return NULL;
+    }
+    k = q->queue;
+    q->queue = k->next;
+    if (!q->queue)
+        q->qtail = NULL;
+    strmap_del(&q->queued, k->key);
+    if (strmap_put(&q->active, k->key, k) < 0) {
+        /* cannot mark it as taken: try it again in a second */
+        timer_add(q, k->key, wall_ms() + RETRY_MS);
+        pthread_mutex_unlock(&q->mu);
+        key_free(k);
+        return NULL;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return k;
+}
+
+static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
+{
+    pthread_mutex_lock(&q->mu);
+    strmap_del(&q->active, k->key);
+    if (failed)
+        timer_add(q, k->key, wall_ms() + RETRY_MS);
+    /* Seconds resolution: look again just after the second ticks over. */
+    if (wake_at)
+        timer_add(q, k->key, (int64_t)wake_at * 1000 + 20);
+    if (k->dirty) {
+        k->dirty = false;
+        push(q, k); /* the key goes round again */
+        k = NULL;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (k)
+        key_free(k);
+}
+
+static void *worker_main(void *arg)
+{
+    ty_workqueue *q = arg;
+    wq_key *k;
+
+    while (!stopping(q)) {
+        time_t wake_at = 0;
+        bool failed;
+        if (!(k = take(q)))
+            continue;
+        failed = q->ops.reconcile(k->key, &wake_at, q->ctx) < 0;
+        done(q, k, failed, wake_at);
+    }
+    return NULL;
+}
+
+/* ---- the watch thread ---- */
+
+static void drop_watch(ty_workqueue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    store_watch_close(q->w);
+    q->w = NULL;
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Watch from now, then queue everything: nothing that changed meanwhile is
+ * missed, and every object gets a first look. */
+static int open_watch(ty_workqueue *q)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    pthread_mutex_lock(&q->mu);
+    if (!q->stop)
+        q->w = store_watch_open(q->s, NULL, NULL, store_current_rv(q->s), &err);
+    pthread_mutex_unlock(&q->mu);
+    if (!q->w) {
+        ty_debug("%s: cannot watch the store: %s", q->name, err.text);
+        ty_error_clear(&err);
+        return -1;
+    }
+    q->ops.resync(q, q->s, q->ctx);
+    return 0;
+}
+
+/* Waits for events, hands a batch to on_event and fires due timers.
+ * Returns -1 when the watch ended. */
+static int step(ty_workqueue *q)
+{
+    int64_t next;
+    int timeout;
+    store_event ev;
+    ty_error err;
+    int rc;
+
+    pthread_mutex_lock(&q->mu);
+    next = timers_fire(q);
+    pthread_mutex_unlock(&q->mu);
+    timeout = (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
+    ty_error_init(&err);
+    for (int i = 0; i < EVENT_BATCH; i++) {
+        rc = store_watch_next(q->w, i ? 0 : timeout, &ev, &err);
+        if (rc < 0) {
+            ty_error_clear(&err);
+            return -1;
+        }
+        if (rc == 0)
+            break;
+        q->ops.on_event(q, &ev, q->ctx);
+        store_event_release(&ev);
+    }
+    return 0;
+}
+
+static void *watch_main(void *arg)
+{
+    ty_workqueue *q = arg;
+
+    while (!stopping(q)) {
+        if (!q->w && open_watch(q) < 0) {
+            if (!stopping(q))
+                usleep(100 * 1000); /* do not spin on a failing store */
+            continue;
+        }
+        if (step(q) < 0)
+            drop_watch(q); /* fell behind the history, or stopping */
+    }
+    drop_watch(q);
+    return NULL;
+}
+
+/* ---- start / stop ---- */
+
+static void stop_workers(ty_workqueue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    if (q->w)
+        store_watch_cancel(q->w);
+    pthread_cond_broadcast(&q->work_cv);
+    pthread_mutex_unlock(&q->mu);
+    for (size_t i = 0; i < q->nworkers; i++)
+        pthread_join(q->workers[i], NULL);
+}
+
+static void free_queue(ty_workqueue *q)
+{
+    free_list(q->queue);
+    free_list(q->timers);
+    strmap_free(&q->queued);
+    strmap_free(&q->active); /* each worker freed the key it held */
+    pthread_cond_destroy(&q->work_cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q->name);
+    free(q);
+}
+
+ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
+                       void *ctx, ty_error *err)
+{
+    ty_workqueue *q = calloc(1, sizeof(*q));
+
+    if (!q || !(q->name = strdup(name))) {
+        free(q);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    q->s = s;
+    q->ops = *ops;
+    q->ctx = ctx;
+    strmap_init(&q->queued);
+    strmap_init(&q->active);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work_cv, NULL);
+    if (workers < 1)
+        workers = 1;
+    if (workers > MAX_WORKERS)
+        workers = MAX_WORKERS;
+    for (size_t i = 0; i < workers; i++) {
+        if (pthread_create(&q->workers[i], NULL, worker_main, q) != 0)
+            break;
+        q->nworkers++;
+    }
+    if (q->nworkers && pthread_create(&q->thread, NULL, watch_main, q) == 0)
+        return q;
+    stop_workers(q);
+    free_queue(q);
+    ty_seterr(err, TY_EINTERNAL, "%s: cannot start threads", name);
+    return NULL;
+}
+
+void wq_stop(ty_workqueue *q)
+{
+    if (!q)
+        return;
+    stop_workers(q);
+    pthread_join(q->thread, NULL);
+    free_queue(q);
+}

@@ -1,0 +1,50 @@
+/* workqueue.h - the loop every job controller runs: one watch on the store,
+ * a work queue of keys, workers that reconcile them, and timers.
+ *
+ * The queue follows client-go's workqueue rules: a key is queued at most
+ * once; a key being reconciled is never handed to a second worker, and an
+ * event for it meanwhile marks it dirty, so it is queued again when its pass
+ * ends. A pass that fails is retried a second later; a pass may ask for
+ * another look at a given time (deadlines, TTLs). When the watch is opened
+ * (at start, and after it fell behind the store's history) the controller
+ * lists what it owns and queues everything, after the watch opened, so that
+ * nothing changed in between is missed.
+ *
+ * Several workers, because a pass spends most of its time waiting for its
+ * writes to commit: with one, a whole controller waited with it. */
+#ifndef TY_CONTROLLER_WORKQUEUE_H
+#define TY_CONTROLLER_WORKQUEUE_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "store/store.h"
+
+typedef struct ty_workqueue ty_workqueue;
+
+typedef struct wq_ops {
+    /* The keys an event concerns (wq_add each). Runs on the watch thread;
+     * must be quick: look at ev->resource before the object's JSON. */
+    void (*on_event)(ty_workqueue *q, const store_event *ev, void *ctx);
+    /* Queues every object the controller follows (wq_add each). */
+    void (*resync)(ty_workqueue *q, ty_store *s, void *ctx);
+    /* One pass over key, on a worker. -1: retried a second later. *wake_at
+     * (seconds since the epoch, 0 = never) asks for another look then. */
+    int (*reconcile)(const char *key, time_t *wake_at, void *ctx);
+} wq_ops;
+
+/* Starts the watch thread and `workers` workers on s (which must outlive
+ * the queue). name is for logs. NULL with err when a thread cannot start. */
+ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
+                       void *ctx, ty_error *err);
+
+/* Queues key (copied) unless it is queued already; marks it dirty when a
+ * worker has it. From on_event and resync (or any thread). */
+void wq_add(ty_workqueue *q, const char *key);
+
+/* Stops the threads (a pass under way finishes first), frees everything.
+ * NULL is fine. */
+void wq_stop(ty_workqueue *q);
+
+#endif

@@ -1,0 +1,225 @@
+/* test_workqueue.c - the controllers' shared loop on a real store: events
+ * become keys, a key is never on two workers at once and an event during a
+ * pass brings it round again, failures are retried, wake-ups come back,
+ * and the first listing queues what exists. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ftw.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/workqueue.h"
+
+enum { NKEYS = 4 };
+
+typedef struct counts {
+    atomic_int passes[NKEYS];
+    atomic_int inflight[NKEYS];
+    atomic_int max_inflight;
+    atomic_int fail_first;  /* key 0 fails its first pass when set */
+    atomic_int wake_once;   /* key 1 asks for one more look when set */
+    atomic_int events;
+    int slow_ms;
+} counts;
+
+static int key_index(const char *key)
+{
+    int i = key[0] - 'a';
+    return i >= 0 && i < NKEYS && key[1] == '\0' ? i : -1;
+}
+
+static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+{
+    counts *c = ctx;
+    const char *ns, *name;
+
+    if (strcmp(ev->resource, "configmaps") != 0)
+        return;
+    atomic_fetch_add(&c->events, 1);
+    store_obj_key(ev->obj, &ns, &name);
+    wq_add(q, name);
+}
+
+static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+{
+    store_list l;
+    ty_error err;
+    (void)ctx;
+
+    ty_error_init(&err);
+    assert_int_equal(store_list_objects(s, "configmaps", NULL, &l, &err), 0);
+    for (size_t i = 0; i < l.n; i++) {
+        const char *ns, *name;
+        store_obj_key(l.items[i], &ns, &name);
+        wq_add(q, name);
+    }
+    store_list_free(&l);
+}
+
+static int reconcile(const char *key, time_t *wake_at, void *ctx)
+{
+    counts *c = ctx;
+    int i = key_index(key), now, max;
+
+    if (i < 0)
+        return 0;
+    now = atomic_fetch_add(&c->inflight[i], 1) + 1;
+    max = atomic_load(&c->max_inflight);
+    while (now > max && !atomic_compare_exchange_weak(&c->max_inflight, &max, now))
+        ;
+    if (c->slow_ms)
+        usleep((useconds_t)c->slow_ms * 1000);
+    atomic_fetch_add(&c->passes[i], 1);
+    atomic_fetch_sub(&c->inflight[i], 1);
+    if (i == 0 && atomic_exchange(&c->fail_first, 0))
+        return -1;
+    if (i == 1 && atomic_exchange(&c->wake_once, 0))
+        *wake_at = time(NULL) + 1;
+    return 0;
+}
+
+static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
+
+typedef struct fixture {
+    char dir[64];
+    ty_store *s;
+} fixture;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    ty_error err;
+
+    ty_error_init(&err);
+    strcpy(f->dir, "/tmp/ty-wq-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static void put(ty_store *s, const char *name, int v)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind",
+                          "ConfigMap", "metadata", "name", name, "data", "v", v);
+    ty_error err;
+    store_obj *r;
+
+    ty_error_init(&err);
+    r = store_create_take(s, "configmaps", "default", o, &err);
+    if (!r) {
+        o = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind", "ConfigMap",
+                      "metadata", "name", name, "data", "v", v);
+        ty_error_clear(&err);
+        r = store_update(s, "configmaps", "default", o, &err);
+        json_decref(o);
+    }
+    assert_non_null(r);
+    store_obj_unref(r);
+}
+
+/* Waits up to ms for passes[i] >= n. */
+static bool wait_passes(counts *c, int i, int n, int ms)
+{
+    for (int t = 0; t < ms / 10; t++) {
+        if (atomic_load(&c->passes[i]) >= n)
+            return true;
+        usleep(10 * 1000);
+    }
+    return atomic_load(&c->passes[i]) >= n;
+}
+
+/* What exists is queued at start; events bring keys; a key is never on two
+ * workers, and events during a pass bring it round once more. */
+static void test_keys_never_on_two_workers(void **state)
+{
+    fixture *f = *state;
+    counts c = {.slow_ms = 20};
+    ty_error err;
+    ty_workqueue *q;
+
+    ty_error_init(&err);
+    put(f->s, "c", 1); /* exists before the queue starts */
+    q = wq_start(f->s, "test", 8, &ops, &c, &err);
+    assert_non_null(q);
+    assert_true(wait_passes(&c, 2, 1, 2000));
+    for (int v = 0; v < 40; v++) {
+        put(f->s, "d", v);
+        usleep(2000);
+    }
+    assert_true(wait_passes(&c, 3, 2, 3000));
+    usleep(200 * 1000); /* let the last round finish */
+    wq_stop(q);
+    assert_int_equal(atomic_load(&c.max_inflight), 1);
+    /* 40 changes in ~80 ms of 20 ms passes: merged, yet more than one pass */
+    assert_true(atomic_load(&c.passes[3]) >= 2);
+    assert_true(atomic_load(&c.passes[3]) < 40);
+    assert_int_equal(atomic_load(&c.passes[2]), 1);
+}
+
+/* A failed pass comes back about a second later; a pass that asks for a
+ * wake-up gets one. */
+static void test_retry_and_wake(void **state)
+{
+    fixture *f = *state;
+    counts c = {0};
+    ty_error err;
+    ty_workqueue *q;
+    struct timespec t0, t1;
+
+    ty_error_init(&err);
+    atomic_store(&c.fail_first, 1);
+    atomic_store(&c.wake_once, 1);
+    q = wq_start(f->s, "test", 2, &ops, &c, &err);
+    assert_non_null(q);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    put(f->s, "a", 1);
+    put(f->s, "b", 1);
+    assert_true(wait_passes(&c, 0, 1, 2000));
+    assert_true(wait_passes(&c, 1, 1, 2000));
+    assert_true(wait_passes(&c, 0, 2, 3000)); /* the retry */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec >= 1 || t1.tv_nsec >= t0.tv_nsec + 900000000L);
+    assert_true(wait_passes(&c, 1, 2, 3000)); /* the wake-up */
+    usleep(1200 * 1000);
+    wq_stop(q);
+    assert_int_equal(atomic_load(&c.passes[0]), 2); /* no more than asked */
+    assert_int_equal(atomic_load(&c.passes[1]), 2);
+    assert_true(atomic_load(&c.events) >= 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_keys_never_on_two_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry_and_wake, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
