@@ -2,8 +2,9 @@
  * job kind (TFJob, PyTorchJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, MXJob)
  * and MindSpore's MSJob.
  *
- * One thread follows the store's watch hub, queues the key of every job whose
- * object, pods, services or config map changed, and reconciles each: creates
+ * A watch on the store's hub queues the key of every job whose object, pods,
+ * services, config map or PodGroup changed, and workers reconcile each
+ * (controller/workqueue.c; a job is never on two workers at once): creates
  * the pods and services the job needs (with the framework's environment),
  * restarts, fails or completes it by its run policy and its framework's rule,
  * cleans up, suspends and resumes, and writes the job's status, Events and
@@ -18,11 +19,11 @@
 
 typedef struct ty_jobs ty_jobs;
 
-/* Starts the engine's thread on s, which must outlive it. NULL with err
- * filled when the thread cannot start. */
+/* Starts the engine's threads on s, which must outlive them. NULL with err
+ * filled when they cannot start. */
 ty_jobs *jobs_start(ty_store *s, ty_error *err);
 
-/* Stops the thread, waits for it and frees everything. NULL is fine. */
+/* Stops the threads, waits for them and frees everything. NULL is fine. */
 void jobs_stop(ty_jobs *j);
 
 #endif
