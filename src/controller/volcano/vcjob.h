@@ -1,10 +1,11 @@
 /* vcjob.h - the Volcano Job controller (batch.volcano.sh/v1alpha1 Job).
  *
  * A watch on the store's hub queues every Volcano Job whose object or pods
- * changed, and workers reconcile each (controller/workqueue.c): a pass creates the job's PodGroup, its task pods
- * `<job>-<task>-<i>` (with the env/svc/pytorch plugins' additions), applies
- * the lifecycle policies and walks the phase state machine, and writes the
- * job's status and Events. See docs/internals/volcano.md.
+ * changed, and workers reconcile each (controller/workqueue.c): a pass
+ * creates the job's PodGroup, its task pods `<job>-<task>-<i>` (with the
+ * env/svc/pytorch plugins' additions), applies the lifecycle policies and
+ * walks the phase state machine, and writes the job's status and Events.
+ * See docs/internals/volcano.md.
  */
 #ifndef TY_CONTROLLER_VOLCANO_VCJOB_H
 #define TY_CONTROLLER_VOLCANO_VCJOB_H
