@@ -45,9 +45,10 @@ static uint64_t fnv1a(const char *a, const char *b, const char *c, const char *d
     return h;
 }
 
-/* The Event and its namespace (borrowed from involved), or NULL. */
-static json_t *build(const json_t *involved, const char *type, const char *reason,
-                     const char *component, const char **ns_out, const char *fmt, va_list ap)
+/* The op that records the Event (its namespace borrowed from involved);
+ * false when it cannot be built. */
+static bool vevent_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+                      const char *component, const char *fmt, va_list ap)
 {
     const json_t *meta = json_object_get(involved, "metadata");
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
@@ -58,7 +59,7 @@ static json_t *build(const json_t *involved, const char *type, const char *reaso
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     if (!name)
-        return NULL;
+        return false;
     if (!ns || !*ns)
         ns = "default";
     ty_time_format(time(NULL), now, sizeof(now));
@@ -74,41 +75,39 @@ static json_t *build(const json_t *involved, const char *type, const char *reaso
         "reason", reason, "message", msg, "type", type, "source", "component", component,
         "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent",
         component, "reportingInstance", component);
-    if (!ev)
+    if (!ev) {
         ty_debug("event %s/%s not recorded: out of memory", ns, evname);
-    *ns_out = ns;
-    return ev;
+        return false;
+    }
+    /* A repeat (same name) bumps the Event that is there. */
+    *op = store_op_record("events", ns, ev, ty_event_bump, NULL);
+    return true;
 }
 
 void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
               const char *component, const char *fmt, ...)
 {
-    const char *ns = NULL;
+    store_op op;
     va_list ap;
-    json_t *ev;
+    bool ok;
 
     va_start(ap, fmt);
-    ev = build(involved, type, reason, component, &ns, fmt, ap);
+    ok = vevent_op(&op, involved, type, reason, component, fmt, ap);
     va_end(ap);
-    /* A repeat (same name) bumps the Event that is there. Nobody waits for
-     * the write: it joins the batch being committed, if any, ahead of
-     * whatever this thread writes next. */
-    if (ev)
-        store_create_async(s, "events", ns, ev, ty_event_bump, NULL, 0);
+    /* A record alone: nobody waits, it joins the batch being committed, if
+     * any, ahead of whatever this thread writes next. */
+    if (ok)
+        store_write_all(s, &op, 1);
 }
 
 bool ty_event_op(store_op *op, const json_t *involved, const char *type, const char *reason,
                  const char *component, const char *fmt, ...)
 {
-    const char *ns = NULL;
     va_list ap;
-    json_t *ev;
+    bool ok;
 
     va_start(ap, fmt);
-    ev = build(involved, type, reason, component, &ns, fmt, ap);
+    ok = vevent_op(op, involved, type, reason, component, fmt, ap);
     va_end(ap);
-    if (!ev)
-        return false;
-    *op = store_op_record("events", ns, ev, ty_event_bump, NULL);
-    return true;
+    return ok;
 }

@@ -80,7 +80,7 @@ static store_res *res_for_write(ty_store *s, const char *resource, ty_error *err
 
 /* ---- create ---- */
 
-static int init_create_meta(json_t *obj, const char *ns, ty_error *err)
+int store_init_create_meta(json_t *obj, const char *ns, ty_error *err)
 {
     json_t *meta = meta_of(obj);
     char uid[40], ts[32];
@@ -187,7 +187,7 @@ store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, 
         ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
         return NULL;
     }
-    if (init_create_meta(obj, ns, err) < 0) {
+    if (store_init_create_meta(obj, ns, err) < 0) {
         json_decref(obj);
         return NULL;
     }
@@ -213,7 +213,7 @@ void store_create_async(ty_store *s, const char *resource, const char *ns, json_
 
     ns = ns ? ns : "";
     lns = strlen(ns) + 1;
-    if (!json_is_object(obj) || init_create_meta(obj, ns, NULL) < 0 ||
+    if (!json_is_object(obj) || store_init_create_meta(obj, ns, NULL) < 0 ||
         !(a = calloc(1, sizeof(*a) + argsz + lres + lns))) {
         ty_debug("store: async create of %s in \"%s\" dropped", resource, ns);
         json_decref(obj);
@@ -229,92 +229,6 @@ void store_create_async(ty_store *s, const char *resource, const char *ns, json_
                          .obj = obj, .fn = fn, .arg = arglen ? p : NULL, .async = true,
                          .err = &a->err};
     commit_submit(s, &a->req);
-}
-
-/* ---- several writes at once ---- */
-
-static bool op_valid(store_op *op, const char *ns)
-{
-    if (op->kind == STORE_OP_MUTATE)
-        return true;
-    if (!json_is_object(op->obj)) {
-        ty_seterr(&op->err, TY_EBADREQUEST, "object must be a JSON object");
-        return false;
-    }
-    return init_create_meta(op->obj, ns, &op->err) == 0;
-}
-
-/* Records only, none with an argument to copy: nobody waits for them. */
-static bool only_records(const store_op *ops, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ops[i].kind != STORE_OP_RECORD || ops[i].arg)
-            return false;
-    return true;
-}
-
-size_t store_write_all(ty_store *s, store_op *ops, size_t n)
-{
-    write_req *reqs;
-    size_t m = 0, failed = 0;
-
-    if (n && only_records(ops, n)) {
-        for (size_t i = 0; i < n; i++) {
-            ty_error_init(&ops[i].err);
-            ops[i].result = NULL;
-            store_create_async(s, ops[i].resource, ops[i].ns, ops[i].obj, ops[i].fn, NULL, 0);
-            ops[i].obj = NULL;
-        }
-        return 0;
-    }
-    reqs = n ? calloc(n, sizeof(*reqs)) : NULL;
-
-    for (size_t i = 0; i < n; i++) {
-        store_op *op = &ops[i];
-        const char *ns = op->ns ? op->ns : "";
-        ty_error_init(&op->err);
-        op->result = NULL;
-        if (!reqs) {
-            ty_seterr(&op->err, TY_EINTERNAL, "out of memory");
-            continue;
-        }
-        if (!op_valid(op, ns))
-            continue;
-        reqs[m++] = (write_req){
-            .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
-            .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
-            .fn = op->fn, .arg = op->arg, .status_only = op->status_only, .err = &op->err};
-        op->obj = NULL; /* the request owns it now */
-    }
-    commit_submit_all(s, reqs, m);
-    for (size_t i = 0, k = 0; i < n; i++) {
-        store_op *op = &ops[i];
-        if (k < m && reqs[k].err == &op->err) { /* it was submitted */
-            json_decref(reqs[k].obj);           /* still ours when it was not staged */
-            op->result = reqs[k++].result;
-        }
-        json_decref(op->obj);
-        op->obj = NULL;
-        if (op->kind != STORE_OP_RECORD) {
-            failed += op->result == NULL;
-            continue;
-        }
-        if (!op->result)
-            ty_debug("store: %s in \"%s\" not recorded: %s", op->resource, op->ns ? op->ns : "",
-                     op->err.text);
-        store_op_clear(op);
-    }
-    free(reqs);
-    return failed;
-}
-
-void store_op_clear(store_op *op)
-{
-    store_obj_unref(op->result);
-    op->result = NULL;
-    json_decref(op->obj);
-    op->obj = NULL;
-    ty_error_clear(&op->err);
 }
 
 static void exec_mutate(ty_store *s, write_req *req);

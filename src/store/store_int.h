@@ -289,6 +289,11 @@ void sweep_step(ty_store *s);
 
 /* ---- store.c ---- */
 
+/* Sets what the store owns in a new object's metadata (uid,
+ * creationTimestamp, namespace, generation) and drops what a create may not
+ * set; -1 with err when metadata is not an object. Any thread. */
+int store_init_create_meta(json_t *obj, const char *ns, ty_error *err);
+
 /* Runs req's operation (in the leader, write_mu held): stages its write via
  * commit_stage, or settles its outcome (no-op result, error) right away. */
 void store_exec(ty_store *s, write_req *req);

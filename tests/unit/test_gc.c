@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "controller/gc.h"
 #include "store/store.h"
 
@@ -23,12 +25,6 @@ typedef struct fixture {
     ty_store *s;
     ty_gc *gc;
 } fixture;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
 
 static int setup(void **state)
 {
@@ -51,7 +47,7 @@ static int teardown(void **state)
     fixture *f = *state;
     gc_stop(f->gc);
     store_close(f->s);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }

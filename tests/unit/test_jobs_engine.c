@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "api/kinds.h"
 #include "api/kubeflow.h"
 #include "base/metrics.h"
@@ -34,12 +36,6 @@ typedef struct fixture {
     ty_jobs *jobs;
     ty_sched *sched; /* admits the jobs' PodGroups; there are no nodes */
 } fixture;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
 
 static int setup(void **state)
 {
@@ -68,7 +64,7 @@ static int teardown(void **state)
     jobs_stop(f->jobs);
     gc_stop(f->gc);
     store_close(f->s);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }

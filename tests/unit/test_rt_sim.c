@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/timeutil.h"
@@ -53,18 +55,12 @@ static int setup(void **state)
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
     rt_sim_stop(f->rt);
     store_close(f->s);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }

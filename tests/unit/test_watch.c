@@ -17,18 +17,14 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "store/store.h"
 
 typedef struct fixture {
     char dir[64];
     ty_store *s;
 } fixture;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
 
 static void open_with(fixture *f, size_t history)
 {
@@ -55,7 +51,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     store_close(f->s);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "controller/workqueue.h"
 
 enum { NKEYS = 4 };
@@ -96,12 +98,6 @@ typedef struct fixture {
     ty_store *s;
 } fixture;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
@@ -120,7 +116,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     store_close(f->s);
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }

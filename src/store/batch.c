@@ -1,0 +1,92 @@
+/* batch.c - several writes at once (store_write_all, see store.h): a group
+ * of requests queued one after another (commit.c), so that they share
+ * transactions, one wake-up of the watchers and one thread hand-off. */
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "store/store_int.h"
+
+static bool op_valid(store_op *op, const char *ns)
+{
+    if (op->kind == STORE_OP_MUTATE)
+        return true;
+    if (!json_is_object(op->obj)) {
+        ty_seterr(&op->err, TY_EBADREQUEST, "object must be a JSON object");
+        return false;
+    }
+    return store_init_create_meta(op->obj, ns, &op->err) == 0;
+}
+
+/* Records only, none with an argument to copy: nobody waits for them. */
+static bool only_records(const store_op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].kind != STORE_OP_RECORD || ops[i].arg)
+            return false;
+    return true;
+}
+
+size_t store_write_all(ty_store *s, store_op *ops, size_t n)
+{
+    write_req *reqs;
+    size_t m = 0, failed = 0;
+
+    if (n && only_records(ops, n)) {
+        for (size_t i = 0; i < n; i++) {
+            ty_error_init(&ops[i].err);
+            ops[i].result = NULL;
+            store_create_async(s, ops[i].resource, ops[i].ns, ops[i].obj, ops[i].fn, NULL, 0);
+            ops[i].obj = NULL;
+        }
+        return 0;
+    }
+    reqs = n ? calloc(n, sizeof(*reqs)) : NULL;
+
+    for (size_t i = 0; i < n; i++) {
+        store_op *op = &ops[i];
+        const char *ns = op->ns ? op->ns : "";
+        ty_error_init(&op->err);
+        op->result = NULL;
+        if (!reqs) {
+            ty_seterr(&op->err, TY_EINTERNAL, "out of memory");
+            continue;
+        }
+        if (!op_valid(op, ns))
+            continue;
+        reqs[m++] = (write_req){
+            .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
+            .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
+            .fn = op->fn, .arg = op->arg, .status_only = op->status_only, .err = &op->err};
+        op->obj = NULL; /* the request owns it now */
+    }
+    commit_submit_all(s, reqs, m);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        store_op *op = &ops[i];
+        if (k < m && reqs[k].err == &op->err) { /* it was submitted */
+            json_decref(reqs[k].obj);           /* still ours when it was not staged */
+            op->result = reqs[k++].result;
+        }
+        json_decref(op->obj);
+        op->obj = NULL;
+        if (op->kind != STORE_OP_RECORD) {
+            failed += op->result == NULL;
+            continue;
+        }
+        if (!op->result)
+            ty_debug("store: %s in \"%s\" not recorded: %s", op->resource, op->ns ? op->ns : "",
+                     op->err.text);
+        store_op_clear(op);
+    }
+    free(reqs);
+    return failed;
+}
+
+void store_op_clear(store_op *op)
+{
+    store_obj_unref(op->result);
+    op->result = NULL;
+    json_decref(op->obj);
+    op->obj = NULL;
+    ty_error_clear(&op->err);
+}
+
