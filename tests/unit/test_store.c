@@ -990,18 +990,27 @@ static void test_list_owned_matches_scan(void **state)
         store_obj_unref(o);
         ty_error_clear(&err);
     }
+    /* The scan: one listing of every pod, filtered here for each owner (a
+     * filtered listing per owner parsed all 20,000 pods each time: 25 s). */
+    store_list all;
+    store_list_opts every = {.ns = "default"};
+    assert_int_equal(store_list_objects(f->s, "pods", &every, &all, &err), 0);
     for (int k = 0; k < 2600; k += 13) {
-        store_list scan, idx;
+        store_list idx;
+        size_t matched = 0;
         snprintf(uid, sizeof(uid), "owner-%d", k);
-        store_list_opts lo = {.ns = "default", .filter = controlled_by, .filter_arg = uid};
-        assert_int_equal(store_list_objects(f->s, "pods", &lo, &scan, &err), 0);
         assert_int_equal(store_list_owned(f->s, "pods", "default", uid, &idx, &err), 0);
-        assert_int_equal(idx.n, scan.n);
-        for (size_t i = 0; i < idx.n; i++)
-            assert_ptr_equal(idx.items[i], scan.items[i]);
-        store_list_free(&scan);
+        for (size_t i = 0; i < all.n; i++) {
+            if (!controlled_by(store_obj_json(all.items[i]), uid))
+                continue;
+            assert_true(matched < idx.n);
+            assert_ptr_equal(idx.items[matched], all.items[i]);
+            matched++;
+        }
+        assert_int_equal(idx.n, matched);
         store_list_free(&idx);
     }
+    store_list_free(&all);
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (int k = 0; k < 5000; k++) {
         store_list l;
