@@ -50,6 +50,8 @@ cleanup() {
         wait "$server_pid" 2>/dev/null || true
         # How many transactions the writes took (group commit), said at close.
         grep -m1 'store: .* transactions' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */store at close: /' || true
+        # What its objects held in memory then (cold texts are compressed).
+        grep -m1 'store: .* objects: ' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */store at close: /' || true
     fi
     rm -rf "$tmpdir"
 }

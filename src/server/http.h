@@ -56,7 +56,8 @@ void http_add_warning(http_req *r, const char *text);
 
 /* Answers with a JSON value (steals the reference). */
 enum MHD_Result http_send_json(http_req *r, unsigned status, json_t *value);
-/* Answers with ready text (copied). */
+/* Answers with ready text (copied). text NULL (memory ran out getting it)
+ * closes the connection, as any allocation failure does. */
 enum MHD_Result http_send_text(http_req *r, unsigned status, const char *ctype,
                                const char *text, size_t len);
 /* Answers with a malloc'd buffer (ownership taken). */

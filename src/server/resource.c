@@ -227,6 +227,10 @@ static enum MHD_Result send_list_json(http_req *r, const api_resource *res, stor
     for (size_t i = 0; i < l->n; i++) {
         size_t len;
         const char *text = store_obj_text(l->items[i], &len);
+        if (!text) {
+            ty_buf_free(&b);
+            return MHD_NO;
+        }
         if (i)
             ty_buf_append(&b, ",", 1);
         ty_buf_append(&b, text, len);

@@ -96,7 +96,7 @@ enum MHD_Result http_send_buffer(http_req *r, unsigned status, const char *ctype
 enum MHD_Result http_send_text(http_req *r, unsigned status, const char *ctype,
                                const char *text, size_t len)
 {
-    char *copy = malloc(len + 1);
+    char *copy = text ? malloc(len + 1) : NULL;
     if (!copy)
         return MHD_NO;
     memcpy(copy, text, len);

@@ -53,7 +53,10 @@ static void encode_event(watch_stream *ws, const char *type, const store_obj *o)
     } else {
         size_t len;
         const char *text = store_obj_text(o, &len);
-        ty_buf_append(&ws->out, text, len);
+        if (text)
+            ty_buf_append(&ws->out, text, len);
+        else
+            ty_buf_puts(&ws->out, "{}");
     }
     ty_buf_puts(&ws->out, "}\n");
 }

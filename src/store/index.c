@@ -84,6 +84,8 @@ void index_free(store_index *ix)
     for (size_t i = 0; i < ix->n; i++) {
         node_free_all(ix->res[i]->root);
         owners_free_all(ix->res[i]);
+        zdict_unref(ix->res[i]->zdict);
+        ty_buf_free(&ix->res[i]->zsamples);
         free(ix->res[i]->name);
         free(ix->res[i]);
     }

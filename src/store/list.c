@@ -163,7 +163,7 @@ static bool filter_obj(const store_list_opts *opts, const store_obj *o)
 
     if (tree)
         return opts->filter(tree, opts->filter_arg);
-    tree = json_loadb(o->text, o->len, 0, NULL);
+    tree = obj_parse(o);
     keep = tree && opts->filter(tree, opts->filter_arg);
     json_decref(tree);
     return keep;
@@ -298,4 +298,32 @@ void store_list_free(store_list *l)
     free(l->items);
     free(l->continue_token);
     memset(l, 0, sizeof(*l));
+}
+
+void store_memory(ty_store *s, store_mem *m)
+{
+    memset(m, 0, sizeof(*m));
+    pthread_rwlock_rdlock(&s->index_rw);
+    for (size_t i = 0; i < s->ix.n; i++) {
+        res_iter it;
+        idx_node *n;
+
+        res_iter_seek(&it, s->ix.res[i], NULL, NULL, true);
+        while ((n = res_iter_next(&it))) {
+            store_obj *o = n->obj;
+            obj_z *z = atomic_load_explicit(&o->z, memory_order_acquire);
+
+            m->objects++;
+            m->trees += atomic_load_explicit(&o->tree, memory_order_relaxed) != NULL;
+            if (atomic_load_explicit(&o->text, memory_order_relaxed)) {
+                m->plain++;
+                m->plain_bytes += o->len;
+            }
+            if (z && z != &obj_z_none) {
+                m->compressed++;
+                m->compressed_bytes += z->len;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&s->index_rw);
 }

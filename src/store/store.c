@@ -749,12 +749,20 @@ error:
 
 void store_close(ty_store *s)
 {
+    store_mem m;
+
     if (!s)
         return;
     commit_drain(s);
-    if (s->batches)
+    if (s->batches) {
+        store_memory(s, &m);
         ty_info("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
-                 (unsigned long long)s->batches);
+                (unsigned long long)s->batches);
+        ty_info("store: %zu objects: %zu with trees, %zu with plain text (%.1f MB), "
+                "%zu compressed (%.1f MB)",
+                m.objects, m.trees, m.plain, m.plain_bytes / 1e6, m.compressed,
+                m.compressed_bytes / 1e6);
+    }
     if (s->hub)
         hub_shutdown(s->hub);
     db_close(&s->db);

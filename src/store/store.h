@@ -43,8 +43,12 @@ typedef struct ty_store ty_store;
  * never modify what store_obj_json returns (json_deep_copy it first). */
 typedef struct store_obj store_obj;
 
-const json_t *store_obj_json(const store_obj *o);           /* borrowed */
-const char *store_obj_text(const store_obj *o, size_t *len); /* borrowed, NUL-terminated */
+/* A snapshot's JSON and its compact text, borrowed, valid while the caller
+ * holds o. The store keeps either for objects in use and parses or
+ * decompresses them again for a reader of a cold one (sweep.c), so either
+ * can be NULL when memory runs out. */
+const json_t *store_obj_json(const store_obj *o);
+const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated */
 uint64_t store_obj_rv(const store_obj *o);
 /* Its namespace ("" when cluster-scoped) and name, without parsing anything.
  * Borrowed, valid while o is. */
@@ -73,6 +77,16 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
 /* Names of the resources that hold at least one object now, sorted: a JSON
  * array of strings (caller decrefs). For whole-store scans (the GC). */
 json_t *store_resources(ty_store *s);
+
+/* What the store's objects hold in memory now, counted by a walk of the
+ * index (O(objects), under the read lock): for the curious and for tests. */
+typedef struct store_mem {
+    size_t objects;
+    size_t trees;            /* holding a parsed tree */
+    size_t plain, plain_bytes; /* holding their plain text, and its bytes */
+    size_t compressed, compressed_bytes; /* holding a compressed copy, and its bytes */
+} store_mem;
+void store_memory(ty_store *s, store_mem *m);
 
 /* The resourceVersion of the latest commit. */
 uint64_t store_current_rv(ty_store *s);

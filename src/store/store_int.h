@@ -24,6 +24,26 @@
 
 /* ---- obj.c ---- */
 
+/* A zstd dictionary for the texts of one resource: a few of its objects,
+ * as raw content (objects of a kind share most of their text, so a pod
+ * compresses to about a fourteenth against another pod). Refcounted: the
+ * resource holds one reference while it is the resource's current
+ * dictionary, and every text compressed with it holds one. */
+typedef struct store_zdict store_zdict;
+/* NULL when out of memory or zstd refuses the samples. */
+store_zdict *zdict_new(const void *samples, size_t len);
+store_zdict *zdict_ref(store_zdict *d);
+void zdict_unref(store_zdict *d);
+
+/* A compressed copy of an object's text. */
+typedef struct obj_z {
+    store_zdict *dict;
+    size_t len;
+    unsigned char data[];
+} obj_z;
+/* o->z of an object whose text does not compress: it keeps its plain text. */
+extern obj_z obj_z_none;
+
 struct store_obj {
     atomic_size_t refs;
     uint64_t rv;
@@ -31,9 +51,14 @@ struct store_obj {
      * drops the trees of old events nobody else holds (see watch.c). Set once
      * by whoever parses first; never modified. */
     _Atomic(json_t *) tree;
-    atomic_bool used; /* its tree was handed out since the sweeper last looked */
-    char *text;       /* the compact serialisation, always present */
-    size_t len;
+    atomic_bool used; /* its tree or text was handed out since the sweeper last looked */
+    unsigned char idle; /* sweeper passes in a row that found it unused (sweep.c) */
+    /* The compact serialisation. A cold object (sweep.c) keeps only z, and
+     * the first reader of its text decompresses it back (set once by whoever
+     * gets there first, as the tree). Never both NULL. */
+    _Atomic(char *) text;
+    _Atomic(obj_z *) z; /* the compressed copy, made once (by the reaper), or NULL */
+    size_t len;         /* of the plain text */
     const char *ns;   /* metadata.namespace or "", and metadata.name or "":  */
     const char *name; /* both point into key[] */
     char key[];
@@ -46,16 +71,27 @@ store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_e
 /* o's JSON, parsed from its text the first time it is needed when its tree
  * was dropped (NULL only when out of memory). Borrowed, as store_obj_json. */
 json_t *obj_json(const store_obj *o);
-/* A tree-less copy of o (its text copied): what a watcher gets of an old
- * event, so that parsing it does not give the history its tree back. NULL
- * when out of memory. */
+/* A new tree parsed from o's text (decompressed when o is cold), leaving o
+ * as it is: for a look at an object that should not keep its tree. NULL when
+ * out of memory. */
+json_t *obj_parse(const store_obj *o);
+/* A tree-less copy of o (its text copied, plain): what a watcher gets of an
+ * old event, so that parsing it does not give the history its tree back.
+ * NULL when out of memory. */
 store_obj *obj_text_copy(const store_obj *o);
 /* Takes o's tree off it when exactly refs references are held (all by the
  * caller, and nobody can take another or read the tree meanwhile), keeping
  * the text, and hands it over (the caller decrefs it, later, outside its
  * locks). NULL when refs differ or there is none. */
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
-/* Bytes the snapshot takes without its tree. */
+/* Compresses o's text with d (o's text must be plain; called by one thread
+ * at a time, the reaper, with cctx its ZSTD_CCtx): sets o->z, to
+ * &obj_z_none when the text does not get smaller. Nothing when o->z is set. */
+void obj_compress(store_obj *o, store_zdict *d, void *cctx);
+/* Takes o's plain text off it, as obj_take_tree_if_refs, when it has a
+ * compressed copy; the caller frees it. NULL when kept. */
+char *obj_take_text_if_refs(store_obj *o, size_t refs);
+/* Bytes the snapshot takes without its tree (counting its plain text). */
 size_t obj_footprint(const store_obj *o);
 
 /* Random UUID v4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". buf >= 37 bytes. */
@@ -97,6 +133,12 @@ typedef struct store_res {
     idx_node *root;
     owner_set **owners; /* hash table of owner sets by uid, chained */
     size_t owners_cap, owners_n;
+    /* Compression of cold texts (sweep.c; leader only): the dictionary, the
+     * count of objects when it was made, and samples gathered for the next. */
+    store_zdict *zdict;
+    size_t zdict_count;
+    ty_buf zsamples;
+    size_t zsamples_n;
 } store_res;
 
 typedef struct store_index {
@@ -215,6 +257,12 @@ void hub_trim_current(store_hub *h, const store_index *ix);
  * a reference meanwhile. Called by the writer with index_rw held for
  * writing. The caller decrefs the tree; NULL when kept. */
 json_t *hub_take_current_tree(store_hub *h, store_obj *o);
+/* As hub_take_current_tree, for o's plain text (which must have a
+ * compressed copy); the caller frees it. NULL when kept. */
+char *hub_take_current_text(store_hub *h, store_obj *o);
+/* Hands o and d (one reference each, stolen) to the reaper, which
+ * compresses o's text with d (obj_compress) and lets both go. */
+void hub_compress(store_hub *h, store_obj *o, store_zdict *d);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */
@@ -317,6 +365,7 @@ struct ty_store {
     int64_t sweep_last_ms;
     size_t sweep_res;          /* index of the resource it is in */
     char *sweep_ns, *sweep_name; /* the last key it looked at, or NULL: from the start */
+    size_t sweep_pos;          /* how many of the resource it has passed this round */
     uint64_t batches, batched_writes; /* counts, for the curious (debug log) */
 };
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zstd.h>
 
 #include "store/store_int.h"
 
@@ -57,6 +58,13 @@ struct store_hub {
     store_obj **dead_objs;
     json_t **dead_trees;
     size_t ndead_objs, cap_objs, ndead_trees, cap_trees;
+    /* Cold objects to compress (sweep.c), each with its dictionary. */
+    struct to_compress {
+        store_obj *obj;
+        store_zdict *dict;
+    } *cold;
+    size_t ncold, cap_cold;
+    ZSTD_CCtx *cctx; /* the reaper's */
     pthread_cond_t reap_cv;
     pthread_t reaper;
     bool reaping;    /* the reaper runs: what dies goes to it */
@@ -96,6 +104,7 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     pthread_cond_init(&h->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&h->reap_cv, NULL);
+    h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
     return h;
 }
@@ -148,9 +157,11 @@ static void *reap_main(void *arg)
     for (;;) {
         store_obj **objs = h->dead_objs;
         json_t **trees = h->dead_trees;
-        size_t nobjs = h->ndead_objs, ntrees = h->ndead_trees;
+        struct to_compress *cold = h->cold;
+        size_t nobjs = h->ndead_objs, ntrees = h->ndead_trees, ncold = h->ncold;
+        bool closing = h->closing; /* compressing then is wasted work */
 
-        if (!nobjs && !ntrees) {
+        if (!nobjs && !ntrees && !ncold) {
             if (h->closing)
                 break;
             pthread_cond_wait(&h->reap_cv, &h->mu);
@@ -158,14 +169,23 @@ static void *reap_main(void *arg)
         }
         h->dead_objs = NULL;
         h->dead_trees = NULL;
+        h->cold = NULL;
         h->ndead_objs = h->cap_objs = h->ndead_trees = h->cap_trees = 0;
+        h->ncold = h->cap_cold = 0;
         pthread_mutex_unlock(&h->mu);
         for (size_t i = 0; i < ntrees; i++)
             json_decref(trees[i]);
         for (size_t i = 0; i < nobjs; i++)
             store_obj_unref(objs[i]);
+        for (size_t i = 0; i < ncold; i++) {
+            if (!closing)
+                obj_compress(cold[i].obj, cold[i].dict, h->cctx);
+            store_obj_unref(cold[i].obj);
+            zdict_unref(cold[i].dict);
+        }
         free(trees);
         free(objs);
+        free(cold);
         pthread_mutex_lock(&h->mu);
     }
     h->reaping = false;
@@ -214,7 +234,7 @@ void hub_wake(store_hub *h)
 {
     pthread_mutex_lock(&h->mu);
     pthread_cond_broadcast(&h->cv);
-    if (h->ndead_objs || h->ndead_trees)
+    if (h->ndead_objs || h->ndead_trees || h->ncold)
         pthread_cond_signal(&h->reap_cv);
     pthread_mutex_unlock(&h->mu);
 }
@@ -268,6 +288,36 @@ json_t *hub_take_current_tree(store_hub *h, store_obj *o)
     return tree;
 }
 
+char *hub_take_current_text(store_hub *h, store_obj *o)
+{
+    char *text = NULL;
+    bool held;
+
+    pthread_mutex_lock(&h->mu);
+    held = o->rv > h->oldest && o->rv <= h->head && h->ring[o->rv % h->cap].obj == o;
+    if (!held || h->head - o->rv >= h->max_trees)
+        text = obj_take_text_if_refs(o, held ? 2 : 1);
+    pthread_mutex_unlock(&h->mu);
+    return text;
+}
+
+void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
+{
+    bool queued = false;
+
+    pthread_mutex_lock(&h->mu);
+    if (h->reaping && h->cctx && !h->closing &&
+        grow_trash((void **)&h->cold, &h->cap_cold, h->ncold, sizeof(*h->cold))) {
+        h->cold[h->ncold++] = (struct to_compress){o, d};
+        queued = true;
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (!queued) {
+        store_obj_unref(o);
+        zdict_unref(d);
+    }
+}
+
 uint64_t hub_oldest(store_hub *h)
 {
     uint64_t v;
@@ -292,6 +342,8 @@ static void hub_unref(store_hub *h)
     free(h->ring);
     free(h->dead_objs);  /* the reaper emptied them before it stopped */
     free(h->dead_trees);
+    free(h->cold);
+    ZSTD_freeCCtx(h->cctx);
     pthread_cond_destroy(&h->reap_cv);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);

@@ -1,5 +1,6 @@
 /* test_watch.c - the store's watch hub: order, resume, expiry, filters,
- * cancellation and many concurrent watchers. */
+ * cancellation and many concurrent watchers; the sweeper of cold trees and
+ * texts. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -537,6 +538,223 @@ static void test_sweeper_under_readers(void **state)
     store_watch_close(w);
 }
 
+/* Cold texts (store/sweep.c): objects nobody reads are compressed with
+ * their resource's dictionary and their plain text goes; every way back in
+ * (get, list with a filter, a watch over old events) gives the same bytes. */
+static json_t *cold_pod(int i)
+{
+    char name[16], idx[16];
+
+    snprintf(name, sizeof(name), "c%d", i);
+    snprintf(idx, sizeof(idx), "%d", i);
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{s:[{s:s, s:s, s:[{s:s, s:s}, {s:s, "
+                     "s:s}]}], s:s}}",
+                     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "labels",
+                     "training.kubeflow.org/replica-index", idx, "training.kubeflow.org/job-name",
+                     "cold-job", "spec", "containers", "name", "pytorch", "image",
+                     "pytorch/pytorch:2.1", "env", "name", "RANK", "value", idx, "name",
+                     "MASTER_ADDR", "value", "cold-job-master-0", "restartPolicy", "Never");
+}
+
+/* Keeps writing (the sweeper runs after a batch) until cond holds of the
+ * store's memory, or 10 s pass. */
+static bool tick_until(ty_store *s, bool (*cond)(const store_mem *m, size_t n), size_t n)
+{
+    store_mem m;
+
+    for (int i = 0; i < 1000; i++) {
+        modify(s, "configmaps", "default", "tick");
+        store_memory(s, &m);
+        if (cond(&m, n))
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+enum { COLD_PODS = 64 };
+
+/* Every pod compressed and n of them without their plain text (the tick and
+ * the namespaces, too few for a dictionary, stay plain). */
+static bool cold(const store_mem *m, size_t n)
+{
+    return m->compressed == COLD_PODS && m->objects - m->plain == n;
+}
+
+static bool starts_with_c(const json_t *obj, void *arg)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    (void)arg;
+    return name && name[0] == 'c';
+}
+
+/* Reopens f's store so that only the newest few events keep their objects'
+ * trees (and texts): the history holds every event of a small test. */
+static void reopen_small_window(fixture *f)
+{
+    store_options o = {.history_trees = 4};
+    ty_error err;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+}
+
+static void test_cold_texts_compressed(void **state)
+{
+    fixture *f = *state;
+    enum { N = COLD_PODS };
+    char *texts[N];
+    const char *held_text;
+    store_obj *held;
+    uint64_t before;
+    store_watch *w;
+    store_event ev;
+    store_list l;
+    store_list_opts lo = {.filter = starts_with_c};
+    store_mem m;
+    ty_error err;
+    size_t len;
+
+    ty_error_init(&err);
+    reopen_small_window(f);
+    add(f->s, "configmaps", "default", "tick");
+    before = store_current_rv(f->s);
+    for (int i = 0; i < N; i++) {
+        json_t *j = cold_pod(i);
+        store_obj *p = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(p);
+        texts[i] = strdup(store_obj_text(p, &len));
+        assert_int_equal(strlen(texts[i]), len);
+        json_decref(j);
+        store_obj_unref(p);
+    }
+    /* Somebody holds c0 and the text it read: that text stays. */
+    held = store_get(f->s, "pods", "default", "c0", &err);
+    assert_non_null(held);
+    held_text = store_obj_text(held, NULL);
+    assert_true(tick_until(f->s, cold, N - 1));
+    assert_string_equal(held_text, texts[0]);
+    store_obj_unref(held);
+    assert_true(tick_until(f->s, cold, N));
+    store_memory(f->s, &m);
+    /* A pod is ~330 bytes of text; against its dictionary a few dozen. */
+    assert_true(m.compressed_bytes * 3 < (size_t)N * strlen(texts[0]));
+
+    /* A watch from before the pods: their events carry the cold versions. */
+    w = store_watch_open(f->s, "pods", NULL, before, &err);
+    assert_non_null(w);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+        assert_string_equal(store_obj_text(ev.obj, &len), texts[i]);
+        store_event_release(&ev);
+    }
+    store_watch_close(w);
+
+    /* A filtered list parses cold objects without keeping anything. */
+    assert_int_equal(store_list_objects(f->s, "pods", &lo, &l, &err), 0);
+    assert_int_equal(l.n, N);
+    store_list_free(&l);
+    store_memory(f->s, &m);
+    assert_int_equal(m.objects - m.plain, N);
+
+    /* A read brings the plain text back, the same bytes. */
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "c%d", i);
+        store_obj *p = store_get(f->s, "pods", "default", name, &err);
+        assert_non_null(p);
+        assert_string_equal(store_obj_text(p, &len), texts[i]);
+        assert_int_equal(len, strlen(texts[i]));
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(store_obj_json(p), "metadata"), "name")),
+                            name);
+        store_obj_unref(p);
+        free(texts[i]);
+    }
+    store_memory(f->s, &m);
+    assert_int_equal(m.plain, m.objects);
+    assert_int_equal(m.compressed, N);
+}
+
+/* Readers that come back to each object only after it went cold, while the
+ * sweeper compresses and drops texts: every read sees the right bytes (and
+ * ASan sees no text freed under a reader). */
+enum { COLD_N = 600 };
+
+typedef struct cold_reader {
+    ty_store *s;
+    atomic_int *stop;
+    unsigned seed;
+    long reads;
+} cold_reader;
+
+static void *cold_read(void *arg)
+{
+    cold_reader *r = arg;
+    ty_error err;
+    char name[16], want[32];
+    size_t len;
+
+    ty_error_init(&err);
+    while (!atomic_load(r->stop)) {
+        int i = (int)(rand_r(&r->seed) % COLD_N);
+        snprintf(name, sizeof(name), "c%d", i);
+        snprintf(want, sizeof(want), "\"name\":\"c%d\"", i);
+        store_obj *o = store_get(r->s, "pods", "default", name, &err);
+        const char *text = o ? store_obj_text(o, &len) : NULL;
+        if (!text || !strstr(text, want) || strlen(text) != len)
+            abort();
+        store_obj_unref(o);
+        r->reads++;
+        usleep(5000); /* each object about once a second: a sweeper pass is ~0.3 s */
+    }
+    return NULL;
+}
+
+static void test_cold_texts_under_readers(void **state)
+{
+    fixture *f = *state;
+    enum { READERS = 3 };
+    cold_reader r[READERS];
+    pthread_t t[READERS];
+    atomic_int stop = 0;
+    store_mem m;
+    ty_error err;
+    size_t cold_seen = 0;
+
+    ty_error_init(&err);
+    reopen_small_window(f);
+    add(f->s, "configmaps", "default", "tick");
+    for (int i = 0; i < COLD_N; i++) {
+        json_t *j = cold_pod(i);
+        store_obj *p = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(p);
+        json_decref(j);
+        store_obj_unref(p);
+    }
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (cold_reader){f->s, &stop, (unsigned)i + 1, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, cold_read, &r[i]), 0);
+    }
+    for (int i = 0; i < 400; i++) {
+        modify(f->s, "configmaps", "default", "tick");
+        store_memory(f->s, &m);
+        /* Objects without their plain text, read meanwhile: the sweeper and
+         * the readers really did cross. */
+        if (m.objects - m.plain > cold_seen)
+            cold_seen = m.objects - m.plain;
+        usleep(10000);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_true(r[i].reads > 100);
+    }
+    assert_true(cold_seen > COLD_N / 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -551,6 +769,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_outlives_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_events_keep_text_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sweeper_under_readers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_texts_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_texts_under_readers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -476,7 +476,7 @@ static void resync(rt_sim *rt, bool full)
         if (!full && known(&k, ns, name))
             continue;
         text = store_obj_text(l.items[i], &len);
-        if (!text_may_be_ours(rt, text) || !(pod = json_loadb(text, len, 0, NULL)))
+        if (!text || !text_may_be_ours(rt, text) || !(pod = json_loadb(text, len, 0, NULL)))
             continue;
         handle_pod(rt, STORE_MODIFIED, pod);
         json_decref(pod);
