@@ -221,6 +221,100 @@ json_t *obj_json(const store_obj *o)
     return tree;
 }
 
+/* ---- the metadata alone ----
+ * A scanner over the top level of an object's text that stops at its
+ * "metadata" member and hands that one value to jansson. Stored texts are
+ * compact, so this is a few dozen bytes of apiVersion and kind to skip;
+ * whitespace is allowed anyway. */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* p at a '"': just past the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Just past the value at p (strings, objects and arrays may nest), or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+    int depth = 0;
+
+    if (p < end && *p == '"')
+        return skip_string(p, end);
+    if (p < end && *p != '{' && *p != '[') {
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\t' && *p != '\r')
+            p++;
+        return p;
+    }
+    while (p < end) {
+        if (*p == '"') {
+            if (!(p = skip_string(p, end)))
+                return NULL;
+            continue;
+        }
+        if (*p == '{' || *p == '[')
+            depth++;
+        else if ((*p == '}' || *p == ']') && --depth == 0)
+            return p + 1;
+        p++;
+    }
+    return NULL;
+}
+
+/* The top-level "metadata" member of the object in text, or NULL when there
+ * is none; *bad when the text is not what the scanner expects (the caller
+ * then parses the whole of it). */
+static json_t *metadata_from_text(const char *text, size_t len, bool *bad)
+{
+    const char *p = text, *end = text + len, *key;
+    bool is_meta;
+
+    *bad = true;
+    p = skip_ws(p, end);
+    if (p == end || *p++ != '{')
+        return NULL;
+    for (;;) {
+        p = skip_ws(p, end);
+        if (p < end && *p == '}') {
+            *bad = false;
+            return NULL;
+        }
+        if (p == end || *p != '"')
+            return NULL;
+        key = p + 1;
+        if (!(p = skip_string(p, end)))
+            return NULL;
+        is_meta = p - key - 1 == 8 && memcmp(key, "metadata", 8) == 0;
+        p = skip_ws(p, end);
+        if (p == end || *p++ != ':')
+            return NULL;
+        p = skip_ws(p, end);
+        if (is_meta) {
+            json_t *m = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+            *bad = !m;
+            return m;
+        }
+        if (!(p = skip_value(p, end)))
+            return NULL;
+        p = skip_ws(p, end);
+        if (p < end && *p == ',')
+            p++;
+    }
+}
+
 /* o's plain text, as it is now: borrowed when o has it (the caller's
  * reference, or a lock the sweeper takes, keeps it), else decompressed into
  * a buffer the caller frees (*owned). NULL when out of memory. */
@@ -243,6 +337,26 @@ json_t *obj_parse(const store_obj *o)
 
     free(owned);
     return tree;
+}
+
+json_t *store_obj_metadata(const store_obj *o)
+{
+    json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire), *m;
+    char *owned;
+    const char *t;
+    bool bad;
+
+    if (tree)
+        return json_incref(json_object_get(tree, "metadata"));
+    if (!(t = text_now(o, &owned)))
+        return NULL;
+    m = metadata_from_text(t, o->len, &bad);
+    if (bad && (tree = json_loadb(t, o->len, 0, NULL))) {
+        m = json_incref(json_object_get(tree, "metadata"));
+        json_decref(tree);
+    }
+    free(owned);
+    return m;
 }
 
 store_obj *obj_text_copy(const store_obj *o)

@@ -49,6 +49,14 @@ typedef struct store_obj store_obj;
  * can be NULL when memory runs out. */
 const json_t *store_obj_json(const store_obj *o);
 const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated */
+/* o's metadata, a new reference (caller decrefs): the member of its tree when
+ * it has one, else parsed alone from its text, the rest of the object
+ * skipped and nothing kept on o. For readers that want only names, owners
+ * and finalizers, of many objects (watch handlers, the garbage collector):
+ * a whole pod costs four times as much to parse, and a tree kept for every
+ * object a scan looked at was most of the server's memory. NULL when o has
+ * none or memory runs out. */
+json_t *store_obj_metadata(const store_obj *o);
 uint64_t store_obj_rv(const store_obj *o);
 /* Its namespace ("" when cluster-scoped) and name, without parsing anything.
  * Borrowed, valid while o is. */

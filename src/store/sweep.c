@@ -30,7 +30,7 @@
 #include "store/store_int.h"
 
 #define SWEEP_INTERVAL_MS 100
-#define SWEEP_PASS_MS 5000
+#define SWEEP_PASS_MS 2000
 #define SWEEP_MIN_NODES 256
 
 /* Passes an object stays unused before its text is compressed, and before

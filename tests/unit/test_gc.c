@@ -328,6 +328,52 @@ static void test_namespace_deletion_deletes_contents(void **state)
     assert_true(exists(f->s, "namespaces", "", "default"));
 }
 
+static int own_by_event(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
+                        json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind", "Event",
+                                  "name", "ev", "uid", (const char *)arg));
+    return 0;
+}
+
+/* Events stay out of the graph, as upstream's collector leaves them out:
+ * one naming a missing owner is not collected, one named as an owner does
+ * not make its dependent look orphaned, and one held by a finalizer in a
+ * terminating namespace still lets the namespace go when it goes. */
+static void test_events_left_out(void **state)
+{
+    fixture *f = *state;
+    json_t *ns = json_pack("{s:s, s:s, s:{s:s}, s:{s:[s]}}", "apiVersion", "v1", "kind",
+                           "Namespace", "metadata", "name", "team", "spec", "finalizers",
+                           "kubernetes");
+    store_obj *o, *ev;
+    ty_error err;
+
+    ty_error_init(&err);
+    ev = make(f->s, "events", "default", "ev", NULL, "no-such-uid", 0, NULL);
+    o = make(f->s, "pods", "default", "dep", NULL, NULL);
+    store_obj_unref(store_mutate(f->s, "pods", "default", "dep", own_by_event,
+                                 (void *)uid_of(ev), &err));
+    store_obj_unref(o);
+    settle();
+    assert_true(exists(f->s, "events", "default", "ev"));
+    assert_true(exists(f->s, "pods", "default", "dep"));
+    store_obj_unref(ev);
+
+    o = store_create(f->s, "namespaces", "", ns, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(ns);
+    store_obj_unref(make(f->s, "events", "team", "held", "test/hold", NULL));
+    del(f->s, "namespaces", "", "team", STORE_PROPAGATE_BACKGROUND);
+    assert_true(wait_deleting(f->s, "events", "team", "held"));
+    settle();
+    assert_true(exists(f->s, "namespaces", "", "team"));
+    release(f->s, "events", "team", "held");
+    assert_true(wait_exists(f->s, "namespaces", "", "team", false));
+}
+
 static void test_start_scan_finds_orphans(void **state)
 {
     fixture *f = *state;
@@ -364,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_namespace_deletion_deletes_contents, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_start_scan_finds_orphans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events_left_out, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

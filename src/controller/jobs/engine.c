@@ -58,10 +58,10 @@ static const kf_kind *kind_for_operator(const char *op)
     return NULL;
 }
 
-/* The job controlling a pod, service or config map, if any. */
-static void enqueue_owner(ty_workqueue *q, const json_t *obj)
+/* The job controlling a pod, service or config map (of metadata meta), if
+ * any. */
+static void enqueue_owner(ty_workqueue *q, const json_t *meta)
 {
-    const json_t *meta = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const json_t *labels = json_object_get(meta, "labels");
     size_t i;
@@ -79,31 +79,32 @@ static void enqueue_owner(ty_workqueue *q, const json_t *obj)
 }
 
 /* The resource is looked at first: the JSON of an object this engine does
- * not follow (Events are a third of all writes) is never read, so never
- * parsed again when the store dropped its tree. */
+ * not follow (Events are a third of all writes) is never read; of the rest
+ * only the metadata (an event outside the store's tree window is parsed
+ * for it alone, and nothing is kept). */
 static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
 {
-    const json_t *obj, *meta;
+    const char *ns, *name;
     const kf_kind *k;
+    json_t *meta;
 
     (void)ctx;
     if (!strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
         !strcmp(ev->resource, "configmaps") ||
         !strcmp(ev->resource, api_store_key(&api_podgroup))) {
-        enqueue_owner(q, store_obj_json(ev->obj));
+        meta = store_obj_metadata(ev->obj);
+        enqueue_owner(q, meta);
+        json_decref(meta);
         return;
     }
     if (!(k = kind_for_store_key(ev->resource)))
         return;
-    obj = store_obj_json(ev->obj);
-    meta = json_object_get(obj, "metadata");
+    store_obj_key(ev->obj, &ns, &name);
     if (ev->type == STORE_DELETED) {
-        jobs_metric_bump("training_operator_jobs_deleted_total",
-                         json_string_value(json_object_get(meta, "namespace")), k);
+        jobs_metric_bump("training_operator_jobs_deleted_total", ns, k);
         return;
     }
-    enqueue(q, k, json_string_value(json_object_get(meta, "namespace")),
-            json_string_value(json_object_get(meta, "name")));
+    enqueue(q, k, ns, name);
 }
 
 static void resync(ty_workqueue *q, ty_store *s, void *ctx)

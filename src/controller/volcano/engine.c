@@ -46,7 +46,7 @@ static bool may_be_owned(const char *resource)
 
 static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
 {
-    const json_t *meta;
+    json_t *meta;
     const char *ns;
     json_t *r;
     size_t i;
@@ -61,7 +61,7 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     }
     if (!may_be_owned(ev->resource))
         return;
-    meta = json_object_get(store_obj_json(ev->obj), "metadata");
+    meta = store_obj_metadata(ev->obj); /* an owned pod's JSON is not wanted here */
     ns = json_string_value(json_object_get(meta, "namespace"));
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
         const char *api = json_string_value(json_object_get(r, "apiVersion"));
@@ -70,6 +70,7 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
             !strcmp(api, VC_API_VERSION) && !strcmp(kind, "Job"))
             enqueue(q, ns, json_string_value(json_object_get(r, "name")));
     }
+    json_decref(meta);
 }
 
 static void resync(ty_workqueue *q, ty_store *s, void *ctx)
