@@ -86,9 +86,10 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
 /* Objects of resource in ns labelled job-name=job_name and controlled by
  * owner_uid, as a JSON array holding references to the stored objects (caller
  * owns the array; the objects are shared with the store: read them, never
- * change them). */
+ * change them). meta_only: each item is {"metadata": ...} alone, read
+ * without parsing or keeping the rest (what the engine needs of Services). */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
-                        const char *job_name, const char *owner_uid);
+                        const char *job_name, const char *owner_uid, bool meta_only);
 
 /* ---- pods.c: Kubeflow replica pods ---- */
 

@@ -29,7 +29,7 @@ typedef struct pass {
     job_ctx c;
     json_t *job;           /* working copy (owned) */
     json_t *status;        /* the status being built (owned) */
-    json_t *pods, *svcs;   /* what the job controls now (owned arrays) */
+    json_t *pods, *svcs;   /* what the job controls now (owned arrays; svcs: metadata only) */
     json_t *present;       /* names of pods that exist, terminating included */
     json_t *retry;         /* failed pods to recreate (borrowed from pods) */
     json_t *failed;        /* permanently failed pods (borrowed from pods) */
@@ -793,8 +793,10 @@ static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
     if (!p->fw || !uid || !p->c.name || !p->c.ns)
         return -1;
     p->status = json_is_object(st) ? json_deep_copy(st) : json_object();
-    p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid);
-    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid);
+    p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid, false);
+    /* Of a Service the engine wants its name, uid and deletion mark: its
+     * tree is never kept for it. */
+    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid, true);
     p->present = json_object();
     p->retry = json_array();
     p->failed = json_array();
