@@ -1,7 +1,9 @@
 /* store_int.h - what the store's own files share; not part of the public API.
  *
- * The store is five small parts:
+ * The store is these small parts:
  *   obj.c    immutable refcounted snapshots, random uids and names
+ *   cold.c   compressed copies of the texts of objects nobody reads
+ *   sweep.c  the clock that lets cold objects' trees and texts go
  *   index.c  the in-memory index: one AVL tree per resource, ordered by
  *            (namespace, name), with subtree sizes so that "how many after
  *            this key" is O(log n)
@@ -84,6 +86,10 @@ store_obj *obj_text_copy(const store_obj *o);
  * the text, and hands it over (the caller decrefs it, later, outside its
  * locks). NULL when refs differ or there is none. */
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
+/* o's text decompressed from its compressed copy into a new buffer of
+ * o->len + 1 bytes (NUL-terminated), or NULL when out of memory (or o has
+ * no copy). cold.c, as the three below. */
+char *obj_inflate(const store_obj *o);
 /* Compresses o's text with d (o's text must be plain; called by one thread
  * at a time, the reaper, with cctx its ZSTD_CCtx): sets o->z, to
  * &obj_z_none when the text does not get smaller. Nothing when o->z is set. */
