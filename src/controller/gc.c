@@ -256,12 +256,12 @@ static void drop_owners(ty_gc *g, gc_node *n)
     free(old);
 }
 
-/* Replaces n's owner edges with those of refs when they differ. */
 static bool is_event_kind(const char *kind)
 {
     return kind && strcmp(kind, "Event") == 0;
 }
 
+/* Replaces n's owner edges with those of refs when they differ. */
 static void set_owners(ty_gc *g, gc_node *n, const json_t *refs)
 {
     size_t count = json_array_size(refs), i, k = 0;
@@ -657,9 +657,6 @@ static int reconcile(ty_gc *g, gc_node *n)
 
 /* ---- the thread ---- */
 
-/* Only a Namespace is parsed whole: of everything else the metadata alone
- * is read, and no tree is kept (a resync looks at every object; giving each
- * a tree took the server's memory up by half at 40,000 benchmark pods). */
 /* Events are left out of the graph, as Kubernetes' collector leaves them
  * out (its default ignored resources): more than half of all objects in a
  * busy cluster, owning nothing. One going still wakes its namespace when
@@ -669,6 +666,9 @@ static bool ignored(const char *resource)
     return strcmp(resource, "events") == 0;
 }
 
+/* Only a Namespace is parsed whole: of everything else the metadata alone
+ * is read, and no tree is kept (a resync looks at every object; giving each
+ * a tree took the server's memory up by half at 40,000 benchmark pods). */
 static void observe_obj(ty_gc *g, const char *resource, const store_obj *o, bool deleted)
 {
     const json_t *obj;

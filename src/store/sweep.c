@@ -136,7 +136,6 @@ void sweep_step(ty_store *s)
     for (size_t turns = 0; visited < budget && turns <= 2 * s->ix.n; turns++) {
         res_iter it;
         idx_node *node = NULL, *last = NULL;
-
         store_res *r;
 
         if (s->sweep_res >= s->ix.n) {

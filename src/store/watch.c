@@ -275,15 +275,26 @@ void hub_trim_current(store_hub *h, const store_index *ix)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* How many references o, a current object, has when only the index and
+ * (if it holds o) the history do; 0 when its event is still in the tree
+ * window, where what it carries stays. With h->mu held. */
+static size_t idle_refs(const store_hub *h, const store_obj *o)
+{
+    bool held = o->rv > h->oldest && o->rv <= h->head && h->ring[o->rv % h->cap].obj == o;
+
+    if (held && h->head - o->rv < h->max_trees)
+        return 0;
+    return held ? 2 : 1;
+}
+
 json_t *hub_take_current_tree(store_hub *h, store_obj *o)
 {
     json_t *tree = NULL;
-    bool held;
+    size_t refs;
 
     pthread_mutex_lock(&h->mu);
-    held = o->rv > h->oldest && o->rv <= h->head && h->ring[o->rv % h->cap].obj == o;
-    if (!held || h->head - o->rv >= h->max_trees)
-        tree = obj_take_tree_if_refs(o, held ? 2 : 1);
+    if ((refs = idle_refs(h, o)))
+        tree = obj_take_tree_if_refs(o, refs);
     pthread_mutex_unlock(&h->mu);
     return tree;
 }
@@ -291,12 +302,11 @@ json_t *hub_take_current_tree(store_hub *h, store_obj *o)
 char *hub_take_current_text(store_hub *h, store_obj *o)
 {
     char *text = NULL;
-    bool held;
+    size_t refs;
 
     pthread_mutex_lock(&h->mu);
-    held = o->rv > h->oldest && o->rv <= h->head && h->ring[o->rv % h->cap].obj == o;
-    if (!held || h->head - o->rv >= h->max_trees)
-        text = obj_take_text_if_refs(o, held ? 2 : 1);
+    if ((refs = idle_refs(h, o)))
+        text = obj_take_text_if_refs(o, refs);
     pthread_mutex_unlock(&h->mu);
     return text;
 }
