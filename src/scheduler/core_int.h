@@ -201,6 +201,7 @@ typedef struct sc_op {
     sc_task *t;
     sc_task_status prev_st;
     sc_node *prev_node, *prev_nom;
+    sc_node *prev_last; /* the job's last_node before the op */
     const char *reason;
 } sc_stmt_op;
 

@@ -565,7 +565,8 @@ static void push(sc_stmt *st, int kind, sc_task *t, const char *reason)
         st->cap = nc;
     }
     st->ops[st->n++] = (sc_stmt_op){.kind = kind, .t = t, .prev_st = t->st, .prev_node = t->node,
-                               .prev_nom = t->nominated, .reason = reason};
+                               .prev_nom = t->nominated, .prev_last = t->job->last_node,
+                               .reason = reason};
 }
 
 static void adjust_free(sc_session *s, const sc_res *r, int sign, bool future_too)
@@ -610,6 +611,8 @@ void sc_stmt_discard(sc_stmt *st)
         if (op->kind != SC_OP_EVICT && op->prev_st != SC_TASK_PIPELINED)
             adjust_free(st->s, &op->t->req, +1, true);
         sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
+        /* Where a discarded try went is no hint for the gang's next one. */
+        op->t->job->last_node = op->prev_last;
     }
     /* Undoing our own tentative placements frees nothing new. */
     c->release_epoch = st->release0;
@@ -628,6 +631,7 @@ void sc_stmt_rollback(sc_stmt *st, size_t mark)
         if (op->kind != SC_OP_EVICT && op->prev_st != SC_TASK_PIPELINED)
             adjust_free(st->s, &op->t->req, +1, true);
         sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
+        op->t->job->last_node = op->prev_last;
     }
     /* the operations undone freed nothing; undoing them frees nothing new */
     c->release_epoch = release;

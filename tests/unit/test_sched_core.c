@@ -350,6 +350,31 @@ static void test_gang_discarded_leaves_nothing(void **state)
     sc_cluster_free(c);
 }
 
+/* A gang tried before all its tasks exist is discarded; where that try
+ * put its first task must not steer the next try (it used to: the gang
+ * then split across a one-GPU node and the node that holds it whole). */
+static void test_discarded_try_leaves_no_hint(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    (void)state;
+
+    node(c, "small", 1);
+    node(c, "big", 4);
+    job(c, "ns/g", NULL, 2, 0, 1);
+    task(c, "ns/g-0", "ns/g", 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    task(c, "ns/g-1", "ns/g", 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    assert_string_equal(bound_to(&r, "ns/g-0"), "big");
+    assert_string_equal(bound_to(&r, "ns/g-1"), "big");
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* minMember below the number of tasks: the gang runs with what fits. */
 static void test_elastic_gang(void **state)
 {
@@ -1459,6 +1484,7 @@ int main(void)
         cmocka_unit_test(test_two_gangs_one_node),
         cmocka_unit_test(test_gang_deadlock),
         cmocka_unit_test(test_gang_discarded_leaves_nothing),
+        cmocka_unit_test(test_discarded_try_leaves_no_hint),
         cmocka_unit_test(test_elastic_gang),
         cmocka_unit_test(test_min_task_member),
         cmocka_unit_test(test_queue_weights),
