@@ -302,7 +302,9 @@ static void flush_writes(ty_sched *sc)
         switch (w->kind) {
         case W_BIND:
             binds[i].node = w->text;
-            ops[i] = store_op_mutate("pods", nss[i], name, bind_fn, &binds[i]);
+            /* bind_fn sets spec.nodeName and a condition: the rest of the
+             * spec (most of a pod) is shared, not copied */
+            ops[i] = store_op_mutate_spec_top("pods", nss[i], name, bind_fn, &binds[i]);
             break;
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text};

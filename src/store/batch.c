@@ -56,7 +56,8 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
         reqs[m++] = (write_req){
             .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
             .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
-            .fn = op->fn, .arg = op->arg, .status_only = op->status_only, .err = &op->err};
+            .fn = op->fn, .arg = op->arg, .status_only = op->status_only,
+            .spec_top = op->spec_top, .err = &op->err};
         op->obj = NULL; /* the request owns it now */
     }
     commit_submit_all(s, reqs, m);

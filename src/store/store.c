@@ -392,8 +392,10 @@ static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur
 }
 
 /* A copy of obj whose metadata and status are its own and whose other
- * members are obj's, shared (store_mutate_status). */
-static json_t *copy_for_status(const json_t *obj)
+ * members are obj's, shared (store_mutate_status); with spec_top its spec is
+ * its own too, but only one level deep (json_copy: the members under it are
+ * shared). */
+static json_t *copy_for_status(const json_t *obj, bool spec_top)
 {
     json_t *copy = json_object(), *v;
     const char *k;
@@ -406,6 +408,8 @@ static json_t *copy_for_status(const json_t *obj)
     json_object_foreach((json_t *)obj, k, v) {
         if (!strcmp(k, "metadata") || !strcmp(k, "status"))
             rc |= json_object_set_new(copy, k, json_deep_copy(v));
+        else if (spec_top && !strcmp(k, "spec"))
+            rc |= json_object_set_new(copy, k, json_copy(v));
         else
             rc |= json_object_set(copy, k, v);
     }
@@ -424,7 +428,8 @@ static void exec_mutate(ty_store *s, write_req *req)
 
     if (!cur)
         return;
-    next = req->status_only ? copy_for_status(obj_json(cur)) : json_deep_copy(obj_json(cur));
+    next = req->status_only || req->spec_top ? copy_for_status(obj_json(cur), req->spec_top)
+                                             : json_deep_copy(obj_json(cur));
     if (!next) {
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
         return;

@@ -138,6 +138,10 @@ typedef struct store_op {
     void *arg;                        /* borrowed until the call returns */
     bool status_only;                 /* MUTATE: fn changes only metadata and status (see
                                          store_mutate_status) */
+    bool spec_top;                    /* MUTATE: fn changes metadata and status, and sets or
+                                         removes top-level members of spec (a binding's
+                                         nodeName), never anything under them: those are
+                                         shared with the current version */
     /* outcome (CREATE, MUTATE): as store_create_take / store_mutate would give */
     store_obj *result;                /* new reference, or NULL and err set */
     ty_error err;
@@ -171,6 +175,14 @@ static inline store_op store_op_mutate_status(const char *resource, const char *
 {
     return (store_op){.kind = STORE_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
                       .fn = fn, .arg = arg, .status_only = true};
+}
+
+static inline store_op store_op_mutate_spec_top(const char *resource, const char *ns,
+                                               const char *name, store_mutate_fn fn,
+                                               void *arg)
+{
+    return (store_op){.kind = STORE_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
+                      .fn = fn, .arg = arg, .spec_top = true};
 }
 
 static inline store_op store_op_record(const char *resource, const char *ns, json_t *obj,

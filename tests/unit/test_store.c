@@ -1531,6 +1531,50 @@ static void test_mutate_status_shares_spec(void **state)
     store_obj_unref(after);
 }
 
+static int set_node(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(json_object_get(obj, "spec"), "nodeName", json_string(arg));
+    return set_phase(obj, "Pending", err);
+}
+
+/* A spec_top mutate (a binding) gets a spec of its own one level deep: it
+ * sets spec.nodeName without touching the current version, and everything
+ * under the spec's members is the current version's. */
+static void test_mutate_spec_top_shares_below(void **state)
+{
+    fixture *f = *state;
+    json_t *j = pod("p", 1);
+    store_obj *before, *after;
+    const json_t *b, *a;
+    store_op op;
+    ty_error err;
+
+    ty_error_init(&err);
+    json_object_set_new(json_object_get(j, "spec"), "containers",
+                        json_pack("[{s:s, s:s}]", "name", "c", "image", "x"));
+    before = store_create(f->s, "pods", "default", j, &err);
+    json_decref(j);
+    assert_non_null(before);
+    op = store_op_mutate_spec_top("pods", "default", "p", set_node, "n1");
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    after = op.result;
+    b = store_obj_json(before);
+    a = store_obj_json(after);
+    assert_ptr_not_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
+    assert_ptr_equal(json_object_get(json_object_get(a, "spec"), "containers"),
+                     json_object_get(json_object_get(b, "spec"), "containers"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a, "spec"), "nodeName")),
+                        "n1");
+    assert_null(json_object_get(json_object_get(b, "spec"), "nodeName"));
+    assert_null(json_object_get(b, "status"));
+    assert_non_null(strstr(store_obj_text(after, NULL), "\"nodeName\":\"n1\""));
+    assert_null(strstr(store_obj_text(before, NULL), "nodeName"));
+    assert_int_equal(generation(after), generation(before) + 1);
+    store_op_clear(&op);
+    store_obj_unref(before);
+}
+
 static int bump_once(json_t *obj, void *arg, ty_error *err)
 {
     json_t *spec = json_object_get(obj, "spec");
@@ -1679,6 +1723,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_all_outcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_concurrent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_status_shares_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutate_spec_top_shares_below, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_records_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
