@@ -744,7 +744,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;
     }
-    if (seed(s, err) < 0)
+    if (seed(s, err) < 0 || sweep_start(s, err) < 0)
         goto error;
     return s;
 error:
@@ -758,6 +758,7 @@ void store_close(ty_store *s)
 
     if (!s)
         return;
+    sweep_stop(s);
     commit_drain(s);
     if (s->batches) {
         store_memory(s, &m);

@@ -341,6 +341,10 @@ void commit_drain(ty_store *s);
  * clock over the index; see sweep.c). Called by the leader after a batch,
  * with write_mu held; does something at most every SWEEP_INTERVAL_MS. */
 void sweep_step(ty_store *s);
+/* The thread that runs sweep_step while nothing is written (started by
+ * store_open, stopped by store_close before anything else closes). */
+int sweep_start(ty_store *s, ty_error *err);
+void sweep_stop(ty_store *s);
 
 /* ---- store.c ---- */
 
@@ -373,6 +377,11 @@ struct ty_store {
     size_t sweep_res;          /* index of the resource it is in */
     char *sweep_ns, *sweep_name; /* the last key it looked at, or NULL: from the start */
     size_t sweep_pos;          /* how many of the resource it has passed this round */
+    /* the idle sweeper thread (sweep.c) */
+    pthread_t sweep_thread;
+    bool sweep_running, sweep_stopping;
+    pthread_mutex_t sweep_mu;
+    pthread_cond_t sweep_cv;
     uint64_t batches, batched_writes; /* counts, for the curious (debug log) */
 };
 

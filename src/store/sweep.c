@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/timeutil.h"
 #include "store/store_int.h"
@@ -97,6 +98,79 @@ static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, siz
              atomic_load_explicit(&o->text, memory_order_relaxed) &&
              (text = hub_take_current_text(s->hub, o)))
         texts[(*ntexts)++] = text;
+}
+
+/* ---- when nothing is written ----
+ * A step runs after a batch; a store whose writes stop (a burst of jobs,
+ * then quiet) would keep the trees and plain texts of its last seconds for
+ * good. This thread runs a step every SWEEP_INTERVAL_MS, taking write_mu
+ * only when it is free: a leader holds it while it commits and runs the
+ * step itself. It stops once everything had the passes it needs to go cold
+ * after the last batch (walking a big index costs a few percent of a core),
+ * and starts again with the next. */
+#define IDLE_SWEEP_MS ((IDLE_DROP_TEXT + 1) * SWEEP_PASS_MS)
+
+static void *idle_main(void *arg)
+{
+    ty_store *s = arg;
+    struct timespec ts;
+    uint64_t seen = 0;
+    int64_t quiet_since = ty_now_ms();
+
+    pthread_mutex_lock(&s->sweep_mu);
+    while (!s->sweep_stopping) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += SWEEP_INTERVAL_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->sweep_cv, &s->sweep_mu, &ts);
+        if (s->sweep_stopping)
+            break;
+        pthread_mutex_unlock(&s->sweep_mu);
+        if (pthread_mutex_trylock(&s->write_mu) == 0) {
+            if (s->batches != seen) {
+                seen = s->batches;
+                quiet_since = ty_now_ms();
+            }
+            if (ty_now_ms() - quiet_since < IDLE_SWEEP_MS)
+                sweep_step(s);
+            pthread_mutex_unlock(&s->write_mu);
+        }
+        pthread_mutex_lock(&s->sweep_mu);
+    }
+    pthread_mutex_unlock(&s->sweep_mu);
+    return NULL;
+}
+
+int sweep_start(ty_store *s, ty_error *err)
+{
+    pthread_condattr_t ca;
+
+    pthread_mutex_init(&s->sweep_mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->sweep_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&s->sweep_thread, NULL, idle_main, s) != 0)
+        return ty_seterr(err, TY_EINTERNAL, "store: cannot start the sweeper thread");
+    s->sweep_running = true;
+    return 0;
+}
+
+void sweep_stop(ty_store *s)
+{
+    if (!s->sweep_running)
+        return;
+    pthread_mutex_lock(&s->sweep_mu);
+    s->sweep_stopping = true;
+    pthread_cond_signal(&s->sweep_cv);
+    pthread_mutex_unlock(&s->sweep_mu);
+    pthread_join(s->sweep_thread, NULL);
+    s->sweep_running = false;
+    pthread_cond_destroy(&s->sweep_cv);
+    pthread_mutex_destroy(&s->sweep_mu);
 }
 
 static void remember(ty_store *s, const idx_node *n)

@@ -320,6 +320,9 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
         grow_trash((void **)&h->cold, &h->cap_cold, h->ncold, sizeof(*h->cold))) {
         h->cold[h->ncold++] = (struct to_compress){o, d};
         queued = true;
+        /* A batch's wake-up would do, but a store nobody writes sweeps too. */
+        if (h->ncold == 1)
+            pthread_cond_signal(&h->reap_cv);
     }
     pthread_mutex_unlock(&h->mu);
     if (!queued) {

@@ -701,6 +701,32 @@ static void test_cold_texts_compressed(void **state)
     assert_int_equal(m.compressed, N);
 }
 
+/* Nothing written after a burst: the idle sweeper still lets it go cold
+ * (all but the newest four, whose events are in the tree window). */
+static void test_cold_without_writes(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    store_mem m;
+    bool done = false;
+
+    ty_error_init(&err);
+    reopen_small_window(f);
+    for (int i = 0; i < COLD_PODS; i++) {
+        json_t *j = cold_pod(i);
+        store_obj *p = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(p);
+        json_decref(j);
+        store_obj_unref(p);
+    }
+    for (int i = 0; i < 1000 && !done; i++) {
+        store_memory(f->s, &m);
+        done = cold(&m, COLD_PODS - 4);
+        usleep(10000);
+    }
+    assert_true(done);
+}
+
 /* Readers that come back to each object only after it went cold, while the
  * sweeper compresses and drops texts: every read sees the right bytes (and
  * ASan sees no text freed under a reader). */
@@ -794,6 +820,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sweeper_under_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_under_readers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_without_writes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
