@@ -311,12 +311,36 @@ static bool job_all_finished(const sc_job *j)
     return true;
 }
 
+/* Whether minMember of the job's pods were bound (or ran, or finished) at
+ * once: the gang was placed, as Volcano counts its allocated tasks. A gang
+ * whose workers finished while its parameter server was still starting,
+ * and was then killed, never had minMember Running and so never became
+ * Completed. */
+static bool gang_placed(const sc_job *j, int need)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task_status st = j->tasks[i]->st;
+        n += st == SC_TASK_BINDING || st == SC_TASK_BOUND || st == SC_TASK_RUNNING ||
+             st == SC_TASK_SUCCEEDED;
+    }
+    return n >= need;
+}
+
 void sc_job_note(sc_cluster *c, sc_job *j)
 {
     int need = j->min_member > 0 ? j->min_member : 1;
 
-    if (j->completed || (j->ran && j->ntasks && j->n_pending == 0 && j->n_pipelined == 0 &&
-                         job_all_finished(j)))
+    if (!j->ran && gang_placed(j, need))
+        j->ran = true;
+    /* A completed job whose pods are then deleted (a finished Volcano Job
+     * cleaned up) stays completed until a new pod of it shows up; it used to
+     * fall back to Inqueue, sometimes before its Completed was written. */
+    if (j->completed ||
+        (j->ran && j->ntasks && j->n_pending == 0 && j->n_pipelined == 0 &&
+         job_all_finished(j)) ||
+        (j->phase == SC_JOB_COMPLETED && j->ntasks == 0))
         j->phase = SC_JOB_COMPLETED;
     else if (!j->inqueue)
         j->phase = SC_JOB_PENDING;

@@ -375,6 +375,69 @@ static void test_discarded_try_leaves_no_hint(void **state)
     sc_cluster_free(c);
 }
 
+/* A gang that was bound whole completes even if it never had minMember
+ * Running at once: workers finish while the parameter server is still
+ * starting, then it is killed. */
+static void test_completed_without_all_running(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r = {0};
+    sc_hooks h = {.ctx = &r, .bind = on_bind, .evict = on_evict, .job_changed = on_changed};
+    sc_job *j;
+    (void)state;
+
+    node(c, "n", 4);
+    j = gang(c, "ns/tf", NULL, 3, 1, 0, 1);
+    sc_cycle(c, conf, &h, NULL); /* bound, but none Running yet */
+    assert_int_equal(r.nbound, 3);
+    for (int i = 0; i < 3; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "ns/tf-%d", i);
+        sc_task_set_status(c, sc_task_find(c, k), SC_TASK_BOUND);
+    }
+    sc_task_set_status(c, sc_task_find(c, "ns/tf-1"), SC_TASK_RUNNING);
+    sc_task_set_status(c, sc_task_find(c, "ns/tf-1"), SC_TASK_SUCCEEDED);
+    sc_task_set_status(c, sc_task_find(c, "ns/tf-2"), SC_TASK_SUCCEEDED);
+    sc_task_set_status(c, sc_task_find(c, "ns/tf-0"), SC_TASK_FAILED);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(j), SC_JOB_COMPLETED);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
+/* Completed stays when the finished pods are deleted afterwards, and goes
+ * when the job starts a new pod. */
+static void test_completed_survives_pod_deletion(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    sc_job *j;
+    rec r;
+    (void)state;
+
+    node(c, "n", 4);
+    j = gang(c, "ns/g", NULL, 2, 1, 0, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    for (size_t i = 0; i < sc_job_ntasks(j); i++)
+        sc_task_set_status(c, sc_job_task(j, i), SC_TASK_RUNNING);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(j), SC_JOB_RUNNING);
+    for (size_t i = 0; i < sc_job_ntasks(j); i++)
+        sc_task_set_status(c, sc_job_task(j, i), SC_TASK_SUCCEEDED);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(j), SC_JOB_COMPLETED);
+    remove_tasks(c, j);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(j), SC_JOB_COMPLETED);
+    task(c, "ns/g-again", "ns/g", 1);
+    cycle(c, conf, &r);
+    assert_true(sc_job_get_phase(j) != SC_JOB_COMPLETED);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* minMember below the number of tasks: the gang runs with what fits. */
 static void test_elastic_gang(void **state)
 {
@@ -1485,6 +1548,8 @@ int main(void)
         cmocka_unit_test(test_gang_deadlock),
         cmocka_unit_test(test_gang_discarded_leaves_nothing),
         cmocka_unit_test(test_discarded_try_leaves_no_hint),
+        cmocka_unit_test(test_completed_survives_pod_deletion),
+        cmocka_unit_test(test_completed_without_all_running),
         cmocka_unit_test(test_elastic_gang),
         cmocka_unit_test(test_min_task_member),
         cmocka_unit_test(test_queue_weights),
