@@ -332,7 +332,7 @@ void sc_job_note(sc_cluster *c, sc_job *j)
 {
     int need = j->min_member > 0 ? j->min_member : 1;
 
-    if (!j->ran && gang_placed(j, need))
+    if (!j->ran && j->n_ready >= need && gang_placed(j, need))
         j->ran = true;
     /* A completed job whose pods are then deleted (a finished Volcano Job
      * cleaned up) stays completed until a new pod of it shows up; it used to

@@ -73,14 +73,20 @@ error:
     return NULL;
 }
 
+/* For the sweeper (sweep.c): o's tree or text was handed out. Written only
+ * when it changes: a cache line every reader writes would bounce. */
+static void mark_used(store_obj *o)
+{
+    if (!atomic_load_explicit(&o->used, memory_order_relaxed))
+        atomic_store_explicit(&o->used, true, memory_order_relaxed);
+}
+
 json_t *obj_json(const store_obj *o)
 {
     store_obj *w = (store_obj *)o; /* the tree is a cache: o stays the same value */
     json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *none = NULL;
 
-    /* For the sweeper (sweep.c): this tree is in use. */
-    if (!atomic_load_explicit(&w->used, memory_order_relaxed))
-        atomic_store_explicit(&w->used, true, memory_order_relaxed);
+    mark_used(w);
     if (tree)
         return tree;
     if (!(tree = obj_parse(o)))
@@ -276,8 +282,7 @@ const char *store_obj_text(const store_obj *o, size_t *len)
 
     if (len)
         *len = o->len;
-    if (!atomic_load_explicit(&w->used, memory_order_relaxed))
-        atomic_store_explicit(&w->used, true, memory_order_relaxed);
+    mark_used(w);
     if (t)
         return t;
     if (!(t = obj_inflate(o)))

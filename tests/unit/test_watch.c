@@ -563,14 +563,16 @@ static json_t *cold_pod(int i)
                      "MASTER_ADDR", "value", "cold-job-master-0", "restartPolicy", "Never");
 }
 
-/* Keeps writing (the sweeper runs after a batch) until cond holds of the
- * store's memory, or 10 s pass. */
-static bool tick_until(ty_store *s, bool (*cond)(const store_mem *m, size_t n), size_t n)
+/* Waits until cond holds of the store's memory, or 10 s pass; with tick,
+ * writing all along (the sweeper runs after each batch). */
+static bool wait_until(ty_store *s, bool tick, bool (*cond)(const store_mem *m, size_t n),
+                       size_t n)
 {
     store_mem m;
 
     for (int i = 0; i < 1000; i++) {
-        modify(s, "configmaps", "default", "tick");
+        if (tick)
+            modify(s, "configmaps", "default", "tick");
         store_memory(s, &m);
         if (cond(&m, n))
             return true;
@@ -641,10 +643,10 @@ static void test_cold_texts_compressed(void **state)
     held = store_get(f->s, "pods", "default", "c0", &err);
     assert_non_null(held);
     held_text = store_obj_text(held, NULL);
-    assert_true(tick_until(f->s, cold, N - 1));
+    assert_true(wait_until(f->s, true, cold, N - 1));
     assert_string_equal(held_text, texts[0]);
     store_obj_unref(held);
-    assert_true(tick_until(f->s, cold, N));
+    assert_true(wait_until(f->s, true, cold, N));
     store_memory(f->s, &m);
     /* A pod is ~330 bytes of text; against its dictionary a few dozen. */
     assert_true(m.compressed_bytes * 3 < (size_t)N * strlen(texts[0]));
@@ -707,8 +709,6 @@ static void test_cold_without_writes(void **state)
 {
     fixture *f = *state;
     ty_error err;
-    store_mem m;
-    bool done = false;
 
     ty_error_init(&err);
     reopen_small_window(f);
@@ -719,12 +719,7 @@ static void test_cold_without_writes(void **state)
         json_decref(j);
         store_obj_unref(p);
     }
-    for (int i = 0; i < 1000 && !done; i++) {
-        store_memory(f->s, &m);
-        done = cold(&m, COLD_PODS - 4);
-        usleep(10000);
-    }
-    assert_true(done);
+    assert_true(wait_until(f->s, false, cold, COLD_PODS - 4));
 }
 
 /* Readers that come back to each object only after it went cold, while the

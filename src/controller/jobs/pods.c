@@ -280,19 +280,16 @@ json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
         return out;
     }
     for (size_t i = 0; i < l.n; i++) {
-        json_t *meta = meta_only ? store_obj_metadata(l.items[i]) : NULL;
         const json_t *obj = meta_only ? NULL : store_obj_json(l.items[i]);
-        const char *jn = json_string_value(json_object_get(
-            json_object_get(meta_only ? meta : json_object_get(obj, "metadata"), "labels"),
-            JOBS_LABEL_JOB_NAME));
+        json_t *meta = meta_only ? store_obj_metadata(l.items[i])
+                                 : json_incref(json_object_get(obj, "metadata"));
+        const char *jn = json_string_value(
+            json_object_get(json_object_get(meta, "labels"), JOBS_LABEL_JOB_NAME));
         /* Stored trees are never changed in place (a write replaces them), so
          * a reference is as good as a copy and costs nothing. */
-        if (jn && strcmp(jn, job_name) == 0) {
-            if (meta_only)
-                json_array_append_new(out, json_pack("{s:O}", "metadata", meta));
-            else
-                json_array_append(out, (json_t *)obj);
-        }
+        if (jn && strcmp(jn, job_name) == 0)
+            json_array_append_new(out, meta_only ? json_pack("{s:O}", "metadata", meta)
+                                                 : json_incref((json_t *)obj));
         json_decref(meta);
     }
     store_list_free(&l);
