@@ -144,7 +144,7 @@ enum MHD_Result resource_delete_collection(http_req *r, const res_path *p)
         store_obj *o = store_delete(st, api_store_key(p->res), ns ? ns : "", name, &d.opts,
                                     &deleted, &one);
         if (o) {
-            json_array_append_new(items, json_deep_copy(store_obj_json(o)));
+            json_array_append_new(items, store_obj_json_copy(o));
             store_obj_unref(o);
         }
         /* An object that went away meanwhile is fine: it is deleted either way. */

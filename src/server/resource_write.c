@@ -312,7 +312,7 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
         o = store_get(st, key, ns, p->name, &err);
         if (!o)
             goto error;
-        cur = json_deep_copy(store_obj_json(o));
+        cur = store_obj_json_copy(o);
         store_obj_unref(o);
         if (write_fn(cur, w, &err) < 0) {
             json_decref(cur);

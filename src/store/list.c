@@ -312,6 +312,7 @@ void store_memory(ty_store *s, store_mem *m)
         while ((n = res_iter_next(&it))) {
             store_obj *o = n->obj;
             obj_z *z = atomic_load_explicit(&o->z, memory_order_acquire);
+            obj_view *v;
 
             m->objects++;
             m->trees += atomic_load_explicit(&o->tree, memory_order_relaxed) != NULL;
@@ -322,6 +323,10 @@ void store_memory(ty_store *s, store_mem *m)
             if (z && z != &obj_z_none) {
                 m->compressed++;
                 m->compressed_bytes += z->len;
+            }
+            if ((v = atomic_load_explicit(&o->view, memory_order_acquire))) {
+                m->views++;
+                m->view_bytes += v->len;
             }
         }
     }

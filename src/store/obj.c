@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/jsonout.h"
 #include "store/store_int.h"
 
 /* ---- snapshots ---- */
@@ -27,6 +28,7 @@ static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
     atomic_init(&o->used, false);
     atomic_init(&o->text, NULL);
     atomic_init(&o->z, NULL);
+    atomic_init(&o->view, NULL);
     o->rv = rv;
     memcpy(o->key, ns, lns + 1);
     memcpy(o->key + lns + 1, name, lname + 1);
@@ -237,6 +239,87 @@ json_t *store_obj_metadata(const store_obj *o)
     return m;
 }
 
+json_t *store_obj_json_copy(const store_obj *o)
+{
+    json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire);
+
+    mark_used((store_obj *)o);
+    return tree ? json_deep_copy(tree) : obj_parse(o);
+}
+
+/* ---- views ---- */
+
+/* view's tree of o, made from its tree or, when it has none, from a parse
+ * that is freed at once (nothing kept: a tree given back to an object whose
+ * tree was dropped is what views are for not doing). */
+static json_t *view_make(const store_obj *o, const store_view *view)
+{
+    json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire), *v;
+
+    if (tree)
+        return view->make(tree);
+    if (!(tree = obj_parse(o)))
+        return NULL;
+    v = view->make(tree);
+    json_decref(tree);
+    return v;
+}
+
+static obj_view *view_keep(const store_view *view, const json_t *v)
+{
+    ty_buf b = {0};
+    obj_view *kept = NULL;
+
+    if (ty_json_append(&b, v) == 0 && (kept = malloc(sizeof(*kept) + b.len + 1))) {
+        kept->of = view;
+        kept->len = b.len;
+        memcpy(kept->text, b.data, b.len + 1);
+    }
+    ty_buf_free(&b);
+    return kept;
+}
+
+json_t *store_obj_view(const store_obj *o, const store_view *view)
+{
+    store_obj *w = (store_obj *)o; /* the view is a cache, as the tree */
+    obj_view *kept = atomic_load_explicit(&w->view, memory_order_acquire), *none = NULL;
+    json_t *v;
+
+    mark_used(w);
+    if (kept && kept->of == view)
+        return json_loadb(kept->text, kept->len, 0, NULL);
+    if (!(v = view_make(o, view)) || kept)
+        return v; /* another view is kept: this one is not */
+    /* Two threads may make it at once; the first to publish wins. */
+    if ((kept = view_keep(view, v)) &&
+        !atomic_compare_exchange_strong_explicit(&w->view, &none, kept, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        free(kept);
+    return v;
+}
+
+void store_obj_view_prepare(const store_obj *o, const store_view *view)
+{
+    store_obj *w = (store_obj *)o;
+    json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *v;
+    obj_view *kept, *none = NULL;
+
+    if (!tree || atomic_load_explicit(&w->view, memory_order_acquire) || !(v = view->make(tree)))
+        return;
+    if ((kept = view_keep(view, v)) &&
+        !atomic_compare_exchange_strong_explicit(&w->view, &none, kept, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        free(kept);
+    json_decref(v);
+}
+
+obj_view *obj_take_view_if_refs(store_obj *o, size_t refs)
+{
+    if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)
+        return NULL;
+    return atomic_exchange_explicit(&o->view, NULL, memory_order_acq_rel);
+}
+
 store_obj *obj_text_copy(const store_obj *o)
 {
     store_obj *c = obj_alloc(o->rv, o->ns, o->name);
@@ -326,6 +409,7 @@ void store_obj_unref(store_obj *o)
     z = atomic_load_explicit(&o->z, memory_order_relaxed);
     json_decref(atomic_load_explicit(&o->tree, memory_order_relaxed));
     free(atomic_load_explicit(&o->text, memory_order_relaxed));
+    free(atomic_load_explicit(&o->view, memory_order_relaxed));
     if (z && z != &obj_z_none) {
         zdict_unref(z->dict);
         free(z);

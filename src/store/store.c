@@ -765,9 +765,9 @@ void store_close(ty_store *s)
         ty_info("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
                 (unsigned long long)s->batches);
         ty_info("store: %zu objects: %zu with trees, %zu with plain text (%.1f MB), "
-                "%zu compressed (%.1f MB)",
+                "%zu compressed (%.1f MB), %zu views (%.1f MB)",
                 m.objects, m.trees, m.plain, m.plain_bytes / 1e6, m.compressed,
-                m.compressed_bytes / 1e6);
+                m.compressed_bytes / 1e6, m.views, m.view_bytes / 1e6);
     }
     if (s->hub)
         hub_shutdown(s->hub);

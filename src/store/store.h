@@ -49,6 +49,11 @@ typedef struct store_obj store_obj;
  * can be NULL when memory runs out. */
 const json_t *store_obj_json(const store_obj *o);
 const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated */
+/* A copy of o's JSON the caller owns and may change (decref it): a deep
+ * copy of its tree, or when o has none a parse of its text that is not kept
+ * on o (cheaper than giving o its tree back only to copy it). NULL when out
+ * of memory. */
+json_t *store_obj_json_copy(const store_obj *o);
 /* o's metadata, a new reference (caller decrefs): the member of its tree when
  * it has one, else parsed alone from its text, the rest of the object
  * skipped and nothing kept on o. For readers that want only names, owners
@@ -57,6 +62,25 @@ const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated *
  * object a scan looked at was most of the server's memory. NULL when o has
  * none or memory runs out. */
 json_t *store_obj_metadata(const store_obj *o);
+/* A view: the few fields of an object that a controller reads pass after
+ * pass (of a pod, the job engines want its names, labels, phase and
+ * container states, not its spec). make builds it from the whole object
+ * (a new tree; NULL when there is nothing to show). */
+typedef struct store_view {
+    const char *name;
+    json_t *(*make)(const json_t *obj);
+} store_view;
+/* o as view shows it, a new tree the caller owns (decref), NULL when make
+ * gave nothing or memory runs out. Made once per version, from o's tree
+ * when it has one and else from a parse nothing keeps, and kept on o as
+ * compact text (a few hundred bytes) until o goes cold like its plain text
+ * (sweep.c): a reader that comes back for the object after its tree was
+ * dropped parses that text, not the object. One view is kept per object;
+ * another view of the same object is made each time it is asked for. */
+json_t *store_obj_view(const store_obj *o, const store_view *view);
+/* Makes o's view now when o still has its tree and no view (cheap: no
+ * parse), for a reader that will come back for it later; else nothing. */
+void store_obj_view_prepare(const store_obj *o, const store_view *view);
 uint64_t store_obj_rv(const store_obj *o);
 /* Its namespace ("" when cluster-scoped) and name, without parsing anything.
  * Borrowed, valid while o is. */
@@ -93,6 +117,7 @@ typedef struct store_mem {
     size_t trees;            /* holding a parsed tree */
     size_t plain, plain_bytes; /* holding their plain text, and its bytes */
     size_t compressed, compressed_bytes; /* holding a compressed copy, and its bytes */
+    size_t views, view_bytes; /* holding a view (store_obj_view), and its bytes */
 } store_mem;
 void store_memory(ty_store *s, store_mem *m);
 

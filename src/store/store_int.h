@@ -46,6 +46,13 @@ typedef struct obj_z {
 /* o->z of an object whose text does not compress: it keeps its plain text. */
 extern obj_z obj_z_none;
 
+/* A view of an object kept on it (store_obj_view): whose, and its text. */
+typedef struct obj_view {
+    const store_view *of;
+    size_t len;
+    char text[];
+} obj_view;
+
 struct store_obj {
     atomic_size_t refs;
     uint64_t rv;
@@ -60,6 +67,9 @@ struct store_obj {
      * gets there first, as the tree). Never both NULL. */
     _Atomic(char *) text;
     _Atomic(obj_z *) z; /* the compressed copy, made once (by the reaper), or NULL */
+    /* The view a reader asked for (store_obj_view), set once by whoever
+     * makes it first, dropped with the plain text when o goes cold. */
+    _Atomic(obj_view *) view;
     size_t len;         /* of the plain text */
     const char *ns;   /* metadata.namespace or "", and metadata.name or "":  */
     const char *name; /* both point into key[] */
@@ -97,6 +107,8 @@ void obj_compress(store_obj *o, store_zdict *d, void *cctx);
 /* Takes o's plain text off it, as obj_take_tree_if_refs, when it has a
  * compressed copy; the caller frees it. NULL when kept. */
 char *obj_take_text_if_refs(store_obj *o, size_t refs);
+/* Takes o's view off it, as obj_take_tree_if_refs; the caller frees it. */
+obj_view *obj_take_view_if_refs(store_obj *o, size_t refs);
 /* Bytes the snapshot takes without its tree (counting its plain text). */
 size_t obj_footprint(const store_obj *o);
 
@@ -266,6 +278,8 @@ json_t *hub_take_current_tree(store_hub *h, store_obj *o);
 /* As hub_take_current_tree, for o's plain text (which must have a
  * compressed copy); the caller frees it. NULL when kept. */
 char *hub_take_current_text(store_hub *h, store_obj *o);
+/* Its view, the same way. */
+obj_view *hub_take_current_view(store_hub *h, store_obj *o);
 /* Hands o and d (one reference each, stolen) to the reaper, which
  * compresses o's text with d (obj_compress) and lets both go. */
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);

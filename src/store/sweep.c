@@ -22,6 +22,11 @@
  * 2.6 KB to ~180 bytes, ~5 µs); one more unused pass and its plain text
  * goes, under the same rule as a tree. Its next reader decompresses it
  * (~2 µs) and the plain text stays until it goes cold again.
+ *
+ * A view (store_obj_view: the few fields a controller reads of an object,
+ * kept as compact text) goes with the plain text, whether or not that
+ * compressed: made once per version, it lets a job engine that comes back
+ * to a pod after its tree went parse a few hundred bytes instead of the pod.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +80,9 @@ static void sample(store_res *r, const store_obj *o, size_t pos)
 }
 
 static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, size_t *n,
-                    char **texts, size_t *ntexts)
+                    void **frees, size_t *nfrees)
 {
+    obj_view *view;
     obj_z *z;
     json_t *tree;
     char *text;
@@ -97,7 +103,11 @@ static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, siz
     else if (z && z != &obj_z_none && o->idle >= IDLE_DROP_TEXT &&
              atomic_load_explicit(&o->text, memory_order_relaxed) &&
              (text = hub_take_current_text(s->hub, o)))
-        texts[(*ntexts)++] = text;
+        frees[(*nfrees)++] = text;
+    /* A view goes with the plain text (whether or not the text compressed). */
+    if (o->idle >= IDLE_DROP_TEXT && atomic_load_explicit(&o->view, memory_order_relaxed) &&
+        (view = hub_take_current_view(s->hub, o)))
+        frees[(*nfrees)++] = view;
 }
 
 /* ---- when nothing is written ----
@@ -188,9 +198,9 @@ static void remember(ty_store *s, const idx_node *n)
 void sweep_step(ty_store *s)
 {
     int64_t now = ty_now_ms();
-    size_t total = 0, budget, visited = 0, ntrees = 0, ntexts = 0;
+    size_t total = 0, budget, visited = 0, ntrees = 0, nfrees = 0;
     json_t **trees;
-    char **texts;
+    void **frees;
 
     if (now - s->sweep_last_ms < SWEEP_INTERVAL_MS)
         return;
@@ -202,7 +212,8 @@ void sweep_step(ty_store *s)
     budget = budget > total ? total : budget;
     if (!budget || !(trees = malloc(budget * sizeof(*trees))))
         return;
-    if (!(texts = malloc(budget * sizeof(*texts)))) {
+    /* Each object may give up its plain text and its view. */
+    if (!(frees = malloc(2 * budget * sizeof(*frees)))) {
         free(trees);
         return;
     }
@@ -221,7 +232,7 @@ void sweep_step(ty_store *s)
         res_iter_seek(&it, r, s->sweep_ns, s->sweep_name, false);
         while (visited < budget && (node = res_iter_next(&it))) {
             sample(r, node->obj, s->sweep_pos++);
-            look_at(s, r, node->obj, trees, &ntrees, texts, &ntexts);
+            look_at(s, r, node->obj, trees, &ntrees, frees, &nfrees);
             last = node;
             visited++;
         }
@@ -236,8 +247,8 @@ void sweep_step(ty_store *s)
     pthread_rwlock_unlock(&s->index_rw);
     for (size_t i = 0; i < ntrees; i++)
         json_decref(trees[i]);
-    for (size_t i = 0; i < ntexts; i++)
-        free(texts[i]);
+    for (size_t i = 0; i < nfrees; i++)
+        free(frees[i]);
     free(trees);
-    free(texts);
+    free(frees);
 }

@@ -311,6 +311,18 @@ char *hub_take_current_text(store_hub *h, store_obj *o)
     return text;
 }
 
+obj_view *hub_take_current_view(store_hub *h, store_obj *o)
+{
+    obj_view *view = NULL;
+    size_t refs;
+
+    pthread_mutex_lock(&h->mu);
+    if ((refs = idle_refs(h, o)))
+        view = obj_take_view_if_refs(o, refs);
+    pthread_mutex_unlock(&h->mu);
+    return view;
+}
+
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
 {
     bool queued = false;

@@ -215,6 +215,50 @@ static void test_pod_observations(void **state)
     json_decref(pod);
 }
 
+/* What a pass sees of a pod is its view (jobs_owned): everything the
+ * engine reads of a pod must be in it, the spec must not. */
+static void test_owned_view(void **state)
+{
+    json_t *pod = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"j-worker-1\","
+        "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
+        "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{\"a\":\"b\"},"
+        "\"labels\":{\"training.kubeflow.org/job-name\":\"j\","
+        "\"training.kubeflow.org/replica-type\":\"worker\","
+        "\"training.kubeflow.org/replica-index\":\"1\"},"
+        "\"ownerReferences\":[{\"kind\":\"PyTorchJob\",\"name\":\"j\",\"controller\":true}]},"
+        "\"spec\":{\"containers\":[{\"name\":\"pytorch\",\"image\":\"x\"}]},"
+        "\"status\":{\"phase\":\"Failed\",\"podIP\":\"10.0.0.1\",\"containerStatuses\":["
+        "{\"name\":\"side\",\"restartCount\":2,\"image\":\"y\","
+        "\"state\":{\"terminated\":{\"exitCode\":0}}},"
+        "{\"name\":\"pytorch\",\"restartCount\":3,\"state\":{\"waiting\":{}},"
+        "\"lastState\":{\"terminated\":{\"exitCode\":137}}}]}}",
+        0, NULL);
+    json_t *v, *meta;
+
+    (void)state;
+    assert_non_null(pod);
+    v = jobs_owned.make(pod);
+    assert_non_null(v);
+    assert_int_equal(jobs_pod_exit_code(v, "pytorch"), 137);
+    assert_int_equal(jobs_pod_exit_code(v, "side"), 0);
+    assert_int_equal(jobs_pod_restarts(v), 5);
+    assert_string_equal(jobs_pod_phase(v), "Failed");
+    assert_true(jobs_is_terminating(v));
+    meta = json_object_get(v, "metadata");
+    for (const char *const *k = (const char *const[]){"name", "namespace", "uid", "labels",
+                                                       "ownerReferences", NULL};
+         *k; k++)
+        assert_true(json_equal(json_object_get(meta, *k),
+                               json_object_get(json_object_get(pod, "metadata"), *k)));
+    /* Not read by the engine, not kept. */
+    assert_null(json_object_get(v, "spec"));
+    assert_null(json_object_get(meta, "annotations"));
+    assert_null(json_object_get(json_object_get(v, "status"), "podIP"));
+    json_decref(v);
+    json_decref(pod);
+}
+
 static const json_t *cond(const json_t *status, const char *type)
 {
     size_t i;
@@ -277,7 +321,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_success_rules), cmocka_unit_test(test_every_kind_has_a_plugin),
         cmocka_unit_test(test_exit_codes),    cmocka_unit_test(test_backoff),
-        cmocka_unit_test(test_pod_observations), cmocka_unit_test(test_conditions),
+        cmocka_unit_test(test_pod_observations), cmocka_unit_test(test_owned_view),
+        cmocka_unit_test(test_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -722,6 +722,143 @@ static void test_cold_without_writes(void **state)
     assert_true(wait_until(f->s, false, cold, COLD_PODS - 4));
 }
 
+/* Views (store_obj_view): a few fields of an object, made once per version
+ * (from its tree while it has one, else from a parse nothing keeps), kept as
+ * text and parsed for each reader, dropped when the object goes cold. */
+static int views_made;
+
+static json_t *name_and_index(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+
+    views_made++;
+    return json_pack("{s:O, s:O*}", "name", json_object_get(meta, "name"), "index",
+                     json_object_get(json_object_get(meta, "labels"),
+                                     "training.kubeflow.org/replica-index"));
+}
+
+static json_t *just_kind(const json_t *obj)
+{
+    views_made++;
+    return json_pack("{s:O}", "kind", json_object_get(obj, "kind"));
+}
+
+static const store_view name_view = {"test-name", name_and_index};
+static const store_view kind_view = {"test-kind", just_kind};
+
+static bool views_are(const store_mem *m, size_t n)
+{
+    return m->views == n;
+}
+
+static bool few_trees(const store_mem *m, size_t n)
+{
+    return m->trees <= n;
+}
+
+static store_obj *get_pod(ty_store *s, int i)
+{
+    char name[16];
+    ty_error err;
+    store_obj *p;
+
+    ty_error_init(&err);
+    snprintf(name, sizeof(name), "c%d", i);
+    p = store_get(s, "pods", "default", name, &err);
+    assert_non_null(p);
+    return p;
+}
+
+static void assert_view(json_t *v, int i)
+{
+    char name[16], idx[16];
+
+    snprintf(name, sizeof(name), "c%d", i);
+    snprintf(idx, sizeof(idx), "%d", i);
+    assert_non_null(v);
+    assert_string_equal(json_string_value(json_object_get(v, "name")), name);
+    assert_string_equal(json_string_value(json_object_get(v, "index")), idx);
+    assert_int_equal(json_object_size(v), 2);
+    json_decref(v);
+}
+
+static void test_views(void **state)
+{
+    fixture *f = *state;
+    enum { N = 32 };
+    store_obj *held, *p;
+    store_mem m;
+    ty_error err;
+    json_t *copy, *whole;
+
+    ty_error_init(&err);
+    reopen_small_window(f);
+    add(f->s, "configmaps", "default", "tick");
+    views_made = 0;
+    for (int i = 0; i < N; i++) {
+        json_t *j = cold_pod(i);
+        p = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(p);
+        json_decref(j);
+        /* The even ones get their view now, from the tree they still have. */
+        if (i % 2 == 0)
+            store_obj_view_prepare(p, &name_view);
+        store_obj_unref(p);
+    }
+    assert_int_equal(views_made, N / 2);
+    store_memory(f->s, &m);
+    assert_int_equal(m.views, N / 2);
+
+    /* Trees gone (the newest four are in the tree window): preparing makes
+     * nothing, a read of an even one parses its view, of an odd one makes it
+     * once, from a parse that leaves no tree behind. */
+    assert_true(wait_until(f->s, true, few_trees, 4 + 2));
+    store_memory(f->s, &m);
+    p = get_pod(f->s, 1);
+    store_obj_view_prepare(p, &name_view);
+    store_obj_unref(p);
+    assert_int_equal(views_made, N / 2);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            p = get_pod(f->s, i);
+            assert_view(store_obj_view(p, &name_view), i);
+            store_obj_unref(p);
+        }
+        assert_int_equal(views_made, N);
+    }
+    store_mem after;
+    store_memory(f->s, &after);
+    assert_int_equal(after.views, N);
+    assert_true(after.trees <= m.trees);
+
+    /* Another view of the same object is made each time, and not kept. */
+    p = get_pod(f->s, 3);
+    for (int k = 0; k < 2; k++) {
+        json_t *v = store_obj_view(p, &kind_view);
+        assert_string_equal(json_string_value(json_object_get(v, "kind")), "Pod");
+        json_decref(v);
+    }
+    assert_int_equal(views_made, N + 2);
+
+    /* A copy to change: of a tree-less object, a parse that is not kept. */
+    copy = store_obj_json_copy(p);
+    whole = json_loads(store_obj_text(p, NULL), 0, NULL);
+    assert_true(json_equal(copy, whole));
+    json_object_set_new(copy, "kind", json_string("Changed"));
+    assert_string_equal(json_string_value(json_object_get(store_obj_json(p), "kind")), "Pod");
+    json_decref(copy);
+    json_decref(whole);
+    store_obj_unref(p);
+
+    /* Cold: the views go with the plain texts, but for the one held. */
+    held = get_pod(f->s, 5);
+    assert_true(wait_until(f->s, true, views_are, 1));
+    assert_view(store_obj_view(held, &name_view), 5);
+    assert_int_equal(views_made, N + 2);
+    store_obj_unref(held);
+    assert_true(wait_until(f->s, true, views_are, 0));
+}
+
 /* Readers that come back to each object only after it went cold, while the
  * sweeper compresses and drops texts: every read sees the right bytes (and
  * ASan sees no text freed under a reader). */
@@ -816,6 +953,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cold_texts_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_under_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_without_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_views, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,12 +84,15 @@ void jobs_batch_free(jobs_batch *b);
 int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
                 const char *component);
 /* Objects of resource in ns labelled job-name=job_name and controlled by
- * owner_uid, as a JSON array holding references to the stored objects (caller
- * owns the array; the objects are shared with the store: read them, never
- * change them). meta_only: each item is {"metadata": ...} alone, read
- * without parsing or keeping the rest (what the engine needs of Services). */
+ * owner_uid, as a JSON array of their views (jobs_owned_view; caller owns
+ * the array). */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
-                        const char *job_name, const char *owner_uid, bool meta_only);
+                        const char *job_name, const char *owner_uid);
+/* What the engine sees of a pod or a Service (store_obj_view): metadata
+ * name, namespace, uid, labels, ownerReferences and deletionTimestamp;
+ * status phase; per container status its name, restartCount, state and
+ * lastState. */
+extern const store_view jobs_owned;
 
 /* ---- pods.c: Kubeflow replica pods ---- */
 

@@ -263,11 +263,66 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
     return 0;
 }
 
+/* ---- what a job controls ---- */
+
+static void keep(json_t *to, const json_t *from, const char *key)
+{
+    json_t *v = json_object_get(from, key);
+
+    if (v)
+        json_object_set(to, key, v);
+}
+
+/* The view of a pod or a Service the engine reads (store_obj_view): its
+ * names, uid, labels, owners and deletion mark, and of a pod its phase and,
+ * per container, its name, restart count and states (exit codes). A pass
+ * reads every pod of its job, and a pod's tree is mostly the spec it never
+ * looks at; whatever the engine comes to read of these objects must be kept
+ * here. */
+static json_t *owned_view(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const json_t *status = json_object_get(obj, "status");
+    const json_t *list = json_object_get(status, "containerStatuses");
+    json_t *m = json_object(), *st = json_object(), *out;
+    size_t i;
+    json_t *cs;
+
+    keep(m, meta, "name");
+    keep(m, meta, "namespace");
+    keep(m, meta, "uid");
+    keep(m, meta, "labels");
+    keep(m, meta, "ownerReferences");
+    keep(m, meta, "deletionTimestamp");
+    keep(st, status, "phase");
+    if (json_is_array(list)) {
+        json_t *css = json_array();
+        json_array_foreach(list, i, cs) {
+            json_t *one = json_object();
+            keep(one, cs, "name");
+            keep(one, cs, "restartCount");
+            keep(one, cs, "state");
+            keep(one, cs, "lastState");
+            json_array_append_new(css, one);
+        }
+        json_object_set_new(st, "containerStatuses", css);
+    }
+    out = json_pack("{s:o}", "metadata", m);
+    if (json_object_size(st))
+        json_object_set_new(out, "status", st);
+    else
+        json_decref(st);
+    return out;
+}
+
+const store_view jobs_owned = {"jobs-owned", owned_view};
+
 /* What the job controls: objects whose controller ownerReference is the
  * job (the store's owner index; O(pods of the job), not O(pods of the
- * namespace)) and that carry its job-name label, as upstream selects them. */
+ * namespace)) and that carry its job-name label, as upstream selects them;
+ * each as its view. */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
-                        const char *job_name, const char *owner_uid, bool meta_only)
+                        const char *job_name, const char *owner_uid)
 {
     json_t *out = json_array();
     store_list l;
@@ -280,17 +335,13 @@ json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
         return out;
     }
     for (size_t i = 0; i < l.n; i++) {
-        const json_t *obj = meta_only ? NULL : store_obj_json(l.items[i]);
-        json_t *meta = meta_only ? store_obj_metadata(l.items[i])
-                                 : json_incref(json_object_get(obj, "metadata"));
-        const char *jn = json_string_value(
-            json_object_get(json_object_get(meta, "labels"), JOBS_LABEL_JOB_NAME));
-        /* Stored trees are never changed in place (a write replaces them), so
-         * a reference is as good as a copy and costs nothing. */
+        json_t *v = store_obj_view(l.items[i], &jobs_owned);
+        const char *jn = json_string_value(json_object_get(
+            json_object_get(json_object_get(v, "metadata"), "labels"), JOBS_LABEL_JOB_NAME));
+
         if (jn && strcmp(jn, job_name) == 0)
-            json_array_append_new(out, meta_only ? json_pack("{s:O}", "metadata", meta)
-                                                 : json_incref((json_t *)obj));
-        json_decref(meta);
+            json_array_append(out, v);
+        json_decref(v);
     }
     store_list_free(&l);
     return out;

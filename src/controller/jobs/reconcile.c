@@ -29,7 +29,7 @@ typedef struct pass {
     job_ctx c;
     json_t *job;           /* working copy (owned) */
     json_t *status;        /* the status being built (owned) */
-    json_t *pods, *svcs;   /* what the job controls now (owned arrays; svcs: metadata only) */
+    json_t *pods, *svcs;   /* what the job controls now (their views, jobs_list_owned) */
     json_t *present;       /* names of pods that exist, terminating included */
     json_t *retry;         /* failed pods to recreate (borrowed from pods) */
     json_t *failed;        /* permanently failed pods (borrowed from pods) */
@@ -433,7 +433,7 @@ static void ensure_configmap(pass *p)
         return;
     }
     if (!json_equal(json_object_get(store_obj_json(o), "data"), json_object_get(cm, "data"))) {
-        json_t *copy = json_deep_copy(store_obj_json(o));
+        json_t *copy = store_obj_json_copy(o);
         json_object_set(copy, "data", json_object_get(cm, "data"));
         store_obj *u = store_update(p->s, "configmaps", p->c.ns, copy, &err);
         if (!u)
@@ -793,10 +793,8 @@ static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
     if (!p->fw || !uid || !p->c.name || !p->c.ns)
         return -1;
     p->status = json_is_object(st) ? json_deep_copy(st) : json_object();
-    p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid, false);
-    /* Of a Service the engine wants its name, uid and deletion mark: its
-     * tree is never kept for it. */
-    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid, true);
+    p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid);
+    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid);
     p->present = json_object();
     p->retry = json_array();
     p->failed = json_array();
@@ -828,7 +826,7 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
 
     if (!o)
         return 0; /* deleted: the garbage collector takes its pods */
-    job = json_deep_copy(store_obj_json(o));
+    job = store_obj_json_copy(o);
     store_obj_unref(o);
     if (!job || jobs_is_terminating(job)) {
         json_decref(job);

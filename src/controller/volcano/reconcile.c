@@ -68,7 +68,7 @@ static json_t *list_owned(pass *p, const char *resource)
         return out;
     }
     for (size_t i = 0; i < l.n; i++)
-        json_array_append_new(out, json_deep_copy(store_obj_json(l.items[i])));
+        json_array_append_new(out, store_obj_json_copy(l.items[i]));
     store_list_free(&l);
     return out;
 }
@@ -751,7 +751,7 @@ int vc_reconcile(ty_store *s, const char *ns, const char *name, time_t *wake_at)
         ty_error_clear(&err);
         return rc;
     }
-    p.job = json_deep_copy(store_obj_json(o));
+    p.job = store_obj_json_copy(o);
     store_obj_unref(o);
     p.uid = str_at(p.job, "metadata", "uid");
     if (!p.uid || jobs_is_terminating(p.job)) {
