@@ -196,6 +196,51 @@ static json_t *metadata_from_text(const char *text, size_t len, bool *bad)
     }
 }
 
+/* The object of the given top-level members of the object in text (those
+ * it has), each parsed alone and the rest skipped, or NULL when the text is
+ * not what the scanner expects (or memory runs out). */
+static json_t *members_from_text(const char *text, size_t len, const char *const *names)
+{
+    const char *p = text, *end = text + len, *key, *v;
+    json_t *out = json_object();
+    size_t klen;
+
+    p = skip_ws(p, end);
+    if (!out || p == end || *p++ != '{')
+        goto bad;
+    for (;;) {
+        bool want = false;
+        p = skip_ws(p, end);
+        if (p < end && *p == '}')
+            return out;
+        if (p == end || *p != '"')
+            goto bad;
+        key = p + 1;
+        if (!(p = skip_string(p, end)))
+            goto bad;
+        klen = (size_t)(p - key - 1);
+        for (const char *const *n = names; *n && !want; n++)
+            want = strlen(*n) == klen && memcmp(key, *n, klen) == 0;
+        p = skip_ws(p, end);
+        if (p == end || *p++ != ':')
+            goto bad;
+        v = skip_ws(p, end);
+        if (!(p = skip_value(v, end)))
+            goto bad;
+        if (want) {
+            json_t *m = json_loadb(v, (size_t)(p - v), 0, NULL);
+            if (!m || json_object_setn_new(out, key, klen, m) < 0)
+                goto bad;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',')
+            p++;
+    }
+bad:
+    json_decref(out);
+    return NULL;
+}
+
 /* o's plain text, as it is now: borrowed when o has it (the caller's
  * reference, or a lock the sweeper takes, keeps it), else decompressed into
  * a buffer the caller frees (*owned). NULL when out of memory. */
@@ -256,9 +301,17 @@ static json_t *view_make(const store_obj *o, const store_view *view)
 {
     json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire), *v;
 
+    char *owned;
+    const char *t;
+
     if (tree)
         return view->make(tree);
-    if (!(tree = obj_parse(o)))
+    /* Only the members the view reads, when it says which. */
+    if (view->members && (t = text_now(o, &owned))) {
+        tree = members_from_text(t, o->len, view->members);
+        free(owned);
+    }
+    if (!tree && !(tree = obj_parse(o)))
         return NULL;
     v = view->make(tree);
     json_decref(tree);

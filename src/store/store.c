@@ -334,10 +334,10 @@ static const char *const kept_fields[] = {"uid", "creationTimestamp", "deletionT
 
 /* Turns next into a valid successor of cur. Returns 1 when it differs from
  * cur (a write is due), 0 when equal, -1 on a failed precondition. */
-static int prepare_update(const char *resource, const store_obj *cur, json_t *next,
-                          ty_error *err)
+static int prepare_update(const char *resource, const store_obj *cur, const json_t *curj,
+                          json_t *next, ty_error *err)
 {
-    const json_t *cmeta = json_object_get(obj_json(cur), "metadata");
+    const json_t *cmeta = json_object_get(curj, "metadata");
     json_t *nmeta;
     const char *want_rv;
     json_int_t gen;
@@ -352,7 +352,7 @@ static int prepare_update(const char *resource, const store_obj *cur, json_t *ne
     if (!json_is_object(nmeta))
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
     want_rv = meta_str(next, "resourceVersion");
-    if (*want_rv && strcmp(want_rv, meta_str(obj_json(cur), "resourceVersion")) != 0)
+    if (*want_rv && strcmp(want_rv, meta_str(curj, "resourceVersion")) != 0)
         return ty_seterr(err, TY_ECONFLICT,
                          "Operation cannot be fulfilled on %s \"%s\": the object has been "
                          "modified; please apply your changes to the latest version and try "
@@ -365,19 +365,20 @@ static int prepare_update(const char *resource, const store_obj *cur, json_t *ne
         else
             json_object_del(nmeta, kept_fields[i]);
     }
-    if (!equal_outside_meta_status(obj_json(cur), next)) {
+    if (!equal_outside_meta_status(curj, next)) {
         gen = json_integer_value(json_object_get(cmeta, "generation"));
         json_object_set_new(nmeta, "generation", json_integer(gen + 1));
     }
-    return json_equal(obj_json(cur), next) ? 0 : 1;
+    return json_equal(curj, next) ? 0 : 1;
 }
 
-/* Stages next (stolen) as the successor of cur: nothing when unchanged (the
- * answer is cur), a removal when it is being deleted and its last finalizer
- * just went. */
-static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur, json_t *next)
+/* Stages next (stolen) as the successor of cur (whose JSON is curj):
+ * nothing when unchanged (the answer is cur), a removal when it is being
+ * deleted and its last finalizer just went. */
+static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur,
+                       const json_t *curj, json_t *next)
 {
-    int rc = prepare_update(r->name, cur, next, req->err);
+    int rc = prepare_update(r->name, cur, curj, next, req->err);
     bool gone;
 
     if (rc <= 0) {
@@ -424,21 +425,27 @@ static void exec_mutate(ty_store *s, write_req *req)
 {
     store_res *r;
     store_obj *cur = current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
-    json_t *next;
+    json_t *tree, *base, *next;
 
     if (!cur)
         return;
-    next = req->status_only || req->spec_top ? copy_for_status(obj_json(cur), req->spec_top)
-                                             : json_deep_copy(obj_json(cur));
-    if (!next) {
+    /* cur's JSON: its tree, or when that was dropped a parse of its text
+     * that is not kept (cur is about to be superseded: a tree given back to
+     * it would only wait for the reaper, which frees it cold). */
+    tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
+    if (!(base = tree ? json_incref(tree) : obj_parse(cur))) {
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
         return;
     }
-    if (req->fn(next, req->arg, req->err) < 0) {
+    next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
+                                             : json_deep_copy(base);
+    if (!next)
+        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    else if (req->fn(next, req->arg, req->err) < 0)
         json_decref(next);
-        return;
-    }
-    write_next(s, req, r, cur, next);
+    else
+        write_next(s, req, r, cur, base, next);
+    json_decref(base);
 }
 
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,

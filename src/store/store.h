@@ -69,6 +69,9 @@ json_t *store_obj_metadata(const store_obj *o);
 typedef struct store_view {
     const char *name;
     json_t *(*make)(const json_t *obj);
+    /* The top-level members make reads (NULL-terminated), or NULL for any:
+     * an object without its tree is then parsed for those alone. */
+    const char *const *members;
 } store_view;
 /* o as view shows it, a new tree the caller owns (decref), NULL when make
  * gave nothing or memory runs out. Made once per version, from o's tree

@@ -315,7 +315,8 @@ static json_t *owned_view(const json_t *obj)
     return out;
 }
 
-const store_view jobs_owned = {"jobs-owned", owned_view};
+const store_view jobs_owned = {"jobs-owned", owned_view,
+                               (const char *const[]){"metadata", "status", NULL}};
 
 /* What the job controls: objects whose controller ownerReference is the
  * job (the store's owner index; O(pods of the job), not O(pods of the
