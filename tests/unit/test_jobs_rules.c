@@ -223,12 +223,14 @@ static void test_owned_view(void **state)
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"j-worker-1\","
         "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
         "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{\"a\":\"b\"},"
+        "\"creationTimestamp\":\"2025-12-31T00:00:00Z\",\"generateName\":\"j-\","
         "\"labels\":{\"training.kubeflow.org/job-name\":\"j\","
         "\"training.kubeflow.org/replica-type\":\"worker\","
         "\"training.kubeflow.org/replica-index\":\"1\"},"
         "\"ownerReferences\":[{\"kind\":\"PyTorchJob\",\"name\":\"j\",\"controller\":true}]},"
         "\"spec\":{\"containers\":[{\"name\":\"pytorch\",\"image\":\"x\"}]},"
-        "\"status\":{\"phase\":\"Failed\",\"podIP\":\"10.0.0.1\",\"containerStatuses\":["
+        "\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\",\"podIP\":\"10.0.0.1\","
+        "\"containerStatuses\":["
         "{\"name\":\"side\",\"restartCount\":2,\"image\":\"y\","
         "\"state\":{\"terminated\":{\"exitCode\":0}}},"
         "{\"name\":\"pytorch\",\"restartCount\":3,\"state\":{\"waiting\":{}},"
@@ -247,13 +249,16 @@ static void test_owned_view(void **state)
     assert_true(jobs_is_terminating(v));
     meta = json_object_get(v, "metadata");
     for (const char *const *k = (const char *const[]){"name", "namespace", "uid", "labels",
-                                                       "ownerReferences", NULL};
+                                                       "annotations", "ownerReferences",
+                                                       "creationTimestamp", NULL};
          *k; k++)
         assert_true(json_equal(json_object_get(meta, *k),
                                json_object_get(json_object_get(pod, "metadata"), *k)));
     /* Not read by the engine, not kept. */
     assert_null(json_object_get(v, "spec"));
-    assert_null(json_object_get(meta, "annotations"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "status"), "reason")),
+                        "Evicted");
+    assert_null(json_object_get(meta, "generateName"));
     assert_null(json_object_get(json_object_get(v, "status"), "podIP"));
     json_decref(v);
     json_decref(pod);

@@ -88,10 +88,10 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
  * the array). */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid);
-/* What the engine sees of a pod or a Service (store_obj_view): metadata
- * name, namespace, uid, labels, ownerReferences and deletionTimestamp;
- * status phase; per container status its name, restartCount, state and
- * lastState. */
+/* What the job engines see of a pod or a Service (store_obj_view):
+ * metadata name, namespace, uid, labels, annotations, ownerReferences,
+ * creationTimestamp and deletionTimestamp; status phase and reason; per
+ * container status its name, restartCount, state and lastState. */
 extern const store_view jobs_owned;
 
 /* ---- pods.c: Kubeflow replica pods ---- */

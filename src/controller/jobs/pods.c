@@ -273,12 +273,13 @@ static void keep(json_t *to, const json_t *from, const char *key)
         json_object_set(to, key, v);
 }
 
-/* The view of a pod or a Service the engine reads (store_obj_view): its
- * names, uid, labels, owners and deletion mark, and of a pod its phase and,
- * per container, its name, restart count and states (exit codes). A pass
- * reads every pod of its job, and a pod's tree is mostly the spec it never
- * looks at; whatever the engine comes to read of these objects must be kept
- * here. */
+/* The view of a pod or a Service the job engines read (store_obj_view; the
+ * Kubeflow engine and the Volcano Job controller share it): its names, uid,
+ * labels, annotations, owners, creation time and deletion mark, and of a pod
+ * its phase, reason and, per container, its name, restart count and states
+ * (exit codes, finish times). A pass reads every pod of its job, and a pod's
+ * tree is mostly the spec it never looks at; whatever either engine comes
+ * to read of these objects must be kept here. */
 static json_t *owned_view(const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
@@ -292,9 +293,12 @@ static json_t *owned_view(const json_t *obj)
     keep(m, meta, "namespace");
     keep(m, meta, "uid");
     keep(m, meta, "labels");
+    keep(m, meta, "annotations");
     keep(m, meta, "ownerReferences");
+    keep(m, meta, "creationTimestamp");
     keep(m, meta, "deletionTimestamp");
     keep(st, status, "phase");
+    keep(st, status, "reason");
     if (json_is_array(list)) {
         json_t *css = json_array();
         json_array_foreach(list, i, cs) {

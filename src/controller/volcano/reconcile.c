@@ -67,8 +67,10 @@ static json_t *list_owned(pass *p, const char *resource)
         p->rc = -1;
         return out;
     }
+    /* Each as the job engines' view (jobs_owned): the engine reads a few
+     * fields of its pods, never their spec, and never changes them. */
     for (size_t i = 0; i < l.n; i++)
-        json_array_append_new(out, store_obj_json_copy(l.items[i]));
+        json_array_append_new(out, store_obj_view(l.items[i], &jobs_owned));
     store_list_free(&l);
     return out;
 }
