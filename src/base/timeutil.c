@@ -1,5 +1,6 @@
 #include "base/timeutil.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,50 @@ int ty_time_parse(const char *s, time_t *out)
     if (*p)
         return -1;
     *out = timegm(&tm) - off;
+    return 0;
+}
+
+int ty_duration_parse(const char *s, int64_t *ms)
+{
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = {{"ms", 1}, {"h", 3600e3}, {"m", 60e3}, {"s", 1e3}};
+    double total = 0;
+
+    if (!s || !*s)
+        return -1;
+    if (strcmp(s, "0") == 0) {
+        *ms = 0;
+        return 0;
+    }
+    while (*s) {
+        char *end;
+        size_t i, n = sizeof(units) / sizeof(units[0]);
+        double v;
+
+        char num[32];
+        size_t len = strspn(s, "0123456789.");
+
+        /* Digits with at most one point (strtod alone would take "1e3"). */
+        if (len == 0 || len >= sizeof(num) || !isdigit((unsigned char)s[strspn(s, ".")]) ||
+            memchr(s, '.', len) != memrchr(s, '.', len))
+            return -1;
+        memcpy(num, s, len);
+        num[len] = '\0';
+        v = strtod(num, NULL);
+        end = (char *)s + len;
+        for (i = 0; i < n; i++)
+            if (strncmp(end, units[i].unit, strlen(units[i].unit)) == 0)
+                break;
+        if (i == n)
+            return -1;
+        total += v * units[i].ms;
+        s = end + strlen(units[i].unit);
+    }
+    if (total > 9.2e15)
+        return -1;
+    *ms = (int64_t)(total + 0.5);
     return 0;
 }
 

@@ -12,6 +12,10 @@ void ty_time_format(time_t t, char *buf, size_t len);
 int ty_time_parse(const char *s, time_t *out);
 /* Kubernetes' short human duration as kubectl prints ages: "45s", "3m12s", "5h", "2d3h". */
 void ty_duration_human(int64_t seconds, char *buf, size_t len);
+/* A duration as Go writes one (kube-apiserver's --event-ttl): numbers with
+ * units h, m, s or ms, fractions allowed ("1h", "1h30m", "90s", "1.5h",
+ * "250ms"), or "0". Milliseconds into *ms; -1 when s is not one. */
+int ty_duration_parse(const char *s, int64_t *ms);
 /* Monotonic milliseconds. */
 int64_t ty_now_ms(void);
 

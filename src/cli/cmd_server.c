@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "cli/cli.h"
+#include "controller/event_ttl.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
@@ -59,7 +61,9 @@ static void server_usage(FILE *f)
                "               N, NxG (N nodes of G GPUs) or NxG:cpu=64,memory=512Gi,pods=110\n"
                "  --no-local-node  do not register or run this machine's node\n"
                "  --scheduler-conf FILE  the gang scheduler's configuration in the\n"
-               "               volcano-scheduler.conf shape (default: Volcano's default)\n",
+               "               volcano-scheduler.conf shape (default: Volcano's default)\n"
+               "  --event-ttl DURATION  how long an Event is kept after its last write\n"
+               "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n",
                TY_DEFAULT_PORT);
 }
 
@@ -95,6 +99,7 @@ typedef struct node_flags {
     rt_sim_opts sim;
     char sim_cpu[64], sim_mem[64];
     const char *sched_conf; /* NULL = Volcano's default configuration */
+    int64_t event_ttl_ms;   /* 0 = Events never expire */
 } node_flags;
 
 static int sim_flag(node_flags *nf, const char *spec)
@@ -122,6 +127,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"node-name", required_argument, NULL, 'N'}, {"fake-gpus", required_argument, NULL, 'G'},
         {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
         {"scheduler-conf", required_argument, NULL, 'C'},
+        {"event-ttl", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -135,6 +141,13 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
         case 'C': nf->sched_conf = optarg; break;
+        case 'E':
+            if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
+                fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "
+                                "30m, 90s or 0\n", optarg);
+                return 2;
+            }
+            break;
         case 'S':
             if (sim_flag(nf, optarg) < 0)
                 return 2;
@@ -177,11 +190,12 @@ int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
     rt_local_opts ro = {.fake_gpus = -1};
-    node_flags nf = {.local = true};
+    node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
     char data_dir[4096];
     ty_error err;
     ty_store *store;
     ty_gc *gc;
+    ty_event_ttl *ttl = NULL;
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
     ty_sched *sched;
@@ -204,6 +218,10 @@ int cmd_server(int argc, char **argv)
     }
     ro.data_dir = data_dir;
     gc = gc_start(store, &err);
+    if (gc && nf.event_ttl_ms > 0 && !(ttl = event_ttl_start(store, nf.event_ttl_ms, &err))) {
+        gc_stop(gc);
+        gc = NULL;
+    }
     jobs = gc ? jobs_start(store, &err) : NULL;
     vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
     sched = vcjobs ? sched_start_with(store, nf.sched_conf, &err) : NULL;
@@ -220,6 +238,7 @@ int cmd_server(int argc, char **argv)
         sched_stop(sched);
         vcjobs_stop(vcjobs);
         jobs_stop(jobs);
+        event_ttl_stop(ttl);
         gc_stop(gc);
         store_close(store);
         ty_error_clear(&err);
@@ -251,6 +270,7 @@ stop:
     sched_stop(sched);
     vcjobs_stop(vcjobs);
     jobs_stop(jobs);
+    event_ttl_stop(ttl);
     gc_stop(gc);
     store_close(store);
     return rc;

@@ -139,4 +139,39 @@ fi
 wait "$SERVER_PID" 2>/dev/null
 SERVER_PID=""
 
+# --- Events expire a TTL after their last write (--event-ttl) ---
+out=$("$TRAINYARD" server --port 0 --data-dir "$E2E_TMP/ttl-bad" --event-ttl 5x 2>&1); rc=$?
+expect_eq "a bad --event-ttl exits 2" "2" "$rc"
+expect_match "a bad --event-ttl says why" 'invalid --event-ttl 5x' "$out"
+start_server --event-ttl 3s
+cat >"$E2E_TMP/event.yaml" <<'YAML'
+apiVersion: v1
+kind: Event
+metadata:
+  name: ttl-probe
+  namespace: default
+involvedObject:
+  kind: ConfigMap
+  name: keep
+  namespace: default
+reason: Probe
+message: expires three seconds after this write
+type: Normal
+YAML
+k apply -f "$E2E_TMP/event.yaml" >/dev/null
+start=$(date +%s%N)
+expect_eq "the event is there" "ttl-probe" "$(k get events ttl-probe -o jsonpath='{.metadata.name}')"
+gone=""
+for _ in $(seq 150); do
+    if ! k get events ttl-probe -o name >/dev/null 2>&1; then gone=$(date +%s%N); break; fi
+    sleep 0.1
+done
+if [ -n "$gone" ] && [ $(((gone - start) / 1000000)) -ge 2500 ]; then
+    pass "the event goes after its TTL ($(((gone - start) / 1000000)) ms)"
+else
+    fail "the event goes after its TTL (gone=${gone:-never}, after $(((${gone:-0} - start) / 1000000)) ms)"
+fi
+expect_eq "other objects stay" "keep" "$(k get configmap keep -o jsonpath='{.metadata.name}')"
+stop_server
+
 finish
