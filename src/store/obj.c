@@ -155,64 +155,26 @@ static const char *skip_value(const char *p, const char *end)
     return NULL;
 }
 
-/* The top-level "metadata" member of the object in text, or NULL when there
- * is none; *bad when the text is not what the scanner expects (the caller
- * then parses the whole of it). */
-static json_t *metadata_from_text(const char *text, size_t len, bool *bad)
-{
-    const char *p = text, *end = text + len, *key;
-    bool is_meta;
-
-    *bad = true;
-    p = skip_ws(p, end);
-    if (p == end || *p++ != '{')
-        return NULL;
-    for (;;) {
-        p = skip_ws(p, end);
-        if (p < end && *p == '}') {
-            *bad = false;
-            return NULL;
-        }
-        if (p == end || *p != '"')
-            return NULL;
-        key = p + 1;
-        if (!(p = skip_string(p, end)))
-            return NULL;
-        is_meta = p - key - 1 == 8 && memcmp(key, "metadata", 8) == 0;
-        p = skip_ws(p, end);
-        if (p == end || *p++ != ':')
-            return NULL;
-        p = skip_ws(p, end);
-        if (is_meta) {
-            json_t *m = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
-            *bad = !m;
-            return m;
-        }
-        if (!(p = skip_value(p, end)))
-            return NULL;
-        p = skip_ws(p, end);
-        if (p < end && *p == ',')
-            p++;
-    }
-}
-
 /* The object of the given top-level members of the object in text (those
- * it has), each parsed alone and the rest skipped, or NULL when the text is
- * not what the scanner expects (or memory runs out). */
+ * it has; the scan stops once it has them all), each parsed alone and the
+ * rest skipped; NULL when the text is not what the scanner expects (the
+ * caller then parses the whole of it) or memory runs out. */
 static json_t *members_from_text(const char *text, size_t len, const char *const *names)
 {
     const char *p = text, *end = text + len, *key, *v;
     json_t *out = json_object();
-    size_t klen;
+    size_t klen, want_n = 0;
 
+    while (names[want_n])
+        want_n++;
     p = skip_ws(p, end);
     if (!out || p == end || *p++ != '{')
         goto bad;
-    for (;;) {
+    while (json_object_size(out) < want_n) {
         bool want = false;
         p = skip_ws(p, end);
         if (p < end && *p == '}')
-            return out;
+            break;
         if (p == end || *p != '"')
             goto bad;
         key = p + 1;
@@ -236,6 +198,7 @@ static json_t *members_from_text(const char *text, size_t len, const char *const
         if (p < end && *p == ',')
             p++;
     }
+    return out;
 bad:
     json_decref(out);
     return NULL;
@@ -266,20 +229,19 @@ json_t *obj_parse(const store_obj *o)
 
 json_t *store_obj_metadata(const store_obj *o)
 {
+    static const char *const meta[] = {"metadata", NULL};
     json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire), *m;
     char *owned;
     const char *t;
-    bool bad;
 
     if (tree)
         return json_incref(json_object_get(tree, "metadata"));
     if (!(t = text_now(o, &owned)))
         return NULL;
-    m = metadata_from_text(t, o->len, &bad);
-    if (bad && (tree = json_loadb(t, o->len, 0, NULL))) {
-        m = json_incref(json_object_get(tree, "metadata"));
-        json_decref(tree);
-    }
+    if (!(tree = members_from_text(t, o->len, meta)))
+        tree = json_loadb(t, o->len, 0, NULL);
+    m = json_incref(json_object_get(tree, "metadata"));
+    json_decref(tree);
     free(owned);
     return m;
 }

@@ -269,17 +269,15 @@ void hub_release_superseded(store_hub *h, store_obj *old);
  * Called by the writer with write_mu and index_rw (for writing) held, which
  * keeps out every reader of a tree that holds no reference. */
 void hub_trim_current(store_hub *h, const store_index *ix);
-/* Takes the tree of o, a current object, when only the index and (if it
+/* Takes a part of o, a current object, when only the index and (if it
  * holds o) the history hold references and its event is outside the tree
  * window; checked under the history's lock, which keeps watchers from taking
  * a reference meanwhile. Called by the writer with index_rw held for
- * writing. The caller decrefs the tree; NULL when kept. */
-json_t *hub_take_current_tree(store_hub *h, store_obj *o);
-/* As hub_take_current_tree, for o's plain text (which must have a
- * compressed copy); the caller frees it. NULL when kept. */
-char *hub_take_current_text(store_hub *h, store_obj *o);
-/* Its view, the same way. */
-obj_view *hub_take_current_view(store_hub *h, store_obj *o);
+ * writing. NULL when kept. The part: its tree (the caller decrefs it), its
+ * plain text (which must have a compressed copy; the caller frees it) or
+ * its view (the caller frees it). */
+typedef enum { HUB_TREE, HUB_TEXT, HUB_VIEW } hub_part;
+void *hub_take_current(store_hub *h, store_obj *o, hub_part part);
 /* Hands o and d (one reference each, stolen) to the reaper, which
  * compresses o's text with d (obj_compress) and lets both go. */
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);

@@ -95,18 +95,18 @@ static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, siz
     if (o->idle < IDLE_DROP_TEXT)
         o->idle++;
     if (atomic_load_explicit(&o->tree, memory_order_relaxed) &&
-        (tree = hub_take_current_tree(s->hub, o)))
+        (tree = hub_take_current(s->hub, o, HUB_TREE)))
         trees[(*n)++] = tree;
     z = atomic_load_explicit(&o->z, memory_order_acquire);
     if (!z && r->zdict && o->idle >= IDLE_COMPRESS)
         hub_compress(s->hub, store_obj_ref(o), zdict_ref(r->zdict));
     else if (z && z != &obj_z_none && o->idle >= IDLE_DROP_TEXT &&
              atomic_load_explicit(&o->text, memory_order_relaxed) &&
-             (text = hub_take_current_text(s->hub, o)))
+             (text = hub_take_current(s->hub, o, HUB_TEXT)))
         frees[(*nfrees)++] = text;
     /* A view goes with the plain text (whether or not the text compressed). */
     if (o->idle >= IDLE_DROP_TEXT && atomic_load_explicit(&o->view, memory_order_relaxed) &&
-        (view = hub_take_current_view(s->hub, o)))
+        (view = hub_take_current(s->hub, o, HUB_VIEW)))
         frees[(*nfrees)++] = view;
 }
 

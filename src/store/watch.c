@@ -287,40 +287,21 @@ static size_t idle_refs(const store_hub *h, const store_obj *o)
     return held ? 2 : 1;
 }
 
-json_t *hub_take_current_tree(store_hub *h, store_obj *o)
+void *hub_take_current(store_hub *h, store_obj *o, hub_part part)
 {
-    json_t *tree = NULL;
+    void *got = NULL;
     size_t refs;
 
     pthread_mutex_lock(&h->mu);
-    if ((refs = idle_refs(h, o)))
-        tree = obj_take_tree_if_refs(o, refs);
+    if ((refs = idle_refs(h, o))) {
+        switch (part) {
+        case HUB_TREE: got = obj_take_tree_if_refs(o, refs); break;
+        case HUB_TEXT: got = obj_take_text_if_refs(o, refs); break;
+        case HUB_VIEW: got = obj_take_view_if_refs(o, refs); break;
+        }
+    }
     pthread_mutex_unlock(&h->mu);
-    return tree;
-}
-
-char *hub_take_current_text(store_hub *h, store_obj *o)
-{
-    char *text = NULL;
-    size_t refs;
-
-    pthread_mutex_lock(&h->mu);
-    if ((refs = idle_refs(h, o)))
-        text = obj_take_text_if_refs(o, refs);
-    pthread_mutex_unlock(&h->mu);
-    return text;
-}
-
-obj_view *hub_take_current_view(store_hub *h, store_obj *o)
-{
-    obj_view *view = NULL;
-    size_t refs;
-
-    pthread_mutex_lock(&h->mu);
-    if ((refs = idle_refs(h, o)))
-        view = obj_take_view_if_refs(o, refs);
-    pthread_mutex_unlock(&h->mu);
-    return view;
+    return got;
 }
 
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
