@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "tmpdir.h"
 
@@ -1659,6 +1660,64 @@ static void *single_writer(void *arg)
 
 /* Groups from several threads and single writes interleave: every op gets
  * its own outcome, each thread's in increasing resourceVersions, all unique. */
+/* A data directory made before objects became a rowid table (their rows
+ * were kept in key order, WITHOUT ROWID) still opens, reads and takes
+ * writes: the statements are the same for both tables. */
+static void test_earlier_table_layout(void **state)
+{
+    fixture *f = *state;
+    char path[128], side[160];
+    sqlite3 *db;
+    store_obj *o;
+    ty_error err;
+    json_t *p;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
+    assert_int_equal(remove(path), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(side, sizeof(side), "%s-%s", path, i ? "shm" : "wal");
+        remove(side);
+    }
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL;"
+                     "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+                     " name TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,"
+                     " PRIMARY KEY (resource, namespace, name)) WITHOUT ROWID;"
+                     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+                     "INSERT INTO meta VALUES ('rv', 7);"
+                     "INSERT INTO objects VALUES ('pods', 'default', 'old', 7,"
+                     " '{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                     "\"old\",\"namespace\":\"default\",\"resourceVersion\":\"7\"},"
+                     "\"spec\":{\"replicas\":1}}');",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
+    o = store_get(f->s, "pods", "default", "old", &err);
+    assert_non_null(o);
+    assert_int_equal(store_obj_rv(o), 7);
+    store_obj_unref(o);
+    p = pod("new", 2);
+    o = store_create(f->s, "pods", "default", p, &err);
+    json_decref(p);
+    assert_non_null(o);
+    assert_true(store_obj_rv(o) > 7);
+    store_obj_unref(o);
+    o = store_delete(f->s, "pods", "default", "old", NULL, NULL, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    reopen(f);
+    assert_null(store_get(f->s, "pods", "default", "old", NULL));
+    o = store_get(f->s, "pods", "default", "new", &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+}
+
 static void test_write_all_concurrent(void **state)
 {
     fixture *f = *state;
@@ -1725,6 +1784,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mutate_status_shares_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_spec_top_shares_below, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_records_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
