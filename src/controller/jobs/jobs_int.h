@@ -89,8 +89,8 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid);
 /* What the job engines see of a pod or a Service (store_obj_view):
- * metadata name, namespace, uid, labels, annotations, ownerReferences,
- * creationTimestamp and deletionTimestamp; status phase and reason; per
+ * metadata name, namespace, uid, labels, annotations, creationTimestamp and
+ * deletionTimestamp; status phase and reason; per
  * container status its name, restartCount, state and lastState. */
 extern const store_view jobs_owned;
 

@@ -275,11 +275,12 @@ static void keep(json_t *to, const json_t *from, const char *key)
 
 /* The view of a pod or a Service the job engines read (store_obj_view; the
  * Kubeflow engine and the Volcano Job controller share it): its names, uid,
- * labels, annotations, owners, creation time and deletion mark, and of a pod
+ * labels, annotations, creation time and deletion mark, and of a pod
  * its phase, reason and, per container, its name, restart count and states
  * (exit codes, finish times). A pass reads every pod of its job, and a pod's
  * tree is mostly the spec it never looks at; whatever either engine comes
- * to read of these objects must be kept here. */
+ * to read of these objects must be kept here (a pass parses the views of all
+ * of its job's pods and Services: each member kept costs every pass). */
 static json_t *owned_view(const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
@@ -294,7 +295,6 @@ static json_t *owned_view(const json_t *obj)
     keep(m, meta, "uid");
     keep(m, meta, "labels");
     keep(m, meta, "annotations");
-    keep(m, meta, "ownerReferences");
     keep(m, meta, "creationTimestamp");
     keep(m, meta, "deletionTimestamp");
     keep(st, status, "phase");
