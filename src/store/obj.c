@@ -262,7 +262,6 @@ json_t *store_obj_json_copy(const store_obj *o)
 static json_t *view_make(const store_obj *o, const store_view *view)
 {
     json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire), *v;
-
     char *owned;
     const char *t;
 
@@ -280,36 +279,35 @@ static json_t *view_make(const store_obj *o, const store_view *view)
     return v;
 }
 
-static obj_view *view_keep(const store_view *view, const json_t *v)
+/* Keeps v's text as o's view, unless o has one already (two threads may
+ * make it at once; the first to publish wins). */
+static void view_keep(store_obj *o, const store_view *view, const json_t *v)
 {
     ty_buf b = {0};
-    obj_view *kept = NULL;
+    obj_view *kept = NULL, *none = NULL;
 
     if (ty_json_append(&b, v) == 0 && (kept = malloc(sizeof(*kept) + b.len + 1))) {
         kept->of = view;
         kept->len = b.len;
         memcpy(kept->text, b.data, b.len + 1);
+        if (!atomic_compare_exchange_strong_explicit(&o->view, &none, kept,
+                                                     memory_order_acq_rel, memory_order_acquire))
+            free(kept);
     }
     ty_buf_free(&b);
-    return kept;
 }
 
 json_t *store_obj_view(const store_obj *o, const store_view *view)
 {
     store_obj *w = (store_obj *)o; /* the view is a cache, as the tree */
-    obj_view *kept = atomic_load_explicit(&w->view, memory_order_acquire), *none = NULL;
+    obj_view *kept = atomic_load_explicit(&w->view, memory_order_acquire);
     json_t *v;
 
     mark_used(w);
     if (kept && kept->of == view)
         return json_loadb(kept->text, kept->len, 0, NULL);
-    if (!(v = view_make(o, view)) || kept)
-        return v; /* another view is kept: this one is not */
-    /* Two threads may make it at once; the first to publish wins. */
-    if ((kept = view_keep(view, v)) &&
-        !atomic_compare_exchange_strong_explicit(&w->view, &none, kept, memory_order_acq_rel,
-                                                 memory_order_acquire))
-        free(kept);
+    if ((v = view_make(o, view)) && !kept) /* another view kept: this one is not */
+        view_keep(w, view, v);
     return v;
 }
 
@@ -317,14 +315,10 @@ void store_obj_view_prepare(const store_obj *o, const store_view *view)
 {
     store_obj *w = (store_obj *)o;
     json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *v;
-    obj_view *kept, *none = NULL;
 
     if (!tree || atomic_load_explicit(&w->view, memory_order_acquire) || !(v = view->make(tree)))
         return;
-    if ((kept = view_keep(view, v)) &&
-        !atomic_compare_exchange_strong_explicit(&w->view, &none, kept, memory_order_acq_rel,
-                                                 memory_order_acquire))
-        free(kept);
+    view_keep(w, view, v);
     json_decref(v);
 }
 
