@@ -71,41 +71,69 @@ static uint64_t expired_up_to(ty_event_ttl *t, int64_t now)
 }
 
 /* Deletes the Events whose resourceVersion is at most rv, each only if it is
- * still that version (a repeat bumped meanwhile stays). */
+ * still that version (a repeat bumped meanwhile stays), CHUNK at a time in
+ * one store_write_all (they share transactions instead of taking one each). */
+#define CHUNK 256
+
+static uint64_t delete_chunk(ty_event_ttl *t, store_op *ops, size_t n)
+{
+    uint64_t done = 0;
+
+    store_write_all(t->s, ops, n);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].result)
+            done++;
+        else if (ops[i].err.code != TY_ENOTFOUND && ops[i].err.code != TY_ECONFLICT)
+            ty_warn("event-ttl: delete event %s/%s: %s", ops[i].ns, ops[i].name,
+                    ops[i].err.text);
+        store_op_clear(&ops[i]);
+    }
+    return done;
+}
+
+/* A chunk of deletes (a store_op carries a 1 KB error: on the heap). */
+typedef struct chunk {
+    store_op ops[CHUNK];
+    store_delete_opts opts[CHUNK];
+    char rvs[CHUNK][24];
+} chunk;
+
 static void expire(ty_event_ttl *t, uint64_t rv)
 {
+    chunk *c = malloc(sizeof(*c));
     store_list l;
     ty_error err;
     uint64_t n = 0;
+    size_t k = 0;
 
     ty_error_init(&err);
-    if (store_list_objects(t->s, "events", NULL, &l, &err) < 0) {
-        ty_warn("event-ttl: cannot list events: %s", err.text);
+    if (!c || store_list_objects(t->s, "events", NULL, &l, &err) < 0) {
+        ty_warn("event-ttl: cannot list events: %s", c ? err.text : "out of memory");
         ty_error_clear(&err);
-        store_list_free(&l);
+        if (c)
+            store_list_free(&l);
+        free(c);
         return;
     }
     for (size_t i = 0; i < l.n; i++) {
         uint64_t orv = store_obj_rv(l.items[i]);
         const char *ns, *name;
-        char rvs[24];
-        bool deleted;
-        store_obj *o;
 
         if (orv > rv)
             continue;
         store_obj_key(l.items[i], &ns, &name);
-        snprintf(rvs, sizeof(rvs), "%" PRIu64, orv);
-        o = store_delete(t->s, "events", ns, name,
-                         &(store_delete_opts){.precondition_rv = rvs}, &deleted, &err);
-        if (o)
-            n++;
-        else if (err.code != TY_ENOTFOUND && err.code != TY_ECONFLICT)
-            ty_warn("event-ttl: delete event %s/%s: %s", ns, name, err.text);
-        store_obj_unref(o);
-        ty_error_clear(&err);
+        snprintf(c->rvs[k], sizeof(c->rvs[k]), "%" PRIu64, orv);
+        c->opts[k] = (store_delete_opts){.precondition_rv = c->rvs[k]};
+        c->ops[k] = store_op_delete("events", ns, name, &c->opts[k]);
+        if (++k == CHUNK) {
+            n += delete_chunk(t, c->ops, k);
+            k = 0;
+        }
     }
+    if (k)
+        n += delete_chunk(t, c->ops, k);
     store_list_free(&l);
+    free(c);
     atomic_fetch_add(&t->expired, n);
     t->done_rv = rv;
     if (n)

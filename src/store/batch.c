@@ -8,7 +8,7 @@
 
 static bool op_valid(store_op *op, const char *ns)
 {
-    if (op->kind == STORE_OP_MUTATE)
+    if (op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE)
         return true;
     if (!json_is_object(op->obj)) {
         ty_seterr(&op->err, TY_EBADREQUEST, "object must be a JSON object");
@@ -53,11 +53,16 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
         }
         if (!op_valid(op, ns))
             continue;
-        reqs[m++] = (write_req){
-            .kind = op->kind == STORE_OP_MUTATE ? WR_MUTATE : WR_CREATE, .resource = op->resource,
-            .ns = ns, .name = op->kind == STORE_OP_MUTATE ? op->name : NULL, .obj = op->obj,
-            .fn = op->fn, .arg = op->arg, .status_only = op->status_only,
-            .spec_top = op->spec_top, .err = &op->err};
+        reqs[m++] = (write_req){.kind = op->kind == STORE_OP_MUTATE   ? WR_MUTATE
+                                        : op->kind == STORE_OP_DELETE ? WR_DELETE
+                                                                      : WR_CREATE,
+                                .resource = op->resource, .ns = ns,
+                                .name = op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE
+                                            ? op->name
+                                            : NULL,
+                                .obj = op->obj, .fn = op->fn, .arg = op->arg,
+                                .dopts = op->dopts, .status_only = op->status_only,
+                                .spec_top = op->spec_top, .err = &op->err};
         op->obj = NULL; /* the request owns it now */
     }
     commit_submit_all(s, reqs, m);

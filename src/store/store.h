@@ -156,11 +156,12 @@ typedef enum {
     STORE_OP_CREATE, /* store_create_take of obj */
     STORE_OP_MUTATE, /* store_mutate of (resource, ns, name) with fn(arg) */
     STORE_OP_RECORD, /* store_create_async of obj with fn(arg): nobody needs the outcome */
+    STORE_OP_DELETE, /* store_delete of (resource, ns, name) with dopts */
 } store_op_kind;
 
 typedef struct store_op {
     store_op_kind kind;
-    const char *resource, *ns, *name; /* name: MUTATE only; borrowed until the call returns */
+    const char *resource, *ns, *name; /* name: MUTATE, DELETE; borrowed until the call returns */
     json_t *obj;                      /* CREATE, RECORD: taken over by store_write_all */
     store_mutate_fn fn;               /* MUTATE; RECORD: applied when the name is taken */
     void *arg;                        /* borrowed until the call returns */
@@ -170,7 +171,9 @@ typedef struct store_op {
                                          removes top-level members of spec (a binding's
                                          nodeName), never anything under them: those are
                                          shared with the current version */
-    /* outcome (CREATE, MUTATE): as store_create_take / store_mutate would give */
+    const struct store_delete_opts *dopts; /* DELETE: NULL or borrowed until the call returns */
+    /* outcome (CREATE, MUTATE, DELETE): as store_create_take / store_mutate /
+     * store_delete would give */
     store_obj *result;                /* new reference, or NULL and err set */
     ty_error err;
 } store_op;
@@ -181,7 +184,7 @@ typedef struct store_op {
  * alone at that point (a later op sees what an earlier one wrote), but they
  * share transactions and wake watchers once, instead of a transaction, a
  * wake-up and a thread hand-off per object. Nothing needs initialising in
- * the outcome fields. Returns how many CREATE/MUTATE ops failed; the caller
+ * the outcome fields. Returns how many CREATE/MUTATE/DELETE ops failed; the caller
  * then releases every op with store_op_clear. RECORD ops never report. */
 size_t store_write_all(ty_store *s, store_op *ops, size_t n);
 void store_op_clear(store_op *op);
@@ -203,6 +206,13 @@ static inline store_op store_op_mutate_status(const char *resource, const char *
 {
     return (store_op){.kind = STORE_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
                       .fn = fn, .arg = arg, .status_only = true};
+}
+
+static inline store_op store_op_delete(const char *resource, const char *ns, const char *name,
+                                       const struct store_delete_opts *dopts)
+{
+    return (store_op){.kind = STORE_OP_DELETE, .resource = resource, .ns = ns, .name = name,
+                      .dopts = dopts};
 }
 
 static inline store_op store_op_mutate_spec_top(const char *resource, const char *ns,

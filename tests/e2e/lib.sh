@@ -21,10 +21,14 @@ trap cleanup EXIT
 # start_server [extra flags]: starts on a free port, sets SERVER and KUBECONFIG.
 start_server() {
     local data="${E2E_DATA:-$E2E_TMP/data}"
+    # The shell truncates server.out in the child, after this function may
+    # already have looked: a restart's first look could find the previous
+    # server's line, and the next read an empty file (SERVER="").
+    rm -f "$E2E_TMP/server.out"
     "$TRAINYARD" server --port 0 --data-dir "$data" "$@" >"$E2E_TMP/server.out" 2>"$E2E_TMP/server.err" &
     SERVER_PID=$!
     for _ in $(seq 100); do
-        if grep -q '^listening on ' "$E2E_TMP/server.out" 2>/dev/null; then
+        if grep -q '^listening on http' "$E2E_TMP/server.out" 2>/dev/null; then
             SERVER=$(sed -n 's/^listening on //p' "$E2E_TMP/server.out")
             export SERVER TRAINYARD_SERVER="$SERVER"
             "$TRAINYARD" kubeconfig --server "$SERVER" >"$E2E_TMP/kubeconfig"

@@ -1663,6 +1663,39 @@ static void *single_writer(void *arg)
 /* A data directory made before objects became a rowid table (their rows
  * were kept in key order, WITHOUT ROWID) still opens, reads and takes
  * writes: the statements are the same for both tables. */
+/* Deletes in a batch: each with its own preconditions and outcome, a
+ * later op seeing an earlier one's delete. */
+static void test_write_all_deletes(void **state)
+{
+    fixture *f = *state;
+    store_delete_opts stale = {.precondition_rv = "1"};
+    int five = 5;
+    store_op ops[5];
+    ty_error err;
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "a"));
+    store_obj_unref(create(f->s, "pods", "default", "b"));
+    ops[0] = store_op_delete("pods", "default", "a", NULL);
+    ops[1] = store_op_delete("pods", "default", "b", &stale);
+    ops[2] = store_op_delete("pods", "default", "nobody", NULL);
+    ops[3] = store_op_mutate("pods", "default", "a", set_replicas, &five);
+    ops[4] = store_op_mutate("pods", "default", "b", set_replicas, &five);
+    assert_int_equal(store_write_all(f->s, ops, 5), 3);
+    assert_non_null(ops[0].result);
+    assert_null(ops[1].result);
+    assert_int_equal(ops[1].err.code, TY_ECONFLICT);
+    assert_null(ops[2].result);
+    assert_int_equal(ops[2].err.code, TY_ENOTFOUND);
+    assert_null(ops[3].result); /* a is gone by then */
+    assert_int_equal(ops[3].err.code, TY_ENOTFOUND);
+    assert_non_null(ops[4].result);
+    assert_int_equal(replicas_of(ops[4].result), 5);
+    for (int i = 0; i < 5; i++)
+        store_op_clear(&ops[i]);
+    assert_null(store_get(f->s, "pods", "default", "a", NULL));
+}
+
 static void test_earlier_table_layout(void **state)
 {
     fixture *f = *state;
@@ -1784,6 +1817,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mutate_status_shares_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_spec_top_shares_below, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_records_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_all_deletes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
