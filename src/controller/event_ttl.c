@@ -70,11 +70,11 @@ static uint64_t expired_up_to(ty_event_ttl *t, int64_t now)
     return rv;
 }
 
-/* Deletes the Events whose resourceVersion is at most rv, each only if it is
- * still that version (a repeat bumped meanwhile stays), CHUNK at a time in
- * one store_write_all (they share transactions instead of taking one each). */
+/* Deletes per store_write_all (they share transactions instead of taking
+ * one each). */
 #define CHUNK 256
 
+/* Runs n deletes; how many went. */
 static uint64_t delete_chunk(ty_event_ttl *t, store_op *ops, size_t n)
 {
     uint64_t done = 0;
@@ -98,6 +98,8 @@ typedef struct chunk {
     char rvs[CHUNK][24];
 } chunk;
 
+/* Deletes the Events whose resourceVersion is at most rv, each only if it is
+ * still that version (a repeat bumped meanwhile stays). */
 static void expire(ty_event_ttl *t, uint64_t rv)
 {
     chunk *c = malloc(sizeof(*c));
