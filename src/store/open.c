@@ -1,0 +1,168 @@
+/* open.c - opening the object store (loading SQLite's rows into the index,
+ * seeding the default namespaces and queue) and closing it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "store/store_int.h"
+
+#define DEFAULT_HISTORY_EVENTS 100000
+#define DEFAULT_HISTORY_BYTES (64u * 1024u * 1024u)
+#define DEFAULT_HISTORY_TREES 4096
+
+static int load_row(void *arg, const char *resource, const char *ns, const char *name,
+                    uint64_t rv, const char *text, size_t len, ty_error *err)
+{
+    ty_store *s = arg;
+    json_error_t jerr;
+    json_t *json = json_loadb(text, len, 0, &jerr);
+    store_res *r = index_add(&s->ix, resource);
+    idx_node *node = res_node_new(ns, name);
+    owner_set *owner = NULL;
+    const char *uid;
+    store_obj *o;
+
+    if (!json || !r || !node) {
+        json_decref(json);
+        free(node);
+        return ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns,
+                         name, json ? "out of memory" : jerr.text);
+    }
+    o = obj_new(json, rv, text, len, err);
+    if (!o) {
+        free(node);
+        return -1;
+    }
+    uid = obj_controller_uid(obj_json(o));
+    if (uid && !(owner = res_owner_reserve(r, uid))) {
+        free(node);
+        store_obj_unref(o);
+        return ty_seterr(err, TY_EINTERNAL, "store: out of memory");
+    }
+    res_insert(r, node, o);
+    res_owner_link(r, node, owner);
+    res_owner_unreserve(r, owner);
+    store_obj_unref(o);
+    /* Puts do not write the stored counter (see db.c): their rows do. */
+    if (rv > s->rv)
+        s->rv = rv;
+    return 0;
+}
+
+static int ensure(ty_store *s, const char *resource, const char *name, json_t *obj,
+                  ty_error *err)
+{
+    store_obj *o = store_get(s, resource, "", name, NULL);
+
+    if (!o)
+        o = store_create(s, resource, "", obj, err);
+    json_decref(obj);
+    store_obj_unref(o);
+    return o ? 0 : -1;
+}
+
+static json_t *namespace_json(const char *name)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:[s]}, s:{s:s}}", "apiVersion", "v1",
+                     "kind", "Namespace", "metadata", "name", name, "labels",
+                     "kubernetes.io/metadata.name", name, "spec", "finalizers", "kubernetes",
+                     "status", "phase", "Active");
+}
+
+static int seed(ty_store *s, ty_error *err)
+{
+    json_t *queue = json_pack("{s:s, s:s, s:{s:s}, s:{s:i, s:b}, s:{s:s}}", "apiVersion",
+                              "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
+                              "name", "default", "spec", "weight", 1, "reclaimable", 1,
+                              "status", "state", "Open");
+
+    if (ensure(s, "namespaces", "default", namespace_json("default"), err) < 0 ||
+        ensure(s, "namespaces", "kube-system", namespace_json("kube-system"), err) < 0 ||
+        ensure(s, "queues.scheduling.volcano.sh", "default", queue, err) < 0)
+        return -1;
+    return 0;
+}
+
+ty_store *store_open(const char *dir, ty_error *err)
+{
+    return store_open_with(dir, NULL, err);
+}
+
+ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *err)
+{
+    ty_store *s = calloc(1, sizeof(*s));
+    pthread_rwlockattr_t ra;
+    size_t events = opts && opts->history_events ? opts->history_events : DEFAULT_HISTORY_EVENTS;
+    size_t bytes = opts && opts->history_bytes ? opts->history_bytes : DEFAULT_HISTORY_BYTES;
+    size_t trees = opts && opts->history_trees ? opts->history_trees : DEFAULT_HISTORY_TREES;
+
+    if (!s) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->queue_mu, NULL);
+    /* glibc's default lets a steady stream of readers starve the writer. */
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->index_rw, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    if (db_open(&s->db, dir, &s->rv, err) < 0)
+        goto error;
+    if (db_load(&s->db, load_row, s, err) < 0)
+        goto error;
+    /* History starts now: a watch from before this open gets TY_EGONE. */
+    s->hub = hub_new(s->rv, events, bytes, trees);
+    if (!s->hub) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        goto error;
+    }
+    if (seed(s, err) < 0 || sweep_start(s, err) < 0)
+        goto error;
+    return s;
+error:
+    store_close(s);
+    return NULL;
+}
+
+void store_close(ty_store *s)
+{
+    store_mem m;
+
+    if (!s)
+        return;
+    sweep_stop(s);
+    commit_drain(s);
+    if (s->batches) {
+        store_memory(s, &m);
+        ty_info("store: %llu writes in %llu transactions", (unsigned long long)s->batched_writes,
+                (unsigned long long)s->batches);
+        ty_info("store: %zu objects: %zu with trees, %zu with plain text (%.1f MB), "
+                "%zu compressed (%.1f MB), %zu views (%.1f MB)",
+                m.objects, m.trees, m.plain, m.plain_bytes / 1e6, m.compressed,
+                m.compressed_bytes / 1e6, m.views, m.view_bytes / 1e6);
+    }
+    if (s->hub)
+        hub_shutdown(s->hub);
+    db_close(&s->db);
+    index_free(&s->ix);
+    pthread_rwlock_destroy(&s->index_rw);
+    pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->queue_mu);
+    ty_buf_free(&s->dump);
+    free(s->sweep_ns);
+    free(s->sweep_name);
+    free(s);
+}
+
+json_t *store_resources(ty_store *s)
+{
+    json_t *names = json_array();
+
+    pthread_rwlock_rdlock(&s->index_rw);
+    for (size_t i = 0; i < s->ix.n; i++)
+        if (res_count(s->ix.res[i]))
+            json_array_append_new(names, json_string(s->ix.res[i]->name));
+    pthread_rwlock_unlock(&s->index_rw);
+    return names;
+}
