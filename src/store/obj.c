@@ -37,6 +37,24 @@ static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
     return o;
 }
 
+store_obj *obj_new_text(uint64_t rv, const char *ns, const char *name, const char *text,
+                        size_t len, ty_error *err)
+{
+    store_obj *o = obj_alloc(rv, ns, name);
+    char *t = o ? malloc(len + 1) : NULL;
+
+    if (!t) {
+        free(o);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    memcpy(t, text, len);
+    t[len] = '\0';
+    atomic_store_explicit(&o->text, t, memory_order_relaxed);
+    o->len = len;
+    return o;
+}
+
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
 {
     store_obj *o = obj_alloc(rv, meta_string(json, "namespace"), meta_string(json, "name"));
@@ -244,6 +262,14 @@ json_t *store_obj_metadata(const store_obj *o)
     json_decref(tree);
     free(owned);
     return m;
+}
+
+json_t *store_obj_json_read(const store_obj *o)
+{
+    json_t *tree = atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire);
+
+    mark_used((store_obj *)o);
+    return tree ? json_incref(tree) : obj_parse(o);
 }
 
 json_t *store_obj_json_copy(const store_obj *o)

@@ -54,6 +54,11 @@ const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated *
  * on o (cheaper than giving o its tree back only to copy it). NULL when out
  * of memory. */
 json_t *store_obj_json_copy(const store_obj *o);
+/* o's JSON for one look, a new reference (read it, never change it; decref
+ * it): its tree, or when o has none a parse that is not kept on o. For a
+ * scan over many objects that reads each once (a component loading its
+ * model at start): store_obj_json would leave every one of them a tree. */
+json_t *store_obj_json_read(const store_obj *o);
 /* o's metadata, a new reference (caller decrefs): the member of its tree when
  * it has one, else parsed alone from its text, the rest of the object
  * skipped and nothing kept on o. For readers that want only names, owners

@@ -80,6 +80,10 @@ struct store_obj {
  * be json's compact serialisation and is copied; otherwise it is computed.
  * Fails with TY_ETOOLARGE past STORE_MAX_OBJECT_BYTES. */
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err);
+/* A snapshot of text alone (copied; ns and name are its key), its tree left
+ * for the first reader to parse: what the store loads from SQLite. */
+store_obj *obj_new_text(uint64_t rv, const char *ns, const char *name, const char *text,
+                        size_t len, ty_error *err);
 /* o's JSON, parsed from its text the first time it is needed when its tree
  * was dropped (NULL only when out of memory). Borrowed, as store_obj_json. */
 json_t *obj_json(const store_obj *o);

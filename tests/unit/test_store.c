@@ -1696,6 +1696,46 @@ static void test_write_all_deletes(void **state)
     assert_null(store_get(f->s, "pods", "default", "a", NULL));
 }
 
+/* What is loaded at open is text alone (a tree for every loaded object was
+ * gigabytes for a big store), the owner index included; a one-off read
+ * (store_obj_json_read) leaves no tree behind either, store_obj_json does. */
+static void test_loaded_as_text(void **state)
+{
+    fixture *f = *state;
+    json_t *owned = pod("child", 1), *j;
+    store_obj *o;
+    store_list l;
+    store_mem m;
+    ty_error err;
+
+    ty_error_init(&err);
+    json_object_set_new(json_object_get(owned, "metadata"), "ownerReferences",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "v1", "kind",
+                                  "Thing", "name", "owner", "uid", "u-1", "controller", 1));
+    o = store_create(f->s, "pods", "default", owned, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(owned);
+    store_obj_unref(create(f->s, "pods", "default", "other"));
+    reopen(f);
+    store_memory(f->s, &m);
+    assert_true(m.objects >= 2);
+    assert_int_equal(m.trees, 0);
+    assert_int_equal(m.plain, m.objects);
+    assert_int_equal(store_list_owned(f->s, "pods", "default", "u-1", &l, &err), 0);
+    assert_int_equal(l.n, 1);
+    j = store_obj_json_read(l.items[0]);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "metadata"), "name")), "child");
+    json_decref(j);
+    store_memory(f->s, &m);
+    assert_int_equal(m.trees, 0);
+    assert_non_null(store_obj_json(l.items[0]));
+    store_memory(f->s, &m);
+    assert_int_equal(m.trees, 1);
+    store_list_free(&l);
+}
+
 static void test_earlier_table_layout(void **state)
 {
     fixture *f = *state;
@@ -1818,6 +1858,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mutate_spec_top_shares_below, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_records_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all_deletes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loaded_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
