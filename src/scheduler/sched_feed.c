@@ -257,24 +257,105 @@ static bool ours(const json_t *pod)
            strcmp(sn, "volcano") == 0;
 }
 
+/* The pod's tolerations into tols (at most MAX_KV; strings borrowed). */
+static size_t pod_tolerations(const json_t *spec, sc_toleration *tols)
+{
+    size_t i, n = 0;
+    json_t *t;
+
+    json_array_foreach(json_object_get(spec, "tolerations"), i, t) {
+        const char *op = json_string_value(json_object_get(t, "operator"));
+        const char *eff = json_string_value(json_object_get(t, "effect"));
+        if (n == MAX_KV)
+            break;
+        tols[n++] = (sc_toleration){.key = json_string_value(json_object_get(t, "key")),
+                                    .value = json_string_value(json_object_get(t, "value")),
+                                    .exists = op && strcmp(op, "Exists") == 0,
+                                    .any_effect = !eff || !*eff,
+                                    .effect = effect_of(eff)};
+    }
+    return n;
+}
+
+static sc_op match_op(const char *op)
+{
+    return strcmp(op, "NotIn") == 0          ? SC_OP_NOT_IN
+           : strcmp(op, "Exists") == 0       ? SC_OP_EXISTS
+           : strcmp(op, "DoesNotExist") == 0 ? SC_OP_NOT_EXISTS
+           : strcmp(op, "Gt") == 0           ? SC_OP_GT
+           : strcmp(op, "Lt") == 0           ? SC_OP_LT
+                                             : SC_OP_IN;
+}
+
+/* Where the pod's required node affinity terms go (strings borrowed). */
+typedef struct affinity_buf {
+    sc_affinity_term terms[16];
+    sc_match_expr exprs[MAX_KV];
+    const char *vals[MAX_KV * 4];
+} affinity_buf;
+
+/* The pod's requiredDuringSchedulingIgnoredDuringExecution terms into b;
+ * how many. */
+static size_t pod_affinity(const json_t *spec, affinity_buf *b)
+{
+    const json_t *nst = json_object_get(
+        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    size_t i, n = 0, ne = 0, nv = 0;
+    json_t *t;
+
+    json_array_foreach(nst, i, t) {
+        size_t k, first = ne;
+        json_t *e;
+        if (n == 16)
+            break;
+        json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
+            size_t x, fv = nv;
+            json_t *val;
+            if (ne == MAX_KV)
+                break;
+            json_array_foreach(json_object_get(e, "values"), x, val)
+                if (nv < MAX_KV * 4 && json_is_string(val))
+                    b->vals[nv++] = json_string_value(val);
+            b->exprs[ne++] = (sc_match_expr){
+                .key = json_string_value(json_object_get(e, "key")) ?: "",
+                .op = match_op(json_string_value(json_object_get(e, "operator")) ?: ""),
+                .values = &b->vals[fv],
+                .nvalues = nv - fv};
+        }
+        b->terms[n++] = (sc_affinity_term){&b->exprs[first], ne - first};
+    }
+    return n;
+}
+
+/* The task state a pod's phase, node and deletion mark say. */
+static sc_task_status pod_status(const json_t *meta, const char *phase, const char *node)
+{
+    if (json_object_get(meta, "deletionTimestamp"))
+        return SC_TASK_RELEASING;
+    if (strcmp(phase, "Succeeded") == 0)
+        return SC_TASK_SUCCEEDED;
+    if (strcmp(phase, "Failed") == 0)
+        return SC_TASK_FAILED;
+    if (node)
+        return strcmp(phase, "Running") == 0 ? SC_TASK_RUNNING : SC_TASK_BOUND;
+    return SC_TASK_PENDING;
+}
+
 static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const json_t *ann = json_object_get(meta, "annotations");
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *node = json_string_value(json_object_get(spec, "nodeName"));
     const char *phase = str_at(pod, "status", "phase") ?: "Pending";
-    const char *group = json_string_value(json_object_get(json_object_get(meta, "annotations"),
-                                                          GROUP_ANN));
-    const char *role;
+    const char *group = json_string_value(json_object_get(ann, GROUP_ANN));
     char key[512], gkey[512];
     sc_task_spec ts = {0};
     sc_kv sel[MAX_KV];
     sc_toleration tols[MAX_KV];
-    sc_match_expr exprs[MAX_KV];
-    const char *vals[MAX_KV * 4];
-    sc_affinity_term terms[16];
-    size_t i, nv = 0, ne = 0;
-    json_t *t;
+    affinity_buf aff;
 
     if (!name)
         return;
@@ -291,74 +372,23 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
         group_key(pod, group, gkey, sizeof(gkey));
         ts.job = gkey;
     }
-    role = json_string_value(json_object_get(json_object_get(meta, "annotations"),
-                                             "volcano.sh/task-spec"));
-    if (!role)
-        role = json_string_value(json_object_get(json_object_get(meta, "labels"),
-                                                 "training.kubeflow.org/replica-type"));
-    ts.task_name = role;
+    ts.task_name = json_string_value(json_object_get(ann, "volcano.sh/task-spec"));
+    if (!ts.task_name)
+        ts.task_name = json_string_value(json_object_get(json_object_get(meta, "labels"),
+                                                         "training.kubeflow.org/replica-type"));
     pod_requests(sc->cluster, pod, &ts.request);
     if (json_is_integer(json_object_get(spec, "priority")))
         ts.priority = (int32_t)json_integer_value(json_object_get(spec, "priority"));
     else
         ts.priority = class_value(sc, json_string_value(json_object_get(spec, "priorityClassName")));
     ts.node = node;
-    if (json_object_get(meta, "deletionTimestamp"))
-        ts.status = SC_TASK_RELEASING;
-    else if (strcmp(phase, "Succeeded") == 0)
-        ts.status = SC_TASK_SUCCEEDED;
-    else if (strcmp(phase, "Failed") == 0)
-        ts.status = SC_TASK_FAILED;
-    else if (node)
-        ts.status = strcmp(phase, "Running") == 0 ? SC_TASK_RUNNING : SC_TASK_BOUND;
-    else
-        ts.status = SC_TASK_PENDING;
+    ts.status = pod_status(meta, phase, node);
     ts.node_selector = sel;
     ts.nnode_selector = map_kv(json_object_get(spec, "nodeSelector"), sel, MAX_KV);
-    json_array_foreach(json_object_get(spec, "tolerations"), i, t) {
-        const char *op = json_string_value(json_object_get(t, "operator"));
-        const char *eff = json_string_value(json_object_get(t, "effect"));
-        if (ts.ntolerations == MAX_KV)
-            break;
-        tols[ts.ntolerations++] = (sc_toleration){
-            .key = json_string_value(json_object_get(t, "key")),
-            .value = json_string_value(json_object_get(t, "value")),
-            .exists = op && strcmp(op, "Exists") == 0,
-            .any_effect = !eff || !*eff,
-            .effect = effect_of(eff)};
-    }
     ts.tolerations = tols;
-    json_t *nst = json_object_get(json_object_get(json_object_get(json_object_get(spec,
-        "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
-    json_array_foreach(nst, i, t) {
-        size_t k, first = ne;
-        json_t *e;
-        if (ts.naffinity == 16)
-            break;
-        json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
-            const char *op = json_string_value(json_object_get(e, "operator")) ?: "";
-            size_t x, fv = nv;
-            json_t *val;
-            if (ne == MAX_KV)
-                break;
-            json_array_foreach(json_object_get(e, "values"), x, val)
-                if (nv < MAX_KV * 4 && json_is_string(val))
-                    vals[nv++] = json_string_value(val);
-            exprs[ne++] = (sc_match_expr){
-                .key = json_string_value(json_object_get(e, "key")) ?: "",
-                .op = strcmp(op, "NotIn") == 0          ? SC_OP_NOT_IN
-                      : strcmp(op, "Exists") == 0       ? SC_OP_EXISTS
-                      : strcmp(op, "DoesNotExist") == 0 ? SC_OP_NOT_EXISTS
-                      : strcmp(op, "Gt") == 0           ? SC_OP_GT
-                      : strcmp(op, "Lt") == 0           ? SC_OP_LT
-                                                        : SC_OP_IN,
-                .values = &vals[fv],
-                .nvalues = nv - fv};
-        }
-        terms[ts.naffinity++] = (sc_affinity_term){&exprs[first], ne - first};
-    }
-    ts.affinity = terms;
+    ts.ntolerations = pod_tolerations(spec, tols);
+    ts.affinity = aff.terms;
+    ts.naffinity = pod_affinity(spec, &aff);
     sc_task_upsert(sc->cluster, &ts);
 }
 

@@ -201,6 +201,56 @@ static void say_overused(sc_session *s, sc_job *j)
     }
 }
 
+/* Turns all[0..ncand), count[q] candidates of queue q, into one heap per
+ * queue over its own slice of all; how many queues have candidates, or
+ * (size_t)-1 when memory runs out. */
+static size_t queue_heaps(sc_cluster *c, sc_job **all, size_t ncand, const size_t *count,
+                          qheap *qs)
+{
+    sc_job **tmp = malloc(ncand * sizeof(*tmp));
+    size_t off = 0, nq = 0;
+
+    if (!tmp)
+        return (size_t)-1;
+    for (size_t i = 0; i < c->nqueues; i++) {
+        qs[i].h = all + off;
+        off += count[i];
+    }
+    memcpy(tmp, all, ncand * sizeof(*tmp));
+    for (size_t i = 0; i < ncand; i++) {
+        qheap *qh = &qs[tmp[i]->queue->idx];
+        qh->h[qh->n++] = tmp[i];
+    }
+    free(tmp);
+    for (size_t i = 0; i < c->nqueues; i++) {
+        for (size_t k = qs[i].n / 2; k-- > 0;)
+            sift_down(qs[i].h, qs[i].n, k);
+        nq += qs[i].n > 0;
+    }
+    return nq;
+}
+
+/* The queue whose turn it is (by the queue order), blocking the ones over
+ * their share on the way; NULL when none may go. */
+static qheap *next_queue(sc_session *s, qheap *qs)
+{
+    qheap *best = NULL;
+
+    for (size_t i = 0; i < s->c->nqueues; i++) {
+        qheap *qh = &qs[i];
+        if (qh->blocked || !qh->n || !qh->q->defined)
+            continue;
+        if (sc_queue_overused(s, qh->q)) {
+            qh->blocked = true;
+            say_overused(s, qh->h[0]);
+            continue;
+        }
+        if (!best || sc_queue_cmp(s, qh->q, best->q) < 0)
+            best = qh;
+    }
+    return best;
+}
+
 void sc_action_allocate(sc_session *s, bool backfill)
 {
     sc_cluster *c = s->c;
@@ -246,47 +296,15 @@ void sc_action_allocate(sc_session *s, bool backfill)
         if (count[j->queue->idx] && (!qh->blocker || sc_job_cmp(s, j, qh->blocker) < 0))
             qh->blocker = j;
     }
-    {
-        size_t off = 0;
-        for (size_t i = 0; i < c->nqueues; i++) {
-            qs[i].h = all + off;
-            off += count[i];
-        }
-        /* place in reverse so each queue's slice fills from its start */
-        sc_job **tmp = malloc(ncand * sizeof(*tmp));
-        if (!tmp)
-            goto out;
-        memcpy(tmp, all, ncand * sizeof(*tmp));
-        for (size_t i = 0; i < ncand; i++) {
-            qheap *qh = &qs[tmp[i]->queue->idx];
-            qh->h[qh->n++] = tmp[i];
-        }
-        free(tmp);
-    }
-    for (size_t i = 0; i < c->nqueues; i++) {
-        for (size_t k = qs[i].n / 2; k-- > 0;)
-            sift_down(qs[i].h, qs[i].n, k);
-        nq += qs[i].n > 0;
-    }
+    if ((nq = queue_heaps(c, all, ncand, count, qs)) == (size_t)-1)
+        goto out;
     /* Gangs that hold reservations (pipelined by preempt) go first and are
      * not held back by a blocked queue: their room was promised to them. */
     for (size_t i = 0; !backfill && i < ncand; i++)
         if (all[i]->n_pipelined > 0 && all[i]->waiting)
             try_job(s, all[i]);
     while (nq && !nothing_fits(s, &least)) {
-        qheap *best = NULL;
-        for (size_t i = 0; i < c->nqueues; i++) {
-            qheap *qh = &qs[i];
-            if (qh->blocked || !qh->n || !qh->q->defined)
-                continue;
-            if (sc_queue_overused(s, qh->q)) {
-                qh->blocked = true;
-                say_overused(s, qh->h[0]);
-                continue;
-            }
-            if (!best || sc_queue_cmp(s, qh->q, best->q) < 0)
-                best = qh;
-        }
+        qheap *best = next_queue(s, qs);
         if (!best)
             break;
         /* allocate: a left-out job ahead holds the line */
