@@ -57,28 +57,24 @@ int ty_duration_parse(const char *s, int64_t *ms)
         return 0;
     }
     while (*s) {
-        char *end;
-        size_t i, n = sizeof(units) / sizeof(units[0]);
-        double v;
-
+        size_t len = strspn(s, "0123456789."), digits = 0, points = 0, i;
+        size_t n = sizeof(units) / sizeof(units[0]);
         char num[32];
-        size_t len = strspn(s, "0123456789.");
 
+        for (size_t k = 0; k < len; k++)
+            isdigit((unsigned char)s[k]) ? digits++ : points++;
         /* Digits with at most one point (strtod alone would take "1e3"). */
-        if (len == 0 || len >= sizeof(num) || !isdigit((unsigned char)s[strspn(s, ".")]) ||
-            memchr(s, '.', len) != memrchr(s, '.', len))
+        if (!digits || points > 1 || len >= sizeof(num))
             return -1;
         memcpy(num, s, len);
         num[len] = '\0';
-        v = strtod(num, NULL);
-        end = (char *)s + len;
-        for (i = 0; i < n; i++)
-            if (strncmp(end, units[i].unit, strlen(units[i].unit)) == 0)
-                break;
+        s += len;
+        for (i = 0; i < n && strncmp(s, units[i].unit, strlen(units[i].unit)) != 0; i++)
+            ;
         if (i == n)
             return -1;
-        total += v * units[i].ms;
-        s = end + strlen(units[i].unit);
+        total += strtod(num, NULL) * units[i].ms;
+        s += strlen(units[i].unit);
     }
     if (total > 9.2e15)
         return -1;
