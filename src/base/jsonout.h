@@ -24,4 +24,9 @@
  * with what was appended so far). */
 int ty_json_append(ty_buf *b, const json_t *v);
 
+/* Appends the JSON string literal of s[0..n) (quotes and escapes as above)
+ * to b, for text built without a tree. -1 (b as it was) when s is not
+ * well-formed UTF-8 (jansson would refuse it too) or memory ran out. */
+int ty_json_append_str(ty_buf *b, const char *s, size_t n);
+
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/strmap.h"
 
 #define EVENT_BATCH 1024
@@ -42,6 +43,9 @@ struct ty_workqueue {
     strmap queued;       /* key -> wq_key in the queue */
     strmap active;       /* key -> its wq_key, while a worker reconciles it */
     wq_key *timers;      /* unsorted; few */
+    /* Counted under mu, published by the watch thread (wq_publish). */
+    uint64_t adds, retries, passes_ok, passes_failed, passes_requeue_after;
+    size_t depth;
 };
 
 static int64_t wall_ms(void)
@@ -86,6 +90,8 @@ static void push(ty_workqueue *q, wq_key *k)
         return;
     }
     k->next = NULL;
+    q->adds++;
+    q->depth++;
     if (q->qtail)
         q->qtail->next = k;
     else
@@ -183,6 +189,7 @@ static wq_key *take(ty_workqueue *q)
     if (!q->queue)
         q->qtail = NULL;
     strmap_del(&q->queued, k->key);
+    q->depth--;
     if (strmap_put(&q->active, k->key, k) < 0) {
         /* cannot mark it as taken: try it again in a second */
         timer_add(q, k->key, wall_ms() + RETRY_MS);
@@ -198,8 +205,15 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
 {
     pthread_mutex_lock(&q->mu);
     strmap_del(&q->active, k->key);
-    if (failed)
+    if (failed) {
+        q->passes_failed++;
+        q->retries++;
         timer_add(q, k->key, wall_ms() + RETRY_MS);
+    } else if (wake_at) {
+        q->passes_requeue_after++;
+    } else {
+        q->passes_ok++;
+    }
     /* Seconds resolution: look again just after the second ticks over. */
     if (wake_at)
         timer_add(q, k->key, (int64_t)wake_at * 1000 + 20);
@@ -259,6 +273,34 @@ static int open_watch(ty_workqueue *q)
     return 0;
 }
 
+/* Sets the queue's series to its counts (a scrape sees them at most one
+ * step late). */
+static void publish(ty_workqueue *q)
+{
+    char name[160], res[200];
+    uint64_t adds, retries, ok, failed, later;
+    size_t depth;
+
+    pthread_mutex_lock(&q->mu);
+    adds = q->adds;
+    retries = q->retries;
+    ok = q->passes_ok;
+    failed = q->passes_failed;
+    later = q->passes_requeue_after;
+    depth = q->depth;
+    pthread_mutex_unlock(&q->mu);
+    snprintf(name, sizeof(name), "name=\"%s\"", q->name);
+    ty_metric_set("workqueue_adds_total", name, (double)adds);
+    ty_metric_set("workqueue_retries_total", name, (double)retries);
+    ty_metric_set("workqueue_depth", name, (double)depth);
+    snprintf(res, sizeof(res), "controller=\"%s\",result=\"success\"", q->name);
+    ty_metric_set("controller_runtime_reconcile_total", res, (double)ok);
+    snprintf(res, sizeof(res), "controller=\"%s\",result=\"error\"", q->name);
+    ty_metric_set("controller_runtime_reconcile_total", res, (double)failed);
+    snprintf(res, sizeof(res), "controller=\"%s\",result=\"requeue_after\"", q->name);
+    ty_metric_set("controller_runtime_reconcile_total", res, (double)later);
+}
+
 /* Waits for events, hands a batch to on_event and fires due timers.
  * Returns -1 when the watch ended. */
 static int step(ty_workqueue *q)
@@ -285,6 +327,7 @@ static int step(ty_workqueue *q)
         q->ops.on_event(q, &ev, q->ctx);
         store_event_release(&ev);
     }
+    publish(q);
     return 0;
 }
 
@@ -344,6 +387,13 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
     q->s = s;
     q->ops = *ops;
     q->ctx = ctx;
+    ty_metric_declare("workqueue_adds_total", TY_COUNTER,
+                      "Total number of adds handled by workqueue");
+    ty_metric_declare("workqueue_retries_total", TY_COUNTER,
+                      "Total number of retries handled by workqueue");
+    ty_metric_declare("workqueue_depth", TY_GAUGE, "Current depth of workqueue");
+    ty_metric_declare("controller_runtime_reconcile_total", TY_COUNTER,
+                      "Total number of reconciliations per controller");
     strmap_init(&q->queued);
     strmap_init(&q->active);
     pthread_mutex_init(&q->mu, NULL);

@@ -34,7 +34,8 @@ typedef struct watch_stream {
 
 static void encode_event(watch_stream *ws, const char *type, const store_obj *o)
 {
-    const json_t *obj = store_obj_json(o);
+    /* The plain text needs no tree: only a filter or a table row does. */
+    const json_t *obj = ws->rf.fn || ws->table ? store_obj_json(o) : NULL;
 
     if (ws->rf.fn && !ws->rf.fn(obj, ws->rf.arg))
         return;

@@ -10,6 +10,12 @@ static bool op_valid(store_op *op, const char *ns)
 {
     if (op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE)
         return true;
+    if (op->text) {
+        if (store_text_prepare(&op->text, &op->text_len, &op->meta_end, &op->err) < 0)
+            return false;
+        op->name = store_text_name(op->text, op->text_len);
+        return true;
+    }
     if (!json_is_object(op->obj)) {
         ty_seterr(&op->err, TY_EBADREQUEST, "object must be a JSON object");
         return false;
@@ -35,8 +41,14 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
         for (size_t i = 0; i < n; i++) {
             ty_error_init(&ops[i].err);
             ops[i].result = NULL;
-            store_create_async(s, ops[i].resource, ops[i].ns, ops[i].obj, ops[i].fn, NULL, 0);
+            if (ops[i].text)
+                store_create_async_text(s, ops[i].resource, ops[i].ns, ops[i].text,
+                                        ops[i].text_len, ops[i].meta_end, ops[i].fn);
+            else
+                store_create_async(s, ops[i].resource, ops[i].ns, ops[i].obj, ops[i].fn, NULL,
+                                   0);
             ops[i].obj = NULL;
+            ops[i].text = NULL;
         }
         return 0;
     }
@@ -57,19 +69,23 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
                                         : op->kind == STORE_OP_DELETE ? WR_DELETE
                                                                       : WR_CREATE,
                                 .resource = op->resource, .ns = ns,
-                                .name = op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE
+                                .name = op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE ||
+                                                op->text
                                             ? op->name
                                             : NULL,
-                                .obj = op->obj, .fn = op->fn, .arg = op->arg,
+                                .obj = op->obj, .text = op->text, .text_len = op->text_len,
+                                .rv_at = op->meta_end, .fn = op->fn, .arg = op->arg,
                                 .dopts = op->dopts, .status_only = op->status_only,
                                 .spec_top = op->spec_top, .err = &op->err};
         op->obj = NULL; /* the request owns it now */
+        op->text = NULL;
     }
     commit_submit_all(s, reqs, m);
     for (size_t i = 0, k = 0; i < n; i++) {
         store_op *op = &ops[i];
         if (k < m && reqs[k].err == &op->err) { /* it was submitted */
             json_decref(reqs[k].obj);           /* still ours when it was not staged */
+            free(reqs[k].text);
             op->result = reqs[k++].result;
         }
         json_decref(op->obj);
@@ -93,6 +109,8 @@ void store_op_clear(store_op *op)
     op->result = NULL;
     json_decref(op->obj);
     op->obj = NULL;
+    free(op->text);
+    op->text = NULL;
     ty_error_clear(&op->err);
 }
 

@@ -135,6 +135,33 @@ oom:
     return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
 }
 
+int commit_stage_text(ty_store *s, write_req *req, store_res *r)
+{
+    uint64_t rv = s->staged_rv + 1;
+    store_obj *o;
+
+    s->dump.len = 0;
+    if (ty_buf_append(&s->dump, req->text, req->rv_at) < 0 ||
+        ty_buf_printf(&s->dump, ",\"resourceVersion\":\"%llu\"", (unsigned long long)rv) < 0 ||
+        ty_buf_append(&s->dump, req->text + req->rv_at, req->text_len - req->rv_at) < 0)
+        return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    if (s->dump.len > STORE_MAX_OBJECT_BYTES)
+        return ty_seterr(req->err, TY_ETOOLARGE, "Request entity too large: limit is %u",
+                         STORE_MAX_OBJECT_BYTES);
+    if (!(o = obj_new_text(rv, req->ns, req->name, s->dump.data, s->dump.len, req->err)))
+        return -1;
+    if (!(req->node = res_node_new(o->ns, o->name))) {
+        store_obj_unref(o);
+        return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    }
+    req->owner = NULL; /* a text record has no controller (store_op_record_text) */
+    s->staged_rv = rv;
+    req->r = r;
+    req->staged = o;
+    req->type = STORE_ADDED;
+    return 0;
+}
+
 /* ---- one batch ---- */
 
 static void unstage(ty_store *s, write_req *req)
@@ -267,6 +294,7 @@ static void release_async(write_req *req)
                  req->name ? req->name : "", req->err->text);
     store_obj_unref(req->result);
     json_decref(req->obj);
+    free(req->text);
     if (req->err)
         ty_error_clear(req->err);
     pthread_cond_destroy(&req->cv);

@@ -469,18 +469,45 @@ static int fill_random(void *buf, size_t n)
     return 0;
 }
 
+/* Random bytes for uids, drawn from the kernel a page at a time per thread
+ * (a getrandom call per object was a syscall per write); each byte is
+ * handed out once. */
+#define POOL_BYTES 4096
+static _Thread_local struct {
+    unsigned char b[POOL_BYTES];
+    size_t left;
+} pool;
+
+static int pool_take(unsigned char *out, size_t n)
+{
+    if (pool.left < n) {
+        if (fill_random(pool.b, sizeof(pool.b)) < 0)
+            return -1;
+        pool.left = sizeof(pool.b);
+    }
+    memcpy(out, pool.b + sizeof(pool.b) - pool.left, n);
+    memset(pool.b + sizeof(pool.b) - pool.left, 0, n);
+    pool.left -= n;
+    return 0;
+}
+
 int obj_uuid(char *buf, size_t len)
 {
+    static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
+    char *p = buf;
 
-    if (len < 37 || fill_random(b, sizeof(b)) < 0)
+    if (len < 37 || pool_take(b, sizeof(b)) < 0)
         return -1;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    snprintf(buf, len,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *p++ = '-';
+        *p++ = hex[b[i] >> 4];
+        *p++ = hex[b[i] & 15];
+    }
+    *p = '\0';
     return 0;
 }
 

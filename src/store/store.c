@@ -198,22 +198,24 @@ store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, 
 typedef struct async_req {
     write_req req;
     ty_error err;
-    max_align_t arg[]; /* the function's argument, then resource and ns */
+    max_align_t arg[]; /* the function's argument, then resource, ns and name */
 } async_req;
 
-void store_create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
-                        store_mutate_fn fn, const void *arg, size_t arglen)
+/* Queues a create nobody waits for: of obj, or of a prepared text record
+ * (text_prepare) named name. Takes obj or text over. */
+static void create_async(ty_store *s, const char *resource, const char *ns, const char *name,
+                         json_t *obj, char *text, size_t len, size_t rv_at, store_mutate_fn fn,
+                         const void *arg, size_t arglen)
 {
-    size_t lres = strlen(resource) + 1, lns, argsz = (arglen + 15) & ~(size_t)15;
-    async_req *a;
+    size_t lres = strlen(resource) + 1, lns = strlen(ns) + 1, lname = name ? strlen(name) + 1 : 0;
+    size_t argsz = (arglen + 15) & ~(size_t)15;
+    async_req *a = calloc(1, sizeof(*a) + argsz + lres + lns + lname);
     char *p;
 
-    ns = ns ? ns : "";
-    lns = strlen(ns) + 1;
-    if (!json_is_object(obj) || store_init_create_meta(obj, ns, NULL) < 0 ||
-        !(a = calloc(1, sizeof(*a) + argsz + lres + lns))) {
-        ty_debug("store: async create of %s in \"%s\" dropped", resource, ns);
+    if (!a) {
+        ty_debug("store: async create of %s in \"%s\" dropped: out of memory", resource, ns);
         json_decref(obj);
+        free(text);
         return;
     }
     p = (char *)a->arg;
@@ -221,14 +223,95 @@ void store_create_async(ty_store *s, const char *resource, const char *ns, json_
         memcpy(p, arg, arglen);
     memcpy(p + argsz, resource, lres);
     memcpy(p + argsz + lres, ns, lns);
+    if (name)
+        memcpy(p + argsz + lres + lns, name, lname);
     ty_error_init(&a->err);
     a->req = (write_req){.kind = WR_CREATE, .resource = p + argsz, .ns = p + argsz + lres,
-                         .obj = obj, .fn = fn, .arg = arglen ? p : NULL, .async = true,
-                         .err = &a->err};
+                         .name = name ? p + argsz + lres + lns : NULL, .obj = obj,
+                         .text = text, .text_len = len, .rv_at = rv_at, .fn = fn,
+                         .arg = arglen ? p : NULL, .async = true, .err = &a->err};
     commit_submit(s, &a->req);
 }
 
+void store_create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                        store_mutate_fn fn, const void *arg, size_t arglen)
+{
+    ns = ns ? ns : "";
+    if (!json_is_object(obj) || store_init_create_meta(obj, ns, NULL) < 0) {
+        ty_debug("store: async create of %s in \"%s\" dropped", resource, ns);
+        json_decref(obj);
+        return;
+    }
+    create_async(s, resource, ns, NULL, obj, NULL, 0, 0, fn, arg, arglen);
+}
+
+int store_text_prepare(char **text, size_t *len, size_t *meta_end, ty_error *err)
+{
+    char uid[40], ts[32];
+    ty_buf b = {0};
+    size_t at = *meta_end, json_len;
+    const char *name;
+
+    if (!*text || at >= *len || (*text)[at] != '}' || at == 0 || (*text)[at - 1] == '{')
+        return ty_seterr(err, TY_EBADREQUEST, "a text record needs a non-empty metadata");
+    name = store_text_name(*text, *len);
+    if (!*name)
+        return ty_seterr(err, TY_EBADREQUEST, "a text record needs a name");
+    if (obj_uuid(uid, sizeof(uid)) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a uid");
+    now_rfc3339(ts, sizeof(ts));
+    if (ty_buf_append(&b, *text, at) < 0 ||
+        ty_buf_printf(&b, ",\"uid\":\"%s\",\"creationTimestamp\":\"%s\",\"generation\":1", uid,
+                      ts) < 0)
+        goto oom;
+    *meta_end = b.len;
+    if (ty_buf_append(&b, *text + at, *len - at) < 0)
+        goto oom;
+    json_len = b.len;
+    if (ty_buf_append(&b, "", 1) < 0 || ty_buf_puts(&b, name) < 0)
+        goto oom;
+    free(*text);
+    *text = ty_buf_steal(&b, NULL);
+    *len = json_len;
+    return 0;
+oom:
+    ty_buf_free(&b);
+    return ty_seterr(err, TY_EINTERNAL, "out of memory");
+}
+
+void store_create_async_text(ty_store *s, const char *resource, const char *ns, char *text,
+                             size_t len, size_t meta_end, store_mutate_fn fn)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    ns = ns ? ns : "";
+    if (store_text_prepare(&text, &len, &meta_end, &err) < 0) {
+        ty_debug("store: async create of %s in \"%s\" dropped: %s", resource, ns, err.text);
+        ty_error_clear(&err);
+        free(text);
+        return;
+    }
+    create_async(s, resource, ns, store_text_name(text, len), NULL, text, len, meta_end, fn,
+                 NULL, 0);
+}
+
 static void exec_mutate(ty_store *s, write_req *req);
+
+/* A text record: its name is given; a taken name goes to fn as for a tree. */
+static void exec_create_text(ty_store *s, write_req *req, store_res *r)
+{
+    if (check_name(req->name, req->err) < 0)
+        return;
+    if (!commit_current(s, r, req->ns, req->name)) {
+        commit_stage_text(s, req, r);
+    } else if (req->fn) {
+        req->kind = WR_MUTATE;
+        exec_mutate(s, req);
+    } else {
+        ty_seterr(req->err, TY_EEXISTS, "%s \"%s\" already exists", req->resource, req->name);
+    }
+}
 
 static void exec_create(ty_store *s, write_req *req)
 {
@@ -237,6 +320,10 @@ static void exec_create(ty_store *s, write_req *req)
 
     if (!r)
         return;
+    if (req->text) {
+        exec_create_text(s, req, r);
+        return;
+    }
     if (assign_name(s, r, req->resource, req->ns, obj, req->err) < 0) {
         /* A create with a function (async, or a RECORD op) updates what
          * holds the name. */

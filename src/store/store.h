@@ -177,6 +177,9 @@ typedef struct store_op {
                                          nodeName), never anything under them: those are
                                          shared with the current version */
     const struct store_delete_opts *dopts; /* DELETE: NULL or borrowed until the call returns */
+    char *text;                       /* RECORD given as text (store_op_record_text): taken
+                                         over (malloc'd) instead of obj */
+    size_t text_len, meta_end;
     /* outcome (CREATE, MUTATE, DELETE): as store_create_take / store_mutate /
      * store_delete would give */
     store_obj *result;                /* new reference, or NULL and err set */
@@ -233,6 +236,27 @@ static inline store_op store_op_record(const char *resource, const char *ns, jso
 {
     return (store_op){.kind = STORE_OP_RECORD, .resource = resource, .ns = ns, .obj = obj,
                       .fn = fn, .arg = arg};
+}
+
+/* A RECORD given as its compact JSON text instead of a tree, for writers of
+ * many small objects that nothing in the server reads as trees (Events):
+ * none is built, serialised or freed for it. text (malloc'd, taken over
+ * whatever the outcome) holds the object's JSON (len bytes), a NUL, then its
+ * name and a NUL. The JSON is the object as store_create_async would take
+ * it, minus what the store sets; meta_end is the offset of the '}' that
+ * closes its metadata, which must hold "name" (the trailing name) and
+ * "namespace" (= ns, unless ns is empty), nothing else the store sets (uid,
+ * creationTimestamp, generation, resourceVersion, deletion fields) and no
+ * ownerReferences: a text record joins no owner index. The store writes
+ * uid, creationTimestamp, generation 1 and resourceVersion at meta_end, in
+ * that order, as a tree's create would. Bad input is dropped (logged), as
+ * records are. */
+static inline store_op store_op_record_text(const char *resource, const char *ns, char *text,
+                                            size_t len, size_t meta_end, store_mutate_fn fn,
+                                            void *arg)
+{
+    return (store_op){.kind = STORE_OP_RECORD, .resource = resource, .ns = ns, .text = text,
+                      .text_len = len, .meta_end = meta_end, .fn = fn, .arg = arg};
 }
 
 /* Current object or NULL with TY_ENOTFOUND. Caller unrefs. */

@@ -307,6 +307,10 @@ struct write_req {
     write_kind kind;
     const char *resource, *ns, *name; /* borrowed from the caller (copies when async) */
     json_t *obj;                    /* WR_CREATE: the new object, owned by the request */
+    char *text;                     /* WR_CREATE of a text record instead of obj (owned; name
+                                       set): its store metadata but the resourceVersion is in,
+                                       which goes at rv_at, before metadata's '}' */
+    size_t text_len, rv_at;
     store_mutate_fn fn;             /* WR_MUTATE; for an async WR_CREATE, applied to the
                                        existing object when the name is taken */
     void *arg;
@@ -348,6 +352,8 @@ store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const
  * nothing can fail after SQLite commits. -1 with *req->err (nothing staged,
  * no resourceVersion used) on failure. Leader only. */
 int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type);
+/* As commit_stage for a text record (req->text, see store_op_record_text). */
+int commit_stage_text(ty_store *s, write_req *req, store_res *r);
 /* Runs the queued requests of a closing store. */
 void commit_drain(ty_store *s);
 
@@ -368,6 +374,20 @@ void sweep_stop(ty_store *s);
  * creationTimestamp, namespace, generation) and drops what a create may not
  * set; -1 with err when metadata is not an object. Any thread. */
 int store_init_create_meta(json_t *obj, const char *ns, ty_error *err);
+/* A text record's store metadata but the resourceVersion, spliced in before
+ * its metadata's '}' (*text replaced, its trailing name kept, *len and
+ * *meta_end moved to match). -1 with err (text untouched) when meta_end is
+ * not such a '}' or no name follows. */
+int store_text_prepare(char **text, size_t *len, size_t *meta_end, ty_error *err);
+/* The name trailing a text record's JSON (store_op_record_text). */
+static inline const char *store_text_name(const char *text, size_t len)
+{
+    return text + len + 1;
+}
+/* store_create_async of a text record (store_op_record_text): takes text. */
+void store_create_async_text(ty_store *s, const char *resource, const char *ns, char *text,
+                             size_t len, size_t meta_end,
+                             store_mutate_fn fn);
 
 /* Runs req's operation (in the leader, write_mu held): stages its write via
  * commit_stage, or settles its outcome (no-op result, error) right away. */

@@ -158,12 +158,44 @@ static void test_append_and_cycles(void **state)
     ty_buf_free(&b);
 }
 
+/* A string alone: the bytes jansson writes for the same string, and a
+ * refusal (buffer untouched) of what jansson refuses as UTF-8. */
+static void test_string_alone(void **state)
+{
+    const char *good[] = {"", "plain", "q\"b\\s\n\t\x01\x1f", "caf\xc3\xa9 \xe2\x82\xac",
+                          "\xf0\x9f\x9a\x82 \xf4\x8f\xbf\xbf", "\xed\x9f\xbf"};
+    const char *bad[] = {"\xff", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
+                         "\xf4\x90\x80\x80", "a\x80" "b", "\xe2\x82"};
+    ty_buf b = {0};
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+        json_t *j = json_string(good[i]);
+        char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_non_null(j);
+        b.len = 0;
+        assert_int_equal(ty_json_append_str(&b, good[i], strlen(good[i])), 0);
+        assert_string_equal(b.data, want);
+        free(want);
+        json_decref(j);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        assert_null(json_string(bad[i])); /* jansson refuses it too */
+        ty_buf_puts(&b, "kept");
+        size_t len = b.len;
+        assert_int_equal(ty_json_append_str(&b, bad[i], strlen(bad[i])), -1);
+        assert_int_equal(b.len, len);
+        assert_string_equal(b.data + len - 4, "kept");
+    }
+    ty_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars),     cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_containers),  cmocka_unit_test(test_random_trees),
-        cmocka_unit_test(test_append_and_cycles),
+        cmocka_unit_test(test_append_and_cycles), cmocka_unit_test(test_string_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -486,13 +486,16 @@ static void resync(rt_sim *rt, bool full)
     flush_writes(rt);
 }
 
+/* Pods and deleted nodes matter; anything else (Events above all) is not
+ * even parsed. */
 static void handle_event(rt_sim *rt, const store_event *ev)
 {
-    const json_t *obj = store_obj_json(ev->obj);
+    const json_t *obj;
 
     if (!strcmp(ev->resource, "pods")) {
-        handle_pod(rt, ev->type, obj);
+        handle_pod(rt, ev->type, store_obj_json(ev->obj));
     } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED) {
+        obj = store_obj_json(ev->obj);
         /* As a kubelet does: a deleted node of ours registers again. */
         int i = sim_node_index(rt, str(json_object_get(obj, "metadata"), "name"));
         ty_error err;
