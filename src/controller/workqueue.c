@@ -421,5 +421,6 @@ void wq_stop(ty_workqueue *q)
         return;
     stop_workers(q);
     pthread_join(q->thread, NULL);
+    publish(q); /* the last passes' counts */
     free_queue(q);
 }

@@ -1,7 +1,7 @@
 /* test_workqueue.c - the controllers' shared loop on a real store: events
  * become keys, a key is never on two workers at once and an event during a
  * pass brings it round again, failures are retried, wake-ups come back,
- * and the first listing queues what exists. */
+ * the first listing queues what exists, and the queue's metrics count it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -21,6 +21,7 @@
 
 #include "tmpdir.h"
 
+#include "base/metrics.h"
 #include "controller/workqueue.h"
 
 enum { NKEYS = 4 };
@@ -209,6 +210,17 @@ static void test_retry_and_wake(void **state)
     wq_stop(q);
     assert_int_equal(atomic_load(&c.passes[0]), 2); /* no more than asked */
     assert_int_equal(atomic_load(&c.passes[1]), 2);
+    /* The metrics say so, as controller-runtime names them: a and b queued
+     * by their events, then once each by the retry and the wake-up. */
+    assert_int_equal(ty_metric_get("workqueue_adds_total", "name=\"test\""), 4);
+    assert_int_equal(ty_metric_get("workqueue_retries_total", "name=\"test\""), 1);
+    assert_int_equal(ty_metric_get("workqueue_depth", "name=\"test\""), 0);
+    assert_int_equal(ty_metric_get("controller_runtime_reconcile_total",
+                                   "controller=\"test\",result=\"success\""), 2);
+    assert_int_equal(ty_metric_get("controller_runtime_reconcile_total",
+                                   "controller=\"test\",result=\"error\""), 1);
+    assert_int_equal(ty_metric_get("controller_runtime_reconcile_total",
+                                   "controller=\"test\",result=\"requeue_after\""), 1);
 }
 
 int main(void)
