@@ -24,8 +24,15 @@ typedef struct wq_key {
     char *key;
     int64_t due_ms;      /* timers only */
     bool dirty;          /* being reconciled: queued again when its pass ends */
+    unsigned dirty_n;    /* how many events marked it dirty, */
+    uint64_t dirty_rv;   /* and the resourceVersion of the last (0: not known) */
     struct wq_key *next;
 } wq_key;
+
+typedef struct wq_note {
+    uint64_t rv;
+    char key[]; /* the map's key */
+} wq_note;
 
 struct ty_workqueue {
     ty_store *s;
@@ -43,8 +50,10 @@ struct ty_workqueue {
     strmap queued;       /* key -> wq_key in the queue */
     strmap active;       /* key -> its wq_key, while a worker reconciles it */
     wq_key *timers;      /* unsorted; few */
+    strmap wrote;        /* key -> wq_note: a write of the controller's own whose
+                            event the watch thread is still to see (wq_wrote) */
     /* Counted under mu, published by the watch thread (wq_publish). */
-    uint64_t adds, retries, passes_ok, passes_failed, passes_requeue_after;
+    uint64_t adds, retries, passes_ok, passes_failed, passes_requeue_after, own_writes;
     size_t depth;
 };
 
@@ -100,7 +109,7 @@ static void push(ty_workqueue *q, wq_key *k)
     pthread_cond_signal(&q->work_cv);
 }
 
-static void add_locked(ty_workqueue *q, const char *key)
+static void add_locked(ty_workqueue *q, const char *key, uint64_t rv)
 {
     wq_key *k;
 
@@ -108,6 +117,8 @@ static void add_locked(ty_workqueue *q, const char *key)
         return;
     if ((k = strmap_get(&q->active, key))) {
         k->dirty = true;
+        k->dirty_n++;
+        k->dirty_rv = rv;
         return;
     }
     if ((k = key_new(key)))
@@ -116,10 +127,57 @@ static void add_locked(ty_workqueue *q, const char *key)
 
 void wq_add(ty_workqueue *q, const char *key)
 {
+    wq_add_event(q, key, 0);
+}
+
+/* Whether the event at rv is key's own write (wq_wrote), forgetting the
+ * note once its event or a later one came. */
+static bool own_write(ty_workqueue *q, const char *key, uint64_t rv)
+{
+    wq_note *w = rv ? strmap_get(&q->wrote, key) : NULL;
+    bool mine;
+
+    if (!w || rv < w->rv)
+        return false;
+    mine = rv == w->rv;
+    strmap_del(&q->wrote, key);
+    free(w);
+    return mine;
+}
+
+void wq_add_event(ty_workqueue *q, const char *key, uint64_t rv)
+{
     if (!key || !*key)
         return;
     pthread_mutex_lock(&q->mu);
-    add_locked(q, key);
+    if (own_write(q, key, rv))
+        q->own_writes++;
+    else
+        add_locked(q, key, rv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void wq_wrote(ty_workqueue *q, const char *key, uint64_t rv)
+{
+    wq_key *k;
+    wq_note *w;
+
+    pthread_mutex_lock(&q->mu);
+    k = strmap_get(&q->active, key);
+    if (k && k->dirty && k->dirty_rv >= rv) {
+        /* Its event came during the pass: nothing more when it was alone. */
+        if (k->dirty_n == 1 && k->dirty_rv == rv) {
+            k->dirty = false;
+            k->dirty_n = 0;
+            q->own_writes++;
+        }
+    } else if ((w = malloc(sizeof(*w) + strlen(key) + 1))) {
+        free(strmap_del(&q->wrote, key)); /* an older note (its event missed) */
+        w->rv = rv;
+        strcpy(w->key, key);
+        if (strmap_put(&q->wrote, w->key, w) < 0)
+            free(w);
+    }
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -150,7 +208,7 @@ static int64_t timers_fire(ty_workqueue *q)
     while ((t = *pp)) {
         if (t->due_ms <= now) {
             *pp = t->next;
-            add_locked(q, t->key);
+            add_locked(q, t->key, 0);
             key_free(t);
             continue;
         }
@@ -219,6 +277,8 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
         timer_add(q, k->key, (int64_t)wake_at * 1000 + 20);
     if (k->dirty) {
         k->dirty = false;
+        k->dirty_n = 0;
+        k->dirty_rv = 0;
         push(q, k); /* the key goes round again */
         k = NULL;
     }
@@ -263,6 +323,10 @@ static int open_watch(ty_workqueue *q)
     pthread_mutex_lock(&q->mu);
     if (!q->stop)
         q->w = store_watch_open(q->s, NULL, NULL, store_current_rv(q->s), &err);
+    /* The resync looks at everything: notes of writes whose events were
+     * missed would only drop a later event. */
+    strmap_free_values(&q->wrote);
+    strmap_init(&q->wrote);
     pthread_mutex_unlock(&q->mu);
     if (!q->w) {
         ty_debug("%s: cannot watch the store: %s", q->name, err.text);
@@ -278,7 +342,7 @@ static int open_watch(ty_workqueue *q)
 static void publish(ty_workqueue *q)
 {
     char name[160], res[200];
-    uint64_t adds, retries, ok, failed, later;
+    uint64_t adds, retries, ok, failed, later, own;
     size_t depth;
 
     pthread_mutex_lock(&q->mu);
@@ -287,12 +351,14 @@ static void publish(ty_workqueue *q)
     ok = q->passes_ok;
     failed = q->passes_failed;
     later = q->passes_requeue_after;
+    own = q->own_writes;
     depth = q->depth;
     pthread_mutex_unlock(&q->mu);
     snprintf(name, sizeof(name), "name=\"%s\"", q->name);
     ty_metric_set("workqueue_adds_total", name, (double)adds);
     ty_metric_set("workqueue_retries_total", name, (double)retries);
     ty_metric_set("workqueue_depth", name, (double)depth);
+    ty_metric_set("trainyard_workqueue_own_writes_total", name, (double)own);
     snprintf(res, sizeof(res), "controller=\"%s\",result=\"success\"", q->name);
     ty_metric_set("controller_runtime_reconcile_total", res, (double)ok);
     snprintf(res, sizeof(res), "controller=\"%s\",result=\"error\"", q->name);
@@ -368,6 +434,7 @@ static void free_queue(ty_workqueue *q)
     free_list(q->timers);
     strmap_free(&q->queued);
     strmap_free(&q->active); /* each worker freed the key it held */
+    strmap_free_values(&q->wrote);
     pthread_cond_destroy(&q->work_cv);
     pthread_mutex_destroy(&q->mu);
     free(q->name);
@@ -392,10 +459,13 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
     ty_metric_declare("workqueue_retries_total", TY_COUNTER,
                       "Total number of retries handled by workqueue");
     ty_metric_declare("workqueue_depth", TY_GAUGE, "Current depth of workqueue");
+    ty_metric_declare("trainyard_workqueue_own_writes_total", TY_COUNTER,
+                      "Events of the controller's own writes that brought no pass");
     ty_metric_declare("controller_runtime_reconcile_total", TY_COUNTER,
                       "Total number of reconciliations per controller");
     strmap_init(&q->queued);
     strmap_init(&q->active);
+    strmap_init(&q->wrote);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work_cv, NULL);
     if (workers < 1)

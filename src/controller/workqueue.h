@@ -16,6 +16,7 @@
 #define TY_CONTROLLER_WORKQUEUE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "base/error.h"
@@ -42,6 +43,15 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
 /* Queues key (copied) unless it is queued already; marks it dirty when a
  * worker has it. From on_event and resync (or any thread). */
 void wq_add(ty_workqueue *q, const char *key);
+
+/* As wq_add, for an event at resourceVersion rv (0: not known): dropped when
+ * it is the controller's own write of key noted by wq_wrote. */
+void wq_add_event(ty_workqueue *q, const char *key, uint64_t rv);
+
+/* From a pass over key: it wrote key's object itself, at rv. That write's
+ * event brings no pass of its own: the pass saw everything before it, and
+ * an event that came meanwhile from somebody else's write still does. */
+void wq_wrote(ty_workqueue *q, const char *key, uint64_t rv);
 
 /* Stops the threads (a pass under way finishes first), frees everything.
  * NULL is fine. */

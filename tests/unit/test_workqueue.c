@@ -1,7 +1,8 @@
 /* test_workqueue.c - the controllers' shared loop on a real store: events
  * become keys, a key is never on two workers at once and an event during a
  * pass brings it round again, failures are retried, wake-ups come back,
- * the first listing queues what exists, and the queue's metrics count it. */
+ * the first listing queues what exists, a pass's own writes bring no pass,
+ * and the queue's metrics count it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -34,6 +35,12 @@ typedef struct counts {
     atomic_int wake_once;   /* key 1 asks for one more look when set */
     atomic_int events;
     int slow_ms;
+    /* key c writes its own object each pass and says so (wq_wrote), after
+     * own_sleep_ms; its pass then lasts pass_ms more */
+    atomic_int write_own;
+    ty_store *s;
+    int own_sleep_ms, pass_ms;
+    ty_workqueue *q;
 } counts;
 
 static int key_index(const char *key)
@@ -51,7 +58,15 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
         return;
     atomic_fetch_add(&c->events, 1);
     store_obj_key(ev->obj, &ns, &name);
-    wq_add(q, name);
+    wq_add_event(q, name, ev->rv);
+}
+
+static int bump_seen(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *data = json_object_get(obj, "data");
+    (void)arg, (void)err;
+    json_object_set_new(data, "seen", json_integer(json_integer_value(json_object_get(data, "seen")) + 1));
+    return 0;
 }
 
 static void resync(ty_workqueue *q, ty_store *s, void *ctx)
@@ -83,6 +98,15 @@ static int reconcile(const char *key, time_t *wake_at, void *ctx)
         ;
     if (c->slow_ms)
         usleep((useconds_t)c->slow_ms * 1000);
+    if (i == 2 && atomic_load(&c->write_own)) {
+        store_obj *o = store_mutate(c->s, "configmaps", "default", key, bump_seen, NULL, NULL);
+        if (!o) /* no assert on a worker: cmocka's longjmp is the test thread's */
+            abort();
+        usleep((useconds_t)c->own_sleep_ms * 1000);
+        wq_wrote(c->q, key, store_obj_rv(o));
+        store_obj_unref(o);
+        usleep((useconds_t)c->pass_ms * 1000);
+    }
     atomic_fetch_add(&c->passes[i], 1);
     atomic_fetch_sub(&c->inflight[i], 1);
     if (i == 0 && atomic_exchange(&c->fail_first, 0))
@@ -223,11 +247,51 @@ static void test_retry_and_wake(void **state)
                                    "controller=\"test\",result=\"requeue_after\""), 1);
 }
 
+/* A pass's own write brings no pass of its own, whether its event came
+ * during the pass or after it (a pass writing each time would otherwise go
+ * round for ever); somebody else's write during the pass still brings one. */
+static void test_own_writes(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+
+    ty_error_init(&err);
+    for (int during = 0; during < 2; during++) {
+        counts c = {.s = f->s, .own_sleep_ms = during ? 100 : 0};
+        atomic_store(&c.write_own, 1);
+        c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
+        assert_non_null(c.q);
+        put(f->s, "c", during);
+        assert_true(wait_passes(&c, 2, 1, 2000));
+        usleep(400 * 1000);
+        assert_int_equal(atomic_load(&c.passes[2]), 1);
+        wq_stop(c.q);
+        assert_int_equal(ty_metric_get("trainyard_workqueue_own_writes_total", "name=\"own\""),
+                         1);
+        /* gone before the next queue starts (its first listing would queue it) */
+        store_obj_unref(store_delete(f->s, "configmaps", "default", "c", NULL, NULL, NULL));
+    }
+    /* Another write while the pass runs: one more pass (which writes too, and
+     * that is the end of it). */
+    counts c = {.s = f->s, .pass_ms = 300};
+    atomic_store(&c.write_own, 1);
+    c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
+    assert_non_null(c.q);
+    put(f->s, "c", 7);
+    usleep(150 * 1000); /* c's first pass is in its 300 ms */
+    put(f->s, "c", 8);
+    assert_true(wait_passes(&c, 2, 2, 3000));
+    usleep(800 * 1000);
+    assert_int_equal(atomic_load(&c.passes[2]), 2);
+    wq_stop(c.q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_keys_never_on_two_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_and_wake, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_writes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,16 @@ static void enqueue(ty_workqueue *q, const kf_kind *k, const char *ns, const cha
     wq_add(q, key);
 }
 
+/* A job's own event: dropped when it is the status this engine wrote. */
+static void enqueue_job(ty_workqueue *q, const kf_kind *k, const char *ns, const char *name,
+                        uint64_t rv)
+{
+    char key[600];
+
+    snprintf(key, sizeof(key), "%s/%s/%s", k->kind, ns, name);
+    wq_add_event(q, key, rv);
+}
+
 static const kf_kind *kind_for_store_key(const char *resource)
 {
     size_t n;
@@ -110,7 +120,7 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
         jobs_metric_bump("training_operator_jobs_deleted_total", ns, k);
         return;
     }
-    enqueue(q, k, ns, name);
+    enqueue_job(q, k, ns, name, ev->rv);
 }
 
 static void resync(ty_workqueue *q, ty_store *s, void *ctx)
@@ -146,7 +156,11 @@ static int reconcile(const char *key, time_t *wake_at, void *ctx)
         ty_warn("jobs: bad work queue key %s", key);
         return 0;
     }
-    return jobs_reconcile(j->s, k, ns, name, wake_at);
+    uint64_t wrote = 0;
+    int rc = jobs_reconcile(j->s, k, ns, name, wake_at, &wrote);
+    if (wrote)
+        wq_wrote(j->q, key, wrote);
+    return rc;
 }
 
 ty_jobs *jobs_start(ty_store *s, ty_error *err)

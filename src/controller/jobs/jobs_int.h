@@ -151,9 +151,10 @@ void jobs_time(time_t t, char *buf, size_t len);
 
 /* Brings one job's world in line with its spec. Returns 0 or -1 (retry
  * later). *wake_at (wall-clock seconds) is set to when the job wants another
- * look (deadline, TTL), or left alone. */
+ * look (deadline, TTL), or left alone; *wrote_rv to the resourceVersion of
+ * the job's status when the pass wrote it (else left alone). */
 int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
-                   time_t *wake_at);
+                   time_t *wake_at, uint64_t *wrote_rv);
 
 /* Metrics, declared once by jobs_start. */
 void jobs_metrics_declare(void);

@@ -42,6 +42,7 @@ typedef struct pass {
     time_t now;
     char nows[40];
     time_t *wake_at;
+    uint64_t *wrote_rv;     /* the job's status write, if any */
     int rc;
 } pass;
 
@@ -720,6 +721,8 @@ static void commit(pass *p)
         ty_warn("jobs: status of %s %s/%s: %s", p->c.kind->kind, p->c.ns, p->c.name, err.text);
         p->rc = -1;
     }
+    if (o)
+        *p->wrote_rv = store_obj_rv(o);
     store_obj_unref(o);
     ty_error_clear(&err);
 }
@@ -818,10 +821,10 @@ static void pass_free(pass *p)
 }
 
 int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
-                   time_t *wake_at)
+                   time_t *wake_at, uint64_t *wrote_rv)
 {
     store_obj *o = store_get(s, api_store_key(k->resource), ns, name, NULL);
-    pass p = {.wake_at = wake_at};
+    pass p = {.wake_at = wake_at, .wrote_rv = wrote_rv};
     json_t *job;
 
     if (!o)
