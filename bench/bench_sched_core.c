@@ -16,6 +16,9 @@
  *   - steady state (--steady S): the cluster full, one gang finishes (its
  *     pods succeed and are removed), one cycle places the next: S times,
  *     latency of that cycle;
+ *   - node removal (--remove-nodes): every node removed, one at a time, with
+ *     the pods still bound to them (a cluster shrinking, or a restart with
+ *     fewer simulated nodes): seconds in all and per node;
  *   - memory: VmRSS after the build and VmHWM at the end.
  * Not a test: it measures. Exits 1 if a cycle bound a partial gang. */
 #include <getopt.h>
@@ -67,18 +70,20 @@ static long status_kb(const char *field)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_sched_core [--nodes N] [--gpus G] [--pods P] [--gang K] "
-                    "[--gpu-milli M] [--steady S] [--conf FILE]\n");
+                    "[--gpu-milli M] [--steady S] [--conf FILE] [--remove-nodes]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     size_t nodes = 5000, pods = 100000, gang = 8, steady = 0;
+    bool remove_nodes = false;
     long gpus = 8, gpu_milli = 1000;
     const char *conf_path = NULL;
     static const struct option lopts[] = {
         {"nodes", 1, 0, 'n'}, {"gpus", 1, 0, 'g'},  {"pods", 1, 0, 'p'}, {"gang", 1, 0, 'k'},
-        {"gpu-milli", 1, 0, 'm'}, {"steady", 1, 0, 's'}, {"conf", 1, 0, 'c'}, {0, 0, 0, 0},
+        {"gpu-milli", 1, 0, 'm'}, {"steady", 1, 0, 's'}, {"conf", 1, 0, 'c'},
+        {"remove-nodes", 0, 0, 'r'}, {0, 0, 0, 0},
     };
     int o;
 
@@ -91,6 +96,7 @@ int main(int argc, char **argv)
         case 'm': gpu_milli = strtol(optarg, NULL, 10); break;
         case 's': steady = strtoul(optarg, NULL, 10); break;
         case 'c': conf_path = optarg; break;
+        case 'r': remove_nodes = true; break;
         default: usage();
         }
     }
@@ -234,6 +240,16 @@ int main(int argc, char **argv)
         printf("idle:       a cycle with nothing changed: %.3f ms (bound %zu)\n",
                (double)(t1 - t0) / NS_PER_MS, st.bound);
         free(lat);
+    }
+    if (remove_nodes) {
+        t0 = mono_ns();
+        for (size_t i = 0; i < nodes; i++) {
+            snprintf(name, sizeof(name), "node-%05zu", i);
+            sc_node_remove(c, name);
+        }
+        t1 = mono_ns();
+        printf("removal:    %zu nodes removed with %zu pods bound: %.3f s, %.1f us per node\n",
+               nodes, total, (double)(t1 - t0) / 1e9, (double)(t1 - t0) / 1e3 / (double)nodes);
     }
     printf("memory:     VmHWM %.1f MB, VmRSS %.1f MB at the end\n",
            (double)status_kb("VmHWM") / 1024, (double)status_kb("VmRSS") / 1024);

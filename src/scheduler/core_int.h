@@ -25,6 +25,9 @@ struct sc_node {
     int bucket;        /* free-GPU bucket, -1 when not schedulable */
     sc_node *bprev, *bnext;
     size_t ntasks;
+    /* the tasks whose node is this one, and those nominated to it (each
+     * doubly linked through the task): a node's removal visits its own */
+    sc_task *held, *nominees;
 };
 
 struct sc_queue {
@@ -80,7 +83,8 @@ struct sc_job {
      * use is freed (release_epoch) or the job itself changes */
     uint64_t fail_epoch[3], fail_at[3]; /* per pass: allocate, preempt, reclaim */
     uint64_t change_epoch;
-    sc_node *last_node; /* where its latest task went: the gang's next try */
+    sc_node *last_node; /* where its latest task went: the gang's next try, */
+    uint64_t last_node_gen; /* valid while the cluster's node_gen is this (sc_job_last_node) */
     bool in_changed;
     sc_job *cnext;      /* the changed list: phase or message to report */
     double share;      /* drf: dominant share, cached for one action */
@@ -106,6 +110,8 @@ struct sc_task {
     int32_t priority;
     sc_node *node;       /* where it holds resources (or is bound) */
     sc_node *nominated;  /* PIPELINED: the node it waits for */
+    sc_task *hprev, *hnext; /* in node->held */
+    sc_task *mprev, *mnext; /* in nominated->nominees */
     sc_task_status st;
     sc_kv *selector;
     size_t nselector;
@@ -119,6 +125,7 @@ struct sc_task {
 
 struct sc_cluster {
     char *res_names[SC_MAXRES];
+    uint64_t node_gen;   /* goes up when a node is removed: every job's last_node is void */
     strmap node_map, queue_map, job_map, task_map;
     sc_node **nodes;
     size_t nnodes, nodes_cap;
@@ -317,5 +324,18 @@ void sc_stmt_rollback(sc_stmt *st, size_t mark);
 void sc_action_enqueue(sc_session *s);
 void sc_action_allocate(sc_session *s, bool backfill);
 void sc_action_preempt(sc_session *s, bool reclaim);
+
+/* A job's last_node hint, NULL once any node was removed since it was set
+ * (a removal voids every hint at once instead of visiting every job). */
+static inline sc_node *sc_job_last_node(const sc_cluster *c, const sc_job *j)
+{
+    return j->last_node_gen == c->node_gen ? j->last_node : NULL;
+}
+
+static inline void sc_job_set_last_node(const sc_cluster *c, sc_job *j, sc_node *n)
+{
+    j->last_node = n;
+    j->last_node_gen = c->node_gen;
+}
 
 #endif

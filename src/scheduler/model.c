@@ -266,6 +266,41 @@ static void account(sc_cluster *c, sc_task *t, int sign)
         j->n_pipelined += sign;
 }
 
+/* Sets where t is and what it is nominated to, keeping the nodes' lists. */
+static void place(sc_task *t, sc_node *n, sc_node *nom)
+{
+    if (t->node != n) {
+        if (t->node) {
+            *(t->hprev ? &t->hprev->hnext : &t->node->held) = t->hnext;
+            if (t->hnext)
+                t->hnext->hprev = t->hprev;
+        }
+        t->node = n;
+        t->hprev = NULL;
+        t->hnext = n ? n->held : NULL;
+        if (n) {
+            if (n->held)
+                n->held->hprev = t;
+            n->held = t;
+        }
+    }
+    if (t->nominated != nom) {
+        if (t->nominated) {
+            *(t->mprev ? &t->mprev->mnext : &t->nominated->nominees) = t->mnext;
+            if (t->mnext)
+                t->mnext->mprev = t->mprev;
+        }
+        t->nominated = nom;
+        t->mprev = NULL;
+        t->mnext = nom ? nom->nominees : NULL;
+        if (nom) {
+            if (nom->nominees)
+                nom->nominees->mprev = t;
+            nom->nominees = t;
+        }
+    }
+}
+
 void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_node *nom)
 {
     sc_node *old_node = t->node, *old_nom = t->nominated;
@@ -278,8 +313,8 @@ void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_n
             (t->st == SC_TASK_PIPELINED && (st != SC_TASK_PIPELINED || nom != old_nom));
     account(c, t, -1);
     t->st = st;
-    t->node = sc_status_holds(st) || st == SC_TASK_SUCCEEDED || st == SC_TASK_FAILED ? n : NULL;
-    t->nominated = st == SC_TASK_PIPELINED ? nom : NULL;
+    place(t, sc_status_holds(st) || st == SC_TASK_SUCCEEDED || st == SC_TASK_FAILED ? n : NULL,
+          st == SC_TASK_PIPELINED ? nom : NULL);
     account(c, t, +1);
     if (old_node)
         bucket_refresh(c, old_node);
@@ -581,23 +616,18 @@ void sc_node_remove(sc_cluster *c, const char *name)
 {
     sc_node *n = strmap_get(&c->node_map, name);
 
+    sc_task *t;
+
     if (!n)
         return;
-    for (size_t i = 0; i < c->njobs; i++) {
-        sc_job *j = c->jobs[i];
-        if (j->last_node == n)
-            j->last_node = NULL;
-        for (size_t k = 0; k < j->ntasks; k++) {
-            sc_task *t = j->tasks[k];
-            if (t->nominated == n)
-                sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
-            if (t->node == n) {
-                /* The pod still names the node; its resources are gone. */
-                account(c, t, -1);
-                t->node = NULL;
-                account(c, t, +1);
-            }
-        }
+    c->node_gen++;
+    while ((t = n->nominees))
+        sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
+    while ((t = n->held)) {
+        /* The pod still names the node; its resources are gone. */
+        account(c, t, -1);
+        place(t, NULL, t->nominated);
+        account(c, t, +1);
     }
     bucket_out(c, n);
     strmap_del(&c->node_map, n->name);
@@ -1025,7 +1055,7 @@ static void task_detach(sc_cluster *c, sc_task *t)
     if ((n && sc_status_holds(t->st)) || nom)
         c->release_epoch++;
     account(c, t, -1);
-    t->node = t->nominated = NULL;
+    place(t, NULL, NULL);
     if (n)
         bucket_refresh(c, n);
     if (nom && nom != n)

@@ -274,6 +274,7 @@ sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode)
     sc_cluster *c = s->c;
     pick p = {0};
     int64_t gpus = (t->req.v[SC_GPU] + 999) / 1000;
+    sc_node *n;
 
     if (!c->nnodes)
         return NULL;
@@ -282,10 +283,8 @@ sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode)
         return sc_fits(s, t, t->nominated, mode, NULL, 0) ? t->nominated : NULL;
     }
     /* The gang's previous task's node first: gangs land on few nodes. */
-    if (t->job->last_node) {
-        if (sc_fits(s, t, t->job->last_node, mode, NULL, 0))
-            return t->job->last_node;
-    }
+    if ((n = sc_job_last_node(s->c, t->job)) && sc_fits(s, t, n, mode, NULL, 0))
+        return n;
     if (mode == SC_FIT_NOW && gpus > 0 && !constrained(t)) {
         /* Free-GPU buckets: nodes that can hold the rest of the gang first,
          * the tightest of them first, then the largest that hold less. */
@@ -565,7 +564,7 @@ static void push(sc_stmt *st, int kind, sc_task *t, const char *reason)
         st->cap = nc;
     }
     st->ops[st->n++] = (sc_stmt_op){.kind = kind, .t = t, .prev_st = t->st, .prev_node = t->node,
-                               .prev_nom = t->nominated, .prev_last = t->job->last_node,
+                               .prev_nom = t->nominated, .prev_last = sc_job_last_node(st->s->c, t->job),
                                .reason = reason};
 }
 
@@ -583,7 +582,7 @@ void sc_stmt_allocate(sc_stmt *st, sc_task *t, sc_node *n)
     bool was_pipelined = t->st == SC_TASK_PIPELINED;
     push(st, SC_OP_ALLOCATE, t, NULL);
     sc_task_move(st->s->c, t, SC_TASK_ALLOCATED, n, NULL);
-    t->job->last_node = n;
+    sc_job_set_last_node(st->s->c, t->job, n);
     if (!was_pipelined)
         adjust_free(st->s, &t->req, -1, true);
 }
@@ -592,7 +591,7 @@ void sc_stmt_pipeline(sc_stmt *st, sc_task *t, sc_node *n)
 {
     push(st, SC_OP_PIPELINE, t, NULL);
     sc_task_move(st->s->c, t, SC_TASK_PIPELINED, NULL, n);
-    t->job->last_node = n;
+    sc_job_set_last_node(st->s->c, t->job, n);
     adjust_free(st->s, &t->req, -1, true);
 }
 
@@ -612,7 +611,7 @@ void sc_stmt_discard(sc_stmt *st)
             adjust_free(st->s, &op->t->req, +1, true);
         sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
         /* Where a discarded try went is no hint for the gang's next one. */
-        op->t->job->last_node = op->prev_last;
+        sc_job_set_last_node(c, op->t->job, op->prev_last);
     }
     /* Undoing our own tentative placements frees nothing new. */
     c->release_epoch = st->release0;
@@ -631,7 +630,7 @@ void sc_stmt_rollback(sc_stmt *st, size_t mark)
         if (op->kind != SC_OP_EVICT && op->prev_st != SC_TASK_PIPELINED)
             adjust_free(st->s, &op->t->req, +1, true);
         sc_task_move(c, op->t, op->prev_st, op->prev_node, op->prev_nom);
-        op->t->job->last_node = op->prev_last;
+        sc_job_set_last_node(c, op->t->job, op->prev_last);
     }
     /* the operations undone freed nothing; undoing them frees nothing new */
     c->release_epoch = release;

@@ -1372,6 +1372,49 @@ static void test_node_removal(void **state)
     sc_cluster_free(c);
 }
 
+/* Tasks nominated to a removed node (preemptors waiting for their victims)
+ * go back to pending; those bound there keep their pods but hold nothing;
+ * tasks elsewhere are untouched. */
+static void test_node_removal_nominated(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of(preempt_yaml);
+    rec r;
+    (void)state;
+
+    node(c, "n1", 4);
+    node(c, "n2", 4);
+    gang(c, "ns/low", NULL, 4, 1, 1, 1);
+    gang(c, "ns/other", NULL, 4, 1, 1000, 2);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 8);
+    const char *low_on = bound_to(&r, "ns/low-0");
+    char gone[8];
+    snprintf(gone, sizeof(gone), "%s", low_on);
+    gang(c, "ns/high", NULL, 2, 1, 100, 3);
+    cycle(c, conf, &r);
+    assert_int_equal(evicted_prefix(&r, "ns/low-"), 4);
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/high-0")), SC_TASK_PIPELINED);
+    assert_int_equal(sc_node_find(c, gone)->pipelined.v[SC_GPU], GPU(2));
+    sc_node_remove(c, gone);
+    for (int i = 0; i < 2; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/high-%d", i);
+        assert_int_equal(sc_task_get_status(sc_task_find(c, k)), SC_TASK_PENDING);
+        assert_null(sc_task_find(c, k)->nominated);
+    }
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/low-%d", i);
+        assert_null(sc_task_node(sc_task_find(c, k)));
+        snprintf(k, sizeof(k), "ns/other-%d", i);
+        assert_non_null(sc_task_node(sc_task_find(c, k)));
+    }
+    assert_int_equal(gpus_used(c), 4); /* the other gang's, on the node left */
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 static void test_removal_accounting(void **state)
 {
     sc_cluster *c = sc_cluster_new();
@@ -1575,6 +1618,7 @@ int main(void)
         cmocka_unit_test(test_gang_not_split),
         cmocka_unit_test(test_large_cluster),
         cmocka_unit_test(test_node_removal),
+        cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_unbind),
         cmocka_unit_test(test_conf),
