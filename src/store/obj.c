@@ -235,6 +235,23 @@ static const char *text_now(const store_obj *o, char **owned)
     return *owned = obj_inflate(o);
 }
 
+json_t *obj_text_metadata(const char *text, size_t len)
+{
+    static const char *const meta[] = {"metadata", NULL};
+    const char *end = text + len, *p = skip_ws(text, end), *e;
+    json_t *tree;
+
+    /* One object, whole: its brackets and strings close, nothing after it. */
+    if (p == end || *p != '{' || !(e = skip_value(p, end)) || skip_ws(e, end) != end)
+        return NULL;
+    tree = members_from_text(text, len, meta);
+    if (!tree && (tree = json_loadb(text, len, 0, NULL)) && !json_is_object(tree)) {
+        json_decref(tree);
+        tree = NULL;
+    }
+    return tree;
+}
+
 json_t *obj_parse(const store_obj *o)
 {
     char *owned;

@@ -192,6 +192,12 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name);
 
 /* The uid of obj's controller ownerReference, or NULL. Borrowed from obj. */
 const char *obj_controller_uid(const json_t *obj);
+/* An object holding the "metadata" member of the object in text (scanned
+ * past the members before it, not parsed), or the whole object when the
+ * scanner gives up; NULL when text is not one JSON object whose brackets
+ * and strings close (or memory ran out). What lies in the members after
+ * metadata is checked for that structure only, not parsed. */
+json_t *obj_text_metadata(const char *text, size_t len);
 owner_set *res_owner_find(const store_res *r, const char *uid);
 /* Finds or creates the (possibly empty) set of uid and pins it: it stays
  * until the matching res_owner_unreserve. NULL when out of memory. */
