@@ -10,6 +10,8 @@
 #define SC_BUCKETS 257      /* free-GPU buckets: 0..255 and "256 or more" */
 #define SC_MSG_LEN 320
 
+enum { SC_ON_NODE, SC_NOMINATED };
+
 struct sc_node {
     char *name;
     sc_res alloc;
@@ -25,9 +27,10 @@ struct sc_node {
     int bucket;        /* free-GPU bucket, -1 when not schedulable */
     sc_node *bprev, *bnext;
     size_t ntasks;
-    /* the tasks whose node is this one, and those nominated to it (each
-     * doubly linked through the task): a node's removal visits its own */
-    sc_task *held, *nominees;
+    /* the tasks whose node is this one ([SC_ON_NODE]) and those nominated
+     * to it ([SC_NOMINATED]), each doubly linked through the task: a node's
+     * removal visits its own */
+    sc_task *tasks[2];
 };
 
 struct sc_queue {
@@ -110,8 +113,9 @@ struct sc_task {
     int32_t priority;
     sc_node *node;       /* where it holds resources (or is bound) */
     sc_node *nominated;  /* PIPELINED: the node it waits for */
-    sc_task *hprev, *hnext; /* in node->held */
-    sc_task *mprev, *mnext; /* in nominated->nominees */
+    struct sc_task_link {
+        sc_task *prev, *next;
+    } link[2];           /* in node->tasks[SC_ON_NODE], nominated->tasks[SC_NOMINATED] */
     sc_task_status st;
     sc_kv *selector;
     size_t nselector;

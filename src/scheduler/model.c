@@ -266,39 +266,34 @@ static void account(sc_cluster *c, sc_task *t, int sign)
         j->n_pipelined += sign;
 }
 
+/* Moves t from list k of node `from` to that of node `to` (either NULL). */
+static void relink(sc_task *t, int k, sc_node *from, sc_node *to)
+{
+    struct sc_task_link *l = &t->link[k];
+
+    if (from) {
+        *(l->prev ? &l->prev->link[k].next : &from->tasks[k]) = l->next;
+        if (l->next)
+            l->next->link[k].prev = l->prev;
+    }
+    l->prev = NULL;
+    l->next = to ? to->tasks[k] : NULL;
+    if (to) {
+        if (to->tasks[k])
+            to->tasks[k]->link[k].prev = t;
+        to->tasks[k] = t;
+    }
+}
+
 /* Sets where t is and what it is nominated to, keeping the nodes' lists. */
 static void place(sc_task *t, sc_node *n, sc_node *nom)
 {
-    if (t->node != n) {
-        if (t->node) {
-            *(t->hprev ? &t->hprev->hnext : &t->node->held) = t->hnext;
-            if (t->hnext)
-                t->hnext->hprev = t->hprev;
-        }
-        t->node = n;
-        t->hprev = NULL;
-        t->hnext = n ? n->held : NULL;
-        if (n) {
-            if (n->held)
-                n->held->hprev = t;
-            n->held = t;
-        }
-    }
-    if (t->nominated != nom) {
-        if (t->nominated) {
-            *(t->mprev ? &t->mprev->mnext : &t->nominated->nominees) = t->mnext;
-            if (t->mnext)
-                t->mnext->mprev = t->mprev;
-        }
-        t->nominated = nom;
-        t->mprev = NULL;
-        t->mnext = nom ? nom->nominees : NULL;
-        if (nom) {
-            if (nom->nominees)
-                nom->nominees->mprev = t;
-            nom->nominees = t;
-        }
-    }
+    if (t->node != n)
+        relink(t, SC_ON_NODE, t->node, n);
+    if (t->nominated != nom)
+        relink(t, SC_NOMINATED, t->nominated, nom);
+    t->node = n;
+    t->nominated = nom;
 }
 
 void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_node *nom)
@@ -621,9 +616,9 @@ void sc_node_remove(sc_cluster *c, const char *name)
     if (!n)
         return;
     c->node_gen++;
-    while ((t = n->nominees))
+    while ((t = n->tasks[SC_NOMINATED]))
         sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
-    while ((t = n->held)) {
+    while ((t = n->tasks[SC_ON_NODE])) {
         /* The pod still names the node; its resources are gone. */
         account(c, t, -1);
         place(t, NULL, t->nominated);

@@ -564,7 +564,8 @@ static void push(sc_stmt *st, int kind, sc_task *t, const char *reason)
         st->cap = nc;
     }
     st->ops[st->n++] = (sc_stmt_op){.kind = kind, .t = t, .prev_st = t->st, .prev_node = t->node,
-                               .prev_nom = t->nominated, .prev_last = sc_job_last_node(st->s->c, t->job),
+                               .prev_nom = t->nominated,
+                               .prev_last = sc_job_last_node(st->s->c, t->job),
                                .reason = reason};
 }
 

@@ -65,14 +65,12 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
         }
         if (!op_valid(op, ns))
             continue;
+        bool named = op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE || op->text;
         reqs[m++] = (write_req){.kind = op->kind == STORE_OP_MUTATE   ? WR_MUTATE
                                         : op->kind == STORE_OP_DELETE ? WR_DELETE
                                                                       : WR_CREATE,
                                 .resource = op->resource, .ns = ns,
-                                .name = op->kind == STORE_OP_MUTATE || op->kind == STORE_OP_DELETE ||
-                                                op->text
-                                            ? op->name
-                                            : NULL,
+                                .name = named ? op->name : NULL,
                                 .obj = op->obj, .text = op->text, .text_len = op->text_len,
                                 .rv_at = op->meta_end, .fn = op->fn, .arg = op->arg,
                                 .dopts = op->dopts, .status_only = op->status_only,

@@ -16,40 +16,11 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "base/strmap.h"
 #include "controller/events.h"
 #include "store/store.h"
-
-typedef struct fixture {
-    char dir[64];
-    ty_store *s;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    ty_error err;
-
-    ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-events-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    store_close(f->s);
-    tmpdir_remove(f->dir);
-    free(f);
-    return 0;
-}
 
 static json_t *pod(const char *ns, const char *name, const char *uid, const char *rv)
 {
@@ -104,7 +75,7 @@ static bool is_uuid4(const char *u)
  * a tree's create gave an Event, with the store's uid, times and rv. */
 static void test_text_as_a_tree_wrote_it(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     json_t *p = pod("team-a", "job-0-master-0", "6a1c2f1e-0000-4000-8000-000000000001", "41");
     store_obj *e;
     store_mem m0, m;
@@ -154,7 +125,7 @@ static void test_text_as_a_tree_wrote_it(void **state)
 /* The same (object, reason, message, component) again: one Event, count 2. */
 static void test_repeat_bumps(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     json_t *p = pod("ns1", "p", "u-1", "7");
     store_obj *e;
     const json_t *ev;
@@ -185,7 +156,7 @@ static void test_repeat_bumps(void **state)
  * resourceVersion are left out of involvedObject. */
 static void test_odd_strings(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     json_t *p = pod("ns2", "p", "u-2", NULL), *q = pod(NULL, "cluster-thing", NULL, NULL);
     store_obj *e;
     const json_t *ev, *inv;
@@ -226,7 +197,7 @@ static void test_odd_strings(void **state)
  * all written, in order. */
 static void test_batch_with_other_writes(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     json_t *cm = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
                            "metadata", "name", "cm");
     json_t *p = pod("ns3", "p", "u-3", "9");
@@ -265,7 +236,7 @@ static void test_batch_with_other_writes(void **state)
  * kernel random bytes, each byte used once). */
 static void test_uids(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     json_t *p = pod("ns4", "p", "u-4", "1");
     store_list l;
     store_list_opts o = {.ns = "ns4"};
@@ -287,14 +258,16 @@ static void test_uids(void **state)
     json_decref(p);
 }
 
+#define T(t) cmocka_unit_test_setup_teardown(t, store_fixture_setup, store_fixture_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_text_as_a_tree_wrote_it, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_repeat_bumps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_odd_strings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_batch_with_other_writes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
+        T(test_text_as_a_tree_wrote_it),
+        T(test_repeat_bumps),
+        T(test_odd_strings),
+        T(test_batch_with_other_writes),
+        T(test_uids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

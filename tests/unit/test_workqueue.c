@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "base/metrics.h"
 #include "controller/workqueue.h"
@@ -65,7 +65,9 @@ static int bump_seen(json_t *obj, void *arg, ty_error *err)
 {
     json_t *data = json_object_get(obj, "data");
     (void)arg, (void)err;
-    json_object_set_new(data, "seen", json_integer(json_integer_value(json_object_get(data, "seen")) + 1));
+    json_int_t seen = json_integer_value(json_object_get(data, "seen"));
+
+    json_object_set_new(data, "seen", json_integer(seen + 1));
     return 0;
 }
 
@@ -118,34 +120,6 @@ static int reconcile(const char *key, time_t *wake_at, void *ctx)
 
 static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
 
-typedef struct fixture {
-    char dir[64];
-    ty_store *s;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    ty_error err;
-
-    ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-wq-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->s);
-    tmpdir_remove(f->dir);
-    free(f);
-    return 0;
-}
-
 static void put(ty_store *s, const char *name, int v)
 {
     json_t *o = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind",
@@ -181,7 +155,7 @@ static bool wait_passes(counts *c, int i, int n, int ms)
  * workers, and events during a pass bring it round once more. */
 static void test_keys_never_on_two_workers(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     counts c = {.slow_ms = 20};
     ty_error err;
     ty_workqueue *q;
@@ -210,7 +184,7 @@ static void test_keys_never_on_two_workers(void **state)
  * wake-up gets one. */
 static void test_retry_and_wake(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     counts c = {0};
     ty_error err;
     ty_workqueue *q;
@@ -252,7 +226,7 @@ static void test_retry_and_wake(void **state)
  * round for ever); somebody else's write during the pass still brings one. */
 static void test_own_writes(void **state)
 {
-    fixture *f = *state;
+    store_fixture *f = *state;
     ty_error err;
 
     ty_error_init(&err);
@@ -286,12 +260,14 @@ static void test_own_writes(void **state)
     wq_stop(c.q);
 }
 
+#define T(t) cmocka_unit_test_setup_teardown(t, store_fixture_setup, store_fixture_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_keys_never_on_two_workers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_retry_and_wake, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_own_writes, setup, teardown),
+        T(test_keys_never_on_two_workers),
+        T(test_retry_and_wake),
+        T(test_own_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
