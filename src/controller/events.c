@@ -63,8 +63,8 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
                         const char *component, const char *msg, size_t *len, size_t *meta_end)
 {
     const json_t *meta = json_object_get(involved, "metadata");
-    const char *opt[] = {"apiVersion", json_string_value(json_object_get(involved, "apiVersion")),
-                         "kind", json_string_value(json_object_get(involved, "kind"))};
+    const char *api = json_string_value(json_object_get(involved, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(involved, "kind"));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
     char now[40];
@@ -75,14 +75,11 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
     ok = ty_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{") == 0 &&
          member(&b, true, "\"name\":", evname) && member(&b, false, "\"namespace\":", ns);
     *meta_end = b.len;
-    ok = ok && ty_buf_puts(&b, "},\"involvedObject\":{") == 0;
-    /* involvedObject: what the object has of apiVersion, kind and uid */
-    for (int i = 0; ok && i < 4; i += 2)
-        if (opt[i + 1])
-            ok = member(&b, b.data[b.len - 1] == '{', opt[i] == opt[0] ? "\"apiVersion\":"
-                                                                         : "\"kind\":",
-                        opt[i + 1]);
-    ok = ok && member(&b, b.data[b.len - 1] == '{', "\"name\":", name) &&
+    /* involvedObject: what the object has of apiVersion, kind, uid and rv */
+    ok = ok && ty_buf_puts(&b, "},\"involvedObject\":{") == 0 &&
+         (!api || member(&b, true, "\"apiVersion\":", api)) &&
+         (!kind || member(&b, !api, "\"kind\":", kind)) &&
+         member(&b, !api && !kind, "\"name\":", name) &&
          member(&b, false, "\"namespace\":", ns) &&
          (!uid || member(&b, false, "\"uid\":", uid)) &&
          (!rv || member(&b, false, "\"resourceVersion\":", rv)) &&
@@ -105,9 +102,9 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
 }
 
 /* The op that records the Event (its namespace borrowed from involved);
- * false when it cannot be built. Built
- * as text: Events are a third of the objects a training job writes and
- * nothing in the server reads them as trees. */
+ * false when it cannot be built. Built as text: Events are a third of the
+ * objects a training job writes and nothing in the server reads them as
+ * trees. */
 static bool vevent_op(store_op *op, const json_t *involved, const char *type, const char *reason,
                       const char *component, const char *fmt, va_list ap)
 {

@@ -191,6 +191,18 @@ static void test_odd_strings(void **state)
     store_obj_unref(e);
     json_decref(p);
     json_decref(q);
+
+    /* No apiVersion: involvedObject starts at its kind, still valid JSON. */
+    q = json_pack("{s:s, s:{s:s, s:s}}", "kind", "Thing", "metadata", "name", "t", "namespace",
+                  "ns5");
+    ty_event(f->s, q, "Normal", "Seen", "c", "ok");
+    e = only_event(f->s, "ns5");
+    assert_non_null(e);
+    assert_non_null(strstr(store_obj_text(e, NULL), "\"involvedObject\":{\"kind\":\"Thing\","
+                                                    "\"name\":\"t\",\"namespace\":\"ns5\"}"));
+    assert_non_null(store_obj_json(e));
+    store_obj_unref(e);
+    json_decref(q);
 }
 
 /* Event ops in a batch with a create somebody waits for (not queued alone):
