@@ -135,31 +135,39 @@ oom:
     return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
 }
 
-int commit_stage_text(ty_store *s, write_req *req, store_res *r)
+int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_type type)
 {
     uint64_t rv = s->staged_rv + 1;
     store_obj *o;
 
-    s->dump.len = 0;
-    if (ty_buf_append(&s->dump, req->text, req->rv_at) < 0 ||
-        ty_buf_printf(&s->dump, ",\"resourceVersion\":\"%llu\"", (unsigned long long)rv) < 0 ||
-        ty_buf_append(&s->dump, req->text + req->rv_at, req->text_len - req->rv_at) < 0)
-        return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
     if (s->dump.len > STORE_MAX_OBJECT_BYTES)
         return ty_seterr(req->err, TY_ETOOLARGE, "Request entity too large: limit is %u",
                          STORE_MAX_OBJECT_BYTES);
     if (!(o = obj_new_text(rv, req->ns, req->name, s->dump.data, s->dump.len, req->err)))
         return -1;
-    if (!(req->node = res_node_new(o->ns, o->name))) {
+    req->node = NULL;
+    if (type == STORE_ADDED && !(req->node = res_node_new(o->ns, o->name))) {
         store_obj_unref(o);
         return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
     }
-    req->owner = NULL; /* a text record has no controller (store_op_record_text) */
+    req->owner = NULL;
     s->staged_rv = rv;
     req->r = r;
     req->staged = o;
-    req->type = STORE_ADDED;
+    req->type = type;
     return 0;
+}
+
+int commit_stage_text(ty_store *s, write_req *req, store_res *r)
+{
+    s->dump.len = 0;
+    if (ty_buf_append(&s->dump, req->text, req->rv_at) < 0 ||
+        ty_buf_printf(&s->dump, ",\"resourceVersion\":\"%llu\"",
+                      (unsigned long long)s->staged_rv + 1) < 0 ||
+        ty_buf_append(&s->dump, req->text + req->rv_at, req->text_len - req->rv_at) < 0)
+        return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    /* a text record has no controller (store_op_record_text) */
+    return commit_stage_dump(s, req, r, STORE_ADDED);
 }
 
 /* ---- one batch ---- */

@@ -235,6 +235,41 @@ static const char *text_now(const store_obj *o, char **owned)
     return *owned = obj_inflate(o);
 }
 
+bool obj_text_member(const char *text, size_t len, const char *name, size_t *start,
+                     size_t *end)
+{
+    const char *p = text, *e = text + len, *key, *v;
+    size_t klen, nlen = strlen(name);
+
+    p = skip_ws(p, e);
+    if (p == e || *p++ != '{')
+        return false;
+    for (;;) {
+        p = skip_ws(p, e);
+        if (p == e || *p != '"')
+            return false;
+        key = p + 1;
+        if (!(p = skip_string(p, e)))
+            return false;
+        klen = (size_t)(p - key - 1);
+        p = skip_ws(p, e);
+        if (p == e || *p++ != ':')
+            return false;
+        v = skip_ws(p, e);
+        if (!(p = skip_value(v, e)))
+            return false;
+        if (klen == nlen && memcmp(key, name, nlen) == 0) {
+            *start = (size_t)(v - text);
+            *end = (size_t)(p - text);
+            return true;
+        }
+        p = skip_ws(p, e);
+        if (p == e || *p != ',')
+            return false;
+        p++;
+    }
+}
+
 json_t *obj_text_metadata(const char *text, size_t len)
 {
     static const char *const meta[] = {"metadata", NULL};
@@ -429,6 +464,11 @@ const char *store_obj_text(const store_obj *o, size_t *len)
         t = none;
     }
     return t;
+}
+
+bool store_obj_has_tree(const store_obj *o)
+{
+    return atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire) != NULL;
 }
 
 uint64_t store_obj_rv(const store_obj *o)

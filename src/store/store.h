@@ -90,6 +90,8 @@ json_t *store_obj_view(const store_obj *o, const store_view *view);
  * parse), for a reader that will come back for it later; else nothing. */
 void store_obj_view_prepare(const store_obj *o, const store_view *view);
 uint64_t store_obj_rv(const store_obj *o);
+/* Whether o holds a parsed tree now (a cache: for tests and the curious). */
+bool store_obj_has_tree(const store_obj *o);
 /* Its namespace ("" when cluster-scoped) and name, without parsing anything.
  * Borrowed, valid while o is. */
 void store_obj_key(const store_obj *o, const char **ns, const char **name);

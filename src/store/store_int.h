@@ -192,6 +192,11 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name);
 
 /* The uid of obj's controller ownerReference, or NULL. Borrowed from obj. */
 const char *obj_controller_uid(const json_t *obj);
+/* The byte range [*start, *end) of the value of the top-level member name
+ * in the object in text (keys compared as written: no escapes); false when
+ * it has none or the scanner does not follow the text. */
+bool obj_text_member(const char *text, size_t len, const char *name, size_t *start,
+                     size_t *end);
 /* An object holding the "metadata" member of the object in text (scanned
  * past the members before it, not parsed), or the whole object when the
  * scanner gives up; NULL when text is not one JSON object whose brackets
@@ -360,6 +365,11 @@ store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const
 int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type);
 /* As commit_stage for a text record (req->text, see store_op_record_text). */
 int commit_stage_text(ty_store *s, write_req *req, store_res *r);
+/* As commit_stage for the text in the leader's scratch buffer (s->dump),
+ * which already holds resourceVersion s->staged_rv + 1: a version written
+ * without a tree (a text record, an outright delete). type ADDED gets its
+ * index node; the version joins no owner set. */
+int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_type type);
 /* Runs the queued requests of a closing store. */
 void commit_drain(ty_store *s);
 

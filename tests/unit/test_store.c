@@ -1775,6 +1775,91 @@ static void test_loaded_compressed(void **state)
     }
 }
 
+/* An outright delete of an object without a tree (here: loaded at open)
+ * stages its last state as text: the same bytes but the resourceVersion,
+ * which is the deletion's, and no tree is made on the way; preconditions
+ * still hold it back; finalizers and foreground deletion take the tree
+ * path (marked, not removed). */
+static void test_delete_as_text(void **state)
+{
+    fixture *f = *state;
+    store_delete_opts bad_uid = {.precondition_uid = "nope"}, bad_rv = {.precondition_rv = "1"};
+    store_delete_opts fg = {.propagation = STORE_PROPAGATE_FOREGROUND};
+    char *before, want[512], rvs[24];
+    store_watch *w;
+    store_event ev;
+    store_mem m0, m;
+    ty_error err;
+    store_obj *o, *cur;
+    size_t len;
+    bool deleted;
+    json_t *j = pod("fin", 1);
+
+    ty_error_init(&err);
+    o = create(f->s, "pods", "default", "plain");
+    before = strdup(store_obj_text(o, &len));
+    store_obj_unref(o);
+    store_obj_unref(create(f->s, "pods", "default", "fore"));
+    json_object_set_new(json_object_get(j, "metadata"), "finalizers", json_pack("[s]", "x/y"));
+    store_obj_unref(store_create(f->s, "pods", "default", j, &err));
+    json_decref(j);
+    reopen(f);
+    w = store_watch_open(f->s, "pods", NULL, store_current_rv(f->s), &err);
+    assert_non_null(w);
+
+    assert_null(store_delete(f->s, "pods", "default", "plain", &bad_uid, &deleted, &err));
+    assert_int_equal(err.code, TY_ECONFLICT);
+    ty_error_clear(&err);
+    assert_null(store_delete(f->s, "pods", "default", "plain", &bad_rv, &deleted, &err));
+    assert_int_equal(err.code, TY_ECONFLICT);
+    ty_error_clear(&err);
+
+    store_memory(f->s, &m0);
+    cur = store_get(f->s, "pods", "default", "plain", NULL);
+    assert_false(store_obj_has_tree(cur));
+    o = store_delete(f->s, "pods", "default", "plain", NULL, &deleted, &err);
+    assert_non_null(o);
+    assert_true(deleted);
+    store_memory(f->s, &m);
+    assert_int_equal(m.trees, m0.trees);
+    assert_false(store_obj_has_tree(cur)); /* nobody parsed it, */
+    assert_false(store_obj_has_tree(o));   /* nor made its last state as a tree */
+    store_obj_unref(cur);
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(ev.type, STORE_DELETED);
+    assert_int_equal(store_obj_rv(ev.obj), store_obj_rv(o));
+    /* before's resourceVersion replaced by the deletion's, nothing else */
+    snprintf(rvs, sizeof(rvs), "\"resourceVersion\":\"%llu\"",
+             (unsigned long long)store_obj_rv(o));
+    {
+        const char *at = strstr(before, "\"resourceVersion\":\"");
+        const char *close = strchr(at + 19, '"');
+        assert_non_null(at);
+        snprintf(want, sizeof(want), "%.*s%s%s", (int)(at - before), before, rvs, close + 1);
+    }
+    assert_string_equal(store_obj_text(o, &len), want);
+    assert_string_equal(store_obj_text(ev.obj, &len), want);
+    assert_string_equal(meta(o, "name"), "plain");
+    store_event_release(&ev);
+    store_obj_unref(o);
+    assert_null(store_get(f->s, "pods", "default", "plain", NULL));
+
+    /* finalizers: marked for deletion, still there */
+    o = store_delete(f->s, "pods", "default", "fin", NULL, &deleted, &err);
+    assert_non_null(o);
+    assert_false(deleted);
+    assert_non_null(strstr(store_obj_text(o, &len), "\"deletionTimestamp\":"));
+    store_obj_unref(o);
+    /* foreground: its finalizer goes on, the pod stays */
+    o = store_delete(f->s, "pods", "default", "fore", &fg, &deleted, &err);
+    assert_non_null(o);
+    assert_false(deleted);
+    assert_non_null(strstr(store_obj_text(o, &len), "foregroundDeletion"));
+    store_obj_unref(o);
+    store_watch_close(w);
+    free(before);
+}
+
 /* A row that is not a JSON object, or not JSON at all, fails the open with
  * a message that names it: nothing is served from a store half-read. */
 static void test_bad_row_fails_open(void **state)
@@ -1938,6 +2023,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
