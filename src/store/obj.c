@@ -173,50 +173,78 @@ static const char *skip_value(const char *p, const char *end)
     return NULL;
 }
 
+/* A cursor over the top-level members of the object in a text. */
+typedef struct member_scan {
+    const char *p, *end;
+    const char *key, *value, *value_end; /* the member just read */
+    size_t klen;
+} member_scan;
+
+/* Starts at the text's opening brace; false when there is none. */
+static bool scan_start(member_scan *m, const char *text, size_t len)
+{
+    m->end = text + len;
+    m->p = skip_ws(text, m->end);
+    return m->p < m->end && *m->p++ == '{';
+}
+
+/* The next member: 1, 0 at the closing brace, -1 when the text is not what
+ * the scanner follows. */
+static int scan_next(member_scan *m)
+{
+    const char *p = skip_ws(m->p, m->end), *end = m->end;
+
+    if (p < end && *p == ',')
+        p = skip_ws(p + 1, end);
+    if (p < end && *p == '}')
+        return 0;
+    if (p == end || *p != '"')
+        return -1;
+    m->key = p + 1;
+    if (!(p = skip_string(p, end)))
+        return -1;
+    m->klen = (size_t)(p - m->key - 1);
+    p = skip_ws(p, end);
+    if (p == end || *p++ != ':')
+        return -1;
+    m->value = skip_ws(p, end);
+    if (!(m->value_end = m->p = skip_value(m->value, end)))
+        return -1;
+    return 1;
+}
+
+static bool key_is(const member_scan *m, const char *name)
+{
+    return strlen(name) == m->klen && memcmp(m->key, name, m->klen) == 0;
+}
+
 /* The object of the given top-level members of the object in text (those
  * it has; the scan stops once it has them all), each parsed alone and the
  * rest skipped; NULL when the text is not what the scanner expects (the
  * caller then parses the whole of it) or memory runs out. */
 static json_t *members_from_text(const char *text, size_t len, const char *const *names)
 {
-    const char *p = text, *end = text + len, *key, *v;
     json_t *out = json_object();
-    size_t klen, want_n = 0;
+    size_t want_n = 0;
+    member_scan m;
+    int rc = 1;
 
     while (names[want_n])
         want_n++;
-    p = skip_ws(p, end);
-    if (!out || p == end || *p++ != '{')
+    if (!out || !scan_start(&m, text, len))
         goto bad;
-    while (json_object_size(out) < want_n) {
+    while (json_object_size(out) < want_n && (rc = scan_next(&m)) > 0) {
         bool want = false;
-        p = skip_ws(p, end);
-        if (p < end && *p == '}')
-            break;
-        if (p == end || *p != '"')
-            goto bad;
-        key = p + 1;
-        if (!(p = skip_string(p, end)))
-            goto bad;
-        klen = (size_t)(p - key - 1);
         for (const char *const *n = names; *n && !want; n++)
-            want = strlen(*n) == klen && memcmp(key, *n, klen) == 0;
-        p = skip_ws(p, end);
-        if (p == end || *p++ != ':')
-            goto bad;
-        v = skip_ws(p, end);
-        if (!(p = skip_value(v, end)))
-            goto bad;
+            want = key_is(&m, *n);
         if (want) {
-            json_t *m = json_loadb(v, (size_t)(p - v), 0, NULL);
-            if (!m || json_object_setn_new(out, key, klen, m) < 0)
+            json_t *v = json_loadb(m.value, (size_t)(m.value_end - m.value), 0, NULL);
+            if (!v || json_object_setn_new(out, m.key, m.klen, v) < 0)
                 goto bad;
         }
-        p = skip_ws(p, end);
-        if (p < end && *p == ',')
-            p++;
     }
-    return out;
+    if (rc >= 0)
+        return out;
 bad:
     json_decref(out);
     return NULL;
@@ -238,36 +266,18 @@ static const char *text_now(const store_obj *o, char **owned)
 bool obj_text_member(const char *text, size_t len, const char *name, size_t *start,
                      size_t *end)
 {
-    const char *p = text, *e = text + len, *key, *v;
-    size_t klen, nlen = strlen(name);
+    member_scan m;
 
-    p = skip_ws(p, e);
-    if (p == e || *p++ != '{')
+    if (!scan_start(&m, text, len))
         return false;
-    for (;;) {
-        p = skip_ws(p, e);
-        if (p == e || *p != '"')
-            return false;
-        key = p + 1;
-        if (!(p = skip_string(p, e)))
-            return false;
-        klen = (size_t)(p - key - 1);
-        p = skip_ws(p, e);
-        if (p == e || *p++ != ':')
-            return false;
-        v = skip_ws(p, e);
-        if (!(p = skip_value(v, e)))
-            return false;
-        if (klen == nlen && memcmp(key, name, nlen) == 0) {
-            *start = (size_t)(v - text);
-            *end = (size_t)(p - text);
+    while (scan_next(&m) > 0) {
+        if (key_is(&m, name)) {
+            *start = (size_t)(m.value - text);
+            *end = (size_t)(m.value_end - text);
             return true;
         }
-        p = skip_ws(p, e);
-        if (p == e || *p != ',')
-            return false;
-        p++;
     }
+    return false;
 }
 
 json_t *obj_text_metadata(const char *text, size_t len)
