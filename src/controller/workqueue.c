@@ -52,8 +52,9 @@ struct ty_workqueue {
     wq_key *timers;      /* unsorted; few */
     strmap wrote;        /* key -> wq_note: a write of the controller's own whose
                             event the watch thread is still to see (wq_wrote) */
-    /* Counted under mu, published by the watch thread (wq_publish). */
-    uint64_t adds, retries, passes_ok, passes_failed, passes_requeue_after, own_writes;
+    /* Counted under mu, published by the watch thread (publish); every
+     * failed pass is retried. */
+    uint64_t adds, passes_ok, passes_failed, passes_requeue_after, own_writes;
     size_t depth;
 };
 
@@ -265,7 +266,6 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
     strmap_del(&q->active, k->key);
     if (failed) {
         q->passes_failed++;
-        q->retries++;
         timer_add(q, k->key, wall_ms() + RETRY_MS);
     } else if (wake_at) {
         q->passes_requeue_after++;
@@ -342,12 +342,11 @@ static int open_watch(ty_workqueue *q)
 static void publish(ty_workqueue *q)
 {
     char name[160], res[200];
-    uint64_t adds, retries, ok, failed, later, own;
+    uint64_t adds, ok, failed, later, own;
     size_t depth;
 
     pthread_mutex_lock(&q->mu);
     adds = q->adds;
-    retries = q->retries;
     ok = q->passes_ok;
     failed = q->passes_failed;
     later = q->passes_requeue_after;
@@ -356,7 +355,7 @@ static void publish(ty_workqueue *q)
     pthread_mutex_unlock(&q->mu);
     snprintf(name, sizeof(name), "name=\"%s\"", q->name);
     ty_metric_set("workqueue_adds_total", name, (double)adds);
-    ty_metric_set("workqueue_retries_total", name, (double)retries);
+    ty_metric_set("workqueue_retries_total", name, (double)failed);
     ty_metric_set("workqueue_depth", name, (double)depth);
     ty_metric_set("trainyard_workqueue_own_writes_total", name, (double)own);
     snprintf(res, sizeof(res), "controller=\"%s\",result=\"success\"", q->name);
