@@ -199,18 +199,18 @@ store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, 
 typedef struct async_req {
     write_req req;
     ty_error err;
-    max_align_t arg[]; /* the function's argument, then resource, ns and name */
+    max_align_t arg[]; /* the function's argument, then resource and ns */
 } async_req;
 
 /* Queues a create nobody waits for: of obj, or of a prepared text record
- * (text_prepare) named name. Takes obj or text over. */
-static void create_async(ty_store *s, const char *resource, const char *ns, const char *name,
-                         json_t *obj, char *text, size_t len, size_t rv_at, store_mutate_fn fn,
+ * (store_text_prepare; its name trails it). Takes obj or text over. */
+static void create_async(ty_store *s, const char *resource, const char *ns, json_t *obj,
+                         char *text, size_t len, size_t rv_at, store_mutate_fn fn,
                          const void *arg, size_t arglen)
 {
-    size_t lres = strlen(resource) + 1, lns = strlen(ns) + 1, lname = name ? strlen(name) + 1 : 0;
+    size_t lres = strlen(resource) + 1, lns = strlen(ns) + 1;
     size_t argsz = (arglen + 15) & ~(size_t)15;
-    async_req *a = calloc(1, sizeof(*a) + argsz + lres + lns + lname);
+    async_req *a = calloc(1, sizeof(*a) + argsz + lres + lns);
     char *p;
 
     if (!a) {
@@ -224,11 +224,9 @@ static void create_async(ty_store *s, const char *resource, const char *ns, cons
         memcpy(p, arg, arglen);
     memcpy(p + argsz, resource, lres);
     memcpy(p + argsz + lres, ns, lns);
-    if (name)
-        memcpy(p + argsz + lres + lns, name, lname);
     ty_error_init(&a->err);
     a->req = (write_req){.kind = WR_CREATE, .resource = p + argsz, .ns = p + argsz + lres,
-                         .name = name ? p + argsz + lres + lns : NULL, .obj = obj,
+                         .name = text ? store_text_name(text, len) : NULL, .obj = obj,
                          .text = text, .text_len = len, .rv_at = rv_at, .fn = fn,
                          .arg = arglen ? p : NULL, .async = true, .err = &a->err};
     commit_submit(s, &a->req);
@@ -243,7 +241,7 @@ void store_create_async(ty_store *s, const char *resource, const char *ns, json_
         json_decref(obj);
         return;
     }
-    create_async(s, resource, ns, NULL, obj, NULL, 0, 0, fn, arg, arglen);
+    create_async(s, resource, ns, obj, NULL, 0, 0, fn, arg, arglen);
 }
 
 int store_text_prepare(char **text, size_t *len, size_t *meta_end, ty_error *err)
@@ -293,8 +291,7 @@ void store_create_async_text(ty_store *s, const char *resource, const char *ns, 
         free(text);
         return;
     }
-    create_async(s, resource, ns, store_text_name(text, len), NULL, text, len, meta_end, fn,
-                 NULL, 0);
+    create_async(s, resource, ns, NULL, text, len, meta_end, fn, NULL, 0);
 }
 
 static void exec_mutate(ty_store *s, write_req *req);
