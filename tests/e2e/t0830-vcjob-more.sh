@@ -154,12 +154,15 @@ pub=$(cut -d" " -f1,2 $d/id_rsa.pub)
 [ "$(cut -d" " -f1,2 $d/authorized_keys)" = "$pub" ] && echo authorized-ok
 echo mode=$(stat -c %a $d/id_rsa)
 [ -z "${SSH_DIR:-}" ] && ssh -G sshj-node-1 | grep "^hostname "
-# the peer has a line once it runs (there is no DNS): a few seconds at most
+# the peer has a line while it runs (there is no DNS): from its start, which
+# may come a moment after ours, until it ends, so each pod stays up a while
 if [ -z "${SSH_DIR:-}" ]; then
     for i in $(seq 50); do getent hosts sshj-node-1.sshj >/dev/null && { echo resolves; break; }; sleep 0.1; done
 fi
 sum=$(md5sum < $d/id_rsa)
 echo key=${sum%% *}
+[ -z "${SSH_DIR:-}" ] && sleep 5
+true
 '
 sshjob() { # sshjob NAME SSH_ARGS [SSH_DIR]
     kubectl apply -f - >/dev/null <<YAML
