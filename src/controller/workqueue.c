@@ -23,9 +23,11 @@
 typedef struct wq_key {
     char *key;
     int64_t due_ms;      /* timers only */
-    bool dirty;          /* being reconciled: queued again when its pass ends */
-    unsigned dirty_n;    /* how many events marked it dirty, */
-    uint64_t dirty_rv;   /* and the resourceVersion of the last (0: not known) */
+    /* Events that came while it was being reconciled (it is queued again
+     * when its pass ends), and the resourceVersion of the last (0: not
+     * known). */
+    unsigned dirty_n;
+    uint64_t dirty_rv;
     struct wq_key *next;
 } wq_key;
 
@@ -117,7 +119,6 @@ static void add_locked(ty_workqueue *q, const char *key, uint64_t rv)
     if (strmap_get(&q->queued, key))
         return;
     if ((k = strmap_get(&q->active, key))) {
-        k->dirty = true;
         k->dirty_n++;
         k->dirty_rv = rv;
         return;
@@ -165,10 +166,9 @@ void wq_wrote(ty_workqueue *q, const char *key, uint64_t rv)
 
     pthread_mutex_lock(&q->mu);
     k = strmap_get(&q->active, key);
-    if (k && k->dirty && k->dirty_rv >= rv) {
+    if (k && k->dirty_n && k->dirty_rv >= rv) {
         /* Its event came during the pass: nothing more when it was alone. */
         if (k->dirty_n == 1 && k->dirty_rv == rv) {
-            k->dirty = false;
             k->dirty_n = 0;
             q->own_writes++;
         }
@@ -275,8 +275,7 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
     /* Seconds resolution: look again just after the second ticks over. */
     if (wake_at)
         timer_add(q, k->key, (int64_t)wake_at * 1000 + 20);
-    if (k->dirty) {
-        k->dirty = false;
+    if (k->dirty_n) {
         k->dirty_n = 0;
         k->dirty_rv = 0;
         push(q, k); /* the key goes round again */
