@@ -226,7 +226,9 @@ static enum MHD_Result send_list_json(http_req *r, const api_resource *res, stor
     ty_buf_puts(&b, "},\"items\":[");
     for (size_t i = 0; i < l->n; i++) {
         size_t len;
-        const char *text = store_obj_text(l->items[i], &len);
+        char *owned;
+        /* a listing reads each object once: a cold one stays cold */
+        const char *text = store_obj_text_read(l->items[i], &len, &owned);
         if (!text) {
             ty_buf_free(&b);
             return MHD_NO;
@@ -234,6 +236,7 @@ static enum MHD_Result send_list_json(http_req *r, const api_resource *res, stor
         if (i)
             ty_buf_append(&b, ",", 1);
         ty_buf_append(&b, text, len);
+        free(owned);
     }
     if (ty_buf_puts(&b, "]}") < 0) {
         ty_buf_free(&b);

@@ -53,11 +53,14 @@ static void encode_event(watch_stream *ws, const char *type, const store_obj *o)
         ws->sent_columns = true;
     } else {
         size_t len;
-        const char *text = store_obj_text(o, &len);
+        char *owned;
+        /* the initial events of a watch may be of cold objects: not kept */
+        const char *text = store_obj_text_read(o, &len, &owned);
         if (text)
             ty_buf_append(&ws->out, text, len);
         else
             ty_buf_puts(&ws->out, "{}");
+        free(owned);
     }
     ty_buf_puts(&ws->out, "}\n");
 }

@@ -389,12 +389,16 @@ json_t *store_obj_view(const store_obj *o, const store_view *view)
 {
     store_obj *w = (store_obj *)o; /* the view is a cache, as the tree */
     obj_view *kept = atomic_load_explicit(&w->view, memory_order_acquire);
+    bool cold;
     json_t *v;
 
     mark_used(w);
     if (kept && kept->of == view)
         return json_loadb(kept->text, kept->len, 0, NULL);
-    if ((v = view_make(o, view)) && !kept) /* another view kept: this one is not */
+    cold = !atomic_load_explicit(&w->tree, memory_order_acquire) &&
+           !atomic_load_explicit(&w->text, memory_order_acquire);
+    /* another view kept, or o cold: this one is not */
+    if ((v = view_make(o, view)) && !kept && !cold)
         view_keep(w, view, v);
     return v;
 }
@@ -474,6 +478,14 @@ const char *store_obj_text(const store_obj *o, size_t *len)
         t = none;
     }
     return t;
+}
+
+const char *store_obj_text_read(const store_obj *o, size_t *len, char **owned)
+{
+    mark_used((store_obj *)o);
+    if (len)
+        *len = o->len;
+    return text_now(o, owned);
 }
 
 bool store_obj_has_tree(const store_obj *o)

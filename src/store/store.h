@@ -49,6 +49,14 @@ typedef struct store_obj store_obj;
  * can be NULL when memory runs out. */
 const json_t *store_obj_json(const store_obj *o);
 const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated */
+/* o's text for one look, NUL-terminated: borrowed when o holds its plain
+ * text, else decompressed into a buffer the caller frees (*owned) and not
+ * kept on o. For a scan over many objects that reads each once (a listing
+ * sent to a client, a runtime's resync): store_obj_text would leave every
+ * cold object of the scan its plain text until the sweeper came by again
+ * (at 150,000 pods, a resync after a restart held 330 MB so). NULL when
+ * out of memory. */
+const char *store_obj_text_read(const store_obj *o, size_t *len, char **owned);
 /* A copy of o's JSON the caller owns and may change (decref it): a deep
  * copy of its tree, or when o has none a parse of its text that is not kept
  * on o (cheaper than giving o its tree back only to copy it). NULL when out
@@ -83,7 +91,10 @@ typedef struct store_view {
  * when it has one and else from a parse nothing keeps, and kept on o as
  * compact text (a few hundred bytes) until o goes cold like its plain text
  * (sweep.c): a reader that comes back for the object after its tree was
- * dropped parses that text, not the object. One view is kept per object;
+ * dropped parses that text, not the object. A view of an object that is
+ * cold already (neither tree nor plain text) is made each time and not
+ * kept: a pass over finished jobs after a restart would otherwise give
+ * every one of their pods and Services a view at once. One view is kept per object;
  * another view of the same object is made each time it is asked for. */
 json_t *store_obj_view(const store_obj *o, const store_view *view);
 /* Makes o's view now when o still has its tree and no view (cheap: no

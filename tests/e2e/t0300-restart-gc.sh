@@ -34,6 +34,25 @@ k label configmap keep after=restart >/dev/null
 rv_after=$(k get configmap keep -o jsonpath='{.metadata.resourceVersion}')
 if [ "$rv_after" -gt "$rv_before" ]; then pass "resourceVersion keeps increasing after restart"; else fail "resourceVersion went back: $rv_before -> $rv_after"; fi
 
+# --- /metrics: what the store holds and the process's memory, read at each scrape ---
+m=$(curl -s "$SERVER/metrics")
+expect_eq "metrics: store objects, texts by form, RSS and CPU are reported and plausible" "ok" \
+    "$(printf '%s\n' "$m" | /usr/bin/python3 -c '
+import sys
+v = {}
+for line in sys.stdin:
+    if line and not line.startswith("#"):
+        k, _, x = line.rpartition(" ")
+        v[k] = float(x)
+bad = []
+if v.get("trainyard_store_objects", 0) < 2: bad.append("objects")
+if "trainyard_store_object_trees" not in v: bad.append("trees")
+for form in ("plain", "compressed", "view"):
+    if "trainyard_store_memory_bytes{form=\"%s\"}" % form not in v: bad.append(form)
+if not 1e6 < v.get("process_resident_memory_bytes", 0) < 1e11: bad.append("rss")
+if not 0 <= v.get("process_cpu_seconds_total", -1) < 1e6: bad.append("cpu")
+print(" ".join(bad) or "ok")')"
+
 # --- watch from a version older than this server's history: 410 Gone ---
 out=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=2")
 expect_match "watch from a too-old resourceVersion gets an ERROR 410 event" '"type":"ERROR".*"code":410' "$out"

@@ -1775,6 +1775,73 @@ static void test_loaded_compressed(void **state)
     }
 }
 
+static json_t *name_view(const json_t *obj)
+{
+    return json_pack("{s:O?}", "name", json_object_get(json_object_get(obj, "metadata"), "name"));
+}
+
+/* Reads for one look leave a cold object cold: store_obj_text_read of an
+ * object holding only its compressed copy decompresses into the caller's
+ * buffer and keeps nothing (a hot one's text is lent, not copied), and a
+ * view of a cold object is made but not kept, while a hot object's is.
+ * store_obj_text still keeps what it decompresses (its pointer lives as
+ * long as the object). */
+static void test_cold_reads_keep_nothing(void **state)
+{
+    static const char *const members[] = {"metadata", NULL};
+    static const store_view view = {"names", name_view, members};
+    fixture *f = *state;
+    enum { NPODS = 40 };
+    char *texts[NPODS], name[32], *owned;
+    store_mem m0, m;
+    const char *t;
+    size_t len;
+    json_t *v;
+
+    for (int i = 0; i < NPODS; i++) {
+        snprintf(name, sizeof(name), "p%02d", i);
+        store_obj *o = create(f->s, "pods", "default", name);
+        texts[i] = strdup(store_obj_text(o, &len));
+        store_obj_unref(o);
+    }
+    reopen(f); /* rows past the first 16 come back compressed, without plain text */
+    store_memory(f->s, &m0);
+    assert_int_equal(m0.compressed, NPODS - 16);
+    assert_int_equal(m0.views, 0);
+    for (int i = 0; i < NPODS; i++) {
+        snprintf(name, sizeof(name), "p%02d", i);
+        store_obj *o = store_get(f->s, "pods", "default", name, NULL);
+        assert_non_null(o);
+        t = store_obj_text_read(o, &len, &owned);
+        assert_non_null(t);
+        assert_string_equal(t, texts[i]);
+        assert_int_equal(len, strlen(texts[i]));
+        if (i < 16)
+            assert_null(owned); /* plain text held: lent */
+        else
+            assert_ptr_equal(t, owned);
+        free(owned);
+        v = store_obj_view(o, &view);
+        assert_string_equal(json_string_value(json_object_get(v, "name")), name);
+        json_decref(v);
+        store_obj_unref(o);
+    }
+    store_memory(f->s, &m);
+    assert_int_equal(m.plain, m0.plain);   /* nothing decompressed was kept */
+    assert_int_equal(m.plain_bytes, m0.plain_bytes);
+    assert_int_equal(m.trees, 0);
+    assert_int_equal(m.views, 16); /* the hot pods' views only */
+
+    /* store_obj_text keeps the plain text of a cold object */
+    store_obj *o = store_get(f->s, "pods", "default", "p39", NULL);
+    assert_string_equal(store_obj_text(o, &len), texts[NPODS - 1]);
+    store_obj_unref(o);
+    store_memory(f->s, &m);
+    assert_int_equal(m.plain, m0.plain + 1);
+    for (int i = 0; i < NPODS; i++)
+        free(texts[i]);
+}
+
 /* An outright delete of an object without a tree (here: loaded at open)
  * stages its last state as text: the same bytes but the resourceVersion,
  * which is the deletion's, and no tree is made on the way; preconditions
@@ -2024,6 +2091,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -469,14 +469,19 @@ static void resync(rt_sim *rt, bool full)
     }
     for (size_t i = 0; i < l.n; i++) {
         const char *ns, *name, *text;
+        char *owned;
         size_t len;
-        json_t *pod;
+        json_t *pod = NULL;
 
         store_obj_key(l.items[i], &ns, &name);
         if (!full && known(&k, ns, name))
             continue;
-        text = store_obj_text(l.items[i], &len);
-        if (!text || !text_may_be_ours(rt, text) || !(pod = json_loadb(text, len, 0, NULL)))
+        /* read once, not kept: a cold pod stays cold */
+        text = store_obj_text_read(l.items[i], &len, &owned);
+        if (text && text_may_be_ours(rt, text))
+            pod = json_loadb(text, len, 0, NULL);
+        free(owned);
+        if (!pod)
             continue;
         handle_pod(rt, STORE_MODIFIED, pod);
         json_decref(pod);
