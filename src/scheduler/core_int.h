@@ -1,4 +1,4 @@
-/* core_int.h - the scheduler core's insides, shared by model.c, session.c,
+/* core_int.h - the scheduler core's insides, shared by model.c, model_account.c, session.c,
  * conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
  * (the unit tests do, to build small clusters by hand). */
 #ifndef TY_SCHEDULER_CORE_INT_H
@@ -148,7 +148,21 @@ struct sc_cluster {
     uint64_t action_serial;  /* bumps at every action: per-action caches */
 };
 
-/* ---- accounting (model.c) ---- */
+/* ---- accounting (model_account.c) ---- */
+
+/* Between model.c and model_account.c only. A node's place among the
+ * free-GPU buckets, taken out before its capacity or state changes and put
+ * back after (refresh: both); a job's place on the waiting list, after its
+ * tasks or admission changed; a task's resources counted (sign 1) or taken
+ * back (-1) on its node, job and queue as its status says; a task linked to
+ * node n and nominated node nom in their per-node lists. */
+void sc_bucket_out(sc_cluster *c, sc_node *n);
+void sc_bucket_in(sc_cluster *c, sc_node *n);
+void sc_bucket_refresh(sc_cluster *c, sc_node *n);
+void sc_waiting_update(sc_cluster *c, sc_job *j);
+void sc_account(sc_cluster *c, sc_task *t, int sign);
+void sc_place(sc_task *t, sc_node *n, sc_node *nom);
+
 
 /* Moves t to status st on node n (NULL keeps none) and nominated node nom,
  * keeping node, job, queue and bucket accounting exact. */

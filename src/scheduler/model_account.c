@@ -1,0 +1,387 @@
+/* model_account.c - the scheduler model's accounting: resource vectors,
+ * task states, the free-GPU buckets of nodes and the waiting list of jobs,
+ * and the one function (sc_task_move) through which every task's resources
+ * are counted on its node, job and queue, so that the sums are always exact.
+ * The objects themselves (nodes, queues, jobs, tasks) live in model.c.
+ *
+ * Nodes sit in buckets by free GPUs so that a GPU task finds a node that fits
+ * without scanning thousands; jobs that still need something sit on the
+ * waiting list so that a cycle never looks at the settled ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/core_int.h"
+
+static const char *const fixed_res[4] = {"cpu", "memory", "pods", "nvidia.com/gpu"};
+
+/* ---- resources ---- */
+
+int sc_res_slot(sc_cluster *c, const char *name)
+{
+    for (int i = 0; i < SC_MAXRES; i++) {
+        if (i < 4 && strcmp(fixed_res[i], name) == 0)
+            return i;
+        if (i >= 4 && c->res_names[i] && strcmp(c->res_names[i], name) == 0)
+            return i;
+    }
+    for (int i = 4; i < SC_MAXRES; i++) {
+        if (!c->res_names[i]) {
+            c->res_names[i] = strdup(name);
+            return c->res_names[i] ? i : -1;
+        }
+    }
+    return -1;
+}
+
+const char *sc_res_name(const sc_cluster *c, int slot)
+{
+    if (slot < 0 || slot >= SC_MAXRES)
+        return NULL;
+    return slot < 4 ? fixed_res[slot] : c->res_names[slot];
+}
+
+bool sc_res_le(const sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        if (a->v[i] > b->v[i])
+            return false;
+    return true;
+}
+
+void sc_res_add(sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        a->v[i] += b->v[i];
+}
+
+void sc_res_sub(sc_res *a, const sc_res *b)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        a->v[i] -= b->v[i];
+}
+
+bool sc_res_empty(const sc_res *a)
+{
+    for (int i = 0; i < SC_MAXRES; i++)
+        if (a->v[i])
+            return false;
+    return true;
+}
+
+/* ---- task and node states ---- */
+
+bool sc_status_holds(sc_task_status st)
+{
+    return st == SC_TASK_ALLOCATED || st == SC_TASK_BINDING || st == SC_TASK_BOUND ||
+           st == SC_TASK_RUNNING || st == SC_TASK_RELEASING;
+}
+
+bool sc_status_allocated(sc_task_status st)
+{
+    return st == SC_TASK_ALLOCATED || st == SC_TASK_BINDING || st == SC_TASK_BOUND ||
+           st == SC_TASK_RUNNING;
+}
+
+bool sc_status_ready(sc_task_status st)
+{
+    return sc_status_allocated(st) || st == SC_TASK_SUCCEEDED;
+}
+
+bool sc_node_schedulable(const sc_node *n)
+{
+    return n->ready && !n->unschedulable;
+}
+
+int64_t sc_node_free_gpus(const sc_node *n)
+{
+    int64_t m = n->alloc.v[SC_GPU] - n->used.v[SC_GPU] - n->pipelined.v[SC_GPU];
+    return m > 0 ? m / 1000 : 0;
+}
+
+/* ---- buckets and the waiting list ---- */
+
+void sc_bucket_out(sc_cluster *c, sc_node *n)
+{
+    if (n->bucket < 0)
+        return;
+    if (n->bprev)
+        n->bprev->bnext = n->bnext;
+    else
+        c->buckets[n->bucket] = n->bnext;
+    if (n->bnext)
+        n->bnext->bprev = n->bprev;
+    n->bprev = n->bnext = NULL;
+    n->bucket = -1;
+}
+
+void sc_bucket_in(sc_cluster *c, sc_node *n)
+{
+    int64_t f;
+    int b;
+
+    if (!sc_node_schedulable(n))
+        return;
+    f = sc_node_free_gpus(n);
+    b = f >= SC_BUCKETS - 1 ? SC_BUCKETS - 1 : (int)f;
+    n->bucket = b;
+    n->bprev = NULL;
+    n->bnext = c->buckets[b];
+    if (n->bnext)
+        n->bnext->bprev = n;
+    c->buckets[b] = n;
+}
+
+void sc_bucket_refresh(sc_cluster *c, sc_node *n)
+{
+    int64_t f = sc_node_free_gpus(n);
+    int b = f >= SC_BUCKETS - 1 ? SC_BUCKETS - 1 : (int)f;
+    if (n->bucket == b && sc_node_schedulable(n))
+        return;
+    sc_bucket_out(c, n);
+    sc_bucket_in(c, n);
+}
+
+void sc_waiting_update(sc_cluster *c, sc_job *j)
+{
+    /* An admitted group whose pods do not exist yet stays on the list: its
+     * minResources hold their place in the admission sums (enqueue's
+     * capability and overcommit gates) until its pods arrive. */
+    bool want = !j->completed &&
+                (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0);
+    if (want == j->waiting)
+        return;
+    if (want) {
+        j->wprev = NULL;
+        j->wnext = c->waiting_head;
+        if (j->wnext)
+            j->wnext->wprev = j;
+        c->waiting_head = j;
+        c->nwaiting++;
+    } else {
+        if (j->wprev)
+            j->wprev->wnext = j->wnext;
+        else
+            c->waiting_head = j->wnext;
+        if (j->wnext)
+            j->wnext->wprev = j->wprev;
+        j->wprev = j->wnext = NULL;
+        c->nwaiting--;
+    }
+    j->waiting = want;
+}
+
+void sc_job_touch(sc_cluster *c, sc_job *j)
+{
+    j->need_valid = false;
+    j->change_epoch = ++c->epoch;
+}
+
+/* ---- accounting ---- */
+
+static void queue_add(sc_queue *q, const sc_res *r, int sign)
+{
+    for (; q; q = q->parent) {
+        if (sign > 0)
+            sc_res_add(&q->allocated, r);
+        else
+            sc_res_sub(&q->allocated, r);
+    }
+}
+
+void sc_account(sc_cluster *c, sc_task *t, int sign)
+{
+    sc_job *j = t->job;
+    sc_res *r = &t->req;
+
+    (void)c;
+    j->need_valid = false;
+
+    if (t->node && sc_status_holds(t->st)) {
+        if (sign > 0)
+            sc_res_add(&t->node->used, r);
+        else
+            sc_res_sub(&t->node->used, r);
+        if (t->st == SC_TASK_RELEASING) {
+            if (sign > 0)
+                sc_res_add(&t->node->releasing, r);
+            else
+                sc_res_sub(&t->node->releasing, r);
+        }
+        t->node->ntasks += sign;
+    }
+    if (t->st == SC_TASK_PIPELINED && t->nominated) {
+        if (sign > 0)
+            sc_res_add(&t->nominated->pipelined, r);
+        else
+            sc_res_sub(&t->nominated->pipelined, r);
+    }
+    if (sc_status_allocated(t->st)) {
+        if (sign > 0)
+            sc_res_add(&j->allocated, r);
+        else
+            sc_res_sub(&j->allocated, r);
+        queue_add(j->queue, r, sign);
+    }
+    if (t->st == SC_TASK_PENDING || t->st == SC_TASK_PIPELINED || sc_status_allocated(t->st)) {
+        for (sc_queue *q = j->queue; q; q = q->parent) {
+            if (sign > 0)
+                sc_res_add(&q->request, r);
+            else
+                sc_res_sub(&q->request, r);
+        }
+    }
+    if (sc_status_ready(t->st))
+        j->n_ready += sign;
+    if (t->st == SC_TASK_RUNNING || t->st == SC_TASK_SUCCEEDED)
+        j->n_running += sign;
+    if (t->st == SC_TASK_PENDING)
+        j->n_pending += sign;
+    if (t->st == SC_TASK_PIPELINED)
+        j->n_pipelined += sign;
+}
+
+/* Moves t from list k of node `from` to that of node `to` (either NULL). */
+static void relink(sc_task *t, int k, sc_node *from, sc_node *to)
+{
+    struct sc_task_link *l = &t->link[k];
+
+    if (from) {
+        *(l->prev ? &l->prev->link[k].next : &from->tasks[k]) = l->next;
+        if (l->next)
+            l->next->link[k].prev = l->prev;
+    }
+    l->prev = NULL;
+    l->next = to ? to->tasks[k] : NULL;
+    if (to) {
+        if (to->tasks[k])
+            to->tasks[k]->link[k].prev = t;
+        to->tasks[k] = t;
+    }
+}
+
+/* Sets where t is and what it is nominated to, keeping the nodes' lists. */
+void sc_place(sc_task *t, sc_node *n, sc_node *nom)
+{
+    if (t->node != n)
+        relink(t, SC_ON_NODE, t->node, n);
+    if (t->nominated != nom)
+        relink(t, SC_NOMINATED, t->nominated, nom);
+    t->node = n;
+    t->nominated = nom;
+}
+
+void sc_task_move(sc_cluster *c, sc_task *t, sc_task_status st, sc_node *n, sc_node *nom)
+{
+    sc_node *old_node = t->node, *old_nom = t->nominated;
+    bool freed;
+
+    /* Resources come free when a task stops holding them or stops
+     * reserving them: jobs that failed earlier may fit now. */
+    freed = (sc_status_holds(t->st) && (!sc_status_holds(st) || n != old_node)) ||
+            (t->st == SC_TASK_RELEASING && st != SC_TASK_RELEASING) ||
+            (t->st == SC_TASK_PIPELINED && (st != SC_TASK_PIPELINED || nom != old_nom));
+    sc_account(c, t, -1);
+    t->st = st;
+    sc_place(t, sc_status_holds(st) || st == SC_TASK_SUCCEEDED || st == SC_TASK_FAILED ? n : NULL,
+          st == SC_TASK_PIPELINED ? nom : NULL);
+    sc_account(c, t, +1);
+    if (old_node)
+        sc_bucket_refresh(c, old_node);
+    if (old_nom && old_nom != old_node)
+        sc_bucket_refresh(c, old_nom);
+    if (t->node && t->node != old_node)
+        sc_bucket_refresh(c, t->node);
+    if (t->nominated && t->nominated != old_nom && t->nominated != t->node)
+        sc_bucket_refresh(c, t->nominated);
+    if (freed)
+        c->release_epoch++;
+    c->epoch++;
+    sc_waiting_update(c, t->job);
+    sc_job_note(c, t->job);
+}
+
+void sc_task_move_job_refresh(sc_cluster *c, sc_job *j)
+{
+    sc_waiting_update(c, j);
+    sc_job_touch(c, j);
+    sc_job_note(c, j);
+}
+
+static bool job_all_finished(const sc_job *j)
+{
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->st != SC_TASK_SUCCEEDED && j->tasks[i]->st != SC_TASK_FAILED)
+            return false;
+    return true;
+}
+
+/* Whether minMember of the job's pods were bound (or ran, or finished) at
+ * once: the gang was placed, as Volcano counts its allocated tasks. A gang
+ * whose workers finished while its parameter server was still starting,
+ * and was then killed, never had minMember Running and so never became
+ * Completed. */
+static bool gang_placed(const sc_job *j, int need)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task_status st = j->tasks[i]->st;
+        n += st == SC_TASK_BINDING || st == SC_TASK_BOUND || st == SC_TASK_RUNNING ||
+             st == SC_TASK_SUCCEEDED;
+    }
+    return n >= need;
+}
+
+void sc_job_note(sc_cluster *c, sc_job *j)
+{
+    int need = j->min_member > 0 ? j->min_member : 1;
+
+    if (!j->ran && j->n_ready >= need && gang_placed(j, need))
+        j->ran = true;
+    /* A completed job whose pods are then deleted (a finished Volcano Job
+     * cleaned up) stays completed until a new pod of it shows up; it used to
+     * fall back to Inqueue, sometimes before its Completed was written. */
+    if (j->completed ||
+        (j->ran && j->ntasks && j->n_pending == 0 && j->n_pipelined == 0 &&
+         job_all_finished(j)) ||
+        (j->phase == SC_JOB_COMPLETED && j->ntasks == 0))
+        j->phase = SC_JOB_COMPLETED;
+    else if (!j->inqueue)
+        j->phase = SC_JOB_PENDING;
+    else if (j->n_running >= need)
+        j->phase = SC_JOB_RUNNING, j->ran = true;
+    else if (j->phase != SC_JOB_RUNNING || j->n_running == 0)
+        j->phase = SC_JOB_INQUEUE;
+    if (j->in_changed || (j->reported && j->phase == j->told_phase &&
+                          strcmp(j->msg, j->told_msg) == 0))
+        return;
+    j->in_changed = true;
+    j->cnext = c->changed_head;
+    c->changed_head = j;
+}
+
+bool sc_job_gang_ready(const sc_job *j, bool with_pipelined, bool gang)
+{
+    int ready = j->n_ready + (with_pipelined ? j->n_pipelined : 0);
+    int need = gang ? j->min_member : 1;
+
+    if (need < 1)
+        need = 1;
+    if (ready < need)
+        return false;
+    if (!gang)
+        return true;
+    for (size_t i = 0; i < j->ntask_mins; i++) {
+        int have = 0;
+        for (size_t k = 0; k < j->ntasks; k++) {
+            const sc_task *t = j->tasks[k];
+            if (!t->task_name || strcmp(t->task_name, j->task_mins[i].name) != 0)
+                continue;
+            if (sc_status_ready(t->st) || (with_pipelined && t->st == SC_TASK_PIPELINED))
+                have++;
+        }
+        if (have < j->task_mins[i].min)
+            return false;
+    }
+    return true;
+}
