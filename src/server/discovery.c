@@ -178,21 +178,27 @@ static enum MHD_Result openapi(http_req *r)
  * the names Prometheus' process collector gives them. */
 static void scrape_gauges(ty_store *s)
 {
-    static const char *const help[][2] = {
-        {"trainyard_store_objects", "Objects in the store (the current version of each)."},
-        {"trainyard_store_object_trees", "Objects holding a parsed JSON tree (a cache)."},
-        {"trainyard_store_memory_bytes",
+    static const struct {
+        const char *name;
+        ty_metric_type type;
+        const char *help;
+    } decl[] = {
+        {"trainyard_store_objects", TY_GAUGE,
+         "Objects in the store (the current version of each)."},
+        {"trainyard_store_object_trees", TY_GAUGE, "Objects holding a parsed JSON tree (a cache)."},
+        {"trainyard_store_memory_bytes", TY_GAUGE,
          "Bytes of object texts held in memory, by form (plain, compressed, view)."},
-        {"process_resident_memory_bytes", "Resident memory size in bytes."},
-        {"process_cpu_seconds_total", "Total user and system CPU time spent in seconds."},
+        {"process_resident_memory_bytes", TY_GAUGE, "Resident memory size in bytes."},
+        {"process_cpu_seconds_total", TY_COUNTER,
+         "Total user and system CPU time spent in seconds."},
     };
     store_mem m;
     unsigned long utime = 0, stime = 0;
     long pages = 0;
     FILE *f;
 
-    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-        ty_metric_declare(help[i][0], i == 4 ? TY_COUNTER : TY_GAUGE, help[i][1]);
+    for (size_t i = 0; i < sizeof(decl) / sizeof(decl[0]); i++)
+        ty_metric_declare(decl[i].name, decl[i].type, decl[i].help);
     store_memory(s, &m);
     ty_metric_set("trainyard_store_objects", NULL, (double)m.objects);
     ty_metric_set("trainyard_store_object_trees", NULL, (double)m.trees);

@@ -54,8 +54,8 @@ const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated *
  * kept on o. For a scan over many objects that reads each once (a listing
  * sent to a client, a runtime's resync): store_obj_text would leave every
  * cold object of the scan its plain text until the sweeper came by again
- * (at 150,000 pods, a resync after a restart held 330 MB so). NULL when
- * out of memory. */
+ * (the catch-up after restarting a 150,000-pod store held 400 MB so). NULL
+ * when out of memory. */
 const char *store_obj_text_read(const store_obj *o, size_t *len, char **owned);
 /* A copy of o's JSON the caller owns and may change (decref it): a deep
  * copy of its tree, or when o has none a parse of its text that is not kept
@@ -94,8 +94,9 @@ typedef struct store_view {
  * dropped parses that text, not the object. A view of an object that is
  * cold already (neither tree nor plain text) is made each time and not
  * kept: a pass over finished jobs after a restart would otherwise give
- * every one of their pods and Services a view at once. One view is kept per object;
- * another view of the same object is made each time it is asked for. */
+ * every one of their pods and Services a view at once. One view is kept
+ * per object; another view of the same object is made each time it is
+ * asked for. */
 json_t *store_obj_view(const store_obj *o, const store_view *view);
 /* Makes o's view now when o still has its tree and no view (cheap: no
  * parse), for a reader that will come back for it later; else nothing. */
