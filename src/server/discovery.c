@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/metrics.h"
@@ -193,7 +194,7 @@ static void scrape_gauges(ty_store *s)
          "Total user and system CPU time spent in seconds."},
     };
     store_mem m;
-    unsigned long utime = 0, stime = 0;
+    struct rusage ru;
     long pages = 0;
     FILE *f;
 
@@ -212,16 +213,10 @@ static void scrape_gauges(ty_store *s)
                           (double)pages * (double)sysconf(_SC_PAGESIZE));
         fclose(f);
     }
-    /* fields 14 and 15 of /proc/self/stat; the command name (2) may hold spaces */
-    if ((f = fopen("/proc/self/stat", "r"))) {
-        char line[1024], *p;
-        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) &&
-            sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lu %lu", &utime,
-                   &stime) == 2)
-            ty_metric_set("process_cpu_seconds_total", NULL,
-                          (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK));
-        fclose(f);
-    }
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        ty_metric_set("process_cpu_seconds_total", NULL,
+                      (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 }
 
 enum MHD_Result discovery_handle(http_req *r, bool *handled)
