@@ -194,7 +194,9 @@ ty_event_ttl *event_ttl_start(ty_store *s, int64_t ttl_ms, ty_error *err)
     pthread_condattr_destroy(&ca);
     /* What is in the store now counts as written now. */
     note(t, ty_now_ms());
-    if (pthread_create(&t->thread, NULL, ttl_main, t) != 0) {
+    if (pthread_create(&t->thread, NULL, ttl_main, t) == 0) {
+        pthread_setname_np(t->thread, "ty-event-ttl");
+    } else {
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
         free(t->cps);

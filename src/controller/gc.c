@@ -412,7 +412,9 @@ ty_gc *gc_start(ty_store *s, ty_error *err)
     g->s = s;
     g->nbuckets = 256;
     pthread_mutex_init(&g->mu, NULL);
-    if (pthread_create(&g->thread, NULL, gc_main, g) != 0) {
+    if (pthread_create(&g->thread, NULL, gc_main, g) == 0) {
+        pthread_setname_np(g->thread, "ty-gc");
+    } else {
         pthread_mutex_destroy(&g->mu);
         free(g->buckets);
         free(g);

@@ -439,6 +439,16 @@ static void free_queue(ty_workqueue *q)
     free(q);
 }
 
+/* "wq-NAME[SUFFIX]" as top -H and perf show it (at most 15 bytes). */
+static void thread_name(pthread_t t, const char *name, const char *suffix)
+{
+    char buf[16];
+    size_t n = sizeof(buf) - strlen(suffix) - 1;
+
+    snprintf(buf, sizeof(buf), "wq-%.*s%s", (int)(n > 3 ? n - 3 : 0), name, suffix);
+    pthread_setname_np(t, buf);
+}
+
 ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
                        void *ctx, ty_error *err)
 {
@@ -473,10 +483,13 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
     for (size_t i = 0; i < workers; i++) {
         if (pthread_create(&q->workers[i], NULL, worker_main, q) != 0)
             break;
+        thread_name(q->workers[i], q->name, "");
         q->nworkers++;
     }
-    if (q->nworkers && pthread_create(&q->thread, NULL, watch_main, q) == 0)
+    if (q->nworkers && pthread_create(&q->thread, NULL, watch_main, q) == 0) {
+        thread_name(q->thread, q->name, "-watch");
         return q;
+    }
     stop_workers(q);
     free_queue(q);
     ty_seterr(err, TY_EINTERNAL, "%s: cannot start threads", name);

@@ -614,6 +614,7 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
         store_watch_close(sc->w);
         goto error;
     }
+    pthread_setname_np(sc->thread, "ty-sched");
     ty_info("scheduler: actions %s", sc_conf_actions(sc->conf));
     return sc;
 error:

@@ -139,6 +139,7 @@ static int start_checkpointer(store_db *d, const char *path, ty_error *err)
         pthread_cond_destroy(&d->ckpt_cv);
         return ty_seterr(err, TY_EINTERNAL, "store: cannot start the checkpoint thread");
     }
+    pthread_setname_np(d->ckpt_thread, "ty-checkpoint");
     d->ckpt_running = true;
     return 0;
 }

@@ -165,6 +165,7 @@ int sweep_start(ty_store *s, ty_error *err)
     pthread_condattr_destroy(&ca);
     if (pthread_create(&s->sweep_thread, NULL, idle_main, s) != 0)
         return ty_seterr(err, TY_EINTERNAL, "store: cannot start the sweeper thread");
+    pthread_setname_np(s->sweep_thread, "ty-sweep");
     s->sweep_running = true;
     return 0;
 }

@@ -106,6 +106,8 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     pthread_cond_init(&h->reap_cv, NULL);
     h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
+    if (h->reaping)
+        pthread_setname_np(h->reaper, "ty-reaper");
     return h;
 }
 

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -151,6 +152,32 @@ static bool wait_passes(counts *c, int i, int n, int ms)
     return atomic_load(&c->passes[i]) >= n;
 }
 
+/* How many of this process's threads are called name (/proc/self/task). */
+static int threads_named(const char *name)
+{
+    char path[300], comm[32];
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        FILE *f;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fgets(comm, sizeof(comm), f)) {
+            comm[strcspn(comm, "\n")] = 0;
+            n += !strcmp(comm, name);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
 /* What exists is queued at start; events bring keys; a key is never on two
  * workers, and events during a pass bring it round once more. */
 static void test_keys_never_on_two_workers(void **state)
@@ -164,6 +191,9 @@ static void test_keys_never_on_two_workers(void **state)
     put(f->s, "c", 1); /* exists before the queue starts */
     q = wq_start(f->s, "test", 8, &ops, &c, &err);
     assert_non_null(q);
+    /* top -H and perf tell the queue's threads apart */
+    assert_int_equal(threads_named("wq-test"), 8);
+    assert_int_equal(threads_named("wq-test-watch"), 1);
     assert_true(wait_passes(&c, 2, 1, 2000));
     for (int v = 0; v < 40; v++) {
         put(f->s, "d", v);

@@ -640,6 +640,7 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
         agent_watch_stop(rt);
         goto error;
     }
+    pthread_setname_np(rt->thread, "ty-agent");
     ty_info("runtime: node %s, %d GPU(s), %zu pod(s) adopted", rt->node_name, rt->ngpus,
             rt->npods + rt->nidle);
     return rt;

@@ -183,6 +183,7 @@ int agent_pump_start(rt_local *rt, ty_error *err)
 {
     if (pthread_create(&rt->pump, NULL, pump_main, rt) != 0)
         return ty_seterr(err, TY_EINTERNAL, "runtime: cannot start the watch thread");
+    pthread_setname_np(rt->pump, "ty-agent-watch");
     rt->pump_started = true;
     return 0;
 }

@@ -678,6 +678,7 @@ rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "sim: cannot start the runtime thread");
         goto error;
     }
+    pthread_setname_np(rt->thread, "ty-sim");
     return rt;
 error:
     store_watch_close(rt->w);
