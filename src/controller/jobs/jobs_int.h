@@ -147,6 +147,17 @@ bool jobs_is_terminating(const json_t *obj);
 /* RFC 3339 UTC of t. */
 void jobs_time(time_t t, char *buf, size_t len);
 
+/* ---- podgroup.c ---- */
+
+/* Makes the job's PodGroup (named after the job, as the training operator
+ * names it: minMember = schedulingPolicy.minAvailable or every replica the
+ * framework creates now, queue, priorityClassName, minResources) or brings
+ * its spec in line, and says whether the gang scheduler has admitted it:
+ * 1 (phase past Pending: pods may be created), 0 (not yet), -1 (it could
+ * not be read or written: the pass fails and is retried). */
+int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
+                       const json_t *job, const jf_counts *counts, size_t ntypes);
+
 /* ---- reconcile.c ---- */
 
 /* Brings one job's world in line with its spec. Returns 0 or -1 (retry

@@ -21,7 +21,6 @@
 #include "base/timeutil.h"
 #include "controller/events.h"
 #include "controller/jobs/jobs_int.h"
-#include "model/quantity.h"
 
 typedef struct pass {
     ty_store *s;
@@ -274,147 +273,15 @@ static bool decide(pass *p)
 
 /* ---- creating what is missing ---- */
 
-/* ---- the PodGroup ---- */
+/* ---- the PodGroup (podgroup.c) ---- */
 
-/* Adds a container list's requests (limits stand in for missing ones) into
- * sums (resource name -> milli-units, as JSON integers). */
-static void add_requests(json_t *sums, const json_t *containers, long long times)
-{
-    size_t i;
-    json_t *c;
-
-    json_array_foreach(containers, i, c) {
-        const json_t *r = json_object_get(c, "resources");
-        json_t *one = json_object();
-        const char *k;
-        json_t *v;
-        json_object_update(one, json_object_get(r, "limits"));
-        json_object_update(one, json_object_get(r, "requests"));
-        json_object_foreach(one, k, v) {
-            int64_t m = 0;
-            if (json_is_string(v) && quantity_parse(json_string_value(v), &m, NULL) < 0)
-                continue;
-            if (json_is_integer(v))
-                m = json_integer_value(v) * 1000;
-            json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
-                                                      m * times));
-        }
-        json_decref(one);
-    }
-}
-
-/* minResources as upstream computes it: the requests of the first minMember
- * pods, replica types in the kind's order. */
-static json_t *min_resources(const pass *p, long long min_member)
-{
-    json_t *sums = json_object(), *out = json_object();
-    long long left = min_member;
-    const char *k;
-    json_t *v;
-
-    for (size_t t = 0; t < p->ntypes && left > 0; t++) {
-        const json_t *tmpl = json_object_get(kf_replica_spec(p->c.kind, p->job, p->counts[t].type),
-                                             "template");
-        long long n = p->counts[t].replicas < left ? p->counts[t].replicas : left;
-        add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
-        left -= n;
-    }
-    json_object_foreach(sums, k, v) {
-        char buf[64];
-        quantity_format(json_integer_value(v), buf, sizeof(buf));
-        json_object_set_new(out, k, json_string(buf));
-    }
-    json_decref(sums);
-    return out;
-}
-
-static int pg_follow(json_t *obj, void *arg, ty_error *err)
-{
-    json_t *spec = json_object_get(obj, "spec");
-
-    (void)err;
-    if (json_is_object(spec))
-        json_object_update(spec, arg);
-    return 0;
-}
-
-/* Whether the PodGroup's spec holds every field of want already. */
-static bool spec_follows(const json_t *pg, const json_t *want)
-{
-    const json_t *spec = json_object_get(pg, "spec"), *v;
-    const char *k;
-
-    json_object_foreach((json_t *)want, k, v)
-        if (!json_equal(json_object_get(spec, k), v))
-            return false;
-    return true;
-}
-
-/* The job's PodGroup, named after the job as the training operator names
- * it: minMember = schedulingPolicy.minAvailable or every replica, queue,
- * priorityClassName, minResources. Pods are created only once the gang
- * scheduler has admitted it (phase past Pending). */
 static bool gate_open(pass *p)
 {
-    const json_t *sp = json_object_get(run_policy(p), "schedulingPolicy");
-    const char *queue = json_string_value(json_object_get(sp, "queue"));
-    const char *pc = json_string_value(json_object_get(sp, "priorityClass"));
-    long long total = 0, min_member;
-    json_t *spec, *pg;
-    const char *phase;
-    ty_error err;
-    store_obj *o;
-    bool open;
+    int rc = jobs_podgroup_gate(p->s, p->fw, &p->c, p->job, p->counts, p->ntypes);
 
-    /* Replicas the framework creates only later (MPI's launcher waits for
-     * its workers) are not part of the gang until then: a gang that waits
-     * for pods its job will only create once the gang runs never runs. */
-    for (size_t t = 0; t < p->ntypes; t++)
-        if (!p->fw->may_create || p->fw->may_create(&p->c, p->counts[t].type, p->counts, p->ntypes))
-            total += p->counts[t].replicas;
-    min_member = json_is_integer(json_object_get(sp, "minAvailable"))
-                     ? json_integer_value(json_object_get(sp, "minAvailable"))
-                     : total;
-    spec = json_pack("{s:I, s:s}", "minMember", (json_int_t)min_member, "queue",
-                     queue && *queue ? queue : "default");
-    if (json_is_object(json_object_get(sp, "minResources")))
-        json_object_set(spec, "minResources", json_object_get(sp, "minResources"));
-    else
-        json_object_set_new(spec, "minResources", min_resources(p, min_member));
-    if (pc && *pc)
-        json_object_set_new(spec, "priorityClassName", json_string(pc));
-    ty_error_init(&err);
-    /* Read first: most passes find the PodGroup as it should be, and a
-     * mutate that changes nothing still took a turn on the store's one
-     * writer (a copy and a comparison of the PodGroup, in line behind every
-     * other write). */
-    o = store_get(p->s, api_store_key(&api_podgroup), p->c.ns, p->c.name, &err);
-    if (o && !spec_follows(store_obj_json(o), spec)) {
-        store_obj_unref(o);
-        o = store_mutate(p->s, api_store_key(&api_podgroup), p->c.ns, p->c.name, pg_follow, spec,
-                         &err);
-    }
-    if (!o && err.code == TY_ENOTFOUND) {
-        ty_error_clear(&err);
-        pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O, s:{s:s}}", "apiVersion",
-                       "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
-                       p->c.name, "namespace", p->c.ns, "ownerReferences", jobs_owner_ref(p->job),
-                       "spec", spec, "status", "phase", "Pending");
-        o = store_create_take(p->s, api_store_key(&api_podgroup), p->c.ns, pg, &err);
-    }
-    json_decref(spec);
-    if (!o) {
-        if (err.code != TY_EEXISTS)
-            p->rc = -1;
-        ty_error_clear(&err);
-        return false;
-    }
-    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"),
-                                              "phase"));
-    open = phase && strcmp(phase, "Pending") != 0;
-    store_obj_unref(o);
-    ty_error_clear(&err);
-    return open;
+    if (rc < 0)
+        p->rc = -1;
+    return rc > 0;
 }
 
 static void ensure_configmap(pass *p)
