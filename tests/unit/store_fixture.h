@@ -1,6 +1,8 @@
 /* store_fixture.h - a unit test's store in a throwaway directory: cmocka
  * setup and teardown for tests that need nothing else (*state is a
- * store_fixture). Include after cmocka.h. */
+ * store_fixture), and the open and close they are made of for fixtures
+ * that start more on the store (a controller, the scheduler). Include after
+ * cmocka.h. */
 #ifndef TY_TESTS_UNIT_STORE_FIXTURE_H
 #define TY_TESTS_UNIT_STORE_FIXTURE_H
 
@@ -16,27 +18,44 @@ typedef struct store_fixture {
     ty_store *s;
 } store_fixture;
 
-static int store_fixture_setup(void **state)
+/* Makes a new directory in dir (at least 20 bytes) and opens a store there
+ * with opts (NULL: the defaults). */
+static inline ty_store *store_fixture_open(char *dir, const store_options *opts)
 {
-    store_fixture *f = calloc(1, sizeof(*f));
+    ty_store *s;
     ty_error err;
 
-    assert_non_null(f);
     ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-unit-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
+    strcpy(dir, "/tmp/ty-unit-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    s = store_open_with(dir, opts, &err);
+    if (!s)
+        fail_msg("store_open_with %s: %s", dir, err.text);
+    return s;
+}
+
+/* Closes s and removes dir with everything in it. */
+static inline void store_fixture_close(char *dir, ty_store *s)
+{
+    store_close(s);
+    tmpdir_remove(dir);
+}
+
+static inline int store_fixture_setup(void **state)
+{
+    store_fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    f->s = store_fixture_open(f->dir, NULL);
     *state = f;
     return 0;
 }
 
-static int store_fixture_teardown(void **state)
+static inline int store_fixture_teardown(void **state)
 {
     store_fixture *f = *state;
 
-    store_close(f->s);
-    tmpdir_remove(f->dir);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "base/timeutil.h"
 #include "controller/event_ttl.h"
@@ -64,7 +64,7 @@ static void test_events_expire(void **state)
     enum { E0, E1, E2, N };
     const char *names[N] = {"e0", "e1", "e2"};
     int64_t written[N], gone[N] = {0}, t0;
-    char dir[64] = "/tmp/ty-evttl-XXXXXX";
+    char dir[64];
     ty_event_ttl *t;
     ty_store *s;
     ty_error err;
@@ -72,9 +72,7 @@ static void test_events_expire(void **state)
 
     (void)state;
     ty_error_init(&err);
-    assert_non_null(mkdtemp(dir));
-    s = store_open(dir, &err);
-    assert_non_null(s);
+    s = store_fixture_open(dir, NULL);
     /* e0 was there before: it counts as written when expiry starts. */
     put(s, "events", "e0");
     put(s, "configmaps", "keep");
@@ -113,8 +111,7 @@ static void test_events_expire(void **state)
     assert_int_equal(event_ttl_expired(t), N);
     assert_true(exists(s, "configmaps", "keep"));
     event_ttl_stop(t);
-    store_close(s);
-    tmpdir_remove(dir);
+    store_fixture_close(dir, s);
 }
 
 static void test_duration_syntax(void **state)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "controller/gc.h"
 #include "store/store.h"
@@ -32,10 +32,7 @@ static int setup(void **state)
     ty_error err;
 
     ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-gc-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
+    f->s = store_fixture_open(f->dir, NULL);
     f->gc = gc_start(f->s, &err);
     assert_non_null(f->gc);
     *state = f;
@@ -46,8 +43,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     gc_stop(f->gc);
-    store_close(f->s);
-    tmpdir_remove(f->dir);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }

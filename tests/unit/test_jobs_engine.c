@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "api/kinds.h"
 #include "api/kubeflow.h"
@@ -43,10 +43,7 @@ static int setup(void **state)
     ty_error err;
 
     ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-jobs-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
+    f->s = store_fixture_open(f->dir, NULL);
     f->gc = gc_start(f->s, &err);
     assert_non_null(f->gc);
     f->jobs = jobs_start(f->s, &err);
@@ -63,8 +60,7 @@ static int teardown(void **state)
     sched_stop(f->sched);
     jobs_stop(f->jobs);
     gc_stop(f->gc);
-    store_close(f->s);
-    tmpdir_remove(f->dir);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "api/kinds.h"
 #include "api/registry.h"
@@ -46,10 +46,7 @@ static int setup(void **state)
     ty_error err;
 
     ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-sim-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
+    f->s = store_fixture_open(f->dir, NULL);
     f->rt = start_sim(f, 3);
     *state = f;
     return 0;
@@ -59,8 +56,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     rt_sim_stop(f->rt);
-    store_close(f->s);
-    tmpdir_remove(f->dir);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }

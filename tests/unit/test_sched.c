@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "store_fixture.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +26,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     ty_error err;
     ty_error_init(&err);
-    strcpy(f->dir, "/tmp/ty-sched-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
+    f->s = store_fixture_open(f->dir, NULL);
     json_t *node = json_loads(
         "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
         "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\","
@@ -46,11 +45,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[128];
     sched_stop(f->sc);
-    store_close(f->s);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "tmpdir.h"
+#include "store_fixture.h"
 
 #include "store/store.h"
 
@@ -41,9 +41,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
-    strcpy(f->dir, "/tmp/ty-watch-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    open_with(f, 0);
+    f->s = store_fixture_open(f->dir, NULL);
     *state = f;
     return 0;
 }
@@ -51,8 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    store_close(f->s);
-    tmpdir_remove(f->dir);
+    store_fixture_close(f->dir, f->s);
     free(f);
     return 0;
 }
