@@ -48,7 +48,8 @@ cleanup() {
             echo "run-sched-e2e-bench: the server ignored SIGTERM for 30 s; killed it" >&2
         fi
         wait "$server_pid" 2>/dev/null || true
-        # How many transactions the writes took (group commit), said at close.
+        # How many transactions the writes took (group commit) and how long the
+        # commit section was held (and on the CPU), said at close.
         grep -m1 'store: .* transactions' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */store at close: /' || true
         # What its objects held in memory then (cold texts are compressed).
         grep -m1 'store: .* objects: ' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */store at close: /' || true

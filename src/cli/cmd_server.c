@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/timeutil.h"
 #include "cli/cli.h"
 #include "controller/event_ttl.h"
@@ -209,6 +211,9 @@ int cmd_server(int argc, char **argv)
     if ((rc = parse_flags(argc, argv, &so, &ro, &nf, data_dir, sizeof(data_dir))) != 0)
         return rc < 0 ? 0 : rc;
     so.data_dir = data_dir;
+    /* Every thread started from here on inherits it (base/thread.h). */
+    if (ty_thread_setup(pthread_self(), NULL, TY_THREAD_BACKGROUND) < 0)
+        ty_debug("server: SCHED_BATCH refused; threads keep the default policy");
     ty_error_init(&err);
     store = store_open(data_dir, &err);
     if (!store) {

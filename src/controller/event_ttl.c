@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "base/thread.h"
 
 #define TICK_MIN_MS 10
 #define TICK_MAX_MS 60000
@@ -195,7 +196,7 @@ ty_event_ttl *event_ttl_start(ty_store *s, int64_t ttl_ms, ty_error *err)
     /* What is in the store now counts as written now. */
     note(t, ty_now_ms());
     if (pthread_create(&t->thread, NULL, ttl_main, t) == 0) {
-        pthread_setname_np(t->thread, "ty-event-ttl");
+        ty_thread_setup(t->thread, "ty-event-ttl", TY_THREAD_BACKGROUND);
     } else {
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);

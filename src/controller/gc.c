@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "base/thread.h"
 #include "controller/gc_int.h"
 
 /* ---- store edits ---- */
@@ -413,7 +414,7 @@ ty_gc *gc_start(ty_store *s, ty_error *err)
     g->nbuckets = 256;
     pthread_mutex_init(&g->mu, NULL);
     if (pthread_create(&g->thread, NULL, gc_main, g) == 0) {
-        pthread_setname_np(g->thread, "ty-gc");
+        ty_thread_setup(g->thread, "ty-gc", TY_THREAD_BACKGROUND);
     } else {
         pthread_mutex_destroy(&g->mu);
         free(g->buckets);

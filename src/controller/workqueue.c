@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/strmap.h"
+#include "base/thread.h"
 
 #define EVENT_BATCH 1024
 #define RETRY_MS 1000
@@ -446,7 +447,7 @@ static void thread_name(pthread_t t, const char *name, const char *suffix)
     size_t n = sizeof(buf) - strlen(suffix) - 1;
 
     snprintf(buf, sizeof(buf), "wq-%.*s%s", (int)(n > 3 ? n - 3 : 0), name, suffix);
-    pthread_setname_np(t, buf);
+    ty_thread_setup(t, buf, TY_THREAD_BACKGROUND);
 }
 
 ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,

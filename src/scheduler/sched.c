@@ -15,6 +15,7 @@
 #include "api/registry.h"
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "base/thread.h"
 #include "controller/events.h"
 #include "model/podcond.h"
 #include "model/quantity.h"
@@ -614,7 +615,7 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
         store_watch_close(sc->w);
         goto error;
     }
-    pthread_setname_np(sc->thread, "ty-sched");
+    ty_thread_setup(sc->thread, "ty-sched", TY_THREAD_BACKGROUND);
     ty_info("scheduler: actions %s", sc_conf_actions(sc->conf));
     return sc;
 error:

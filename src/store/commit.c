@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/jsonout.h"
 #include "base/log.h"
@@ -266,12 +267,23 @@ static void apply_batch(ty_store *s, write_req *batch)
     s->batched_writes += n;
 }
 
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void run_batch(ty_store *s, write_req *batch)
 {
     bool writes = false;
     ty_error dberr;
+    uint64_t t0, cpu0;
 
     pthread_mutex_lock(&s->write_mu);
+    t0 = clock_ns(CLOCK_MONOTONIC);
+    cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     s->batch = batch;
     s->staged_rv = s->rv;
     for (write_req *q = batch; q; q = q->next) {
@@ -290,6 +302,8 @@ static void run_batch(ty_store *s, write_req *batch)
     }
     sweep_step(s);
     s->batch = NULL;
+    s->held_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    s->held_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     pthread_mutex_unlock(&s->write_mu);
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/thread.h"
 #include "store/store_int.h"
 
 /* objects is a rowid table with its key as a separate index. It was a
@@ -139,7 +140,7 @@ static int start_checkpointer(store_db *d, const char *path, ty_error *err)
         pthread_cond_destroy(&d->ckpt_cv);
         return ty_seterr(err, TY_EINTERNAL, "store: cannot start the checkpoint thread");
     }
-    pthread_setname_np(d->ckpt_thread, "ty-checkpoint");
+    ty_thread_setup(d->ckpt_thread, "ty-checkpoint", TY_THREAD_BACKGROUND);
     d->ckpt_running = true;
     return 0;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "base/timeutil.h"
+#include "base/thread.h"
 #include "store/store_int.h"
 
 #define SWEEP_INTERVAL_MS 100
@@ -165,7 +166,7 @@ int sweep_start(ty_store *s, ty_error *err)
     pthread_condattr_destroy(&ca);
     if (pthread_create(&s->sweep_thread, NULL, idle_main, s) != 0)
         return ty_seterr(err, TY_EINTERNAL, "store: cannot start the sweeper thread");
-    pthread_setname_np(s->sweep_thread, "ty-sweep");
+    ty_thread_setup(s->sweep_thread, "ty-sweep", TY_THREAD_BACKGROUND);
     s->sweep_running = true;
     return 0;
 }

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <zstd.h>
 
+#include "base/thread.h"
 #include "store/store_int.h"
 
 typedef struct hub_entry {
@@ -107,7 +108,7 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
     if (h->reaping)
-        pthread_setname_np(h->reaper, "ty-reaper");
+        ty_thread_setup(h->reaper, "ty-reaper", TY_THREAD_BACKGROUND);
     return h;
 }
 

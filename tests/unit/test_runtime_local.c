@@ -3,7 +3,11 @@
  * codes and logs, environment, restarts, deletion, re-adoption. */
 #include "test_runtime_fixture.h"
 
+#include <pthread.h>
 #include <regex.h>
+#include <sched.h>
+
+#include "base/thread.h"
 
 static void test_node_registered(void **state)
 {
@@ -315,6 +319,27 @@ static void test_no_command_fails(void **state)
     json_decref(pod);
 }
 
+/* The server runs its threads under SCHED_BATCH (base/thread.h); the
+ * replicas it starts get the default policy all the same. */
+static void test_replicas_default_policy(void **state)
+{
+    fixture *f = *state;
+    struct sched_param sp;
+    int policy;
+
+    rt_local_stop(f->rt);
+    assert_int_equal(ty_thread_setup(pthread_self(), NULL, TY_THREAD_BACKGROUND), 0);
+    f->rt = start_agent(f); /* its threads start from a SCHED_BATCH one */
+    /* $$ is Kubernetes' escape for $: the shell gets $$, its own pid */
+    make_pod(f, "policy", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
+                          "`command`:[`sh`,`-c`,`chrt -p $$$$`]}]}");
+    json_decref(wait_phase(f, "policy", "Succeeded", 10000));
+    free(wait_log(f, "policy", "c", "scheduling policy: SCHED_OTHER\n", 100));
+    assert_int_equal(pthread_getschedparam(pthread_self(), &policy, &sp), 0);
+    assert_int_equal(policy, SCHED_BATCH); /* the test did run as the server does */
+    assert_int_equal(ty_thread_setup(pthread_self(), NULL, TY_THREAD_INTERACTIVE), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +356,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readopt_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_pod_log_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_command_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replicas_default_policy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "base/thread.h"
 #include "runtime/local/agent.h"
 
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
@@ -640,7 +641,7 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
         agent_watch_stop(rt);
         goto error;
     }
-    pthread_setname_np(rt->thread, "ty-agent");
+    ty_thread_setup(rt->thread, "ty-agent", TY_THREAD_INTERACTIVE);
     ty_info("runtime: node %s, %d GPU(s), %zu pod(s) adopted", rt->node_name, rt->ngpus,
             rt->npods + rt->nidle);
     return rt;

@@ -6,6 +6,7 @@
  * of the server. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -211,8 +212,15 @@ static pid_t spawn_supervisor(rt_local *rt, rt_pod *p)
                                               0644);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    /* The replicas get the default policy whatever the server's threads
+     * run under (base/thread.h). */
     if (rc == 0)
-        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+        rc = posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
+    if (rc == 0)
+        rc = posix_spawnattr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSCHEDULER);
     if (rc == 0)
         rc = posix_spawnattr_setsigmask(&attr, &block);
     if (rc == 0)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "runtime/local/agent.h"
 
 #ifndef SYS_pidfd_open
@@ -183,7 +184,7 @@ int agent_pump_start(rt_local *rt, ty_error *err)
 {
     if (pthread_create(&rt->pump, NULL, pump_main, rt) != 0)
         return ty_seterr(err, TY_EINTERNAL, "runtime: cannot start the watch thread");
-    pthread_setname_np(rt->pump, "ty-agent-watch");
+    ty_thread_setup(rt->pump, "ty-agent-watch", TY_THREAD_INTERACTIVE);
     rt->pump_started = true;
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "base/thread.h"
 #include "runtime/sim/sim_internal.h"
 
 #define EVENT_BATCH 4096
@@ -678,7 +679,7 @@ rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "sim: cannot start the runtime thread");
         goto error;
     }
-    pthread_setname_np(rt->thread, "ty-sim");
+    ty_thread_setup(rt->thread, "ty-sim", TY_THREAD_BACKGROUND);
     return rt;
 error:
     store_watch_close(rt->w);
