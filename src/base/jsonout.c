@@ -118,10 +118,13 @@ static bool put_real(ty_buf *b, const json_t *v)
  * (or one that contains itself) is refused, not followed forever. */
 #define MAX_DEPTH 2048
 
-static bool put_value(ty_buf *b, const json_t *v, int depth)
+/* mark: a node whose offset in b goes to *at when it is written. */
+static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark, size_t *at)
 {
     if (depth > MAX_DEPTH)
         return false;
+    if (v == mark)
+        *at = b->len;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         bool first = true;
@@ -131,7 +134,7 @@ static bool put_value(ty_buf *b, const json_t *v, int depth)
              it = json_object_iter_next((json_t *)v, it)) {
             if ((!first && !putc1(b, ',')) ||
                 !put_string(b, json_object_iter_key(it), json_object_iter_key_len(it)) ||
-                !putc1(b, ':') || !put_value(b, json_object_iter_value(it), depth + 1))
+                !putc1(b, ':') || !put_value(b, json_object_iter_value(it), depth + 1, mark, at))
                 return false;
             first = false;
         }
@@ -142,7 +145,7 @@ static bool put_value(ty_buf *b, const json_t *v, int depth)
         if (!putc1(b, '['))
             return false;
         for (size_t i = 0; i < n; i++)
-            if ((i && !putc1(b, ',')) || !put_value(b, json_array_get(v, i), depth + 1))
+            if ((i && !putc1(b, ',')) || !put_value(b, json_array_get(v, i), depth + 1, mark, at))
                 return false;
         return putc1(b, ']');
     }
@@ -164,10 +167,22 @@ static bool put_value(ty_buf *b, const json_t *v, int depth)
 
 int ty_json_append(ty_buf *b, const json_t *v)
 {
-    bool ok = v && put_value(b, v, 0);
+    bool ok = v && put_value(b, v, 0, NULL, NULL);
 
     if (b->data)
         b->data[b->len] = '\0';
+    return ok ? 0 : -1;
+}
+
+int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at)
+{
+    size_t at = (size_t)-1;
+    bool ok = v && mark && put_value(b, v, 0, mark, &at) && at != (size_t)-1;
+
+    if (b->data)
+        b->data[b->len] = '\0';
+    if (ok)
+        *mark_at = at;
     return ok ? 0 : -1;
 }
 

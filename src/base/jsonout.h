@@ -24,6 +24,13 @@
  * with what was appended so far). */
 int ty_json_append(ty_buf *b, const json_t *v);
 
+/* ty_json_append that also says where mark (a node of v, found by its
+ * address) begins in b: *mark_at is the offset of its first byte. -1 as
+ * above, or when mark is not in v. A writer serialises an object with a
+ * placeholder for a value known only later (the store's resourceVersion)
+ * and splices the value in at that offset. */
+int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at);
+
 /* Appends the JSON string literal of s[0..n) (quotes and escapes as above)
  * to b, for text built without a tree. -1 (b as it was) when s is not
  * well-formed UTF-8 (jansson would refuse it too) or memory ran out. */

@@ -105,6 +105,21 @@ static size_t dump(ty_store *s, const json_t *obj)
     return s->dump.len;
 }
 
+/* The text store_prepare made of obj, with rvs for its placeholder: the
+ * bytes dump would give now that the tree holds rvs in the same place. */
+static size_t splice_rv(ty_store *s, write_req *req, const char *rvs)
+{
+    size_t at = req->prep_rv_at;
+
+    s->dump.len = 0;
+    if (ty_buf_append(&s->dump, req->prep_text, at) < 0 ||
+        ty_buf_printf(&s->dump, "\"%s\"", rvs) < 0 ||
+        ty_buf_append(&s->dump, req->prep_text + at + 2, req->prep_len - at - 2) < 0 ||
+        s->dump.len > STORE_MAX_OBJECT_BYTES)
+        return 0;
+    return s->dump.len;
+}
+
 int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type)
 {
     uint64_t rv = s->staged_rv + 1;
@@ -114,7 +129,7 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
 
     snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
     json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rvs));
-    len = dump(s, obj);
+    len = req->prep_text ? splice_rv(s, req, rvs) : dump(s, obj);
     o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
     if (!o)
         return -1;
@@ -289,6 +304,7 @@ static void run_batch(ty_store *s, write_req *batch)
     for (write_req *q = batch; q; q = q->next) {
         s->batch_at = q;
         store_exec(s, q);
+        store_prep_release(q);
         writes |= q->staged != NULL;
     }
     s->batch_at = NULL;
@@ -382,6 +398,7 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
     write_req *last = &reqs[n - 1];
     bool async = last->async;
 
+    store_prepare(s, reqs, n);
     for (size_t i = 0; i < n; i++) {
         reqs[i].next = i + 1 < n ? &reqs[i + 1] : NULL;
         reqs[i].done = reqs[i].lead = false;

@@ -26,36 +26,6 @@
 #define GENERATE_NAME_SUFFIX 5
 #define GENERATE_NAME_TRIES 16
 
-/* ---- small JSON helpers ---- */
-
-static json_t *meta_of(json_t *obj)
-{
-    return json_object_get(obj, "metadata");
-}
-
-static const char *meta_str(const json_t *obj, const char *field)
-{
-    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
-    return v ? v : "";
-}
-
-static bool array_nonempty(const json_t *a)
-{
-    return json_is_array(a) && json_array_size(a) > 0;
-}
-
-/* Namespaces carry their "kubernetes" finalizer in spec.finalizers; for
- * deletion both lists count. */
-static bool has_finalizers(const char *resource, const json_t *obj)
-{
-    const json_t *meta = json_object_get(obj, "metadata");
-
-    if (array_nonempty(json_object_get(meta, "finalizers")))
-        return true;
-    return strcmp(resource, "namespaces") == 0 &&
-           array_nonempty(json_object_get(json_object_get(obj, "spec"), "finalizers"));
-}
-
 static void now_rfc3339(char *buf, size_t len)
 {
     ty_time_format(time(NULL), buf, len);
@@ -294,8 +264,6 @@ void store_create_async_text(ty_store *s, const char *resource, const char *ns, 
     create_async(s, resource, ns, NULL, text, len, meta_end, fn, NULL, 0);
 }
 
-static void exec_mutate(ty_store *s, write_req *req);
-
 /* A text record: its name is given; a taken name goes to fn as for a tree. */
 static void exec_create_text(ty_store *s, write_req *req, store_res *r)
 {
@@ -305,7 +273,7 @@ static void exec_create_text(ty_store *s, write_req *req, store_res *r)
         commit_stage_text(s, req, r);
     } else if (req->fn) {
         req->kind = WR_MUTATE;
-        exec_mutate(s, req);
+        store_exec_mutate(s, req);
     } else {
         ty_seterr(req->err, TY_EEXISTS, "%s \"%s\" already exists", req->resource, req->name);
     }
@@ -329,7 +297,7 @@ static void exec_create(ty_store *s, write_req *req)
             ty_error_clear(req->err);
             req->name = meta_str(obj, "name");
             req->kind = WR_MUTATE;
-            exec_mutate(s, req);
+            store_exec_mutate(s, req);
         }
         return;
     }
@@ -369,215 +337,6 @@ uint64_t store_current_rv(ty_store *s)
     return rv;
 }
 
-/* Current snapshot for a write as the batch sees it, borrowed: valid for the
- * batch. */
-static store_obj *current_for_write(ty_store *s, const char *resource, const char *ns,
-                                    const char *name, store_res **rp, ty_error *err)
-{
-    store_res *r = index_find(&s->ix, resource);
-    store_obj *o = r && name ? commit_current(s, r, ns, name) : NULL;
-
-    if (!o) {
-        ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name ? name : "");
-        return NULL;
-    }
-    *rp = r;
-    return o;
-}
-
-/* ---- update ---- */
-
-static bool equal_outside_meta_status(const json_t *a, const json_t *b)
-{
-    const char *k;
-    json_t *v;
-    size_t na = 0, nb = 0;
-
-    json_object_foreach((json_t *)a, k, v) {
-        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
-            continue;
-        na++;
-        if (!json_equal(v, json_object_get(b, k)))
-            return false;
-    }
-    json_object_foreach((json_t *)b, k, v) {
-        if (strcmp(k, "metadata") && strcmp(k, "status"))
-            nb++;
-    }
-    return na == nb;
-}
-
-/* Fields a caller can never change through an update. resourceVersion is
- * restored too, so that comparing with the current object shows whether
- * anything the caller controls changed. */
-static const char *const kept_fields[] = {"uid", "creationTimestamp", "deletionTimestamp",
-                                          "deletionGracePeriodSeconds", "name", "namespace",
-                                          "resourceVersion", "generation"};
-
-/* Turns next into a valid successor of cur. Returns 1 when it differs from
- * cur (a write is due), 0 when equal, -1 on a failed precondition. */
-static int prepare_update(const char *resource, const store_obj *cur, const json_t *curj,
-                          json_t *next, ty_error *err)
-{
-    const json_t *cmeta = json_object_get(curj, "metadata");
-    json_t *nmeta;
-    const char *want_rv;
-    json_int_t gen;
-
-    if (!json_is_object(next))
-        return ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
-    nmeta = meta_of(next);
-    if (!nmeta) {
-        nmeta = json_object();
-        json_object_set_new(next, "metadata", nmeta);
-    }
-    if (!json_is_object(nmeta))
-        return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
-    want_rv = meta_str(next, "resourceVersion");
-    if (*want_rv && strcmp(want_rv, meta_str(curj, "resourceVersion")) != 0)
-        return ty_seterr(err, TY_ECONFLICT,
-                         "Operation cannot be fulfilled on %s \"%s\": the object has been "
-                         "modified; please apply your changes to the latest version and try "
-                         "again",
-                         resource, cur->name);
-    for (size_t i = 0; i < sizeof(kept_fields) / sizeof(kept_fields[0]); i++) {
-        json_t *v = json_object_get(cmeta, kept_fields[i]);
-        if (v)
-            json_object_set_new(nmeta, kept_fields[i], json_deep_copy(v));
-        else
-            json_object_del(nmeta, kept_fields[i]);
-    }
-    if (!equal_outside_meta_status(curj, next)) {
-        gen = json_integer_value(json_object_get(cmeta, "generation"));
-        json_object_set_new(nmeta, "generation", json_integer(gen + 1));
-    }
-    return json_equal(curj, next) ? 0 : 1;
-}
-
-/* Stages next (stolen) as the successor of cur (whose JSON is curj):
- * nothing when unchanged (the answer is cur), a removal when it is being
- * deleted and its last finalizer just went. */
-static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur,
-                       const json_t *curj, json_t *next)
-{
-    int rc = prepare_update(r->name, cur, curj, next, req->err);
-    bool gone;
-
-    if (rc <= 0) {
-        json_decref(next);
-        if (rc == 0)
-            req->result = store_obj_ref(cur);
-        return;
-    }
-    gone = json_object_get(meta_of(next), "deletionTimestamp") &&
-           !has_finalizers(r->name, next);
-    commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED);
-}
-
-/* A copy of obj whose metadata and status are its own and whose other
- * members are obj's, shared (store_mutate_status); with spec_top its spec is
- * its own too, but only one level deep (json_copy: the members under it are
- * shared). */
-static json_t *copy_for_status(const json_t *obj, bool spec_top)
-{
-    json_t *copy = json_object(), *v;
-    const char *k;
-    int rc = 0;
-
-    if (!copy || !json_is_object(obj)) {
-        json_decref(copy);
-        return json_deep_copy(obj);
-    }
-    json_object_foreach((json_t *)obj, k, v) {
-        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
-            rc |= json_object_set_new(copy, k, json_deep_copy(v));
-        else if (spec_top && !strcmp(k, "spec"))
-            rc |= json_object_set_new(copy, k, json_copy(v));
-        else
-            rc |= json_object_set(copy, k, v);
-    }
-    if (rc) {
-        json_decref(copy);
-        return NULL;
-    }
-    return copy;
-}
-
-static void exec_mutate(ty_store *s, write_req *req)
-{
-    store_res *r;
-    store_obj *cur = current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
-    json_t *tree, *base, *next;
-
-    if (!cur)
-        return;
-    /* cur's JSON: its tree, or when that was dropped a parse of its text
-     * that is not kept (cur is about to be superseded: a tree given back to
-     * it would only wait for the reaper, which frees it cold). */
-    tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
-    if (!(base = tree ? json_incref(tree) : obj_parse(cur))) {
-        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
-        return;
-    }
-    next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
-                                             : json_deep_copy(base);
-    if (!next)
-        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
-    else if (req->fn(next, req->arg, req->err) < 0)
-        json_decref(next);
-    else
-        write_next(s, req, r, cur, base, next);
-    json_decref(base);
-}
-
-store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
-                        store_mutate_fn fn, void *arg, ty_error *err)
-{
-    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
-                     .fn = fn, .arg = arg, .err = err};
-
-    commit_submit(s, &req);
-    return req.result;
-}
-
-store_obj *store_mutate_status(ty_store *s, const char *resource, const char *ns,
-                               const char *name, store_mutate_fn fn, void *arg, ty_error *err)
-{
-    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
-                     .fn = fn, .arg = arg, .status_only = true, .err = err};
-
-    commit_submit(s, &req);
-    return req.result;
-}
-
-static int replace_with(json_t *obj, void *arg, ty_error *err)
-{
-    json_t *copy = json_deep_copy(arg);
-
-    if (!copy)
-        return ty_seterr(err, TY_EINTERNAL, "out of memory");
-    json_object_clear(obj);
-    json_object_update(obj, copy);
-    json_decref(copy);
-    return 0;
-}
-
-store_obj *store_update(ty_store *s, const char *resource, const char *ns, const json_t *newobj,
-                        ty_error *err)
-{
-    const char *name = json_is_object(newobj) ? meta_str(newobj, "name") : "";
-
-    if (!json_is_object(newobj)) {
-        ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
-        return NULL;
-    }
-    if (!*name) {
-        ty_seterr(err, TY_EINVALID, "metadata.name: Required value: name is required");
-        ty_error_add_cause(err, "FieldValueRequired", "metadata.name", "name is required");
-        return NULL;
-    }
-    return store_mutate(s, resource, ns, name, replace_with, (void *)newobj, err);
-}
 
 /* ---- delete ---- */
 
@@ -716,7 +475,7 @@ static void exec_delete(ty_store *s, write_req *req)
 {
     const store_delete_opts *opts = req->dopts;
     store_res *r;
-    store_obj *cur = current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
+    store_obj *cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
     json_t *next, *meta;
     bool gone;
 
@@ -767,7 +526,7 @@ void store_exec(ty_store *s, write_req *req)
 {
     switch (req->kind) {
     case WR_CREATE: exec_create(s, req); break;
-    case WR_MUTATE: exec_mutate(s, req); break;
+    case WR_MUTATE: store_exec_mutate(s, req); break;
     case WR_DELETE: exec_delete(s, req); break;
     }
 }

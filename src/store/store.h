@@ -293,7 +293,15 @@ store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const
  * a copy whose metadata and status are its own and whose other fields (the
  * spec: most of a pod or a job) are the current version's, shared. fn must
  * not change them: they are part of the immutable current object. Saves
- * copying the spec on every status write. */
+ * copying the spec on every status write.
+ *
+ * fn runs in the calling thread, before the write is queued, on the version
+ * committed then; the writer lock's holder only checks that the version is
+ * still current and stamps the result. When another write came first, fn
+ * runs again on the new version under the lock. So fn must depend on
+ * nothing but its object and arg, and do nothing but change its object
+ * (and set err): it may run twice. The same holds for the functions of
+ * store_op_mutate_status and store_op_mutate_spec_top. */
 store_obj *store_mutate_status(ty_store *s, const char *resource, const char *ns,
                                const char *name, store_mutate_fn fn, void *arg, ty_error *err);
 

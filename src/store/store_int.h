@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "store/store.h"
@@ -301,6 +302,36 @@ uint64_t hub_oldest(store_hub *h);
 /* Wakes every watcher with -1 and drops the store's reference. */
 void hub_shutdown(store_hub *h);
 
+/* ---- small JSON helpers (store.c, mutate.c) ---- */
+
+static inline json_t *meta_of(json_t *obj)
+{
+    return json_object_get(obj, "metadata");
+}
+
+static inline const char *meta_str(const json_t *obj, const char *field)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+    return v ? v : "";
+}
+
+static inline bool array_nonempty(const json_t *a)
+{
+    return json_is_array(a) && json_array_size(a) > 0;
+}
+
+/* Namespaces carry their "kubernetes" finalizer in spec.finalizers; for
+ * deletion both lists count. */
+static inline bool has_finalizers(const char *resource, const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+
+    if (array_nonempty(json_object_get(meta, "finalizers")))
+        return true;
+    return strcmp(resource, "namespaces") == 0 &&
+           array_nonempty(json_object_get(json_object_get(obj, "spec"), "finalizers"));
+}
+
 /* ---- commit.c: group commit ----
  * Every write is a request in one queue. The writer that finds nobody
  * committing becomes the leader: it takes the queued requests as a batch,
@@ -331,6 +362,16 @@ struct write_req {
     bool async;                     /* nobody waits: the leader frees the request */
     bool follower;                  /* of a group (store_write_all) whose caller waits on
                                        its last request: not signalled, never the heir */
+    /* Made ahead in the caller's thread (store_prepare), so that the leader,
+     * which every writer waits for, only checks and stamps it: */
+    store_obj *prep_base;           /* WR_MUTATE: the version fn ran on (a reference);
+                                       used only if it is still current in the batch */
+    json_t *prep_next;              /* WR_MUTATE: its successor (prep_rc 1) */
+    int prep_rc;                    /* WR_MUTATE: 1 a write, 0 unchanged, -1 failed (*err) */
+    char *prep_text;                /* the text of prep_next (WR_MUTATE) or obj (WR_CREATE),
+                                       malloc'd, whose resourceVersion is the "" at
+                                       prep_rv_at (the tree holds that "" too) */
+    size_t prep_len, prep_rv_at;
     /* outcome */
     store_obj *result;              /* new reference for the caller, or NULL and *err */
     ty_error *err;                  /* the caller's (may be NULL) */
@@ -372,6 +413,24 @@ int commit_stage_text(ty_store *s, write_req *req, store_res *r);
 int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_type type);
 /* Runs the queued requests of a closing store. */
 void commit_drain(ty_store *s);
+
+/* ---- mutate.c: writes to an existing object ---- */
+
+/* Current snapshot for a write as the batch sees it (leader only),
+ * borrowed: valid for the batch. NULL and TY_ENOTFOUND when there is none. */
+store_obj *store_current_for_write(ty_store *s, const char *resource, const char *ns,
+                                   const char *name, store_res **rp, ty_error *err);
+/* WR_MUTATE in the leader; also a create whose name is taken and that has a
+ * function for it. */
+void store_exec_mutate(ty_store *s, write_req *req);
+/* In the caller's thread, before reqs[0..n) are queued: does what it can of
+ * their work against the versions current now (the copy and the function of
+ * a status mutate, serialising a named create or the mutate's result). The
+ * leader takes that only where it still holds (store_exec_mutate, exec_create)
+ * and does the rest itself. */
+void store_prepare(ty_store *s, write_req *reqs, size_t n);
+/* Lets go of what store_prepare made for req and the leader did not take. */
+void store_prep_release(write_req *req);
 
 /* ---- sweep.c ---- */
 

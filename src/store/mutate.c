@@ -1,0 +1,359 @@
+/* mutate.c - writes to an existing object (see store.h): store_mutate and
+ * its status forms, store_update; run in the leader of the batch (commit.c)
+ * under write_mu, like the rest of store.c.
+ *
+ * Every writer waits for the leader, which runs the batch's writes one after
+ * another, so what a write needs of it is kept short: before queueing, the
+ * caller's own thread runs a status mutate's function on a copy of the
+ * version committed now and serialises the result, or serialises a named
+ * create, each with a placeholder for the resourceVersion (store_prepare).
+ * The leader checks that the version is still the one the batch would see,
+ * stamps the resourceVersion into the tree and the text, and stages it;
+ * where the version moved on it does the write itself, as before. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonout.h"
+#include "store/store_int.h"
+
+static bool equal_outside_meta_status(const json_t *a, const json_t *b)
+{
+    const char *k;
+    json_t *v;
+    size_t na = 0, nb = 0;
+
+    json_object_foreach((json_t *)a, k, v) {
+        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
+            continue;
+        na++;
+        if (!json_equal(v, json_object_get(b, k)))
+            return false;
+    }
+    json_object_foreach((json_t *)b, k, v) {
+        if (strcmp(k, "metadata") && strcmp(k, "status"))
+            nb++;
+    }
+    return na == nb;
+}
+
+/* Fields a caller can never change through an update. resourceVersion is
+ * restored too, so that comparing with the current object shows whether
+ * anything the caller controls changed. */
+static const char *const kept_fields[] = {"uid", "creationTimestamp", "deletionTimestamp",
+                                          "deletionGracePeriodSeconds", "name", "namespace",
+                                          "resourceVersion", "generation"};
+
+/* Turns next into a valid successor of cur. Returns 1 when it differs from
+ * cur (a write is due), 0 when equal, -1 on a failed precondition. */
+static int prepare_update(const char *resource, const store_obj *cur, const json_t *curj,
+                          json_t *next, ty_error *err)
+{
+    const json_t *cmeta = json_object_get(curj, "metadata");
+    json_t *nmeta;
+    const char *want_rv;
+    json_int_t gen;
+
+    if (!json_is_object(next))
+        return ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
+    nmeta = meta_of(next);
+    if (!nmeta) {
+        nmeta = json_object();
+        json_object_set_new(next, "metadata", nmeta);
+    }
+    if (!json_is_object(nmeta))
+        return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
+    want_rv = meta_str(next, "resourceVersion");
+    if (*want_rv && strcmp(want_rv, meta_str(curj, "resourceVersion")) != 0)
+        return ty_seterr(err, TY_ECONFLICT,
+                         "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                         "modified; please apply your changes to the latest version and try "
+                         "again",
+                         resource, cur->name);
+    for (size_t i = 0; i < sizeof(kept_fields) / sizeof(kept_fields[0]); i++) {
+        json_t *v = json_object_get(cmeta, kept_fields[i]);
+        if (v)
+            json_object_set_new(nmeta, kept_fields[i], json_deep_copy(v));
+        else
+            json_object_del(nmeta, kept_fields[i]);
+    }
+    if (!equal_outside_meta_status(curj, next)) {
+        gen = json_integer_value(json_object_get(cmeta, "generation"));
+        json_object_set_new(nmeta, "generation", json_integer(gen + 1));
+    }
+    return json_equal(curj, next) ? 0 : 1;
+}
+
+/* Stages next (stolen) as the successor of cur (whose JSON is curj):
+ * nothing when unchanged (the answer is cur), a removal when it is being
+ * deleted and its last finalizer just went. */
+static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur,
+                       const json_t *curj, json_t *next)
+{
+    int rc = prepare_update(r->name, cur, curj, next, req->err);
+    bool gone;
+
+    if (rc <= 0) {
+        json_decref(next);
+        if (rc == 0)
+            req->result = store_obj_ref(cur);
+        return;
+    }
+    gone = json_object_get(meta_of(next), "deletionTimestamp") &&
+           !has_finalizers(r->name, next);
+    commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED);
+}
+
+/* A copy of obj whose metadata and status are its own and whose other
+ * members are obj's, shared (store_mutate_status); with spec_top its spec is
+ * its own too, but only one level deep (json_copy: the members under it are
+ * shared). */
+static json_t *copy_for_status(const json_t *obj, bool spec_top)
+{
+    json_t *copy = json_object(), *v;
+    const char *k;
+    int rc = 0;
+
+    if (!copy || !json_is_object(obj)) {
+        json_decref(copy);
+        return json_deep_copy(obj);
+    }
+    json_object_foreach((json_t *)obj, k, v) {
+        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
+            rc |= json_object_set_new(copy, k, json_deep_copy(v));
+        else if (spec_top && !strcmp(k, "spec"))
+            rc |= json_object_set_new(copy, k, json_copy(v));
+        else
+            rc |= json_object_set(copy, k, v);
+    }
+    if (rc) {
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
+}
+
+/* What store_prepare made, taken: its base is the version this batch would
+ * run fn on, so fn's result and the verdict on it are what they would be. */
+static void take_prepared(ty_store *s, write_req *req, store_res *r, store_obj *cur)
+{
+    json_t *next = req->prep_next;
+
+    req->prep_next = NULL;
+    if (req->prep_rc < 0)
+        return; /* *err says why */
+    if (req->prep_rc == 0) {
+        req->result = store_obj_ref(cur);
+        return;
+    }
+    commit_stage(s, req, r, next, STORE_MODIFIED);
+}
+
+void store_exec_mutate(ty_store *s, write_req *req)
+{
+    store_res *r = NULL;
+    store_obj *cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, NULL);
+    json_t *tree, *base, *next;
+
+    if (req->prep_base) {
+        if (cur == req->prep_base) {
+            take_prepared(s, req, r, cur);
+            return;
+        }
+        /* Somebody wrote it since: run fn again, on what is current now. */
+        store_prep_release(req);
+        ty_error_clear(req->err);
+    }
+    if (!cur) {
+        ty_seterr(req->err, TY_ENOTFOUND, "%s \"%s\" not found", req->resource,
+                  req->name ? req->name : "");
+        return;
+    }
+    /* cur's JSON: its tree, or when that was dropped a parse of its text
+     * that is not kept (cur is about to be superseded: a tree given back to
+     * it would only wait for the reaper, which frees it cold). */
+    tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
+    if (!(base = tree ? json_incref(tree) : obj_parse(cur))) {
+        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+        return;
+    }
+    next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
+                                             : json_deep_copy(base);
+    if (!next)
+        ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    else if (req->fn(next, req->arg, req->err) < 0)
+        json_decref(next);
+    else
+        write_next(s, req, r, cur, base, next);
+    json_decref(base);
+}
+
+/* ---- made ahead, in the caller's thread ---- */
+
+/* The committed version of the key (a reference), or NULL. */
+static store_obj *committed(ty_store *s, const char *resource, const char *ns, const char *name)
+{
+    store_res *r;
+    idx_node *n = NULL;
+    store_obj *o = NULL;
+
+    pthread_rwlock_rdlock(&s->index_rw);
+    if ((r = index_find(&s->ix, resource)) && name)
+        n = res_lookup(r, ns, name);
+    if (n)
+        o = store_obj_ref(n->obj);
+    pthread_rwlock_unlock(&s->index_rw);
+    return o;
+}
+
+/* obj's text with a placeholder resourceVersion ("") whose offset it
+ * notes; false (nothing kept) when it cannot be made or is too large: the
+ * leader then serialises it as usual. */
+static bool prep_text(write_req *req, json_t *obj)
+{
+    json_t *placeholder = json_string("");
+    ty_buf b = {0};
+    size_t at;
+
+    if (!placeholder || json_object_set_new(meta_of(obj), "resourceVersion", placeholder) < 0)
+        return false;
+    if (ty_json_append_mark(&b, obj, placeholder, &at) < 0 ||
+        b.len > STORE_MAX_OBJECT_BYTES) {
+        ty_buf_free(&b);
+        return false;
+    }
+    req->prep_len = b.len;
+    req->prep_rv_at = at;
+    req->prep_text = ty_buf_steal(&b, NULL);
+    return true;
+}
+
+/* A status mutate: fn on a copy of the committed version, and the verdict
+ * (prepare_update) on its result. Only status mutates: their functions
+ * depend on nothing but the object and their argument (store.h), so running
+ * one again when the version moved on changes nothing else. */
+static void prep_mutate(ty_store *s, write_req *req)
+{
+    store_obj *cur = committed(s, req->resource, req->ns, req->name);
+    json_t *tree, *base, *next;
+    int rc;
+
+    if (!cur)
+        return; /* the leader says so, or finds it created by this batch */
+    tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
+    base = tree ? json_incref(tree) : obj_parse(cur);
+    next = base ? copy_for_status(base, req->spec_top) : NULL;
+    if (!next) {
+        json_decref(base);
+        store_obj_unref(cur);
+        return;
+    }
+    rc = req->fn(next, req->arg, req->err) < 0
+             ? -1
+             : prepare_update(req->resource, cur, base, next, req->err);
+    json_decref(base);
+    if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
+                     !has_finalizers(req->resource, next)) ||
+                    !prep_text(req, next))) {
+        /* a removal (the leader's to make), or no text: redone there */
+        json_decref(next);
+        store_obj_unref(cur);
+        ty_error_clear(req->err);
+        return;
+    }
+    if (rc != 1) {
+        json_decref(next);
+        next = NULL;
+    }
+    req->prep_base = cur;
+    req->prep_next = next;
+    req->prep_rc = rc;
+}
+
+void store_prepare(ty_store *s, write_req *reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        write_req *req = &reqs[i];
+
+        if (req->async)
+            continue;
+        if (req->kind == WR_MUTATE && req->fn && (req->status_only || req->spec_top))
+            prep_mutate(s, req);
+        else if (req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
+                 *meta_str(req->obj, "name"))
+            prep_text(req, req->obj);
+    }
+}
+
+void store_prep_release(write_req *req)
+{
+    store_obj_unref(req->prep_base);
+    json_decref(req->prep_next);
+    free(req->prep_text);
+    req->prep_base = NULL;
+    req->prep_next = NULL;
+    req->prep_text = NULL;
+}
+
+store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
+                        store_mutate_fn fn, void *arg, ty_error *err)
+{
+    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
+                     .fn = fn, .arg = arg, .err = err};
+
+    commit_submit(s, &req);
+    return req.result;
+}
+
+store_obj *store_mutate_status(ty_store *s, const char *resource, const char *ns,
+                               const char *name, store_mutate_fn fn, void *arg, ty_error *err)
+{
+    write_req req = {.kind = WR_MUTATE, .resource = resource, .ns = ns ? ns : "", .name = name,
+                     .fn = fn, .arg = arg, .status_only = true, .err = err};
+
+    commit_submit(s, &req);
+    return req.result;
+}
+
+static int replace_with(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *copy = json_deep_copy(arg);
+
+    if (!copy)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    json_object_clear(obj);
+    json_object_update(obj, copy);
+    json_decref(copy);
+    return 0;
+}
+
+store_obj *store_update(ty_store *s, const char *resource, const char *ns, const json_t *newobj,
+                        ty_error *err)
+{
+    const char *name = json_is_object(newobj) ? meta_str(newobj, "name") : "";
+
+    if (!json_is_object(newobj)) {
+        ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");
+        return NULL;
+    }
+    if (!*name) {
+        ty_seterr(err, TY_EINVALID, "metadata.name: Required value: name is required");
+        ty_error_add_cause(err, "FieldValueRequired", "metadata.name", "name is required");
+        return NULL;
+    }
+    return store_mutate(s, resource, ns, name, replace_with, (void *)newobj, err);
+}
+
+store_obj *store_current_for_write(ty_store *s, const char *resource, const char *ns,
+                                   const char *name, store_res **rp, ty_error *err)
+{
+    store_res *r = index_find(&s->ix, resource);
+    store_obj *o = r && name ? commit_current(s, r, ns, name) : NULL;
+
+    if (!o) {
+        ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name ? name : "");
+        return NULL;
+    }
+    *rp = r;
+    return o;
+}
