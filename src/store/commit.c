@@ -26,7 +26,9 @@
  * and so does every answer taken from a version that was not written.
  *
  * Callers' mutate functions run in the leader's thread; they already ran
- * under the writer lock and may not call into the store.
+ * under the writer lock and may not call into the store. A status mutate's
+ * function may also have run before, in the caller's thread (mutate.c,
+ * store_prepare): the leader then only checks and stamps its result.
  */
 #include <sched.h>
 #include <stdio.h>
