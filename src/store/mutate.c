@@ -17,6 +17,9 @@
 #include "base/jsonout.h"
 #include "store/store_int.h"
 
+/* The most writes of one call that store_prepare makes ahead. */
+#define PREP_MAX 256
+
 static bool equal_outside_meta_status(const json_t *a, const json_t *b)
 {
     const char *k;
@@ -232,21 +235,24 @@ static bool prep_text(write_req *req, json_t *obj)
  * (prepare_update) on its result. Only status mutates: their functions
  * depend on nothing but the object and their argument (store.h), so running
  * one again when the version moved on changes nothing else. */
-static void prep_mutate(ty_store *s, write_req *req)
+static bool prep_mutate(ty_store *s, write_req *req)
 {
     store_obj *cur = committed(s, req->resource, req->ns, req->name);
     json_t *tree, *base, *next;
     int rc;
 
     if (!cur)
-        return; /* the leader says so, or finds it created by this batch */
+        return false; /* the leader says so, or finds it created by this batch */
+    /* Only a version that still has its tree: a cold one would be parsed
+     * here and the whole parse kept (the copy shares it) until the leader
+     * gets to it, for every op of a group at once. */
     tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
-    base = tree ? json_incref(tree) : obj_parse(cur);
+    base = tree ? json_incref(tree) : NULL;
     next = base ? copy_for_status(base, req->spec_top) : NULL;
     if (!next) {
         json_decref(base);
         store_obj_unref(cur);
-        return;
+        return false;
     }
     rc = req->fn(next, req->arg, req->err) < 0
              ? -1
@@ -259,7 +265,7 @@ static void prep_mutate(ty_store *s, write_req *req)
         json_decref(next);
         store_obj_unref(cur);
         ty_error_clear(req->err);
-        return;
+        return false;
     }
     if (rc != 1) {
         json_decref(next);
@@ -268,20 +274,26 @@ static void prep_mutate(ty_store *s, write_req *req)
     req->prep_base = cur;
     req->prep_next = next;
     req->prep_rc = rc;
+    return true;
 }
 
 void store_prepare(ty_store *s, write_req *reqs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t made = 0;
+
+    /* What is made waits for the leader: a group's first PREP_MAX writes
+     * only (the rest are further from their batch, which may have moved on,
+     * and would all be held at once). */
+    for (size_t i = 0; i < n && made < PREP_MAX; i++) {
         write_req *req = &reqs[i];
 
         if (req->async)
             continue;
         if (req->kind == WR_MUTATE && req->fn && (req->status_only || req->spec_top))
-            prep_mutate(s, req);
+            made += prep_mutate(s, req);
         else if (req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
                  *meta_str(req->obj, "name"))
-            prep_text(req, req->obj);
+            made += prep_text(req, req->obj);
     }
 }
 
