@@ -157,6 +157,9 @@ void jobs_time(time_t t, char *buf, size_t len);
  * not be read or written: the pass fails and is retried). */
 int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes);
+/* A store_mutate function that merges arg (the fields a PodGroup's spec
+ * should hold) into the object's spec; the Volcano engine's too. */
+int jobs_pg_follow(json_t *obj, void *arg, ty_error *err);
 
 /* ---- reconcile.c ---- */
 

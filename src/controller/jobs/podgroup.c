@@ -61,7 +61,7 @@ static json_t *min_resources(const job_ctx *c, const json_t *job, const jf_count
     return out;
 }
 
-static int pg_follow(json_t *obj, void *arg, ty_error *err)
+int jobs_pg_follow(json_t *obj, void *arg, ty_error *err)
 {
     json_t *spec = json_object_get(obj, "spec");
 
@@ -125,7 +125,7 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
     o = store_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
     if (o && !spec_follows(store_obj_json(o), spec)) {
         store_obj_unref(o);
-        o = store_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, pg_follow, spec,
+        o = store_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, jobs_pg_follow, spec,
                          &err);
     }
     if (!o && err.code == TY_ENOTFOUND) {

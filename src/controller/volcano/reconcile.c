@@ -300,16 +300,6 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
     ty_error_clear(&err);
 }
 
-static int pg_follow(json_t *obj, void *arg, ty_error *err)
-{
-    json_t *spec = json_object_get(obj, "spec");
-
-    (void)err;
-    if (json_is_object(spec))
-        json_object_update(spec, arg);
-    return 0;
-}
-
 /* Creates the job's PodGroup, keeps its spec in line with the job and reads
  * whether it is admitted (pods are created only then). */
 static void ensure_podgroup(pass *p)
@@ -358,7 +348,7 @@ static void ensure_podgroup(pass *p)
     /* The job's minAvailable, task minAvailable and priorityClassName may be
      * updated: the PodGroup follows (a no-op write when nothing changed). */
     ty_error_init(&err);
-    o = store_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, pg_follow, want, &err);
+    o = store_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, jobs_pg_follow, want, &err);
     json_decref(want);
     if (!o) {
         ty_error_clear(&err);
