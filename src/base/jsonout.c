@@ -118,12 +118,13 @@ static bool put_real(ty_buf *b, const json_t *v)
  * (or one that contains itself) is refused, not followed forever. */
 #define MAX_DEPTH 2048
 
-/* mark: a node whose offset in b goes to *at when it is written. */
+/* mark: a node whose offset in b goes to *at (still (size_t)-1) the first
+ * time it is written. */
 static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark, size_t *at)
 {
     if (depth > MAX_DEPTH)
         return false;
-    if (v == mark)
+    if (v == mark && *at == (size_t)-1)
         *at = b->len;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {

@@ -25,8 +25,9 @@
 int ty_json_append(ty_buf *b, const json_t *v);
 
 /* ty_json_append that also says where mark (a node of v, found by its
- * address) begins in b: *mark_at is the offset of its first byte. -1 as
- * above, or when mark is not in v. A writer serialises an object with a
+ * address; the first place it is written when v holds it twice) begins in
+ * b: *mark_at is the offset of its first byte. -1 as above, or when mark is
+ * not in v (*mark_at then untouched). A writer serialises an object with a
  * placeholder for a value known only later (the store's resourceVersion)
  * and splices the value in at that offset. */
 int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at);

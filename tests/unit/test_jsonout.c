@@ -190,12 +190,53 @@ static void test_string_alone(void **state)
     ty_buf_free(&b);
 }
 
+/* ty_json_append_mark: the same bytes, and the offset where the marked node
+ * starts (a value in an object, in an array, the whole tree; after a
+ * prefix already in the buffer); a node not in the tree is an error. */
+static void test_mark(void **state)
+{
+    json_t *mark = json_string(""), *other = json_string("");
+    json_t *v = json_pack("{s:s, s:{s:s, s:o, s:[i, O]}}", "kind", "Pod", "metadata", "name",
+                          "a\"b", "resourceVersion", mark, "list", 1, mark);
+    char *want = json_dumps(v, JSON_COMPACT);
+    ty_buf b = {0};
+    size_t at = 0;
+
+    (void)state;
+    assert_non_null(want);
+    assert_int_equal(ty_json_append_mark(&b, v, mark, &at), 0);
+    assert_string_equal(b.data, want);
+    /* the first place it is written: the object member, not the array's */
+    assert_int_equal(at, (size_t)(strstr(want, "\"resourceVersion\":") - want) + 18);
+    assert_memory_equal(b.data + at, "\"\"", 2);
+    /* after text already in the buffer, the offset counts it */
+    b.len = 0;
+    ty_buf_append(&b, "xyz", 3);
+    assert_int_equal(ty_json_append_mark(&b, v, mark, &at), 0);
+    assert_int_equal(at, 3 + (size_t)(strstr(want, "\"resourceVersion\":") - want) + 18);
+    /* the whole tree */
+    b.len = 0;
+    assert_int_equal(ty_json_append_mark(&b, v, v, &at), 0);
+    assert_int_equal(at, 0);
+    /* not in the tree: -1, *mark_at untouched */
+    b.len = 0;
+    at = 77;
+    assert_int_equal(ty_json_append_mark(&b, v, other, &at), -1);
+    assert_int_equal(at, 77);
+    assert_int_equal(ty_json_append_mark(&b, v, NULL, &at), -1);
+    ty_buf_free(&b);
+    free(want);
+    json_decref(v);
+    json_decref(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars),     cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_containers),  cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_append_and_cycles), cmocka_unit_test(test_string_alone),
+        cmocka_unit_test(test_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
