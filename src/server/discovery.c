@@ -189,10 +189,18 @@ static void scrape_gauges(ty_store *s)
         {"trainyard_store_object_trees", TY_GAUGE, "Objects holding a parsed JSON tree (a cache)."},
         {"trainyard_store_memory_bytes", TY_GAUGE,
          "Bytes of object texts held in memory, by form (plain, compressed, view)."},
+        {"trainyard_store_transactions_total", TY_COUNTER,
+         "SQLite transactions the group commit made."},
+        {"trainyard_store_writes_total", TY_COUNTER, "Writes those transactions held."},
+        {"trainyard_store_commit_section_seconds_total", TY_COUNTER,
+         "Time the group commit's leaders held the section every writer waits for."},
+        {"trainyard_store_commit_section_cpu_seconds_total", TY_COUNTER,
+         "CPU time of the leaders within that section (the rest they waited)."},
         {"process_resident_memory_bytes", TY_GAUGE, "Resident memory size in bytes."},
         {"process_cpu_seconds_total", TY_COUNTER,
          "Total user and system CPU time spent in seconds."},
     };
+    store_commit_stats c;
     store_mem m;
     struct rusage ru;
     long pages = 0;
@@ -207,6 +215,11 @@ static void scrape_gauges(ty_store *s)
     ty_metric_set("trainyard_store_memory_bytes", "form=\"compressed\"",
                   (double)m.compressed_bytes);
     ty_metric_set("trainyard_store_memory_bytes", "form=\"view\"", (double)m.view_bytes);
+    store_commit_stats_get(s, &c);
+    ty_metric_set("trainyard_store_transactions_total", NULL, (double)c.transactions);
+    ty_metric_set("trainyard_store_writes_total", NULL, (double)c.writes);
+    ty_metric_set("trainyard_store_commit_section_seconds_total", NULL, c.held_s);
+    ty_metric_set("trainyard_store_commit_section_cpu_seconds_total", NULL, c.held_cpu_s);
     if ((f = fopen("/proc/self/statm", "r"))) {
         if (fscanf(f, "%*s %ld", &pages) == 1)
             ty_metric_set("process_resident_memory_bytes", NULL,

@@ -444,6 +444,16 @@ void commit_submit_all(ty_store *s, write_req *reqs, size_t n)
         submit(s, reqs, n);
 }
 
+void store_commit_stats_get(ty_store *s, store_commit_stats *c)
+{
+    pthread_mutex_lock(&s->write_mu);
+    c->transactions = s->batches;
+    c->writes = s->batched_writes;
+    c->held_s = (double)s->held_ns / 1e9;
+    c->held_cpu_s = (double)s->held_cpu_ns / 1e9;
+    pthread_mutex_unlock(&s->write_mu);
+}
+
 void commit_drain(ty_store *s)
 {
     pthread_mutex_lock(&s->queue_mu);

@@ -143,6 +143,15 @@ typedef struct store_mem {
 } store_mem;
 void store_memory(ty_store *s, store_mem *m);
 
+/* The group commit so far (commit.c): transactions, the writes in them, and
+ * how long the leaders held the commit section, which every writer waits
+ * for, in all and on the CPU (the rest they were preempted or blocked). */
+typedef struct store_commit_stats {
+    uint64_t transactions, writes;
+    double held_s, held_cpu_s;
+} store_commit_stats;
+void store_commit_stats_get(ty_store *s, store_commit_stats *c);
+
 /* The resourceVersion of the latest commit. */
 uint64_t store_current_rv(ty_store *s);
 

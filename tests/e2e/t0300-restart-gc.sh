@@ -36,7 +36,7 @@ if [ "$rv_after" -gt "$rv_before" ]; then pass "resourceVersion keeps increasing
 
 # --- /metrics: what the store holds and the process's memory, read at each scrape ---
 m=$(curl -s "$SERVER/metrics")
-expect_eq "metrics: store objects, texts by form, RSS and CPU are reported and plausible" "ok" \
+expect_eq "metrics: store objects, texts by form, commits and the commit section, RSS and CPU are reported and plausible" "ok" \
     "$(printf '%s\n' "$m" | /usr/bin/python3 -c '
 import sys
 v = {}
@@ -49,6 +49,9 @@ if v.get("trainyard_store_objects", 0) < 2: bad.append("objects")
 if "trainyard_store_object_trees" not in v: bad.append("trees")
 for form in ("plain", "compressed", "view"):
     if "trainyard_store_memory_bytes{form=\"%s\"}" % form not in v: bad.append(form)
+if not 1 <= v.get("trainyard_store_transactions_total", 0) <= v.get("trainyard_store_writes_total", 0): bad.append("commits")
+held, cpu = v.get("trainyard_store_commit_section_seconds_total", -1), v.get("trainyard_store_commit_section_cpu_seconds_total", -1)
+if not 0 < held < 1e5 or not 0 <= cpu or cpu > held * 1.5 + 0.01: bad.append("section")
 if not 1e6 < v.get("process_resident_memory_bytes", 0) < 1e11: bad.append("rss")
 if not 0 <= v.get("process_cpu_seconds_total", -1) < 1e6: bad.append("cpu")
 print(" ".join(bad) or "ok")')"
