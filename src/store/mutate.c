@@ -155,23 +155,21 @@ static void take_prepared(ty_store *s, write_req *req, store_res *r, store_obj *
 void store_exec_mutate(ty_store *s, write_req *req)
 {
     store_res *r = NULL;
-    store_obj *cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, NULL);
+    store_obj *cur;
     json_t *tree, *base, *next;
 
     if (req->prep_base) {
-        if (cur == req->prep_base) {
-            take_prepared(s, req, r, cur);
+        if (store_current_for_write(s, req->resource, req->ns, req->name, &r, NULL) ==
+            req->prep_base) {
+            take_prepared(s, req, r, req->prep_base);
             return;
         }
         /* Somebody wrote it since: run fn again, on what is current now. */
         store_prep_release(req);
         ty_error_clear(req->err);
     }
-    if (!cur) {
-        ty_seterr(req->err, TY_ENOTFOUND, "%s \"%s\" not found", req->resource,
-                  req->name ? req->name : "");
+    if (!(cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, req->err)))
         return;
-    }
     /* cur's JSON: its tree, or when that was dropped a parse of its text
      * that is not kept (cur is about to be superseded: a tree given back to
      * it would only wait for the reaper, which frees it cold). */
@@ -192,22 +190,6 @@ void store_exec_mutate(ty_store *s, write_req *req)
 }
 
 /* ---- made ahead, in the caller's thread ---- */
-
-/* The committed version of the key (a reference), or NULL. */
-static store_obj *committed(ty_store *s, const char *resource, const char *ns, const char *name)
-{
-    store_res *r;
-    idx_node *n = NULL;
-    store_obj *o = NULL;
-
-    pthread_rwlock_rdlock(&s->index_rw);
-    if ((r = index_find(&s->ix, resource)) && name)
-        n = res_lookup(r, ns, name);
-    if (n)
-        o = store_obj_ref(n->obj);
-    pthread_rwlock_unlock(&s->index_rw);
-    return o;
-}
 
 /* obj's text with a placeholder resourceVersion ("") whose offset it
  * notes; false (nothing kept) when it cannot be made or is too large: the
@@ -237,7 +219,7 @@ static bool prep_text(write_req *req, json_t *obj)
  * one again when the version moved on changes nothing else. */
 static bool prep_mutate(ty_store *s, write_req *req)
 {
-    store_obj *cur = committed(s, req->resource, req->ns, req->name);
+    store_obj *cur = store_get(s, req->resource, req->ns, req->name, NULL); /* committed */
     json_t *tree, *base, *next;
     int rc;
 

@@ -188,18 +188,20 @@ error:
 
 void store_close(ty_store *s)
 {
+    store_commit_stats c;
     store_mem m;
 
     if (!s)
         return;
     sweep_stop(s);
     commit_drain(s);
-    if (s->batches) {
+    store_commit_stats_get(s, &c);
+    if (c.transactions) {
         store_memory(s, &m);
         ty_info("store: %llu writes in %llu transactions; commit section held %.3f s, "
                 "%.3f s of it on the CPU",
-                (unsigned long long)s->batched_writes, (unsigned long long)s->batches,
-                s->held_ns / 1e9, s->held_cpu_ns / 1e9);
+                (unsigned long long)c.writes, (unsigned long long)c.transactions, c.held_s,
+                c.held_cpu_s);
         ty_info("store: %zu objects: %zu with trees, %zu with plain text (%.1f MB), "
                 "%zu compressed (%.1f MB), %zu views (%.1f MB)",
                 m.objects, m.trees, m.plain, m.plain_bytes / 1e6, m.compressed,
