@@ -17,8 +17,10 @@
 #include "base/jsonout.h"
 #include "store/store_int.h"
 
-/* The most writes of one call that store_prepare makes ahead. */
+/* The most writes of one call that store_prepare makes ahead, and the most
+ * of those whose committed version has no tree (parsed here). */
 #define PREP_MAX 256
+#define PREP_COLD_MAX 16
 
 static bool equal_outside_meta_status(const json_t *a, const json_t *b)
 {
@@ -217,7 +219,7 @@ static bool prep_text(write_req *req, json_t *obj)
  * (prepare_update) on its result. Only status mutates: their functions
  * depend on nothing but the object and their argument (store.h), so running
  * one again when the version moved on changes nothing else. */
-static bool prep_mutate(ty_store *s, write_req *req)
+static bool prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
 {
     store_obj *cur = store_get(s, req->resource, req->ns, req->name, NULL); /* committed */
     json_t *tree, *base, *next;
@@ -225,11 +227,17 @@ static bool prep_mutate(ty_store *s, write_req *req)
 
     if (!cur)
         return false; /* the leader says so, or finds it created by this batch */
-    /* Only a version that still has its tree: a cold one would be parsed
-     * here and the whole parse kept (the copy shares it) until the leader
-     * gets to it, for every op of a group at once. */
+    /* A version without its tree is parsed here (a parse of its own, which
+     * the result shares until the leader gets to it): only a few per group,
+     * so that a group of thousands (the simulated nodes' ends) does not hold
+     * thousands of parses at once. The rest the leader parses, as before. */
     tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
-    base = tree ? json_incref(tree) : NULL;
+    if (tree)
+        base = json_incref(tree);
+    else if (*cold_left && (base = obj_parse(cur)))
+        (*cold_left)--;
+    else
+        base = NULL;
     next = base ? copy_for_status(base, req->spec_top) : NULL;
     if (!next) {
         json_decref(base);
@@ -261,7 +269,7 @@ static bool prep_mutate(ty_store *s, write_req *req)
 
 void store_prepare(ty_store *s, write_req *reqs, size_t n)
 {
-    size_t made = 0;
+    size_t made = 0, cold_left = PREP_COLD_MAX;
 
     /* What is made waits for the leader: a group's first PREP_MAX writes
      * only (the rest are further from their batch, which may have moved on,
@@ -272,7 +280,7 @@ void store_prepare(ty_store *s, write_req *reqs, size_t n)
         if (req->async)
             continue;
         if (req->kind == WR_MUTATE && req->fn && (req->status_only || req->spec_top))
-            made += prep_mutate(s, req);
+            made += prep_mutate(s, req, &cold_left);
         else if (req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
                  *meta_str(req->obj, "name"))
             made += prep_text(req, req->obj);
