@@ -43,14 +43,14 @@ typedef struct hub_entry {
 
 struct store_hub {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    ty_bell bell; /* rung once per batch for the watchers (thread.h: why not a condvar) */
     hub_entry *ring;
     size_t cap;
     uint64_t head;   /* rv of the newest event */
     uint64_t oldest; /* events with rv in (oldest, head] are in the ring */
     size_t bytes, max_bytes;
     size_t max_trees; /* events with rv > head - max_trees keep their trees */
-    bool closing;
+    atomic_bool closing; /* written under mu; a watcher with taken events reads it without */
     int refs;        /* the store's and one per open watch */
     /* What the writer lets go of (snapshots it drops, trees it takes off
      * them), freed by the reaper thread instead of the writer, which runs
@@ -66,17 +66,26 @@ struct store_hub {
     } *cold;
     size_t ncold, cap_cold;
     ZSTD_CCtx *cctx; /* the reaper's */
-    pthread_cond_t reap_cv;
+    ty_bell reap_bell;
     pthread_t reaper;
     bool reaping;    /* the reaper runs: what dies goes to it */
 };
+
+/* How many matching events a watcher takes per hold of the hub's lock. */
+#define WATCH_TAKE 64
 
 struct store_watch {
     store_hub *hub;
     char *resource;  /* NULL = all */
     char *ns;        /* NULL = all */
-    uint64_t cursor; /* last rv consumed */
-    bool cancelled;
+    uint64_t cursor; /* last rv taken */
+    atomic_bool cancelled; /* set under h->mu, read without it too */
+    /* Events taken from the ring (with references) and not yet returned:
+     * one hold of h->mu, which the leader needs for every event it
+     * publishes, takes up to WATCH_TAKE of them instead of one, and copies
+     * of texts are made after it is let go. */
+    store_event taken[WATCH_TAKE];
+    size_t ntaken, next_taken;
 };
 
 static void *reap_main(void *arg);
@@ -84,7 +93,6 @@ static void *reap_main(void *arg);
 store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees)
 {
     store_hub *h = calloc(1, sizeof(*h));
-    pthread_condattr_t ca;
 
     if (!h)
         return NULL;
@@ -99,12 +107,6 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     h->head = h->oldest = start_rv;
     h->refs = 1;
     pthread_mutex_init(&h->mu, NULL);
-    /* Timed waits measure a duration; the monotonic clock ignores clock steps. */
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_cond_init(&h->reap_cv, NULL);
     h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
     if (h->reaping)
@@ -167,7 +169,11 @@ static void *reap_main(void *arg)
         if (!nobjs && !ntrees && !ncold) {
             if (h->closing)
                 break;
-            pthread_cond_wait(&h->reap_cv, &h->mu);
+            uint32_t ticket = ty_bell_ticket(&h->reap_bell);
+
+            pthread_mutex_unlock(&h->mu);
+            ty_bell_wait(&h->reap_bell, ticket, NULL);
+            pthread_mutex_lock(&h->mu);
             continue;
         }
         h->dead_objs = NULL;
@@ -235,11 +241,14 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
  * for each broadcast, and a batch's events are read in one go. */
 void hub_wake(store_hub *h)
 {
+    bool reap;
+
     pthread_mutex_lock(&h->mu);
-    pthread_cond_broadcast(&h->cv);
-    if (h->ndead_objs || h->ndead_trees || h->ncold)
-        pthread_cond_signal(&h->reap_cv);
+    reap = h->ndead_objs || h->ndead_trees || h->ncold;
     pthread_mutex_unlock(&h->mu);
+    ty_bell_ring(&h->bell);
+    if (reap)
+        ty_bell_ring(&h->reap_bell);
 }
 
 /* Called by the writer right after the commit that replaced old. */
@@ -318,7 +327,7 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
         queued = true;
         /* A batch's wake-up would do, but a store nobody writes sweeps too. */
         if (h->ncold == 1)
-            pthread_cond_signal(&h->reap_cv);
+            ty_bell_ring(&h->reap_bell);
     }
     pthread_mutex_unlock(&h->mu);
     if (!queued) {
@@ -353,8 +362,6 @@ static void hub_unref(store_hub *h)
     free(h->dead_trees);
     free(h->cold);
     ZSTD_freeCCtx(h->cctx);
-    pthread_cond_destroy(&h->reap_cv);
-    pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }
@@ -365,10 +372,10 @@ void hub_shutdown(store_hub *h)
 
     pthread_mutex_lock(&h->mu);
     h->closing = true;
-    pthread_cond_broadcast(&h->cv);
-    pthread_cond_signal(&h->reap_cv);
     reaping = h->reaping;
     pthread_mutex_unlock(&h->mu);
+    ty_bell_ring(&h->bell);
+    ty_bell_ring(&h->reap_bell);
     if (reaping)
         pthread_join(h->reaper, NULL); /* it empties the trash first */
     hub_unref(h);
@@ -413,6 +420,14 @@ static bool matches(const store_watch *w, const hub_entry *e)
     return !w->ns || strcmp(w->ns, e->obj->ns) == 0;
 }
 
+/* Lets go of the taken events not handed out (a stopped watch's). */
+static void drop_taken(store_watch *w)
+{
+    for (size_t i = w->next_taken; i < w->ntaken; i++)
+        store_obj_unref(w->taken[i].obj);
+    w->ntaken = w->next_taken = 0;
+}
+
 static struct timespec deadline_after(int timeout_ms)
 {
     struct timespec ts;
@@ -427,61 +442,99 @@ static struct timespec deadline_after(int timeout_ms)
     return ts;
 }
 
-/* Called with h->mu held: the next matching event after the cursor, or 0 when
- * the cursor caught up, or -1 when the cursor fell out of the ring. */
-static int take_next(store_watch *w, store_event *ev, ty_error *err)
+/* Called with h->mu held: takes the matching events after the cursor, up to
+ * WATCH_TAKE, into w->taken (each with a reference to the ring's snapshot;
+ * see give_copies); 1 when it took any, 0 when the cursor caught up, -1 when
+ * the cursor fell out of the ring. */
+static int take_events(store_watch *w, ty_error *err)
 {
     store_hub *h = w->hub;
 
+    w->ntaken = w->next_taken = 0;
     if (w->cursor < h->oldest)
         return ty_seterr(err, TY_EGONE, "too old resource version: %llu (%llu)",
                          (unsigned long long)w->cursor, (unsigned long long)h->oldest);
-    while (w->cursor < h->head) {
+    while (w->cursor < h->head && w->ntaken < WATCH_TAKE) {
         const hub_entry *e = &h->ring[(w->cursor + 1) % h->cap];
+        store_event *ev = &w->taken[w->ntaken];
+
         w->cursor++;
         if (!matches(w, e))
             continue;
         ev->type = e->type;
         ev->resource = e->resource;
-        /* A tree-less event: parsing a copy leaves the history small. */
-        if (!atomic_load_explicit(&e->obj->tree, memory_order_acquire))
-            ev->obj = obj_text_copy(e->obj);
-        if (!ev->obj)
-            ev->obj = store_obj_ref(e->obj);
+        ev->obj = store_obj_ref(e->obj);
         ev->rv = e->obj->rv;
-        return 1;
+        w->ntaken++;
     }
-    return 0;
+    return w->ntaken > 0;
+}
+
+/* Without h->mu: a tree-less event is handed out as a copy of its text, so
+ * that parsing it does not give the history its tree back (our reference
+ * keeps the text on the snapshot meanwhile). */
+static void give_copies(store_watch *w)
+{
+    for (size_t i = 0; i < w->ntaken; i++) {
+        store_obj *o = w->taken[i].obj, *copy;
+
+        if (!atomic_load_explicit(&o->tree, memory_order_acquire) && (copy = obj_text_copy(o))) {
+            w->taken[i].obj = copy;
+            store_obj_unref(o);
+        }
+    }
+}
+
+static bool stopped(const store_watch *w)
+{
+    return atomic_load(&w->cancelled) || atomic_load(&w->hub->closing);
 }
 
 int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *err)
 {
     store_hub *h = w->hub;
     struct timespec deadline;
+    uint32_t ticket;
+    bool timed_out;
     int rc = 0;
 
     memset(ev, 0, sizeof(*ev));
+    if (w->next_taken < w->ntaken && !stopped(w)) {
+        *ev = w->taken[w->next_taken];
+        w->taken[w->next_taken++].obj = NULL;
+        return 1;
+    }
+    drop_taken(w);
     if (timeout_ms > 0)
         deadline = deadline_after(timeout_ms);
     pthread_mutex_lock(&h->mu);
     for (;;) {
-        if (w->cancelled || h->closing) {
+        if (stopped(w)) {
             rc = ty_seterr(err, TY_EUNAVAILABLE,
-                           w->cancelled ? "watch cancelled" : "store is closing");
+                           atomic_load(&w->cancelled) ? "watch cancelled" : "store is closing");
             break;
         }
-        rc = take_next(w, ev, err);
+        rc = take_events(w, err);
         if (rc != 0 || timeout_ms == 0)
             break;
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&h->cv, &h->mu);
-        } else if (pthread_cond_timedwait(&h->cv, &h->mu, &deadline) == ETIMEDOUT) {
+        ticket = ty_bell_ticket(&h->bell);
+        pthread_mutex_unlock(&h->mu);
+        timed_out = ty_bell_wait(&h->bell, ticket, timeout_ms < 0 ? NULL : &deadline) ==
+                    ETIMEDOUT;
+        pthread_mutex_lock(&h->mu);
+        if (timed_out) {
             /* One last look: an event may have landed with the timeout. */
-            rc = w->cancelled || h->closing ? 0 : take_next(w, ev, err);
+            rc = stopped(w) ? 0 : take_events(w, err);
             break;
         }
     }
     pthread_mutex_unlock(&h->mu);
+    if (rc == 1) {
+        give_copies(w);
+        *ev = w->taken[0];
+        w->taken[0].obj = NULL;
+        w->next_taken = 1;
+    }
     return rc;
 }
 
@@ -496,15 +549,16 @@ void store_event_release(store_event *ev)
 void store_watch_cancel(store_watch *w)
 {
     pthread_mutex_lock(&w->hub->mu);
-    w->cancelled = true;
-    pthread_cond_broadcast(&w->hub->cv);
+    atomic_store(&w->cancelled, true);
     pthread_mutex_unlock(&w->hub->mu);
+    ty_bell_ring(&w->hub->bell);
 }
 
 void store_watch_close(store_watch *w)
 {
     if (!w)
         return;
+    drop_taken(w);
     hub_unref(w->hub);
     free(w->resource);
     free(w->ns);
