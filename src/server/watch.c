@@ -14,6 +14,11 @@
 #define WATCH_DEFAULT_TIMEOUT_S 1800
 #define WATCH_BOOKMARK_IDLE_MS 10000
 #define WATCH_POLL_MS 1000
+/* Events already there are encoded together up to this many bytes, so that
+ * a busy stream costs one send (and one look at the client) per ~16 KB
+ * rather than per event; what is encoded goes as soon as nothing more is
+ * waiting. */
+#define WATCH_FLUSH_BYTES (16 * 1024)
 
 typedef struct watch_stream {
     ty_server *srv;
@@ -102,23 +107,29 @@ static void produce(watch_stream *ws)
             encode_event(ws, "ADDED", ws->initial.items[ws->initial_idx++]);
         return;
     }
-    while (ws->out.len == 0 && !ws->done) {
+    while (!ws->done && ws->out.len < WATCH_FLUSH_BYTES) {
         int64_t now = ty_now_ms();
         store_event ev;
         ty_error err;
+        int rc;
 
-        if (now >= ws->deadline_ms || server_stopping(ws->srv) || client_gone(ws->fd)) {
+        if (ws->out.len == 0 &&
+            (now >= ws->deadline_ms || server_stopping(ws->srv) || client_gone(ws->fd))) {
             ws->done = true;
             return;
         }
         ty_error_init(&err);
-        int rc = store_watch_next(ws->w, WATCH_POLL_MS, &ev, &err);
+        rc = store_watch_next(ws->w, ws->out.len ? 0 : WATCH_POLL_MS, &ev, &err);
         if (rc == 1) {
             static const char *names[] = {"", "ADDED", "MODIFIED", "DELETED"};
             ws->last_rv = ev.rv;
             encode_event(ws, names[ev.type], ev.obj);
             store_event_release(&ev);
         } else if (rc == 0) {
+            if (ws->out.len) {
+                ty_error_clear(&err);
+                return; /* nothing more waiting: send what there is */
+            }
             if (ws->bookmarks && now - ws->last_send_ms >= WATCH_BOOKMARK_IDLE_MS) {
                 encode_bookmark(ws);
                 ws->last_send_ms = now;
