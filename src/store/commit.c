@@ -63,8 +63,10 @@ store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const
 
 /* The owner set o is to join, pinned until the write is applied (another
  * write of the batch may empty it meanwhile); NULL when it has no controller.
- * Only the leader changes sets and pins, so finding one needs no read lock;
- * creating one changes what readers search. */
+ * Only the leader changes sets and pins, so finding one needs no read lock,
+ * and adding one only when the table must grow (it took the index lock for
+ * every new job's first pod, Service and PodGroup, each time waiting for
+ * the readers). */
 static int owner_pin(ty_store *s, store_res *r, const store_obj *o, owner_set **out)
 {
     const char *uid = obj_controller_uid(obj_json(o));
@@ -78,9 +80,15 @@ static int owner_pin(ty_store *s, store_res *r, const store_obj *o, owner_set **
         *out = set;
         return 0;
     }
-    pthread_rwlock_wrlock(&s->index_rw);
-    set = res_owner_reserve(r, uid);
-    pthread_rwlock_unlock(&s->index_rw);
+    /* Readers may walk the table while a set is added (res_owner_reserve
+     * publishes it whole), not while it grows. */
+    if (res_owner_table_full(r)) {
+        pthread_rwlock_wrlock(&s->index_rw);
+        set = res_owner_reserve(r, uid);
+        pthread_rwlock_unlock(&s->index_rw);
+    } else {
+        set = res_owner_reserve(r, uid);
+    }
     *out = set;
     return set ? 0 : -1;
 }

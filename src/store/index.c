@@ -70,13 +70,13 @@ static void node_free_all(idx_node *n)
 static void owners_free_all(store_res *r)
 {
     for (size_t i = 0; i < r->owners_cap; i++) {
-        owner_set *set = r->owners[i], *next;
+        owner_set *set = atomic_load_explicit(&r->owners[i], memory_order_relaxed), *next;
         for (; set; set = next) {
             next = set->chain;
             free(set);
         }
     }
-    free(r->owners);
+    free((void *)r->owners);
 }
 
 void index_free(store_index *ix)
@@ -343,10 +343,17 @@ owner_set *res_owner_find(const store_res *r, const char *uid)
 
     if (!r->owners_cap)
         return NULL;
-    for (set = r->owners[uid_hash(uid) & (r->owners_cap - 1)]; set; set = set->chain)
+    set = atomic_load_explicit(&r->owners[uid_hash(uid) & (r->owners_cap - 1)],
+                               memory_order_acquire);
+    for (; set; set = set->chain)
         if (strcmp(set->uid, uid) == 0)
             return set;
     return NULL;
+}
+
+bool res_owner_table_full(const store_res *r)
+{
+    return r->owners_n >= r->owners_cap;
 }
 
 /* Doubles the table (a power of two) when it holds as many sets as buckets.
@@ -354,20 +361,20 @@ owner_set *res_owner_find(const store_res *r, const char *uid)
 static void owners_grow(store_res *r)
 {
     size_t cap = r->owners_cap ? r->owners_cap * 2 : 64;
-    owner_set **grown = calloc(cap, sizeof(*grown));
+    _Atomic(owner_set *) *grown = calloc(cap, sizeof(*grown));
 
     if (!grown)
         return;
     for (size_t i = 0; i < r->owners_cap; i++) {
-        owner_set *set = r->owners[i], *next;
+        owner_set *set = atomic_load_explicit(&r->owners[i], memory_order_relaxed), *next;
         for (; set; set = next) {
             size_t b = uid_hash(set->uid) & (cap - 1);
             next = set->chain;
-            set->chain = grown[b];
-            grown[b] = set;
+            set->chain = atomic_load_explicit(&grown[b], memory_order_relaxed);
+            atomic_store_explicit(&grown[b], set, memory_order_relaxed);
         }
     }
-    free(r->owners);
+    free((void *)r->owners);
     r->owners = grown;
     r->owners_cap = cap;
 }
@@ -381,32 +388,40 @@ owner_set *res_owner_reserve(store_res *r, const char *uid)
         set->pins++;
         return set;
     }
-    if (r->owners_n >= r->owners_cap)
+    if (res_owner_table_full(r))
         owners_grow(r);
     if (!r->owners_cap || !(set = calloc(1, sizeof(*set) + len + 1)))
         return NULL;
     memcpy(set->uid, uid, len + 1);
     set->pins = 1;
     b = uid_hash(uid) & (r->owners_cap - 1);
-    set->chain = r->owners[b];
-    r->owners[b] = set;
+    set->chain = atomic_load_explicit(&r->owners[b], memory_order_relaxed);
+    /* complete before it is seen: readers may be walking this chain */
+    atomic_store_explicit(&r->owners[b], set, memory_order_release);
     r->owners_n++;
     return set;
 }
 
 static void owner_free_if_unused(store_res *r, owner_set *set)
 {
-    owner_set **pp;
+    _Atomic(owner_set *) *head;
+    owner_set *prev = NULL, *cur;
 
     if (set->n || set->pins)
         return;
-    for (pp = &r->owners[uid_hash(set->uid) & (r->owners_cap - 1)]; *pp; pp = &(*pp)->chain) {
-        if (*pp == set) {
-            *pp = set->chain;
+    /* index_rw is held for writing: no reader walks the chain */
+    head = &r->owners[uid_hash(set->uid) & (r->owners_cap - 1)];
+    for (cur = atomic_load_explicit(head, memory_order_relaxed); cur; cur = cur->chain) {
+        if (cur == set) {
+            if (prev)
+                prev->chain = set->chain;
+            else
+                atomic_store_explicit(head, set->chain, memory_order_relaxed);
             r->owners_n--;
             free(set);
             return;
         }
+        prev = cur;
     }
 }
 

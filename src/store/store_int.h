@@ -154,7 +154,10 @@ struct owner_set {
 typedef struct store_res {
     char *name;      /* lives as long as the store: events borrow it */
     idx_node *root;
-    owner_set **owners; /* hash table of owner sets by uid, chained */
+    /* Hash table of owner sets by uid, chained. The leader adds a set at
+     * the head of its chain without index_rw (readers see the chain before
+     * or after); growing the table and removing sets take it for writing. */
+    _Atomic(owner_set *) *owners;
     size_t owners_cap, owners_n;
     /* Compression of cold texts (sweep.c; leader only): the dictionary, the
      * count of objects when it was made, and samples gathered for the next. */
@@ -187,9 +190,11 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name);
 /* ---- index.c: the controller-owner index ----
  * uid -> the nodes whose object's controller ownerReference (controller:
  * true) has that uid, so that "what does this job control" costs O(result).
- * Readers (res_owner_find) hold index_rw for reading; everything that changes
- * sets holds it for writing, except res_owner_find by a writer holding
- * write_mu, which is the only one that changes sets. */
+ * Readers (res_owner_find) hold index_rw for reading. Only the writer holding
+ * write_mu changes sets; it finds and adds them without index_rw (a new set
+ * is published whole at the head of its chain) and holds index_rw for
+ * writing for everything else: growing the table, members joining and
+ * leaving, removing a set. */
 
 /* The uid of obj's controller ownerReference, or NULL. Borrowed from obj. */
 const char *obj_controller_uid(const json_t *obj);
@@ -206,8 +211,12 @@ bool obj_text_member(const char *text, size_t len, const char *name, size_t *sta
 json_t *obj_text_metadata(const char *text, size_t len);
 owner_set *res_owner_find(const store_res *r, const char *uid);
 /* Finds or creates the (possibly empty) set of uid and pins it: it stays
- * until the matching res_owner_unreserve. NULL when out of memory. */
+ * until the matching res_owner_unreserve. NULL when out of memory. Needs
+ * index_rw for writing only when res_owner_table_full says so (it then grows
+ * the table); a new set is published so that readers may look meanwhile. */
 owner_set *res_owner_reserve(store_res *r, const char *uid);
+/* Whether res_owner_reserve of a new uid would grow the table. */
+bool res_owner_table_full(const store_res *r);
 /* Unpins set (NULL: nothing), freeing it if it has no members and no pins. */
 void res_owner_unreserve(store_res *r, owner_set *set);
 /* Moves node from its current set (freed when left empty and unpinned) into

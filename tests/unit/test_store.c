@@ -961,6 +961,72 @@ static bool controlled_by(const json_t *obj, void *arg)
     return false;
 }
 
+typedef struct owned_reader {
+    ty_store *s;
+    atomic_int *created; /* owners 0..created-1 have their pod */
+    atomic_bool *stop;
+    long looks, wrong;
+} owned_reader;
+
+/* Lists the pods of owners that exist and of owners about to be added:
+ * exactly one pod, or (not yet added) none, never anything else. */
+static void *owned_reader_main(void *arg)
+{
+    owned_reader *r = arg;
+    unsigned seed = (unsigned)(uintptr_t)r;
+    char uid[32];
+
+    while (!atomic_load(r->stop)) {
+        int made = atomic_load(r->created), k = (int)(rand_r(&seed) % (unsigned)(made + 8));
+        store_list l;
+        ty_error err;
+
+        ty_error_init(&err);
+        snprintf(uid, sizeof(uid), "grow-%d", k);
+        if (store_list_owned(r->s, "pods", "default", uid, &l, &err) < 0) {
+            r->wrong++;
+            continue;
+        }
+        if (k < made ? l.n != 1 : l.n > 1)
+            r->wrong++;
+        store_list_free(&l);
+        r->looks++;
+    }
+    return NULL;
+}
+
+/* Every create below adds an owner set (and the table doubles from 64 to
+ * 4,096 buckets on the way) while readers look owners up: a set is added
+ * without the index lock, so a reader must always find a complete one. */
+static void test_list_owned_while_sets_added(void **state)
+{
+    fixture *f = *state;
+    enum { NREADERS = 3, NOWNERS = 3000 };
+    atomic_int created = 0;
+    atomic_bool stop = false;
+    owned_reader r[NREADERS];
+    pthread_t t[NREADERS];
+    char name[32], uid[32];
+
+    for (int i = 0; i < NREADERS; i++) {
+        r[i] = (owned_reader){f->s, &created, &stop, 0, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, owned_reader_main, &r[i]), 0);
+    }
+    for (int i = 0; i < NOWNERS; i++) {
+        snprintf(name, sizeof(name), "g-%05d", i);
+        snprintf(uid, sizeof(uid), "grow-%d", i);
+        store_obj_unref(create_owned(f->s, "default", name, json_pack("[o]", ref(uid, true))));
+        atomic_store(&created, i + 1);
+    }
+    atomic_store(&stop, true);
+    for (int i = 0; i < NREADERS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(r[i].wrong, 0);
+        assert_true(r[i].looks > 0);
+    }
+    assert_string_equal(owned_names(f->s, "default", "grow-2999"), "g-02999");
+}
+
 /* Random creates, owner changes and deletes over many owners: the index
  * always answers what a full scan with a filter answers, and stays O(result)
  * (5,000 owned lists among 20,000 objects take well under a full scan each). */
@@ -2272,6 +2338,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_10k_is_fast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_owned_matches_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_owned_while_sets_added, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_many_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_failures_stay_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_async, setup, teardown),
