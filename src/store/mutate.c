@@ -20,7 +20,7 @@
 /* The most writes of one call that store_prepare makes ahead, and the most
  * of those whose committed version has no tree (parsed here). */
 #define PREP_MAX 256
-#define PREP_COLD_MAX 16
+#define PREP_COLD_MAX 64
 
 static bool equal_outside_meta_status(const json_t *a, const json_t *b)
 {

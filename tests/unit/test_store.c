@@ -1772,14 +1772,14 @@ static void test_prepared_mutate_redone_when_stale(void **state)
 }
 
 /* Made ahead on a cold version (parsed in the caller) only for a group's
- * first 16 (every parse is held until the leader gets to it: a group of
+ * first 64 (every parse is held until the leader gets to it: a group of
  * thousands held 2.6 GB at 150,000 pods), and not past the first 256 ops
  * of a group. Seen through writes that the batch makes stale first: made
  * ahead, the function runs twice. */
 static void test_prepared_only_hot_and_bounded(void **state)
 {
     fixture *f = *state;
-    enum { NHOT = 256, NCOLD = 20, COLD_MADE = 16 };
+    enum { NHOT = 256, NCOLD = 70, COLD_MADE = 64 };
     copy_label cold = {0}, late = {0}, hot = {0};
     store_op ops[NHOT + 3 > 2 * NCOLD ? NHOT + 3 : 2 * NCOLD];
     char name[32];
@@ -1802,7 +1802,7 @@ static void test_prepared_only_hot_and_bounded(void **state)
                                 json_object_get(store_obj_json(ops[NCOLD + i].result), "status"),
                                 "phase")),
                             "x");
-    /* 16 made ahead (twice each), the other 4 by the leader alone */
+    /* 64 made ahead (twice each), the other 6 by the leader alone */
     assert_int_equal(atomic_load(&cold.calls), 2 * COLD_MADE + (NCOLD - COLD_MADE));
     for (int i = 0; i < NCOLD; i++) {
         free((char *)ops[i].name);
