@@ -23,7 +23,7 @@
 
 typedef struct wq_key {
     char *key;
-    int64_t due_ms;      /* timers only */
+    int64_t due_ms;      /* timers only: CLOCK_MONOTONIC */
     /* Events that came while it was being reconciled (it is queued again
      * when its pass ends), and the resourceVersion of the last (0: not
      * known). */
@@ -61,11 +61,22 @@ struct ty_workqueue {
     size_t depth;
 };
 
-static int64_t wall_ms(void)
+/* Timers run on the monotonic clock: a retry is a duration, and a step of
+ * the wall clock must not bring it early or late. */
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The monotonic time of a wall-clock time (ms since the epoch), as the two
+ * clocks stand now. */
+static int64_t mono_of_wall_ms(int64_t wall)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return mono_ms() + wall - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
 static wq_key *key_new(const char *key)
@@ -204,7 +215,7 @@ static void timer_add(ty_workqueue *q, const char *key, int64_t due_ms)
 /* Moves due timers to the queue; returns ms until the next one (or -1). */
 static int64_t timers_fire(ty_workqueue *q)
 {
-    int64_t now = wall_ms(), next = -1;
+    int64_t now = mono_ms(), next = -1;
     wq_key **pp = &q->timers, *t;
 
     while ((t = *pp)) {
@@ -252,7 +263,7 @@ static wq_key *take(ty_workqueue *q)
     q->depth--;
     if (strmap_put(&q->active, k->key, k) < 0) {
         /* cannot mark it as taken: try it again in a second */
-        timer_add(q, k->key, wall_ms() + RETRY_MS);
+        timer_add(q, k->key, mono_ms() + RETRY_MS);
         pthread_mutex_unlock(&q->mu);
         key_free(k);
         return NULL;
@@ -267,7 +278,7 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
     strmap_del(&q->active, k->key);
     if (failed) {
         q->passes_failed++;
-        timer_add(q, k->key, wall_ms() + RETRY_MS);
+        timer_add(q, k->key, mono_ms() + RETRY_MS);
     } else if (wake_at) {
         q->passes_requeue_after++;
     } else {
@@ -275,7 +286,7 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
     }
     /* Seconds resolution: look again just after the second ticks over. */
     if (wake_at)
-        timer_add(q, k->key, (int64_t)wake_at * 1000 + 20);
+        timer_add(q, k->key, mono_of_wall_ms((int64_t)wake_at * 1000 + 20));
     if (k->dirty_n) {
         k->dirty_n = 0;
         k->dirty_rv = 0;
@@ -297,7 +308,7 @@ static void *worker_main(void *arg)
         bool failed;
         if (!(k = take(q)))
             continue;
-        failed = q->ops.reconcile(k->key, &wake_at, q->ctx) < 0;
+        failed = q->ops.reconcile(q, k->key, &wake_at, q->ctx) < 0;
         done(q, k, failed, wake_at);
     }
     return NULL;
@@ -487,11 +498,19 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
         thread_name(q->workers[i], q->name, "");
         q->nworkers++;
     }
+    /* The watch is opened and what exists queued before wq_start returns,
+     * so that a change made after it comes only as an event (opened on the
+     * thread, an object created meanwhile could be both listed and seen as an
+     * event: a second pass at once after a failed one). If it cannot open
+     * now, the thread keeps trying. */
+    if (q->nworkers)
+        open_watch(q);
     if (q->nworkers && pthread_create(&q->thread, NULL, watch_main, q) == 0) {
         thread_name(q->thread, q->name, "-watch");
         return q;
     }
     stop_workers(q);
+    store_watch_close(q->w);
     free_queue(q);
     ty_seterr(err, TY_EINTERNAL, "%s: cannot start threads", name);
     return NULL;

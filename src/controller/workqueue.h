@@ -30,13 +30,16 @@ typedef struct wq_ops {
     void (*on_event)(ty_workqueue *q, const store_event *ev, void *ctx);
     /* Queues every object the controller follows (wq_add each). */
     void (*resync)(ty_workqueue *q, ty_store *s, void *ctx);
-    /* One pass over key, on a worker. -1: retried a second later. *wake_at
+    /* One pass over key, on a worker (which may run it before wq_start
+     * returns: the queue is q). -1: retried a second later. *wake_at
      * (seconds since the epoch, 0 = never) asks for another look then. */
-    int (*reconcile)(const char *key, time_t *wake_at, void *ctx);
+    int (*reconcile)(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx);
 } wq_ops;
 
-/* Starts the watch thread and `workers` workers on s (which must outlive
- * the queue). name is for logs. NULL with err when a thread cannot start. */
+/* Starts `workers` workers on s (which must outlive the queue), opens the
+ * watch and queues what exists (resync) before it returns, then starts the
+ * watch thread: a change made after wq_start returns comes as an event. name
+ * is for logs. NULL with err when a thread cannot start. */
 ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
                        void *ctx, ty_error *err);
 

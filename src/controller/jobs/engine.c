@@ -146,7 +146,7 @@ static void resync(ty_workqueue *q, ty_store *s, void *ctx)
     }
 }
 
-static int reconcile(const char *key, time_t *wake_at, void *ctx)
+static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
 {
     ty_jobs *j = ctx;
     char kind[64], ns[256], name[300];
@@ -159,7 +159,7 @@ static int reconcile(const char *key, time_t *wake_at, void *ctx)
     uint64_t wrote = 0;
     int rc = jobs_reconcile(j->s, k, ns, name, wake_at, &wrote);
     if (wrote)
-        wq_wrote(j->q, key, wrote);
+        wq_wrote(q, key, wrote); /* not j->q: set only when wq_start returns */
     return rc;
 }
 

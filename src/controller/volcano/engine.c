@@ -97,11 +97,12 @@ static void resync(ty_workqueue *q, ty_store *s, void *ctx)
     store_list_free(&l);
 }
 
-static int reconcile(const char *key, time_t *wake_at, void *ctx)
+static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
 {
     ty_vcjobs *v = ctx;
     char ns[256], name[300];
 
+    (void)q;
     if (sscanf(key, "%255[^/]/%299s", ns, name) != 2) {
         ty_warn("vcjobs: bad work queue key %s", key);
         return 0;
