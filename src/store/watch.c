@@ -21,10 +21,14 @@
  * it again (that tree then stays until the object changes). The byte budget
  * counts snapshots without trees; the history's own trees are bounded by
  * the window. A watcher is
- * just a cursor (the last rv it consumed) into that ring; it never copies
+ * just a cursor (the last rv it took) into that ring; it never copies
  * events it is not interested in, so a hundred watchers cost a hundred cursors
- * and one broadcast per commit. A cursor that the ring has overtaken gets
- * TY_EGONE, the same as a client asking for a version that is too old.
+ * and one ring of a bell per batch (base/thread.h ty_bell: a condvar's
+ * broadcast could sleep until the woken watchers had run). It takes up to 64
+ * matching events per hold of the hub's lock, which the leader needs for
+ * every event it publishes, and copies texts after letting it go. A cursor
+ * that the ring has overtaken gets TY_EGONE, the same as a client asking for
+ * a version that is too old.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -237,8 +241,9 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     pthread_mutex_unlock(&h->mu);
 }
 
-/* One broadcast per batch rather than per event: every watcher thread wakes
- * for each broadcast, and a batch's events are read in one go. */
+/* One ring per batch rather than per event: every watcher thread wakes for
+ * each, and a batch's events are read in one go. Rung after the lock is let
+ * go: the woken watchers need it. */
 void hub_wake(store_hub *h)
 {
     bool reap;
