@@ -13,6 +13,7 @@
 #include "base/metrics.h"
 #include "base/strmap.h"
 #include "base/thread.h"
+#include "base/timeutil.h"
 
 #define EVENT_BATCH 1024
 #define RETRY_MS 1000
@@ -61,22 +62,15 @@ struct ty_workqueue {
     size_t depth;
 };
 
-/* Timers run on the monotonic clock: a retry is a duration, and a step of
- * the wall clock must not bring it early or late. */
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The monotonic time of a wall-clock time (ms since the epoch), as the two
+/* Timers run on the monotonic clock (ty_now_ms): a retry is a duration, and
+ * a step of the wall clock must not bring it early or late. This is the
+ * monotonic time of a wall-clock time (ms since the epoch), as the two
  * clocks stand now. */
 static int64_t mono_of_wall_ms(int64_t wall)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return mono_ms() + wall - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    return ty_now_ms() + wall - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
 static wq_key *key_new(const char *key)
@@ -215,7 +209,7 @@ static void timer_add(ty_workqueue *q, const char *key, int64_t due_ms)
 /* Moves due timers to the queue; returns ms until the next one (or -1). */
 static int64_t timers_fire(ty_workqueue *q)
 {
-    int64_t now = mono_ms(), next = -1;
+    int64_t now = ty_now_ms(), next = -1;
     wq_key **pp = &q->timers, *t;
 
     while ((t = *pp)) {
@@ -263,7 +257,7 @@ static wq_key *take(ty_workqueue *q)
     q->depth--;
     if (strmap_put(&q->active, k->key, k) < 0) {
         /* cannot mark it as taken: try it again in a second */
-        timer_add(q, k->key, mono_ms() + RETRY_MS);
+        timer_add(q, k->key, ty_now_ms() + RETRY_MS);
         pthread_mutex_unlock(&q->mu);
         key_free(k);
         return NULL;
@@ -278,7 +272,7 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
     strmap_del(&q->active, k->key);
     if (failed) {
         q->passes_failed++;
-        timer_add(q, k->key, mono_ms() + RETRY_MS);
+        timer_add(q, k->key, ty_now_ms() + RETRY_MS);
     } else if (wake_at) {
         q->passes_requeue_after++;
     } else {
