@@ -118,14 +118,27 @@ static bool put_real(ty_buf *b, const json_t *v)
  * (or one that contains itself) is refused, not followed forever. */
 #define MAX_DEPTH 2048
 
-/* mark: a node whose offset in b goes to *at (still (size_t)-1) the first
- * time it is written. */
-static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark, size_t *at)
+/* What a write looks out for: mark, a node whose offset in b goes to at
+ * (still (size_t)-1) the first time it is written, and known, a node whose
+ * text is known_text (copied instead of written again). */
+typedef struct out_ctx {
+    const json_t *mark;
+    size_t at;
+    const json_t *known;
+    const char *known_text;
+    size_t known_len;
+} out_ctx;
+
+static bool put_value(ty_buf *b, const json_t *v, int depth, out_ctx *c)
 {
     if (depth > MAX_DEPTH)
         return false;
-    if (v == mark && *at == (size_t)-1)
-        *at = b->len;
+    if (c) {
+        if (v == c->mark && c->at == (size_t)-1)
+            c->at = b->len;
+        if (v == c->known)
+            return put(b, c->known_text, c->known_len);
+    }
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         bool first = true;
@@ -135,7 +148,7 @@ static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark,
              it = json_object_iter_next((json_t *)v, it)) {
             if ((!first && !putc1(b, ',')) ||
                 !put_string(b, json_object_iter_key(it), json_object_iter_key_len(it)) ||
-                !putc1(b, ':') || !put_value(b, json_object_iter_value(it), depth + 1, mark, at))
+                !putc1(b, ':') || !put_value(b, json_object_iter_value(it), depth + 1, c))
                 return false;
             first = false;
         }
@@ -146,7 +159,7 @@ static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark,
         if (!putc1(b, '['))
             return false;
         for (size_t i = 0; i < n; i++)
-            if ((i && !putc1(b, ',')) || !put_value(b, json_array_get(v, i), depth + 1, mark, at))
+            if ((i && !putc1(b, ',')) || !put_value(b, json_array_get(v, i), depth + 1, c))
                 return false;
         return putc1(b, ']');
     }
@@ -168,23 +181,29 @@ static bool put_value(ty_buf *b, const json_t *v, int depth, const json_t *mark,
 
 int ty_json_append(ty_buf *b, const json_t *v)
 {
-    bool ok = v && put_value(b, v, 0, NULL, NULL);
+    bool ok = v && put_value(b, v, 0, NULL);
 
     if (b->data)
         b->data[b->len] = '\0';
     return ok ? 0 : -1;
 }
 
-int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at)
+int ty_json_append_known(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at,
+                         const json_t *known, const char *known_text, size_t known_len)
 {
-    size_t at = (size_t)-1;
-    bool ok = v && mark && put_value(b, v, 0, mark, &at) && at != (size_t)-1;
+    out_ctx c = {mark, (size_t)-1, known_text ? known : NULL, known_text, known_len};
+    bool ok = v && mark && put_value(b, v, 0, &c) && c.at != (size_t)-1;
 
     if (b->data)
         b->data[b->len] = '\0';
     if (ok)
-        *mark_at = at;
+        *mark_at = c.at;
     return ok ? 0 : -1;
+}
+
+int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at)
+{
+    return ty_json_append_known(b, v, mark, mark_at, NULL, NULL, 0);
 }
 
 /* Whether s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or

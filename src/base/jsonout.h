@@ -32,6 +32,15 @@ int ty_json_append(ty_buf *b, const json_t *v);
  * and splices the value in at that offset. */
 int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at);
 
+/* ty_json_append_mark where the text of known (a node of v, found by its
+ * address, or NULL) is known already: known_text[0..known_len) is copied
+ * wherever v holds it instead of writing it again. The caller vouches that
+ * it is that node's compact text (the store's status writes share the spec
+ * of the version before, whose text holds it) and that mark is not under
+ * known. */
+int ty_json_append_known(ty_buf *b, const json_t *v, const json_t *mark, size_t *mark_at,
+                         const json_t *known, const char *known_text, size_t known_len);
+
 /* Appends the JSON string literal of s[0..n) (quotes and escapes as above)
  * to b, for text built without a tree. -1 (b as it was) when s is not
  * well-formed UTF-8 (jansson would refuse it too) or memory ran out. */

@@ -195,16 +195,27 @@ void store_exec_mutate(ty_store *s, write_req *req)
 
 /* obj's text with a placeholder resourceVersion ("") whose offset it
  * notes; false (nothing kept) when it cannot be made or is too large: the
- * leader then serialises it as usual. */
-static bool prep_text(write_req *req, json_t *obj)
+ * leader then serialises it as usual. A status write shares its spec with
+ * base, the tree of the committed version cur: that spec's text is cut from
+ * cur's plain text (when cur has it) instead of written again, most of a
+ * pod's text and of a job's. */
+static bool prep_text(write_req *req, json_t *obj, const store_obj *cur, const json_t *base)
 {
     json_t *placeholder = json_string("");
+    const json_t *spec = base ? json_object_get(base, "spec") : NULL;
+    const char *known = NULL, *t;
+    size_t at, start, end;
     ty_buf b = {0};
-    size_t at;
 
     if (!placeholder || json_object_set_new(meta_of(obj), "resourceVersion", placeholder) < 0)
         return false;
-    if (ty_json_append_mark(&b, obj, placeholder, &at) < 0 ||
+    /* cur's plain text stays while this thread holds cur (sweep.c) */
+    if (spec && json_object_get(obj, "spec") == spec &&
+        (t = atomic_load_explicit(&((store_obj *)cur)->text, memory_order_acquire)) &&
+        obj_text_member(t, cur->len, "spec", &start, &end))
+        known = t + start;
+    if (ty_json_append_known(&b, obj, placeholder, &at, spec, known, known ? end - start : 0) <
+            0 ||
         b.len > STORE_MAX_OBJECT_BYTES) {
         ty_buf_free(&b);
         return false;
@@ -247,16 +258,17 @@ static bool prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     rc = req->fn(next, req->arg, req->err) < 0
              ? -1
              : prepare_update(req->resource, cur, base, next, req->err);
-    json_decref(base);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
-                    !prep_text(req, next))) {
+                    !prep_text(req, next, cur, base))) {
         /* a removal (the leader's to make), or no text: redone there */
+        json_decref(base);
         json_decref(next);
         store_obj_unref(cur);
         ty_error_clear(req->err);
         return false;
     }
+    json_decref(base);
     if (rc != 1) {
         json_decref(next);
         next = NULL;
@@ -283,7 +295,7 @@ void store_prepare(ty_store *s, write_req *reqs, size_t n)
             made += prep_mutate(s, req, &cold_left);
         else if (req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
                  *meta_str(req->obj, "name"))
-            made += prep_text(req, req->obj);
+            made += prep_text(req, req->obj, NULL, NULL);
     }
 }
 

@@ -303,6 +303,10 @@ void hub_trim_current(store_hub *h, const store_index *ix);
  * its view (the caller frees it). */
 typedef enum { HUB_TREE, HUB_TEXT, HUB_VIEW } hub_part;
 void *hub_take_current(store_hub *h, store_obj *o, hub_part part);
+/* Hands trees (one reference each) and plain blocks of memory to the
+ * reaper to let go of: what the sweeper takes, freed outside the commit
+ * section. */
+void hub_trash(store_hub *h, json_t **trees, size_t ntrees, void **mem, size_t nmem);
 /* Hands o and d (one reference each, stolen) to the reaper, which
  * compresses o's text with d (obj_compress) and lets both go. */
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);

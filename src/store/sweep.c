@@ -12,7 +12,7 @@
  * `used`) gets another round; one that was not, held by nobody but the index
  * (and the history, outside its tree window), is dropped. The walk holds
  * index_rw for writing, which keeps out every reader of a tree that holds no
- * reference; the trees are freed after it is released.
+ * reference; what it takes is handed to the reaper thread to free.
  *
  * Text goes cold the same way. Stored text was most of the server's memory
  * at scale (~1 GB at 150,000 pods with their Services and Events), and
@@ -247,10 +247,9 @@ void sweep_step(ty_store *s)
         }
     }
     pthread_rwlock_unlock(&s->index_rw);
-    for (size_t i = 0; i < ntrees; i++)
-        json_decref(trees[i]);
-    for (size_t i = 0; i < nfrees; i++)
-        free(frees[i]);
+    /* Freed by the reaper: this runs in the commit section (a tree is many
+     * small blocks, and walking it to free them is mostly cache misses). */
+    hub_trash(s->hub, trees, ntrees, frees, nfrees);
     free(trees);
     free(frees);
 }

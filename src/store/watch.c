@@ -62,7 +62,8 @@ struct store_hub {
      * write's ~80, and it was done holding the locks watchers wait on. */
     store_obj **dead_objs;
     json_t **dead_trees;
-    size_t ndead_objs, cap_objs, ndead_trees, cap_trees;
+    void **dead_mem; /* plain blocks (free) */
+    size_t ndead_objs, cap_objs, ndead_trees, cap_trees, ndead_mem, cap_mem;
     /* Cold objects to compress (sweep.c), each with its dictionary. */
     struct to_compress {
         store_obj *obj;
@@ -166,11 +167,13 @@ static void *reap_main(void *arg)
     for (;;) {
         store_obj **objs = h->dead_objs;
         json_t **trees = h->dead_trees;
+        void **mem = h->dead_mem;
         struct to_compress *cold = h->cold;
-        size_t nobjs = h->ndead_objs, ntrees = h->ndead_trees, ncold = h->ncold;
+        size_t nobjs = h->ndead_objs, ntrees = h->ndead_trees, nmem = h->ndead_mem;
+        size_t ncold = h->ncold;
         bool closing = h->closing; /* compressing then is wasted work */
 
-        if (!nobjs && !ntrees && !ncold) {
+        if (!nobjs && !ntrees && !nmem && !ncold) {
             if (h->closing)
                 break;
             uint32_t ticket = ty_bell_ticket(&h->reap_bell);
@@ -182,14 +185,18 @@ static void *reap_main(void *arg)
         }
         h->dead_objs = NULL;
         h->dead_trees = NULL;
+        h->dead_mem = NULL;
         h->cold = NULL;
         h->ndead_objs = h->cap_objs = h->ndead_trees = h->cap_trees = 0;
+        h->ndead_mem = h->cap_mem = 0;
         h->ncold = h->cap_cold = 0;
         pthread_mutex_unlock(&h->mu);
         for (size_t i = 0; i < ntrees; i++)
             json_decref(trees[i]);
         for (size_t i = 0; i < nobjs; i++)
             store_obj_unref(objs[i]);
+        for (size_t i = 0; i < nmem; i++)
+            free(mem[i]);
         for (size_t i = 0; i < ncold; i++) {
             if (!closing)
                 obj_compress(cold[i].obj, cold[i].dict, h->cctx);
@@ -198,6 +205,7 @@ static void *reap_main(void *arg)
         }
         free(trees);
         free(objs);
+        free(mem);
         free(cold);
         pthread_mutex_lock(&h->mu);
     }
@@ -249,7 +257,7 @@ void hub_wake(store_hub *h)
     bool reap;
 
     pthread_mutex_lock(&h->mu);
-    reap = h->ndead_objs || h->ndead_trees || h->ncold;
+    reap = h->ndead_objs || h->ndead_trees || h->ndead_mem || h->ncold;
     pthread_mutex_unlock(&h->mu);
     ty_bell_ring(&h->bell);
     if (reap)
@@ -321,6 +329,31 @@ void *hub_take_current(store_hub *h, store_obj *o, hub_part part)
     return got;
 }
 
+void hub_trash(store_hub *h, json_t **trees, size_t ntrees, void **mem, size_t nmem)
+{
+    size_t t = 0, m = 0;
+
+    pthread_mutex_lock(&h->mu);
+    if (h->reaping && !h->closing) {
+        for (; t < ntrees && grow_trash((void **)&h->dead_trees, &h->cap_trees, h->ndead_trees,
+                                        sizeof(*h->dead_trees));
+             t++)
+            h->dead_trees[h->ndead_trees++] = trees[t];
+        for (; m < nmem && grow_trash((void **)&h->dead_mem, &h->cap_mem, h->ndead_mem,
+                                      sizeof(*h->dead_mem));
+             m++)
+            h->dead_mem[h->ndead_mem++] = mem[m];
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (t || m)
+        ty_bell_ring(&h->reap_bell);
+    /* No reaper (or no memory for the lists): freed here. */
+    for (; t < ntrees; t++)
+        json_decref(trees[t]);
+    for (; m < nmem; m++)
+        free(mem[m]);
+}
+
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
 {
     bool queued = false;
@@ -365,6 +398,7 @@ static void hub_unref(store_hub *h)
     free(h->ring);
     free(h->dead_objs);  /* the reaper emptied them before it stopped */
     free(h->dead_trees);
+    free(h->dead_mem);
     free(h->cold);
     ZSTD_freeCCtx(h->cctx);
     pthread_mutex_destroy(&h->mu);

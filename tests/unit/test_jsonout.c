@@ -230,13 +230,58 @@ static void test_mark(void **state)
     json_decref(other);
 }
 
+/* A node whose text is known is copied, not written: wherever the tree
+ * holds it, with the mark still found outside it; without a text, written
+ * as usual. */
+static void test_known(void **state)
+{
+    json_t *mark = json_string("");
+    json_t *spec = json_pack("{s:[{s:s, s:[s, s]}], s:i}", "containers", "name", "c", "args", "a",
+                             "b\n", "replicas", 3);
+    json_t *v = json_pack("{s:{s:o}, s:O, s:{s:s}}", "metadata", "resourceVersion", mark, "spec",
+                          spec, "status", "phase", "Running");
+    char *want = json_dumps(v, JSON_COMPACT), *spec_text = json_dumps(spec, JSON_COMPACT);
+    ty_buf b = {0};
+    size_t at = 0;
+
+    (void)state;
+    assert_non_null(want);
+    /* its real text: the same bytes as writing it */
+    assert_int_equal(ty_json_append_known(&b, v, mark, &at, spec, spec_text, strlen(spec_text)),
+                     0);
+    assert_string_equal(b.data, want);
+    assert_memory_equal(b.data + at, "\"\"", 2);
+    /* the given text is what goes in (the caller vouches for it) */
+    b.len = 0;
+    assert_int_equal(ty_json_append_known(&b, v, mark, &at, spec, "{\"x\":1}", 7), 0);
+    assert_string_equal(b.data,
+                        "{\"metadata\":{\"resourceVersion\":\"\"},\"spec\":{\"x\":1},"
+                        "\"status\":{\"phase\":\"Running\"}}");
+    assert_int_equal(at, 31);
+    /* no text: written */
+    b.len = 0;
+    assert_int_equal(ty_json_append_known(&b, v, mark, &at, spec, NULL, 0), 0);
+    assert_string_equal(b.data, want);
+    /* held twice: copied both times */
+    json_object_set(json_object_get(v, "status"), "copy", spec);
+    b.len = 0;
+    assert_int_equal(ty_json_append_known(&b, v, mark, &at, spec, "7", 1), 0);
+    assert_string_equal(b.data, "{\"metadata\":{\"resourceVersion\":\"\"},\"spec\":7,"
+                                "\"status\":{\"phase\":\"Running\",\"copy\":7}}");
+    ty_buf_free(&b);
+    free(want);
+    free(spec_text);
+    json_decref(v);
+    json_decref(spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars),     cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_containers),  cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_append_and_cycles), cmocka_unit_test(test_string_alone),
-        cmocka_unit_test(test_mark),
+        cmocka_unit_test(test_mark),        cmocka_unit_test(test_known),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1747,6 +1747,55 @@ static void test_prepared_writes(void **state)
     store_obj_unref(b);
 }
 
+/* A status write shares the spec of the version before, and its text cuts
+ * that spec's text out of the version before's instead of writing it again:
+ * with escapes, non-ASCII and nesting in the spec, and members after it,
+ * each version's text is still its tree's, byte for byte, and so are the
+ * rows read back. */
+static void test_prepared_status_reuses_spec_text(void **state)
+{
+    fixture *f = *state;
+    copy_label c = {0};
+    json_t *j = json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:[s, s, s]}], s:{s:s}, s:i},"
+                          " s:{s:s}}",
+                          "apiVersion", "v1", "kind", "Pod", "metadata", "name", "spec-text",
+                          "spec", "containers", "name", "c", "args", "a \"q\"", "tab\t\\",
+                          "\xc3\xa9t\xc3\xa9", "nodeSelector", "k", "}{", "replicas", 8,
+                          "status", "phase", "Pending");
+    store_obj *o, *last = NULL;
+    char *text;
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    o = store_create(f->s, "pods", "default", j, &err);
+    json_decref(j);
+    assert_non_null(o);
+    store_obj_unref(o);
+    for (int i = 0; i < 3; i++) {
+        char v[8];
+        snprintf(v, sizeof(v), "v%d", i);
+        store_obj_unref(store_mutate(f->s, "pods", "default", "spec-text", set_label, v, &err));
+        o = store_mutate_status(f->s, "pods", "default", "spec-text", label_to_status, &c, &err);
+        assert_non_null(o);
+        assert_text_is_tree(o);
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(store_obj_json(o), "status"), "phase")),
+                            v);
+        store_obj_unref(last);
+        last = o;
+    }
+    text = strdup(store_obj_text(last, NULL));
+    store_obj_unref(last);
+    reopen(f);
+    o = store_get(f->s, "pods", "default", "spec-text", &err);
+    assert_non_null(o);
+    assert_string_equal(store_obj_text(o, NULL), text);
+    assert_text_is_tree(o);
+    store_obj_unref(o);
+    free(text);
+}
+
 /* A status mutate made ahead against a version that the batch changes
  * before it (an earlier op of the same store_write_all) is run again by the
  * leader on what the batch has: its function sees the change. */
@@ -2355,6 +2404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepared_status_reuses_spec_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_only_hot_and_bounded, setup, teardown),
     };
