@@ -43,6 +43,9 @@
 /* Each operation looks back over the batch for the key it touches, so a
  * batch is bounded; the rest waits for the next one. */
 #define MAX_BATCH 256
+/* How long a caller whose group is made as far ahead as it may be waits
+ * before it looks again (submit). */
+#define PREP_RETRY_NS 1000000L
 
 /* ---- the batch's view of current objects ---- */
 
@@ -313,6 +316,7 @@ static void run_batch(ty_store *s, write_req *batch)
     s->staged_rv = s->rv;
     for (write_req *q = batch; q; q = q->next) {
         s->batch_at = q;
+        store_prep_settle(s, q);
         store_exec(s, q);
         store_prep_release(q);
         writes |= q->staged != NULL;
@@ -407,8 +411,8 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
 {
     write_req *last = &reqs[n - 1];
     bool async = last->async;
+    size_t next = store_prepare(s, reqs, n), reached = 0;
 
-    store_prepare(s, reqs, n);
     for (size_t i = 0; i < n; i++) {
         reqs[i].next = i + 1 < n ? &reqs[i + 1] : NULL;
         reqs[i].done = reqs[i].lead = false;
@@ -421,18 +425,45 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
     else
         s->queue_head = reqs;
     s->queue_tail = last;
-    if (s->leading) {
-        if (async) {
+    if (s->leading && async) {
+        pthread_mutex_unlock(&s->queue_mu);
+        return;
+    }
+    /* Until the leader gets to them, make more of them (only a group has
+     * any left), even when nobody leads yet: who comes next leads and finds
+     * them made, instead of this thread leading now and making them in the
+     * commit section while everybody else waits. With the window full,
+     * look again in a while (the leader signals only the last of a group);
+     * with nothing left to make, lead when nobody does. */
+    while (!async && !last->done && !last->lead) {
+        struct timespec until;
+        bool made = false;
+
+        if (next < n) {
             pthread_mutex_unlock(&s->queue_mu);
-            return;
+            made = store_prepare_more(s, reqs, n, &next, &reached);
+            pthread_mutex_lock(&s->queue_mu);
         }
-        while (!last->done && !last->lead)
+        if (made)
+            continue;
+        if (!s->leading)
+            break;
+        if (next >= n) {
             pthread_cond_wait(&last->cv, &s->queue_mu);
-        if (last->done) {
-            pthread_mutex_unlock(&s->queue_mu);
-            pthread_cond_destroy(&last->cv);
-            return;
+            continue;
         }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += PREP_RETRY_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&last->cv, &s->queue_mu, &until);
+    }
+    if (last->done) {
+        pthread_mutex_unlock(&s->queue_mu);
+        pthread_cond_destroy(&last->cv);
+        return;
     }
     s->leading = true;
     lead(s, last);

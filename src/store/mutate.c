@@ -10,6 +10,7 @@
  * The leader checks that the version is still the one the batch would see,
  * stamps the resourceVersion into the tree and the text, and stages it;
  * where the version moved on it does the write itself, as before. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@
  * of those whose committed version has no tree (parsed here). */
 #define PREP_MAX 256
 #define PREP_COLD_MAX 64
+/* How far ahead of the leader a waiting caller makes its group's writes. */
+#define PREP_AHEAD 256
+/* How many of the writes the leader comes to next a waiting caller leaves it. */
+#define PREP_GAP 16
 
 static bool equal_outside_meta_status(const json_t *a, const json_t *b)
 {
@@ -229,31 +234,34 @@ static bool prep_text(write_req *req, json_t *obj, const store_obj *cur, const j
 /* A status mutate: fn on a copy of the committed version, and the verdict
  * (prepare_update) on its result. Only status mutates: their functions
  * depend on nothing but the object and their argument (store.h), so running
- * one again when the version moved on changes nothing else. */
-static bool prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
+ * one again when the version moved on changes nothing else. 1 made, 0 left
+ * to the leader, -1 not now: the version has no tree and cold_left is 0. */
+static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
 {
     store_obj *cur = store_get(s, req->resource, req->ns, req->name, NULL); /* committed */
     json_t *tree, *base, *next;
     int rc;
 
     if (!cur)
-        return false; /* the leader says so, or finds it created by this batch */
+        return 0; /* the leader says so, or finds it created by this batch */
     /* A version without its tree is parsed here (a parse of its own, which
-     * the result shares until the leader gets to it): only a few per group,
-     * so that a group of thousands (the simulated nodes' ends) does not hold
-     * thousands of parses at once. The rest the leader parses, as before. */
+     * the result shares until the leader gets to it): only a few per group
+     * before it is queued, so that a group of thousands (the simulated
+     * nodes' ends) does not hold thousands of parses at once. */
     tree = atomic_load_explicit(&cur->tree, memory_order_acquire);
-    if (tree)
+    if (tree) {
         base = json_incref(tree);
-    else if (*cold_left && (base = obj_parse(cur)))
+    } else if (!*cold_left) {
+        store_obj_unref(cur);
+        return -1;
+    } else if ((base = obj_parse(cur))) {
         (*cold_left)--;
-    else
-        base = NULL;
+    }
     next = base ? copy_for_status(base, req->spec_top) : NULL;
     if (!next) {
         json_decref(base);
         store_obj_unref(cur);
-        return false;
+        return 0;
     }
     rc = req->fn(next, req->arg, req->err) < 0
              ? -1
@@ -266,7 +274,7 @@ static bool prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
         json_decref(next);
         store_obj_unref(cur);
         ty_error_clear(req->err);
-        return false;
+        return 0;
     }
     json_decref(base);
     if (rc != 1) {
@@ -276,27 +284,98 @@ static bool prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     req->prep_base = cur;
     req->prep_next = next;
     req->prep_rc = rc;
-    return true;
+    return 1;
 }
 
-void store_prepare(ty_store *s, write_req *reqs, size_t n)
+/* Whether req is of a kind store_prepare makes ahead. */
+static bool preparable(const write_req *req)
 {
-    size_t made = 0, cold_left = PREP_COLD_MAX;
+    if (req->async)
+        return false;
+    if (req->kind == WR_MUTATE)
+        return req->fn && (req->status_only || req->spec_top);
+    return req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
+           *meta_str(req->obj, "name");
+}
 
+/* As prep_mutate, for either kind. */
+static int prep_one(ty_store *s, write_req *req, size_t *cold_left)
+{
+    if (req->kind == WR_MUTATE)
+        return prep_mutate(s, req, cold_left);
+    return prep_text(req, req->obj, NULL, NULL);
+}
+
+size_t store_prepare(ty_store *s, write_req *reqs, size_t n)
+{
+    size_t made = 0, cold_left = PREP_COLD_MAX, i, later = SIZE_MAX;
+
+    for (i = 0; i < n; i++)
+        atomic_init(&reqs[i].prep_state, PREP_OPEN);
     /* What is made waits for the leader: a group's first PREP_MAX writes
      * only (the rest are further from their batch, which may have moved on,
-     * and would all be held at once). */
-    for (size_t i = 0; i < n && made < PREP_MAX; i++) {
-        write_req *req = &reqs[i];
+     * and would all be held at once); its caller may make more while it
+     * waits (store_prepare_more). Not queued yet: nobody else looks. */
+    for (i = 0; i < n && made < PREP_MAX; i++) {
+        int rc;
 
-        if (req->async)
+        if (!preparable(&reqs[i]))
             continue;
-        if (req->kind == WR_MUTATE && req->fn && (req->status_only || req->spec_top))
-            made += prep_mutate(s, req, &cold_left);
-        else if (req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
-                 *meta_str(req->obj, "name"))
-            made += prep_text(req, req->obj, NULL, NULL);
+        if ((rc = prep_one(s, &reqs[i], &cold_left)) < 0) {
+            later = later < i ? later : i; /* cold: for store_prepare_more */
+            continue;
+        }
+        made += (size_t)rc;
+        atomic_store_explicit(&reqs[i].prep_state, PREP_MADE, memory_order_relaxed);
     }
+    return later < i ? later : i;
+}
+
+bool store_prepare_more(ty_store *s, write_req *reqs, size_t n, size_t *next, size_t *reached)
+{
+    size_t cold_left = SIZE_MAX; /* the window bounds what is held */
+
+    while (*reached < n && atomic_load_explicit(&reqs[*reached].prep_state,
+                                                memory_order_relaxed) == PREP_LEADER)
+        (*reached)++;
+    /* The leader will be at the next few soon: they are its, or it would
+     * wait for this thread, idle in the commit section. */
+    if (*next < *reached + PREP_GAP)
+        *next = *reached + PREP_GAP;
+    while (*next < n && *next - *reached < PREP_AHEAD) {
+        write_req *req = &reqs[(*next)++];
+        int open = PREP_OPEN;
+
+        if (!preparable(req) ||
+            !atomic_compare_exchange_strong_explicit(&req->prep_state, &open, PREP_MAKING,
+                                                     memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue; /* made already, or the leader's */
+        prep_one(s, req, &cold_left);
+        atomic_store_explicit(&req->prep_state, PREP_MADE, memory_order_release);
+        ty_bell_ring(&s->prep_bell); /* the leader may wait for it */
+        return true;
+    }
+    return false;
+}
+
+void store_prep_settle(ty_store *s, write_req *req)
+{
+    int st = PREP_OPEN;
+
+    if (atomic_compare_exchange_strong_explicit(&req->prep_state, &st, PREP_LEADER,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return;
+    while (st == PREP_MAKING) {
+        uint32_t ticket = ty_bell_ticket(&s->prep_bell);
+
+        if ((st = atomic_load_explicit(&req->prep_state, memory_order_acquire)) != PREP_MAKING)
+            break;
+        ty_bell_wait(&s->prep_bell, ticket, NULL);
+        st = atomic_load_explicit(&req->prep_state, memory_order_acquire);
+    }
+    /* made: what its caller made is the leader's now */
+    atomic_store_explicit(&req->prep_state, PREP_LEADER, memory_order_relaxed);
 }
 
 void store_prep_release(write_req *req)

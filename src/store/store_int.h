@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/thread.h"
 #include "store/store.h"
 
 #define STORE_MAX_OBJECT_BYTES (3u * 1024u * 1024u)
@@ -385,6 +386,8 @@ struct write_req {
                                        malloc'd, whose resourceVersion is the "" at
                                        prep_rv_at (the tree holds that "" too) */
     size_t prep_len, prep_rv_at;
+    _Atomic int prep_state;         /* who makes it (prep_state_t): the caller ahead, or the
+                                       leader; set before the request is queued */
     /* outcome */
     store_obj *result;              /* new reference for the caller, or NULL and *err */
     ty_error *err;                  /* the caller's (may be NULL) */
@@ -436,12 +439,33 @@ store_obj *store_current_for_write(ty_store *s, const char *resource, const char
 /* WR_MUTATE in the leader; also a create whose name is taken and that has a
  * function for it. */
 void store_exec_mutate(ty_store *s, write_req *req);
+/* Who makes a request's write ahead (write_req.prep_state). A caller
+ * waiting for its group goes on making the group's writes (those of
+ * thousands that store_prepare left) while the leader works through the
+ * batches before it; each request is claimed by one of them. */
+typedef enum {
+    PREP_OPEN,   /* nobody yet */
+    PREP_MAKING, /* its caller is making it; the leader waits for that */
+    PREP_MADE,   /* made (prep_* set, or empty when it could not be) */
+    PREP_LEADER, /* the leader's: its caller keeps off */
+} prep_state_t;
 /* In the caller's thread, before reqs[0..n) are queued: does what it can of
  * their work against the versions current now (the copy and the function of
- * a status mutate, serialising a named create or the mutate's result). The
- * leader takes that only where it still holds (store_exec_mutate, exec_create)
- * and does the rest itself. */
-void store_prepare(ty_store *s, write_req *reqs, size_t n);
+ * a status mutate, serialising a named create or the mutate's result), for
+ * the first PREP_MAX of them. The leader takes that only where it still
+ * holds (store_exec_mutate, exec_create) and does the rest itself. Sets
+ * every request's prep_state; returns the first it left that store_prepare_more
+ * may make (n when none). */
+size_t store_prepare(ty_store *s, write_req *reqs, size_t n);
+/* In the caller's thread, with reqs queued and nothing locked, while it
+ * waits for them: makes the next of reqs[*next..n) that nobody has (at
+ * most PREP_AHEAD ahead of the first the leader has not reached, *reached;
+ * both are the caller's to keep, starting at store_prepare's return and 0).
+ * Whether it made one; false when there is nothing it may make now. */
+bool store_prepare_more(ty_store *s, write_req *reqs, size_t n, size_t *next, size_t *reached);
+/* In the leader, before it runs req: makes req its own, waiting while its
+ * caller is making it. */
+void store_prep_settle(ty_store *s, write_req *req);
 /* Lets go of what store_prepare made for req and the leader did not take. */
 void store_prep_release(write_req *req);
 
@@ -492,6 +516,7 @@ struct ty_store {
     pthread_mutex_t queue_mu;
     write_req *queue_head, *queue_tail;
     bool leading;              /* a leader is at work */
+    ty_bell prep_bell;         /* rung when a waiting caller made a write (store_prepare_more) */
     /* the batch being run (leader only, under write_mu) */
     write_req *batch, *batch_at;
     uint64_t staged_rv;        /* resourceVersion of the last staged write */

@@ -1820,27 +1820,29 @@ static void test_prepared_mutate_redone_when_stale(void **state)
     store_op_clear(&ops[1]);
 }
 
-/* Made ahead on a cold version (parsed in the caller) only for a group's
- * first 64 (every parse is held until the leader gets to it: a group of
- * thousands held 2.6 GB at 150,000 pods), and not past the first 256 ops
- * of a group. Seen through writes that the batch makes stale first: made
- * ahead, the function runs twice. */
+/* Made ahead on a cold version (parsed in the caller): a group's first 64
+ * before it is queued (every parse is held until the leader gets to it: a
+ * group of thousands held 2.6 GB at 150,000 pods); then, while its caller
+ * waits, the rest, but never more than 256 ops ahead of the leader; and not
+ * past the first 256 ops of a group before it is queued. Seen through
+ * writes that the batch makes stale first: made ahead, the function runs
+ * twice. */
 static void test_prepared_only_hot_and_bounded(void **state)
 {
     fixture *f = *state;
-    enum { NHOT = 256, NCOLD = 70, COLD_MADE = 64 };
-    copy_label cold = {0}, late = {0}, hot = {0};
-    store_op ops[NHOT + 3 > 2 * NCOLD ? NHOT + 3 : 2 * NCOLD];
+    enum { NHOT = 256, NCOLD = 70, NFAR = 200, COLD_MADE = 64, AHEAD = 256 };
+    copy_label cold = {0}, far = {0}, late = {0}, hot = {0};
+    store_op ops[2 * NFAR];
     char name[32];
 
-    for (int i = 0; i < NCOLD; i++) {
-        snprintf(name, sizeof(name), "cold%02d", i);
+    for (int i = 0; i < NFAR; i++) {
+        snprintf(name, sizeof(name), "cold%03d", i);
         store_obj_unref(create(f->s, "pods", "default", name));
     }
     reopen(f); /* loaded without trees */
     /* the label writes first, then the status mutates that read them */
     for (int i = 0; i < NCOLD; i++) {
-        snprintf(name, sizeof(name), "cold%02d", i);
+        snprintf(name, sizeof(name), "cold%03d", i);
         ops[i] = store_op_mutate("pods", "default", strdup(name), set_label, "x");
         ops[NCOLD + i] =
             store_op_mutate_status("pods", "default", ops[i].name, label_to_status, &cold);
@@ -1851,12 +1853,35 @@ static void test_prepared_only_hot_and_bounded(void **state)
                                 json_object_get(store_obj_json(ops[NCOLD + i].result), "status"),
                                 "phase")),
                             "x");
-    /* 64 made ahead (twice each), the other 6 by the leader alone */
-    assert_int_equal(atomic_load(&cold.calls), 2 * COLD_MADE + (NCOLD - COLD_MADE));
+    /* 64 made ahead before it was queued, the other 6 by the caller before
+     * it led (nobody else did): each twice */
+    assert_int_equal(atomic_load(&cold.calls), 2 * NCOLD);
     for (int i = 0; i < NCOLD; i++) {
         free((char *)ops[i].name);
         store_op_clear(&ops[i]);
         store_op_clear(&ops[NCOLD + i]);
+    }
+    reopen(f);
+    /* The status mutates are ops 200..399: 64 made before the group is
+     * queued; the next would be 264, more than 256 ahead of the leader (at
+     * op 0): the rest are the leader's alone. */
+    for (int i = 0; i < NFAR; i++) {
+        snprintf(name, sizeof(name), "cold%03d", i);
+        ops[i] = store_op_mutate("pods", "default", strdup(name), set_label, "z");
+        ops[NFAR + i] =
+            store_op_mutate_status("pods", "default", ops[i].name, label_to_status, &far);
+    }
+    assert_int_equal(store_write_all(f->s, ops, 2 * NFAR), 0);
+    assert_int_equal(atomic_load(&far.calls), 2 * COLD_MADE + (NFAR - COLD_MADE));
+    assert_true(NFAR + COLD_MADE > AHEAD);
+    for (int i = 0; i < NFAR; i++) {
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(store_obj_json(ops[NFAR + i].result), "status"),
+                                "phase")),
+                            "z");
+        free((char *)ops[i].name);
+        store_op_clear(&ops[i]);
+        store_op_clear(&ops[NFAR + i]);
     }
 
     /* 256 hot ones first, then one the batch made stale: left to the leader */
@@ -1882,6 +1907,98 @@ static void test_prepared_only_hot_and_bounded(void **state)
     for (int i = 0; i < NHOT + 2; i++) {
         if (i >= 1 && i <= NHOT)
             free((char *)ops[i].name);
+        store_op_clear(&ops[i]);
+    }
+}
+
+/* Counts calls made on one thread (mine) and on any other. */
+typedef struct thread_calls {
+    pthread_t mine;
+    atomic_int on_mine, elsewhere;
+} thread_calls;
+
+static int status_by_thread(json_t *obj, void *arg, ty_error *err)
+{
+    thread_calls *c = arg;
+
+    (void)err;
+    atomic_fetch_add(pthread_equal(pthread_self(), c->mine) ? &c->on_mine : &c->elsewhere, 1);
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Done"));
+    return 0;
+}
+
+typedef struct blocker {
+    ty_store *s;
+    atomic_int in_fn, saw_all; /* saw_all: the want calls came while it held on */
+    thread_calls *calls;
+    int want; /* calls on the main thread to wait for (5 s at most) */
+} blocker;
+
+/* A (non-status) mutate, run by the leader in the commit section: holds it
+ * there until the main thread made `want` writes of its group. */
+static int hold_section(json_t *obj, void *arg, ty_error *err)
+{
+    blocker *b = arg;
+
+    (void)obj, (void)err;
+    atomic_store(&b->in_fn, 1);
+    for (int i = 0; i < 5000 && atomic_load(&b->calls->on_mine) < b->want; i++)
+        usleep(1000);
+    atomic_store(&b->saw_all, atomic_load(&b->calls->on_mine) >= b->want);
+    return 0;
+}
+
+static void *blocking_leader(void *arg)
+{
+    blocker *b = arg;
+    ty_error err;
+
+    ty_error_init(&err);
+    store_obj_unref(store_mutate(b->s, "pods", "default", "blocker", hold_section, b, &err));
+    ty_error_clear(&err);
+    return NULL;
+}
+
+/* While another thread leads (held in the commit section here), a caller
+ * waiting for its group makes the group's cold status writes that
+ * store_prepare left (it makes 64 before queueing): all of them while the
+ * leader is held, and none of their functions runs again. */
+static void test_prepared_while_waiting(void **state)
+{
+    fixture *f = *state;
+    enum { N = 100 };
+    thread_calls calls = {.mine = pthread_self()};
+    blocker b = {.calls = &calls, .want = N};
+    store_op ops[N];
+    pthread_t t;
+    char name[32];
+
+    store_obj_unref(create(f->s, "pods", "default", "blocker"));
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "wait%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+    }
+    reopen(f); /* loaded without trees: cold */
+    b.s = f->s;
+    assert_int_equal(pthread_create(&t, NULL, blocking_leader, &b), 0);
+    while (!atomic_load(&b.in_fn))
+        usleep(1000);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "wait%03d", i);
+        ops[i] = store_op_mutate_status("pods", "default", strdup(name), status_by_thread, &calls);
+    }
+    assert_int_equal(store_write_all(f->s, ops, N), 0);
+    pthread_join(t, NULL);
+    assert_true(atomic_load(&b.saw_all));
+    assert_int_equal(atomic_load(&calls.on_mine), N);
+    assert_int_equal(atomic_load(&calls.elsewhere), 0);
+    for (int i = 0; i < N; i++) {
+        assert_non_null(ops[i].result);
+        assert_text_is_tree(ops[i].result);
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(store_obj_json(ops[i].result), "status"), "phase")),
+                            "Done");
+        free((char *)ops[i].name);
         store_op_clear(&ops[i]);
     }
 }
@@ -2407,6 +2524,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepared_status_reuses_spec_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_only_hot_and_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepared_while_waiting, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
