@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/jsonown.h"
+
 static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
@@ -22,8 +24,8 @@ json_t *podcond_status(json_t *obj)
 void podcond_set(json_t *status, const char *type, const char *value, const char *reason,
                  const char *message, const char *now, bool probe)
 {
-    json_t *conds = json_object_get(status, "conditions"), *c = NULL, *it;
-    size_t i;
+    json_t *conds = ty_json_own(status, "conditions"), *c = NULL, *it;
+    size_t i, at = 0;
 
     if (!json_is_array(conds)) {
         conds = json_array();
@@ -31,7 +33,9 @@ void podcond_set(json_t *status, const char *type, const char *value, const char
     }
     json_array_foreach(conds, i, it)
         if (!strcmp(str(it, "type"), type))
-            c = it;
+            at = i + 1;
+    if (at)
+        c = ty_json_own_at(conds, at - 1);
     if (!c) {
         c = json_pack("{s:s}", "type", type);
         json_array_append_new(conds, c);

@@ -10,7 +10,9 @@
  * ("True"/"False"): lastTransitionTime = now when the value changes or the
  * condition is new; reason set (NULL removes it); message set when non-NULL
  * (an empty one removes it), else left as it is; with probe, lastProbeTime
- * is null as pods carry it. status is borrowed and changed in place. */
+ * is null as pods carry it. status is borrowed and changed in place; the
+ * conditions list and the condition it changes are made its own first
+ * (ty_json_own), so what status shares with another tree stays as it is. */
 void podcond_set(json_t *status, const char *type, const char *value, const char *reason,
                  const char *message, const char *now, bool probe);
 

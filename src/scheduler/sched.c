@@ -13,6 +13,7 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "base/thread.h"
@@ -193,8 +194,9 @@ static int pg_status_fn(json_t *pg, void *arg, ty_error *err)
     json_t *c;
     json_array_foreach(json_object_get(st, "conditions"), i, c) {
         const char *type = json_string_value(json_object_get(c, "type")) ?: "";
-        if ((strcmp(type, "Unschedulable") == 0 && !*a->msg) ||
-            (strcmp(type, "Scheduled") == 0 && *a->msg))
+        if (((strcmp(type, "Unschedulable") == 0 && !*a->msg) ||
+             (strcmp(type, "Scheduled") == 0 && *a->msg)) &&
+            (c = ty_json_own_at(json_object_get(st, "conditions"), i)))
             json_object_set_new(c, "status", json_string("False"));
     }
     return 0;

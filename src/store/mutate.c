@@ -114,10 +114,13 @@ static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur
     commit_stage(s, req, r, next, gone ? STORE_DELETED : STORE_MODIFIED);
 }
 
-/* A copy of obj whose metadata and status are its own and whose other
- * members are obj's, shared (store_mutate_status); with spec_top its spec is
- * its own too, but only one level deep (json_copy: the members under it are
- * shared). */
+/* A copy of obj for a status function: the object, its metadata and its
+ * status are its own, one level deep (json_copy), and everything below them
+ * and every other member is obj's, shared (store_mutate_status; the
+ * function makes its own what it changes below that, base/jsonown.h); with
+ * spec_top its spec is its own too, one level deep. A deep copy of a pod's
+ * metadata and status was most of a status write's work, and most of what
+ * the reaper then freed. */
 static json_t *copy_for_status(const json_t *obj, bool spec_top)
 {
     json_t *copy = json_object(), *v;
@@ -129,9 +132,8 @@ static json_t *copy_for_status(const json_t *obj, bool spec_top)
         return json_deep_copy(obj);
     }
     json_object_foreach((json_t *)obj, k, v) {
-        if (!strcmp(k, "metadata") || !strcmp(k, "status"))
-            rc |= json_object_set_new(copy, k, json_deep_copy(v));
-        else if (spec_top && !strcmp(k, "spec"))
+        if (!strcmp(k, "metadata") || !strcmp(k, "status") ||
+            (spec_top && !strcmp(k, "spec")))
             rc |= json_object_set_new(copy, k, json_copy(v));
         else
             rc |= json_object_set(copy, k, v);
@@ -142,6 +144,41 @@ static json_t *copy_for_status(const json_t *obj, bool spec_top)
     }
     return copy;
 }
+
+#ifdef TY_CHECK_SHARED
+/* Sanitizer builds check the rule above: base, whose members the copy
+ * shares, is byte for byte what it was before fn ran on the copy. */
+static char *shared_before(const json_t *base)
+{
+    return json_dumps(base, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static void shared_after(const json_t *base, char *before, const write_req *req)
+{
+    char *after = json_dumps(base, JSON_COMPACT | JSON_SORT_KEYS);
+
+    if (before && after && strcmp(before, after) != 0) {
+        fprintf(stderr,
+                "store: a status function changed the committed version of %s %s/%s it "
+                "shares members with:\nbefore %s\nafter  %s\n",
+                req->resource, req->ns ? req->ns : "", req->name ? req->name : "", before, after);
+        abort();
+    }
+    free(before);
+    free(after);
+}
+#else
+static char *shared_before(const json_t *base)
+{
+    (void)base;
+    return NULL;
+}
+
+static void shared_after(const json_t *base, char *before, const write_req *req)
+{
+    (void)base, (void)before, (void)req;
+}
+#endif
 
 /* What store_prepare made, taken: its base is the version this batch would
  * run fn on, so fn's result and the verdict on it are what they would be. */
@@ -187,12 +224,18 @@ void store_exec_mutate(ty_store *s, write_req *req)
     }
     next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
                                              : json_deep_copy(base);
-    if (!next)
+    if (!next) {
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
-    else if (req->fn(next, req->arg, req->err) < 0)
-        json_decref(next);
-    else
-        write_next(s, req, r, cur, base, next);
+    } else {
+        char *before = shared_before(base);
+        int frc = req->fn(next, req->arg, req->err);
+
+        shared_after(base, before, req);
+        if (frc < 0)
+            json_decref(next);
+        else
+            write_next(s, req, r, cur, base, next);
+    }
     json_decref(base);
 }
 
@@ -263,9 +306,14 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
         store_obj_unref(cur);
         return 0;
     }
-    rc = req->fn(next, req->arg, req->err) < 0
-             ? -1
-             : prepare_update(req->resource, cur, base, next, req->err);
+    {
+        char *before = shared_before(base);
+
+        rc = req->fn(next, req->arg, req->err) < 0
+                 ? -1
+                 : prepare_update(req->resource, cur, base, next, req->err);
+        shared_after(base, before, req);
+    }
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
                     !prep_text(req, next, cur, base))) {

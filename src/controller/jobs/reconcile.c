@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/timeutil.h"
@@ -557,7 +558,7 @@ static int write_status(json_t *obj, void *arg, ty_error *err)
         return 0; /* a new job of the same name: its own pass will come */
     json_object_set(obj, "status", w->status);
     if (w->restarts >= 0) {
-        json_t *ann = json_object_get(meta, "annotations");
+        json_t *ann = ty_json_own(meta, "annotations");
         if (!json_is_object(ann)) {
             ann = json_object();
             json_object_set_new(meta, "annotations", ann);

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/podcond.h"
+#include "base/jsonown.h"
 #include "base/timeutil.h"
+#include "model/podcond.h"
 #include "runtime/sim/sim_internal.h"
 
 #define MAX_DURATION_S (10.0 * 365 * 24 * 3600)
@@ -144,7 +145,7 @@ static int start_fn(json_t *pod, void *arg, ty_error *err)
     if (is_final(st) || (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)))
         return 0;
     ty_time_format(time(NULL), now, sizeof(now));
-    fins = json_object_get(meta, "finalizers");
+    fins = ty_json_own(meta, "finalizers");
     if (!json_is_array(fins)) {
         fins = json_array();
         json_object_set_new(meta, "finalizers", fins);
@@ -184,7 +185,7 @@ store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const c
 
 static void remove_finalizer(json_t *meta)
 {
-    json_t *fins = json_object_get(meta, "finalizers");
+    json_t *fins = ty_json_own(meta, "finalizers");
 
     for (size_t i = json_array_size(fins); i-- > 0;)
         if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", RT_SIM_FINALIZER))
