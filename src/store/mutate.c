@@ -246,23 +246,36 @@ void store_exec_mutate(ty_store *s, write_req *req)
  * leader then serialises it as usual. A status write shares its spec with
  * base, the tree of the committed version cur: that spec's text is cut from
  * cur's plain text (when cur has it) instead of written again, most of a
- * pod's text and of a job's. */
+ * pod's text and of a job's; a spec_top write (a binding) shares the spec's
+ * containers, whose text is cut the same way. */
 static bool prep_text(write_req *req, json_t *obj, const store_obj *cur, const json_t *base)
 {
     json_t *placeholder = json_string("");
-    const json_t *spec = base ? json_object_get(base, "spec") : NULL;
-    const char *known = NULL, *t;
-    size_t at, start, end;
+    const json_t *spec = base ? json_object_get(base, "spec") : NULL, *node = NULL;
+    const json_t *containers = json_object_get(spec, "containers");
+    const char *known = NULL, *t = NULL;
+    size_t at, start, end, cstart, cend;
     ty_buf b = {0};
 
     if (!placeholder || json_object_set_new(meta_of(obj), "resourceVersion", placeholder) < 0)
         return false;
     /* cur's plain text stays while this thread holds cur (sweep.c) */
-    if (spec && json_object_get(obj, "spec") == spec &&
-        (t = atomic_load_explicit(&((store_obj *)cur)->text, memory_order_acquire)) &&
-        obj_text_member(t, cur->len, "spec", &start, &end))
+    if (spec && (t = atomic_load_explicit(&((store_obj *)cur)->text, memory_order_acquire)) &&
+        obj_text_member(t, cur->len, "spec", &start, &end)) {
+        if (json_object_get(obj, "spec") == spec) {
+            node = spec;
+        } else if (containers &&
+                   json_object_get(json_object_get(obj, "spec"), "containers") == containers &&
+                   obj_text_member(t + start, end - start, "containers", &cstart, &cend)) {
+            /* spec_top (a binding): a pod's containers are most of its spec */
+            node = containers;
+            end = start + cend;
+            start += cstart;
+        }
+    }
+    if (node)
         known = t + start;
-    if (ty_json_append_known(&b, obj, placeholder, &at, spec, known, known ? end - start : 0) <
+    if (ty_json_append_known(&b, obj, placeholder, &at, node, known, known ? end - start : 0) <
             0 ||
         b.len > STORE_MAX_OBJECT_BYTES) {
         ty_buf_free(&b);

@@ -1620,7 +1620,8 @@ static void test_mutate_spec_top_shares_below(void **state)
 
     ty_error_init(&err);
     json_object_set_new(json_object_get(j, "spec"), "containers",
-                        json_pack("[{s:s, s:s}]", "name", "c", "image", "x"));
+                        json_pack("[{s:s, s:s, s:[s]}]", "name", "c", "image", "x", "args",
+                                  "\"q\" \\ \xc3\xa9"));
     before = store_create(f->s, "pods", "default", j, &err);
     json_decref(j);
     assert_non_null(before);
@@ -1638,6 +1639,13 @@ static void test_mutate_spec_top_shares_below(void **state)
     assert_null(json_object_get(b, "status"));
     assert_non_null(strstr(store_obj_text(after, NULL), "\"nodeName\":\"n1\""));
     assert_null(strstr(store_obj_text(before, NULL), "nodeName"));
+    /* its text (the containers' cut from the version before's) is its tree's */
+    {
+        char *dump = json_dumps(a, JSON_COMPACT);
+        assert_non_null(dump);
+        assert_string_equal(store_obj_text(after, NULL), dump);
+        free(dump);
+    }
     assert_int_equal(generation(after), generation(before) + 1);
     store_op_clear(&op);
     store_obj_unref(before);
