@@ -82,8 +82,8 @@ static int prepare_update(const char *resource, const store_obj *cur, const json
                          resource, cur->name);
     for (size_t i = 0; i < sizeof(kept_fields) / sizeof(kept_fields[0]); i++) {
         json_t *v = json_object_get(cmeta, kept_fields[i]);
-        if (v)
-            json_object_set_new(nmeta, kept_fields[i], json_deep_copy(v));
+        if (v) /* shared: never changed in place, only replaced */
+            json_object_set(nmeta, kept_fields[i], v);
         else
             json_object_del(nmeta, kept_fields[i]);
     }
