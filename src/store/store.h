@@ -299,10 +299,14 @@ store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const
 
 /* store_mutate for a function that changes nothing outside metadata and
  * status (a controller writing status, a kubelet its pod's state): fn gets
- * a copy whose metadata and status are its own and whose other fields (the
- * spec: most of a pod or a job) are the current version's, shared. fn must
- * not change them: they are part of the immutable current object. Saves
- * copying the spec on every status write.
+ * a copy whose metadata and status are its own one level deep and whose
+ * other fields (the spec: most of a pod or a job), and everything below
+ * metadata's and status's members, are the current version's, shared. fn
+ * must not change those in place: they are part of the immutable current
+ * object. To change something below the top of metadata or status, it makes
+ * it its own first (ty_json_own, base/jsonown.h). Saves copying the spec,
+ * and all but the top of metadata and status, on every status write
+ * (sanitizer builds check the rule: TY_CHECK_SHARED).
  *
  * fn runs in the calling thread, before the write is queued, on the version
  * committed then; the writer lock's holder only checks that the version is
