@@ -407,6 +407,17 @@ static void lead(ty_store *s, write_req *mine)
 /* Appends reqs[0..n) to the queue and, unless they are one async request,
  * waits until the last of them is done (which makes all of them done: the
  * queue runs in order), leading when nobody else does. */
+/* Requests' condition variables time out on the monotonic clock (a step of
+ * the wall clock would stretch submit's wait for the leader). */
+static pthread_condattr_t cv_attr;
+static pthread_once_t cv_attr_once = PTHREAD_ONCE_INIT;
+
+static void cv_attr_init(void)
+{
+    pthread_condattr_init(&cv_attr);
+    pthread_condattr_setclock(&cv_attr, CLOCK_MONOTONIC);
+}
+
 static void submit(ty_store *s, write_req *reqs, size_t n)
 {
     write_req *last = &reqs[n - 1];
@@ -418,7 +429,8 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
         reqs[i].done = reqs[i].lead = false;
         reqs[i].follower = i + 1 < n;
     }
-    pthread_cond_init(&last->cv, NULL);
+    pthread_once(&cv_attr_once, cv_attr_init);
+    pthread_cond_init(&last->cv, &cv_attr);
     pthread_mutex_lock(&s->queue_mu);
     if (s->queue_tail)
         s->queue_tail->next = reqs;
@@ -452,7 +464,7 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
             pthread_cond_wait(&last->cv, &s->queue_mu);
             continue;
         }
-        clock_gettime(CLOCK_REALTIME, &until);
+        clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += PREP_RETRY_NS;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
