@@ -18,5 +18,8 @@ void ty_duration_human(int64_t seconds, char *buf, size_t len);
 int ty_duration_parse(const char *s, int64_t *ms);
 /* Monotonic milliseconds. */
 int64_t ty_now_ms(void);
+/* The absolute time ms milliseconds from now on clock (for
+ * pthread_cond_timedwait, futex waits: the clock the waiter uses). */
+struct timespec ty_deadline_ms(clockid_t clock, int64_t ms);
 
 #endif

@@ -159,13 +159,7 @@ static void *ttl_main(void *arg)
             expire(t, rv);
             pthread_mutex_lock(&t->mu);
         }
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += t->tick_ms / 1000;
-        ts.tv_nsec += (t->tick_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        ts = ty_deadline_ms(CLOCK_MONOTONIC, t->tick_ms);
         while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &ts) == 0)
             ;
     }

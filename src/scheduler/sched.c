@@ -191,12 +191,12 @@ static int pg_status_fn(json_t *pg, void *arg, ty_error *err)
                       false);
     /* one of Scheduled / Unschedulable says True at a time */
     size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+    json_t *c, *conds = json_object_get(st, "conditions"); /* its own: podcond_set */
+    json_array_foreach(conds, i, c) {
         const char *type = json_string_value(json_object_get(c, "type")) ?: "";
         if (((strcmp(type, "Unschedulable") == 0 && !*a->msg) ||
              (strcmp(type, "Scheduled") == 0 && *a->msg)) &&
-            (c = ty_json_own_at(json_object_get(st, "conditions"), i)))
+            (c = ty_json_own_at(conds, i)))
             json_object_set_new(c, "status", json_string("False"));
     }
     return 0;

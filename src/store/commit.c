@@ -38,6 +38,7 @@
 
 #include "base/jsonout.h"
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "store/store_int.h"
 
 /* Each operation looks back over the batch for the key it touches, so a
@@ -45,7 +46,7 @@
 #define MAX_BATCH 256
 /* How long a caller whose group is made as far ahead as it may be waits
  * before it looks again (submit). */
-#define PREP_RETRY_NS 1000000L
+#define PREP_RETRY_MS 1
 
 /* ---- the batch's view of current objects ---- */
 
@@ -448,7 +449,6 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
      * look again in a while (the leader signals only the last of a group);
      * with nothing left to make, lead when nobody does. */
     while (!async && !last->done && !last->lead) {
-        struct timespec until;
         bool made = false;
 
         if (next < n) {
@@ -464,12 +464,7 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
             pthread_cond_wait(&last->cv, &s->queue_mu);
             continue;
         }
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += PREP_RETRY_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = ty_deadline_ms(CLOCK_MONOTONIC, PREP_RETRY_MS);
         pthread_cond_timedwait(&last->cv, &s->queue_mu, &until);
     }
     if (last->done) {

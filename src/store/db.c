@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "base/thread.h"
+#include "base/timeutil.h"
 #include "store/store_int.h"
 
 /* objects is a rowid table with its key as a separate index. It was a
@@ -102,10 +103,7 @@ static void *ckpt_main(void *arg)
 
     pthread_mutex_lock(&d->ckpt_mu);
     while (!d->ckpt_stop) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += CKPT_INTERVAL_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        ts = ty_deadline_ms(CLOCK_REALTIME, CKPT_INTERVAL_MS);
         pthread_cond_timedwait(&d->ckpt_cv, &d->ckpt_mu, &ts);
         if (d->ckpt_stop)
             break;

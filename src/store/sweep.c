@@ -130,12 +130,7 @@ static void *idle_main(void *arg)
 
     pthread_mutex_lock(&s->sweep_mu);
     while (!s->sweep_stopping) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += SWEEP_INTERVAL_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        ts = ty_deadline_ms(CLOCK_MONOTONIC, SWEEP_INTERVAL_MS);
         pthread_cond_timedwait(&s->sweep_cv, &s->sweep_mu, &ts);
         if (s->sweep_stopping)
             break;

@@ -37,6 +37,7 @@
 #include <zstd.h>
 
 #include "base/thread.h"
+#include "base/timeutil.h"
 #include "store/store_int.h"
 
 typedef struct hub_entry {
@@ -467,19 +468,6 @@ static void drop_taken(store_watch *w)
     w->ntaken = w->next_taken = 0;
 }
 
-static struct timespec deadline_after(int timeout_ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
 
 /* Called with h->mu held: takes the matching events after the cursor, up to
  * WATCH_TAKE, into w->taken (each with a reference to the ring's snapshot;
@@ -545,7 +533,7 @@ int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *
     }
     drop_taken(w);
     if (timeout_ms > 0)
-        deadline = deadline_after(timeout_ms);
+        deadline = ty_deadline_ms(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&h->mu);
     for (;;) {
         if (stopped(w)) {

@@ -30,6 +30,7 @@
 
 #include "base/log.h"
 #include "base/thread.h"
+#include "base/timeutil.h"
 #include "runtime/local/agent.h"
 
 #ifndef SYS_pidfd_open
@@ -86,14 +87,8 @@ static void enqueue(rt_local *rt, store_event *ev)
 
 static void wait_to_reopen(rt_local *rt)
 {
-    struct timespec ts;
+    struct timespec ts = ty_deadline_ms(CLOCK_REALTIME, REOPEN_WAIT_MS);
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += REOPEN_WAIT_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
     pthread_cond_timedwait(&rt->cv, &rt->mu, &ts);
 }
 
