@@ -419,11 +419,14 @@ static void test_backoff(void **state)
     expect_cond(f, "bo2", "Failed", "True", "BackoffLimitExceeded", NULL);
 }
 
+/* 2 s, not 1: startTime has whole seconds, so a 1 s deadline can pass a
+ * few milliseconds after the first pass, before the pass that creates the
+ * pods (it failed so once in CI under ASan). */
 static void test_deadline(void **state)
 {
     fixture *f = *state;
 
-    create_job(f, PTJOB("dl", "", "activeDeadlineSeconds: 1, cleanPodPolicy: All", "OnFailure", 1));
+    create_job(f, PTJOB("dl", "", "activeDeadlineSeconds: 2, cleanPodPolicy: All", "OnFailure", 1));
     pod_set(f, "dl-master-0", "Running", -1, 0);
     assert_false(job_is(f, "dl", "Failed"));
     assert_true(wait_for(f, job_is, "dl", "Failed"));
