@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/treearena.h"
 #include "cli/cli.h"
 
 static const struct {
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* before the first JSON value (treearena.h) */
+    ty_tree_arena_init(false);
     if (argc < 2) {
         usage(stderr);
         return 2;

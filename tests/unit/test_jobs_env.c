@@ -13,6 +13,7 @@
 
 #include "api/kinds.h"
 #include "api/kubeflow.h"
+#include "base/treearena.h"
 #include "controller/jobs/jobs_int.h"
 #include "model/yaml.h"
 
@@ -66,7 +67,11 @@ static json_t *pod_of(const json_t *job, const char *rtype, int index)
     ty_error err;
 
     build_ctx(&b, job);
+    /* built in a tree arena scope, as the engine builds it: whatever the
+     * frameworks do meanwhile must be safe there (no json_dumps text) */
+    ty_tree_arena_begin();
     pod = jobs_build_pod(b.fw, &b.c, rtype, index, false);
+    ty_tree_arena_end();
     json_decref(b.job);
     /* Whatever the engine builds must pass the API's own pod rules. */
     ty_error_init(&err);
@@ -592,5 +597,9 @@ int main(void)
         cmocka_unit_test(test_jax), cmocka_unit_test(test_mxnet),
         cmocka_unit_test(test_mindspore),
     };
+
+    /* forced: sanitizer builds check the scopes too (treearena.h) */
+    if (!ty_tree_arena_init(true))
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/jsonout.h"
 #include "controller/jobs/framework.h"
 
 /* Sorted, as Go writes a map's keys (upstream marshals maps). */
@@ -14,7 +16,7 @@ static void mx_config(const job_ctx *c, const char *rtype, int index, json_t *en
 {
     json_t *cluster = json_object(), *labels = json_object(), *cfg;
     char lower[16], host[300];
-    char *text;
+    ty_buf text = {0};
 
     /* jansson keeps insertion order; sort by the lowercase key as Go does. */
     for (size_t t = 0; t < NTYPES; t++) {
@@ -34,10 +36,11 @@ static void mx_config(const job_ctx *c, const char *rtype, int index, json_t *en
     jf_lower(rtype, lower, sizeof(lower));
     cfg = json_pack("{s:o, s:o, s:{s:s, s:i}}", "cluster", cluster, "labels", labels, "task",
                     "type", lower, "index", index);
-    text = json_dumps(cfg, JSON_COMPACT);
-    if (text)
-        jf_env(env, "MX_CONFIG", text);
-    free(text);
+    /* ty_json_append, not json_dumps: this runs while the pod is built in
+     * a tree arena scope, where json_dumps' text would not be free()'s */
+    if (ty_json_append(&text, cfg) == 0)
+        jf_env(env, "MX_CONFIG", text.data);
+    ty_buf_free(&text);
     json_decref(cfg);
 }
 

@@ -18,6 +18,7 @@
 #include "api/kinds.h"
 #include "base/jsonown.h"
 #include "base/log.h"
+#include "base/treearena.h"
 #include "base/metrics.h"
 #include "base/timeutil.h"
 #include "controller/events.h"
@@ -334,14 +335,18 @@ static void create_replica(pass *p, jobs_batch *b, const char *rtype, int index)
 
     ty_error_init(&err);
     jobs_pod_name(p->fw, &p->c, rtype, index, name, sizeof(name));
-    if (!has_service(p, name) && (obj = jobs_build_service(p->fw, &p->c, rtype, index)) &&
-        jobs_batch_add(b, &api_service, obj, p->job, p->c.kind->operator_name, p->s, &err) < 0)
+    ty_tree_arena_begin();
+    obj = has_service(p, name) ? NULL : jobs_build_service(p->fw, &p->c, rtype, index);
+    ty_tree_arena_end();
+    if (obj && jobs_batch_add(b, &api_service, obj, p->job, p->c.kind->operator_name, p->s,
+                              &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
     if (json_object_get(p->present, name))
         return;
     if (p->fw->may_create && !p->fw->may_create(&p->c, rtype, p->counts, p->ntypes))
         return;
+    ty_tree_arena_begin();
     obj = jobs_build_pod(p->fw, &p->c, rtype, index, p->gang);
     if (obj) {
         /* the gang scheduler finds the pod's PodGroup and role by these */
@@ -358,6 +363,7 @@ static void create_replica(pass *p, jobs_batch *b, const char *rtype, int index)
         json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string(p->c.name));
         json_object_set_new(ann, "volcano.sh/task-spec", json_string(role));
     }
+    ty_tree_arena_end();
     if (jobs_batch_add(b, &api_pod, obj, p->job, p->c.kind->operator_name, p->s, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/jsonout.h"
 #include "controller/jobs/framework.h"
 
 /* Lowercase type names in the order Go's encoding/json writes a map's keys
@@ -60,7 +62,7 @@ static void tf_env(const job_ctx *c, const char *rtype, int index, json_t *env)
                                                 "enableDynamicWorker"));
     char lower[16];
     json_t *config;
-    char *text;
+    ty_buf text = {0};
 
     /* A single-process job is not distributed: TF must not see a cluster. */
     if (jf_total(c) <= 1)
@@ -72,10 +74,11 @@ static void tf_env(const job_ctx *c, const char *rtype, int index, json_t *env)
     else
         config = json_pack("{s:o, s:{s:s, s:i}, s:s}", "cluster", cluster_spec(c), "task", "type",
                            lower, "index", index, "environment", "cloud");
-    text = json_dumps(config, JSON_COMPACT);
-    if (text)
-        jf_env(env, "TF_CONFIG", text);
-    free(text);
+    /* ty_json_append, not json_dumps: this runs while the pod is built in
+     * a tree arena scope, where json_dumps' text would not be free()'s */
+    if (ty_json_append(&text, config) == 0)
+        jf_env(env, "TF_CONFIG", text.data);
+    ty_buf_free(&text);
     json_decref(config);
 }
 
