@@ -50,9 +50,10 @@ static chunk *resident, *dropped; /* free chunks with / without their pages */
 static size_t nresident, ndropped;
 static pthread_key_t thread_key;
 
-static __thread chunk *cur;      /* the chunk this thread carves */
-static __thread unsigned carved; /* blocks carved from it */
-static __thread unsigned depth;  /* open scopes */
+static __thread chunk *cur[TY_TREE_LANES];      /* the chunk this thread carves, per lane */
+static __thread unsigned carved[TY_TREE_LANES]; /* blocks carved from it */
+static __thread unsigned depth;                 /* open scopes */
+static __thread ty_tree_lane lane;              /* the outermost one's */
 static __thread bool registered; /* thread_key set: thread_gone runs at exit */
 
 static void give_back(chunk *c)
@@ -78,14 +79,15 @@ static void give_back(chunk *c)
     pthread_mutex_unlock(&mu);
 }
 
-/* The carver is done with its chunk: the bias becomes what it carved. */
-static void finish(void)
+/* The carver is done with its chunk of lane l: the bias becomes what it
+ * carved. */
+static void finish(ty_tree_lane l)
 {
-    chunk *c = cur;
-    unsigned bias = CARVING - carved;
+    chunk *c = cur[l];
+    unsigned bias = CARVING - carved[l];
 
-    cur = NULL;
-    carved = 0;
+    cur[l] = NULL;
+    carved[l] = 0;
     if (c && atomic_fetch_sub_explicit(&c->live, bias, memory_order_acq_rel) == bias)
         give_back(c);
 }
@@ -123,18 +125,19 @@ static chunk *take(void)
 static void *arena_malloc(size_t n)
 {
     size_t need = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    chunk *c;
     void *p;
 
     if (!depth || need > BIG || need == 0)
         return malloc(n);
-    if (!cur || cur->used + need > CHUNK) {
-        finish();
-        if (!(cur = take()))
+    if (!(c = cur[lane]) || c->used + need > CHUNK) {
+        finish(lane);
+        if (!(c = cur[lane] = take()))
             return malloc(n); /* the reserve is used up: as without a scope */
     }
-    p = (char *)cur + cur->used;
-    cur->used += (uint32_t)need;
-    carved++;
+    p = (char *)c + c->used;
+    c->used += (uint32_t)need;
+    carved[lane]++;
     return p;
 }
 
@@ -160,7 +163,8 @@ static void arena_free(void *p)
 static void thread_gone(void *unused)
 {
     (void)unused;
-    finish();
+    for (int l = 0; l < TY_TREE_LANES; l++)
+        finish((ty_tree_lane)l);
 }
 
 bool ty_tree_arena_init(bool force)
@@ -184,15 +188,16 @@ bool ty_tree_arena_init(bool force)
     return atomic_load(&on);
 }
 
-void ty_tree_arena_begin(void)
+void ty_tree_arena_begin(ty_tree_lane l)
 {
-    if (!atomic_load_explicit(&on, memory_order_relaxed))
+    if (!atomic_load_explicit(&on, memory_order_relaxed) || (unsigned)l >= TY_TREE_LANES)
         return;
     if (!registered) {
         pthread_setspecific(thread_key, &registered);
         registered = true;
     }
-    depth++;
+    if (depth++ == 0)
+        lane = l;
 }
 
 void ty_tree_arena_end(void)

@@ -41,8 +41,18 @@
  * build not forced). Only the first call does anything. */
 bool ty_tree_arena_init(bool force);
 
-/* Scopes nest; only the outermost end closes one. */
-void ty_tree_arena_begin(void);
+/* Trees of different lifetimes are carved from different chunks (a lane
+ * each, with its own chunk per thread), so that a chunk is not kept by one
+ * long-lived tree among many dead ones. */
+typedef enum {
+    TY_TREES_STORED, /* objects written to the store: they live as long as their versions */
+    TY_TREES_BRIEF,  /* read copies a thread frees itself moments later (a pass's views) */
+    TY_TREE_LANES
+} ty_tree_lane;
+
+/* Scopes nest; a scope opened inside another carves for the outer one's
+ * lane, and only the outermost end closes one. */
+void ty_tree_arena_begin(ty_tree_lane lane);
 void ty_tree_arena_end(void);
 
 /* Whether p was carved from a chunk (tests). */

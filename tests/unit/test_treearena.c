@@ -48,7 +48,7 @@ static void move_on(void)
     size_t n = 0;
     uintptr_t first;
 
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     held[n++] = tree(0);
     first = chunk_of(held[0]);
     while (n < 200) {
@@ -69,7 +69,7 @@ static void test_scope_carves(void **state)
     json_t *in, *out;
 
     (void)state;
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     in = tree(1);
     ty_tree_arena_end();
     out = tree(1);
@@ -86,7 +86,7 @@ static void test_scope_carves(void **state)
     char *big = malloc(TY_TREE_ARENA_CHUNK / 4);
     memset(big, 'x', TY_TREE_ARENA_CHUNK / 4 - 1);
     big[TY_TREE_ARENA_CHUNK / 4 - 1] = '\0';
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     json_t *s = json_string(big);
     ty_tree_arena_end();
     assert_true(ty_tree_arena_owns(s));
@@ -105,8 +105,8 @@ static void test_scopes_nest(void **state)
     json_t *a, *b;
 
     (void)state;
-    ty_tree_arena_begin();
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
+    ty_tree_arena_begin(TY_TREES_STORED);
     ty_tree_arena_end();
     a = json_object();
     ty_tree_arena_end();
@@ -132,7 +132,7 @@ static void test_chunk_back_when_all_freed(void **state)
     (void)state;
     move_on();
     before = in_use();
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     keep = tree(2);
     ty_tree_arena_end();
     kept_member = json_incref(json_object_get(keep, "spec"));
@@ -145,6 +145,29 @@ static void test_chunk_back_when_all_freed(void **state)
     assert_int_equal(in_use(), with_spec - 1);
 }
 
+/* Lanes carve different chunks; a scope inside another keeps its lane. */
+static void test_lanes(void **state)
+{
+    json_t *stored, *brief, *inner;
+
+    (void)state;
+    ty_tree_arena_begin(TY_TREES_STORED);
+    stored = json_object();
+    ty_tree_arena_end();
+    ty_tree_arena_begin(TY_TREES_BRIEF);
+    brief = json_object();
+    ty_tree_arena_begin(TY_TREES_STORED);
+    inner = json_object();
+    ty_tree_arena_end();
+    ty_tree_arena_end();
+    assert_true(ty_tree_arena_owns(stored) && ty_tree_arena_owns(brief));
+    assert_int_not_equal(chunk_of(stored), chunk_of(brief));
+    assert_int_equal(chunk_of(inner), chunk_of(brief));
+    json_decref(stored);
+    json_decref(brief);
+    json_decref(inner);
+}
+
 #define THREADS 4
 #define TREES 3000
 
@@ -155,7 +178,7 @@ static void *builder(void *arg)
     json_t **mine = arg;
 
     for (int i = 0; i < TREES; i++) {
-        ty_tree_arena_begin();
+        ty_tree_arena_begin(TY_TREES_STORED);
         mine[i] = tree(i);
         ty_tree_arena_end();
     }
@@ -205,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_scope_carves),
         cmocka_unit_test(test_scopes_nest),
         cmocka_unit_test(test_chunk_back_when_all_freed),
+        cmocka_unit_test(test_lanes),
         cmocka_unit_test(test_other_threads_free),
     };
 

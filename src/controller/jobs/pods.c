@@ -20,10 +20,14 @@ json_t *jobs_owner_ref(const json_t *owner)
 {
     const json_t *meta = json_object_get(owner, "metadata");
 
-    return json_pack("{s:O, s:O, s:O, s:O, s:b, s:b}", "apiVersion",
-                     json_object_get(owner, "apiVersion"), "kind", json_object_get(owner, "kind"),
-                     "name", json_object_get(meta, "name"), "uid", json_object_get(meta, "uid"),
-                     "controller", 1, "blockOwnerDeletion", 1);
+    /* Copies, not the owner's own strings: the job a pass reads is a brief
+     * copy (treearena.h), and what it creates lives on. */
+    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion",
+                     json_string_value(json_object_get(owner, "apiVersion")), "kind",
+                     json_string_value(json_object_get(owner, "kind")), "name",
+                     json_string_value(json_object_get(meta, "name")), "uid",
+                     json_string_value(json_object_get(meta, "uid")), "controller", 1,
+                     "blockOwnerDeletion", 1);
 }
 
 static json_t *copy_or_new(const json_t *v)

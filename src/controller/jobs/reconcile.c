@@ -335,7 +335,7 @@ static void create_replica(pass *p, jobs_batch *b, const char *rtype, int index)
 
     ty_error_init(&err);
     jobs_pod_name(p->fw, &p->c, rtype, index, name, sizeof(name));
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     obj = has_service(p, name) ? NULL : jobs_build_service(p->fw, &p->c, rtype, index);
     ty_tree_arena_end();
     if (obj && jobs_batch_add(b, &api_service, obj, p->job, p->c.kind->operator_name, p->s,
@@ -346,7 +346,7 @@ static void create_replica(pass *p, jobs_batch *b, const char *rtype, int index)
         return;
     if (p->fw->may_create && !p->fw->may_create(&p->c, rtype, p->counts, p->ntypes))
         return;
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     obj = jobs_build_pod(p->fw, &p->c, rtype, index, p->gang);
     if (obj) {
         /* the gang scheduler finds the pod's PodGroup and role by these */
@@ -670,8 +670,10 @@ static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
     if (!p->fw || !uid || !p->c.name || !p->c.ns)
         return -1;
     p->status = json_is_object(st) ? json_deep_copy(st) : json_object();
+    ty_tree_arena_begin(TY_TREES_BRIEF);
     p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid);
     p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid);
+    ty_tree_arena_end();
     p->present = json_object();
     p->retry = json_array();
     p->failed = json_array();
@@ -703,7 +705,9 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
 
     if (!o)
         return 0; /* deleted: the garbage collector takes its pods */
+    ty_tree_arena_begin(TY_TREES_BRIEF);
     job = store_obj_json_copy(o);
+    ty_tree_arena_end();
     store_obj_unref(o);
     if (!job || jobs_is_terminating(job)) {
         json_decref(job);
