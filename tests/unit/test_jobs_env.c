@@ -69,7 +69,7 @@ static json_t *pod_of(const json_t *job, const char *rtype, int index)
     build_ctx(&b, job);
     /* built in a tree arena scope, as the engine builds it: whatever the
      * frameworks do meanwhile must be safe there (no json_dumps text) */
-    ty_tree_arena_begin();
+    ty_tree_arena_begin(TY_TREES_STORED);
     pod = jobs_build_pod(b.fw, &b.c, rtype, index, false);
     ty_tree_arena_end();
     json_decref(b.job);
