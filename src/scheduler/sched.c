@@ -308,6 +308,7 @@ static void flush_writes(ty_sched *sc)
             /* bind_fn sets spec.nodeName and a condition: the rest of the
              * spec (most of a pod) is shared, not copied */
             ops[i] = store_op_mutate_spec_top("pods", nss[i], name, bind_fn, &binds[i]);
+            ops[i].arena = true; /* the bound version's top lives with the pod */
             break;
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text};

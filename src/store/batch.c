@@ -74,7 +74,8 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
                                 .obj = op->obj, .text = op->text, .text_len = op->text_len,
                                 .rv_at = op->meta_end, .fn = op->fn, .arg = op->arg,
                                 .dopts = op->dopts, .status_only = op->status_only,
-                                .spec_top = op->spec_top, .err = &op->err};
+                                .spec_top = op->spec_top, .arena = op->arena,
+                                .err = &op->err};
         op->obj = NULL; /* the request owns it now */
         op->text = NULL;
     }

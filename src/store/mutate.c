@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/treearena.h"
 #include "store/store_int.h"
 
 /* The most writes of one call that store_prepare makes ahead, and the most
@@ -222,14 +223,23 @@ void store_exec_mutate(ty_store *s, write_req *req)
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
         return;
     }
+    /* shared_before's text is made outside the scope: it is free()'s */
+    char *before = shared_before(base);
+
+    if (req->arena)
+        ty_tree_arena_begin(TY_TREES_STORED);
     next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
                                              : json_deep_copy(base);
     if (!next) {
+        if (req->arena)
+            ty_tree_arena_end();
+        free(before);
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
     } else {
-        char *before = shared_before(base);
         int frc = req->fn(next, req->arg, req->err);
 
+        if (req->arena)
+            ty_tree_arena_end(); /* before write_next, which may json_dumps */
         shared_after(base, before, req);
         if (frc < 0)
             json_decref(next);
@@ -313,18 +323,26 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     } else if ((base = obj_parse(cur))) {
         (*cold_left)--;
     }
+    /* shared_before's text is made outside the scope: it is free()'s */
+    char *before = base ? shared_before(base) : NULL;
+
+    if (req->arena)
+        ty_tree_arena_begin(TY_TREES_STORED);
     next = base ? copy_for_status(base, req->spec_top) : NULL;
     if (!next) {
+        if (req->arena)
+            ty_tree_arena_end();
+        free(before);
         json_decref(base);
         store_obj_unref(cur);
         return 0;
     }
     {
-        char *before = shared_before(base);
-
         rc = req->fn(next, req->arg, req->err) < 0
                  ? -1
                  : prepare_update(req->resource, cur, base, next, req->err);
+        if (req->arena)
+            ty_tree_arena_end(); /* before prep_text */
         shared_after(base, before, req);
     }
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
@@ -511,3 +529,4 @@ store_obj *store_current_for_write(ty_store *s, const char *resource, const char
     *rp = r;
     return o;
 }
+

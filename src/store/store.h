@@ -199,6 +199,10 @@ typedef struct store_op {
                                          removes top-level members of spec (a binding's
                                          nodeName), never anything under them: those are
                                          shared with the current version */
+    bool arena;                       /* MUTATE: the copy fn works on, and what fn adds, are
+                                         built in the stored lane of the tree arena
+                                         (base/treearena.h); only for a fn that makes no
+                                         json_dumps text */
     const struct store_delete_opts *dopts; /* DELETE: NULL or borrowed until the call returns */
     char *text;                       /* RECORD given as text (store_op_record_text): taken
                                          over (malloc'd) instead of obj */

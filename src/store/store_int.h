@@ -373,6 +373,7 @@ struct write_req {
     const store_delete_opts *dopts; /* WR_DELETE */
     bool status_only;               /* WR_MUTATE: fn changes only metadata and status */
     bool spec_top;                  /* WR_MUTATE: and top-level members of spec */
+    bool arena;                     /* WR_MUTATE: copy and fn in a tree arena scope */
     bool async;                     /* nobody waits: the leader frees the request */
     bool follower;                  /* of a group (store_write_all) whose caller waits on
                                        its last request: not signalled, never the heir */

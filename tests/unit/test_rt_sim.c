@@ -18,6 +18,7 @@
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/timeutil.h"
+#include "base/treearena.h"
 #include "runtime/sim/sim.h"
 #include "store/store.h"
 
@@ -353,5 +354,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleted_node_registers_again, setup, teardown),
         cmocka_unit_test(test_parse_spec),
     };
+    /* forced: the simulated nodes' and the scheduler's writes build in a
+     * tree arena scope, sanitizer builds included (base/treearena.h) */
+    if (!ty_tree_arena_init(true))
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/timeutil.h"
+#include "base/treearena.h"
 #include "scheduler/sched.h"
 #include "store/store.h"
 
@@ -236,5 +237,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
     };
+    /* forced: the simulated nodes' and the scheduler's writes build in a
+     * tree arena scope, sanitizer builds included (base/treearena.h) */
+    if (!ty_tree_arena_init(true))
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

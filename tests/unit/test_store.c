@@ -20,6 +20,8 @@
 
 #include "tmpdir.h"
 
+#include "base/treearena.h"
+
 #include "store/store.h"
 
 typedef struct fixture {
@@ -1804,6 +1806,57 @@ static void test_prepared_status_reuses_spec_text(void **state)
     free(text);
 }
 
+/* A mutate op marked arena builds its copy and what its function adds in
+ * the tree arena (base/treearena.h), made ahead or by the leader; one not
+ * marked does not; the texts are those of the trees either way. */
+static void test_arena_mutates(void **state)
+{
+    fixture *f = *state;
+    copy_label c = {0};
+    json_t *j = json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s}]}}", "apiVersion", "v1", "kind",
+                          "Pod", "metadata", "name", "arena", "spec", "containers", "name", "c");
+    store_op ops[2];
+    store_obj *o;
+    ty_error err;
+
+    ty_error_init(&err);
+    o = store_create(f->s, "pods", "default", j, &err);
+    json_decref(j);
+    assert_non_null(o);
+    store_obj_unref(o);
+    for (int marked = 0; marked < 2; marked++) {
+        char a[8];
+        snprintf(a, sizeof(a), "a%d", marked); /* so that the status changes */
+        store_obj_unref(store_mutate(f->s, "pods", "default", "arena", set_label, a, &err));
+        /* alone: made ahead by this thread */
+        ops[0] = store_op_mutate_status("pods", "default", "arena", label_to_status, &c);
+        ops[0].arena = marked;
+        assert_int_equal(store_write_all(f->s, ops, 1), 0);
+        const json_t *t = store_obj_json(ops[0].result);
+        assert_int_equal(ty_tree_arena_owns(t), marked);
+        assert_int_equal(ty_tree_arena_owns(json_object_get(t, "status")), marked);
+        assert_false(ty_tree_arena_owns(json_object_get(t, "spec"))); /* shared, as it was */
+        assert_text_is_tree(ops[0].result);
+        store_op_clear(&ops[0]);
+        /* behind a change of the same object in the same batch: the leader
+         * runs it again on what the batch has */
+        char v[8];
+        snprintf(v, sizeof(v), "v%d", marked);
+        ops[0] = store_op_mutate("pods", "default", "arena", set_label, v);
+        ops[1] = store_op_mutate_status("pods", "default", "arena", label_to_status, &c);
+        ops[1].arena = marked;
+        assert_int_equal(store_write_all(f->s, ops, 2), 0);
+        t = store_obj_json(ops[1].result);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(t, "status"),
+                                                              "phase")),
+                            v);
+        assert_int_equal(ty_tree_arena_owns(json_object_get(t, "status")), marked);
+        assert_text_is_tree(ops[1].result);
+        store_op_clear(&ops[0]);
+        store_op_clear(&ops[1]);
+    }
+}
+
 /* A status mutate made ahead against a version that the batch changes
  * before it (an earlier op of the same store_write_all) is run again by the
  * leader on what the batch has: its function sees the change. */
@@ -2533,6 +2586,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_only_hot_and_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_while_waiting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
     };
+
+    /* forced in sanitizer builds too: every test runs with its allocation
+     * functions installed, one with its scopes (treearena.h) */
+    if (!ty_tree_arena_init(true))
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
+

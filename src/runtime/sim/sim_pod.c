@@ -179,8 +179,12 @@ store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const c
 {
     *a = (sim_pod_args){.uid = p->uid};
     snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
+    store_op op;
+
     next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
-    return store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
+    op = store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
+    op.arena = true; /* the Running status lives with the pod */
+    return op;
 }
 
 static void remove_finalizer(json_t *meta)
@@ -239,8 +243,12 @@ int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid
 
 store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
 {
+    store_op op;
+
     *a = (sim_pod_args){.uid = p->uid, .exit_code = exit_code};
-    return store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
+    op = store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
+    op.arena = true; /* the ended status lives with the pod */
+    return op;
 }
 
 int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
