@@ -29,7 +29,7 @@
 #define RESERVE ((size_t)16 << 30) /* 262,144 chunks of address space */
 #define GROW 16                    /* chunks made writable at a time */
 #define BIG (CHUNK / 8)            /* larger blocks come from malloc */
-#define KEEP_RESIDENT 256          /* free chunks that keep their pages (16 MiB) */
+#define KEEP_RESIDENT 64           /* free chunks that keep their pages (4 MiB) */
 #define ALIGN 16u                  /* as malloc's */
 #define CARVING (1u << 20)         /* > the most blocks a chunk holds */
 

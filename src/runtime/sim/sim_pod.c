@@ -183,7 +183,8 @@ store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const c
 
     next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
     op = store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
-    op.arena = true; /* the Running status lives with the pod */
+    op.arena = true; /* the Running status lives with the pod (an ended one is
+                        left out: it outlives most of the chunk around it) */
     return op;
 }
 
@@ -243,12 +244,8 @@ int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid
 
 store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
 {
-    store_op op;
-
     *a = (sim_pod_args){.uid = p->uid, .exit_code = exit_code};
-    op = store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
-    op.arena = true; /* the ended status lives with the pod */
-    return op;
+    return store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
 }
 
 int sim_pod_release(rt_sim *rt, const char *ns, const char *name, const char *uid,
