@@ -18,9 +18,9 @@
 #include "api/kinds.h"
 #include "base/jsonown.h"
 #include "base/log.h"
-#include "base/treearena.h"
 #include "base/metrics.h"
 #include "base/timeutil.h"
+#include "base/treearena.h"
 #include "controller/events.h"
 #include "controller/jobs/jobs_int.h"
 

@@ -177,10 +177,10 @@ static void next_pod_ip(rt_sim *rt, char *buf, size_t len)
 
 store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip)
 {
-    *a = (sim_pod_args){.uid = p->uid};
-    snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
     store_op op;
 
+    *a = (sim_pod_args){.uid = p->uid};
+    snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
     next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
     op = store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
     op.arena = true; /* the Running status lives with the pod (an ended one is
