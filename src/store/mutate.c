@@ -181,6 +181,31 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
 }
 #endif
 
+/* fn run on a copy of base made for req (copy_for_status for a status or
+ * spec_top mutate, else a deep copy), the copy and fn's changes in the tree
+ * arena's stored lane when req asks for it (base/treearena.h). The copy, and
+ * fn's result in *frc; NULL when the copy could not be made. */
+static json_t *run_fn(write_req *req, const json_t *base, int *frc)
+{
+    /* made outside the scope: shared_before's text is free()'s */
+    char *before = shared_before(base);
+    json_t *next;
+
+    if (req->arena)
+        ty_tree_arena_begin(TY_TREES_STORED);
+    next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
+                                             : json_deep_copy(base);
+    if (next)
+        *frc = req->fn(next, req->arg, req->err);
+    if (req->arena)
+        ty_tree_arena_end(); /* before anything that may json_dumps */
+    if (next)
+        shared_after(base, before, req);
+    else
+        free(before);
+    return next;
+}
+
 /* What store_prepare made, taken: its base is the version this batch would
  * run fn on, so fn's result and the verdict on it are what they would be. */
 static void take_prepared(ty_store *s, write_req *req, store_res *r, store_obj *cur)
@@ -202,6 +227,7 @@ void store_exec_mutate(ty_store *s, write_req *req)
     store_res *r = NULL;
     store_obj *cur;
     json_t *tree, *base, *next;
+    int frc;
 
     if (req->prep_base) {
         if (store_current_for_write(s, req->resource, req->ns, req->name, &r, NULL) ==
@@ -223,29 +249,12 @@ void store_exec_mutate(ty_store *s, write_req *req)
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
         return;
     }
-    /* shared_before's text is made outside the scope: it is free()'s */
-    char *before = shared_before(base);
-
-    if (req->arena)
-        ty_tree_arena_begin(TY_TREES_STORED);
-    next = req->status_only || req->spec_top ? copy_for_status(base, req->spec_top)
-                                             : json_deep_copy(base);
-    if (!next) {
-        if (req->arena)
-            ty_tree_arena_end();
-        free(before);
+    if (!(next = run_fn(req, base, &frc)))
         ty_seterr(req->err, TY_EINTERNAL, "out of memory");
-    } else {
-        int frc = req->fn(next, req->arg, req->err);
-
-        if (req->arena)
-            ty_tree_arena_end(); /* before write_next, which may json_dumps */
-        shared_after(base, before, req);
-        if (frc < 0)
-            json_decref(next);
-        else
-            write_next(s, req, r, cur, base, next);
-    }
+    else if (frc < 0)
+        json_decref(next);
+    else
+        write_next(s, req, r, cur, base, next);
     json_decref(base);
 }
 
@@ -323,28 +332,13 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     } else if ((base = obj_parse(cur))) {
         (*cold_left)--;
     }
-    /* shared_before's text is made outside the scope: it is free()'s */
-    char *before = base ? shared_before(base) : NULL;
-
-    if (req->arena)
-        ty_tree_arena_begin(TY_TREES_STORED);
-    next = base ? copy_for_status(base, req->spec_top) : NULL;
-    if (!next) {
-        if (req->arena)
-            ty_tree_arena_end();
-        free(before);
+    /* a status or spec_top mutate (preparable): run_fn copies for status */
+    if (!base || !(next = run_fn(req, base, &rc))) {
         json_decref(base);
         store_obj_unref(cur);
         return 0;
     }
-    {
-        rc = req->fn(next, req->arg, req->err) < 0
-                 ? -1
-                 : prepare_update(req->resource, cur, base, next, req->err);
-        if (req->arena)
-            ty_tree_arena_end(); /* before prep_text */
-        shared_after(base, before, req);
-    }
+    rc = rc < 0 ? -1 : prepare_update(req->resource, cur, base, next, req->err);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
                     !prep_text(req, next, cur, base))) {
@@ -529,4 +523,3 @@ store_obj *store_current_for_write(ty_store *s, const char *resource, const char
     *rp = r;
     return o;
 }
-

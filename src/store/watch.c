@@ -468,7 +468,6 @@ static void drop_taken(store_watch *w)
     w->ntaken = w->next_taken = 0;
 }
 
-
 /* Called with h->mu held: takes the matching events after the cursor, up to
  * WATCH_TAKE, into w->taken (each with a reference to the ring's snapshot;
  * see give_copies); 1 when it took any, 0 when the cursor caught up, -1 when
