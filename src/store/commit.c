@@ -212,20 +212,35 @@ static void unstage(ty_store *s, write_req *req)
     req->staged = NULL;
 }
 
+/* The row the version q stages replaces: that of the object's version before
+ * it in the batch, else in the index; 0 when q makes a new object. */
+static int64_t replaced_row(ty_store *s, write_req *q)
+{
+    const store_obj *prev;
+
+    if (q->type == STORE_ADDED)
+        return 0;
+    s->batch_at = q;
+    prev = commit_current(s, q->r, q->staged->ns, q->staged->name);
+    s->batch_at = NULL;
+    return prev ? prev->row : 0;
+}
+
 static int write_rows(ty_store *s, write_req *batch, ty_error *err)
 {
     if (db_begin(&s->db, err) < 0)
         return -1;
     for (write_req *q = batch; q; q = q->next) {
-        const store_obj *o = q->staged;
+        store_obj *o = q->staged;
         int rc;
 
         if (!o)
             continue;
         if (q->type == STORE_DELETED)
-            rc = db_delete(&s->db, q->r->name, o->ns, o->name, o->rv, err);
+            rc = db_delete(&s->db, replaced_row(s, q), o->rv, err);
         else
-            rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len, err);
+            rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len,
+                        replaced_row(s, q), &o->row, err);
         if (rc < 0) {
             db_rollback(&s->db);
             return -1;

@@ -1,7 +1,8 @@
 /* db.c - the durable copy of the store in SQLite.
  *
- * One table of objects keyed by (resource, namespace, name) with the JSON text
- * and its resourceVersion, and a meta table holding the global counter. The
+ * One table of objects, a row per object (its resource, namespace, name,
+ * JSON text and resourceVersion) found by its id, and a meta table holding
+ * the global counter. The
  * latest resourceVersion is the larger of that counter and the largest rv of
  * any row: a put's own row records its rv, so only a delete, which leaves no
  * row behind, updates the counter (in the same transaction). That keeps a put
@@ -21,21 +22,35 @@
 #include "base/timeutil.h"
 #include "store/store_int.h"
 
-/* objects is a rowid table with its key as a separate index. It was a
- * WITHOUT ROWID table (rows in key order), where a row over ~1 KB (a pod is
- * 2.6 KB) spills into overflow pages and every write of it rewrote a leaf
- * and an overflow page in the WAL; now INSERT OR REPLACE appends the new
- * row after the last rowid, so a batch's rows share pages: a third fewer
- * bytes written per benchmark run, a database a third smaller. Data
- * directories made with the earlier table keep it: every statement below
- * reads and writes both. */
+/* objects holds one row per object, found by its rowid (id), which the
+ * store keeps with each version in memory: nothing looks a row up by its key.
+ * A put appends the new row after the last id and deletes the one it
+ * replaces by id. The table was keyed by (resource, namespace, name) (a
+ * WITHOUT ROWID table at first, then a rowid table with the key as a unique
+ * index); every write then also searched and rewrote a leaf of that index,
+ * a page of the WAL for each new object on top of its row's, and compared
+ * key strings on the way down. A data directory made with either earlier
+ * table is moved into this one when it is opened (migrate). */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS objects ("
+    "  id INTEGER PRIMARY KEY,"
     "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
-    "  rv INTEGER NOT NULL, data TEXT NOT NULL,"
-    "  PRIMARY KEY (resource, namespace, name));"
+    "  rv INTEGER NOT NULL, data TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0);";
+
+/* The earlier tables had no id column; their rows keep their order. */
+static const char migrate_sql[] =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE objects RENAME TO objects_keyed;"
+    "CREATE TABLE objects ("
+    "  id INTEGER PRIMARY KEY,"
+    "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    "  rv INTEGER NOT NULL, data TEXT NOT NULL);"
+    "INSERT INTO objects (resource, namespace, name, rv, data)"
+    "  SELECT resource, namespace, name, rv, data FROM objects_keyed ORDER BY rv;"
+    "DROP TABLE objects_keyed;"
+    "COMMIT;";
 
 static int db_fail(store_db *d, ty_error *err, const char *what)
 {
@@ -58,6 +73,29 @@ static int prepare(store_db *d, sqlite3_stmt **st, const char *sql, ty_error *er
 {
     if (sqlite3_prepare_v3(d->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
         return db_fail(d, err, "prepare");
+    return 0;
+}
+
+/* Moves the rows of an earlier table (no id column) into the current one. */
+static int migrate(store_db *d, ty_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    bool keyed;
+
+    if (prepare(d, &st,
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'objects'"
+                " AND NOT EXISTS (SELECT 1 FROM pragma_table_info('objects') WHERE name = 'id')",
+                err) < 0)
+        return -1;
+    keyed = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (!keyed)
+        return 0;
+    if (sqlite3_exec(d->db, migrate_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        db_fail(d, err, "move the objects to the current table");
+        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
     return 0;
 }
 
@@ -186,8 +224,13 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                      "PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=0;"
                      "PRAGMA journal_size_limit=67108864;",
-                     NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(d->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        db_fail(d, err, "initialise schema");
+        goto error;
+    }
+    if (migrate(d, err) < 0)
+        goto error;
+    if (sqlite3_exec(d->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
         db_fail(d, err, "initialise schema");
         goto error;
     }
@@ -195,12 +238,10 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
         prepare(d, &d->commit, "COMMIT", err) < 0 ||
         prepare(d, &d->rollback, "ROLLBACK", err) < 0 ||
         prepare(d, &d->put,
-                "INSERT OR REPLACE INTO objects (resource, namespace, name, rv, data)"
+                "INSERT INTO objects (resource, namespace, name, rv, data)"
                 " VALUES (?1, ?2, ?3, ?4, ?5)",
                 err) < 0 ||
-        prepare(d, &d->del,
-                "DELETE FROM objects WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
-                err) < 0 ||
+        prepare(d, &d->del, "DELETE FROM objects WHERE id = ?1", err) < 0 ||
         prepare(d, &d->setrv, "UPDATE meta SET value = ?1 WHERE key = 'rv'", err) < 0 ||
         start_checkpointer(d, path, err) < 0)
         goto error;
@@ -215,13 +256,15 @@ int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err)
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (prepare(d, &st, "SELECT resource, namespace, name, rv, data FROM objects", err) < 0)
+    if (prepare(d, &st,
+                "SELECT id, resource, namespace, name, rv, data FROM objects ORDER BY id",
+                err) < 0)
         return -1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (fn(arg, (const char *)sqlite3_column_text(st, 0),
-               (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
-               (uint64_t)sqlite3_column_int64(st, 3), (const char *)sqlite3_column_text(st, 4),
-               (size_t)sqlite3_column_bytes(st, 4), err) < 0) {
+        if (fn(arg, (int64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+               (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+               (uint64_t)sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5),
+               (size_t)sqlite3_column_bytes(st, 5), err) < 0) {
             sqlite3_finalize(st);
             return -1;
         }
@@ -277,29 +320,39 @@ void db_rollback(store_db *d)
     step_done(d->rollback);
 }
 
+/* Deletes row id (0: none). */
+static int del_row(store_db *d, int64_t id)
+{
+    if (id <= 0)
+        return 0;
+    sqlite3_bind_int64(d->del, 1, (sqlite3_int64)id);
+    return step_done(d->del);
+}
+
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const char *text, size_t len, ty_error *err)
+           const char *text, size_t len, int64_t replaces, int64_t *id, ty_error *err)
 {
     int failed;
 
+    if (del_row(d, replaces) < 0)
+        return db_fail(d, err, "write");
     bind_key(d->put, resource, ns, name);
     sqlite3_bind_int64(d->put, 4, (sqlite3_int64)rv);
     sqlite3_bind_text(d->put, 5, text, (int)len, SQLITE_STATIC);
     failed = step_done(d->put) < 0;
     sqlite3_clear_bindings(d->put);
-    return failed ? db_fail(d, err, "write") : 0;
+    if (failed)
+        return db_fail(d, err, "write");
+    *id = (int64_t)sqlite3_last_insert_rowid(d->db);
+    return 0;
 }
 
-int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-              ty_error *err)
+int db_delete(store_db *d, int64_t id, uint64_t rv, ty_error *err)
 {
-    int failed;
-
-    bind_key(d->del, resource, ns, name);
     sqlite3_bind_int64(d->setrv, 1, (sqlite3_int64)rv);
-    failed = step_done(d->del) < 0 || step_done(d->setrv) < 0;
-    sqlite3_clear_bindings(d->del);
-    return failed ? db_fail(d, err, "delete") : 0;
+    if (del_row(d, id) < 0 || step_done(d->setrv) < 0)
+        return db_fail(d, err, "delete");
+    return 0;
 }
 
 void db_close(store_db *d)

@@ -62,8 +62,8 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
  * the open as before. Keeping a tree, every object of a big store got one
  * at start (25 KB for a 2.6 KB pod; 8.3 GB of peak RSS reopening a
  * 150,000-pod benchmark store) that stayed until the sweeper came by. */
-static int load_row(void *arg, const char *resource, const char *ns, const char *name,
-                    uint64_t rv, const char *text, size_t len, ty_error *err)
+static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
+                    const char *name, uint64_t rv, const char *text, size_t len, ty_error *err)
 {
     loader *l = arg;
     ty_store *s = l->s;
@@ -74,6 +74,13 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
     const char *uid;
     store_obj *o;
 
+    if (r && node && res_lookup(r, ns, name)) {
+        free(node);
+        json_decref(json);
+        return ty_seterr(err, TY_EINTERNAL,
+                         "store: cannot load %s %s/%s: two rows for it (the second is row %lld)",
+                         resource, ns, name, (long long)id);
+    }
     if (!json || !r || !node) {
         free(node);
         ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns, name,
@@ -86,6 +93,7 @@ static int load_row(void *arg, const char *resource, const char *ns, const char 
         free(node);
         return -1;
     }
+    o->row = id;
     uid = obj_controller_uid(json);
     if (uid && !(owner = res_owner_reserve(r, uid))) {
         json_decref(json);

@@ -73,6 +73,7 @@ struct store_obj {
      * makes it first, dropped with the plain text when o goes cold. */
     _Atomic(obj_view *) view;
     size_t len;         /* of the plain text */
+    int64_t row;        /* its row in SQLite (db.c); set before it is published */
     const char *ns;   /* metadata.namespace or "", and metadata.name or "":  */
     const char *name; /* both point into key[] */
     char key[];
@@ -257,8 +258,10 @@ typedef struct store_db {
  * only deletes advance: the latest resourceVersion is the larger of it and
  * the largest rv db_load reports. */
 int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
-typedef int (*db_row_fn)(void *arg, const char *resource, const char *ns, const char *name,
-                         uint64_t rv, const char *text, size_t len, ty_error *err);
+/* Each row in id order; id: the row's, for db_put and db_delete. */
+typedef int (*db_row_fn)(void *arg, int64_t id, const char *resource, const char *ns,
+                         const char *name, uint64_t rv, const char *text, size_t len,
+                         ty_error *err);
 int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
 /* A transaction holds the rows of one batch of writes (commit.c): db_begin,
  * then db_put / db_delete for each (a delete also advances the counter), then
@@ -267,10 +270,12 @@ int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
 int db_begin(store_db *d, ty_error *err);
 int db_commit(store_db *d, ty_error *err);
 void db_rollback(store_db *d);
+/* A new row for a version (*id: its id), replacing row `replaces` (0: a new
+ * object, no row to replace). */
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const char *text, size_t len, ty_error *err);
-int db_delete(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-              ty_error *err);
+           const char *text, size_t len, int64_t replaces, int64_t *id, ty_error *err);
+/* Deletes row id, the object's, whose deletion took resourceVersion rv. */
+int db_delete(store_db *d, int64_t id, uint64_t rv, ty_error *err);
 void db_close(store_db *d);
 
 /* ---- watch.c ---- */

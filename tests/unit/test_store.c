@@ -2452,17 +2452,15 @@ static void test_bad_row_fails_open(void **state)
     }
 }
 
-static void test_earlier_table_layout(void **state)
+/* Runs sql (then closes) on a fresh database file in f's directory, the
+ * store closed. */
+static void fresh_db(fixture *f, const char *sql)
 {
-    fixture *f = *state;
     char path[128], side[160];
     sqlite3 *db;
-    store_obj *o;
-    ty_error err;
-    json_t *p;
 
-    ty_error_init(&err);
     store_close(f->s);
+    f->s = NULL;
     snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
     assert_int_equal(remove(path), 0);
     for (int i = 0; i < 2; i++) {
@@ -2470,41 +2468,172 @@ static void test_earlier_table_layout(void **state)
         remove(side);
     }
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL;"
-                     "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
-                     " name TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,"
-                     " PRIMARY KEY (resource, namespace, name)) WITHOUT ROWID;"
-                     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-                     "INSERT INTO meta VALUES ('rv', 7);"
-                     "INSERT INTO objects VALUES ('pods', 'default', 'old', 7,"
-                     " '{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                     "\"old\",\"namespace\":\"default\",\"resourceVersion\":\"7\"},"
-                     "\"spec\":{\"replicas\":1}}');",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
-    o = store_get(f->s, "pods", "default", "old", &err);
+}
+
+/* The value of a one-number query on f's database (the store open or not). */
+static long long db_number(fixture *f, const char *sql)
+{
+    char path[128];
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    long long v;
+
+    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Data directories made by earlier versions keyed their table by
+ * (resource, namespace, name): first WITHOUT ROWID, then a rowid table with
+ * a unique key. Both open, their rows moved into the table of ids. */
+static void test_earlier_table_layout(void **state)
+{
+    static const char *const layouts[] = {" WITHOUT ROWID", ""};
+    fixture *f = *state;
+    char sql[1024];
+    store_obj *o;
+    ty_error err;
+    json_t *p;
+
+    ty_error_init(&err);
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++) {
+        snprintf(sql, sizeof(sql),
+                 "PRAGMA journal_mode=WAL;"
+                 "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+                 " name TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,"
+                 " PRIMARY KEY (resource, namespace, name))%s;"
+                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+                 "INSERT INTO meta VALUES ('rv', 7);"
+                 "INSERT INTO objects VALUES ('pods', 'default', 'old', 7,"
+                 " '{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                 "\"old\",\"namespace\":\"default\",\"resourceVersion\":\"7\"},"
+                 "\"spec\":{\"replicas\":1}}');",
+                 layouts[i]);
+        fresh_db(f, sql);
+        f->s = store_open(f->dir, &err);
+        assert_non_null(f->s);
+        assert_int_equal(db_number(f, "SELECT count(*) FROM sqlite_master WHERE name ="
+                                      " 'objects_keyed'"),
+                         0);
+        assert_int_equal(db_number(f, "SELECT count(*) FROM sqlite_master WHERE type ="
+                                      " 'index' AND tbl_name = 'objects'"),
+                         0);
+        o = store_get(f->s, "pods", "default", "old", &err);
+        assert_non_null(o);
+        assert_int_equal(store_obj_rv(o), 7);
+        store_obj_unref(o);
+        p = pod("new", 2);
+        o = store_create(f->s, "pods", "default", p, &err);
+        json_decref(p);
+        assert_non_null(o);
+        assert_true(store_obj_rv(o) > 7);
+        store_obj_unref(o);
+        o = store_delete(f->s, "pods", "default", "old", NULL, NULL, &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+        reopen(f);
+        assert_null(store_get(f->s, "pods", "default", "old", NULL));
+        o = store_get(f->s, "pods", "default", "new", &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+        assert_int_equal(db_number(f, "SELECT count(*) FROM objects WHERE name = 'old'"), 0);
+    }
+}
+
+/* One row per object: a version replaces its predecessor's row (by id, the
+ * earlier in the same transaction too) and a delete takes the row away. */
+static void test_one_row_per_object(void **state)
+{
+    fixture *f = *state;
+    store_op ops[3];
+    int two = 2, three = 3;
+    store_obj *o;
+    ty_error err;
+    json_t *p;
+    size_t len;
+
+    ty_error_init(&err);
+    store_obj_unref(create(f->s, "pods", "default", "a"));
+    store_obj_unref(create(f->s, "pods", "default", "b"));
+    for (int i = 0; i < 3; i++) {
+        p = pod("a", 10 + i);
+        o = store_update(f->s, "pods", "default", p, &err);
+        json_decref(p);
+        assert_non_null(o);
+        store_obj_unref(o);
+    }
+    /* a create and two updates of one name in one batch */
+    ops[0] = store_op_create("pods", "default", pod("c", 1));
+    ops[1] = store_op_mutate("pods", "default", "c", set_replicas, &two);
+    ops[2] = store_op_mutate("pods", "default", "c", set_replicas, &three);
+    assert_int_equal(store_write_all(f->s, ops, 3), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ops[i].err.code, TY_OK);
+        store_op_clear(&ops[i]);
+    }
+    assert_int_equal(db_number(f, "SELECT count(*) FROM objects WHERE resource = 'pods'"), 3);
+    assert_int_equal(db_number(f, "SELECT count(*) FROM objects WHERE name = 'a'"), 1);
+    o = store_delete(f->s, "pods", "default", "b", NULL, NULL, &err);
     assert_non_null(o);
-    assert_int_equal(store_obj_rv(o), 7);
     store_obj_unref(o);
-    p = pod("new", 2);
-    o = store_create(f->s, "pods", "default", p, &err);
+    assert_int_equal(db_number(f, "SELECT count(*) FROM objects WHERE resource = 'pods'"), 2);
+    reopen(f);
+    o = store_get(f->s, "pods", "default", "c", &err);
+    assert_non_null(o);
+    assert_non_null(strstr(store_obj_text(o, &len), "\"replicas\":3"));
+    store_obj_unref(o);
+    /* the reopened store knows its rows: an update still replaces one */
+    p = pod("c", 4);
+    o = store_update(f->s, "pods", "default", p, &err);
     json_decref(p);
     assert_non_null(o);
-    assert_true(store_obj_rv(o) > 7);
     store_obj_unref(o);
-    o = store_delete(f->s, "pods", "default", "old", NULL, NULL, &err);
-    assert_non_null(o);
-    store_obj_unref(o);
-    reopen(f);
-    assert_null(store_get(f->s, "pods", "default", "old", NULL));
-    o = store_get(f->s, "pods", "default", "new", &err);
-    assert_non_null(o);
-    store_obj_unref(o);
+    assert_int_equal(db_number(f, "SELECT count(*) FROM objects WHERE name = 'c'"), 1);
+    assert_null(store_get(f->s, "pods", "default", "b", NULL));
+}
+
+/* Two rows for one object (nothing the store writes; a hand-edited file)
+ * fail the open with a message that names it. */
+static void test_duplicate_row_fails_open(void **state)
+{
+    fixture *f = *state;
+    char path[128];
+    sqlite3 *db;
+    ty_error err;
+
+    store_obj_unref(create(f->s, "pods", "default", "twice"));
+    store_close(f->s);
+    f->s = NULL;
+    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO objects (resource, namespace, name, rv, data)"
+                                  " SELECT resource, namespace, name, rv + 1, data FROM objects"
+                                  " WHERE name = 'twice'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    ty_error_init(&err);
+    assert_null(store_open(f->dir, &err));
+    assert_non_null(strstr(err.text, "pods default/twice"));
+    assert_non_null(strstr(err.text, "two rows"));
+    ty_error_clear(&err);
+    /* put it right for teardown */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM objects WHERE name = 'twice'", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    ty_error_init(&err);
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
 }
 
 static void test_write_all_concurrent(void **state)
@@ -2577,6 +2706,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_all_deletes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_row_per_object, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
