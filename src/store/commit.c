@@ -212,18 +212,12 @@ static void unstage(ty_store *s, write_req *req)
     req->staged = NULL;
 }
 
-/* The row the version q stages replaces: that of the object's version before
- * it in the batch, else in the index; 0 when q makes a new object. */
-static int64_t replaced_row(ty_store *s, write_req *q)
+/* The row the version q stages replaces (that of the object's version
+ * before it in the batch, written just before, else in the index); 0 when q
+ * makes a new object. */
+static int64_t replaced_row(const write_req *q)
 {
-    const store_obj *prev;
-
-    if (q->type == STORE_ADDED)
-        return 0;
-    s->batch_at = q;
-    prev = commit_current(s, q->r, q->staged->ns, q->staged->name);
-    s->batch_at = NULL;
-    return prev ? prev->row : 0;
+    return q->type != STORE_ADDED && q->replaces ? q->replaces->row : 0;
 }
 
 static int write_rows(ty_store *s, write_req *batch, ty_error *err)
@@ -237,10 +231,10 @@ static int write_rows(ty_store *s, write_req *batch, ty_error *err)
         if (!o)
             continue;
         if (q->type == STORE_DELETED)
-            rc = db_delete(&s->db, replaced_row(s, q), o->rv, err);
+            rc = db_delete(&s->db, replaced_row(q), o->rv, err);
         else
             rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len,
-                        replaced_row(s, q), &o->row, err);
+                        replaced_row(q), &o->row, err);
         if (rc < 0) {
             db_rollback(&s->db);
             return -1;

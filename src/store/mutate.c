@@ -230,7 +230,7 @@ void store_exec_mutate(ty_store *s, write_req *req)
     int frc;
 
     if (req->prep_base) {
-        if (store_current_for_write(s, req->resource, req->ns, req->name, &r, NULL) ==
+        if (store_current_for_write(s, req, &r, NULL) ==
             req->prep_base) {
             take_prepared(s, req, r, req->prep_base);
             return;
@@ -239,7 +239,7 @@ void store_exec_mutate(ty_store *s, write_req *req)
         store_prep_release(req);
         ty_error_clear(req->err);
     }
-    if (!(cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, req->err)))
+    if (!(cur = store_current_for_write(s, req, &r, req->err)))
         return;
     /* cur's JSON: its tree, or when that was dropped a parse of its text
      * that is not kept (cur is about to be superseded: a tree given back to
@@ -510,16 +510,17 @@ store_obj *store_update(ty_store *s, const char *resource, const char *ns, const
     return store_mutate(s, resource, ns, name, replace_with, (void *)newobj, err);
 }
 
-store_obj *store_current_for_write(ty_store *s, const char *resource, const char *ns,
-                                   const char *name, store_res **rp, ty_error *err)
+store_obj *store_current_for_write(ty_store *s, write_req *req, store_res **rp, ty_error *err)
 {
-    store_res *r = index_find(&s->ix, resource);
-    store_obj *o = r && name ? commit_current(s, r, ns, name) : NULL;
+    store_res *r = index_find(&s->ix, req->resource);
+    store_obj *o = r && req->name ? commit_current(s, r, req->ns, req->name) : NULL;
 
     if (!o) {
-        ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name ? name : "");
+        ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", req->resource,
+                  req->name ? req->name : "");
         return NULL;
     }
     *rp = r;
+    req->replaces = o;
     return o;
 }

@@ -475,7 +475,7 @@ static void exec_delete(ty_store *s, write_req *req)
 {
     const store_delete_opts *opts = req->dopts;
     store_res *r;
-    store_obj *cur = store_current_for_write(s, req->resource, req->ns, req->name, &r, req->err);
+    store_obj *cur = store_current_for_write(s, req, &r, req->err);
     json_t *next, *meta;
     bool gone;
 

@@ -402,6 +402,9 @@ struct write_req {
     store_res *r;
     store_obj *staged;              /* the version to write, or NULL: no write */
     store_event_type type;
+    const store_obj *replaces;      /* MODIFIED, DELETED: the version it supersedes
+                                       (store_current_for_write), whose row it replaces;
+                                       borrowed, valid for the batch */
     idx_node *node;                 /* WR_CREATE: its index node, allocated early */
     owner_set *owner;               /* the owner set it joins, pinned */
     /* hand-off between the leader and the caller, under queue_mu */
@@ -438,10 +441,10 @@ void commit_drain(ty_store *s);
 
 /* ---- mutate.c: writes to an existing object ---- */
 
-/* Current snapshot for a write as the batch sees it (leader only),
- * borrowed: valid for the batch. NULL and TY_ENOTFOUND when there is none. */
-store_obj *store_current_for_write(ty_store *s, const char *resource, const char *ns,
-                                   const char *name, store_res **rp, ty_error *err);
+/* The current snapshot of req's object as the batch sees it (leader only),
+ * borrowed: valid for the batch; also kept in req->replaces. NULL and
+ * TY_ENOTFOUND when there is none. */
+store_obj *store_current_for_write(ty_store *s, write_req *req, store_res **rp, ty_error *err);
 /* WR_MUTATE in the leader; also a create whose name is taken and that has a
  * function for it. */
 void store_exec_mutate(ty_store *s, write_req *req);
