@@ -51,3 +51,100 @@ void ty_bell_ring(ty_bell *b)
     if (atomic_load(&b->waiters))
         syscall(SYS_futex, &b->seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
+
+/* ---- ty_rwlock ---- */
+
+#define TY_RW_WRITER 0x80000000u
+/* Turns a reader or the writer spins (with a pause) before it sleeps: the
+ * sections it waits for are short, and a sleep costs two context switches. */
+#define TY_RW_SPINS 128
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t val)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word, int n)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+void ty_rwlock_init(ty_rwlock *l)
+{
+    atomic_init(&l->state, 0);
+    atomic_init(&l->seq, 0);
+    atomic_init(&l->rwaiters, 0);
+    pthread_mutex_init(&l->wmu, NULL);
+}
+
+void ty_rwlock_destroy(ty_rwlock *l)
+{
+    pthread_mutex_destroy(&l->wmu);
+}
+
+void ty_rwlock_rdlock(ty_rwlock *l)
+{
+    for (;;) {
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed), seq;
+
+        for (int i = 0; i < TY_RW_SPINS && (s & TY_RW_WRITER); i++) {
+            cpu_relax();
+            s = atomic_load_explicit(&l->state, memory_order_relaxed);
+        }
+        if (!(s & TY_RW_WRITER)) {
+            if (atomic_compare_exchange_weak_explicit(&l->state, &s, s + 1,
+                                                      memory_order_acquire,
+                                                      memory_order_relaxed))
+                return;
+            continue;
+        }
+        /* Counted before looking again (both seq_cst): the writer that
+         * clears the bit after that look bumps seq and sees us counted, so
+         * the kernel's compare fails or the wake finds us. */
+        seq = atomic_load(&l->seq);
+        atomic_fetch_add(&l->rwaiters, 1);
+        if (atomic_load(&l->state) & TY_RW_WRITER)
+            futex_wait(&l->seq, seq);
+        atomic_fetch_sub(&l->rwaiters, 1);
+    }
+}
+
+void ty_rwlock_rdunlock(ty_rwlock *l)
+{
+    /* The last reader out of a lock a writer waits for wakes it. */
+    if (atomic_fetch_sub_explicit(&l->state, 1, memory_order_release) - 1 == TY_RW_WRITER)
+        futex_wake(&l->state, 1);
+}
+
+void ty_rwlock_wrlock(ty_rwlock *l)
+{
+    uint32_t s;
+
+    pthread_mutex_lock(&l->wmu);
+    s = atomic_fetch_or(&l->state, TY_RW_WRITER) | TY_RW_WRITER;
+    for (int i = 0; s != TY_RW_WRITER; i++) {
+        if (i < TY_RW_SPINS)
+            cpu_relax();
+        else
+            futex_wait(&l->state, s);
+        s = atomic_load_explicit(&l->state, memory_order_acquire);
+    }
+}
+
+void ty_rwlock_wrunlock(ty_rwlock *l)
+{
+    atomic_fetch_and(&l->state, ~TY_RW_WRITER);
+    atomic_fetch_add(&l->seq, 1);
+    if (atomic_load(&l->rwaiters))
+        futex_wake(&l->seq, INT_MAX);
+    pthread_mutex_unlock(&l->wmu);
+}

@@ -230,7 +230,7 @@ int store_list_objects(ty_store *s, const char *resource, const store_list_opts 
             goto out;
         }
     }
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     out->rv = tok.rv ? tok.rv : s->rv;
     r = index_find(&s->ix, resource);
     if (r && collect(r, opts, &tok, out, &more) < 0)
@@ -241,7 +241,7 @@ int store_list_objects(ty_store *s, const char *resource, const store_list_opts 
     } else {
         out->remaining = more ? -1 : 0;
     }
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
     if (rc == 0 && more) {
         const store_obj *last = out->items[out->n - 1];
         out->continue_token = token_make(out->rv, last->ns, last->name);
@@ -272,7 +272,7 @@ int store_list_owned(ty_store *s, const char *resource, const char *ns, const ch
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     out->rv = s->rv;
     r = index_find(&s->ix, resource);
     if (r && owner_uid && *owner_uid)
@@ -282,7 +282,7 @@ int store_list_owned(ty_store *s, const char *resource, const char *ns, const ch
     for (const idx_node *n = rc == 0 && set ? set->head : NULL; n; n = n->owner_next)
         if (!ns || strcmp(n->ns, ns) == 0)
             out->items[out->n++] = store_obj_ref(n->obj);
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
     /* Members are kept in no order; lists are sorted by key everywhere. */
     if (out->n > 1)
         qsort(out->items, out->n, sizeof(*out->items), item_cmp);
@@ -303,7 +303,7 @@ void store_list_free(store_list *l)
 void store_memory(ty_store *s, store_mem *m)
 {
     memset(m, 0, sizeof(*m));
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     for (size_t i = 0; i < s->ix.n; i++) {
         res_iter it;
         idx_node *n;
@@ -330,5 +330,5 @@ void store_memory(ty_store *s, store_mem *m)
             }
         }
     }
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
 }

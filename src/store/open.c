@@ -155,7 +155,6 @@ ty_store *store_open(const char *dir, ty_error *err)
 ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *err)
 {
     ty_store *s = calloc(1, sizeof(*s));
-    pthread_rwlockattr_t ra;
     size_t events = opts && opts->history_events ? opts->history_events : DEFAULT_HISTORY_EVENTS;
     size_t bytes = opts && opts->history_bytes ? opts->history_bytes : DEFAULT_HISTORY_BYTES;
     size_t trees = opts && opts->history_trees ? opts->history_trees : DEFAULT_HISTORY_TREES;
@@ -168,11 +167,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     }
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->queue_mu, NULL);
-    /* glibc's default lets a steady stream of readers starve the writer. */
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&s->index_rw, &ra);
-    pthread_rwlockattr_destroy(&ra);
+    ty_rwlock_init(&s->index_rw);
     if (db_open(&s->db, dir, &s->rv, err) < 0)
         goto error;
     ld.cctx = ZSTD_createCCtx();
@@ -219,7 +214,7 @@ void store_close(ty_store *s)
         hub_shutdown(s->hub);
     db_close(&s->db);
     index_free(&s->ix);
-    pthread_rwlock_destroy(&s->index_rw);
+    ty_rwlock_destroy(&s->index_rw);
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->queue_mu);
     ty_buf_free(&s->dump);
@@ -232,10 +227,10 @@ json_t *store_resources(ty_store *s)
 {
     json_t *names = json_array();
 
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     for (size_t i = 0; i < s->ix.n; i++)
         if (res_count(s->ix.res[i]))
             json_array_append_new(names, json_string(s->ix.res[i]->name));
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
     return names;
 }

@@ -38,9 +38,9 @@ static store_res *res_for_write(ty_store *s, const char *resource, ty_error *err
 
     if (r)
         return r;
-    pthread_rwlock_wrlock(&s->index_rw);
+    ty_rwlock_wrlock(&s->index_rw);
     r = index_add(&s->ix, resource);
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_wrunlock(&s->index_rw);
     if (!r)
         ty_seterr(err, TY_EINTERNAL, "out of memory");
     return r;
@@ -315,13 +315,13 @@ store_obj *store_get(ty_store *s, const char *resource, const char *ns, const ch
     store_obj *o = NULL;
 
     ns = ns ? ns : "";
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     r = index_find(&s->ix, resource);
     if (r && name)
         n = res_lookup(r, ns, name);
     if (n)
         o = store_obj_ref(n->obj);
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
     if (!o)
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name ? name : "");
     return o;
@@ -331,9 +331,9 @@ uint64_t store_current_rv(ty_store *s)
 {
     uint64_t rv;
 
-    pthread_rwlock_rdlock(&s->index_rw);
+    ty_rwlock_rdlock(&s->index_rw);
     rv = s->rv;
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_rdunlock(&s->index_rw);
     return rv;
 }
 

@@ -295,10 +295,11 @@ void hub_wake(store_hub *h);
  * removed; an event of it older than the newest max_trees then keeps its
  * text only. */
 void hub_release_superseded(store_hub *h, store_obj *old);
-/* The event that just left the tree window may carry the current version of
- * its object: its tree goes too when only the index and the ring hold it.
- * Called by the writer with write_mu and index_rw (for writing) held, which
- * keeps out every reader of a tree that holds no reference. */
+/* The events that left the tree window since the last call may carry the
+ * current versions of their objects: their trees go too when only the index
+ * and the ring hold them. Called by the writer with write_mu and index_rw
+ * (for writing) held, which keeps out every reader of a tree that holds no
+ * reference. */
 void hub_trim_current(store_hub *h, const store_index *ix);
 /* Takes a part of o, a current object, when only the index and (if it
  * holds o) the history hold references and its event is outside the tree
@@ -405,6 +406,8 @@ struct write_req {
     const store_obj *replaces;      /* MODIFIED, DELETED: the version it supersedes
                                        (store_current_for_write), whose row it replaces;
                                        borrowed, valid for the batch */
+    store_obj *old;                 /* apply_batch: the version it took out of the index
+                                       (that reference), until it is published */
     idx_node *node;                 /* WR_CREATE: its index node, allocated early */
     owner_set *owner;               /* the owner set it joins, pinned */
     /* hand-off between the leader and the caller, under queue_mu */
@@ -516,7 +519,7 @@ void store_exec(ty_store *s, write_req *req);
 
 struct ty_store {
     pthread_mutex_t write_mu;  /* held by the leader while it runs a batch */
-    pthread_rwlock_t index_rw; /* readers of ix/rv vs. the short swap a batch makes */
+    ty_rwlock index_rw; /* readers of ix/rv vs. the short swap a batch makes (thread.h) */
     store_index ix;
     uint64_t rv;               /* latest commit; written under both locks */
     store_db db;

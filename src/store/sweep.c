@@ -214,7 +214,7 @@ void sweep_step(ty_store *s)
         free(trees);
         return;
     }
-    pthread_rwlock_wrlock(&s->index_rw);
+    ty_rwlock_wrlock(&s->index_rw);
     for (size_t turns = 0; visited < budget && turns <= 2 * s->ix.n; turns++) {
         res_iter it;
         idx_node *node = NULL, *last = NULL;
@@ -241,7 +241,7 @@ void sweep_step(ty_store *s)
             remember(s, NULL);
         }
     }
-    pthread_rwlock_unlock(&s->index_rw);
+    ty_rwlock_wrunlock(&s->index_rw);
     /* Freed by the reaper: this runs in the commit section (a tree is many
      * small blocks, and walking it to free them is mostly cache misses). */
     hub_trash(s->hub, trees, ntrees, frees, nfrees);

@@ -55,6 +55,7 @@ struct store_hub {
     uint64_t oldest; /* events with rv in (oldest, head] are in the ring */
     size_t bytes, max_bytes;
     size_t max_trees; /* events with rv > head - max_trees keep their trees */
+    uint64_t trimmed; /* events up to this rv have left the tree window (hub_trim_current) */
     atomic_bool closing; /* written under mu; a watcher with taken events reads it without */
     int refs;        /* the store's and one per open watch */
     /* What the writer lets go of (snapshots it drops, trees it takes off
@@ -110,7 +111,7 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     }
     h->max_bytes = max_bytes;
     h->max_trees = max_trees;
-    h->head = h->oldest = start_rv;
+    h->head = h->oldest = h->trimmed = start_rv;
     h->refs = 1;
     pthread_mutex_init(&h->mu, NULL);
     h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
@@ -288,16 +289,20 @@ void hub_trim_current(store_hub *h, const store_index *ix)
     const hub_entry *e;
     const store_res *r;
     const idx_node *n;
+    uint64_t rv, upto;
 
     pthread_mutex_lock(&h->mu);
-    if (h->head - h->oldest > h->max_trees) {
-        e = &h->ring[(h->head - h->max_trees) % h->cap];
+    upto = h->head - h->oldest > h->max_trees ? h->head - h->max_trees : h->oldest;
+    for (rv = (h->trimmed > h->oldest ? h->trimmed : h->oldest) + 1; rv <= upto; rv++) {
+        e = &h->ring[rv % h->cap];
         if (e->type != STORE_DELETED &&
             atomic_load_explicit(&e->obj->tree, memory_order_relaxed) &&
             (r = index_find(ix, e->resource)) && (n = res_lookup(r, e->obj->ns, e->obj->name)) &&
             n->obj == e->obj)
             trash_tree_if_refs(h, e->obj, 2);
     }
+    if (upto > h->trimmed)
+        h->trimmed = upto;
     pthread_mutex_unlock(&h->mu);
 }
 

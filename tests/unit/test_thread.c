@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -189,6 +191,174 @@ static void test_bell_wakes_all(void **state)
     assert_int_equal(atomic_load(&b.waiters), 0);
 }
 
+/* ---- ty_rwlock ---- */
+
+#define RW_READERS 4
+#define RW_WRITES 20000
+
+typedef struct rw_shared {
+    ty_rwlock lock;
+    long a, b;          /* equal outside the writer's section */
+    atomic_int stop;
+    atomic_long reads, torn;
+} rw_shared;
+
+static void *rw_reader(void *arg)
+{
+    rw_shared *sh = arg;
+
+    while (!atomic_load(&sh->stop)) {
+        ty_rwlock_rdlock(&sh->lock);
+        if (sh->a != sh->b)
+            atomic_fetch_add(&sh->torn, 1);
+        ty_rwlock_rdunlock(&sh->lock);
+        atomic_fetch_add(&sh->reads, 1);
+    }
+    return NULL;
+}
+
+/* Readers never see the writer's section half done, and everybody gets in. */
+static void test_rwlock_excludes(void **state)
+{
+    rw_shared sh = {0};
+    pthread_t t[RW_READERS];
+
+    (void)state;
+    ty_rwlock_init(&sh.lock);
+    for (int i = 0; i < RW_READERS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, rw_reader, &sh), 0);
+    for (int i = 0; i < RW_WRITES; i++) {
+        ty_rwlock_wrlock(&sh.lock);
+        sh.a++;
+        for (volatile int spin = 0; spin < 50; spin++)
+            ;
+        sh.b++;
+        ty_rwlock_wrunlock(&sh.lock);
+    }
+    /* the readers go on until each has had some turns after the writes */
+    while (atomic_load(&sh.reads) < RW_READERS * 100)
+        sched_yield();
+    atomic_store(&sh.stop, 1);
+    for (int i = 0; i < RW_READERS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&sh.torn), 0);
+    assert_int_equal(sh.a, RW_WRITES);
+    assert_int_equal(sh.b, RW_WRITES);
+    /* free again for both kinds */
+    ty_rwlock_rdlock(&sh.lock);
+    ty_rwlock_rdlock(&sh.lock);
+    ty_rwlock_rdunlock(&sh.lock);
+    ty_rwlock_rdunlock(&sh.lock);
+    ty_rwlock_wrlock(&sh.lock);
+    ty_rwlock_wrunlock(&sh.lock);
+    ty_rwlock_destroy(&sh.lock);
+}
+
+typedef struct rw_late {
+    ty_rwlock *lock;
+    atomic_int entered; /* the reader got in */
+    atomic_int left;
+} rw_late;
+
+static void *rw_late_reader(void *arg)
+{
+    rw_late *r = arg;
+
+    ty_rwlock_rdlock(r->lock);
+    atomic_store(&r->entered, 1);
+    ty_rwlock_rdunlock(r->lock);
+    atomic_store(&r->left, 1);
+    return NULL;
+}
+
+static void *rw_holder(void *arg)
+{
+    ty_rwlock *l = arg;
+
+    ty_rwlock_rdlock(l);
+    return NULL; /* keeps it: the main thread lets go for it */
+}
+
+/* A waiting writer keeps new readers out; the reader that holds the lock
+ * lets the writer in when it leaves. */
+static void test_rwlock_prefers_writer(void **state)
+{
+    ty_rwlock l;
+    rw_late r = {.lock = &l};
+    pthread_t holder, late;
+
+    (void)state;
+    ty_rwlock_init(&l);
+    assert_int_equal(pthread_create(&holder, NULL, rw_holder, &l), 0);
+    pthread_join(holder, NULL);
+    /* a writer announces itself: the state says so while it waits */
+    assert_int_equal(atomic_load(&l.state), 1);
+    atomic_fetch_or(&l.state, 0x80000000u);
+    assert_int_equal(pthread_create(&late, NULL, rw_late_reader, &r), 0);
+    while (atomic_load(&l.rwaiters) == 0)
+        usleep(1000);
+    assert_int_equal(atomic_load(&r.entered), 0);
+    /* the holder leaves, the writer goes in and out: the reader follows */
+    atomic_fetch_and(&l.state, ~0x80000000u);
+    ty_rwlock_rdunlock(&l);
+    ty_rwlock_wrlock(&l);
+    ty_rwlock_wrunlock(&l);
+    pthread_join(late, NULL);
+    assert_int_equal(atomic_load(&r.entered), 1);
+    ty_rwlock_destroy(&l);
+}
+
+/* A reader that slept through a writer's section holds nothing until it
+ * runs: the writer, unlocking and locking again before the woken reader got
+ * the CPU, does not wait for it. The reader runs at SCHED_IDLE on the
+ * writer's CPU, so that it seldom runs while the writer can; a try where it
+ * got in all the same says nothing, and one of 20 must find it still out.
+ * glibc's pthread_rwlock (writer-preferring) counts the woken reader in at
+ * once: its writer's second lock always waits until the reader has been in
+ * and out. */
+static void test_rwlock_sleeper_holds_nothing(void **state)
+{
+    struct sched_param idle = {.sched_priority = 0};
+    cpu_set_t one, saved;
+    int cpu = sched_getcpu(), conclusive = 0;
+
+    (void)state;
+    assert_true(cpu >= 0);
+    assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    for (int attempt = 0; attempt < 20 && !conclusive; attempt++) {
+        ty_rwlock l;
+        rw_late r = {.lock = &l};
+        pthread_attr_t attr;
+        pthread_t late;
+        int entered;
+
+        ty_rwlock_init(&l);
+        ty_rwlock_wrlock(&l);
+        pthread_attr_init(&attr);
+        pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&attr, SCHED_IDLE);
+        pthread_attr_setschedparam(&attr, &idle);
+        assert_int_equal(pthread_create(&late, &attr, rw_late_reader, &r), 0);
+        pthread_attr_destroy(&attr);
+        /* (the thread inherited the one-CPU affinity) */
+        while (atomic_load(&l.rwaiters) == 0)
+            usleep(1000);
+        ty_rwlock_wrunlock(&l); /* wakes the reader */
+        ty_rwlock_wrlock(&l);
+        entered = atomic_load(&r.entered);
+        ty_rwlock_wrunlock(&l);
+        pthread_join(late, NULL);
+        assert_int_equal(atomic_load(&r.left), 1);
+        conclusive += !entered;
+        ty_rwlock_destroy(&l);
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+    assert_true(conclusive > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +366,9 @@ int main(void)
         cmocka_unit_test(test_inherited),
         cmocka_unit_test(test_bell_ticket_and_deadline),
         cmocka_unit_test(test_bell_wakes_all),
+        cmocka_unit_test(test_rwlock_excludes),
+        cmocka_unit_test(test_rwlock_prefers_writer),
+        cmocka_unit_test(test_rwlock_sleeper_holds_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
