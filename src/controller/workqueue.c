@@ -327,7 +327,9 @@ static int open_watch(ty_workqueue *q)
     ty_error_init(&err);
     pthread_mutex_lock(&q->mu);
     if (!q->stop)
-        q->w = store_watch_open(q->s, NULL, NULL, store_current_rv(q->s), &err);
+        q->w = q->ops.resources
+                   ? store_watch_open_only(q->s, q->ops.resources, store_current_rv(q->s), &err)
+                   : store_watch_open(q->s, NULL, NULL, store_current_rv(q->s), &err);
     /* The resync looks at everything: notes of writes whose events were
      * missed would only drop a later event. */
     strmap_free_values(&q->wrote);

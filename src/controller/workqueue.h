@@ -34,6 +34,9 @@ typedef struct wq_ops {
      * returns: the queue is q). -1: retried a second later. *wake_at
      * (seconds since the epoch, 0 = never) asks for another look then. */
     int (*reconcile)(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx);
+    /* The resources whose events on_event is given (NULL-terminated, living
+     * as long as the queue); NULL: every resource's. */
+    const char *const *resources;
 } wq_ops;
 
 /* Starts `workers` workers on s (which must outlive the queue), opens the

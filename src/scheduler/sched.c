@@ -563,7 +563,8 @@ static void *sched_main(void *arg)
             pthread_mutex_lock(&sc->w_mu);
             store_watch_close(sc->w);
             sc->w = atomic_load(&sc->stop) ? NULL
-                                           : store_watch_open(sc->store, NULL, NULL, 0, NULL);
+                                           : store_watch_open_only(sc->store, sc->watched, 0,
+                                                                   NULL);
             pthread_mutex_unlock(&sc->w_mu);
             if (!sc->w)
                 break;
@@ -602,6 +603,12 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
     sc->k_podgroups = api_store_key(&api_podgroup);
     sc->k_queues = api_store_key(&api_queue);
     sc->k_pcs = api_store_key(&api_priorityclass);
+    sc->watched[0] = "pods";
+    sc->watched[1] = "nodes";
+    sc->watched[2] = sc->k_podgroups;
+    sc->watched[3] = sc->k_queues;
+    sc->watched[4] = sc->k_pcs;
+    sc->watched[5] = NULL;
     sc->conf = conf_path ? sc_conf_load(conf_path, err) : sc_conf_default();
     sc->cluster = sc_cluster_new();
     sc->pcs = json_object();
@@ -610,7 +617,7 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
     pthread_mutex_init(&sc->w_mu, NULL);
     if (!sc->conf || !sc->cluster)
         goto error;
-    sc->w = store_watch_open(s, NULL, NULL, 0, err);
+    sc->w = store_watch_open_only(s, sc->watched, 0, err);
     if (!sc->w)
         goto error;
     if (pthread_create(&sc->thread, NULL, sched_main, sc) != 0) {

@@ -406,6 +406,7 @@ void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool del
         apply_pc(sc, obj, deleted);
 }
 
+/* (sc->watched names the same to the store's watch) */
 bool sched_interesting(const ty_sched *sc, const char *resource)
 {
     return strcmp(resource, "pods") == 0 || strcmp(resource, "nodes") == 0 ||

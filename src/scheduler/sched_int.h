@@ -36,6 +36,7 @@ struct ty_sched {
     struct told_job *due[DUE_MAX];
     size_t ndue;
     const char *k_podgroups, *k_queues, *k_pcs;
+    const char *watched[6]; /* what sched_interesting names, for the watch */
     struct sched_write *writes; /* decisions not yet written (sched.c) */
     size_t nwrites, capwrites;
 };

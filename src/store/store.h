@@ -411,6 +411,13 @@ typedef struct store_watch store_watch;
  * from_rv are no longer retained. Caller closes. */
 store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
                               uint64_t from_rv, ty_error *err);
+/* As store_watch_open over every namespace, for the resources named in only
+ * (NULL-terminated, copied; NULL: every resource). The events of the others
+ * are passed over in the history, no reference taken and nothing returned:
+ * the controllers' watches skip the Events, a third of what a training job
+ * writes, and every kind they do not follow. */
+store_watch *store_watch_open_only(ty_store *s, const char *const *only, uint64_t from_rv,
+                                   ty_error *err);
 
 /* Waits up to timeout_ms (-1 = forever) for the next event. Returns 1 with *ev
  * filled (release with store_event_release), 0 on timeout, -1 when the watch

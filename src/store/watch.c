@@ -81,9 +81,19 @@ struct store_hub {
 /* How many matching events a watcher takes per hold of the hub's lock. */
 #define WATCH_TAKE 64
 
+/* Resources a store_watch_open_only watch has decided on (by the history's
+ * name pointer, which lives as long as the store). */
+#define WATCH_MEMO 32
+
 struct store_watch {
     store_hub *hub;
     char *resource;  /* NULL = all */
+    char **only;     /* NULL, or the resources it takes (NULL-terminated) */
+    struct {
+        const char *resource;
+        bool wanted;
+    } memo[WATCH_MEMO];
+    size_t nmemo;
     char *ns;        /* NULL = all */
     uint64_t cursor; /* last rv taken */
     atomic_bool cancelled; /* set under h->mu, read without it too */
@@ -426,14 +436,39 @@ void hub_shutdown(store_hub *h)
     hub_unref(h);
 }
 
-store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
-                              uint64_t from_rv, ty_error *err)
+static void free_only(char **only)
+{
+    for (size_t i = 0; only && only[i]; i++)
+        free(only[i]);
+    free(only);
+}
+
+static char **copy_only(const char *const *only)
+{
+    size_t n = 0;
+    char **c;
+
+    while (only[n])
+        n++;
+    if (!(c = calloc(n + 1, sizeof(*c))))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!(c[i] = strdup(only[i]))) {
+            free_only(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static store_watch *watch_open(ty_store *s, const char *resource, const char *const *only,
+                               const char *ns, uint64_t from_rv, ty_error *err)
 {
     store_hub *h = s->hub;
     store_watch *w = calloc(1, sizeof(*w));
 
     if (!w || (resource && !(w->resource = strdup(resource))) ||
-        (ns && !(w->ns = strdup(ns)))) {
+        (only && !(w->only = copy_only(only))) || (ns && !(w->ns = strdup(ns)))) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;
     }
@@ -452,15 +487,48 @@ store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
 error:
     if (w) {
         free(w->resource);
+        free_only(w->only);
         free(w->ns);
         free(w);
     }
     return NULL;
 }
 
-static bool matches(const store_watch *w, const hub_entry *e)
+store_watch *store_watch_open(ty_store *s, const char *resource, const char *ns,
+                              uint64_t from_rv, ty_error *err)
+{
+    return watch_open(s, resource, NULL, ns, from_rv, err);
+}
+
+store_watch *store_watch_open_only(ty_store *s, const char *const *only, uint64_t from_rv,
+                                   ty_error *err)
+{
+    return watch_open(s, NULL, only, NULL, from_rv, err);
+}
+
+/* Whether resource is one of w->only's, looked up by its pointer once
+ * decided (the history names each resource with the same pointer). */
+static bool wanted(store_watch *w, const char *resource)
+{
+    bool yes = false;
+
+    for (size_t i = 0; i < w->nmemo; i++)
+        if (w->memo[i].resource == resource)
+            return w->memo[i].wanted;
+    for (size_t i = 0; w->only[i] && !yes; i++)
+        yes = strcmp(w->only[i], resource) == 0;
+    if (w->nmemo < WATCH_MEMO) {
+        w->memo[w->nmemo].resource = resource;
+        w->memo[w->nmemo++].wanted = yes;
+    }
+    return yes;
+}
+
+static bool matches(store_watch *w, const hub_entry *e)
 {
     if (w->resource && strcmp(w->resource, e->resource) != 0)
+        return false;
+    if (w->only && !wanted(w, e->resource))
         return false;
     return !w->ns || strcmp(w->ns, e->obj->ns) == 0;
 }
@@ -592,6 +660,7 @@ void store_watch_close(store_watch *w)
     drop_taken(w);
     hub_unref(w->hub);
     free(w->resource);
+    free_only(w->only);
     free(w->ns);
     free(w);
 }

@@ -252,6 +252,41 @@ static void test_filters(void **state)
     store_watch_close(svc);
 }
 
+/* A watch of a set of resources takes their events alone, in order, past
+ * more resources than it remembers decisions for (32). */
+static void test_only_resources(void **state)
+{
+    static const char *const only[] = {"pods", "r39", "services", NULL};
+    fixture *f = *state;
+    ty_error err;
+    uint64_t rv = store_current_rv(f->s);
+    store_watch *w, *none;
+    char res[16];
+
+    ty_error_init(&err);
+    w = store_watch_open_only(f->s, only, 0, &err);
+    none = store_watch_open_only(f->s, (const char *const[]){NULL}, 0, &err);
+    assert_non_null(w);
+    assert_non_null(none);
+    add(f->s, "events", "a", "e1"); /* rv+1 */
+    add(f->s, "pods", "a", "p1");   /* rv+2 */
+    for (int i = 0; i < 40; i++) {  /* rv+3 .. rv+42 */
+        snprintf(res, sizeof(res), "r%d", i);
+        add(f->s, res, "a", "x");
+    }
+    add(f->s, "services", "b", "s1"); /* rv+43 */
+    add(f->s, "events", "b", "e2");   /* rv+44 */
+    add(f->s, "pods", "b", "p2");     /* rv+45 */
+    expect(w, STORE_ADDED, "p1", rv + 2);
+    expect(w, STORE_ADDED, "x", rv + 42); /* r39, decided past the memo */
+    expect(w, STORE_ADDED, "s1", rv + 43);
+    expect(w, STORE_ADDED, "p2", rv + 45);
+    expect_none(w);
+    expect_none(none);
+    store_watch_close(w);
+    store_watch_close(none);
+}
+
 static void test_slow_watcher_falls_behind(void **state)
 {
     fixture *f = *state;
@@ -973,6 +1008,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_too_old_rv_is_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_starts_history_anew, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_only_resources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_watcher_falls_behind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_wakes_waiter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_concurrent_watchers, setup, teardown),

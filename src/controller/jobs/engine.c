@@ -21,9 +21,13 @@
 
 #define JOBS_WORKERS 8
 
+/* The kinds' resources and those a job controls (on_event). */
+#define WATCHED_MAX 32
+
 struct ty_jobs {
     ty_store *s;
     ty_workqueue *q;
+    const char *watched[WATCHED_MAX + 1];
 };
 
 static void enqueue(ty_workqueue *q, const kf_kind *k, const char *ns, const char *name)
@@ -165,14 +169,24 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 ty_jobs *jobs_start(ty_store *s, ty_error *err)
 {
-    static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
+    wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_jobs *j = calloc(1, sizeof(*j));
+    size_t n, w = 0;
+    const kf_kind *const *kinds = kf_kinds(&n);
 
-    if (!j) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
+    if (!j || n + 4 > WATCHED_MAX) {
+        ty_seterr(err, TY_EINTERNAL, j ? "jobs: too many kinds to watch" : "out of memory");
+        free(j);
         return NULL;
     }
     j->s = s;
+    j->watched[w++] = "pods";
+    j->watched[w++] = "services";
+    j->watched[w++] = "configmaps";
+    j->watched[w++] = api_store_key(&api_podgroup);
+    for (size_t i = 0; i < n; i++)
+        j->watched[w++] = api_store_key(kinds[i]->resource);
+    ops.resources = j->watched;
     jobs_metrics_declare();
     if (!(j->q = wq_start(s, "jobs", JOBS_WORKERS, &ops, j, err))) {
         free(j);

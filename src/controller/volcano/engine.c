@@ -25,6 +25,7 @@
 struct ty_vcjobs {
     ty_store *s;
     ty_workqueue *q;
+    const char *watched[7]; /* Volcano Jobs and what may_be_owned names */
 };
 
 static void enqueue(ty_workqueue *q, const char *ns, const char *name)
@@ -37,7 +38,8 @@ static void enqueue(ty_workqueue *q, const char *ns, const char *name)
     wq_add(q, key);
 }
 
-/* What a Volcano Job can control; other resources' JSON is never read. */
+/* What a Volcano Job can control; other resources' JSON is never read (their
+ * events do not reach on_event: vcjobs_start names these to the watch). */
 static bool may_be_owned(const char *resource)
 {
     return !strcmp(resource, "pods") || !strcmp(resource, "services") ||
@@ -112,7 +114,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err)
 {
-    static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
+    wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_vcjobs *v = calloc(1, sizeof(*v));
 
     if (!v) {
@@ -120,6 +122,14 @@ ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err)
         return NULL;
     }
     v->s = s;
+    v->watched[0] = api_store_key(&api_vcjob);
+    v->watched[1] = "pods";
+    v->watched[2] = "services";
+    v->watched[3] = "configmaps";
+    v->watched[4] = "secrets";
+    v->watched[5] = api_store_key(&api_podgroup);
+    v->watched[6] = NULL;
+    ops.resources = v->watched;
     if (!(v->q = wq_start(s, "vcjobs", VC_WORKERS, &ops, v, err))) {
         free(v);
         return NULL;

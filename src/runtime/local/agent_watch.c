@@ -54,6 +54,9 @@ static void wake(rt_local *rt)
 
 /* ---- the pump thread ---- */
 
+/* What the watch takes (wanted says the same of an event). */
+static const char *const agent_watched[] = {"pods", "services", "nodes", NULL};
+
 static bool wanted(const store_event *ev)
 {
     return !strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
@@ -104,7 +107,7 @@ static void *pump_main(void *arg)
         store_watch *w = rt->w;
         int rc;
         if (!w) {
-            w = rt->w = store_watch_open(rt->s, NULL, NULL, store_current_rv(rt->s), &err);
+            w = rt->w = store_watch_open_only(rt->s, agent_watched, store_current_rv(rt->s), &err);
             ty_error_clear(&err);
             if (!w) {
                 wait_to_reopen(rt);

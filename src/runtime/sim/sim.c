@@ -492,8 +492,11 @@ static void resync(rt_sim *rt, bool full)
     flush_writes(rt);
 }
 
-/* Pods and deleted nodes matter; anything else (Events above all) is not
- * even parsed. */
+/* What the watch takes: pods and nodes; the rest (Events above all) is
+ * passed over in the history. */
+static const char *const sim_watched[] = {"pods", "nodes", NULL};
+
+/* Pods and deleted nodes matter. */
 static void handle_event(rt_sim *rt, const store_event *ev)
 {
     const json_t *obj;
@@ -529,7 +532,7 @@ static void open_watch(rt_sim *rt)
     ty_error_init(&err);
     pthread_mutex_lock(&rt->mu);
     if (!rt->stop)
-        rt->w = store_watch_open(rt->s, NULL, NULL, store_current_rv(rt->s), &err);
+        rt->w = store_watch_open_only(rt->s, sim_watched, store_current_rv(rt->s), &err);
     pthread_mutex_unlock(&rt->mu);
     ty_error_clear(&err);
     if (rt->w)
@@ -672,7 +675,7 @@ rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
         goto error;
     /* Opened here, so that whatever happens once start returns is seen; the
      * thread's first round lists what was bound before (next_resync_ms 0). */
-    rt->w = store_watch_open(s, NULL, NULL, store_current_rv(s), err);
+    rt->w = store_watch_open_only(s, sim_watched, store_current_rv(s), err);
     if (!rt->w)
         goto error;
     if (pthread_create(&rt->thread, NULL, sim_main, rt) != 0) {
