@@ -149,7 +149,7 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
         return -1;
     req->node = NULL;
     req->owner = NULL;
-    if (type == STORE_ADDED && !(req->node = res_node_new(o->ns, o->name)))
+    if (type == STORE_ADDED && !(req->node = res_node_new()))
         goto oom;
     if (type != STORE_DELETED && owner_pin(s, r, o, &req->owner) < 0)
         goto oom;
@@ -176,7 +176,7 @@ int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_typ
     if (!(o = obj_new_text(rv, req->ns, req->name, s->dump.data, s->dump.len, req->err)))
         return -1;
     req->node = NULL;
-    if (type == STORE_ADDED && !(req->node = res_node_new(o->ns, o->name))) {
+    if (type == STORE_ADDED && !(req->node = res_node_new())) {
         store_obj_unref(o);
         return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
     }
@@ -297,6 +297,8 @@ static void apply_batch(ty_store *s, write_req *batch)
             cur = res_lookup(q->r, o->ns, o->name);
             q->old = cur->obj;
             cur->obj = store_obj_ref(o);
+            cur->ns = o->ns; /* the node's key is its object's */
+            cur->name = o->name;
             res_owner_link(q->r, cur, q->owner);
         }
         if (q->owner)

@@ -175,17 +175,12 @@ idx_node *res_lookup(const store_res *r, const char *ns, const char *name)
     return NULL;
 }
 
-idx_node *res_node_new(const char *ns, const char *name)
+idx_node *res_node_new(void)
 {
-    size_t lns = strlen(ns), lname = strlen(name);
-    idx_node *n = calloc(1, sizeof(*n) + lns + lname + 2);
+    idx_node *n = calloc(1, sizeof(*n));
 
     if (!n)
         return NULL;
-    memcpy(n->key, ns, lns + 1);
-    memcpy(n->key + lns + 1, name, lname + 1);
-    n->ns = n->key;
-    n->name = n->key + lns + 1;
     n->height = 1;
     n->size = 1;
     return n;
@@ -205,6 +200,8 @@ static idx_node *insert_at(idx_node *n, idx_node *add)
 void res_insert(store_res *r, idx_node *node, store_obj *obj)
 {
     node->obj = store_obj_ref(obj);
+    node->ns = obj->ns;
+    node->name = obj->name;
     r->root = insert_at(r->root, node);
 }
 

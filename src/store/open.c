@@ -69,7 +69,7 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     ty_store *s = l->s;
     json_t *json = obj_text_metadata(text, len);
     store_res *r = index_add(&s->ix, resource);
-    idx_node *node = res_node_new(ns, name);
+    idx_node *node = res_node_new();
     owner_set *owner = NULL;
     const char *uid;
     store_obj *o;
