@@ -6,6 +6,15 @@
 #include "base/treearena.h"
 #include "cli/cli.h"
 
+#ifdef TY_JEMALLOC
+/* jemalloc's options, read when it starts (MALLOC_CONF in the environment
+ * still has the last word). Pages freed and not reused go back to the
+ * kernel after 3 s instead of 10: at 150,000 simulated pods the server's
+ * peak RSS was ~70 MB above what it had allocated, and 30 MB less with this
+ * (~1 % more CPU; docs/benchmarks.md). */
+const char *malloc_conf = "dirty_decay_ms:3000";
+#endif
+
 static const struct {
     const char *name;
     cli_cmd_fn fn;
