@@ -403,17 +403,6 @@ json_t *store_obj_view(const store_obj *o, const store_view *view)
     return v;
 }
 
-void store_obj_view_prepare(const store_obj *o, const store_view *view)
-{
-    store_obj *w = (store_obj *)o;
-    json_t *tree = atomic_load_explicit(&w->tree, memory_order_acquire), *v;
-
-    if (!tree || atomic_load_explicit(&w->view, memory_order_acquire) || !(v = view->make(tree)))
-        return;
-    view_keep(w, view, v);
-    json_decref(v);
-}
-
 obj_view *obj_take_view_if_refs(store_obj *o, size_t refs)
 {
     if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)

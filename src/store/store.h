@@ -98,9 +98,6 @@ typedef struct store_view {
  * per object; another view of the same object is made each time it is
  * asked for. */
 json_t *store_obj_view(const store_obj *o, const store_view *view);
-/* Makes o's view now when o still has its tree and no view (cheap: no
- * parse), for a reader that will come back for it later; else nothing. */
-void store_obj_view_prepare(const store_obj *o, const store_view *view);
 uint64_t store_obj_rv(const store_obj *o);
 /* Whether o holds a parsed tree now (a cache: for tests and the curious). */
 bool store_obj_has_tree(const store_obj *o);

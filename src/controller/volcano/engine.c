@@ -72,9 +72,6 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
         if (json_is_true(json_object_get(r, "controller")) && api && kind &&
             !strcmp(api, VC_API_VERSION) && !strcmp(kind, "Job")) {
             enqueue(q, ns, json_string_value(json_object_get(r, "name")));
-            /* The view a pass reads, while this version has its tree. */
-            if (ev->type != STORE_DELETED && !strcmp(ev->resource, api_store_key(&api_pod)))
-                store_obj_view_prepare(ev->obj, &jobs_owned);
         }
     }
     json_decref(meta);
