@@ -218,36 +218,113 @@ static bool key_is(const member_scan *m, const char *name)
     return strlen(name) == m->klen && memcmp(m->key, name, m->klen) == 0;
 }
 
-/* The object of the given top-level members of the object in text (those
- * it has; the scan stops once it has them all), each parsed alone and the
- * rest skipped; NULL when the text is not what the scanner expects (the
- * caller then parses the whole of it) or memory runs out. */
-static json_t *members_from_text(const char *text, size_t len, const char *const *names)
+/* The member names[i] asks for at the level of top (NULL: the top level),
+ * as a pointer and a length; false when it asks for nothing there. A name
+ * "a" asks for all of top-level member a, "a.b" for member b of member a
+ * only. *whole: the name asks for all of that member. */
+static bool name_at(const char *name, const char *top, const char **key, size_t *klen,
+                    bool *whole)
+{
+    size_t ltop = top ? strlen(top) : 0;
+    const char *dot;
+
+    if (top) {
+        if (strncmp(name, top, ltop) != 0 || name[ltop] != '.')
+            return false;
+        name += ltop + 1;
+    }
+    dot = top ? NULL : strchr(name, '.');
+    *key = name;
+    *klen = dot ? (size_t)(dot - name) : strlen(name);
+    *whole = !dot;
+    return true;
+}
+
+/* Whether names asks for member key (klen bytes) at the level of top, and
+ * (*whole) for all of it. */
+static bool asks_for(const char *const *names, const char *top, const char *key, size_t klen,
+                     bool *whole)
+{
+    bool any = false, w;
+    const char *k;
+    size_t kl;
+
+    *whole = false;
+    for (const char *const *n = names; *n; n++) {
+        if (!name_at(*n, top, &k, &kl, &w) || kl != klen || memcmp(k, key, klen) != 0)
+            continue;
+        any = true;
+        *whole |= w;
+    }
+    return any;
+}
+
+/* How many different members names asks for at the level of top. */
+static size_t members_asked(const char *const *names, const char *top)
+{
+    size_t count = 0;
+    const char *k, *k2;
+    size_t kl, kl2;
+    bool w;
+
+    for (size_t i = 0; names[i]; i++) {
+        bool seen = false;
+        if (!name_at(names[i], top, &k, &kl, &w))
+            continue;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = name_at(names[j], top, &k2, &kl2, &w) && kl2 == kl && !memcmp(k, k2, kl);
+        count += !seen;
+    }
+    return count;
+}
+
+/* The object of the members names asks for (asks_for) of the object in
+ * text, top's members when top is not NULL: each parsed alone, the rest
+ * skipped; the scan stops once it has them all. NULL when the text is not
+ * what the scanner expects (the caller then parses the whole of it) or
+ * memory runs out. */
+static json_t *select_members(const char *text, size_t len, const char *const *names,
+                              const char *top)
 {
     json_t *out = json_object();
-    size_t want_n = 0;
+    size_t want = members_asked(names, top);
     member_scan m;
     int rc = 1;
 
-    while (names[want_n])
-        want_n++;
     if (!out || !scan_start(&m, text, len))
         goto bad;
-    while (json_object_size(out) < want_n && (rc = scan_next(&m)) > 0) {
-        bool want = false;
-        for (const char *const *n = names; *n && !want; n++)
-            want = key_is(&m, *n);
-        if (want) {
-            json_t *v = json_loadb(m.value, (size_t)(m.value_end - m.value), 0, NULL);
-            if (!v || json_object_setn_new(out, m.key, m.klen, v) < 0)
-                goto bad;
+    while (json_object_size(out) < want && (rc = scan_next(&m)) > 0) {
+        size_t vlen = (size_t)(m.value_end - m.value);
+        json_t *v = NULL;
+        char key[256];
+        bool whole;
+
+        if (!asks_for(names, top, m.key, m.klen, &whole))
+            continue;
+        if (whole || *m.value != '{') {
+            v = json_loadb(m.value, vlen, JSON_DECODE_ANY, NULL);
+        } else if (m.klen < sizeof(key)) {
+            memcpy(key, m.key, m.klen);
+            key[m.klen] = '\0';
+            v = select_members(m.value, vlen, names, key);
         }
+        if (!v || json_object_setn_new(out, m.key, m.klen, v) < 0)
+            goto bad;
     }
     if (rc >= 0)
         return out;
 bad:
     json_decref(out);
     return NULL;
+}
+
+/* The object of the given members of the object in text (a name "a" is all
+ * of top-level member a, "a.b" only member b of it), each parsed alone and
+ * the rest skipped; NULL when the text is not what the scanner expects (the
+ * caller then parses the whole of it) or memory runs out. */
+static json_t *members_from_text(const char *text, size_t len, const char *const *names)
+{
+    return select_members(text, len, names, NULL);
 }
 
 /* o's plain text, as it is now: borrowed when o has it (the caller's

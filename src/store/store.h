@@ -82,8 +82,9 @@ json_t *store_obj_metadata(const store_obj *o);
 typedef struct store_view {
     const char *name;
     json_t *(*make)(const json_t *obj);
-    /* The top-level members make reads (NULL-terminated), or NULL for any:
-     * an object without its tree is then parsed for those alone. */
+    /* The members make reads (NULL-terminated), or NULL for any: an object
+     * without its tree is then parsed for those alone. "a" is all of
+     * top-level member a, "a.b" only member b of it (of an object a). */
     const char *const *members;
 } store_view;
 /* o as view shows it, a new tree the caller owns (decref), NULL when make

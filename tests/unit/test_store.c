@@ -2268,6 +2268,52 @@ static json_t *name_view(const json_t *obj)
     return json_pack("{s:O?}", "name", json_object_get(json_object_get(obj, "metadata"), "name"));
 }
 
+static json_t *copy_view(const json_t *obj)
+{
+    return json_deep_copy(obj);
+}
+
+/* A view's members may name members of members ("metadata.name"): an
+ * object without its tree has those parsed alone, and a member of the top
+ * level named as a whole comes whole, an object or not. */
+static void test_view_of_nested_members(void **state)
+{
+    static const char *const members[] = {"metadata.name", "metadata.labels", "status",
+                                          "kind.x", "metadata.nothere", NULL};
+    static const store_view view = {"nested", copy_view, members};
+    fixture *f = *state;
+    store_obj *o;
+    ty_error err;
+    json_t *p, *v;
+
+    ty_error_init(&err);
+    p = json_pack("{s:s, s:s, s:{s:s, s:{s:s}, s:[{s:s}], s:{s:s}}, s:{s:[s]}, s:{s:s, s:[{s:s}]}}",
+                  "apiVersion", "v1", "kind", "Pod", "metadata", "name", "n1", "labels", "a",
+                  "b", "ownerReferences", "name", "owner", "annotations", "c", "d", "spec",
+                  "args", "x", "status", "phase", "Running", "conditions", "type", "Ready");
+    o = store_create(f->s, "pods", "default", p, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    reopen(f); /* text alone now */
+    o = store_get(f->s, "pods", "default", "n1", &err);
+    assert_non_null(o);
+    assert_false(store_obj_has_tree(o));
+    v = store_obj_view(o, &view);
+    assert_non_null(v);
+    assert_int_equal(json_object_size(v), 3); /* metadata, status, kind */
+    assert_string_equal(json_string_value(json_object_get(v, "kind")), "Pod");
+    assert_int_equal(json_object_size(json_object_get(v, "metadata")), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(v, "metadata"), "name")), "n1");
+    assert_true(json_equal(json_object_get(json_object_get(v, "metadata"), "labels"),
+                           json_object_get(json_object_get(p, "metadata"), "labels")));
+    assert_true(json_equal(json_object_get(v, "status"), json_object_get(p, "status")));
+    assert_false(store_obj_has_tree(o));
+    json_decref(v);
+    store_obj_unref(o);
+    json_decref(p);
+}
+
 /* Reads for one look leave a cold object cold: store_obj_text_read of an
  * object holding only its compressed copy decompresses into the caller's
  * buffer and keeps nothing (a hot one's text is lent, not copied), and a
@@ -2712,6 +2758,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_view_of_nested_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_status_reuses_spec_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),

@@ -323,8 +323,14 @@ static json_t *owned_view(const json_t *obj)
     return out;
 }
 
-const store_view jobs_owned = {"jobs-owned", owned_view,
-                               (const char *const[]){"metadata", "status", NULL}};
+/* What owned_view reads: a pod whose tree was dropped has these parsed
+ * alone (not its owner references, finalizers, spec or conditions). */
+const store_view jobs_owned = {
+    "jobs-owned", owned_view,
+    (const char *const[]){"metadata.name", "metadata.namespace", "metadata.uid",
+                          "metadata.labels", "metadata.annotations",
+                          "metadata.creationTimestamp", "metadata.deletionTimestamp",
+                          "status.phase", "status.reason", "status.containerStatuses", NULL}};
 
 /* What the job controls: objects whose controller ownerReference is the
  * job (the store's owner index; O(pods of the job), not O(pods of the
