@@ -230,8 +230,7 @@ void store_exec_mutate(ty_store *s, write_req *req)
     int frc;
 
     if (req->prep_base) {
-        if (store_current_for_write(s, req, &r, NULL) ==
-            req->prep_base) {
+        if (store_current_for_write(s, req, &r, NULL) == req->prep_base) {
             take_prepared(s, req, r, req->prep_base);
             return;
         }
