@@ -31,11 +31,15 @@
  * a page of the WAL for each new object on top of its row's, and compared
  * key strings on the way down. A data directory made with either earlier
  * table is moved into this one when it is opened (migrate). */
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS objects ("
-    "  id INTEGER PRIMARY KEY,"
-    "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+/* The objects table, after CREATE TABLE (both the schema and the move use it). */
+#define OBJECTS_TABLE                                                                   \
+    " objects ("                                                                          \
+    "  id INTEGER PRIMARY KEY,"                                                           \
+    "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"             \
     "  rv INTEGER NOT NULL, data TEXT NOT NULL);"
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS" OBJECTS_TABLE
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0);";
 
@@ -43,10 +47,7 @@ static const char schema_sql[] =
 static const char migrate_sql[] =
     "BEGIN IMMEDIATE;"
     "ALTER TABLE objects RENAME TO objects_keyed;"
-    "CREATE TABLE objects ("
-    "  id INTEGER PRIMARY KEY,"
-    "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
-    "  rv INTEGER NOT NULL, data TEXT NOT NULL);"
+    "CREATE TABLE" OBJECTS_TABLE
     "INSERT INTO objects (resource, namespace, name, rv, data)"
     "  SELECT resource, namespace, name, rv, data FROM objects_keyed ORDER BY rv;"
     "DROP TABLE objects_keyed;"
