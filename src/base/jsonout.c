@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonin.h"
+
 /* Room for n more bytes and the NUL. */
 static bool reserve(ty_buf *b, size_t n)
 {
@@ -206,48 +208,10 @@ int ty_json_append_mark(ty_buf *b, const json_t *v, const json_t *mark, size_t *
     return ty_json_append_known(b, v, mark, mark_at, NULL, NULL, 0);
 }
 
-/* Whether s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or
- * code points past U+10FFFF), as jansson requires of its strings. */
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned char c = s[i];
-        size_t len;
-        uint32_t cp;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2, cp = c & 0x1F;
-        else if (c >= 0xE0 && c <= 0xEF)
-            len = 3, cp = c & 0x0F;
-        else if (c >= 0xF0 && c <= 0xF4)
-            len = 4, cp = c & 0x07;
-        else
-            return false;
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
-        i += len;
-    }
-    return true;
-}
-
 int ty_json_append_str(ty_buf *b, const char *s, size_t n)
 {
     size_t len = b->len;
-    bool ok = s && utf8_valid((const unsigned char *)s, n) && put_string(b, s, n);
+    bool ok = s && ty_utf8_valid((const unsigned char *)s, n) && put_string(b, s, n);
 
     if (!ok)
         b->len = len;

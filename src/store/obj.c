@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/jsonin.h"
 #include "base/jsonout.h"
 #include "store/store_int.h"
 
@@ -302,7 +303,7 @@ static json_t *select_members(const char *text, size_t len, const char *const *n
         if (!asks_for(names, top, m.key, m.klen, &whole))
             continue;
         if (whole || *m.value != '{') {
-            v = json_loadb(m.value, vlen, JSON_DECODE_ANY, NULL);
+            v = ty_json_load(m.value, vlen, JSON_DECODE_ANY, NULL);
         } else if (m.klen < sizeof(key)) {
             memcpy(key, m.key, m.klen);
             key[m.klen] = '\0';
@@ -367,7 +368,7 @@ json_t *obj_text_metadata(const char *text, size_t len)
     if (p == end || *p != '{' || !(e = skip_value(p, end)) || skip_ws(e, end) != end)
         return NULL;
     tree = members_from_text(text, len, meta);
-    if (!tree && (tree = json_loadb(text, len, 0, NULL)) && !json_is_object(tree)) {
+    if (!tree && (tree = ty_json_load(text, len, 0, NULL)) && !json_is_object(tree)) {
         json_decref(tree);
         tree = NULL;
     }
@@ -378,7 +379,7 @@ json_t *obj_parse(const store_obj *o)
 {
     char *owned;
     const char *t = text_now(o, &owned);
-    json_t *tree = t ? json_loadb(t, o->len, 0, NULL) : NULL;
+    json_t *tree = t ? ty_json_load(t, o->len, 0, NULL) : NULL;
 
     free(owned);
     return tree;
@@ -396,7 +397,7 @@ json_t *store_obj_metadata(const store_obj *o)
     if (!(t = text_now(o, &owned)))
         return NULL;
     if (!(tree = members_from_text(t, o->len, meta)))
-        tree = json_loadb(t, o->len, 0, NULL);
+        tree = ty_json_load(t, o->len, 0, NULL);
     m = json_incref(json_object_get(tree, "metadata"));
     json_decref(tree);
     free(owned);
@@ -471,7 +472,7 @@ json_t *store_obj_view(const store_obj *o, const store_view *view)
 
     mark_used(w);
     if (kept && kept->of == view)
-        return json_loadb(kept->text, kept->len, 0, NULL);
+        return ty_json_load(kept->text, kept->len, 0, NULL);
     cold = !atomic_load_explicit(&w->tree, memory_order_acquire) &&
            !atomic_load_explicit(&w->text, memory_order_acquire);
     /* another view kept, or o cold: this one is not */
