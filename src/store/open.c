@@ -10,7 +10,7 @@
 
 #define DEFAULT_HISTORY_EVENTS 100000
 #define DEFAULT_HISTORY_BYTES (64u * 1024u * 1024u)
-#define DEFAULT_HISTORY_TREES 4096
+#define DEFAULT_HISTORY_TREES 1024
 
 /* Rows of a resource past its first LOAD_DICT_AT are compressed as they
  * load, with a dictionary made of every LOAD_SAMPLE_EVERY-th of those
