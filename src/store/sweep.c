@@ -41,10 +41,11 @@
 #define SWEEP_MIN_NODES 256
 
 /* Passes an object stays unused before its text is compressed, and before
- * its plain text goes (its tree goes after one). Objects that are about to
+ * its plain text goes (its tree goes after one; the plain text at the first
+ * pass that finds the compressed copy made). Objects that are about to
  * change (a pod being bound and started) are not worth compressing. */
 #define IDLE_COMPRESS 2
-#define IDLE_DROP_TEXT 3
+#define IDLE_DROP_TEXT 2
 /* Events are written once (a repeat bumps a count) and seldom read again:
  * they go cold a pass earlier. At 150,000 pods, Events are 60 % of the
  * objects written in the last seconds, whose plain texts are what the
