@@ -364,8 +364,12 @@ static int step(ty_gc *g)
     ty_error_init(&err);
     for (int i = 0; i < EVENT_BATCH; i++) {
         rc = store_watch_next(g->w, i ? 0 : timeout, &ev, &err);
-        if (rc < 0)
+        if (rc < 0) {
+            if (err.code == TY_EGONE)
+                ty_warn("gc: fell behind the store's watch history; rebuilding the graph");
+            ty_error_clear(&err);
             return -1;
+        }
         if (rc == 0)
             break;
         apply_event(g, &ev);

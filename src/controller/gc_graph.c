@@ -70,8 +70,6 @@ static gc_node *node_get(ty_gc *g, const char *uid)
 static void node_destroy(gc_node *n)
 {
     free(n->uid);
-    free(n->resource);
-    free(n->ns);
     free(n->name);
     free(n->owners);
     free(n->deps);
@@ -263,6 +261,20 @@ static void set_str(char **dst, const char *src)
     *dst = strdup(src);
 }
 
+/* s held once in g->names (NULL when out of memory). */
+static const char *intern(ty_gc *g, const char *s)
+{
+    char *held = strmap_get(&g->names, s);
+
+    if (held || !(held = strdup(s)))
+        return held;
+    if (strmap_put(&g->names, held, held) < 0) {
+        free(held);
+        return NULL;
+    }
+    return held;
+}
+
 static gc_node *find_namespace(ty_gc *g, const char *name);
 
 /* Applies one object state (or its deletion) to the graph: what the graph
@@ -274,12 +286,13 @@ static void observe(ty_gc *g, const char *resource, const json_t *meta, const js
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const json_t *fins = json_object_get(meta, "finalizers");
+    const char *res_held = intern(g, resource), *ns_held = intern(g, str_or_empty(ns));
     gc_node *n;
 
-    if (!uid || !(n = node_get(g, uid)))
+    if (!uid || !res_held || !ns_held || !(n = node_get(g, uid)))
         return;
-    set_str(&n->resource, resource);
-    set_str(&n->ns, str_or_empty(ns));
+    n->resource = res_held;
+    n->ns = ns_held;
     set_str(&n->name, str_or_empty(json_string_value(json_object_get(meta, "name"))));
     if (deleted) {
         gc_node *nsn = *n->ns ? find_namespace(g, n->ns) : NULL;
@@ -338,6 +351,7 @@ void gc_graph_clear(ty_gc *g)
     g->nnodes = 0;
     g->qhead = g->qtail = NULL;
     g->nretries = 0;
+    strmap_free_values(&g->names);
 }
 
 /* Events are left out of the graph, as Kubernetes' collector leaves them

@@ -391,6 +391,9 @@ static int step(ty_workqueue *q)
     for (int i = 0; i < EVENT_BATCH; i++) {
         rc = store_watch_next(q->w, i ? 0 : timeout, &ev, &err);
         if (rc < 0) {
+            if (err.code == TY_EGONE)
+                ty_warn("%s: fell behind the store's watch history; queueing everything again",
+                        q->name);
             ty_error_clear(&err);
             return -1;
         }

@@ -556,6 +556,9 @@ static void *sched_main(void *arg)
             continue;
         }
         if (rc < 0) {
+            if (err.code == TY_EGONE)
+                ty_warn("scheduler: fell behind the store's watch history; loading the model "
+                        "again");
             ty_error_clear(&err);
             if (atomic_load(&sc->stop))
                 break;

@@ -567,6 +567,8 @@ static void take_events(rt_sim *rt)
     for (int i = 0; i < EVENT_BATCH; i++) {
         int rc = store_watch_next(rt->w, i ? 0 : timeout, &ev, &err);
         if (rc < 0) {
+            if (err.code == TY_EGONE)
+                ty_warn("sim: fell behind the store's watch history; listing pods again");
             drop_watch(rt); /* fell behind, or stopping: reopen + resync */
             break;
         }
