@@ -8,8 +8,8 @@
 #include "base/log.h"
 #include "store/store_int.h"
 
-#define DEFAULT_HISTORY_EVENTS 100000
-#define DEFAULT_HISTORY_BYTES (64u * 1024u * 1024u)
+#define DEFAULT_HISTORY_EVENTS 250000
+#define DEFAULT_HISTORY_BYTES (40u * 1024u * 1024u)
 #define DEFAULT_HISTORY_TREES 1024
 
 /* Rows of a resource past its first LOAD_DICT_AT are compressed as they

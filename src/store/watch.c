@@ -19,8 +19,10 @@
  * whose event leaves the window while nobody else holds it: the index keeps
  * text for objects nobody has looked at lately, and the first reader parses
  * it again (that tree then stays until the object changes). The byte budget
- * counts snapshots without trees; the history's own trees are bounded by
- * the window. A watcher is
+ * counts snapshots without trees, and only those the ring alone keeps alive
+ * (an event's version once it is replaced or deleted: a current one is the
+ * index's anyway); the history's own trees are bounded by the window. A
+ * watcher is
  * just a cursor (the last rv it took) into that ring; it never copies
  * events it is not interested in, so a hundred watchers cost a hundred cursors
  * and one ring of a bell per batch (base/thread.h ty_bell: a condvar's
@@ -44,6 +46,8 @@ typedef struct hub_entry {
     store_event_type type;
     const char *resource;
     store_obj *obj;
+    size_t held; /* what the ring alone keeps of obj, counted in bytes: 0 while obj is
+                    current (the index holds it anyway), its footprint once it is not */
 } hub_entry;
 
 struct store_hub {
@@ -231,7 +235,7 @@ static void evict_oldest(store_hub *h)
 {
     hub_entry *e = &h->ring[(h->oldest + 1) % h->cap];
 
-    h->bytes -= obj_footprint(e->obj);
+    h->bytes -= e->held;
     trash_obj(h, e->obj);
     e->obj = NULL;
     h->oldest++;
@@ -248,8 +252,10 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     e->type = type;
     e->resource = resource;
     e->obj = obj;
+    /* a deleted object's last version is the ring's alone */
+    e->held = type == STORE_DELETED ? obj_footprint(obj) : 0;
     h->head = obj->rv;
-    h->bytes += obj_footprint(obj);
+    h->bytes += e->held;
     /* The event leaving the tree window. Only the ring can hand out new
      * references to an object the index no longer holds, and it does so under
      * h->mu, so a count of one cannot grow while we look. */
@@ -284,10 +290,18 @@ void hub_release_superseded(store_hub *h, store_obj *old)
     pthread_mutex_lock(&h->mu);
     in_ring = old->rv > h->oldest && h->ring[old->rv % h->cap].obj == old;
     if (in_ring) {
-        /* The ring's reference keeps it alive past ours. */
+        hub_entry *e = &h->ring[old->rv % h->cap];
+
+        /* The ring's reference keeps it alive past ours: counted now. */
+        if (!e->held) {
+            e->held = obj_footprint(old);
+            h->bytes += e->held;
+        }
         store_obj_unref(old);
         if (h->head - old->rv >= h->max_trees)
             trash_tree_if_refs(h, old, 1);
+        while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
+            evict_oldest(h);
     } else {
         trash_obj(h, old);
     }

@@ -199,6 +199,55 @@ static void test_too_old_rv_is_gone(void **state)
     store_watch_close(w);
 }
 
+/* The byte cap counts what only the history keeps alive: versions replaced
+ * or deleted since. Objects that are still current cost it nothing (the
+ * index holds them anyway), so a stream of new objects stays watchable far
+ * past the cap, while versions replaced over and over leave it by bytes. */
+static void test_history_bytes_count_replaced_versions(void **state)
+{
+    fixture *f = *state;
+    store_options o = {.history_events = 1000, .history_bytes = 4096};
+    store_watch *w;
+    ty_error err;
+    uint64_t rv0, rv1;
+    char name[16];
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+    rv0 = store_current_rv(f->s);
+    /* 100 new objects, ~200 bytes of snapshot each: 20,000 bytes, all current */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "n%d", i);
+        add(f->s, "pods", "default", name);
+    }
+    w = store_watch_open(f->s, NULL, NULL, rv0, &err);
+    assert_non_null(w);
+    expect(w, STORE_ADDED, "n0", rv0 + 1);
+    store_watch_close(w);
+    /* 100 versions of one object: each replaced one is the history's alone */
+    rv1 = store_current_rv(f->s);
+    for (int i = 0; i < 100; i++)
+        modify(f->s, "pods", "default", "n0");
+    assert_null(store_watch_open(f->s, NULL, NULL, rv1, &err));
+    assert_int_equal(err.code, TY_EGONE);
+    ty_error_clear(&err);
+    /* what is left fits the cap: ~20 replaced versions, the newest events */
+    w = store_watch_open(f->s, NULL, NULL, store_current_rv(f->s) - 10, &err);
+    assert_non_null(w);
+    expect(w, STORE_MODIFIED, "n0", store_current_rv(f->s) - 9);
+    store_watch_close(w);
+    /* a deleted object's last version counts too */
+    rv1 = store_current_rv(f->s);
+    for (int i = 1; i < 100; i++) {
+        snprintf(name, sizeof(name), "n%d", i);
+        del(f->s, "pods", "default", name);
+    }
+    assert_null(store_watch_open(f->s, NULL, NULL, rv1, &err));
+    assert_int_equal(err.code, TY_EGONE);
+}
+
 static void test_reopen_starts_history_anew(void **state)
 {
     fixture *f = *state;
@@ -1003,6 +1052,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_from_rv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_old_rv_is_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_bytes_count_replaced_versions, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_reopen_starts_history_anew, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_only_resources, setup, teardown),
