@@ -118,7 +118,7 @@ typedef struct store_options {
     size_t history_events; /* watch history length in events (default 250,000) */
     size_t history_bytes;  /* and in bytes of the snapshots only it keeps alive (versions
                               replaced or deleted since; a current one is the index's
-                              anyway), counted without their parsed trees (default 64 MiB) */
+                              anyway), counted without their parsed trees (default 40 MiB) */
     size_t history_trees;  /* only the newest this many events keep a parsed tree that
                               nothing else holds; older ones keep their text and are
                               parsed again for a watcher that reaches them (default 1,024) */
