@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,21 @@ int ty_thread_setup(pthread_t t, const char *name, ty_thread_class cls)
                                  &p) == 0
                ? 0
                : -1;
+}
+
+int ty_thread_upstream_self(void)
+{
+    /* per thread on Linux: the nice value of the thread, not the process */
+    id_t tid = (id_t)syscall(SYS_gettid);
+    int now;
+
+    errno = 0;
+    now = getpriority(PRIO_PROCESS, tid);
+    if (now == -1 && errno)
+        return -1;
+    if (now >= TY_THREAD_UPSTREAM_NICE)
+        return 0; /* niced as much already (raising it back needs privilege) */
+    return setpriority(PRIO_PROCESS, tid, TY_THREAD_UPSTREAM_NICE);
 }
 
 uint32_t ty_bell_ticket(ty_bell *b)

@@ -297,6 +297,8 @@ static void *worker_main(void *arg)
     ty_workqueue *q = arg;
     wq_key *k;
 
+    ty_thread_upstream_self(); /* what it makes, others drain (base/thread.h) */
+
     while (!stopping(q)) {
         time_t wake_at = 0;
         bool failed;

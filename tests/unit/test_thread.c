@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +99,33 @@ static void test_inherited(void **state)
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(ty_thread_setup(pthread_self(), NULL, TY_THREAD_INTERACTIVE), 0);
     assert_int_equal(policy_of(pthread_self()), SCHED_OTHER);
+}
+
+static void *upstream_main(void *arg)
+{
+    int *nice_seen = arg;
+
+    assert_int_equal(ty_thread_upstream_self(), 0);
+    errno = 0;
+    *nice_seen = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    return errno ? arg : NULL;
+}
+
+/* An upstream thread's nice value is its own: the process's, and the
+ * thread that made it, keep theirs. */
+static void test_upstream_nice_is_the_thread_s(void **state)
+{
+    int before = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)), seen = -100;
+    pthread_t t;
+    void *rc;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, upstream_main, &seen), 0);
+    assert_int_equal(pthread_join(t, &rc), 0);
+    assert_null(rc);
+    assert_int_equal(seen, before > TY_THREAD_UPSTREAM_NICE ? before : TY_THREAD_UPSTREAM_NICE);
+    assert_int_equal(getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)), before);
+    assert_int_equal(getpriority(PRIO_PROCESS, 0), before);
 }
 
 static struct timespec after_ms(long ms)
@@ -364,6 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes_and_names),
         cmocka_unit_test(test_inherited),
+        cmocka_unit_test(test_upstream_nice_is_the_thread_s),
         cmocka_unit_test(test_bell_ticket_and_deadline),
         cmocka_unit_test(test_bell_wakes_all),
         cmocka_unit_test(test_rwlock_excludes),
