@@ -208,17 +208,44 @@ static bool literal(reader *r, const char *word, size_t n)
 
 static json_t *read_value(reader *r);
 
+/* Past an opening bracket and the whitespace after it: true when close
+ * follows at once (taken too). */
+static bool opened_empty(reader *r, char close)
+{
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == close) {
+        r->p++;
+        return true;
+    }
+    return false;
+}
+
+/* After a member or an element: 1 past a comma (and the whitespace after
+ * it), 0 past close, -1 at anything else. */
+static int next_item(reader *r, char close)
+{
+    skip_ws(r);
+    if (r->p == r->end)
+        return -1;
+    if (*r->p == close) {
+        r->p++;
+        return 0;
+    }
+    if (*r->p++ != ',')
+        return -1;
+    skip_ws(r);
+    return 1;
+}
+
 static json_t *read_object(reader *r)
 {
     json_t *obj = json_object();
+    int more = 1;
 
-    r->p++;
-    skip_ws(r);
-    if (r->p < r->end && *r->p == '}') {
-        r->p++;
+    if (opened_empty(r, '}'))
         return obj;
-    }
-    while (obj) {
+    while (obj && more > 0) {
         const char *k;
         size_t klen;
         json_t *v;
@@ -242,17 +269,10 @@ static json_t *read_object(reader *r)
             goto bad;
         }
         free(key);
-        skip_ws(r);
-        if (r->p == r->end)
-            goto bad;
-        if (*r->p == '}') {
-            r->p++;
-            return obj;
-        }
-        if (*r->p++ != ',')
-            goto bad;
-        skip_ws(r);
+        more = next_item(r, '}');
     }
+    if (!more)
+        return obj;
 bad:
     json_decref(obj);
     return NULL;
@@ -261,29 +281,19 @@ bad:
 static json_t *read_array(reader *r)
 {
     json_t *arr = json_array();
+    int more = 1;
 
-    r->p++;
-    skip_ws(r);
-    if (r->p < r->end && *r->p == ']') {
-        r->p++;
+    if (opened_empty(r, ']'))
         return arr;
-    }
-    while (arr) {
+    while (arr && more > 0) {
         json_t *v = read_value(r);
 
         if (!v || json_array_append_new(arr, v) < 0)
             goto bad;
-        skip_ws(r);
-        if (r->p == r->end)
-            goto bad;
-        if (*r->p == ']') {
-            r->p++;
-            return arr;
-        }
-        if (*r->p++ != ',')
-            goto bad;
-        skip_ws(r);
+        more = next_item(r, ']');
     }
+    if (!more)
+        return arr;
 bad:
     json_decref(arr);
     return NULL;
