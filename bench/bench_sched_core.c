@@ -4,11 +4,15 @@
  *
  *   bench_sched_core [--nodes N] [--gpus G] [--pods P] [--gang K]
  *                    [--gpu-milli M] [--steady S] [--conf FILE]
+ *                    [--min-resources] [--remove-nodes]
  *
  * N nodes of G GPUs (cpu 64, memory 512Gi, pods 110); P pending pods in
  * gangs of K (minMember K; each pod M thousandths of a GPU, 1 cpu, 4Gi),
  * all present from the start, groups without minResources (enqueue admits
- * every one in the first cycle).
+ * every one in the first cycle). With --min-resources each group asks for
+ * its gang's resources as minResources: admission stops at the overcommit
+ * budget (1.2 x the cluster) and the rest wait to be admitted, a backlog
+ * every cycle has in front of it.
  *   - build: how fast the model takes nodes and pods (upserts per second);
  *   - placement: cycles until one binds nothing; pods placed per second over
  *     the cycles' own time (the runtime's confirmation of each bind, BINDING
@@ -70,20 +74,21 @@ static long status_kb(const char *field)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_sched_core [--nodes N] [--gpus G] [--pods P] [--gang K] "
-                    "[--gpu-milli M] [--steady S] [--conf FILE] [--remove-nodes]\n");
+                    "[--gpu-milli M] [--steady S] [--conf FILE] [--min-resources] "
+                    "[--remove-nodes]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     size_t nodes = 5000, pods = 100000, gang = 8, steady = 0;
-    bool remove_nodes = false;
+    bool remove_nodes = false, min_resources = false;
     long gpus = 8, gpu_milli = 1000;
     const char *conf_path = NULL;
     static const struct option lopts[] = {
         {"nodes", 1, 0, 'n'}, {"gpus", 1, 0, 'g'},  {"pods", 1, 0, 'p'}, {"gang", 1, 0, 'k'},
         {"gpu-milli", 1, 0, 'm'}, {"steady", 1, 0, 's'}, {"conf", 1, 0, 'c'},
-        {"remove-nodes", 0, 0, 'r'}, {0, 0, 0, 0},
+        {"remove-nodes", 0, 0, 'r'}, {"min-resources", 0, 0, 'R'}, {0, 0, 0, 0},
     };
     int o;
 
@@ -97,6 +102,7 @@ int main(int argc, char **argv)
         case 's': steady = strtoul(optarg, NULL, 10); break;
         case 'c': conf_path = optarg; break;
         case 'r': remove_nodes = true; break;
+        case 'R': min_resources = true; break;
         default: usage();
         }
     }
@@ -116,8 +122,9 @@ int main(int argc, char **argv)
     int64_t t0, t1;
 
     printf("== bench_sched_core: %zu nodes x %ld GPUs (cpu 64, memory 512Gi, pods 110); "
-           "%zu pods in gangs of %zu (%ld mGPU, 1 cpu, 4Gi each); actions %s\n",
-           nodes, gpus, pods, gang, gpu_milli, sc_conf_actions(conf));
+           "%zu pods in gangs of %zu (%ld mGPU, 1 cpu, 4Gi each)%s; actions %s\n",
+           nodes, gpus, pods, gang, gpu_milli,
+           min_resources ? ", minResources the gang's" : "", sc_conf_actions(conf));
     /* ---- build ---- */
     t0 = mono_ns();
     for (size_t i = 0; i < nodes; i++) {
@@ -140,6 +147,12 @@ int main(int argc, char **argv)
         snprintf(jk, sizeof(jk), "bench/job-%06zu", j);
         sc_job_spec js = {.key = jk, .min_member = (int)gang, .created = (double)j,
                           .preemptable = true};
+        if (min_resources) {
+            js.min_resources.v[SC_CPU] = (int64_t)gang * 1000;
+            js.min_resources.v[SC_MEM] = (int64_t)gang * ((int64_t)4 << 30) * 1000;
+            js.min_resources.v[SC_PODS] = (int64_t)gang * 1000;
+            js.min_resources.v[SC_GPU] = (int64_t)gang * gpu_milli;
+        }
         if (!sc_job_upsert(c, &js)) {
             fprintf(stderr, "bench_sched_core: job upsert failed\n");
             return 2;

@@ -49,6 +49,9 @@ struct sc_queue {
     sc_res request;    /* tasks that are not finished nor being released */
     sc_res demand;     /* request plus the minResources of groups without pods */
     sc_res deserved, inqueue;
+    /* kept by sc_waiting_update: the minResources of this queue's own
+     * waiting groups that have no pods yet (proportion's demand) */
+    sc_res wait_demand;
     double share;
     bool met;
     size_t njobs;
@@ -77,10 +80,13 @@ struct sc_job {
     /* kept by accounting */
     sc_res allocated;
     int n_ready, n_running, n_pending, n_pipelined;
-    /* the waiting list: admitted jobs with pending or pipelined tasks, and
-     * jobs still to be admitted */
+    /* the waiting lists (sc_waiting_update): jobs still to be admitted, and
+     * admitted jobs with pending or pipelined tasks or pods still to come */
     bool waiting;
+    bool wadmitted;      /* which list: cluster->waiting[SC_WAIT_ADMITTED] */
     sc_job *wprev, *wnext;
+    sc_queue *demand_q;  /* the queue whose wait_demand holds demand_res, or NULL */
+    sc_res demand_res;
     size_t idx;        /* position in cluster->jobs */
     /* a job that failed to fit is not tried again until something it could
      * use is freed (release_epoch) or the job itself changes */
@@ -138,9 +144,13 @@ struct sc_cluster {
     sc_job **jobs;
     size_t njobs, jobs_cap;
     sc_node *buckets[SC_BUCKETS];
-    sc_job *waiting_head;
+    /* The waiting jobs, on two lists so that a cycle visits only the ones
+     * an action is about: with thousands of groups queued for admission
+     * behind a full overcommit budget, allocate and the admission sums
+     * walked every one of them in every cycle. */
+    sc_job *waiting[2]; /* heads: SC_WAIT_PENDING, SC_WAIT_ADMITTED */
+    size_t nwaiting[2];
     sc_job *changed_head;
-    size_t nwaiting;
     uint64_t epoch;          /* bumps on every change */
     uint64_t release_epoch;  /* bumps when resources are freed or added */
     size_t scan_start;       /* round-robin start for generic node scans */
@@ -152,13 +162,15 @@ struct sc_cluster {
 
 /* Between model.c and model_account.c only. A node's place among the
  * free-GPU buckets, taken out before its capacity or state changes and put
- * back after (refresh: both); a job's place on the waiting list, after its
- * tasks or admission changed; a task's resources counted (sign 1) or taken
+ * back after (refresh: both); a job's place on the waiting lists, and its
+ * share of its queue's wait_demand, after its tasks, admission, queue or
+ * minResources changed; a task's resources counted (sign 1) or taken
  * back (-1) on its node, job and queue as its status says; a task linked to
  * node n and nominated node nom in their per-node lists. */
 void sc_bucket_out(sc_cluster *c, sc_node *n);
 void sc_bucket_in(sc_cluster *c, sc_node *n);
 void sc_bucket_refresh(sc_cluster *c, sc_node *n);
+enum { SC_WAIT_PENDING, SC_WAIT_ADMITTED };
 void sc_waiting_update(sc_cluster *c, sc_job *j);
 void sc_account(sc_cluster *c, sc_task *t, int sign);
 void sc_place(sc_task *t, sc_node *n, sc_node *nom);
@@ -304,10 +316,23 @@ bool sc_fits(sc_session *s, const sc_task *t, const sc_node *n, sc_fit_mode mode
 sc_node *sc_pick_node(sc_session *s, const sc_task *t, sc_fit_mode mode);
 /* The job's pending (or pipelined) tasks in task order; caller frees. */
 sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, size_t *n);
-/* Waiting jobs of the given kind, sorted by queue then job order; caller frees. */
-sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n);
-/* The same, leaving out jobs that pass skip_pass (>= 0) would skip. */
+/* Waiting jobs of the given kind, sorted by queue then job order, leaving
+ * out jobs that pass skip_pass (>= 0) would skip; caller frees. */
 sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n);
+/* Job-order heaps, one per queue (allocate and enqueue take jobs in order
+ * only as far as they get, instead of sorting every waiting job each
+ * cycle). sc_queue_heaps regroups all[0..n) in place by queue, count[i] of
+ * them of queue i, and makes qs[i] (c->nqueues of them) a heap over queue
+ * i's slice; how many queues have any, or (size_t)-1 when out of memory. */
+typedef struct sc_qheap {
+    sc_queue *q;
+    sc_job **h;
+    size_t n;
+    sc_job *blocker; /* allocate: the first left-out job of the queue */
+    bool blocked;
+} sc_qheap;
+size_t sc_queue_heaps(sc_session *s, sc_job **all, size_t n, const size_t *count, sc_qheap *qs);
+sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh);
 /* The job's lower bound on what it needs free to make progress (see need). */
 const sc_res *sc_job_need(sc_session *s, sc_job *j);
 /* Failed earlier, and nothing was freed and nothing changed since. */

@@ -141,6 +141,35 @@ void sc_bucket_refresh(sc_cluster *c, sc_node *n)
     sc_bucket_in(c, n);
 }
 
+static void wait_unlink(sc_cluster *c, sc_job *j)
+{
+    int l = j->wadmitted ? SC_WAIT_ADMITTED : SC_WAIT_PENDING;
+
+    if (j->wprev)
+        j->wprev->wnext = j->wnext;
+    else
+        c->waiting[l] = j->wnext;
+    if (j->wnext)
+        j->wnext->wprev = j->wprev;
+    j->wprev = j->wnext = NULL;
+    c->nwaiting[l]--;
+    j->waiting = false;
+}
+
+static void wait_link(sc_cluster *c, sc_job *j, bool admitted)
+{
+    int l = admitted ? SC_WAIT_ADMITTED : SC_WAIT_PENDING;
+
+    j->wprev = NULL;
+    j->wnext = c->waiting[l];
+    if (j->wnext)
+        j->wnext->wprev = j;
+    c->waiting[l] = j;
+    c->nwaiting[l]++;
+    j->waiting = true;
+    j->wadmitted = admitted;
+}
+
 void sc_waiting_update(sc_cluster *c, sc_job *j)
 {
     /* An admitted group whose pods do not exist yet stays on the list: its
@@ -148,26 +177,25 @@ void sc_waiting_update(sc_cluster *c, sc_job *j)
      * capability and overcommit gates) until its pods arrive. */
     bool want = !j->completed &&
                 (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0);
-    if (want == j->waiting)
-        return;
-    if (want) {
-        j->wprev = NULL;
-        j->wnext = c->waiting_head;
-        if (j->wnext)
-            j->wnext->wprev = j;
-        c->waiting_head = j;
-        c->nwaiting++;
-    } else {
-        if (j->wprev)
-            j->wprev->wnext = j->wnext;
-        else
-            c->waiting_head = j->wnext;
-        if (j->wnext)
-            j->wnext->wprev = j->wprev;
-        j->wprev = j->wnext = NULL;
-        c->nwaiting--;
+    bool demand = want && j->ntasks == 0;
+    sc_queue *dq = demand ? j->queue : NULL;
+
+    if (want != j->waiting || (want && j->inqueue != j->wadmitted)) {
+        if (j->waiting)
+            wait_unlink(c, j);
+        if (want)
+            wait_link(c, j, j->inqueue);
     }
-    j->waiting = want;
+    /* a group without pods asks for its minResources (proportion's demand) */
+    if (dq == j->demand_q && (!dq || memcmp(&j->demand_res, &j->min_res, sizeof(sc_res)) == 0))
+        return;
+    if (j->demand_q)
+        sc_res_sub(&j->demand_q->wait_demand, &j->demand_res);
+    j->demand_q = dq;
+    if (dq) {
+        j->demand_res = j->min_res;
+        sc_res_add(&dq->wait_demand, &j->demand_res);
+    }
 }
 
 void sc_job_touch(sc_cluster *c, sc_job *j)

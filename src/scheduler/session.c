@@ -77,8 +77,8 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
     /* what admitted groups still expect to get (enqueue's headroom) */
     for (size_t i = 0; i < c->nqueues; i++)
         memset(&c->queues[i]->inqueue, 0, sizeof(sc_res));
-    for (const sc_job *j = c->waiting_head; j; j = j->wnext) {
-        if (!j->inqueue || j->n_ready >= j->min_member)
+    for (const sc_job *j = c->waiting[SC_WAIT_ADMITTED]; j; j = j->wnext) {
+        if (j->n_ready >= j->min_member)
             continue;
         sc_res_add(&s->inqueue_total, &j->min_res);
         sc_res_add(&j->queue->inqueue, &j->min_res);
@@ -357,24 +357,73 @@ sc_task **sc_job_pending_tasks(sc_session *s, sc_job *j, bool with_pipelined, si
     return out;
 }
 
-sc_job **sc_waiting_jobs(sc_session *s, bool admitted, size_t *n)
+/* ---- job-order heaps, one per queue ---- */
+
+static void sift_down(sc_session *s, sc_job **h, size_t n, size_t i)
 {
-    return sc_waiting_jobs_for(s, admitted, -1, n);
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && sc_job_cmp(s, h[l], h[m]) < 0)
+            m = l;
+        if (l + 1 < n && sc_job_cmp(s, h[l + 1], h[m]) < 0)
+            m = l + 1;
+        if (m == i)
+            return;
+        sc_job *x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+size_t sc_queue_heaps(sc_session *s, sc_job **all, size_t n, const size_t *count, sc_qheap *qs)
+{
+    sc_cluster *c = s->c;
+    sc_job **tmp = malloc((n + 1) * sizeof(*tmp));
+    size_t off = 0, nq = 0;
+
+    if (!tmp)
+        return (size_t)-1;
+    for (size_t i = 0; i < c->nqueues; i++) {
+        qs[i].q = c->queues[i];
+        qs[i].h = all + off;
+        qs[i].n = 0;
+        off += count[i];
+    }
+    memcpy(tmp, all, n * sizeof(*tmp));
+    for (size_t i = 0; i < n; i++) {
+        sc_qheap *qh = &qs[tmp[i]->queue->idx];
+        qh->h[qh->n++] = tmp[i];
+    }
+    free(tmp);
+    for (size_t i = 0; i < c->nqueues; i++) {
+        for (size_t k = qs[i].n / 2; k-- > 0;)
+            sift_down(s, qs[i].h, qs[i].n, k);
+        nq += qs[i].n > 0;
+    }
+    return nq;
+}
+
+sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh)
+{
+    sc_job *top = qh->h[0];
+    qh->h[0] = qh->h[--qh->n];
+    sift_down(s, qh->h, qh->n, 0);
+    return top;
 }
 
 sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n)
 {
     sc_cluster *c = s->c;
-    sc_job **out = malloc((c->nwaiting + 1) * sizeof(*out));
+    int l = admitted ? SC_WAIT_ADMITTED : SC_WAIT_PENDING;
+    sc_job **out = malloc((c->nwaiting[l] + 1) * sizeof(*out));
     size_t k = 0;
 
     if (!out) {
         *n = 0;
         return NULL;
     }
-    for (sc_job *j = c->waiting_head; j; j = j->wnext) {
-        if (j->inqueue != admitted)
-            continue;
+    for (sc_job *j = c->waiting[l]; j; j = j->wnext) {
         /* admitted groups whose pods do not exist yet have nothing to place */
         if (admitted && j->n_pending == 0 && j->n_pipelined == 0)
             continue;

@@ -1450,8 +1450,10 @@ static void test_removal_accounting(void **state)
     assert_int_equal(c->nodes[0]->ntasks, 0);
     assert_true(sc_res_empty(&q->allocated));
     assert_true(sc_res_empty(&q->request));
-    assert_int_equal(c->nwaiting, 0);
-    assert_null(c->waiting_head);
+    assert_int_equal(c->nwaiting[SC_WAIT_PENDING] + c->nwaiting[SC_WAIT_ADMITTED], 0);
+    assert_null(c->waiting[SC_WAIT_PENDING]);
+    assert_null(c->waiting[SC_WAIT_ADMITTED]);
+    assert_true(sc_res_empty(&q->wait_demand));
     assert_null(sc_task_find(c, "ns/lone"));
     assert_int_equal(c->buckets[4] == c->nodes[0], 1);
     /* a pod without a group: a job of its own, gone with the pod */
@@ -1463,6 +1465,122 @@ static void test_removal_accounting(void **state)
     assert_true(sc_res_empty(sc_node_used(c->nodes[0])));
     sc_task_remove(c, "ns/solo");
     assert_null(sc_job_find(c, "ns/solo"));
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
+/* What sc_waiting_update keeps, checked against the jobs themselves: each
+ * job on the list its admission says (or on none), the lists' lengths, and
+ * each queue's wait_demand the minResources of its waiting jobs without
+ * pods. */
+static void check_waiting(const sc_cluster *c)
+{
+    size_t on[2] = {0, 0};
+
+    for (int l = 0; l < 2; l++) {
+        const sc_job *prev = NULL;
+        for (const sc_job *j = c->waiting[l]; j; prev = j, j = j->wnext) {
+            assert_true(j->waiting);
+            assert_int_equal(j->wadmitted, l == SC_WAIT_ADMITTED);
+            assert_ptr_equal(j->wprev, prev);
+            on[l]++;
+        }
+        assert_int_equal(on[l], c->nwaiting[l]);
+    }
+    size_t want_n[2] = {0, 0};
+    for (size_t i = 0; i < c->njobs; i++) {
+        const sc_job *j = c->jobs[i];
+        bool want = !j->completed && (!j->inqueue || j->n_pending > 0 ||
+                                      j->n_pipelined > 0 || j->ntasks == 0);
+        assert_int_equal(j->waiting, want);
+        if (want) {
+            assert_int_equal(j->wadmitted, j->inqueue);
+            want_n[j->inqueue]++;
+        }
+    }
+    assert_int_equal(want_n[0], on[0]);
+    assert_int_equal(want_n[1], on[1]);
+    for (size_t qi = 0; qi < c->nqueues; qi++) {
+        sc_res sum = {0};
+        for (size_t i = 0; i < c->njobs; i++)
+            if (c->jobs[i]->queue == c->queues[qi] && c->jobs[i]->waiting &&
+                c->jobs[i]->ntasks == 0)
+                sc_res_add(&sum, &c->jobs[i]->min_res);
+        assert_memory_equal(&sum, &c->queues[qi]->wait_demand, sizeof(sum));
+    }
+}
+
+/* Jobs come, are admitted, get pods, move queues, change minResources,
+ * finish and go, in a random order with cycles between: the waiting lists
+ * and the demand sums follow every step (check_waiting), and end empty. */
+static void test_waiting_lists_follow_changes(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    const char *queues[] = {"default", "qa", "qb"};
+    const sc_task_status sts[] = {SC_TASK_PENDING, SC_TASK_RUNNING, SC_TASK_SUCCEEDED,
+                                  SC_TASK_FAILED};
+    unsigned seed = 12345;
+    char key[64];
+    rec r;
+    (void)state;
+
+    node(c, "n1", 8);
+    node(c, "n2", 8);
+    queue(c, "qa", 1, -1, true, true);
+    queue(c, "qb", 3, 6, true, true);
+    sc_queue_spec child = {.name = "qc", .parent = "qa", .weight = 1, .open = true};
+    assert_non_null(sc_queue_upsert(c, &child));
+    for (int step = 0; step < 3000; step++) {
+        int op = rand_r(&seed) % 8, k = rand_r(&seed) % 12;
+        snprintf(key, sizeof(key), "ns/j%d", k);
+        sc_job *j = sc_job_find(c, key);
+        switch (op) {
+        case 0:
+        case 1: /* a group is made or changed: queue, size, minResources */
+            job_full(c, key, rand_r(&seed) % 4 == 3 ? "qc" : queues[rand_r(&seed) % 3],
+                     1 + rand_r(&seed) % 3, rand_r(&seed) % 3, step,
+                     rand_r(&seed) % 5);
+            break;
+        case 2: /* a pod of it */
+            if (j) {
+                char t[80];
+                snprintf(t, sizeof(t), "%s-%d", key, rand_r(&seed) % 4);
+                task(c, t, key, rand_r(&seed) % 3);
+            }
+            break;
+        case 3: /* a pod runs, ends or fails */
+            if (j && sc_job_ntasks(j))
+                sc_task_set_status(c, sc_job_task(j, (size_t)rand_r(&seed) % sc_job_ntasks(j)),
+                                   sts[rand_r(&seed) % 4]);
+            break;
+        case 4: /* a pod goes */
+            if (j && sc_job_ntasks(j))
+                sc_task_remove(c, sc_task_key(sc_job_task(j, 0)));
+            break;
+        case 5:
+            if (j && rand_r(&seed) % 3 == 0)
+                sc_job_remove(c, key);
+            else if (j && rand_r(&seed) % 2)
+                sc_job_set_completed(c, j);
+            break;
+        default:
+            cycle(c, conf, &r);
+            break;
+        }
+        check_waiting(c);
+    }
+    for (int k = 0; k < 12; k++) {
+        snprintf(key, sizeof(key), "ns/j%d", k);
+        sc_job *j = sc_job_find(c, key);
+        if (j)
+            remove_tasks(c, j);
+        sc_job_remove(c, key);
+        check_waiting(c);
+    }
+    assert_int_equal(c->nwaiting[SC_WAIT_PENDING] + c->nwaiting[SC_WAIT_ADMITTED], 0);
+    for (size_t qi = 0; qi < c->nqueues; qi++)
+        assert_true(sc_res_empty(&c->queues[qi]->wait_demand));
     sc_conf_free(conf);
     sc_cluster_free(c);
 }
@@ -1620,6 +1738,7 @@ int main(void)
         cmocka_unit_test(test_node_removal),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
+        cmocka_unit_test(test_waiting_lists_follow_changes),
         cmocka_unit_test(test_unbind),
         cmocka_unit_test(test_conf),
     };

@@ -123,46 +123,6 @@ static bool try_job(sc_session *s, sc_job *j)
  * In allocate a left-out job still holds its queue's line: a queue is
  * blocked at its first job in job order that cannot go, left out or not. */
 
-typedef struct qheap {
-    sc_queue *q;
-    sc_job **h;
-    size_t n;
-    sc_job *blocker; /* allocate: the first left-out job of the queue */
-    bool blocked;
-} qheap;
-
-static sc_session *heap_session;
-
-static bool heap_less(sc_job *a, sc_job *b)
-{
-    return sc_job_cmp(heap_session, a, b) < 0;
-}
-
-static void sift_down(sc_job **h, size_t n, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && heap_less(h[l], h[m]))
-            m = l;
-        if (l + 1 < n && heap_less(h[l + 1], h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        sc_job *x = h[i];
-        h[i] = h[m];
-        h[m] = x;
-        i = m;
-    }
-}
-
-static sc_job *heap_pop(qheap *qh)
-{
-    sc_job *top = qh->h[0];
-    qh->h[0] = qh->h[--qh->n];
-    sift_down(qh->h, qh->n, 0);
-    return top;
-}
-
 /* On a large cluster a job whose need is more than is free in total is left
  * out; one not told why since it last changed is told now (try_job's
  * precheck fails at once and says so from the totals). Small clusters try
@@ -201,43 +161,14 @@ static void say_overused(sc_session *s, sc_job *j)
     }
 }
 
-/* Turns all[0..ncand), count[q] candidates of queue q, into one heap per
- * queue over its own slice of all; how many queues have candidates, or
- * (size_t)-1 when memory runs out. */
-static size_t queue_heaps(sc_cluster *c, sc_job **all, size_t ncand, const size_t *count,
-                          qheap *qs)
-{
-    sc_job **tmp = malloc(ncand * sizeof(*tmp));
-    size_t off = 0, nq = 0;
-
-    if (!tmp)
-        return (size_t)-1;
-    for (size_t i = 0; i < c->nqueues; i++) {
-        qs[i].h = all + off;
-        off += count[i];
-    }
-    memcpy(tmp, all, ncand * sizeof(*tmp));
-    for (size_t i = 0; i < ncand; i++) {
-        qheap *qh = &qs[tmp[i]->queue->idx];
-        qh->h[qh->n++] = tmp[i];
-    }
-    free(tmp);
-    for (size_t i = 0; i < c->nqueues; i++) {
-        for (size_t k = qs[i].n / 2; k-- > 0;)
-            sift_down(qs[i].h, qs[i].n, k);
-        nq += qs[i].n > 0;
-    }
-    return nq;
-}
-
 /* The queue whose turn it is (by the queue order), blocking the ones over
  * their share on the way; NULL when none may go. */
-static qheap *next_queue(sc_session *s, qheap *qs)
+static sc_qheap *next_queue(sc_session *s, sc_qheap *qs)
 {
-    qheap *best = NULL;
+    sc_qheap *best = NULL;
 
     for (size_t i = 0; i < s->c->nqueues; i++) {
-        qheap *qh = &qs[i];
+        sc_qheap *qh = &qs[i];
         if (qh->blocked || !qh->n || !qh->q->defined)
             continue;
         if (sc_queue_overused(s, qh->q)) {
@@ -254,8 +185,9 @@ static qheap *next_queue(sc_session *s, qheap *qs)
 void sc_action_allocate(sc_session *s, bool backfill)
 {
     sc_cluster *c = s->c;
-    sc_job **all = malloc((c->nwaiting + 1) * sizeof(*all));
-    qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
+    size_t nadmitted = c->nwaiting[SC_WAIT_ADMITTED];
+    sc_job **all = malloc((nadmitted + 1) * sizeof(*all));
+    sc_qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
     size_t *count = calloc(c->nqueues + 1, sizeof(*count));
     sc_res least;
     size_t ncand = 0, nq = 0;
@@ -264,19 +196,18 @@ void sc_action_allocate(sc_session *s, bool backfill)
 
     if (!all || !qs || !count)
         goto out;
-    heap_session = s;
-    for (size_t i = 0; i < c->nqueues; i++)
-        qs[i].q = c->queues[i];
     for (int r = 0; r < SC_MAXRES; r++)
         least.v[r] = INT64_MAX;
     /* candidates, grouped by queue (counting sort on the queue's index);
      * the left-out ones gather at the end of the array */
     size_t nout = 0;
-    for (sc_job *j = c->waiting_head; j; j = j->wnext) {
-        if (!j->inqueue || (j->n_pending == 0 && j->n_pipelined == 0))
+    /* (left_out may place a job, which takes it off the list) */
+    for (sc_job *j = c->waiting[SC_WAIT_ADMITTED], *next; j; j = next) {
+        next = j->wnext;
+        if (j->n_pending == 0 && j->n_pipelined == 0)
             continue;
         if (left_out(s, j)) {
-            all[c->nwaiting - ++nout] = j;
+            all[nadmitted - ++nout] = j;
             continue;
         }
         const sc_res *need = by_need ? sc_job_need(s, j) : &(sc_res){{0}};
@@ -291,12 +222,12 @@ void sc_action_allocate(sc_session *s, bool backfill)
     /* allocate: each queue's first left-out job, where the queue has
      * candidates it could hold back */
     for (size_t i = 0; !backfill && i < nout; i++) {
-        sc_job *j = all[c->nwaiting - 1 - i];
-        qheap *qh = &qs[j->queue->idx];
+        sc_job *j = all[nadmitted - 1 - i];
+        sc_qheap *qh = &qs[j->queue->idx];
         if (count[j->queue->idx] && (!qh->blocker || sc_job_cmp(s, j, qh->blocker) < 0))
             qh->blocker = j;
     }
-    if ((nq = queue_heaps(c, all, ncand, count, qs)) == (size_t)-1)
+    if ((nq = sc_queue_heaps(s, all, ncand, count, qs)) == (size_t)-1)
         goto out;
     /* Gangs that hold reservations (pipelined by preempt) go first and are
      * not held back by a blocked queue: their room was promised to them. */
@@ -304,7 +235,7 @@ void sc_action_allocate(sc_session *s, bool backfill)
         if (all[i]->n_pipelined > 0 && all[i]->waiting)
             try_job(s, all[i]);
     while (nq && !nothing_fits(s, &least)) {
-        qheap *best = next_queue(s, qs);
+        sc_qheap *best = next_queue(s, qs);
         if (!best)
             break;
         /* allocate: a left-out job ahead holds the line */
@@ -312,7 +243,7 @@ void sc_action_allocate(sc_session *s, bool backfill)
             best->blocked = true;
             continue;
         }
-        sc_job *j = heap_pop(best);
+        sc_job *j = sc_qheap_pop(s, best);
         bool ok = false;
         if (j->waiting && j->inqueue) {
             if (by_need && !sc_res_le(sc_job_need(s, j), &s->free_now)) {

@@ -35,34 +35,29 @@ static void say(sc_session *s, sc_job *j, const char *msg)
     }
 }
 
-typedef struct qrun {
-    sc_queue *q;
-    size_t next, end;
-    bool stopped;
-} qrun;
-
 void sc_action_enqueue(sc_session *s)
 {
-    size_t n, nq = 0;
-    sc_job **jobs = sc_waiting_jobs(s, false, &n);
-    qrun *qs = calloc(n + 1, sizeof(*qs));
+    sc_cluster *c = s->c;
+    size_t n = 0, nq;
+    sc_job **jobs = malloc((c->nwaiting[SC_WAIT_PENDING] + 1) * sizeof(*jobs));
+    size_t *count = calloc(c->nqueues + 1, sizeof(*count));
+    sc_qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
 
-    if (!jobs || !qs) {
-        free(jobs);
-        free(qs);
-        return;
+    if (!jobs || !count || !qs)
+        goto out;
+    for (sc_job *j = c->waiting[SC_WAIT_PENDING]; j; j = j->wnext) {
+        jobs[n++] = j;
+        count[j->queue->idx]++;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (!nq || qs[nq - 1].q != jobs[i]->queue)
-            qs[nq++] = (qrun){.q = jobs[i]->queue, .next = i};
-        qs[nq - 1].end = i + 1;
-    }
-    for (;;) {
-        qrun *best = NULL;
+    /* each queue's jobs come out in job order only as far as admission gets */
+    if ((nq = sc_queue_heaps(s, jobs, n, count, qs)) == (size_t)-1)
+        goto out;
+    while (nq) {
+        sc_qheap *best = NULL;
         char msg[SC_MSG_LEN];
-        for (size_t i = 0; i < nq; i++) {
-            qrun *r = &qs[i];
-            if (r->stopped || r->next >= r->end)
+        for (size_t i = 0; i < c->nqueues; i++) {
+            sc_qheap *r = &qs[i];
+            if (r->blocked || !r->n)
                 continue;
             if (!best || promised_share(r->q) < promised_share(best->q) ||
                 (promised_share(r->q) == promised_share(best->q) &&
@@ -71,7 +66,7 @@ void sc_action_enqueue(sc_session *s)
         }
         if (!best)
             break;
-        sc_job *j = jobs[best->next];
+        sc_job *j = best->h[0];
         const sc_queue *q = j->queue;
         if (!q->defined)
             snprintf(msg, sizeof(msg), "queue %s does not exist", q->name);
@@ -82,15 +77,17 @@ void sc_action_enqueue(sc_session *s)
                      "queue %s has no room for the job's minResources (capability or "
                      "cluster overcommit reached)", q->name);
         else {
+            sc_qheap_pop(s, best);
             sc_job_admit(s, j);
-            best->next++;
             continue;
         }
         /* the rest of this queue waits behind its first job */
-        for (size_t k = best->next; k < best->end; k++)
-            say(s, jobs[k], msg);
-        best->stopped = true;
+        for (size_t k = 0; k < best->n; k++)
+            say(s, best->h[k], msg);
+        best->blocked = true;
     }
+out:
     free(qs);
+    free(count);
     free(jobs);
 }

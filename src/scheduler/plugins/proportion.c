@@ -91,12 +91,10 @@ static void open(sc_session *s, const sc_plugin_conf *pc)
     (void)pc;
     for (size_t i = 0; i < c->nqueues; i++)
         c->queues[i]->demand = c->queues[i]->request;
-    for (const sc_job *j = c->waiting_head; j; j = j->wnext) {
-        if (j->ntasks)
-            continue;
-        for (sc_queue *q = j->queue; q; q = q->parent)
-            sc_res_add(&q->demand, &j->min_res);
-    }
+    /* groups without pods ask for their minResources, up the hierarchy */
+    for (size_t i = 0; i < c->nqueues; i++)
+        for (sc_queue *q = c->queues[i]; q; q = q->parent)
+            sc_res_add(&q->demand, &c->queues[i]->wait_demand);
     water_fill(s, NULL, &s->total);
 }
 
