@@ -435,6 +435,8 @@ static void lead(ty_store *s, write_req *mine)
     s->leading = false;
 }
 
+void (*commit_prepared_hook)(ty_store *s, bool made);
+
 /* Appends reqs[0..n) to the queue and, unless they are one async request,
  * waits until the last of them is done (which makes all of them done: the
  * queue runs in order), leading when nobody else does. */
@@ -484,10 +486,14 @@ static void submit(ty_store *s, write_req *reqs, size_t n)
         if (next < n) {
             pthread_mutex_unlock(&s->queue_mu);
             made = store_prepare_more(s, reqs, n, &next, &reached);
+            if (commit_prepared_hook)
+                commit_prepared_hook(s, made);
             pthread_mutex_lock(&s->queue_mu);
+            /* The leader may have handed over the lead or finished the
+             * group meanwhile, signalling nobody: look before waiting. */
+            if (made || last->done || last->lead)
+                continue;
         }
-        if (made)
-            continue;
         if (!s->leading)
             break;
         if (next >= n) {

@@ -425,6 +425,10 @@ void commit_submit(ty_store *s, write_req *req);
 /* Queues the n requests of reqs (none async) one after another and returns
  * when all have their outcomes. */
 void commit_submit_all(ty_store *s, write_req *reqs, size_t n);
+/* Tests only (NULL otherwise): called in a waiting caller's thread each time
+ * it made (made) or found nothing to make of its group ahead of the leader,
+ * before it takes the queue's lock again. */
+extern void (*commit_prepared_hook)(ty_store *s, bool made);
 /* The current version of (r, ns, name) as the operation being run sees it:
  * the latest version the batch staged before it, else the index's. NULL when
  * absent (or staged for removal). Borrowed, valid for the batch. Leader only. */

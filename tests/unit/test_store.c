@@ -23,6 +23,7 @@
 #include "base/treearena.h"
 
 #include "store/store.h"
+#include "store/store_int.h" /* commit_prepared_hook */
 
 typedef struct fixture {
     char dir[64];
@@ -2064,6 +2065,117 @@ static void test_prepared_while_waiting(void **state)
     }
 }
 
+/* The lead handed over while its heir was out making its group. */
+typedef struct handover {
+    blocker b;
+    atomic_int let_go;     /* the leader may leave the commit section */
+    atomic_int leader_out; /* its store_mutate returned: the lead was handed on */
+    atomic_int writer_done;
+    store_op ops[101];
+    int rc;
+} handover;
+
+static handover *handover_now;
+
+static int hold_until_let_go(json_t *obj, void *arg, ty_error *err)
+{
+    handover *h = arg;
+
+    (void)obj, (void)err;
+    atomic_store(&h->b.in_fn, 1);
+    for (int i = 0; i < 10000 && !atomic_load(&h->let_go); i++)
+        usleep(1000);
+    return 0;
+}
+
+static void *handover_leader(void *arg)
+{
+    handover *h = arg;
+    ty_error err;
+
+    ty_error_init(&err);
+    store_obj_unref(store_mutate(h->b.s, "pods", "default", "blocker", hold_until_let_go, h, &err));
+    ty_error_clear(&err);
+    atomic_store(&h->leader_out, 1);
+    return NULL;
+}
+
+/* In the waiting caller's thread, the first time it finds nothing left to
+ * make: the leader finishes and hands the lead to it right then. */
+static void let_leader_go(ty_store *s, bool made)
+{
+    handover *h = handover_now;
+
+    (void)s;
+    if (made || !h || atomic_load(&h->let_go))
+        return;
+    atomic_store(&h->let_go, 1);
+    for (int i = 0; i < 10000 && !atomic_load(&h->leader_out); i++)
+        usleep(1000);
+}
+
+static void *handover_writer(void *arg)
+{
+    handover *h = arg;
+
+    h->rc = store_write_all(h->b.s, h->ops, 101);
+    atomic_store(&h->writer_done, 1);
+    return NULL;
+}
+
+/* A caller making its group's writes outside the queue's lock while the
+ * leader hands the lead to it (its signal then reaches nobody) still leads
+ * its group: it looks at the hand-off before it waits. It used to wait
+ * forever, and every writer after it too. */
+static void test_lead_handed_over_while_making(void **state)
+{
+    fixture *f = *state;
+    enum { N = 100 };
+    static handover h;
+    thread_calls calls = {.mine = pthread_self()};
+    pthread_t lt, wt;
+    char name[32];
+
+    memset(&h, 0, sizeof(h));
+    store_obj_unref(create(f->s, "pods", "default", "blocker"));
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "hand%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+    }
+    reopen(f); /* cold: store_prepare leaves some for the caller to make */
+    h.b.s = f->s;
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "hand%03d", i);
+        h.ops[i] = store_op_mutate_status("pods", "default", strdup(name), status_by_thread,
+                                          &calls);
+    }
+    /* last, a write only the leader makes: the caller's last look ahead
+     * finds nothing to make */
+    store_obj_unref(create(f->s, "pods", "default", "hand-last"));
+    h.ops[N] = store_op_mutate("pods", "default", strdup("hand-last"), status_by_thread, &calls);
+    assert_int_equal(pthread_create(&lt, NULL, handover_leader, &h), 0);
+    while (!atomic_load(&h.b.in_fn))
+        usleep(1000);
+    handover_now = &h;
+    commit_prepared_hook = let_leader_go;
+    assert_int_equal(pthread_create(&wt, NULL, handover_writer, &h), 0);
+    for (int i = 0; i < 10000 && !atomic_load(&h.writer_done); i++)
+        usleep(1000);
+    commit_prepared_hook = NULL;
+    handover_now = NULL;
+    if (!atomic_load(&h.writer_done))
+        fail_msg("the group was never written: its caller waits for a lead it was given");
+    pthread_join(wt, NULL);
+    pthread_join(lt, NULL);
+    assert_true(atomic_load(&h.let_go));
+    assert_int_equal(h.rc, 0);
+    for (int i = 0; i <= N; i++) {
+        assert_non_null(h.ops[i].result);
+        free((char *)h.ops[i].name);
+        store_op_clear(&h.ops[i]);
+    }
+}
+
 static int bump_once(json_t *obj, void *arg, ty_error *err)
 {
     json_t *spec = json_object_get(obj, "spec");
@@ -2764,6 +2876,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_only_hot_and_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_while_waiting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lead_handed_over_while_making, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
     };
 
