@@ -14,6 +14,7 @@
 typedef struct reader {
     const char *p, *end;
     int depth;
+    bool dup;       /* an object repeated a key (the last value stayed) */
     ty_buf scratch; /* a string with escapes, decoded */
 } reader;
 
@@ -241,6 +242,7 @@ static int next_item(reader *r, char close)
 static json_t *read_object(reader *r)
 {
     json_t *obj = json_object();
+    size_t nkeys = 0;
     int more = 1;
 
     if (opened_empty(r, '}'))
@@ -269,10 +271,13 @@ static json_t *read_object(reader *r)
             goto bad;
         }
         free(key);
+        nkeys++;
         more = next_item(r, '}');
     }
-    if (!more)
+    if (!more) {
+        r->dup |= json_object_size(obj) != nkeys;
         return obj;
+    }
 bad:
     json_decref(obj);
     return NULL;
@@ -329,7 +334,8 @@ static json_t *read_value(reader *r)
     }
 }
 
-json_t *ty_json_parse(const char *text, size_t len)
+/* ty_json_parse; *dup: some object repeated a key. */
+static json_t *parse(const char *text, size_t len, bool *dup)
 {
     reader r = {.p = text, .end = text + len};
     json_t *v;
@@ -344,15 +350,26 @@ json_t *ty_json_parse(const char *text, size_t len)
         v = NULL;
     }
     ty_buf_free(&r.scratch);
+    *dup = r.dup;
     return v;
+}
+
+json_t *ty_json_parse(const char *text, size_t len)
+{
+    bool dup;
+
+    return parse(text, len, &dup);
 }
 
 json_t *ty_json_load(const char *text, size_t len, size_t flags, json_error_t *err)
 {
     json_t *v = NULL;
+    bool dup = false;
 
-    if ((flags & ~(size_t)JSON_DECODE_ANY) == 0 && (v = ty_json_parse(text, len)) &&
-        !(flags & JSON_DECODE_ANY) && !json_is_object(v) && !json_is_array(v)) {
+    if ((flags & ~(size_t)(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES)) == 0 &&
+        (v = parse(text, len, &dup)) &&
+        ((!(flags & JSON_DECODE_ANY) && !json_is_object(v) && !json_is_array(v)) ||
+         (dup && (flags & JSON_REJECT_DUPLICATES)))) {
         json_decref(v);
         v = NULL;
     }

@@ -28,7 +28,8 @@ json_t *ty_json_parse(const char *text, size_t len);
 /* ty_json_parse, else json_loadb(text, len, flags, err): the tree jansson
  * gives, and its error when it gives none. flags are json_loadb's
  * (JSON_DECODE_ANY: a scalar is accepted; without it, only an object or an
- * array). */
+ * array; JSON_REJECT_DUPLICATES: an object that repeats a key is jansson's
+ * to refuse, with its error; any other flag: jansson parses). */
 json_t *ty_json_load(const char *text, size_t len, size_t flags, json_error_t *err);
 
 /* Whether s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or

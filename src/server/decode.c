@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonin.h"
 #include "model/yaml.h"
 #include "server/decode.h"
 #include "server/protobuf.h"
@@ -44,7 +45,7 @@ json_t *decode_body(http_req *r, field_validation fv, ty_error *err)
         return pb_decode_object((const unsigned char *)r->body, r->body_len, err);
     if (is_yaml(r->content_type))
         return yaml_load_one(r->body, r->body_len, err);
-    v = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    v = ty_json_load(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (v)
         return v;
     if (strstr(jerr.text, "duplicate object key")) {
@@ -56,7 +57,7 @@ json_t *decode_body(http_req *r, field_validation fv, ty_error *err)
         }
         if (fv == FV_WARN)
             http_add_warning(r, jerr.text);
-        v = json_loadb(r->body, r->body_len, 0, &jerr);
+        v = ty_json_load(r->body, r->body_len, 0, &jerr);
         if (v)
             return v;
     }

@@ -146,8 +146,27 @@ static void test_load_as_jansson(void **state)
     /* a scalar without JSON_DECODE_ANY: jansson's error */
     same_load("\"s\"", 0);
     same_load("12", 0);
-    /* flags of jansson's own: jansson reads */
-    same_load("{\"k\":1,\"k\":2}", JSON_REJECT_DUPLICATES);
+    /* a repeated key: the last value without JSON_REJECT_DUPLICATES, and
+     * with it jansson's refusal, at any depth, empty or escaped keys too */
+    static const char *const dups[] = {
+        "{\"k\":1,\"k\":2}",
+        "{\"a\":{\"x\":1,\"y\":2,\"x\":[3]}}",
+        "[1,{\"b\":true},{\"c\":{},\"c\":null}]",
+        "{\"\":1,\"\":2}",
+        "{\"\\u00e9\":1,\"\xc3\xa9\":2}",
+    };
+    for (size_t i = 0; i < sizeof(dups) / sizeof(*dups); i++) {
+        same_load(dups[i], 0);
+        same_load(dups[i], JSON_REJECT_DUPLICATES);
+        json_error_t e;
+        json_t *v = ty_json_load(dups[i], strlen(dups[i]), JSON_REJECT_DUPLICATES, &e);
+        if (v)
+            fail_msg("'%s' accepted with JSON_REJECT_DUPLICATES", dups[i]);
+        assert_non_null(strstr(e.text, "duplicate object key"));
+    }
+    /* no repeat: read here with the flag too */
+    same_load("{\"k\":1,\"K\":2,\"k2\":{\"k\":3}}", JSON_REJECT_DUPLICATES);
+    /* other flags of jansson's own: jansson reads */
     same_load("{\"k\":1} trailing", JSON_DISABLE_EOF_CHECK);
 }
 

@@ -169,6 +169,46 @@ static void test_malformed_and_oversized(void **state)
     client_resp_free(&resp);
 }
 
+/* A key given twice: refused under Strict with jansson's words, else the
+ * last one counts (as kube-apiserver does), and nothing is half-written. */
+static void test_duplicate_keys(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    client_resp resp;
+    char path[256];
+    const char *dup = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","
+                      "\"metadata\":{\"name\":\"dup-a\",\"name\":\"dup-b\"},"
+                      "\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,"
+                      "\"template\":{\"spec\":{\"containers\":[{\"name\":\"pytorch\","
+                      "\"image\":\"img\"}]}}}}}}";
+    ty_error_init(&err);
+
+    snprintf(path, sizeof(path), "%s?fieldValidation=Strict", JOBS);
+    assert_int_equal(client_request(f->cl, "POST", path, "application/json", dup, strlen(dup),
+                                    NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 400);
+    assert_non_null(strstr(resp.body.data, "strict decoding error"));
+    assert_non_null(strstr(resp.body.data, "duplicate object key"));
+    client_resp_free(&resp);
+    snprintf(path, sizeof(path), "%s/dup-b", JOBS);
+    assert_int_equal(client_request(f->cl, "GET", path, NULL, NULL, 0, NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 404);
+    client_resp_free(&resp);
+
+    assert_int_equal(client_request(f->cl, "POST", JOBS, "application/json", dup, strlen(dup),
+                                    NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 201);
+    client_resp_free(&resp);
+    assert_int_equal(client_request(f->cl, "GET", path, NULL, NULL, 0, NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 200);
+    client_resp_free(&resp);
+    snprintf(path, sizeof(path), "%s/dup-a", JOBS);
+    assert_int_equal(client_request(f->cl, "GET", path, NULL, NULL, 0, NULL, &resp, &err), 0);
+    assert_int_equal(resp.status, 404);
+    client_resp_free(&resp);
+}
+
 static void test_list_pages(void **state)
 {
     fixture *f = *state;
@@ -250,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create_get_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_and_oversized, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_too_old_is_410_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
