@@ -142,7 +142,7 @@ static void *ckpt_main(void *arg)
 
     pthread_mutex_lock(&d->ckpt_mu);
     while (!d->ckpt_stop) {
-        ts = ty_deadline_ms(CLOCK_REALTIME, CKPT_INTERVAL_MS);
+        ts = ty_deadline_ms(CLOCK_MONOTONIC, CKPT_INTERVAL_MS);
         pthread_cond_timedwait(&d->ckpt_cv, &d->ckpt_mu, &ts);
         if (d->ckpt_stop)
             break;
@@ -171,7 +171,12 @@ static int start_checkpointer(store_db *d, const char *path, ty_error *err)
         return ty_seterr(err, TY_EINTERNAL, "store: checkpoint connection: %s",
                          sqlite3_errmsg(d->ckpt_db));
     pthread_mutex_init(&d->ckpt_mu, NULL);
-    pthread_cond_init(&d->ckpt_cv, NULL);
+    pthread_condattr_t ca;
+    /* the monotonic clock: a step of the wall clock must not pause it */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->ckpt_cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&d->ckpt_thread, NULL, ckpt_main, d) != 0) {
         pthread_mutex_destroy(&d->ckpt_mu);
         pthread_cond_destroy(&d->ckpt_cv);
