@@ -5,7 +5,7 @@
  *
  *   bench_sched_e2e --server URL [--server-pid PID] [--jobs N] [--replicas R]
  *                   [--gpus G] [--duration S|none] [--kind pytorch|volcano]
- *                   [--clients K] [--timeout S] [--json FILE]
+ *                   [--clients K] [--timeout S] [--until-ended] [--json FILE]
  *
  * Not a test: it measures. N jobs of R replicas, each asking for G
  * nvidia.com/gpu, with trainyard.io/sim-duration: S in the pod template, are
@@ -15,7 +15,13 @@
  *     just before the first POST);
  *   - also: how fast jobs were accepted, pods created and pods seen Running
  *     (or ended: the simulated node's side);
- *   - the server's peak RSS (VmHWM) and CPU time from /proc/PID.
+ *   - the server's peak RSS (VmHWM) and CPU time from /proc/PID;
+ *   - with --until-ended (and a duration), it goes on watching until every
+ *     pod has ended and then until the server is idle (under 5 % of a core
+ *     over a second): the server's CPU over each pod's whole lifecycle. The
+ *     run itself stops at the last pod Running, and with short durations
+ *     most of the pods' ending (their last status, their jobs' last passes)
+ *     comes after it and is not in "server CPU".
  * Events are recognised without a JSON parse (the server writes a pod's
  * metadata with its name first); a line that does not look so is parsed.
  * Everything is bounded by --timeout; a run that times out says how far it
@@ -51,6 +57,7 @@ typedef struct opts {
     const char *duration; /* NULL = no annotation: pods run until deleted */
     bool volcano;
     int timeout_s;
+    bool until_ended;
     const char *json_path;
     char ns[64];
     int64_t deadline_ns;
@@ -132,14 +139,14 @@ static const char *http_why(const http *h, long st)
 
 /* ---- the pods seen: name -> state bits ----------------------------------- */
 
-enum { SEEN = 1, BOUND = 2, STARTED = 4 };
+enum { SEEN = 1, BOUND = 2, STARTED = 4, ENDED = 8 };
 
 typedef struct pod_table {
     char **names;
     uint8_t *state;
     size_t cap;
-    size_t seen, bound, started;
-    int64_t first_seen_ns, last_seen_ns, last_bound_ns, last_started_ns;
+    size_t seen, bound, started, ended;
+    int64_t first_seen_ns, last_seen_ns, last_bound_ns, last_started_ns, last_ended_ns;
 } pod_table;
 
 static uint64_t hash_name(const char *s, size_t n)
@@ -203,7 +210,7 @@ static int string_at(const char *p, const char *end, char *buf, size_t len)
 
 /* Name, rv, bound and started from the fallback: a full parse. */
 static int parse_line(watch *w, const char *line, size_t len, char *name, char *rv,
-                      bool *bound, bool *started)
+                      bool *bound, bool *started, bool *ended)
 {
     json_t *ev = json_loadb(line, len, 0, NULL), *obj = json_object_get(ev, "object");
     const json_t *meta = json_object_get(obj, "metadata");
@@ -219,8 +226,8 @@ static int parse_line(watch *w, const char *line, size_t len, char *name, char *
         strcpy(name, n);
         snprintf(rv, 32, "%s", r ? r : "");
         *bound = node && *node;
-        *started = ph && (!strcmp(ph, "Running") || !strcmp(ph, "Succeeded") ||
-                          !strcmp(ph, "Failed"));
+        *ended = ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"));
+        *started = *ended || (ph && !strcmp(ph, "Running"));
         rc = 0;
     }
     json_decref(ev);
@@ -231,7 +238,7 @@ static void on_line(watch *w, const char *line, size_t len, int64_t now)
 {
     const char *end = line + len, *p;
     char name[256], rv[32] = "";
-    bool bound, started, deleted;
+    bool bound, started, ended, deleted;
     pod_table *t = w->t;
     long slot;
 
@@ -252,10 +259,10 @@ static void on_line(watch *w, const char *line, size_t len, int64_t now)
         if (r)
             string_at(r + 19, end, rv, sizeof(rv));
         bound = find(line, len, "\"nodeName\":\"") != NULL;
-        started = find(line, len, "\"phase\":\"Running\"") ||
-                  find(line, len, "\"phase\":\"Succeeded\"") ||
-                  find(line, len, "\"phase\":\"Failed\"");
-    } else if (parse_line(w, line, len, name, rv, &bound, &started) < 0) {
+        ended = find(line, len, "\"phase\":\"Succeeded\"") ||
+                find(line, len, "\"phase\":\"Failed\"");
+        started = ended || find(line, len, "\"phase\":\"Running\"");
+    } else if (parse_line(w, line, len, name, rv, &bound, &started, &ended) < 0) {
         return;
     }
     pthread_mutex_lock(&w->mu);
@@ -279,6 +286,11 @@ static void on_line(watch *w, const char *line, size_t len, int64_t now)
             *s |= STARTED;
             t->started++;
             t->last_started_ns = now;
+        }
+        if (ended && !(*s & ENDED)) {
+            *s |= ENDED;
+            t->ended++;
+            t->last_ended_ns = now;
         }
     }
     pthread_mutex_unlock(&w->mu);
@@ -490,7 +502,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_sched_e2e --server URL [--server-pid PID] [--jobs N] [--replicas R]\n"
             "                       [--gpus G] [--duration S|none] [--kind pytorch|volcano]\n"
-            "                       [--clients K] [--timeout S] [--namespace NS] [--json FILE]\n"
+            "                       [--clients K] [--timeout S] [--namespace NS] [--until-ended]\n"
+            "                       [--json FILE]\n"
             "  defaults: 1000 jobs of 8 replicas, 1 GPU each, sim-duration 30 s, pytorch,\n"
             "  4 clients, timeout 600 s. The server should run with --sim-nodes and\n"
             "  --no-local-node (see bench/run-sched-e2e-bench.sh).\n");
@@ -516,6 +529,7 @@ static void parse_args(int argc, char **argv, opts *o)
         {"kind", required_argument, NULL, 'k'},     {"clients", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, 't'},  {"namespace", required_argument, NULL, 'n'},
         {"json", required_argument, NULL, 'J'},     {"help", no_argument, NULL, 'h'},
+        {"until-ended", no_argument, NULL, 'u'},
         {NULL, 0, NULL, 0}};
     int c;
 
@@ -533,6 +547,7 @@ static void parse_args(int argc, char **argv, opts *o)
         case 't': o->timeout_s = (int)num_flag("timeout", optarg, 1, 86400); break;
         case 'n': snprintf(o->ns, sizeof(o->ns), "%s", optarg); break;
         case 'J': o->json_path = optarg; break;
+        case 'u': o->until_ended = true; break;
         case 'd':
             if (!strcmp(optarg, "none")) {
                 o->duration = NULL;
@@ -561,6 +576,11 @@ static void parse_args(int argc, char **argv, opts *o)
         usage(stderr);
         exit(2);
     }
+    if (o->until_ended && !o->duration) {
+        fprintf(stderr, "bench_sched_e2e: --until-ended needs a --duration (pods that never "
+                        "end would be waited for until --timeout)\n");
+        exit(2);
+    }
     if (o->jobs * o->replicas > MAX_PODS) {
         fprintf(stderr, "bench_sched_e2e: at most %d pods\n", MAX_PODS);
         exit(2);
@@ -587,8 +607,8 @@ int main(int argc, char **argv)
     atomic_size_t next = 0;
     char path[512], body[256], *tmpl;
     size_t want, ok = 0, errors = 0, nodes = 0;
-    int64_t t0, t_posted, t_bound = 0, t_started = 0;
-    double cpu0, cpu1;
+    int64_t t0, t_posted, t_bound = 0, t_started = 0, t_ended = 0, t_idle = 0;
+    double cpu0, cpu1, cpu2 = -1;
     bool timed_out = false, watch_failed = false;
     long st;
     json_t *list;
@@ -700,6 +720,28 @@ int main(int argc, char **argv)
         sleep_ms(20);
     }
     cpu1 = proc_cpu_s(o.server_pid);
+    /* --until-ended: every pod ended, then the server idle (what the pods'
+     * ending set off, their jobs' last passes above all, is done). */
+    while (o.until_ended && t_started && !watch_failed && !t_ended &&
+           mono_ns() < o.deadline_ns) {
+        pthread_mutex_lock(&w.mu);
+        if (t.ended >= want)
+            t_ended = t.last_ended_ns;
+        watch_failed = w.failed;
+        pthread_mutex_unlock(&w.mu);
+        sleep_ms(20);
+    }
+    while (t_ended && !t_idle && mono_ns() < o.deadline_ns) {
+        double a = proc_cpu_s(o.server_pid), b;
+        sleep_ms(1000);
+        b = proc_cpu_s(o.server_pid);
+        if (a < 0 || b < 0)
+            break;
+        if (b - a < 0.05) {
+            t_idle = mono_ns();
+            cpu2 = a; /* the idle second left out */
+        }
+    }
     atomic_store(&w.stop, true);
     pthread_join(w.tid, NULL);
 
@@ -725,6 +767,19 @@ int main(int argc, char **argv)
                rss / 1024.0);
         if (cpu0 >= 0 && cpu1 >= 0)
             printf("server CPU:            %.2f s over the run\n", cpu1 - cpu0);
+        if (o.until_ended) {
+            printf("ended:                 %zu / %zu", t.ended, want);
+            if (t_ended)
+                printf(" in %.2f s; the server idle at %.2f s", secs(t0, t_ended),
+                       t_idle ? secs(t0, t_idle) - 1 : secs(t0, mono_ns()));
+            printf("\n");
+            if (cpu0 >= 0 && cpu2 >= 0)
+                printf("lifecycle CPU:         %.2f s, %.0f us per pod (the run and the "
+                       "ending after it)\n", cpu2 - cpu0, (cpu2 - cpu0) * 1e6 / (double)want);
+            else
+                printf("lifecycle CPU:         not measured (%s)\n",
+                       !t_ended ? "not every pod ended" : "the server never went idle");
+        }
         printf("watch:                 %zu events, %zu parsed in full\n", w.events, w.parsed);
         if (o.json_path) {
             FILE *f = fopen(o.json_path, "w");
@@ -734,17 +789,23 @@ int main(int argc, char **argv)
                         "\"bound\":%zu,\"bound_s\":%.3f,\"bound_per_s\":%.1f,"
                         "\"created_per_s\":%.1f,\"jobs_per_s\":%.1f,\"started\":%zu,"
                         "\"started_s\":%.3f,\"server_hwm_kb\":%ld,\"server_cpu_s\":%.2f,"
-                        "\"complete\":%s}\n",
+                        "\"ended\":%zu,\"lifecycle_cpu_s\":%.2f,\"complete\":%s}\n",
                         nodes, o.jobs, o.replicas, want, t.bound, bound_s,
                         rate(t.bound, bound_s), rate(t.seen, created_s),
                         rate(ok, secs(t0, t_posted)), t.started, started_s, hwm,
-                        cpu1 - cpu0, t_bound ? "true" : "false");
+                        cpu1 - cpu0, t.ended, cpu2 >= 0 ? cpu2 - cpu0 : -1.0,
+                        t_bound ? "true" : "false");
                 fclose(f);
             }
         }
     }
     if (watch_failed) {
         fprintf(stderr, "bench_sched_e2e: %s\n", w.why);
+        rc = 1;
+    }
+    if (o.until_ended && t_started && (!t_ended || !t_idle)) {
+        fprintf(stderr, "bench_sched_e2e: --until-ended: %zu of %zu pods ended%s before the "
+                        "timeout\n", t.ended, want, t_ended ? ", the server never idle" : "");
         rc = 1;
     }
     if (timed_out) {
