@@ -205,6 +205,10 @@ typedef struct sc_task_spec {
     size_t ntolerations;
     const sc_affinity_term *affinity;
     size_t naffinity;
+    /* For a task that exists: only its status and node are observed; its
+     * request, priority, task name and constraints stay as they are (the
+     * spec of a pod that is placed cannot change what they are made of). */
+    bool status_only;
 } sc_task_spec;
 
 /* Adds or updates a task. A task the core is binding keeps BINDING until the

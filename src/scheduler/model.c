@@ -617,6 +617,7 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
     sc_task *t = strmap_get(&c->task_map, spec->key);
     sc_node *node = sc_node_find(c, spec->node && *spec->node ? spec->node : NULL);
     sc_task_status st = spec->status;
+    bool new_task = !t;
 
     if (!t) {
         sc_job *j = spec->job ? strmap_get(&c->job_map, spec->job) : NULL;
@@ -654,13 +655,15 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
         st = t->st, node = t->st == SC_TASK_PIPELINED ? NULL : t->node;
     if (t->st == SC_TASK_RELEASING && st != SC_TASK_SUCCEEDED && st != SC_TASK_FAILED)
         st = SC_TASK_RELEASING, node = t->node ? t->node : node;
-    sc_account(c, t, -1);
-    t->req = spec->request;
-    t->priority = spec->priority;
-    free(t->task_name);
-    t->task_name = dup0(spec->task_name);
-    sc_account(c, t, +1);
-    task_set_constraints(t, spec);
+    if (!spec->status_only || new_task) {
+        sc_account(c, t, -1);
+        t->req = spec->request;
+        t->priority = spec->priority;
+        free(t->task_name);
+        t->task_name = dup0(spec->task_name);
+        sc_account(c, t, +1);
+        task_set_constraints(t, spec);
+    }
     sc_task_move(c, t, st, node, st == SC_TASK_PIPELINED ? t->nominated : NULL);
     sc_job_touch(c, t->job);
     return t;

@@ -368,6 +368,18 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
         return;
     }
     ts.key = key;
+    /* A pod the model has on the node it names (bound, running, ending):
+     * what its spec says of requests, priority and placement cannot change
+     * any more (the API refuses such updates), only its status can. Most
+     * pod events are these, and reading the spec again was most of them. */
+    sc_task *known = node ? sc_task_find(sc->cluster, key) : NULL;
+    if (known && sc_task_node(known) && strcmp(sc_node_name(sc_task_node(known)), node) == 0) {
+        ts.node = node;
+        ts.status = pod_status(meta, phase, node);
+        ts.status_only = true;
+        sc_task_upsert(sc->cluster, &ts);
+        return;
+    }
     if (group) {
         group_key(pod, group, gkey, sizeof(gkey));
         ts.job = gkey;

@@ -1585,6 +1585,41 @@ static void test_waiting_lists_follow_changes(void **state)
     sc_cluster_free(c);
 }
 
+/* status_only: a known task's status and node are taken, its request and
+ * constraints kept (the scheduler's feed sends placed pods so, without
+ * reading their spec); a task not known yet is made from the spec whole. */
+static void test_status_only_keeps_spec(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    sc_task_spec s = {.key = "ns/p", .node = "n1", .status = SC_TASK_RUNNING,
+                      .status_only = true};
+    rec r;
+    (void)state;
+
+    node(c, "n1", 4);
+    task(c, "ns/t", NULL, 2);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 1);
+    assert_int_equal(gpus_used(c), 2);
+    /* the same pod seen again, running: nothing of its spec re-read */
+    sc_task_spec again = {.key = "ns/t", .node = "n1", .status = SC_TASK_RUNNING,
+                          .status_only = true};
+    assert_non_null(sc_task_upsert(c, &again));
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/t")), SC_TASK_RUNNING);
+    assert_int_equal(gpus_used(c), 2);
+    /* it ends: its resources go back */
+    again.status = SC_TASK_SUCCEEDED;
+    assert_non_null(sc_task_upsert(c, &again));
+    assert_int_equal(gpus_used(c), 0);
+    /* unknown: made from what the spec says */
+    s.request.v[SC_GPU] = GPU(1);
+    assert_non_null(sc_task_upsert(c, &s));
+    assert_int_equal(gpus_used(c), 1);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* A failed binding returns the task to pending and frees the node. */
 static void test_unbind(void **state)
 {
@@ -1739,6 +1774,7 @@ int main(void)
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),
+        cmocka_unit_test(test_status_only_keeps_spec),
         cmocka_unit_test(test_unbind),
         cmocka_unit_test(test_conf),
     };
