@@ -42,20 +42,14 @@
 
 /* Passes an object stays unused before its text is compressed, and before
  * its plain text goes (its tree goes after one; the plain text at the first
- * pass that finds the compressed copy made). Objects that are about to
- * change (a pod being bound and started) are not worth compressing. */
-#define IDLE_COMPRESS 2
-#define IDLE_DROP_TEXT 2
-/* Events are written once (a repeat bumps a count) and seldom read again:
- * they go cold a pass earlier. At 150,000 pods, Events are 60 % of the
- * objects written in the last seconds, whose plain texts are what the
- * store holds beyond the compressed rest. */
-#define IDLE_COMPRESS_ONCE 1
-
-static unsigned idle_compress(const store_res *r)
-{
-    return strcmp(r->name, "events") == 0 ? IDLE_COMPRESS_ONCE : IDLE_COMPRESS;
-}
+ * pass that finds the compressed copy made). An object is compressed after
+ * one whole pass unused (2-4 s), so one about to change again (a pod being
+ * bound and started, ms apart) is not. Two passes (Events one) held the
+ * plain texts of the last 6-8 s of writes, ~250 MB at 150,000 pods, and
+ * memory grew with throughput; one pass: ~160 MB, peak RSS 888-909 MB
+ * against 929-998 MB, ~1.5 % more CPU (docs/benchmarks.md). */
+#define IDLE_COMPRESS 1
+#define IDLE_DROP_TEXT 1
 
 /* A resource's dictionary: ZDICT_SAMPLES of its objects spread over the
  * index (so mostly of its commonest shape), each cut to ZDICT_SAMPLE_MAX;
@@ -94,7 +88,7 @@ static void sample(store_res *r, const store_obj *o, size_t pos)
 static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, size_t *n,
                     void **frees, size_t *nfrees)
 {
-    unsigned compress = idle_compress(r), drop = compress + (IDLE_DROP_TEXT - IDLE_COMPRESS);
+    const unsigned compress = IDLE_COMPRESS, drop = IDLE_DROP_TEXT;
     obj_view *view;
     obj_z *z;
     json_t *tree;
@@ -131,7 +125,9 @@ static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, siz
  * step itself. It stops once everything had the passes it needs to go cold
  * after the last batch (walking a big index costs a few percent of a core),
  * and starts again with the next. */
-#define IDLE_SWEEP_MS ((IDLE_DROP_TEXT + 1) * SWEEP_PASS_MS)
+/* (one pass to see the last use, IDLE_DROP_TEXT to go idle, one to drop
+ * the plain text once the compressed copy is made) */
+#define IDLE_SWEEP_MS ((IDLE_DROP_TEXT + 2) * SWEEP_PASS_MS)
 
 static void *idle_main(void *arg)
 {

@@ -803,6 +803,35 @@ static void test_cold_without_writes(void **state)
     assert_true(wait_until(f->s, false, cold, COLD_PODS - 4));
 }
 
+/* The same when the burst was read just before the writes stopped: a pass
+ * sees the reads and keeps everything, the next ones let it go cold. (In a
+ * store this small a step is a whole pass; the idle sweeper's extra pass for
+ * the reads matters where a pass takes its full 2 s.) */
+static void test_cold_without_writes_after_reads(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    char name[16];
+
+    ty_error_init(&err);
+    reopen_small_window(f);
+    for (int i = 0; i < COLD_PODS; i++) {
+        json_t *j = cold_pod(i);
+        store_obj *p = store_create(f->s, "pods", "default", j, &err);
+        assert_non_null(p);
+        json_decref(j);
+        store_obj_unref(p);
+    }
+    for (int i = 0; i < COLD_PODS; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        store_obj *p = store_get(f->s, "pods", "default", name, NULL);
+        assert_non_null(p);
+        assert_non_null(store_obj_json(p)); /* a read: the object is used */
+        store_obj_unref(p);
+    }
+    assert_true(wait_until(f->s, false, cold, COLD_PODS - 4));
+}
+
 /* Views (store_obj_view): a few fields of an object, made once per version
  * (from its tree while it has one, else from a parse nothing keeps), kept as
  * text and parsed for each reader, dropped when the object goes cold. */
@@ -1066,6 +1095,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cold_texts_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_under_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_without_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_without_writes_after_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
