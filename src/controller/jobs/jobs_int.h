@@ -83,6 +83,13 @@ void jobs_batch_free(jobs_batch *b);
  * job is not NULL. */
 int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
                 const char *component);
+/* The objects of resource in ns controlled by owner_uid (the store's owner
+ * index; out is empty on failure; caller calls store_list_free). */
+void jobs_list_owned_objects(ty_store *s, const char *resource, const char *ns,
+                             const char *owner_uid, store_list *out);
+/* o's view (jobs_owned) when it carries the label job-name=job_name, else
+ * NULL; caller owns it. */
+json_t *jobs_owned_view(const store_obj *o, const char *job_name);
 /* Objects of resource in ns labelled job-name=job_name and controlled by
  * owner_uid, as a JSON array of their views (jobs_owned_view; caller owns
  * the array). */

@@ -332,31 +332,46 @@ const store_view jobs_owned = {
                           "metadata.creationTimestamp", "metadata.deletionTimestamp",
                           "status.phase", "status.reason", "status.containerStatuses", NULL}};
 
-/* What the job controls: objects whose controller ownerReference is the
- * job (the store's owner index; O(pods of the job), not O(pods of the
- * namespace)) and that carry its job-name label, as upstream selects them;
- * each as its view. */
+/* The objects a job controls: whose controller ownerReference is the job
+ * (the store's owner index; O(pods of the job), not O(pods of the
+ * namespace)). */
+void jobs_list_owned_objects(ty_store *s, const char *resource, const char *ns,
+                             const char *owner_uid, store_list *out)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    if (store_list_owned(s, resource, ns, owner_uid, out, &err) < 0) {
+        ty_error_clear(&err);
+        store_list_free(out); /* empty */
+    }
+}
+
+json_t *jobs_owned_view(const store_obj *o, const char *job_name)
+{
+    json_t *v = store_obj_view(o, &jobs_owned);
+    const char *jn = json_string_value(json_object_get(
+        json_object_get(json_object_get(v, "metadata"), "labels"), JOBS_LABEL_JOB_NAME));
+
+    if (jn && strcmp(jn, job_name) == 0)
+        return v;
+    json_decref(v);
+    return NULL;
+}
+
+/* What the job controls, as upstream selects it: the objects it controls
+ * that carry its job-name label, each as its view. */
 json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid)
 {
     json_t *out = json_array();
     store_list l;
-    ty_error err;
 
-    ty_error_init(&err);
-    if (store_list_owned(s, resource, ns, owner_uid, &l, &err) < 0) {
-        ty_error_clear(&err);
-        store_list_free(&l);
-        return out;
-    }
+    jobs_list_owned_objects(s, resource, ns, owner_uid, &l);
     for (size_t i = 0; i < l.n; i++) {
-        json_t *v = store_obj_view(l.items[i], &jobs_owned);
-        const char *jn = json_string_value(json_object_get(
-            json_object_get(json_object_get(v, "metadata"), "labels"), JOBS_LABEL_JOB_NAME));
-
-        if (jn && strcmp(jn, job_name) == 0)
-            json_array_append(out, v);
-        json_decref(v);
+        json_t *v = jobs_owned_view(l.items[i], job_name);
+        if (v)
+            json_array_append_new(out, v);
     }
     store_list_free(&l);
     return out;

@@ -30,7 +30,8 @@ typedef struct pass {
     job_ctx c;
     json_t *job;           /* working copy (owned) */
     json_t *status;        /* the status being built (owned) */
-    json_t *pods, *svcs;   /* what the job controls now (their views, jobs_list_owned) */
+    json_t *pods;          /* the pods the job controls now (views, jobs_list_owned) */
+    store_list svcs;       /* the Services it controls (a view made only to delete one) */
     json_t *present;       /* names of pods that exist, terminating included */
     json_t *retry;         /* failed pods to recreate (borrowed from pods) */
     json_t *failed;        /* permanently failed pods (borrowed from pods) */
@@ -316,14 +317,17 @@ static void ensure_configmap(pass *p)
     ty_error_clear(&err);
 }
 
+/* Whether a Service of that name is the job's already: its name is all a
+ * pass needs of it (a name taken by anything else fails the create anyway),
+ * so Services are listed without their views. */
 static bool has_service(const pass *p, const char *name)
 {
-    size_t i;
-    json_t *svc;
-
-    json_array_foreach(p->svcs, i, svc)
-        if (strcmp(obj_name(svc), name) == 0)
+    for (size_t i = 0; i < p->svcs.n; i++) {
+        const char *ns, *n;
+        store_obj_key(p->svcs.items[i], &ns, &n);
+        if (strcmp(n, name) == 0)
             return true;
+    }
     return false;
 }
 
@@ -426,11 +430,13 @@ static void delete_all(pass *p, bool only_active)
         if (jobs_delete(p->s, "pods", o, p->job, p->c.kind->operator_name) < 0)
             p->rc = -1;
     }
-    json_array_foreach(p->svcs, i, o) {
-        if (only_active && !json_object_get(gone, obj_name(o)))
+    for (i = 0; i < p->svcs.n; i++) {
+        if (!(o = jobs_owned_view(p->svcs.items[i], p->c.name)))
             continue;
-        if (jobs_delete(p->s, "services", o, p->job, p->c.kind->operator_name) < 0)
+        if ((!only_active || json_object_get(gone, obj_name(o))) &&
+            jobs_delete(p->s, "services", o, p->job, p->c.kind->operator_name) < 0)
             p->rc = -1;
+        json_decref(o);
     }
     json_decref(gone);
 }
@@ -672,7 +678,7 @@ static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
     p->status = json_is_object(st) ? json_deep_copy(st) : json_object();
     ty_tree_arena_begin(TY_TREES_BRIEF);
     p->pods = jobs_list_owned(s, "pods", p->c.ns, p->c.name, uid);
-    p->svcs = jobs_list_owned(s, "services", p->c.ns, p->c.name, uid);
+    jobs_list_owned_objects(s, "services", p->c.ns, uid, &p->svcs);
     ty_tree_arena_end();
     p->present = json_object();
     p->retry = json_array();
@@ -690,7 +696,7 @@ static void pass_free(pass *p)
     json_decref(p->job);
     json_decref(p->status);
     json_decref(p->pods);
-    json_decref(p->svcs);
+    store_list_free(&p->svcs);
     json_decref(p->present);
     json_decref(p->retry);
     json_decref(p->failed);
