@@ -786,9 +786,10 @@ static void test_cold_texts_compressed(void **state)
 
 /* Nothing written after a burst: the idle sweeper still lets it go cold
  * (all but the newest four, whose events are in the tree window). */
-static void test_cold_without_writes(void **state)
+/* A store whose history keeps only the newest four trees, with the
+ * COLD_PODS pods of cold_pod in it. */
+static void make_cold_pods(fixture *f)
 {
-    fixture *f = *state;
     ty_error err;
 
     ty_error_init(&err);
@@ -800,6 +801,13 @@ static void test_cold_without_writes(void **state)
         json_decref(j);
         store_obj_unref(p);
     }
+}
+
+static void test_cold_without_writes(void **state)
+{
+    fixture *f = *state;
+
+    make_cold_pods(f);
     assert_true(wait_until(f->s, false, cold, COLD_PODS - 4));
 }
 
@@ -810,18 +818,9 @@ static void test_cold_without_writes(void **state)
 static void test_cold_without_writes_after_reads(void **state)
 {
     fixture *f = *state;
-    ty_error err;
     char name[16];
 
-    ty_error_init(&err);
-    reopen_small_window(f);
-    for (int i = 0; i < COLD_PODS; i++) {
-        json_t *j = cold_pod(i);
-        store_obj *p = store_create(f->s, "pods", "default", j, &err);
-        assert_non_null(p);
-        json_decref(j);
-        store_obj_unref(p);
-    }
+    make_cold_pods(f);
     for (int i = 0; i < COLD_PODS; i++) {
         snprintf(name, sizeof(name), "c%d", i);
         store_obj *p = store_get(f->s, "pods", "default", name, NULL);
