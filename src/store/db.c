@@ -1,7 +1,8 @@
 /* db.c - the durable copy of the store in SQLite.
  *
  * One table of objects, a row per object (its resource, namespace, name,
- * JSON text and resourceVersion) found by its id, and a meta table holding
+ * JSON text, plain or compressed, and resourceVersion) found by its id, a
+ * table of the dictionaries compressed rows name, and a meta table holding
  * the global counter. The
  * latest resourceVersion is the larger of that counter and the largest rv of
  * any row: a put's own row records its rv, so only a delete, which leaves no
@@ -36,10 +37,17 @@
     " objects ("                                                                          \
     "  id INTEGER PRIMARY KEY,"                                                           \
     "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"             \
-    "  rv INTEGER NOT NULL, data TEXT NOT NULL);"
+    "  rv INTEGER NOT NULL, data TEXT NOT NULL, dict INTEGER NOT NULL DEFAULT 0);"
 
+/* A row's data is its JSON text when its dict is 0, else that text
+ * compressed with the zstd dictionary of that id, whose content is a row
+ * of dicts (objects: how many objects its resource had when it was made).
+ * A dictionary's row is written in the transaction of the first row made
+ * with it, and goes at the next open once no row names it. */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS" OBJECTS_TABLE
+    "CREATE TABLE IF NOT EXISTS dicts (id INTEGER PRIMARY KEY, resource TEXT NOT NULL,"
+    "  objects INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0);";
 
@@ -81,7 +89,7 @@ static int prepare(store_db *d, sqlite3_stmt **st, const char *sql, ty_error *er
 static int migrate(store_db *d, ty_error *err)
 {
     sqlite3_stmt *st = NULL;
-    bool keyed;
+    bool keyed, plain;
 
     if (prepare(d, &st,
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'objects'"
@@ -90,8 +98,22 @@ static int migrate(store_db *d, ty_error *err)
         return -1;
     keyed = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
     sqlite3_finalize(st);
-    if (!keyed)
+    if (!keyed) {
+        /* A table of ids from before compressed rows: every row is text. */
+        if (prepare(d, &st,
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'objects'"
+                    " AND NOT EXISTS (SELECT 1 FROM pragma_table_info('objects')"
+                    " WHERE name = 'dict')",
+                    err) < 0)
+            return -1;
+        plain = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+        if (plain && sqlite3_exec(d->db,
+                                  "ALTER TABLE objects ADD COLUMN dict INTEGER NOT NULL DEFAULT 0",
+                                  NULL, NULL, NULL) != SQLITE_OK)
+            return db_fail(d, err, "add the dict column to the objects table");
         return 0;
+    }
     if (sqlite3_exec(d->db, migrate_sql, NULL, NULL, NULL) != SQLITE_OK) {
         db_fail(d, err, "move the objects to the current table");
         sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
@@ -244,8 +266,11 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
         prepare(d, &d->commit, "COMMIT", err) < 0 ||
         prepare(d, &d->rollback, "ROLLBACK", err) < 0 ||
         prepare(d, &d->put,
-                "INSERT INTO objects (resource, namespace, name, rv, data)"
-                " VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO objects (resource, namespace, name, rv, data, dict)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                err) < 0 ||
+        prepare(d, &d->putdict,
+                "INSERT OR IGNORE INTO dicts (id, resource, objects, data) VALUES (?1, ?2, ?3, ?4)",
                 err) < 0 ||
         prepare(d, &d->del, "DELETE FROM objects WHERE id = ?1", err) < 0 ||
         prepare(d, &d->setrv, "UPDATE meta SET value = ?1 WHERE key = 'rv'", err) < 0 ||
@@ -257,20 +282,41 @@ error:
     return -1;
 }
 
-int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err)
+int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
 
+    if (sqlite3_exec(d->db, "DELETE FROM dicts WHERE id NOT IN (SELECT dict FROM objects)", NULL,
+                     NULL, NULL) != SQLITE_OK)
+        return db_fail(d, err, "drop unused dictionaries");
+    if (prepare(d, &st, "SELECT id, resource, objects, data FROM dicts ORDER BY id", err) < 0)
+        return -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (dict_fn(arg, (int64_t)sqlite3_column_int64(st, 0),
+                    (const char *)sqlite3_column_text(st, 1),
+                    (size_t)sqlite3_column_int64(st, 2), sqlite3_column_blob(st, 3),
+                    (size_t)sqlite3_column_bytes(st, 3), err) < 0) {
+            sqlite3_finalize(st);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(d, err, "load dictionaries");
     if (prepare(d, &st,
-                "SELECT id, resource, namespace, name, rv, data FROM objects ORDER BY id",
+                "SELECT id, resource, namespace, name, rv, data, dict FROM objects ORDER BY id",
                 err) < 0)
         return -1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t dict = (int64_t)sqlite3_column_int64(st, 6);
+        /* text (NUL-terminated) or the bytes of a compressed row */
+        const void *data = dict ? sqlite3_column_blob(st, 5) : sqlite3_column_text(st, 5);
+
         if (fn(arg, (int64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-               (uint64_t)sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5),
-               (size_t)sqlite3_column_bytes(st, 5), err) < 0) {
+               (uint64_t)sqlite3_column_int64(st, 4), data, (size_t)sqlite3_column_bytes(st, 5),
+               dict, err) < 0) {
             sqlite3_finalize(st);
             return -1;
         }
@@ -336,7 +382,8 @@ static int del_row(store_db *d, int64_t id)
 }
 
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const char *text, size_t len, int64_t replaces, int64_t *id, ty_error *err)
+           const void *data, size_t len, int64_t dict, int64_t replaces, int64_t *id,
+           ty_error *err)
 {
     int failed;
 
@@ -344,13 +391,31 @@ int db_put(store_db *d, const char *resource, const char *ns, const char *name, 
         return db_fail(d, err, "write");
     bind_key(d->put, resource, ns, name);
     sqlite3_bind_int64(d->put, 4, (sqlite3_int64)rv);
-    sqlite3_bind_text(d->put, 5, text, (int)len, SQLITE_STATIC);
+    if (dict)
+        sqlite3_bind_blob(d->put, 5, data, (int)len, SQLITE_STATIC);
+    else
+        sqlite3_bind_text(d->put, 5, data, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(d->put, 6, (sqlite3_int64)dict);
     failed = step_done(d->put) < 0;
     sqlite3_clear_bindings(d->put);
     if (failed)
         return db_fail(d, err, "write");
     *id = (int64_t)sqlite3_last_insert_rowid(d->db);
     return 0;
+}
+
+int db_put_dict(store_db *d, int64_t id, const char *resource, size_t objects, const void *data,
+                size_t len, ty_error *err)
+{
+    int failed;
+
+    sqlite3_bind_int64(d->putdict, 1, (sqlite3_int64)id);
+    sqlite3_bind_text(d->putdict, 2, resource, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(d->putdict, 3, (sqlite3_int64)objects);
+    sqlite3_bind_blob(d->putdict, 4, data, (int)len, SQLITE_STATIC);
+    failed = step_done(d->putdict) < 0;
+    sqlite3_clear_bindings(d->putdict);
+    return failed ? db_fail(d, err, "write a dictionary") : 0;
 }
 
 int db_delete(store_db *d, int64_t id, uint64_t rv, ty_error *err)
@@ -368,6 +433,7 @@ void db_close(store_db *d)
     sqlite3_finalize(d->commit);
     sqlite3_finalize(d->rollback);
     sqlite3_finalize(d->put);
+    sqlite3_finalize(d->putdict);
     sqlite3_finalize(d->del);
     sqlite3_finalize(d->setrv);
     if (d->db)

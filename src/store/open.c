@@ -26,7 +26,52 @@
 typedef struct loader {
     ty_store *s;
     ZSTD_CCtx *cctx; /* NULL: rows stay plain (the sweeper compresses them) */
+    store_zdict **dicts; /* the dictionaries rows name, in id order */
+    size_t ndicts;
 } loader;
+
+/* A dictionary's row: kept for the rows that name it, and its resource's
+ * dictionary for what is written next (the newest of the resource's). */
+static int load_dict(void *arg, int64_t id, const char *resource, size_t objects,
+                     const void *data, size_t len, ty_error *err)
+{
+    loader *l = arg;
+    store_res *r = index_add(&l->s->ix, resource);
+    store_zdict **grown = realloc(l->dicts, (l->ndicts + 1) * sizeof(*l->dicts));
+    store_zdict *d;
+
+    if (grown)
+        l->dicts = grown;
+    if (!r || !grown)
+        return ty_seterr(err, TY_EINTERNAL, "store: out of memory");
+    if (!(d = zdict_new(data, len, id, objects)))
+        return ty_seterr(err, TY_EINTERNAL,
+                         "store: cannot load dictionary %lld of %s: not a dictionary zstd takes",
+                         (long long)id, resource);
+    d->saved = true;
+    l->dicts[l->ndicts++] = d;
+    zdict_unref(r->zdict);
+    r->zdict = zdict_ref(d);
+    if (id > l->s->zdict_seq)
+        l->s->zdict_seq = id;
+    return 0;
+}
+
+static store_zdict *find_dict(const loader *l, int64_t id)
+{
+    size_t lo = 0, hi = l->ndicts;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->dicts[mid]->id == id)
+            return l->dicts[mid];
+        if (l->dicts[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
 
 static void load_compress(loader *l, store_res *r, store_obj *o)
 {
@@ -48,9 +93,9 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
         r->zsamples_n++;
     if (count < LOAD_DICT_AT || !r->zsamples_n)
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len))) {
+    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, l->s->zdict_seq + 1, count))) {
+        l->s->zdict_seq++;
         r->zdict = d;
-        r->zdict_count = count;
     }
     ty_buf_free(&r->zsamples);
     r->zsamples_n = 0;
@@ -63,19 +108,32 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
  * at start (25 KB for a 2.6 KB pod; 8.3 GB of peak RSS reopening a
  * 150,000-pod benchmark store) that stayed until the sweeper came by. */
 static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
-                    const char *name, uint64_t rv, const char *text, size_t len, ty_error *err)
+                    const char *name, uint64_t rv, const void *data, size_t len, int64_t dict,
+                    ty_error *err)
 {
     loader *l = arg;
     ty_store *s = l->s;
-    json_t *json = obj_text_metadata(text, len);
+    store_zdict *zd = dict ? find_dict(l, dict) : NULL;
+    size_t tlen = len;
+    char *inflated = dict && zd ? zdict_inflate(zd, data, len, &tlen) : NULL;
+    const char *text = dict ? inflated : data;
+    json_t *json = text ? obj_text_metadata(text, tlen) : NULL;
     store_res *r = index_add(&s->ix, resource);
     idx_node *node = res_node_new();
     owner_set *owner = NULL;
     const char *uid;
     store_obj *o;
 
+    if (dict && !text) {
+        free(node);
+        return ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns,
+                         name,
+                         !zd ? "its row names a dictionary that is not there"
+                             : "its compressed text does not decompress");
+    }
     if (r && node && res_lookup(r, ns, name)) {
         free(node);
+        free(inflated);
         json_decref(json);
         return ty_seterr(err, TY_EINTERNAL,
                          "store: cannot load %s %s/%s: two rows for it (the second is row %lld)",
@@ -83,12 +141,16 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     }
     if (!json || !r || !node) {
         free(node);
+        free(inflated);
         ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns, name,
                   !json ? "not a JSON object" : "out of memory");
         json_decref(json);
         return -1;
     }
-    if (!(o = obj_new_text(rv, ns, name, text, len, err))) {
+    o = zd ? obj_new_z(rv, ns, name, tlen, data, len, zd, err)
+           : obj_new_text(rv, ns, name, text, tlen, err);
+    free(inflated);
+    if (!o) {
         json_decref(json);
         free(node);
         return -1;
@@ -105,7 +167,8 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     res_insert(r, node, o);
     res_owner_link(r, node, owner);
     res_owner_unreserve(r, owner);
-    load_compress(l, r, o);
+    if (!zd)
+        load_compress(l, r, o);
     store_obj_unref(o);
     /* Puts do not write the stored counter (see db.c): their rows do. */
     if (rv > s->rv)
@@ -171,10 +234,14 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     if (db_open(&s->db, dir, &s->rv, err) < 0)
         goto error;
     ld.cctx = ZSTD_createCCtx();
-    rc = db_load(&s->db, load_row, &ld, err);
+    rc = db_load(&s->db, load_dict, load_row, &ld, err);
     ZSTD_freeCCtx(ld.cctx);
+    for (size_t i = 0; i < ld.ndicts; i++)
+        zdict_unref(ld.dicts[i]);
+    free(ld.dicts);
     if (rc < 0)
         goto error;
+    s->cctx = ZSTD_createCCtx(); /* none: rows are written plain */
     /* History starts now: a watch from before this open gets TY_EGONE. */
     s->hub = hub_new(s->rv, events, bytes, trees);
     if (!s->hub) {
@@ -218,6 +285,7 @@ void store_close(ty_store *s)
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->queue_mu);
     ty_buf_free(&s->dump);
+    ZSTD_freeCCtx(s->cctx);
     free(s->sweep_ns);
     free(s->sweep_name);
     free(s);

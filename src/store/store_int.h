@@ -32,12 +32,28 @@
  * as raw content (objects of a kind share most of their text, so a pod
  * compresses to about a fourteenth against another pod). Refcounted: the
  * resource holds one reference while it is the resource's current
- * dictionary, and every text compressed with it holds one. */
-typedef struct store_zdict store_zdict;
-/* NULL when out of memory or zstd refuses the samples. */
-store_zdict *zdict_new(const void *samples, size_t len);
+ * dictionary, and every text compressed with it holds one. Rows written
+ * compressed name it by id; its own row (the content) goes into SQLite in
+ * the first transaction that writes one of them (commit.c, db.c). */
+typedef struct store_zdict {
+    atomic_size_t refs;
+    void *cdict; /* ZSTD_CDict */
+    void *ddict; /* ZSTD_DDict */
+    int64_t id;  /* its row's id in the dicts table, unique in the store */
+    size_t objects; /* its resource's count of objects when it was made */
+    bool saved;  /* that row is committed (leader only) */
+    size_t len;
+    unsigned char content[];
+} store_zdict;
+/* A dictionary of len bytes of samples, to be known by id. NULL when out of
+ * memory or zstd refuses the samples. */
+store_zdict *zdict_new(const void *samples, size_t len, int64_t id, size_t objects);
 store_zdict *zdict_ref(store_zdict *d);
 void zdict_unref(store_zdict *d);
+/* The text in data[0..zlen), compressed with d (a row read back), in a new
+ * NUL-terminated buffer the caller frees, *len its length; NULL when it is
+ * not such a frame (or memory ran out). */
+char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t *len);
 
 /* A compressed copy of an object's text. */
 typedef struct obj_z {
@@ -107,10 +123,15 @@ json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
  * o->len + 1 bytes (NUL-terminated), or NULL when out of memory (or o has
  * no copy). cold.c, as the three below. */
 char *obj_inflate(const store_obj *o);
-/* Compresses o's text with d (o's text must be plain; called by one thread
- * at a time, the reaper, with cctx its ZSTD_CCtx): sets o->z, to
- * &obj_z_none when the text does not get smaller. Nothing when o->z is set. */
+/* Compresses o's text with d (o's text must be plain; cctx is the calling
+ * thread's ZSTD_CCtx: the reaper's, or the leader's for a version it
+ * stages): sets o->z, to &obj_z_none when the text does not get smaller.
+ * Nothing when o->z is set. */
 void obj_compress(store_obj *o, store_zdict *d, void *cctx);
+/* A snapshot of a text of len bytes known only compressed (zlen bytes at
+ * data, copied, made with d): a row the loader read compressed. */
+store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
+                     const void *data, size_t zlen, store_zdict *d, ty_error *err);
 /* Takes o's plain text off it, as obj_take_tree_if_refs, when it has a
  * compressed copy; the caller frees it. NULL when kept. */
 char *obj_take_text_if_refs(store_obj *o, size_t refs);
@@ -162,10 +183,9 @@ typedef struct store_res {
      * or after); growing the table and removing sets take it for writing. */
     _Atomic(owner_set *) *owners;
     size_t owners_cap, owners_n;
-    /* Compression of cold texts (sweep.c; leader only): the dictionary, the
-     * count of objects when it was made, and samples gathered for the next. */
+    /* Compression of texts (sweep.c; leader only): the dictionary, and
+     * samples gathered for the next. */
     store_zdict *zdict;
-    size_t zdict_count;
     ty_buf zsamples;
     size_t zsamples_n;
 } store_res;
@@ -245,7 +265,7 @@ idx_node *res_iter_next(res_iter *it);
 
 typedef struct store_db {
     sqlite3 *db;
-    sqlite3_stmt *begin, *commit, *rollback, *put, *del, *setrv;
+    sqlite3_stmt *begin, *commit, *rollback, *put, *putdict, *del, *setrv;
     /* Background checkpointer: its own connection and thread (see db.c). */
     sqlite3 *ckpt_db;
     pthread_t ckpt_thread;
@@ -260,11 +280,17 @@ typedef struct store_db {
  * only deletes advance: the latest resourceVersion is the larger of it and
  * the largest rv db_load reports. */
 int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
-/* Each row in id order; id: the row's, for db_put and db_delete. */
+/* Each dictionary a row names, in id order (objects: its resource's count
+ * when it was made), then each row in id order; id: the row's, for db_put
+ * and db_delete. A row's data is its text (NUL-terminated) when dict is 0,
+ * else len bytes compressed with that dictionary. Dictionaries no row names
+ * are deleted first. */
+typedef int (*db_dict_fn)(void *arg, int64_t id, const char *resource, size_t objects,
+                          const void *data, size_t len, ty_error *err);
 typedef int (*db_row_fn)(void *arg, int64_t id, const char *resource, const char *ns,
-                         const char *name, uint64_t rv, const char *text, size_t len,
-                         ty_error *err);
-int db_load(store_db *d, db_row_fn fn, void *arg, ty_error *err);
+                         const char *name, uint64_t rv, const void *data, size_t len,
+                         int64_t dict, ty_error *err);
+int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *err);
 /* A transaction holds the rows of one batch of writes (commit.c): db_begin,
  * then db_put / db_delete for each (a delete also advances the counter), then
  * db_commit, or db_rollback after a failed row. db_commit rolls back itself
@@ -273,9 +299,14 @@ int db_begin(store_db *d, ty_error *err);
 int db_commit(store_db *d, ty_error *err);
 void db_rollback(store_db *d);
 /* A new row for a version (*id: its id), replacing row `replaces` (0: a new
- * object, no row to replace). */
+ * object, no row to replace): its text (dict 0), or the text compressed with
+ * dictionary dict, whose row db_put_dict writes in the same transaction. */
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const char *text, size_t len, int64_t replaces, int64_t *id, ty_error *err);
+           const void *data, size_t len, int64_t dict, int64_t replaces, int64_t *id,
+           ty_error *err);
+/* The row of dictionary id (nothing when it is there already). */
+int db_put_dict(store_db *d, int64_t id, const char *resource, size_t objects, const void *data,
+                size_t len, ty_error *err);
 /* Deletes row id, the object's, whose deletion took resourceVersion rv. */
 int db_delete(store_db *d, int64_t id, uint64_t rv, ty_error *err);
 void db_close(store_db *d);
@@ -554,6 +585,10 @@ struct ty_store {
      * how much of that they spent on the CPU (the rest they were preempted
      * or blocked while every other writer waited): said at close. */
     uint64_t held_ns, held_cpu_ns;
+    /* Compressing the versions it stages (leader only): its zstd context
+     * (NULL: rows are written plain), and the id of the newest dictionary. */
+    void *cctx;
+    int64_t zdict_seq;
 };
 
 #endif

@@ -17,9 +17,11 @@
  * Text goes cold the same way. Stored text was most of the server's memory
  * at scale (~1 GB at 150,000 pods with their Services and Events), and
  * objects of one resource are nearly alike, so each resource gets a zstd
- * dictionary made of a few of its objects, and an object unused for
- * IDLE_COMPRESS passes is compressed with it by the reaper thread (a pod:
- * 2.6 KB to ~180 bytes, ~5 µs); one more unused pass and its plain text
+ * dictionary made of a few of its objects. A version written once its
+ * resource has one is compressed as it is staged (commit.c: its row is the
+ * compressed text); an object unused for IDLE_COMPRESS passes that has no
+ * compressed copy yet is compressed by the reaper thread (a pod: 2.6 KB to
+ * ~180 bytes, ~5 µs). An unused pass that finds the copy and its plain text
  * goes, under the same rule as a tree. Its next reader decompresses it
  * (~2 µs) and the plain text stays until it goes cold again.
  *
@@ -63,23 +65,23 @@
 
 /* Adds o, the pos-th object of r this round, to the samples of r's next
  * dictionary when one is due and o falls on a sampling stride. */
-static void sample(store_res *r, const store_obj *o, size_t pos)
+static void sample(ty_store *s, store_res *r, const store_obj *o, size_t pos)
 {
     size_t count = res_count(r), stride = count / ZDICT_SAMPLES;
     const char *text = atomic_load_explicit(&((store_obj *)o)->text, memory_order_acquire);
     store_zdict *d;
 
-    if (count < ZDICT_MIN_OBJECTS || (r->zdict && count < r->zdict_count * ZDICT_REGROW) ||
+    if (count < ZDICT_MIN_OBJECTS || (r->zdict && count < r->zdict->objects * ZDICT_REGROW) ||
         !text || pos % (stride ? stride : 1) != 0)
         return;
     if (ty_buf_append(&r->zsamples, text, o->len < ZDICT_SAMPLE_MAX ? o->len : ZDICT_SAMPLE_MAX))
         return;
     if (++r->zsamples_n < ZDICT_SAMPLES)
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len))) {
+    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, s->zdict_seq + 1, count))) {
+        s->zdict_seq++;
         zdict_unref(r->zdict);
         r->zdict = d;
-        r->zdict_count = count;
     }
     ty_buf_free(&r->zsamples);
     r->zsamples_n = 0;
@@ -236,7 +238,7 @@ void sweep_step(ty_store *s)
         r = s->ix.res[s->sweep_res];
         res_iter_seek(&it, r, s->sweep_ns, s->sweep_name, false);
         while (visited < budget && (node = res_iter_next(&it))) {
-            sample(r, node->obj, s->sweep_pos++);
+            sample(s, r, node->obj, s->sweep_pos++);
             look_at(s, r, node->obj, trees, &ntrees, frees, &nfrees);
             last = node;
             visited++;

@@ -2375,6 +2375,156 @@ static void test_loaded_compressed(void **state)
     }
 }
 
+static long long db_number(fixture *f, const char *sql);
+
+/* Rows compressed with dict (that one, or any when 0). */
+static long long compressed_rows(fixture *f, long long dict)
+{
+    char sql[128];
+
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM objects WHERE dict %s %lld",
+             dict ? "=" : ">", dict);
+    return db_number(f, sql);
+}
+
+/* Once a resource has a dictionary (the sweeper makes one from 16 of its
+ * objects), each version is written compressed with it: its row is the
+ * compressed text, naming the dictionary, whose own row is in the file;
+ * the object keeps that copy, so it is compressed from the start. Reopened,
+ * every text reads back byte for byte from the compressed rows, which keep
+ * no plain text; a dictionary no row names any more is dropped at the
+ * next open. */
+static void test_rows_written_compressed(void **state)
+{
+    fixture *f = *state;
+    enum { NLATE = 20 };
+    char *texts[NLATE], name[32], sql[160];
+    long long dict;
+    store_mem m0, m;
+    store_obj *o;
+    ty_error err;
+    size_t len;
+    int i;
+
+    ty_error_init(&err);
+    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
+        snprintf(name, sizeof(name), "w%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        if (i >= 16)
+            usleep(10000); /* a sweeper step every 100 ms */
+    }
+    assert_true(compressed_rows(f, 0) > 0);
+    store_memory(f->s, &m0);
+    for (i = 0; i < NLATE; i++) {
+        snprintf(name, sizeof(name), "late%02d", i);
+        o = create(f->s, "pods", "default", name);
+        texts[i] = strdup(store_obj_text(o, &len));
+        store_obj_unref(o);
+        snprintf(sql, sizeof(sql),
+                 "SELECT dict FROM objects WHERE name = '%s' AND length(data) < %zu", name,
+                 len);
+        dict = db_number(f, sql);
+        assert_true(dict > 0);
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM dicts WHERE id = %lld", dict);
+        assert_int_equal(db_number(f, sql), 1);
+    }
+    store_memory(f->s, &m);
+    assert_int_equal(m.compressed, m0.compressed + NLATE); /* at once, not when cold */
+    assert_int_equal(m.plain, m0.plain + NLATE);
+
+    reopen(f);
+    store_memory(f->s, &m);
+    assert_true(m.objects - m.plain >= NLATE);
+    for (i = 0; i < NLATE; i++) {
+        snprintf(name, sizeof(name), "late%02d", i);
+        o = store_get(f->s, "pods", "default", name, &err);
+        assert_non_null(o);
+        assert_false(store_obj_has_tree(o));
+        assert_string_equal(store_obj_text(o, &len), texts[i]);
+        assert_int_equal(len, strlen(texts[i]));
+        assert_string_equal(meta(o, "name"), name);
+        store_obj_unref(o);
+    }
+    /* written again after the open: still compressed, with the loaded dictionary */
+    o = store_mutate(f->s, "pods", "default", "late00", set_replicas, &(int){5}, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'late00'") > 0);
+
+    /* no pod left: no row names a dictionary, and the open drops them */
+    assert_true(db_number(f, "SELECT count(*) FROM dicts") > 0);
+    for (i = 0; i < NLATE; i++)
+        free(texts[i]);
+    store_list l;
+    assert_int_equal(store_list_objects(f->s, "pods", NULL, &l, &err), 0);
+    for (size_t k = 0; k < l.n; k++) {
+        const char *ns, *nm;
+        store_obj_key(l.items[k], &ns, &nm);
+        o = store_delete(f->s, "pods", ns, nm, NULL, NULL, &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+    }
+    store_list_free(&l);
+    assert_int_equal(compressed_rows(f, 0), 0);
+    reopen(f);
+    assert_int_equal(db_number(f, "SELECT count(*) FROM dicts"), 0);
+}
+
+/* A compressed row that does not decompress, or that names a dictionary
+ * the file does not hold, fails the open with a message that names it. */
+static void test_bad_compressed_row_fails_open(void **state)
+{
+    static const char *const damage[] = {
+        "UPDATE objects SET data = x'28b52ffd00' WHERE name = 'victim'",
+        "UPDATE objects SET dict = 999999 WHERE name = 'victim'"};
+    static const char *const says[] = {"its compressed text does not decompress",
+                                       "names a dictionary that is not there"};
+    fixture *f = *state;
+    char name[32], path[128];
+    sqlite3 *db;
+    ty_error err;
+    int i;
+
+    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
+        snprintf(name, sizeof(name), "w%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        if (i >= 16)
+            usleep(10000);
+    }
+    assert_true(compressed_rows(f, 0) > 0);
+    store_obj_unref(create(f->s, "pods", "default", "victim"));
+    assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'victim'") > 0);
+    store_close(f->s);
+    f->s = NULL;
+    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, damage[i], NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_changes(db), 1);
+        sqlite3_close(db);
+        ty_error_init(&err);
+        assert_null(store_open(f->dir, &err));
+        assert_non_null(strstr(err.text, "cannot load pods default/victim"));
+        assert_non_null(strstr(err.text, says[i]));
+        ty_error_clear(&err);
+        /* put it right: the victim goes */
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "DELETE FROM objects WHERE name = 'victim'", NULL,
+                                      NULL, NULL),
+                         SQLITE_OK);
+        sqlite3_close(db);
+        ty_error_init(&err);
+        f->s = store_open(f->dir, &err);
+        assert_non_null(f->s);
+        if (i == 0) {
+            store_obj_unref(create(f->s, "pods", "default", "victim"));
+            assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'victim'") > 0);
+            store_close(f->s);
+            f->s = NULL;
+        }
+    }
+}
+
 static json_t *name_view(const json_t *obj)
 {
     return json_pack("{s:O?}", "name", json_object_get(json_object_get(obj, "metadata"), "name"));
@@ -2650,10 +2800,19 @@ static long long db_number(fixture *f, const char *sql)
 
 /* Data directories made by earlier versions keyed their table by
  * (resource, namespace, name): first WITHOUT ROWID, then a rowid table with
- * a unique key. Both open, their rows moved into the table of ids. */
+ * a unique key; then came the table of ids, with text rows only. All open:
+ * rows moved into the table of ids, which gets its dict column. */
 static void test_earlier_table_layout(void **state)
 {
-    static const char *const layouts[] = {" WITHOUT ROWID", ""};
+    /* keyed WITHOUT ROWID, keyed with a rowid, then ids with text rows only */
+    static const char *const tables[] = {
+        "resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+        " rv INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (resource, namespace, name))"
+        " WITHOUT ROWID",
+        "resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+        " rv INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (resource, namespace, name))",
+        "id INTEGER PRIMARY KEY, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+        " name TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL)"};
     fixture *f = *state;
     char sql[1024];
     store_obj *o;
@@ -2661,19 +2820,18 @@ static void test_earlier_table_layout(void **state)
     json_t *p;
 
     ty_error_init(&err);
-    for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++) {
+    for (size_t i = 0; i < sizeof(tables) / sizeof(*tables); i++) {
         snprintf(sql, sizeof(sql),
                  "PRAGMA journal_mode=WAL;"
-                 "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
-                 " name TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,"
-                 " PRIMARY KEY (resource, namespace, name))%s;"
+                 "CREATE TABLE objects (%s;"
                  "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
                  "INSERT INTO meta VALUES ('rv', 7);"
-                 "INSERT INTO objects VALUES ('pods', 'default', 'old', 7,"
+                 "INSERT INTO objects (resource, namespace, name, rv, data)"
+                 " VALUES ('pods', 'default', 'old', 7,"
                  " '{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
                  "\"old\",\"namespace\":\"default\",\"resourceVersion\":\"7\"},"
                  "\"spec\":{\"replicas\":1}}');",
-                 layouts[i]);
+                 tables[i]);
         fresh_db(f, sql);
         f->s = store_open(f->dir, &err);
         assert_non_null(f->s);
@@ -2683,6 +2841,10 @@ static void test_earlier_table_layout(void **state)
         assert_int_equal(db_number(f, "SELECT count(*) FROM sqlite_master WHERE type ="
                                       " 'index' AND tbl_name = 'objects'"),
                          0);
+        assert_int_equal(db_number(f, "SELECT count(*) FROM pragma_table_info('objects')"
+                                      " WHERE name = 'dict'"),
+                         1);
+        assert_int_equal(db_number(f, "SELECT dict FROM objects WHERE name = 'old'"), 0);
         o = store_get(f->s, "pods", "default", "old", &err);
         assert_non_null(o);
         assert_int_equal(store_obj_rv(o), 7);
@@ -2867,6 +3029,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_row_per_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_compressed_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
