@@ -49,19 +49,26 @@ void zdict_unref(store_zdict *d)
     free(d);
 }
 
-/* One decompression context per thread that reads cold objects, freed with
- * the thread. */
-static pthread_key_t dctx_key;
-static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+/* One decompression context per thread that reads cold objects, and one
+ * compression context per thread that compresses ahead of the commit
+ * section (obj_z_make), freed with the thread. */
+static pthread_key_t dctx_key, cctx_key;
+static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
 
 static void dctx_free(void *p)
 {
     ZSTD_freeDCtx(p);
 }
 
-static void dctx_key_init(void)
+static void cctx_free(void *p)
 {
-    if (pthread_key_create(&dctx_key, dctx_free) != 0)
+    ZSTD_freeCCtx(p);
+}
+
+static void ctx_keys_init(void)
+{
+    if (pthread_key_create(&dctx_key, dctx_free) != 0 ||
+        pthread_key_create(&cctx_key, cctx_free) != 0)
         abort(); /* only when the process is out of keys at start-up */
 }
 
@@ -69,7 +76,7 @@ static ZSTD_DCtx *dctx_get(void)
 {
     ZSTD_DCtx *dc;
 
-    pthread_once(&dctx_once, dctx_key_init);
+    pthread_once(&ctx_once, ctx_keys_init);
     if (!(dc = pthread_getspecific(dctx_key))) {
         if (!(dc = ZSTD_createDCtx()))
             return NULL;
@@ -81,26 +88,107 @@ static ZSTD_DCtx *dctx_get(void)
     return dc;
 }
 
+static ZSTD_CCtx *cctx_get(void)
+{
+    ZSTD_CCtx *cc;
+
+    pthread_once(&ctx_once, ctx_keys_init);
+    if (!(cc = pthread_getspecific(cctx_key))) {
+        if (!(cc = ZSTD_createCCtx()))
+            return NULL;
+        if (pthread_setspecific(cctx_key, cc) != 0) {
+            ZSTD_freeCCtx(cc);
+            return NULL;
+        }
+    }
+    return cc;
+}
+
+/* Decompresses data[0..zlen) (made with d; a text len bytes long once rv
+ * is in at rv_at, 0: none) into a new NUL-terminated buffer; NULL when it
+ * does not. */
+static char *inflate(const void *data, size_t zlen, store_zdict *d, size_t rv_at, uint64_t rv,
+                     size_t len)
+{
+    char digits[24];
+    int nd = rv_at ? snprintf(digits, sizeof(digits), "%llu", (unsigned long long)rv) : 0;
+    size_t qlen = len - (size_t)nd, n;
+    ZSTD_DCtx *dc = dctx_get();
+    char *t;
+
+    if (!dc || (size_t)nd > len || rv_at > qlen || !(t = malloc(len + 1)))
+        return NULL;
+    n = ZSTD_decompress_usingDDict(dc, t, qlen, data, zlen, d->ddict);
+    if (ZSTD_isError(n) || n != qlen) {
+        free(t);
+        return NULL;
+    }
+    if (nd) {
+        memmove(t + rv_at + nd, t + rv_at, qlen - rv_at);
+        memcpy(t + rv_at, digits, (size_t)nd);
+    }
+    t[len] = '\0';
+    return t;
+}
+
 char *obj_inflate(const store_obj *o)
 {
     const obj_z *z = atomic_load_explicit(&((store_obj *)o)->z, memory_order_acquire);
-    ZSTD_DCtx *dc;
-    char *t;
-    size_t n;
 
     if (!z || z == &obj_z_none)
         return NULL; /* a text is never dropped without its copy */
-    if (!(dc = dctx_get()))
+    /* NULL cannot happen short of memory corruption, or out of memory */
+    return inflate(z->data, z->len, z->dict, z->rv_at, o->rv, o->len);
+}
+
+char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t rv_at, uint64_t rv,
+                    size_t *len)
+{
+    unsigned long long n = ZSTD_getFrameContentSize(data, zlen);
+    char digits[24];
+    int nd = rv_at ? snprintf(digits, sizeof(digits), "%llu", (unsigned long long)rv) : 0;
+    char *t;
+
+    if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR ||
+        n > STORE_MAX_OBJECT_BYTES)
         return NULL;
-    if (!(t = malloc(o->len + 1)))
+    if ((t = inflate(data, zlen, d, rv_at, rv, (size_t)n + (size_t)nd)))
+        *len = (size_t)n + (size_t)nd;
+    return t;
+}
+
+obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
+{
+    size_t bound = ZSTD_compressBound(len), n;
+    ZSTD_CCtx *cc = cctx_get();
+    obj_z *z, *fit;
+
+    if (!cc || len > STORE_MAX_OBJECT_BYTES || !(z = malloc(sizeof(*z) + bound)))
         return NULL;
-    n = ZSTD_decompress_usingDDict(dc, t, o->len, z->data, z->len, z->dict->ddict);
-    if (ZSTD_isError(n) || n != o->len) {
-        free(t); /* cannot happen short of memory corruption */
+    n = ZSTD_compress_usingCDict(cc, z->data, bound, text, len, d->cdict);
+    if (ZSTD_isError(n) || n >= len) {
+        free(z);
         return NULL;
     }
-    t[n] = '\0';
-    return t;
+    fit = realloc(z, sizeof(*z) + n);
+    z = fit ? fit : z;
+    z->len = (uint32_t)n;
+    z->rv_at = (uint32_t)rv_at;
+    z->dict = zdict_ref(d);
+    return z;
+}
+
+void obj_z_free(obj_z *z)
+{
+    if (!z || z == &obj_z_none)
+        return;
+    zdict_unref(z->dict);
+    free(z);
+}
+
+void obj_set_z(store_obj *o, obj_z *z)
+{
+    atomic_store_explicit(&o->z, z, memory_order_relaxed);
 }
 
 void obj_compress(store_obj *o, store_zdict *d, void *cctx)
@@ -119,7 +207,8 @@ void obj_compress(store_obj *o, store_zdict *d, void *cctx)
     } else {
         obj_z *fit = realloc(z, sizeof(*z) + n);
         z = fit ? fit : z;
-        z->len = n;
+        z->len = (uint32_t)n;
+        z->rv_at = 0;
         z->dict = zdict_ref(d);
     }
     if (!atomic_compare_exchange_strong_explicit(&o->z, &none, z, memory_order_acq_rel,
@@ -131,7 +220,8 @@ void obj_compress(store_obj *o, store_zdict *d, void *cctx)
 }
 
 store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
-                     const void *data, size_t zlen, store_zdict *d, ty_error *err)
+                     const void *data, size_t zlen, size_t rv_at, store_zdict *d,
+                     ty_error *err)
 {
     store_obj *o = obj_new_text(rv, ns, name, "", 0, err);
     obj_z *z = o ? malloc(sizeof(*z) + zlen) : NULL;
@@ -142,34 +232,13 @@ store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
         return NULL;
     }
     memcpy(z->data, data, zlen);
-    z->len = zlen;
+    z->len = (uint32_t)zlen;
+    z->rv_at = (uint32_t)rv_at;
     z->dict = zdict_ref(d);
     atomic_store_explicit(&o->z, z, memory_order_relaxed);
     free(atomic_exchange_explicit(&o->text, NULL, memory_order_relaxed));
     o->len = len;
     return o;
-}
-
-char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t *len)
-{
-    unsigned long long n = ZSTD_getFrameContentSize(data, zlen);
-    ZSTD_DCtx *dc;
-    size_t got;
-    char *t;
-
-    if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR ||
-        n > STORE_MAX_OBJECT_BYTES || !(dc = dctx_get()))
-        return NULL;
-    if (!(t = malloc((size_t)n + 1)))
-        return NULL;
-    got = ZSTD_decompress_usingDDict(dc, t, (size_t)n, data, zlen, d->ddict);
-    if (ZSTD_isError(got) || got != n) {
-        free(t);
-        return NULL;
-    }
-    t[n] = '\0';
-    *len = (size_t)n;
-    return t;
 }
 
 char *obj_take_text_if_refs(store_obj *o, size_t refs)
@@ -181,3 +250,16 @@ char *obj_take_text_if_refs(store_obj *o, size_t refs)
     return atomic_exchange_explicit(&o->text, NULL, memory_order_acq_rel);
 }
 
+
+store_zdict *store_res_zdict(ty_store *s, const char *resource)
+{
+    store_res *r;
+    store_zdict *d = NULL;
+
+    /* r->zdict changes under index_rw held for writing (the sweeper) */
+    ty_rwlock_rdlock(&s->index_rw);
+    if ((r = index_find(&s->ix, resource)) && r->zdict)
+        d = zdict_ref(r->zdict);
+    ty_rwlock_rdunlock(&s->index_rw);
+    return d;
+}

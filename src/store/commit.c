@@ -134,15 +134,25 @@ static size_t splice_rv(ty_store *s, write_req *req, const char *rvs)
     return s->dump.len;
 }
 
-/* o's row compressed now, with its resource's dictionary, while its text
- * is in the cache: the same copy serves when o goes cold, so the reaper
- * never compresses it, and the row is a tenth of the bytes SQLite, the WAL
- * and the checkpoints write (docs/internals/store.md). A version that
- * removes its object writes no row and is not kept. */
-static void compress_row(ty_store *s, store_res *r, store_obj *o, store_event_type type)
+/* o's row compressed: the copy its writer made ahead of the section
+ * (req->prep_z, of the text with an empty resourceVersion, taken when
+ * made is true: o's text is that one with the rv in), else made now, with
+ * its resource's dictionary, while the text is in the cache. The same copy
+ * serves when o goes cold, so the reaper never compresses it, and the row
+ * is a tenth of the bytes SQLite, the WAL and the checkpoints write
+ * (docs/internals/store.md). A version that removes its object writes no
+ * row and is not kept. */
+static void compress_row(ty_store *s, write_req *req, store_res *r, store_obj *o,
+                         store_event_type type, bool made)
 {
-    if (type != STORE_DELETED && r->zdict && s->cctx)
+    if (type == STORE_DELETED)
+        return;
+    if (made && req->prep_z) {
+        obj_set_z(o, req->prep_z);
+        req->prep_z = NULL;
+    } else if (r->zdict && s->cctx) {
         obj_compress(o, r->zdict, s->cctx);
+    }
 }
 
 int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_event_type type)
@@ -158,7 +168,7 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
     o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
     if (!o)
         return -1;
-    compress_row(s, r, o, type);
+    compress_row(s, req, r, o, type, req->prep_text && len);
     req->node = NULL;
     req->owner = NULL;
     if (type == STORE_ADDED && !(req->node = res_node_new()))
@@ -187,7 +197,7 @@ int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_typ
                          STORE_MAX_OBJECT_BYTES);
     if (!(o = obj_new_text(rv, req->ns, req->name, s->dump.data, s->dump.len, req->err)))
         return -1;
-    compress_row(s, r, o, type);
+    compress_row(s, req, r, o, type, req->text != NULL);
     req->node = NULL;
     if (type == STORE_ADDED && !(req->node = res_node_new())) {
         store_obj_unref(o);
@@ -274,9 +284,9 @@ static int write_rows(ty_store *s, write_req *batch, ty_error *err)
             rc = save_dict(s, q->r, z->dict, fresh, &nfresh, err) < 0
                      ? -1
                      : db_put(&s->db, q->r->name, o->ns, o->name, o->rv, z->data, z->len,
-                              z->dict->id, replaced_row(q), &o->row, err);
+                              z->dict->id, z->rv_at, replaced_row(q), &o->row, err);
         else
-            rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len, 0,
+            rc = db_put(&s->db, q->r->name, o->ns, o->name, o->rv, o->text, o->len, 0, 0,
                         replaced_row(q), &o->row, err);
         if (rc < 0) {
             db_rollback(&s->db);

@@ -37,11 +37,15 @@
     " objects ("                                                                          \
     "  id INTEGER PRIMARY KEY,"                                                           \
     "  resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"             \
-    "  rv INTEGER NOT NULL, data TEXT NOT NULL, dict INTEGER NOT NULL DEFAULT 0);"
+    "  rv INTEGER NOT NULL, data TEXT NOT NULL, dict INTEGER NOT NULL DEFAULT 0,"          \
+    "  rv_at INTEGER NOT NULL DEFAULT 0);"
 
 /* A row's data is its JSON text when its dict is 0, else that text
  * compressed with the zstd dictionary of that id, whose content is a row
- * of dicts (objects: how many objects its resource had when it was made).
+ * of dicts (objects: how many objects its resource had when it was made);
+ * a compressed text may have been made before its resourceVersion was
+ * known, with that value empty: the row's rv goes at byte rv_at of it
+ * (0: none).
  * A dictionary's row is written in the transaction of the first row made
  * with it, and goes at the next open once no row names it. */
 static const char schema_sql[] =
@@ -89,7 +93,7 @@ static int prepare(store_db *d, sqlite3_stmt **st, const char *sql, ty_error *er
 static int migrate(store_db *d, ty_error *err)
 {
     sqlite3_stmt *st = NULL;
-    bool keyed, plain;
+    bool keyed;
 
     if (prepare(d, &st,
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'objects'"
@@ -100,18 +104,24 @@ static int migrate(store_db *d, ty_error *err)
     sqlite3_finalize(st);
     if (!keyed) {
         /* A table of ids from before compressed rows: every row is text. */
-        if (prepare(d, &st,
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'objects'"
-                    " AND NOT EXISTS (SELECT 1 FROM pragma_table_info('objects')"
-                    " WHERE name = 'dict')",
-                    err) < 0)
-            return -1;
-        plain = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-        sqlite3_finalize(st);
-        if (plain && sqlite3_exec(d->db,
-                                  "ALTER TABLE objects ADD COLUMN dict INTEGER NOT NULL DEFAULT 0",
-                                  NULL, NULL, NULL) != SQLITE_OK)
-            return db_fail(d, err, "add the dict column to the objects table");
+        static const char *const added[][2] = {
+            {"dict", "ALTER TABLE objects ADD COLUMN dict INTEGER NOT NULL DEFAULT 0"},
+            {"rv_at", "ALTER TABLE objects ADD COLUMN rv_at INTEGER NOT NULL DEFAULT 0"}};
+        for (size_t i = 0; i < sizeof(added) / sizeof(*added); i++) {
+            bool lacks;
+
+            if (prepare(d, &st,
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name ="
+                        " 'objects' AND NOT EXISTS (SELECT 1 FROM pragma_table_info('objects')"
+                        " WHERE name = ?1)",
+                        err) < 0)
+                return -1;
+            sqlite3_bind_text(st, 1, added[i][0], -1, SQLITE_STATIC);
+            lacks = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+            sqlite3_finalize(st);
+            if (lacks && sqlite3_exec(d->db, added[i][1], NULL, NULL, NULL) != SQLITE_OK)
+                return db_fail(d, err, "add a column to the objects table");
+        }
         return 0;
     }
     if (sqlite3_exec(d->db, migrate_sql, NULL, NULL, NULL) != SQLITE_OK) {
@@ -266,8 +276,8 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err)
         prepare(d, &d->commit, "COMMIT", err) < 0 ||
         prepare(d, &d->rollback, "ROLLBACK", err) < 0 ||
         prepare(d, &d->put,
-                "INSERT INTO objects (resource, namespace, name, rv, data, dict)"
-                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO objects (resource, namespace, name, rv, data, dict, rv_at)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 err) < 0 ||
         prepare(d, &d->putdict,
                 "INSERT OR IGNORE INTO dicts (id, resource, objects, data) VALUES (?1, ?2, ?3, ?4)",
@@ -305,7 +315,8 @@ int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *
     if (rc != SQLITE_DONE)
         return db_fail(d, err, "load dictionaries");
     if (prepare(d, &st,
-                "SELECT id, resource, namespace, name, rv, data, dict FROM objects ORDER BY id",
+                "SELECT id, resource, namespace, name, rv, data, dict, rv_at FROM objects"
+                " ORDER BY id",
                 err) < 0)
         return -1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -316,7 +327,7 @@ int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *
         if (fn(arg, (int64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
                (uint64_t)sqlite3_column_int64(st, 4), data, (size_t)sqlite3_column_bytes(st, 5),
-               dict, err) < 0) {
+               dict, (size_t)sqlite3_column_int64(st, 7), err) < 0) {
             sqlite3_finalize(st);
             return -1;
         }
@@ -382,8 +393,8 @@ static int del_row(store_db *d, int64_t id)
 }
 
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const void *data, size_t len, int64_t dict, int64_t replaces, int64_t *id,
-           ty_error *err)
+           const void *data, size_t len, int64_t dict, size_t rv_at, int64_t replaces,
+           int64_t *id, ty_error *err)
 {
     int failed;
 
@@ -396,6 +407,7 @@ int db_put(store_db *d, const char *resource, const char *ns, const char *name, 
     else
         sqlite3_bind_text(d->put, 5, data, (int)len, SQLITE_STATIC);
     sqlite3_bind_int64(d->put, 6, (sqlite3_int64)dict);
+    sqlite3_bind_int64(d->put, 7, (sqlite3_int64)rv_at);
     failed = step_done(d->put) < 0;
     sqlite3_clear_bindings(d->put);
     if (failed)

@@ -266,8 +266,10 @@ void store_exec_mutate(ty_store *s, write_req *req)
  * cur's plain text (when cur has it) instead of written again, most of a
  * pod's text and of a job's; a spec_top write (a binding) shares the spec's
  * containers, whose text is cut the same way. */
-static bool prep_text(write_req *req, json_t *obj, const store_obj *cur, const json_t *base)
+static bool prep_text(ty_store *s, write_req *req, json_t *obj, const store_obj *cur,
+                      const json_t *base)
 {
+    store_zdict *d;
     json_t *placeholder = json_string("");
     const json_t *spec = base ? json_object_get(base, "spec") : NULL, *node = NULL;
     const json_t *containers = json_object_get(spec, "containers");
@@ -302,7 +304,30 @@ static bool prep_text(write_req *req, json_t *obj, const store_obj *cur, const j
     req->prep_len = b.len;
     req->prep_rv_at = at;
     req->prep_text = ty_buf_steal(&b, NULL);
+    /* and its row: compressed here, not in the commit section */
+    if ((d = store_res_zdict(s, req->resource))) {
+        req->prep_z = obj_z_make(d, req->prep_text, req->prep_len, at + 1);
+        zdict_unref(d);
+    }
     return true;
+}
+
+/* A text record's row, compressed ahead: its text with the resourceVersion
+ * member the leader adds at rv_at, its value empty. */
+static void prep_record(ty_store *s, write_req *req)
+{
+    static const char member[] = ",\"resourceVersion\":\"\"";
+    store_zdict *d = store_res_zdict(s, req->resource);
+    ty_buf b = {0};
+
+    if (!d)
+        return;
+    if (ty_buf_append(&b, req->text, req->rv_at) == 0 &&
+        ty_buf_append(&b, member, sizeof(member) - 1) == 0 &&
+        ty_buf_append(&b, req->text + req->rv_at, req->text_len - req->rv_at) == 0)
+        req->prep_z = obj_z_make(d, b.data, b.len, req->rv_at + sizeof(member) - 2);
+    ty_buf_free(&b);
+    zdict_unref(d);
 }
 
 /* A status mutate: fn on a copy of the committed version, and the verdict
@@ -340,7 +365,7 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     rc = rc < 0 ? -1 : prepare_update(req->resource, cur, base, next, req->err);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
-                    !prep_text(req, next, cur, base))) {
+                    !prep_text(s, req, next, cur, base))) {
         /* a removal (the leader's to make), or no text: redone there */
         json_decref(base);
         json_decref(next);
@@ -375,15 +400,18 @@ static int prep_one(ty_store *s, write_req *req, size_t *cold_left)
 {
     if (req->kind == WR_MUTATE)
         return prep_mutate(s, req, cold_left);
-    return prep_text(req, req->obj, NULL, NULL);
+    return prep_text(s, req, req->obj, NULL, NULL);
 }
 
 size_t store_prepare(ty_store *s, write_req *reqs, size_t n)
 {
     size_t made = 0, cold_left = PREP_COLD_MAX, i, later = SIZE_MAX;
 
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         atomic_init(&reqs[i].prep_state, PREP_OPEN);
+        if (reqs[i].kind == WR_CREATE && reqs[i].text)
+            prep_record(s, &reqs[i]);
+    }
     /* What is made waits for the leader: a group's first PREP_MAX writes
      * only (the rest are further from their batch, which may have moved on,
      * and would all be held at once); its caller may make more while it
@@ -455,9 +483,11 @@ void store_prep_release(write_req *req)
     store_obj_unref(req->prep_base);
     json_decref(req->prep_next);
     free(req->prep_text);
+    obj_z_free(req->prep_z);
     req->prep_base = NULL;
     req->prep_next = NULL;
     req->prep_text = NULL;
+    req->prep_z = NULL;
 }
 
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,

@@ -109,13 +109,13 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
  * 150,000-pod benchmark store) that stayed until the sweeper came by. */
 static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
                     const char *name, uint64_t rv, const void *data, size_t len, int64_t dict,
-                    ty_error *err)
+                    size_t rv_at, ty_error *err)
 {
     loader *l = arg;
     ty_store *s = l->s;
     store_zdict *zd = dict ? find_dict(l, dict) : NULL;
     size_t tlen = len;
-    char *inflated = dict && zd ? zdict_inflate(zd, data, len, &tlen) : NULL;
+    char *inflated = dict && zd ? zdict_inflate(zd, data, len, rv_at, rv, &tlen) : NULL;
     const char *text = dict ? inflated : data;
     json_t *json = text ? obj_text_metadata(text, tlen) : NULL;
     store_res *r = index_add(&s->ix, resource);
@@ -147,7 +147,7 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
         json_decref(json);
         return -1;
     }
-    o = zd ? obj_new_z(rv, ns, name, tlen, data, len, zd, err)
+    o = zd ? obj_new_z(rv, ns, name, tlen, data, len, rv_at, zd, err)
            : obj_new_text(rv, ns, name, text, tlen, err);
     free(inflated);
     if (!o) {

@@ -50,17 +50,31 @@ typedef struct store_zdict {
 store_zdict *zdict_new(const void *samples, size_t len, int64_t id, size_t objects);
 store_zdict *zdict_ref(store_zdict *d);
 void zdict_unref(store_zdict *d);
-/* The text in data[0..zlen), compressed with d (a row read back), in a new
- * NUL-terminated buffer the caller frees, *len its length; NULL when it is
- * not such a frame (or memory ran out). */
-char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t *len);
+/* The text in data[0..zlen), compressed with d (a row read back) with rv
+ * at rv_at (as obj_z), in a new NUL-terminated buffer the caller frees,
+ * *len its length; NULL when it is not such a frame (or memory ran out). */
+char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t rv_at, uint64_t rv,
+                    size_t *len);
 
-/* A compressed copy of an object's text. */
+/* A compressed copy of an object's text. Made ahead of the commit section,
+ * before the resourceVersion is known, it is of the text with that value
+ * empty: the object's decimal rv goes at rv_at of the decompressed bytes
+ * (0: the text is whole). */
 typedef struct obj_z {
     store_zdict *dict;
-    size_t len;
+    uint32_t len;
+    uint32_t rv_at;
     unsigned char data[];
 } obj_z;
+/* A compressed copy of text[0..len) (whose rv goes at rv_at, 0: none) with
+ * d, using the calling thread's own compression context; NULL when it does
+ * not get smaller or memory runs out. For writers, ahead of the commit
+ * section. */
+obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at);
+void obj_z_free(obj_z *z);
+/* The dictionary writes of resource are compressed with now (a reference
+ * for the caller), or NULL. Any thread. */
+store_zdict *store_res_zdict(ty_store *s, const char *resource);
 /* o->z of an object whose text does not compress: it keeps its plain text. */
 extern obj_z obj_z_none;
 
@@ -129,9 +143,13 @@ char *obj_inflate(const store_obj *o);
  * Nothing when o->z is set. */
 void obj_compress(store_obj *o, store_zdict *d, void *cctx);
 /* A snapshot of a text of len bytes known only compressed (zlen bytes at
- * data, copied, made with d): a row the loader read compressed. */
+ * data, copied, made with d; its rv at rv_at, as obj_z): a row the loader
+ * read compressed. */
 store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
-                     const void *data, size_t zlen, store_zdict *d, ty_error *err);
+                     const void *data, size_t zlen, size_t rv_at, store_zdict *d,
+                     ty_error *err);
+/* Gives o, a version being staged, z (taken over) as its compressed copy. */
+void obj_set_z(store_obj *o, obj_z *z);
 /* Takes o's plain text off it, as obj_take_tree_if_refs, when it has a
  * compressed copy; the caller frees it. NULL when kept. */
 char *obj_take_text_if_refs(store_obj *o, size_t refs);
@@ -283,13 +301,13 @@ int db_open(store_db *d, const char *dir, uint64_t *rv, ty_error *err);
 /* Each dictionary a row names, in id order (objects: its resource's count
  * when it was made), then each row in id order; id: the row's, for db_put
  * and db_delete. A row's data is its text (NUL-terminated) when dict is 0,
- * else len bytes compressed with that dictionary. Dictionaries no row names
- * are deleted first. */
+ * else len bytes compressed with that dictionary, its rv to go at rv_at of
+ * them (0: none; see obj_z). Dictionaries no row names are deleted first. */
 typedef int (*db_dict_fn)(void *arg, int64_t id, const char *resource, size_t objects,
                           const void *data, size_t len, ty_error *err);
 typedef int (*db_row_fn)(void *arg, int64_t id, const char *resource, const char *ns,
                          const char *name, uint64_t rv, const void *data, size_t len,
-                         int64_t dict, ty_error *err);
+                         int64_t dict, size_t rv_at, ty_error *err);
 int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *err);
 /* A transaction holds the rows of one batch of writes (commit.c): db_begin,
  * then db_put / db_delete for each (a delete also advances the counter), then
@@ -302,8 +320,8 @@ void db_rollback(store_db *d);
  * object, no row to replace): its text (dict 0), or the text compressed with
  * dictionary dict, whose row db_put_dict writes in the same transaction. */
 int db_put(store_db *d, const char *resource, const char *ns, const char *name, uint64_t rv,
-           const void *data, size_t len, int64_t dict, int64_t replaces, int64_t *id,
-           ty_error *err);
+           const void *data, size_t len, int64_t dict, size_t rv_at, int64_t replaces,
+           int64_t *id, ty_error *err);
 /* The row of dictionary id (nothing when it is there already). */
 int db_put_dict(store_db *d, int64_t id, const char *resource, size_t objects, const void *data,
                 size_t len, ty_error *err);
@@ -426,6 +444,9 @@ struct write_req {
                                        malloc'd, whose resourceVersion is the "" at
                                        prep_rv_at (the tree holds that "" too) */
     size_t prep_len, prep_rv_at;
+    obj_z *prep_z;                  /* prep_text compressed (its rv goes at prep_rv_at + 1),
+                                       or for a text record, text with its rv (empty) in;
+                                       NULL: the leader compresses */
     _Atomic int prep_state;         /* who makes it (prep_state_t): the caller ahead, or the
                                        leader; set before the request is queued */
     /* outcome */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -270,6 +271,87 @@ static void test_uids(void **state)
     json_decref(p);
 }
 
+/* The texts of the Events in ns, in name order (the caller frees them). */
+static size_t event_texts(ty_store *s, const char *ns, char **texts, size_t max)
+{
+    store_list l;
+    store_list_opts o = {.ns = ns};
+    size_t n, len;
+
+    assert_int_equal(store_list_objects(s, "events", &o, &l, NULL), 0);
+    for (n = 0; n < l.n && n < max; n++)
+        texts[n] = strdup(store_obj_text(l.items[n], &len));
+    store_list_free(&l);
+    return n;
+}
+
+/* Once Events have a dictionary, each is compressed as it is recorded,
+ * before its resourceVersion is known (the rv goes in when the text is
+ * read back): the compressed copy and the row read back byte for byte,
+ * cold in the server and after a reopen. */
+static void test_compressed_before_the_rv(void **state)
+{
+    enum { N = 60 };
+    store_fixture *f = *state;
+    json_t *p = pod("team-c", "job-2-master-0", "6a1c2f1e-0000-4000-8000-000000000003", "7");
+    json_t *q = pod("team-d", "job-3-master-0", "6a1c2f1e-0000-4000-8000-000000000004", "8");
+    char *before[N], *after[N];
+    store_mem m0, m;
+    ty_error err;
+    int i, tries;
+
+    ty_error_init(&err);
+    /* only the newest few events keep what a cold object lets go */
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &(store_options){.history_trees = 4}, &err);
+    assert_non_null(f->s);
+    /* 16 Events give the sweeper what it makes a dictionary of */
+    for (i = 0; i < 20; i++)
+        ty_event(f->s, q, "Normal", "Early", "c", "early %d", i);
+    for (tries = 0; tries < 500; tries++) {
+        store_memory(f->s, &m0);
+        if (m0.compressed)
+            break;
+        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", tries);
+        usleep(20000);
+    }
+    assert_true(m0.compressed > 0);
+    store_memory(f->s, &m0);
+    for (i = 0; i < N; i++)
+        ty_event(f->s, p, "Warning", "Late", "c", "late event %d of the test", i);
+    store_memory(f->s, &m);
+    assert_true(m.compressed >= m0.compressed + N); /* compressed as they were written */
+    assert_int_equal(event_texts(f->s, "team-c", before, N), N);
+    /* cold: every text dropped, then read back from the compressed copies */
+    for (tries = 0; tries < 500; tries++) {
+        store_memory(f->s, &m);
+        if (m.plain + N <= m.objects)
+            break;
+        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", 1000 + tries);
+        usleep(20000);
+    }
+    assert_true(m.plain + N <= m.objects);
+    assert_int_equal(event_texts(f->s, "team-c", after, N), N);
+    for (i = 0; i < N; i++) {
+        assert_string_equal(after[i], before[i]);
+        free(after[i]);
+    }
+    store_close(f->s);
+    f->s = store_open(f->dir, &err);
+    assert_non_null(f->s);
+    assert_int_equal(event_texts(f->s, "team-c", after, N), N);
+    for (i = 0; i < N; i++) {
+        json_t *ev = json_loads(after[i], 0, NULL);
+        assert_non_null(ev);
+        assert_string_equal(after[i], before[i]);
+        json_decref(ev);
+        free(after[i]);
+        free(before[i]);
+    }
+    json_decref(p);
+    json_decref(q);
+}
+
 #define T(t) cmocka_unit_test_setup_teardown(t, store_fixture_setup, store_fixture_teardown)
 
 int main(void)
@@ -280,6 +362,7 @@ int main(void)
         T(test_odd_strings),
         T(test_batch_with_other_writes),
         T(test_uids),
+        T(test_compressed_before_the_rv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
