@@ -50,8 +50,8 @@ static int load_dict(void *arg, int64_t id, const char *resource, size_t objects
                          (long long)id, resource);
     d->saved = true;
     l->dicts[l->ndicts++] = d;
-    zdict_unref(r->zdict);
-    r->zdict = zdict_ref(d);
+    if (res_set_zdict(l->s, r, zdict_ref(d)) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "store: out of memory");
     if (id > l->s->zdict_seq)
         l->s->zdict_seq = id;
     return 0;
@@ -93,10 +93,9 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
         r->zsamples_n++;
     if (count < LOAD_DICT_AT || !r->zsamples_n)
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, l->s->zdict_seq + 1, count))) {
+    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, l->s->zdict_seq + 1, count)) &&
+        res_set_zdict(l->s, r, d) == 0)
         l->s->zdict_seq++;
-        r->zdict = d;
-    }
     ty_buf_free(&r->zsamples);
     r->zsamples_n = 0;
 }
@@ -230,6 +229,7 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     }
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->queue_mu, NULL);
+    pthread_mutex_init(&s->zdicts_mu, NULL);
     ty_rwlock_init(&s->index_rw);
     if (db_open(&s->db, dir, &s->rv, err) < 0)
         goto error;
@@ -284,6 +284,8 @@ void store_close(ty_store *s)
     ty_rwlock_destroy(&s->index_rw);
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->queue_mu);
+    pthread_mutex_destroy(&s->zdicts_mu);
+    free(s->zdicts);
     ty_buf_free(&s->dump);
     ZSTD_freeCCtx(s->cctx);
     free(s->sweep_ns);

@@ -165,6 +165,12 @@ int obj_random_suffix(char *buf, size_t n);
 
 /* ---- index.c ---- */
 
+typedef struct store_res store_res;
+/* Makes d (a reference it takes) r's dictionary, in place of the one it
+ * had; -1 (d released, r unchanged) when out of memory. The leader, or the
+ * loader. */
+int res_set_zdict(ty_store *s, store_res *r, store_zdict *d);
+
 typedef struct idx_node idx_node;
 typedef struct owner_set owner_set;
 
@@ -193,7 +199,7 @@ struct owner_set {
     char uid[];
 };
 
-typedef struct store_res {
+struct store_res {
     char *name;      /* lives as long as the store: events borrow it */
     idx_node *root;
     /* Hash table of owner sets by uid, chained. The leader adds a set at
@@ -206,7 +212,7 @@ typedef struct store_res {
     store_zdict *zdict;
     ty_buf zsamples;
     size_t zsamples_n;
-} store_res;
+};
 
 typedef struct store_index {
     store_res **res; /* sorted by name for bsearch */
@@ -610,6 +616,14 @@ struct ty_store {
      * (NULL: rows are written plain), and the id of the newest dictionary. */
     void *cctx;
     int64_t zdict_seq;
+    /* Each resource's dictionary for writers' lookups (store_res_zdict):
+     * the resource's name and its r->zdict, borrowed; set with it. */
+    pthread_mutex_t zdicts_mu;
+    struct {
+        const char *resource;
+        store_zdict *d;
+    } *zdicts;
+    size_t nzdicts;
 };
 
 #endif

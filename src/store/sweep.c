@@ -78,11 +78,9 @@ static void sample(ty_store *s, store_res *r, const store_obj *o, size_t pos)
         return;
     if (++r->zsamples_n < ZDICT_SAMPLES)
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, s->zdict_seq + 1, count))) {
+    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, s->zdict_seq + 1, count)) &&
+        res_set_zdict(s, r, d) == 0)
         s->zdict_seq++;
-        zdict_unref(r->zdict);
-        r->zdict = d;
-    }
     ty_buf_free(&r->zsamples);
     r->zsamples_n = 0;
 }
