@@ -72,36 +72,42 @@ static void ctx_keys_init(void)
         abort(); /* only when the process is out of keys at start-up */
 }
 
-static ZSTD_DCtx *dctx_get(void)
+/* The calling thread's context under key, made by make the first time;
+ * NULL when it cannot be made. */
+static void *ctx_get(pthread_key_t *key, void *(*make)(void), void (*destroy)(void *))
 {
-    ZSTD_DCtx *dc;
+    void *c;
 
     pthread_once(&ctx_once, ctx_keys_init);
-    if (!(dc = pthread_getspecific(dctx_key))) {
-        if (!(dc = ZSTD_createDCtx()))
+    if (!(c = pthread_getspecific(*key))) {
+        if (!(c = make()))
             return NULL;
-        if (pthread_setspecific(dctx_key, dc) != 0) {
-            ZSTD_freeDCtx(dc);
+        if (pthread_setspecific(*key, c) != 0) {
+            destroy(c);
             return NULL;
         }
     }
-    return dc;
+    return c;
+}
+
+static void *dctx_make(void)
+{
+    return ZSTD_createDCtx();
+}
+
+static void *cctx_make(void)
+{
+    return ZSTD_createCCtx();
+}
+
+static ZSTD_DCtx *dctx_get(void)
+{
+    return ctx_get(&dctx_key, dctx_make, dctx_free);
 }
 
 static ZSTD_CCtx *cctx_get(void)
 {
-    ZSTD_CCtx *cc;
-
-    pthread_once(&ctx_once, ctx_keys_init);
-    if (!(cc = pthread_getspecific(cctx_key))) {
-        if (!(cc = ZSTD_createCCtx()))
-            return NULL;
-        if (pthread_setspecific(cctx_key, cc) != 0) {
-            ZSTD_freeCCtx(cc);
-            return NULL;
-        }
-    }
-    return cc;
+    return ctx_get(&cctx_key, cctx_make, cctx_free);
 }
 
 /* Decompresses data[0..zlen) (made with d; a text len bytes long once rv
