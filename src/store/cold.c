@@ -1,7 +1,8 @@
 /* cold.c - compressed copies of objects' texts: per-resource zstd
- * dictionaries, compressing (the leader, as it stages a version, for its
- * row and its cold copy at once; the reaper, for a text that went cold
- * uncompressed: see sweep.c), decompressing (any reader, the loader). */
+ * dictionaries, compressing (a writer ahead of the commit section, or the
+ * leader as it stages a version, for its row and its cold copy at once;
+ * the reaper, for a text that went cold uncompressed: see sweep.c), and
+ * decompressing (any reader, the loader). */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
