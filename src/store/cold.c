@@ -51,8 +51,9 @@ void zdict_unref(store_zdict *d)
 }
 
 /* One decompression context per thread that reads cold objects, and one
- * compression context per thread that compresses ahead of the commit
- * section (obj_z_make), freed with the thread. */
+ * compression context per thread that compresses (writers ahead of the
+ * commit section, the leader, the reaper, the loader), freed with the
+ * thread. */
 static pthread_key_t dctx_key, cctx_key;
 static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
 
@@ -164,7 +165,10 @@ char *zdict_inflate(store_zdict *d, const void *data, size_t zlen, size_t rv_at,
     return t;
 }
 
-obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
+/* text[0..len) compressed with d (its rv at rv_at, 0: none) by the calling
+ * thread's context: a new copy, &obj_z_none when it does not get smaller,
+ * NULL when it cannot be made now (no context, out of memory). */
+static obj_z *z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
 {
     size_t bound = ZSTD_compressBound(len), n;
     ZSTD_CCtx *cc = cctx_get();
@@ -175,7 +179,7 @@ obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
     n = ZSTD_compress_usingCDict(cc, z->data, bound, text, len, d->cdict);
     if (ZSTD_isError(n) || n >= len) {
         free(z);
-        return NULL;
+        return &obj_z_none;
     }
     fit = realloc(z, sizeof(*z) + n);
     z = fit ? fit : z;
@@ -183,6 +187,13 @@ obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
     z->rv_at = (uint32_t)rv_at;
     z->dict = zdict_ref(d);
     return z;
+}
+
+obj_z *obj_z_make(store_zdict *d, const char *text, size_t len, size_t rv_at)
+{
+    obj_z *z = z_make(d, text, len, rv_at);
+
+    return z == &obj_z_none ? NULL : z;
 }
 
 void obj_z_free(obj_z *z)
@@ -198,54 +209,17 @@ void obj_set_z(store_obj *o, obj_z *z)
     atomic_store_explicit(&o->z, z, memory_order_relaxed);
 }
 
-void obj_compress(store_obj *o, store_zdict *d, void *cctx)
+void obj_compress(store_obj *o, store_zdict *d)
 {
-    size_t bound = ZSTD_compressBound(o->len), n;
     obj_z *z, *none = NULL;
     const char *text = atomic_load_explicit(&o->text, memory_order_acquire);
 
     if (atomic_load_explicit(&o->z, memory_order_acquire) || !text ||
-        !(z = malloc(sizeof(*z) + bound)))
+        !(z = z_make(d, text, o->len, 0)))
         return;
-    n = ZSTD_compress_usingCDict(cctx, z->data, bound, text, o->len, d->cdict);
-    if (ZSTD_isError(n) || n >= o->len) {
-        free(z);
-        z = &obj_z_none;
-    } else {
-        obj_z *fit = realloc(z, sizeof(*z) + n);
-        z = fit ? fit : z;
-        z->len = (uint32_t)n;
-        z->rv_at = 0;
-        z->dict = zdict_ref(d);
-    }
     if (!atomic_compare_exchange_strong_explicit(&o->z, &none, z, memory_order_acq_rel,
-                                                 memory_order_acquire) &&
-        z != &obj_z_none) {
-        zdict_unref(z->dict);
-        free(z);
-    }
-}
-
-store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
-                     const void *data, size_t zlen, size_t rv_at, store_zdict *d,
-                     ty_error *err)
-{
-    store_obj *o = obj_new_text(rv, ns, name, "", 0, err);
-    obj_z *z = o ? malloc(sizeof(*z) + zlen) : NULL;
-
-    if (!z) {
-        store_obj_unref(o);
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        return NULL;
-    }
-    memcpy(z->data, data, zlen);
-    z->len = (uint32_t)zlen;
-    z->rv_at = (uint32_t)rv_at;
-    z->dict = zdict_ref(d);
-    atomic_store_explicit(&o->z, z, memory_order_relaxed);
-    free(atomic_exchange_explicit(&o->text, NULL, memory_order_relaxed));
-    o->len = len;
-    return o;
+                                                 memory_order_acquire))
+        obj_z_free(z);
 }
 
 char *obj_take_text_if_refs(store_obj *o, size_t refs)

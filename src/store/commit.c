@@ -142,7 +142,7 @@ static size_t splice_rv(ty_store *s, write_req *req, const char *rvs)
  * is a tenth of the bytes SQLite, the WAL and the checkpoints write
  * (docs/internals/store.md). A version that removes its object writes no
  * row and is not kept. */
-static void compress_row(ty_store *s, write_req *req, store_res *r, store_obj *o,
+static void compress_row(write_req *req, store_res *r, store_obj *o,
                          store_event_type type, bool made)
 {
     if (type == STORE_DELETED)
@@ -150,8 +150,8 @@ static void compress_row(ty_store *s, write_req *req, store_res *r, store_obj *o
     if (made && req->prep_z) {
         obj_set_z(o, req->prep_z);
         req->prep_z = NULL;
-    } else if (r->zdict && s->cctx) {
-        obj_compress(o, r->zdict, s->cctx);
+    } else if (r->zdict) {
+        obj_compress(o, r->zdict);
     }
 }
 
@@ -168,7 +168,7 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
     o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
     if (!o)
         return -1;
-    compress_row(s, req, r, o, type, req->prep_text && len);
+    compress_row(req, r, o, type, req->prep_text && len);
     req->node = NULL;
     req->owner = NULL;
     if (type == STORE_ADDED && !(req->node = res_node_new()))
@@ -197,7 +197,7 @@ int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_typ
                          STORE_MAX_OBJECT_BYTES);
     if (!(o = obj_new_text(rv, req->ns, req->name, s->dump.data, s->dump.len, req->err)))
         return -1;
-    compress_row(s, req, r, o, type, req->text != NULL);
+    compress_row(req, r, o, type, req->text != NULL);
     req->node = NULL;
     if (type == STORE_ADDED && !(req->node = res_node_new())) {
         store_obj_unref(o);

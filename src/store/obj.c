@@ -56,6 +56,27 @@ store_obj *obj_new_text(uint64_t rv, const char *ns, const char *name, const cha
     return o;
 }
 
+store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
+                     const void *data, size_t zlen, size_t rv_at, store_zdict *d,
+                     ty_error *err)
+{
+    store_obj *o = obj_alloc(rv, ns, name);
+    obj_z *z = o ? malloc(sizeof(*z) + zlen) : NULL;
+
+    if (!z) {
+        free(o);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    memcpy(z->data, data, zlen);
+    z->len = (uint32_t)zlen;
+    z->rv_at = (uint32_t)rv_at;
+    z->dict = zdict_ref(d);
+    atomic_store_explicit(&o->z, z, memory_order_relaxed);
+    o->len = len;
+    return o;
+}
+
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
 {
     store_obj *o = obj_alloc(rv, meta_string(json, "namespace"), meta_string(json, "name"));

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zstd.h>
 
 #include "base/log.h"
 #include "store/store_int.h"
@@ -25,7 +24,6 @@
 
 typedef struct loader {
     ty_store *s;
-    ZSTD_CCtx *cctx; /* NULL: rows stay plain (the sweeper compresses them) */
     store_zdict **dicts; /* the dictionaries rows name, in id order */
     size_t ndicts;
 } loader;
@@ -78,10 +76,8 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
     size_t count = res_count(r);
     store_zdict *d;
 
-    if (!l->cctx)
-        return;
     if (r->zdict) {
-        obj_compress(o, r->zdict, l->cctx);
+        obj_compress(o, r->zdict);
         free(obj_take_text_if_refs(o, 2)); /* the loader's and the index's */
         return;
     }
@@ -233,15 +229,12 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     ty_rwlock_init(&s->index_rw);
     if (db_open(&s->db, dir, &s->rv, err) < 0)
         goto error;
-    ld.cctx = ZSTD_createCCtx();
     rc = db_load(&s->db, load_dict, load_row, &ld, err);
-    ZSTD_freeCCtx(ld.cctx);
     for (size_t i = 0; i < ld.ndicts; i++)
         zdict_unref(ld.dicts[i]);
     free(ld.dicts);
     if (rc < 0)
         goto error;
-    s->cctx = ZSTD_createCCtx(); /* none: rows are written plain */
     /* History starts now: a watch from before this open gets TY_EGONE. */
     s->hub = hub_new(s->rv, events, bytes, trees);
     if (!s->hub) {
@@ -287,7 +280,6 @@ void store_close(ty_store *s)
     pthread_mutex_destroy(&s->zdicts_mu);
     free(s->zdicts);
     ty_buf_free(&s->dump);
-    ZSTD_freeCCtx(s->cctx);
     free(s->sweep_ns);
     free(s->sweep_name);
     free(s);

@@ -137,11 +137,11 @@ json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
  * o->len + 1 bytes (NUL-terminated), or NULL when out of memory (or o has
  * no copy). cold.c, as the three below. */
 char *obj_inflate(const store_obj *o);
-/* Compresses o's text with d (o's text must be plain; cctx is the calling
- * thread's ZSTD_CCtx: the reaper's, or the leader's for a version it
- * stages): sets o->z, to &obj_z_none when the text does not get smaller.
- * Nothing when o->z is set. */
-void obj_compress(store_obj *o, store_zdict *d, void *cctx);
+/* Compresses o's text with d (o's text must be plain) with the calling
+ * thread's zstd context (the reaper's, the loader's, or the leader's for a
+ * version it stages): sets o->z, to &obj_z_none when the text does not get
+ * smaller. Nothing when o->z is set, or when it cannot be made now. */
+void obj_compress(store_obj *o, store_zdict *d);
 /* A snapshot of a text of len bytes known only compressed (zlen bytes at
  * data, copied, made with d; its rv at rv_at, as obj_z): a row the loader
  * read compressed. */
@@ -612,9 +612,7 @@ struct ty_store {
      * how much of that they spent on the CPU (the rest they were preempted
      * or blocked while every other writer waited): said at close. */
     uint64_t held_ns, held_cpu_ns;
-    /* Compressing the versions it stages (leader only): its zstd context
-     * (NULL: rows are written plain), and the id of the newest dictionary. */
-    void *cctx;
+    /* The id of the newest dictionary (leader only). */
     int64_t zdict_seq;
     /* Each resource's dictionary for writers' lookups (store_res_zdict):
      * the resource's name and its r->zdict, borrowed; set with it. */

@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zstd.h>
 
 #include "base/thread.h"
 #include "base/timeutil.h"
@@ -76,7 +75,6 @@ struct store_hub {
         store_zdict *dict;
     } *cold;
     size_t ncold, cap_cold;
-    ZSTD_CCtx *cctx; /* the reaper's */
     ty_bell reap_bell;
     pthread_t reaper;
     bool reaping;    /* the reaper runs: what dies goes to it */
@@ -128,7 +126,6 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     h->head = h->oldest = h->trimmed = start_rv;
     h->refs = 1;
     pthread_mutex_init(&h->mu, NULL);
-    h->cctx = ZSTD_createCCtx(); /* none: cold texts stay plain */
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
     if (h->reaping)
         ty_thread_setup(h->reaper, "ty-reaper", TY_THREAD_BACKGROUND);
@@ -215,7 +212,7 @@ static void *reap_main(void *arg)
             free(mem[i]);
         for (size_t i = 0; i < ncold; i++) {
             if (!closing)
-                obj_compress(cold[i].obj, cold[i].dict, h->cctx);
+                obj_compress(cold[i].obj, cold[i].dict);
             store_obj_unref(cold[i].obj);
             zdict_unref(cold[i].dict);
         }
@@ -389,7 +386,7 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
     bool queued = false;
 
     pthread_mutex_lock(&h->mu);
-    if (h->reaping && h->cctx && !h->closing &&
+    if (h->reaping && !h->closing &&
         grow_trash((void **)&h->cold, &h->cap_cold, h->ncold, sizeof(*h->cold))) {
         h->cold[h->ncold++] = (struct to_compress){o, d};
         queued = true;
@@ -430,7 +427,6 @@ static void hub_unref(store_hub *h)
     free(h->dead_trees);
     free(h->dead_mem);
     free(h->cold);
-    ZSTD_freeCCtx(h->cctx);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }
