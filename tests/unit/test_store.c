@@ -1858,6 +1858,43 @@ static void test_arena_mutates(void **state)
     }
 }
 
+/* A status mutate marked arena on an object without its tree (reopened:
+ * only the text is loaded) parses it in the tree arena too: the new version
+ * shares what the function left alone, its spec, which lives as long as
+ * the pod. Not marked, the parse is plain. */
+static void test_arena_parse_of_treeless(void **state)
+{
+    fixture *f = *state;
+    copy_label c = {0};
+    store_op op;
+    ty_error err;
+
+    ty_error_init(&err);
+    for (int marked = 0; marked < 2; marked++) {
+        char name[16];
+        snprintf(name, sizeof(name), "cold%d", marked);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        store_obj_unref(store_mutate(f->s, "pods", "default", name, set_label, "x", &err));
+        reopen(f);
+        store_obj *cur = store_get(f->s, "pods", "default", name, &err);
+        assert_non_null(cur);
+        assert_false(store_obj_has_tree(cur));
+        store_obj_unref(cur);
+        op = store_op_mutate_status("pods", "default", name, label_to_status, &c);
+        op.arena = marked;
+        assert_int_equal(store_write_all(f->s, &op, 1), 0);
+        const json_t *t = store_obj_json(op.result);
+        assert_non_null(json_object_get(t, "spec"));
+        assert_int_equal(ty_tree_arena_owns(json_object_get(t, "spec")), marked);
+        assert_int_equal(ty_tree_arena_owns(json_object_get(t, "status")), marked);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(t, "status"),
+                                                              "phase")),
+                            "x");
+        assert_text_is_tree(op.result);
+        store_op_clear(&op);
+    }
+}
+
 /* A status mutate made ahead against a version that the batch changes
  * before it (an earlier op of the same store_write_all) is run again by the
  * leader on what the batch has: its function sees the change. */
@@ -3113,6 +3150,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepared_while_waiting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lead_handed_over_while_making, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arena_parse_of_treeless, setup, teardown),
     };
 
     /* forced in sanitizer builds too: every test runs with its allocation
