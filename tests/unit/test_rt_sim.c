@@ -186,6 +186,12 @@ static void test_pod_runs_then_succeeds(void **state)
     assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 0);
     assert_string_equal(json_string_value(json_object_get(t, "reason")), "Completed");
     json_decref(p);
+    /* the ended version, as the running one, built in the tree arena */
+    store_obj *o = store_get(f->s, "pods", "default", "p1", NULL);
+    assert_non_null(o);
+    assert_true(store_obj_has_tree(o));
+    assert_true(ty_tree_arena_owns(json_object_get(store_obj_json(o), "status")));
+    store_obj_unref(o);
 }
 
 static void test_exit_code_fails(void **state)
