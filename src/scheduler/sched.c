@@ -313,6 +313,7 @@ static void flush_writes(ty_sched *sc)
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text};
             ops[i] = store_op_mutate_status(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
+            ops[i].arena = true; /* a PodGroup's versions are as short-lived */
             break;
         case W_UNSCHED:
             ops[i] = store_op_mutate_status("pods", nss[i], name, pod_unsched_fn, w->text);

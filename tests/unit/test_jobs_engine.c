@@ -21,6 +21,7 @@
 #include "api/kinds.h"
 #include "api/kubeflow.h"
 #include "base/metrics.h"
+#include "base/treearena.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
 #include "scheduler/sched.h"
@@ -322,6 +323,14 @@ static void test_lifecycle(void **state)
     assert_string_equal(last_state(j), "Succeeded");
     assert_non_null(json_object_get(json_object_get(j, "status"), "completionTime"));
     json_decref(j);
+    /* the version the engine's status write made, its top and metadata
+     * built in the tree arena (its tree goes as a pod's does:
+     * base/treearena.h) */
+    store_obj *o = store_get(f->s, PT, "default", "mnist", NULL);
+    assert_non_null(o);
+    assert_true(ty_tree_arena_owns(store_obj_json(o)));
+    assert_true(ty_tree_arena_owns(json_object_get(store_obj_json(o), "metadata")));
+    store_obj_unref(o);
     assert_true(ty_metric_get("training_operator_jobs_successful_total", lbl) >= ok + 1);
     /* cleanPodPolicy None: the pods stay. */
     assert_true(exists(f, "pods", "mnist-worker-0"));
@@ -585,5 +594,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gang_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mpi_launcher_waits, setup, teardown),
     };
+    /* forced: the engine's writes build in tree arena scopes, sanitizer
+     * builds included (base/treearena.h) */
+    if (!ty_tree_arena_init(true))
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

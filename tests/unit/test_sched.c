@@ -190,6 +190,12 @@ static void test_gang_whole_or_nothing(void **state)
     for (int i = 0; i < 100 && strcmp(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue") != 0; i++)
         usleep(10000);
     assert_string_equal(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue");
+    /* the status the scheduler wrote, built in the tree arena (as a bound
+     * pod's top is): the reaper frees it in order (base/treearena.h) */
+    store_obj *pgo = store_get(f->s, "podgroups.scheduling.volcano.sh", "default", "g", NULL);
+    assert_non_null(pgo);
+    assert_true(ty_tree_arena_owns(json_object_get(store_obj_json(pgo), "status")));
+    store_obj_unref(pgo);
     /* 3 members of 2 GPUs on a 4-GPU node: two would fit, the gang does not */
     create_member(f, "g-0", "g", 2);
     create_member(f, "g-1", "g", 2);
