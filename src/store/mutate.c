@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonin.h"
 #include "base/jsonout.h"
 #include "base/treearena.h"
 #include "store/store_int.h"
@@ -188,16 +189,33 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
  * malloc, a pod's ~330 blocks lay scattered among everything else the
  * threads allocated, and the reaper's walk over them when the pod went cold
  * was a cache miss a block: +3-13 % pods/s at 150,000 pods. */
+/* As parse_base, and with text: the text it parsed, when that had to be
+ * decompressed (*text is then the caller's to free; NULL when cur has its
+ * plain text, or when nothing was parsed). */
+static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text)
+{
+    const char *t = atomic_load_explicit(&cur->text, memory_order_acquire);
+    char *owned = t ? NULL : obj_inflate(cur);
+    json_t *tree = NULL;
+
+    if (t || (t = owned)) {
+        if (req->arena)
+            ty_tree_arena_begin(TY_TREES_STORED);
+        tree = ty_json_load(t, cur->len, 0, NULL);
+        if (req->arena)
+            ty_tree_arena_end();
+    }
+    if (text && tree) {
+        *text = owned;
+        owned = NULL;
+    }
+    free(owned);
+    return tree;
+}
+
 static json_t *parse_base(const write_req *req, store_obj *cur)
 {
-    json_t *t;
-
-    if (!req->arena)
-        return obj_parse(cur);
-    ty_tree_arena_begin(TY_TREES_STORED);
-    t = obj_parse(cur);
-    ty_tree_arena_end();
-    return t;
+    return parse_base_text(req, cur, NULL);
 }
 
 /* fn run on a copy of base made for req (copy_for_status for a status or
@@ -286,7 +304,7 @@ void store_exec_mutate(ty_store *s, write_req *req)
  * pod's text and of a job's; a spec_top write (a binding) shares the spec's
  * containers, whose text is cut the same way. */
 static bool prep_text(ty_store *s, write_req *req, json_t *obj, const store_obj *cur,
-                      const json_t *base)
+                      const json_t *base, const char *cur_text)
 {
     store_zdict *d;
     json_t *placeholder = json_string("");
@@ -298,8 +316,11 @@ static bool prep_text(ty_store *s, write_req *req, json_t *obj, const store_obj 
 
     if (!placeholder || json_object_set_new(meta_of(obj), "resourceVersion", placeholder) < 0)
         return false;
-    /* cur's plain text stays while this thread holds cur (sweep.c) */
-    if (spec && (t = atomic_load_explicit(&((store_obj *)cur)->text, memory_order_acquire)) &&
+    /* cur's text as base was parsed from it (decompressed, for a cold one),
+     * or its plain text, which stays while this thread holds cur (sweep.c) */
+    if (spec &&
+        (t = cur_text ? cur_text
+                      : atomic_load_explicit(&((store_obj *)cur)->text, memory_order_acquire)) &&
         obj_text_member(t, cur->len, "spec", &start, &end)) {
         if (json_object_get(obj, "spec") == spec) {
             node = spec;
@@ -358,7 +379,8 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
 {
     store_obj *cur = store_get(s, req->resource, req->ns, req->name, NULL); /* committed */
     json_t *tree, *base, *next;
-    int rc;
+    char *cold_text = NULL; /* cur's text decompressed for the parse */
+    int rc = 0;
 
     if (!cur)
         return 0; /* the leader says so, or finds it created by this batch */
@@ -372,26 +394,25 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     } else if (!*cold_left) {
         store_obj_unref(cur);
         return -1;
-    } else if ((base = parse_base(req, cur))) {
+    } else if ((base = parse_base_text(req, cur, &cold_text))) {
         (*cold_left)--;
     }
     /* a status or spec_top mutate (preparable): run_fn copies for status */
     if (!base || !(next = run_fn(req, base, &rc))) {
         json_decref(base);
-        store_obj_unref(cur);
-        return 0;
+        goto redo;
     }
     rc = rc < 0 ? -1 : prepare_update(req->resource, cur, base, next, req->err);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
-                    !prep_text(s, req, next, cur, base))) {
+                    !prep_text(s, req, next, cur, base, cold_text))) {
         /* a removal (the leader's to make), or no text: redone there */
         json_decref(base);
         json_decref(next);
-        store_obj_unref(cur);
         ty_error_clear(req->err);
-        return 0;
+        goto redo;
     }
+    free(cold_text);
     json_decref(base);
     if (rc != 1) {
         json_decref(next);
@@ -401,6 +422,10 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     req->prep_next = next;
     req->prep_rc = rc;
     return 1;
+redo:
+    free(cold_text);
+    store_obj_unref(cur);
+    return 0;
 }
 
 /* Whether req is of a kind store_prepare makes ahead. */
@@ -419,7 +444,7 @@ static int prep_one(ty_store *s, write_req *req, size_t *cold_left)
 {
     if (req->kind == WR_MUTATE)
         return prep_mutate(s, req, cold_left);
-    return prep_text(s, req, req->obj, NULL, NULL);
+    return prep_text(s, req, req->obj, NULL, NULL, NULL);
 }
 
 size_t store_prepare(ty_store *s, write_req *reqs, size_t n)

@@ -2507,6 +2507,51 @@ static void test_rows_written_compressed(void **state)
     assert_int_equal(db_number(f, "SELECT count(*) FROM dicts"), 0);
 }
 
+/* A status write to an object that has only its compressed copy (cold, as
+ * after an open) parses its decompressed text, and the new version's text
+ * takes the spec it shares from that text: the same bytes as writing the
+ * tree out. */
+static void test_status_write_to_compressed(void **state)
+{
+    fixture *f = *state;
+    char name[32], *before;
+    copy_label c = {0};
+    store_mem m;
+    store_op op;
+    size_t len;
+    int i;
+
+    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
+        snprintf(name, sizeof(name), "w%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        if (i >= 16)
+            usleep(10000); /* a sweeper step every 100 ms */
+    }
+    store_obj *o = create(f->s, "pods", "default", "cold");
+    before = strdup(store_obj_text(o, &len));
+    store_obj_unref(o);
+    assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'cold'") > 0);
+    reopen(f);
+    store_memory(f->s, &m);
+    assert_true(m.plain < m.objects); /* the compressed rows load as such */
+    op = store_op_mutate_status("pods", "default", "cold", label_to_status, &c);
+    op.arena = true;
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    assert_int_equal(atomic_load(&c.calls), 1); /* made ahead, not again */
+    assert_text_is_tree(op.result);
+    /* the spec what it was */
+    json_t *was = json_loads(before, 0, NULL);
+    assert_non_null(was);
+    assert_true(json_equal(json_object_get(was, "spec"),
+                           json_object_get(store_obj_json(op.result), "spec")));
+    json_decref(was);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_obj_json(op.result), "status"), "phase")),
+                        "none");
+    store_op_clear(&op);
+    free(before);
+}
+
 /* Runs sql on f's database from a connection of its own (the store open). */
 static void db_exec(fixture *f, const char *sql)
 {
@@ -3151,6 +3196,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lead_handed_over_while_making, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_parse_of_treeless, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_write_to_compressed, setup, teardown),
     };
 
     /* forced in sanitizer builds too: every test runs with its allocation
