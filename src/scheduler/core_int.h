@@ -52,6 +52,10 @@ struct sc_queue {
     /* kept by sc_waiting_update: the minResources of this queue's own
      * waiting groups that have no pods yet (proportion's demand) */
     sc_res wait_demand;
+    /* kept by sc_waiting_update: the minResources of this queue's own
+     * admitted groups still short of minMember ready (inqueue is this as a
+     * session opens, plus what the session admits) */
+    sc_res admitted_short;
     double share;
     bool met;
     size_t njobs;
@@ -87,6 +91,8 @@ struct sc_job {
     sc_job *wprev, *wnext;
     sc_queue *demand_q;  /* the queue whose wait_demand holds demand_res, or NULL */
     sc_res demand_res;
+    sc_queue *short_q;   /* the queue whose admitted_short holds short_res, or NULL */
+    sc_res short_res;
     size_t idx;        /* position in cluster->jobs */
     /* a job that failed to fit is not tried again until something it could
      * use is freed (release_epoch) or the job itself changes */
@@ -150,6 +156,7 @@ struct sc_cluster {
      * walked every one of them in every cycle. */
     sc_job *waiting[2]; /* heads: SC_WAIT_PENDING, SC_WAIT_ADMITTED */
     size_t nwaiting[2];
+    sc_res admitted_short; /* the queues' admitted_short, summed */
     sc_job *changed_head;
     uint64_t epoch;          /* bumps on every change */
     uint64_t release_epoch;  /* bumps when resources are freed or added */

@@ -170,6 +170,30 @@ static void wait_link(sc_cluster *c, sc_job *j, bool admitted)
     j->wadmitted = admitted;
 }
 
+/* An admitted group on the waiting list with fewer than minMember tasks
+ * ready holds its minResources in its queue's admitted_short and the
+ * cluster's (enqueue's sums). Kept here, as each change comes, because
+ * summing them as a cycle began walked every admitted group, a cache miss
+ * each: with thousands admitted ahead of their pods that walk was most of
+ * a session's opening. */
+static void short_update(sc_cluster *c, sc_job *j)
+{
+    sc_queue *q = j->waiting && j->wadmitted && j->n_ready < j->min_member ? j->queue : NULL;
+
+    if (q == j->short_q && (!q || memcmp(&j->short_res, &j->min_res, sizeof(sc_res)) == 0))
+        return;
+    if (j->short_q) {
+        sc_res_sub(&j->short_q->admitted_short, &j->short_res);
+        sc_res_sub(&c->admitted_short, &j->short_res);
+    }
+    j->short_q = q;
+    if (q) {
+        j->short_res = j->min_res;
+        sc_res_add(&q->admitted_short, &j->short_res);
+        sc_res_add(&c->admitted_short, &j->short_res);
+    }
+}
+
 void sc_waiting_update(sc_cluster *c, sc_job *j)
 {
     /* An admitted group whose pods do not exist yet stays on the list: its
@@ -187,15 +211,17 @@ void sc_waiting_update(sc_cluster *c, sc_job *j)
             wait_link(c, j, j->inqueue);
     }
     /* a group without pods asks for its minResources (proportion's demand) */
-    if (dq == j->demand_q && (!dq || memcmp(&j->demand_res, &j->min_res, sizeof(sc_res)) == 0))
-        return;
-    if (j->demand_q)
-        sc_res_sub(&j->demand_q->wait_demand, &j->demand_res);
-    j->demand_q = dq;
-    if (dq) {
-        j->demand_res = j->min_res;
-        sc_res_add(&dq->wait_demand, &j->demand_res);
+    if (dq != j->demand_q ||
+        (dq && memcmp(&j->demand_res, &j->min_res, sizeof(sc_res)) != 0)) {
+        if (j->demand_q)
+            sc_res_sub(&j->demand_q->wait_demand, &j->demand_res);
+        j->demand_q = dq;
+        if (dq) {
+            j->demand_res = j->min_res;
+            sc_res_add(&dq->wait_demand, &j->demand_res);
+        }
     }
+    short_update(c, j);
 }
 
 void sc_job_touch(sc_cluster *c, sc_job *j)

@@ -74,15 +74,11 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
             }
         }
     }
-    /* what admitted groups still expect to get (enqueue's headroom) */
+    /* what admitted groups still expect to get (enqueue's headroom), as it
+     * stands now: what the session admits is added as it goes */
     for (size_t i = 0; i < c->nqueues; i++)
-        memset(&c->queues[i]->inqueue, 0, sizeof(sc_res));
-    for (const sc_job *j = c->waiting[SC_WAIT_ADMITTED]; j; j = j->wnext) {
-        if (j->n_ready >= j->min_member)
-            continue;
-        sc_res_add(&s->inqueue_total, &j->min_res);
-        sc_res_add(&j->queue->inqueue, &j->min_res);
-    }
+        c->queues[i]->inqueue = c->queues[i]->admitted_short;
+    s->inqueue_total = c->admitted_short;
     FOR_PLUGINS(s, pc) {
         if (strcmp(pc->plugin->name, "gang") == 0)
             s->gang = true;

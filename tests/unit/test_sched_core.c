@@ -718,6 +718,65 @@ static void test_overcommit(void **state)
     sc_cluster_free(c);
 }
 
+/* The admitted groups' sums enqueue reads (each queue's admitted_short and
+ * the cluster's) are kept as things change: at every step they are what a
+ * walk over the admitted groups short of minMember gives. */
+static int64_t check_admitted_short(const sc_cluster *c)
+{
+    sc_res total = {0};
+
+    for (size_t i = 0; i < c->nqueues; i++) {
+        sc_res q = {0};
+        for (const sc_job *j = c->waiting[SC_WAIT_ADMITTED]; j; j = j->wnext)
+            if (j->queue == c->queues[i] && j->n_ready < j->min_member)
+                sc_res_add(&q, &j->min_res);
+        assert_memory_equal(&q, &c->queues[i]->admitted_short, sizeof(q));
+        sc_res_add(&total, &q);
+    }
+    assert_memory_equal(&total, &c->admitted_short, sizeof(total));
+    return total.v[SC_GPU] / 1000;
+}
+
+static void test_admitted_sums_kept(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    sc_job *a, *b;
+    (void)state;
+
+    node(c, "n1", 8);
+    queue(c, "q1", 1, -1, true, true);
+    queue(c, "q2", 1, -1, true, true);
+    a = job_full(c, "ns/a", "q1", 2, 0, 1, 4);
+    b = job_full(c, "ns/b", "q2", 2, 0, 2, 4);
+    assert_int_equal(check_admitted_short(c), 0); /* not admitted yet */
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(a), SC_JOB_INQUEUE);
+    assert_int_equal(sc_job_get_phase(b), SC_JOB_INQUEUE);
+    assert_int_equal(check_admitted_short(c), 8); /* admitted, no pods */
+    /* b's minResources change, then it moves to q1 */
+    b = job_full(c, "ns/b", "q2", 2, 0, 2, 2);
+    assert_int_equal(check_admitted_short(c), 6);
+    b = job_full(c, "ns/b", "q1", 2, 0, 2, 2);
+    assert_int_equal(check_admitted_short(c), 6);
+    /* a's pods arrive, one short of its gang, then the other: placed */
+    task(c, "ns/a-0", "ns/a", 2);
+    assert_int_equal(check_admitted_short(c), 6);
+    task(c, "ns/a-1", "ns/a", 2);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    assert_int_equal(check_admitted_short(c), 2); /* a is whole */
+    /* a loses a pod: short again */
+    sc_task_remove(c, "ns/a-1");
+    assert_int_equal(check_admitted_short(c), sc_job_get_phase(a) == SC_JOB_INQUEUE ? 6 : 2);
+    sc_job_remove(c, "ns/a");
+    sc_job_remove(c, "ns/b");
+    assert_int_equal(check_admitted_short(c), 0);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* ---- backfill and strict order ---- */
 
 static void test_backfill(void **state)
@@ -1753,6 +1812,7 @@ int main(void)
         cmocka_unit_test(test_queue_capability),
         cmocka_unit_test(test_closed_queue),
         cmocka_unit_test(test_overcommit),
+        cmocka_unit_test(test_admitted_sums_kept),
         cmocka_unit_test(test_backfill),
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_drf_order),
