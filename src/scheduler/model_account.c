@@ -170,15 +170,18 @@ static void wait_link(sc_cluster *c, sc_job *j, bool admitted)
     j->wadmitted = admitted;
 }
 
-/* An admitted group on the waiting list with fewer than minMember tasks
- * ready holds its minResources in its queue's admitted_short and the
- * cluster's (enqueue's sums). Kept here, as each change comes, because
- * summing them as a cycle began walked every admitted group, a cache miss
- * each: with thousands admitted ahead of their pods that walk was most of
- * a session's opening. */
+/* An admitted group that has tasks to place or none yet, with fewer than
+ * minMember ready, holds its minResources in its queue's admitted_short and
+ * the cluster's (enqueue's sums: what admitted groups still expect to get).
+ * Kept here, as each change comes: summing them as a cycle began walked
+ * every admitted group, a cache miss each, and with thousands admitted
+ * ahead of their pods that walk was most of a session's opening. */
 static void short_update(sc_cluster *c, sc_job *j)
 {
-    sc_queue *q = j->waiting && j->wadmitted && j->n_ready < j->min_member ? j->queue : NULL;
+    bool shorts = !j->completed && j->inqueue &&
+                  (j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0) &&
+                  j->n_ready < j->min_member;
+    sc_queue *q = shorts ? j->queue : NULL;
 
     if (q == j->short_q && (!q || memcmp(&j->short_res, &j->min_res, sizeof(sc_res)) == 0))
         return;
@@ -196,12 +199,12 @@ static void short_update(sc_cluster *c, sc_job *j)
 
 void sc_waiting_update(sc_cluster *c, sc_job *j)
 {
-    /* An admitted group whose pods do not exist yet stays on the list: its
-     * minResources hold their place in the admission sums (enqueue's
-     * capability and overcommit gates) until its pods arrive. */
-    bool want = !j->completed &&
-                (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0);
-    bool demand = want && j->ntasks == 0;
+    /* Waiting: to be admitted, or admitted with tasks to place. An
+     * admitted group whose pods do not exist yet has nothing to place, so
+     * no action visits it; the admission sums keep its minResources
+     * (short_update). */
+    bool want = !j->completed && (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
+    bool demand = !j->completed && j->ntasks == 0;
     sc_queue *dq = demand ? j->queue : NULL;
 
     if (want != j->waiting || (want && j->inqueue != j->wadmitted)) {

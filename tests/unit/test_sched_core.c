@@ -720,16 +720,21 @@ static void test_overcommit(void **state)
 
 /* The admitted groups' sums enqueue reads (each queue's admitted_short and
  * the cluster's) are kept as things change: at every step they are what a
- * walk over the admitted groups short of minMember gives. */
+ * walk over the admitted groups short of minMember gives, those with tasks
+ * to place or none yet. */
 static int64_t check_admitted_short(const sc_cluster *c)
 {
     sc_res total = {0};
 
     for (size_t i = 0; i < c->nqueues; i++) {
         sc_res q = {0};
-        for (const sc_job *j = c->waiting[SC_WAIT_ADMITTED]; j; j = j->wnext)
-            if (j->queue == c->queues[i] && j->n_ready < j->min_member)
+        for (size_t k = 0; k < c->njobs; k++) {
+            const sc_job *j = c->jobs[k];
+            if (j->queue == c->queues[i] && !j->completed && j->inqueue &&
+                (j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0) &&
+                j->n_ready < j->min_member)
                 sc_res_add(&q, &j->min_res);
+        }
         assert_memory_equal(&q, &c->queues[i]->admitted_short, sizeof(q));
         sc_res_add(&total, &q);
     }
@@ -1529,9 +1534,10 @@ static void test_removal_accounting(void **state)
 }
 
 /* What sc_waiting_update keeps, checked against the jobs themselves: each
- * job on the list its admission says (or on none), the lists' lengths, and
- * each queue's wait_demand the minResources of its waiting jobs without
- * pods. */
+ * job on the list its admission says (or on none: admitted with nothing to
+ * place), the lists' lengths, each queue's wait_demand the minResources of
+ * its unfinished jobs without pods, and the admission sums
+ * (check_admitted_short). */
 static void check_waiting(const sc_cluster *c)
 {
     size_t on[2] = {0, 0};
@@ -1549,8 +1555,7 @@ static void check_waiting(const sc_cluster *c)
     size_t want_n[2] = {0, 0};
     for (size_t i = 0; i < c->njobs; i++) {
         const sc_job *j = c->jobs[i];
-        bool want = !j->completed && (!j->inqueue || j->n_pending > 0 ||
-                                      j->n_pipelined > 0 || j->ntasks == 0);
+        bool want = !j->completed && (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
         assert_int_equal(j->waiting, want);
         if (want) {
             assert_int_equal(j->wadmitted, j->inqueue);
@@ -1562,11 +1567,12 @@ static void check_waiting(const sc_cluster *c)
     for (size_t qi = 0; qi < c->nqueues; qi++) {
         sc_res sum = {0};
         for (size_t i = 0; i < c->njobs; i++)
-            if (c->jobs[i]->queue == c->queues[qi] && c->jobs[i]->waiting &&
+            if (c->jobs[i]->queue == c->queues[qi] && !c->jobs[i]->completed &&
                 c->jobs[i]->ntasks == 0)
                 sc_res_add(&sum, &c->jobs[i]->min_res);
         assert_memory_equal(&sum, &c->queues[qi]->wait_demand, sizeof(sum));
     }
+    check_admitted_short(c);
 }
 
 /* Jobs come, are admitted, get pods, move queues, change minResources,
@@ -1638,8 +1644,10 @@ static void test_waiting_lists_follow_changes(void **state)
         check_waiting(c);
     }
     assert_int_equal(c->nwaiting[SC_WAIT_PENDING] + c->nwaiting[SC_WAIT_ADMITTED], 0);
-    for (size_t qi = 0; qi < c->nqueues; qi++)
+    for (size_t qi = 0; qi < c->nqueues; qi++) {
         assert_true(sc_res_empty(&c->queues[qi]->wait_demand));
+        assert_true(sc_res_empty(&c->queues[qi]->admitted_short));
+    }
     sc_conf_free(conf);
     sc_cluster_free(c);
 }
