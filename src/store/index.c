@@ -1,11 +1,15 @@
 /* index.c - the in-memory index: resource buckets, each an AVL tree ordered
- * by (namespace, name).
+ * by (namespace, name), its nodes also in a hash table.
  *
  * A balanced tree rather than a sorted array keeps a write O(log n) however
  * many objects a resource holds, and still lets a list walk keys in order from
  * any position (continue tokens, one namespace). Each node counts its subtree
- * so that a list page can say how many items remain in O(log n).
+ * so that a list page can say how many items remain in O(log n). Point
+ * lookups (every write, every get) go through the hash table instead: one
+ * probe or two, against a strcmp and a likely cache miss at each of the
+ * tree's levels.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +87,7 @@ void index_free(store_index *ix)
 {
     for (size_t i = 0; i < ix->n; i++) {
         node_free_all(ix->res[i]->root);
+        free(ix->res[i]->slots);
         owners_free_all(ix->res[i]);
         zdict_unref(ix->res[i]->zdict);
         ty_buf_free(&ix->res[i]->zsamples);
@@ -162,11 +167,110 @@ size_t res_count(const store_res *r)
     return size(r->root);
 }
 
+/* ---- hash table ---- */
+
+/* FNV-1a over ns, a separator and name, mixed (murmur3's finaliser) so that
+ * the low bits the table uses depend on every byte. */
+static uint32_t key_hash(const char *ns, const char *name)
+{
+    uint32_t h = 2166136261u;
+
+    for (const unsigned char *p = (const unsigned char *)ns; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    h = (h ^ 0xffu) * 16777619u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+static void slot_put(idx_node **slots, size_t cap, idx_node *n)
+{
+    size_t i = n->hash & (cap - 1);
+
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = n;
+}
+
+/* Room for one more node; false (and the table dropped: lookups use the
+ * tree from then on) when it could not grow. */
+static bool slots_room(store_res *r)
+{
+    size_t cap;
+    idx_node **grown;
+
+    if (!r->slots && r->slots_cap)
+        return false; /* dropped before */
+    if ((r->slots_n + 1) * 10 <= r->slots_cap * 7)
+        return true;
+    cap = r->slots_cap ? r->slots_cap * 2 : 64;
+    if (!(grown = calloc(cap, sizeof(*grown)))) {
+        free(r->slots);
+        r->slots = NULL;
+        r->slots_cap = 1;
+        return false;
+    }
+    for (size_t i = 0; i < r->slots_cap; i++)
+        if (r->slots[i])
+            slot_put(grown, cap, r->slots[i]);
+    free(r->slots);
+    r->slots = grown;
+    r->slots_cap = cap;
+    return true;
+}
+
+static void slots_add(store_res *r, idx_node *n)
+{
+    n->hash = key_hash(n->ns, n->name);
+    if (!slots_room(r))
+        return;
+    slot_put(r->slots, r->slots_cap, n);
+    r->slots_n++;
+}
+
+/* Takes n out, moving back the nodes after it in its run that may sit
+ * there (so that every node stays reachable from its home slot). */
+static void slots_remove(store_res *r, const idx_node *n)
+{
+    size_t mask = r->slots_cap - 1, i, j;
+
+    if (!r->slots)
+        return;
+    for (i = n->hash & mask; r->slots[i] != n; i = (i + 1) & mask)
+        if (!r->slots[i])
+            return; /* not in it (cannot happen) */
+    r->slots[i] = NULL;
+    r->slots_n--;
+    for (j = (i + 1) & mask; r->slots[j]; j = (j + 1) & mask) {
+        size_t home = r->slots[j]->hash & mask;
+        /* it may move to i unless its home lies cyclically in (i, j] */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            r->slots[i] = r->slots[j];
+            r->slots[j] = NULL;
+            i = j;
+        }
+    }
+}
+
 idx_node *res_lookup(const store_res *r, const char *ns, const char *name)
 {
-    idx_node *n = r->root;
+    idx_node *n;
 
-    while (n) {
+    if (r->slots) {
+        uint32_t h = key_hash(ns, name);
+        size_t mask = r->slots_cap - 1;
+        for (size_t i = h & mask; (n = r->slots[i]); i = (i + 1) & mask)
+            if (n->hash == h && !strcmp(n->name, name) && !strcmp(n->ns, ns))
+                return n;
+        return NULL;
+    }
+    for (n = r->root; n;) {
         int c = key_cmp(ns, name, n);
         if (!c)
             return n;
@@ -203,6 +307,7 @@ void res_insert(store_res *r, idx_node *node, store_obj *obj)
     node->ns = obj->ns;
     node->name = obj->name;
     r->root = insert_at(r->root, node);
+    slots_add(r, node);
 }
 
 static idx_node *detach_min(idx_node *n, idx_node **min)
@@ -246,6 +351,7 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name)
 
     r->root = remove_at(r->root, ns, name, &gone);
     if (gone) {
+        slots_remove(r, gone);
         res_owner_link(r, gone, NULL);
         obj = gone->obj;
         free(gone);

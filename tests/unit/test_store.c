@@ -2552,6 +2552,70 @@ static void test_status_write_to_compressed(void **state)
     free(before);
 }
 
+/* The index's hash table and its tree agree through thousands of random
+ * inserts and removals, across the table's growth and the moves back of
+ * removals (keys sharing namespaces and names, so that runs form): every
+ * key present is found, the node the tree has, and every key absent is
+ * not. */
+static void test_index_hash_follows_tree(void **state)
+{
+    enum { KEYS = 3000, STEPS = 20000 };
+    store_index ix = {0};
+    store_res *r = index_add(&ix, "things");
+    bool in[KEYS] = {false};
+    unsigned seed = 7;
+    char ns[16], name[32];
+    size_t n = 0;
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_non_null(r);
+    for (int step = 0; step < STEPS; step++) {
+        int k = rand_r(&seed) % KEYS;
+        snprintf(ns, sizeof(ns), "ns%d", k % 7);
+        snprintf(name, sizeof(name), "obj-%d", k);
+        if (!in[k]) {
+            store_obj *o = obj_new_text((uint64_t)step + 1, ns, name, "{}", 2, &err);
+            idx_node *node = res_node_new();
+            assert_non_null(o);
+            assert_non_null(node);
+            assert_null(res_lookup(r, ns, name));
+            res_insert(r, node, o);
+            store_obj_unref(o); /* the node's reference stays */
+            in[k] = true;
+            n++;
+        } else if (rand_r(&seed) % 3 == 0) {
+            store_obj *o = res_remove(r, ns, name);
+            assert_non_null(o);
+            store_obj_unref(o);
+            in[k] = false;
+            n--;
+        }
+        if (step % 997 == 0 || step == STEPS - 1) {
+            assert_int_equal(res_count(r), n);
+            assert_int_equal(r->slots_n, n);
+            assert_true(r->slots_n * 10 <= r->slots_cap * 7);
+            for (int q = 0; q < KEYS; q++) {
+                snprintf(ns, sizeof(ns), "ns%d", q % 7);
+                snprintf(name, sizeof(name), "obj-%d", q);
+                idx_node *hit = res_lookup(r, ns, name);
+                if (!in[q]) {
+                    assert_null(hit);
+                    continue;
+                }
+                assert_non_null(hit);
+                assert_string_equal(hit->name, name);
+                assert_string_equal(hit->ns, ns);
+                res_iter it;
+                res_iter_seek(&it, r, ns, name, true);
+                assert_ptr_equal(res_iter_next(&it), hit); /* the tree's node */
+            }
+        }
+    }
+    index_free(&ix);
+}
+
 /* Runs sql on f's database from a connection of its own (the store open). */
 static void db_exec(fixture *f, const char *sql)
 {
@@ -3197,6 +3261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_parse_of_treeless, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_write_to_compressed, setup, teardown),
+        cmocka_unit_test(test_index_hash_follows_tree),
     };
 
     /* forced in sanitizer builds too: every test runs with its allocation
