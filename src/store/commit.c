@@ -337,7 +337,7 @@ static void apply_batch(ty_store *s, write_req *batch)
     ty_rwlock_wrlock(&s->index_rw);
     /* Trimming must keep readers out (store_int.h): the events the last
      * batch published are trimmed in this one's hold. */
-    hub_trim_current(s->hub, &s->ix);
+    hub_trim_current(s->hub);
     for (write_req *q = batch; q; q = q->next) {
         store_obj *o = q->staged;
         idx_node *cur;
@@ -353,7 +353,9 @@ static void apply_batch(ty_store *s, write_req *batch)
         } else {
             cur = res_lookup(q->r, o->ns, o->name);
             q->old = cur->obj;
+            q->old->current = false;
             cur->obj = store_obj_ref(o);
+            o->current = true;
             cur->ns = o->ns; /* the node's key is its object's */
             cur->name = o->name;
             res_owner_link(q->r, cur, q->owner);

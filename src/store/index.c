@@ -304,6 +304,7 @@ static idx_node *insert_at(idx_node *n, idx_node *add)
 void res_insert(store_res *r, idx_node *node, store_obj *obj)
 {
     node->obj = store_obj_ref(obj);
+    obj->current = true;
     node->ns = obj->ns;
     node->name = obj->name;
     r->root = insert_at(r->root, node);
@@ -354,6 +355,7 @@ store_obj *res_remove(store_res *r, const char *ns, const char *name)
         slots_remove(r, gone);
         res_owner_link(r, gone, NULL);
         obj = gone->obj;
+        obj->current = false;
         free(gone);
     }
     return obj;

@@ -94,6 +94,10 @@ struct store_obj {
     _Atomic(json_t *) tree;
     atomic_bool used; /* its tree or text was handed out since the sweeper last looked */
     unsigned char idle; /* sweeper passes in a row that found it unused (sweep.c) */
+    /* The index holds it (its object's current version): set and cleared
+     * with index_rw held for writing (res_insert, res_remove, a version
+     * replaced in apply_batch), read by the writer. */
+    bool current;
     /* The compact serialisation. A cold object (sweep.c) keeps only z, and
      * the first reader of its text decompresses it back (set once by whoever
      * gets there first, as the tree). Never both NULL. */
@@ -364,7 +368,7 @@ void hub_release_superseded(store_hub *h, store_obj *old);
  * and the ring hold them. Called by the writer with write_mu and index_rw
  * (for writing) held, which keeps out every reader of a tree that holds no
  * reference. */
-void hub_trim_current(store_hub *h, const store_index *ix);
+void hub_trim_current(store_hub *h);
 /* Takes a part of o, a current object, when only the index and (if it
  * holds o) the history hold references and its event is outside the tree
  * window; checked under the history's lock, which keeps watchers from taking

@@ -305,21 +305,19 @@ void hub_release_superseded(store_hub *h, store_obj *old)
     pthread_mutex_unlock(&h->mu);
 }
 
-void hub_trim_current(store_hub *h, const store_index *ix)
+void hub_trim_current(store_hub *h)
 {
     const hub_entry *e;
-    const store_res *r;
-    const idx_node *n;
     uint64_t rv, upto;
 
     pthread_mutex_lock(&h->mu);
     upto = h->head - h->oldest > h->max_trees ? h->head - h->max_trees : h->oldest;
     for (rv = (h->trimmed > h->oldest ? h->trimmed : h->oldest) + 1; rv <= upto; rv++) {
         e = &h->ring[rv % h->cap];
-        if (e->type != STORE_DELETED &&
-            atomic_load_explicit(&e->obj->tree, memory_order_relaxed) &&
-            (r = index_find(ix, e->resource)) && (n = res_lookup(r, e->obj->ns, e->obj->name)) &&
-            n->obj == e->obj)
+        /* current: the index's flag, not a lookup (a cache miss or two an
+         * event, with every reader kept out) */
+        if (e->type != STORE_DELETED && e->obj->current &&
+            atomic_load_explicit(&e->obj->tree, memory_order_relaxed))
             trash_tree_if_refs(h, e->obj, 2);
     }
     if (upto > h->trimmed)

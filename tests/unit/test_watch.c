@@ -537,6 +537,42 @@ static void test_old_events_keep_text_only(void **state)
     store_watch_close(w[1]);
 }
 
+/* A current object whose event leaves the tree window while only the
+ * index and the history hold it gives up its tree (its text stays, and a
+ * reader parses it again); one whose event is still in the window, or that
+ * a reader holds, keeps it. */
+static void test_current_tree_trimmed_past_window(void **state)
+{
+    fixture *f = *state;
+    store_options o = {.history_trees = 4};
+    store_obj *held, *cur;
+    ty_error err;
+
+    ty_error_init(&err);
+    store_close(f->s);
+    f->s = store_open_with(f->dir, &o, &err);
+    assert_non_null(f->s);
+    add(f->s, "pods", "default", "c");
+    add(f->s, "pods", "default", "h");
+    held = store_get(f->s, "pods", "default", "h", &err);
+    assert_true(store_obj_has_tree(held));
+    add(f->s, "pods", "default", "d");
+    for (int i = 0; i < 10; i++)
+        modify(f->s, "pods", "default", "d");
+    cur = store_get(f->s, "pods", "default", "c", &err);
+    assert_non_null(cur);
+    assert_false(store_obj_has_tree(cur));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_obj_json(cur), "metadata"), "name")),
+                        "c");
+    store_obj_unref(cur);
+    assert_true(store_obj_has_tree(held)); /* a reader holds it */
+    store_obj_unref(held);
+    cur = store_get(f->s, "pods", "default", "d", &err);
+    assert_true(store_obj_has_tree(cur)); /* its event is the newest */
+    store_obj_unref(cur);
+}
+
 /* The tree sweeper (store/sweep.c) drops the trees of current objects that
  * were not used for a pass while readers, watchers and writers go on: every
  * read still sees the right JSON (and ASan sees no tree freed under a
@@ -1090,6 +1126,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_concurrent_watchers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_outlives_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_events_keep_text_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_current_tree_trimmed_past_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sweeper_under_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_texts_under_readers, setup, teardown),
