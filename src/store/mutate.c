@@ -188,10 +188,10 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
  * arena's stored lane, beside the copy (base/treearena.h). Parsed by plain
  * malloc, a pod's ~330 blocks lay scattered among everything else the
  * threads allocated, and the reaper's walk over them when the pod went cold
- * was a cache miss a block: +3-13 % pods/s at 150,000 pods. */
-/* As parse_base, and with text: the text it parsed, when that had to be
- * decompressed (*text is then the caller's to free; NULL when cur has its
- * plain text, or when nothing was parsed). */
+ * was a cache miss a block: +3-13 % pods/s at 150,000 pods. With text, the
+ * text it parsed when that had to be decompressed (*text is then the
+ * caller's to free; NULL when cur has its plain text, or when nothing was
+ * parsed), for prep_text to cut the spec from. */
 static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text)
 {
     const char *t = atomic_load_explicit(&cur->text, memory_order_acquire);
@@ -213,6 +213,7 @@ static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text
     return tree;
 }
 
+/* As parse_base_text, without the text. */
 static json_t *parse_base(const write_req *req, store_obj *cur)
 {
     return parse_base_text(req, cur, NULL);
