@@ -547,7 +547,7 @@ static void *sched_main(void *arg)
         int rc = wait ? store_watch_next(sc->w, wait, &ev, &err) : 0;
         if (rc == 1) {
             if (sched_interesting(sc, ev.resource)) {
-                sched_apply(sc, ev.resource, store_obj_json(ev.obj), ev.type == STORE_DELETED);
+                sched_apply_obj(sc, ev.resource, ev.obj, ev.type == STORE_DELETED);
                 last_change = ty_now_ms();
                 if (!dirty)
                     first_dirty = last_change;

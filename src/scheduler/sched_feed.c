@@ -343,6 +343,44 @@ static sc_task_status pod_status(const json_t *meta, const char *phase, const ch
     return SC_TASK_PENDING;
 }
 
+/* What a pod event does to the model when that needs nothing of the pod but
+ * its metadata, its status and its spec's scalars (store_obj_json_light):
+ * true when done; false when the pod's requests and placement rules must be
+ * read (apply_pod). */
+static bool apply_pod_short(ty_sched *sc, const json_t *pod, bool deleted)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *node = str_at(pod, "spec", "nodeName");
+    char key[512];
+    sc_task_spec ts = {0};
+
+    if (!name)
+        return true;
+    group_key(pod, name, key, sizeof(key));
+    if (node && !*node)
+        node = NULL;
+    if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(pod)))) {
+        free(strmap_del(&sc->told, key));
+        sc_task_remove(sc->cluster, key);
+        return true;
+    }
+    /* A pod the model has on the node it names (bound, running, ending):
+     * what its spec says of requests, priority and placement cannot change
+     * any more (the API refuses such updates), only its status can. Most
+     * pod events are these, and reading the spec again was most of them. */
+    sc_task *known = node ? sc_task_find(sc->cluster, key) : NULL;
+    if (known && sc_task_node(known) && strcmp(sc_node_name(sc_task_node(known)), node) == 0) {
+        ts.key = key;
+        ts.node = node;
+        ts.status = pod_status(meta, str_at(pod, "status", "phase") ?: "Pending", node);
+        ts.status_only = true;
+        sc_task_upsert(sc->cluster, &ts);
+        return true;
+    }
+    return false;
+}
+
 static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
@@ -357,29 +395,12 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
     sc_toleration tols[MAX_KV];
     affinity_buf aff;
 
-    if (!name)
+    if (apply_pod_short(sc, pod, deleted))
         return;
     group_key(pod, name, key, sizeof(key));
     if (node && !*node)
         node = NULL;
-    if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(pod)))) {
-        free(strmap_del(&sc->told, key));
-        sc_task_remove(sc->cluster, key);
-        return;
-    }
     ts.key = key;
-    /* A pod the model has on the node it names (bound, running, ending):
-     * what its spec says of requests, priority and placement cannot change
-     * any more (the API refuses such updates), only its status can. Most
-     * pod events are these, and reading the spec again was most of them. */
-    sc_task *known = node ? sc_task_find(sc->cluster, key) : NULL;
-    if (known && sc_task_node(known) && strcmp(sc_node_name(sc_task_node(known)), node) == 0) {
-        ts.node = node;
-        ts.status = pod_status(meta, phase, node);
-        ts.status_only = true;
-        sc_task_upsert(sc->cluster, &ts);
-        return;
-    }
     if (group) {
         group_key(pod, group, gkey, sizeof(gkey));
         ts.job = gkey;
@@ -402,6 +423,20 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
     ts.affinity = aff.terms;
     ts.naffinity = pod_affinity(spec, &aff);
     sc_task_upsert(sc->cluster, &ts);
+}
+
+void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted)
+{
+    bool light = false;
+
+    /* An ended pod's version is often light (the simulated nodes' ends):
+     * read whole only when the model must learn its spec. */
+    if (strcmp(resource, "pods") == 0 && store_obj_json_light(o, &light) && light) {
+        if (!apply_pod_short(sc, store_obj_json_light(o, NULL), deleted))
+            apply_pod(sc, store_obj_json(o), deleted);
+        return;
+    }
+    sched_apply(sc, resource, store_obj_json(o), deleted);
 }
 
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted)

@@ -43,6 +43,8 @@ struct ty_sched {
 
 /* sched_feed.c: one store object (event or listing) into the model. */
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted);
+/* As sched_apply, of a stored version (a pod's is read light when it can be). */
+void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted);
 /* Does the scheduler follow this resource? */
 bool sched_interesting(const ty_sched *sc, const char *resource);
 /* Builds the model from full listings (at start and after the watch fell

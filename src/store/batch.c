@@ -75,6 +75,7 @@ size_t store_write_all(ty_store *s, store_op *ops, size_t n)
                                 .rv_at = op->meta_end, .fn = op->fn, .arg = op->arg,
                                 .dopts = op->dopts, .status_only = op->status_only,
                                 .spec_top = op->spec_top, .arena = op->arena,
+                                .light = op->light && op->status_only,
                                 .err = &op->err};
         op->obj = NULL; /* the request owns it now */
         op->text = NULL;

@@ -73,7 +73,8 @@ store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const
  * the readers). */
 static int owner_pin(ty_store *s, store_res *r, const store_obj *o, owner_set **out)
 {
-    const char *uid = obj_controller_uid(obj_json(o));
+    /* (a light version's metadata is whole) */
+    const char *uid = obj_controller_uid(store_obj_json_light(o, NULL));
     owner_set *set;
 
     *out = NULL;
@@ -165,7 +166,10 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
     snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
     json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rvs));
     len = req->prep_text ? splice_rv(s, req, rvs) : dump(s, obj);
-    o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
+    if (req->prep_light) /* its text is the prepared one, or the write fails */
+        o = obj_new_light(obj, rv, len ? s->dump.data : NULL, len, req->err);
+    else
+        o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
     if (!o)
         return -1;
     compress_row(req, r, o, type, req->prep_text && len);

@@ -191,8 +191,9 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
  * was a cache miss a block: +3-13 % pods/s at 150,000 pods. With text, the
  * text it parsed when that had to be decompressed (*text is then the
  * caller's to free; NULL when cur has its plain text, or when nothing was
- * parsed), for prep_text to cut the spec from. */
-static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text)
+ * parsed), for prep_text to cut the spec from. With light, cur's light tree
+ * (obj_text_light): the spec's text is then always cut from cur's. */
+static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text, bool light)
 {
     const char *t = atomic_load_explicit(&cur->text, memory_order_acquire);
     char *owned = t ? NULL : obj_inflate(cur);
@@ -201,7 +202,7 @@ static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text
     if (t || (t = owned)) {
         if (req->arena)
             ty_tree_arena_begin(TY_TREES_STORED);
-        tree = ty_json_load(t, cur->len, 0, NULL);
+        tree = light ? obj_text_light(t, cur->len) : ty_json_load(t, cur->len, 0, NULL);
         if (req->arena)
             ty_tree_arena_end();
     }
@@ -216,7 +217,7 @@ static json_t *parse_base_text(const write_req *req, store_obj *cur, char **text
 /* As parse_base_text, without the text. */
 static json_t *parse_base(const write_req *req, store_obj *cur)
 {
-    return parse_base_text(req, cur, NULL);
+    return parse_base_text(req, cur, NULL, false);
 }
 
 /* fn run on a copy of base made for req (copy_for_status for a status or
@@ -334,6 +335,9 @@ static bool prep_text(ty_store *s, write_req *req, json_t *obj, const store_obj 
             start += cstart;
         }
     }
+    /* a light tree's spec is only its scalars: its text must be cur's */
+    if (req->prep_light && node != spec)
+        return false;
     if (node)
         known = t + start;
     if (ty_json_append_known(&b, obj, placeholder, &at, node, known, known ? end - start : 0) <
@@ -381,6 +385,7 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     store_obj *cur = store_get(s, req->resource, req->ns, req->name, NULL); /* committed */
     json_t *tree, *base, *next;
     char *cold_text = NULL; /* cur's text decompressed for the parse */
+    bool light = false;
     int rc = 0;
 
     if (!cur)
@@ -395,14 +400,24 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
     } else if (!*cold_left) {
         store_obj_unref(cur);
         return -1;
-    } else if ((base = parse_base_text(req, cur, &cold_text))) {
+    } else if ((base = parse_base_text(req, cur, &cold_text, req->light))) {
         (*cold_left)--;
+        /* (a light parse of an object without a spec object is all of it) */
+        light = req->light && json_is_object(json_object_get(base, "spec"));
     }
     /* a status or spec_top mutate (preparable): run_fn copies for status */
     if (!base || !(next = run_fn(req, base, &rc))) {
         json_decref(base);
         goto redo;
     }
+    if (light && rc == STORE_FN_NEEDS_SPEC) {
+        /* the leader runs it on the whole object */
+        json_decref(base);
+        json_decref(next);
+        ty_error_clear(req->err);
+        goto redo;
+    }
+    req->prep_light = light;
     rc = rc < 0 ? -1 : prepare_update(req->resource, cur, base, next, req->err);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
@@ -411,6 +426,7 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
         json_decref(base);
         json_decref(next);
         ty_error_clear(req->err);
+        req->prep_light = false;
         goto redo;
     }
     free(cold_text);
@@ -533,6 +549,7 @@ void store_prep_release(write_req *req)
     req->prep_next = NULL;
     req->prep_text = NULL;
     req->prep_z = NULL;
+    req->prep_light = false;
 }
 
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,

@@ -26,6 +26,7 @@ static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
         return NULL;
     atomic_init(&o->refs, 1);
     atomic_init(&o->tree, NULL);
+    atomic_init(&o->light, NULL);
     atomic_init(&o->used, false);
     atomic_init(&o->text, NULL);
     atomic_init(&o->z, NULL);
@@ -77,7 +78,8 @@ store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
     return o;
 }
 
-store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
+static store_obj *new_with(json_t *json, bool light, uint64_t rv, const char *text,
+                           size_t len, ty_error *err)
 {
     store_obj *o = obj_alloc(rv, meta_string(json, "namespace"), meta_string(json, "name"));
     char *t;
@@ -88,7 +90,7 @@ store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_e
         return NULL;
     }
 
-    atomic_store_explicit(&o->tree, json, memory_order_relaxed);
+    atomic_store_explicit(light ? &o->light : &o->tree, json, memory_order_relaxed);
     if (text) {
         if ((t = malloc(len + 1))) {
             memcpy(t, text, len);
@@ -113,6 +115,22 @@ store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_e
 error:
     store_obj_unref(o);
     return NULL;
+}
+
+store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err)
+{
+    return new_with(json, false, rv, text, len, err);
+}
+
+store_obj *obj_new_light(json_t *json, uint64_t rv, const char *text, size_t len,
+                         ty_error *err)
+{
+    if (!text) { /* a light tree's own text would lack the spec */
+        json_decref(json);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    return new_with(json, true, rv, text, len, err);
 }
 
 /* For the sweeper (sweep.c): o's tree or text was handed out. Written only
@@ -340,6 +358,66 @@ bad:
     return NULL;
 }
 
+/* A member's key as jansson wants it: keys with escapes are not. */
+static bool plain_key(const member_scan *m)
+{
+    return !memchr(m->key, '\\', m->klen);
+}
+
+/* The value of the member m is at, parsed alone. */
+static json_t *member_value(const member_scan *m)
+{
+    return ty_json_load(m->value, (size_t)(m->value_end - m->value), JSON_DECODE_ANY, NULL);
+}
+
+/* The spec's members that are neither objects nor arrays (obj_text_light). */
+static json_t *spec_scalars(const char *text, size_t len)
+{
+    json_t *out = json_object(), *v;
+    member_scan m;
+    int rc = 1;
+
+    if (!out || !scan_start(&m, text, len))
+        goto bad;
+    while ((rc = scan_next(&m)) > 0) {
+        if (*m.value == '{' || *m.value == '[')
+            continue;
+        if (!plain_key(&m) || !(v = member_value(&m)) ||
+            json_object_setn_new(out, m.key, m.klen, v) < 0)
+            goto bad;
+    }
+    if (rc == 0)
+        return out;
+bad:
+    json_decref(out);
+    return NULL;
+}
+
+json_t *obj_text_light(const char *text, size_t len)
+{
+    json_t *out = json_object(), *v;
+    member_scan m;
+    int rc = 1;
+
+    if (!out || !scan_start(&m, text, len))
+        goto bad;
+    while ((rc = scan_next(&m)) > 0) {
+        if (!plain_key(&m))
+            goto bad;
+        if (key_is(&m, "spec") && *m.value == '{')
+            v = spec_scalars(m.value, (size_t)(m.value_end - m.value));
+        else
+            v = member_value(&m);
+        if (!v || json_object_setn_new(out, m.key, m.klen, v) < 0)
+            goto bad;
+    }
+    if (rc == 0) /* a stored text: one object, nothing after it */
+        return out;
+bad:
+    json_decref(out);
+    return NULL;
+}
+
 /* The object of the given members of the object in text (a name "a" is all
  * of top-level member a, "a.b" only member b of it), each parsed alone and
  * the rest skipped; NULL when the text is not what the scanner expects (the
@@ -413,7 +491,7 @@ json_t *store_obj_metadata(const store_obj *o)
     char *owned;
     const char *t;
 
-    if (tree)
+    if (tree || (tree = atomic_load_explicit(&((store_obj *)o)->light, memory_order_acquire)))
         return json_incref(json_object_get(tree, "metadata"));
     if (!(t = text_now(o, &owned)))
         return NULL;
@@ -443,6 +521,17 @@ json_t *store_obj_json_copy(const store_obj *o)
 
 /* ---- views ---- */
 
+/* Whether view says it reads nothing of the spec: a light tree serves it. */
+static bool view_spares_spec(const store_view *view)
+{
+    if (!view->members)
+        return false;
+    for (const char *const *m = view->members; *m; m++)
+        if (!strncmp(*m, "spec", 4) && ((*m)[4] == '\0' || (*m)[4] == '.'))
+            return false;
+    return true;
+}
+
 /* view's tree of o, made from its tree or, when it has none, from a parse
  * that is freed at once (nothing kept: a tree given back to an object whose
  * tree was dropped is what views are for not doing). */
@@ -452,6 +541,8 @@ static json_t *view_make(const store_obj *o, const store_view *view)
     char *owned;
     const char *t;
 
+    if (!tree && view_spares_spec(view))
+        tree = atomic_load_explicit(&((store_obj *)o)->light, memory_order_acquire);
     if (tree)
         return view->make(tree);
     /* Only the members the view reads, when it says which. */
@@ -532,9 +623,13 @@ store_obj *obj_text_copy(const store_obj *o)
 
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs)
 {
+    json_t *t;
+
     if (atomic_load_explicit(&o->refs, memory_order_acquire) != refs)
         return NULL;
-    return atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel);
+    if ((t = atomic_exchange_explicit(&o->tree, NULL, memory_order_acq_rel)))
+        return t;
+    return atomic_exchange_explicit(&o->light, NULL, memory_order_acq_rel);
 }
 
 size_t obj_footprint(const store_obj *o)
@@ -544,6 +639,22 @@ size_t obj_footprint(const store_obj *o)
 
 const json_t *store_obj_json(const store_obj *o)
 {
+    return obj_json(o);
+}
+
+const json_t *store_obj_json_light(const store_obj *o, bool *light)
+{
+    store_obj *w = (store_obj *)o;
+    json_t *t = atomic_load_explicit(&w->tree, memory_order_acquire);
+
+    if (light)
+        *light = false;
+    if (!t && (t = atomic_load_explicit(&w->light, memory_order_acquire))) {
+        mark_used(w);
+        if (light)
+            *light = true;
+        return t;
+    }
     return obj_json(o);
 }
 
@@ -610,6 +721,7 @@ void store_obj_unref(store_obj *o)
         return;
     z = atomic_load_explicit(&o->z, memory_order_relaxed);
     json_decref(atomic_load_explicit(&o->tree, memory_order_relaxed));
+    json_decref(atomic_load_explicit(&o->light, memory_order_relaxed));
     free(atomic_load_explicit(&o->text, memory_order_relaxed));
     free(atomic_load_explicit(&o->view, memory_order_relaxed));
     if (z && z != &obj_z_none) {

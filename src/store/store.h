@@ -75,6 +75,15 @@ json_t *store_obj_json_read(const store_obj *o);
  * object a scan looked at was most of the server's memory. NULL when o has
  * none or memory runs out. */
 json_t *store_obj_metadata(const store_obj *o);
+/* o's JSON for a reader that needs only its metadata, its status and the
+ * scalar members of its spec (a watcher following phases and nodes), borrowed
+ * as store_obj_json's: o's tree when it has one, else its light tree when
+ * the write that made o left one (store_op.light), else store_obj_json(o).
+ * A light tree holds every top-level member in full except spec, of which it
+ * holds only the members that are neither objects nor arrays (nodeName, not
+ * containers). *light (may be NULL) says which was given; a reader that
+ * finds it needs more asks store_obj_json. */
+const json_t *store_obj_json_light(const store_obj *o, bool *light);
 /* A view: the few fields of an object that a controller reads pass after
  * pass (of a pod, the job engines want its names, labels, phase and
  * container states, not its spec). make builds it from the whole object
@@ -135,7 +144,7 @@ json_t *store_resources(ty_store *s);
  * index (O(objects), under the read lock): for the curious and for tests. */
 typedef struct store_mem {
     size_t objects;
-    size_t trees;            /* holding a parsed tree */
+    size_t trees;            /* holding a parsed tree (whole or light) */
     size_t plain, plain_bytes; /* holding their plain text, and its bytes */
     size_t compressed, compressed_bytes; /* holding a compressed copy, and its bytes */
     size_t views, view_bytes; /* holding a view (store_obj_view), and its bytes */
@@ -164,8 +173,13 @@ store_obj *store_create(ty_store *s, const char *resource, const char *ns, const
 store_obj *store_create_take(ty_store *s, const char *resource, const char *ns, json_t *obj,
                              ty_error *err);
 
-/* The function of store_mutate and store_create_async (below). */
+/* The function of store_mutate and store_create_async (below): 0 done (obj
+ * changed or not), negative an error (*err says which), or, from the
+ * function of a light write (store_op.light) given a light copy,
+ * STORE_FN_NEEDS_SPEC: it needs more of the spec than that holds, and is run
+ * again on a copy of the whole object. */
 typedef int (*store_mutate_fn)(json_t *obj, void *arg, ty_error *err);
+#define STORE_FN_NEEDS_SPEC 1
 
 /* A create nobody waits for, for records that nobody needs to read back at
  * once (Events). Takes obj over. When another writer is committing, this
@@ -202,6 +216,15 @@ typedef struct store_op {
                                          built in the stored lane of the tree arena
                                          (base/treearena.h); only for a fn that makes no
                                          json_dumps text */
+    bool light;                       /* MUTATE with status_only: when the committed
+                                         version has no tree, fn may be run on a light
+                                         copy (see store_obj_json_light: its spec is only
+                                         the scalar members) parsed from its text, the
+                                         spec's text carried over as it is; the new
+                                         version then keeps that light tree, not a whole
+                                         one. fn reads nothing else of the spec, or
+                                         returns STORE_FN_NEEDS_SPEC when that is not
+                                         enough */
     const struct store_delete_opts *dopts; /* DELETE: NULL or borrowed until the call returns */
     char *text;                       /* RECORD given as text (store_op_record_text): taken
                                          over (malloc'd) instead of obj */

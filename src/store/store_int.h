@@ -92,6 +92,11 @@ struct store_obj {
      * drops the trees of old events nobody else holds (see watch.c). Set once
      * by whoever parses first; never modified. */
     _Atomic(json_t *) tree;
+    /* A light tree (store_obj_json_light: every member but spec's objects and
+     * arrays), set only when a light write staged o and kept until o goes
+     * cold as a tree does; readers of the whole object never see it (they
+     * parse, as for an object without its tree). Never modified. */
+    _Atomic(json_t *) light;
     atomic_bool used; /* its tree or text was handed out since the sweeper last looked */
     unsigned char idle; /* sweeper passes in a row that found it unused (sweep.c) */
     /* The index holds it (its object's current version): set and cleared
@@ -117,6 +122,15 @@ struct store_obj {
  * be json's compact serialisation and is copied; otherwise it is computed.
  * Fails with TY_ETOOLARGE past STORE_MAX_OBJECT_BYTES. */
 store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_error *err);
+/* As obj_new, json a light tree (store_obj_json_light) that o keeps as
+ * such, and text (required) o's whole text. */
+store_obj *obj_new_light(json_t *json, uint64_t rv, const char *text, size_t len,
+                         ty_error *err);
+/* The light tree of the object in text (store_obj_json_light): every
+ * top-level member parsed except spec, whose objects and arrays are skipped.
+ * NULL when the text is not one object the scanner follows or memory runs
+ * out. */
+json_t *obj_text_light(const char *text, size_t len);
 /* A snapshot of text alone (copied; ns and name are its key), its tree left
  * for the first reader to parse: what the store loads from SQLite. */
 store_obj *obj_new_text(uint64_t rv, const char *ns, const char *name, const char *text,
@@ -135,7 +149,9 @@ store_obj *obj_text_copy(const store_obj *o);
 /* Takes o's tree off it when exactly refs references are held (all by the
  * caller, and nobody can take another or read the tree meanwhile), keeping
  * the text, and hands it over (the caller decrefs it, later, outside its
- * locks). NULL when refs differ or there is none. */
+ * locks); o's light tree when it has no whole one (one that has both, a
+ * reader having parsed the whole, gives up the light one next time). NULL
+ * when refs differ or there is none. */
 json_t *obj_take_tree_if_refs(store_obj *o, size_t refs);
 /* o's text decompressed from its compressed copy into a new buffer of
  * o->len + 1 bytes (NUL-terminated), or NULL when out of memory (or o has
@@ -448,6 +464,7 @@ struct write_req {
     bool status_only;               /* WR_MUTATE: fn changes only metadata and status */
     bool spec_top;                  /* WR_MUTATE: and top-level members of spec */
     bool arena;                     /* WR_MUTATE: copy and fn in a tree arena scope */
+    bool light;                     /* WR_MUTATE: may run on a light copy (store_op.light) */
     bool async;                     /* nobody waits: the leader frees the request */
     bool follower;                  /* of a group (store_write_all) whose caller waits on
                                        its last request: not signalled, never the heir */
@@ -457,6 +474,7 @@ struct write_req {
                                        used only if it is still current in the batch */
     json_t *prep_next;              /* WR_MUTATE: its successor (prep_rc 1) */
     int prep_rc;                    /* WR_MUTATE: 1 a write, 0 unchanged, -1 failed (*err) */
+    bool prep_light;                /* prep_next is light: prep_text holds the whole text */
     char *prep_text;                /* the text of prep_next (WR_MUTATE) or obj (WR_CREATE),
                                        malloc'd, whose resourceVersion is the "" at
                                        prep_rv_at (the tree holds that "" too) */

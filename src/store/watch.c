@@ -317,7 +317,8 @@ void hub_trim_current(store_hub *h)
         /* current: the index's flag, not a lookup (a cache miss or two an
          * event, with every reader kept out) */
         if (e->type != STORE_DELETED && e->obj->current &&
-            atomic_load_explicit(&e->obj->tree, memory_order_relaxed))
+            (atomic_load_explicit(&e->obj->tree, memory_order_relaxed) ||
+             atomic_load_explicit(&e->obj->light, memory_order_relaxed)))
             trash_tree_if_refs(h, e->obj, 2);
     }
     if (upto > h->trimmed)
@@ -577,15 +578,16 @@ static int take_events(store_watch *w, ty_error *err)
     return w->ntaken > 0;
 }
 
-/* Without h->mu: a tree-less event is handed out as a copy of its text, so
- * that parsing it does not give the history its tree back (our reference
- * keeps the text on the snapshot meanwhile). */
+/* Without h->mu: an event without a tree (whole or light) is handed out as
+ * a copy of its text, so that parsing it does not give the history its tree
+ * back (our reference keeps the text on the snapshot meanwhile). */
 static void give_copies(store_watch *w)
 {
     for (size_t i = 0; i < w->ntaken; i++) {
         store_obj *o = w->taken[i].obj, *copy;
 
-        if (!atomic_load_explicit(&o->tree, memory_order_acquire) && (copy = obj_text_copy(o))) {
+        if (!atomic_load_explicit(&o->tree, memory_order_acquire) &&
+            !atomic_load_explicit(&o->light, memory_order_acquire) && (copy = obj_text_copy(o))) {
             w->taken[i].obj = copy;
             store_obj_unref(o);
         }

@@ -194,6 +194,101 @@ static void test_pod_runs_then_succeeds(void **state)
     store_obj_unref(o);
 }
 
+/* A store whose history keeps the tree of its last event only: a running
+ * pod's tree goes as soon as anything else is written. */
+static int setup_few_trees(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    store_options o = {.history_trees = 1};
+
+    f->s = store_fixture_open(f->dir, &o);
+    f->rt = start_sim(f, 3);
+    *state = f;
+    return 0;
+}
+
+/* A pod whose tree went while it ran ends through a light copy (its
+ * metadata and status; sim_pod_finish_op): the ended version keeps that
+ * light tree, its text still holds the whole spec, and the containers'
+ * statuses are what the whole pod gives (one per container, terminated,
+ * from the Running status's list), the init containers' kept. */
+static void test_cold_pod_ends_light(void **state)
+{
+    fixture *f = *state;
+    json_t *p, *running;
+    const json_t *cs, *t;
+    store_obj *o;
+    bool light = false;
+    char cid[64];
+
+    make_pod(f, "cold", "sim-1", "{`trainyard.io/sim-duration`:`1.5`}");
+    running = wait_phase(f, "cold", "Running", 2000);
+    /* A later write pushes its Running event out of the tree window, and
+     * the sweeper (a step every 100 ms) takes the tree nobody reads. */
+    make_pod(f, "other", "realnode", "{}");
+    for (int i = 0; i < 100; i++) {
+        o = store_get(f->s, "pods", "default", "cold", NULL);
+        assert_non_null(o);
+        light = store_obj_has_tree(o);
+        store_obj_unref(o);
+        if (!light)
+            break;
+        usleep(10 * 1000);
+    }
+    assert_false(light); /* gone before the pod ends */
+    /* waited for in its text: a look at the whole object would parse it
+     * and keep that tree */
+    for (int i = 0; i < 300; i++) {
+        char *owned;
+        const char *text;
+        bool ended;
+
+        o = store_get(f->s, "pods", "default", "cold", NULL);
+        assert_non_null(o);
+        text = store_obj_text_read(o, NULL, &owned);
+        ended = text && strstr(text, "\"phase\":\"Succeeded\"");
+        free(owned);
+        if (ended)
+            break;
+        store_obj_unref(o);
+        o = NULL;
+        usleep(10 * 1000);
+    }
+    assert_non_null(o);
+    assert_false(store_obj_has_tree(o));
+    const json_t *lt = store_obj_json_light(o, &light);
+    assert_true(light);
+    assert_null(json_object_get(json_object_get(lt, "spec"), "containers"));
+    assert_string_equal(at(lt, "spec", "nodeName"), "sim-1");
+    assert_string_equal(at(lt, "status", "phase"), "Succeeded");
+    /* the text (and what the whole object parses to) keeps the spec */
+    p = json_deep_copy(store_obj_json(o));
+    store_obj_unref(o);
+    assert_true(json_equal(json_object_get(p, "spec"), json_object_get(running, "spec")));
+    assert_int_equal(json_array_size(json_object_get(json_object_get(p, "status"),
+                                                     "containerStatuses")),
+                     1);
+    cs = json_array_get(json_object_get(json_object_get(p, "status"), "containerStatuses"), 0);
+    snprintf(cid, sizeof(cid), "sim://%.8s-main", at(p, "metadata", "uid"));
+    assert_string_equal(json_string_value(json_object_get(cs, "name")), "main");
+    assert_string_equal(json_string_value(json_object_get(cs, "image")), "x");
+    assert_string_equal(json_string_value(json_object_get(cs, "containerID")), cid);
+    assert_true(json_is_false(json_object_get(cs, "ready")));
+    assert_true(json_is_false(json_object_get(cs, "started")));
+    t = cstate(p, "containerStatuses", "terminated");
+    assert_non_null(t);
+    assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 0);
+    assert_string_equal(json_string_value(json_object_get(t, "reason")), "Completed");
+    assert_string_equal(json_string_value(json_object_get(t, "containerID")), cid);
+    assert_string_equal(json_string_value(json_object_get(t, "startedAt")),
+                        at(p, "status", "startTime"));
+    assert_true(json_equal(json_object_get(json_object_get(p, "status"), "initContainerStatuses"),
+                           json_object_get(json_object_get(running, "status"),
+                                           "initContainerStatuses")));
+    json_decref(running);
+    json_decref(p);
+}
+
 static void test_exit_code_fails(void **state)
 {
     fixture *f = *state;
@@ -359,6 +454,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_adopts_running_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_node_registers_again, setup, teardown),
         cmocka_unit_test(test_parse_spec),
+        cmocka_unit_test_setup_teardown(test_cold_pod_ends_light, setup_few_trees, teardown),
     };
     /* forced: the simulated nodes' and the scheduler's writes build in a
      * tree arena scope, sanitizer builds included (base/treearena.h) */

@@ -125,6 +125,61 @@ static void test_binds_until_full_then_waits(void **state)
     assert_string_equal(wait_node(f, "b", "n1"), "n1");
 }
 
+/* The store keeping the tree of its last event only (so that a pod's tree
+ * goes soon after its last write), with the node of setup. */
+static int setup_few_trees(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    store_options opts = {.history_trees = 1};
+    ty_error err;
+
+    ty_error_init(&err);
+    f->s = store_fixture_open(f->dir, &opts);
+    json_t *node = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
+        "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\","
+        "\"nvidia.com/gpu\":\"4\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+        0, NULL);
+    store_obj *o = store_create(f->s, "nodes", "", node, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(node);
+    f->sc = sched_start(f->s, &err);
+    assert_non_null(f->sc);
+    *state = f;
+    return 0;
+}
+
+/* A pod that ends through a light write (what the simulated nodes do when
+ * its tree went while it ran; store_op.light) frees its GPUs in the model
+ * as a whole one does: the scheduler reads the light tree of a pod it has
+ * on the node the pod names. */
+static void test_light_end_frees(void **state)
+{
+    fixture *f = *state;
+    store_op op;
+    bool light = true;
+
+    create_pod(f, "a", 3, "volcano");
+    assert_string_equal(wait_node(f, "a", "n1"), "n1");
+    create_pod(f, "b", 3, "trainyard");
+    assert_string_equal(wait_node(f, "b", ""), "");
+    for (int i = 0; i < 300 && light; i++) { /* the sweeper takes a's tree */
+        store_obj *o = store_get(f->s, "pods", "default", "a", NULL);
+        light = store_obj_has_tree(o);
+        store_obj_unref(o);
+        usleep(10000);
+    }
+    assert_false(light);
+    op = store_op_mutate_status("pods", "default", "a", set_phase, "Succeeded");
+    op.light = true;
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    store_obj_json_light(op.result, &light);
+    assert_true(light);
+    store_op_clear(&op);
+    assert_string_equal(wait_node(f, "b", "n1"), "n1");
+}
+
 static void test_foreign_scheduler_left_alone(void **state)
 {
     fixture *f = *state;
@@ -240,6 +295,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_binds_until_full_then_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_light_end_frees, setup_few_trees, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
     };

@@ -2552,6 +2552,187 @@ static void test_status_write_to_compressed(void **state)
     free(before);
 }
 
+/* ---- light status writes (store_op.light) ---- */
+
+typedef struct light_seen {
+    atomic_int calls, whole; /* runs, and runs that saw the containers */
+    bool need_spec;          /* ask for the whole object when not given it */
+} light_seen;
+
+static int light_status(json_t *obj, void *arg, ty_error *err)
+{
+    light_seen *l = arg;
+    const json_t *spec = json_object_get(obj, "spec");
+    bool whole = json_object_get(spec, "containers") != NULL;
+
+    (void)err;
+    atomic_fetch_add(&l->calls, 1);
+    atomic_fetch_add(&l->whole, whole);
+    if (!whole && l->need_spec)
+        return STORE_FN_NEEDS_SPEC;
+    /* (a different status each write) */
+    json_object_set_new(obj, "status",
+                        json_pack("{s:s, s:s?, s:b}", "phase", "Done", "node",
+                                  json_string_value(json_object_get(spec, "nodeName")),
+                                  "needed", l->need_spec));
+    return 0;
+}
+
+static const char light_pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"lp\","
+    "\"labels\":{\"a\":\"b\"}},\"spec\":{\"nodeName\":\"n1\",\"priority\":5,"
+    "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"env\":[{\"name\":\"X\","
+    "\"value\":\"1\"}]}],\"hostNetwork\":false,\"nodeSelector\":{\"k\":\"v\"}},"
+    "\"status\":{\"phase\":\"Pending\"}}";
+
+/* The light write of an object the store holds as text only. */
+static store_op light_write(light_seen *l)
+{
+    store_op op = store_op_mutate_status("pods", "default", "lp", light_status, l);
+
+    op.light = true;
+    return op;
+}
+
+/* A light status write to an object without its tree parses only its
+ * metadata, its status and its spec's scalars, runs the function on that,
+ * and writes the whole object: the spec's text is carried over. The new
+ * version keeps the light tree, for store_obj_json_light, its metadata and
+ * watchers; readers of the whole object parse it, and so does a reopen. */
+static void test_light_status_write(void **state)
+{
+    fixture *f = *state;
+    json_t *obj = json_loads(light_pod, 0, NULL), *was, *m;
+    light_seen l = {0};
+    store_watch *w;
+    store_event ev;
+    store_obj *o;
+    ty_error err;
+    store_op op;
+    bool light = false;
+
+    ty_error_init(&err);
+    assert_non_null(obj);
+    o = store_create(f->s, "pods", "default", obj, &err);
+    json_decref(obj);
+    assert_non_null(o);
+    was = json_deep_copy(store_obj_json(o));
+    store_obj_unref(o);
+    reopen(f); /* every object text alone */
+    w = store_watch_open(f->s, "pods", NULL, 0, &err);
+    assert_non_null(w);
+
+    op = light_write(&l);
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    assert_int_equal(atomic_load(&l.calls), 1);
+    assert_int_equal(atomic_load(&l.whole), 0); /* light: no containers */
+    o = op.result;
+    assert_false(store_obj_has_tree(o));
+    const json_t *lt = store_obj_json_light(o, &light);
+    assert_true(light);
+    json_t *want_spec = json_pack("{s:s, s:i, s:b}", "nodeName", "n1", "priority", 5,
+                                  "hostNetwork", false);
+    assert_true(json_equal(json_object_get(lt, "spec"), want_spec));
+    json_decref(want_spec);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(lt, "status"), "node")),
+                        "n1");
+    /* its metadata is the light tree's, whole */
+    m = store_obj_metadata(o);
+    assert_true(json_equal(m, json_object_get(lt, "metadata")));
+    assert_string_equal(json_string_value(json_object_get(m, "uid")),
+                        json_string_value(json_object_get(json_object_get(was, "metadata"),
+                                                          "uid")));
+    json_decref(m);
+    /* a watcher gets the light tree too */
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(store_obj_rv(ev.obj), store_obj_rv(o));
+    store_obj_json_light(ev.obj, &light);
+    assert_true(light);
+    store_event_release(&ev);
+    store_watch_close(w);
+    /* the whole object: the spec as it was, the status new, the same
+     * generation, the text its compact serialisation */
+    assert_true(json_equal(json_object_get(store_obj_json(o), "spec"),
+                           json_object_get(was, "spec")));
+    assert_int_equal(generation(o), json_integer_value(json_object_get(
+                                        json_object_get(was, "metadata"), "generation")));
+    assert_text_is_tree(o);
+    store_obj_json_light(o, &light);
+    assert_false(light); /* the whole tree, once there is one */
+    store_op_clear(&op);
+
+    /* on disk, whole */
+    reopen(f);
+    o = store_get(f->s, "pods", "default", "lp", &err);
+    assert_non_null(o);
+    assert_true(json_equal(json_object_get(store_obj_json(o), "spec"),
+                           json_object_get(was, "spec")));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(store_obj_json(o), "status"), "phase")),
+                        "Done");
+    store_obj_unref(o);
+
+    /* A function that finds the light copy too little runs again on the
+     * whole object, and that version is whole. */
+    reopen(f);
+    l = (light_seen){.need_spec = true};
+    op = light_write(&l);
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    assert_int_equal(atomic_load(&l.calls), 2);
+    assert_int_equal(atomic_load(&l.whole), 1);
+    assert_true(store_obj_has_tree(op.result));
+    store_obj_json_light(op.result, &light);
+    assert_false(light);
+    store_op_clear(&op);
+
+    /* An object with its tree: the function gets the whole of it. */
+    l = (light_seen){.need_spec = true};
+    store_obj_unref(store_mutate_status(f->s, "pods", "default", "lp", light_status,
+                                        &(light_seen){0}, &err));
+    op = light_write(&l);
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    assert_int_equal(atomic_load(&l.calls), 1);
+    assert_int_equal(atomic_load(&l.whole), 1);
+    store_op_clear(&op);
+    json_decref(was);
+}
+
+/* A light tree goes as a whole one does: when its event leaves the tree
+ * window, the version being current and held by nobody else. */
+static void test_light_tree_goes_with_window(void **state)
+{
+    fixture *f = *state;
+    json_t *obj = json_loads(light_pod, 0, NULL);
+    light_seen l = {0};
+    char name[32];
+    store_obj *o;
+    ty_error err;
+    store_op op;
+
+    ty_error_init(&err);
+    assert_non_null(obj);
+    o = store_create(f->s, "pods", "default", obj, &err);
+    json_decref(obj);
+    assert_non_null(o);
+    store_obj_unref(o);
+    reopen(f);
+    op = light_write(&l);
+    assert_int_equal(store_write_all(f->s, &op, 1), 0);
+    store_op_clear(&op);
+    o = store_get(f->s, "pods", "default", "lp", &err);
+    assert_non_null(atomic_load(&o->light));
+    store_obj_unref(o);
+    /* the default window: 1,024 events */
+    for (int i = 0; i < 1100; i++) {
+        snprintf(name, sizeof(name), "push%04d", i);
+        store_obj_unref(create(f->s, "configmaps", "default", name));
+    }
+    o = store_get(f->s, "pods", "default", "lp", &err);
+    assert_null(atomic_load(&o->light));
+    assert_null(atomic_load(&o->tree));
+    store_obj_unref(o);
+}
+
 /* The index's hash table and its tree agree through thousands of random
  * inserts and removals, across the table's growth and the moves back of
  * removals (keys sharing namespaces and names, so that runs form): every
@@ -3261,6 +3442,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arena_mutates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arena_parse_of_treeless, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_write_to_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_light_status_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_light_tree_goes_with_window, setup, teardown),
         cmocka_unit_test(test_index_hash_follows_tree),
     };
 

@@ -320,7 +320,10 @@ static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char 
     }
 }
 
-/* Everything the runtime does for one pod, from its current object alone. */
+/* Everything the runtime does for one pod, from its current object alone:
+ * its metadata, its status and spec.nodeName, all that a light tree holds
+ * (store_obj_json_light), which is what the store keeps of an ended pod
+ * whose tree went while it ran. */
 static void handle_pod(rt_sim *rt, store_event_type type, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
@@ -502,7 +505,7 @@ static void handle_event(rt_sim *rt, const store_event *ev)
     const json_t *obj;
 
     if (!strcmp(ev->resource, "pods")) {
-        handle_pod(rt, ev->type, store_obj_json(ev->obj));
+        handle_pod(rt, ev->type, store_obj_json_light(ev->obj, NULL));
     } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED) {
         obj = store_obj_json(ev->obj);
         /* As a kubelet does: a deleted node of ours registers again. */
