@@ -29,12 +29,12 @@
 #define RESERVE ((size_t)16 << 30) /* 262,144 chunks of address space */
 #define GROW 16                    /* chunks made writable at a time */
 #define BIG (CHUNK / 8)            /* larger blocks come from malloc */
-/* Free chunks that keep their pages (32 MiB). At 64 (4 MiB) the reaper's
+/* Free chunks that keep their pages (16 MiB). At 64 (4 MiB) the reaper's
  * bursts of frees sent most chunks back (madvise: 13 % of its time, mostly
  * the TLB shoot-down on the other core) for writers to fault in again soon
- * after; 512 gave +5 % pods/s at 150,000 pods and no peak memory beyond
- * the noise (docs/benchmarks.md, stop 22). */
-#define KEEP_RESIDENT 512
+ * after. At 150,000 pods 256 gave +0-5 % pods/s; 512 +5 % but ~+25 MB of
+ * peak memory, which has ~50 MB to spare (docs/benchmarks.md, stop 22). */
+#define KEEP_RESIDENT 256
 #define ALIGN 16u                  /* as malloc's */
 #define CARVING (1u << 20)         /* > the most blocks a chunk holds */
 
