@@ -427,16 +427,20 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
 
 void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted)
 {
+    const json_t *pod;
     bool light = false;
 
-    /* An ended pod's version is often light (the simulated nodes' ends):
-     * read whole only when the model must learn its spec. */
-    if (strcmp(resource, "pods") == 0 && store_obj_json_light(o, &light) && light) {
-        if (!apply_pod_short(sc, store_obj_json_light(o, NULL), deleted))
-            apply_pod(sc, store_obj_json(o), deleted);
+    if (strcmp(resource, "pods") != 0) {
+        sched_apply(sc, resource, store_obj_json(o), deleted);
         return;
     }
-    sched_apply(sc, resource, store_obj_json(o), deleted);
+    /* An ended pod's version is often light (the simulated nodes' ends):
+     * read whole only when the model must learn its spec. */
+    pod = store_obj_json_light(o, &light);
+    if (!light)
+        apply_pod(sc, pod, deleted);
+    else if (!apply_pod_short(sc, pod, deleted))
+        apply_pod(sc, store_obj_json(o), deleted);
 }
 
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted)
