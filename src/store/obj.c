@@ -370,8 +370,10 @@ static json_t *member_value(const member_scan *m)
     return ty_json_load(m->value, (size_t)(m->value_end - m->value), JSON_DECODE_ANY, NULL);
 }
 
-/* The spec's members that are neither objects nor arrays (obj_text_light). */
-static json_t *spec_scalars(const char *text, size_t len)
+/* The members of the object in text, each parsed alone: at the top all of
+ * them, the spec's as below; in the spec (top false) only those that are
+ * neither objects nor arrays (obj_text_light). */
+static json_t *light_members(const char *text, size_t len, bool top)
 {
     json_t *out = json_object(), *v;
     member_scan m;
@@ -380,32 +382,12 @@ static json_t *spec_scalars(const char *text, size_t len)
     if (!out || !scan_start(&m, text, len))
         goto bad;
     while ((rc = scan_next(&m)) > 0) {
-        if (*m.value == '{' || *m.value == '[')
+        if (!top && (*m.value == '{' || *m.value == '['))
             continue;
-        if (!plain_key(&m) || !(v = member_value(&m)) ||
-            json_object_setn_new(out, m.key, m.klen, v) < 0)
-            goto bad;
-    }
-    if (rc == 0)
-        return out;
-bad:
-    json_decref(out);
-    return NULL;
-}
-
-json_t *obj_text_light(const char *text, size_t len)
-{
-    json_t *out = json_object(), *v;
-    member_scan m;
-    int rc = 1;
-
-    if (!out || !scan_start(&m, text, len))
-        goto bad;
-    while ((rc = scan_next(&m)) > 0) {
         if (!plain_key(&m))
             goto bad;
-        if (key_is(&m, "spec") && *m.value == '{')
-            v = spec_scalars(m.value, (size_t)(m.value_end - m.value));
+        if (top && key_is(&m, "spec") && *m.value == '{')
+            v = light_members(m.value, (size_t)(m.value_end - m.value), false);
         else
             v = member_value(&m);
         if (!v || json_object_setn_new(out, m.key, m.klen, v) < 0)
@@ -416,6 +398,11 @@ json_t *obj_text_light(const char *text, size_t len)
 bad:
     json_decref(out);
     return NULL;
+}
+
+json_t *obj_text_light(const char *text, size_t len)
+{
+    return light_members(text, len, true);
 }
 
 /* The object of the given members of the object in text (a name "a" is all

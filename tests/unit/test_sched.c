@@ -22,12 +22,14 @@ typedef struct fixture {
     ty_sched *sc;
 } fixture;
 
-static int setup(void **state)
+/* A store (opts: its options, NULL for the defaults) with one node of 4
+ * GPUs, and the scheduler. */
+static int setup_with(void **state, const store_options *opts)
 {
     fixture *f = calloc(1, sizeof(*f));
     ty_error err;
     ty_error_init(&err);
-    f->s = store_fixture_open(f->dir, NULL);
+    f->s = store_fixture_open(f->dir, opts);
     json_t *node = json_loads(
         "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
         "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\","
@@ -41,6 +43,11 @@ static int setup(void **state)
     assert_non_null(f->sc);
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, NULL);
 }
 
 static int teardown(void **state)
@@ -126,28 +133,12 @@ static void test_binds_until_full_then_waits(void **state)
 }
 
 /* The store keeping the tree of its last event only (so that a pod's tree
- * goes soon after its last write), with the node of setup. */
+ * goes soon after its last write). */
 static int setup_few_trees(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
     store_options opts = {.history_trees = 1};
-    ty_error err;
 
-    ty_error_init(&err);
-    f->s = store_fixture_open(f->dir, &opts);
-    json_t *node = json_loads(
-        "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
-        "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\","
-        "\"nvidia.com/gpu\":\"4\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-        0, NULL);
-    store_obj *o = store_create(f->s, "nodes", "", node, &err);
-    assert_non_null(o);
-    store_obj_unref(o);
-    json_decref(node);
-    f->sc = sched_start(f->s, &err);
-    assert_non_null(f->sc);
-    *state = f;
-    return 0;
+    return setup_with(state, &opts);
 }
 
 /* A pod that ends through a light write (what the simulated nodes do when
