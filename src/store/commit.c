@@ -166,8 +166,15 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
     snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
     json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rvs));
     len = req->prep_text ? splice_rv(s, req, rvs) : dump(s, obj);
-    if (req->prep_light) /* its text is the prepared one, or the write fails */
-        o = obj_new_light(obj, rv, len ? s->dump.data : NULL, len, req->err);
+    if (req->prep_light && !len) { /* its text is the prepared one, or the write fails */
+        json_decref(obj);
+        if (s->dump.len > STORE_MAX_OBJECT_BYTES)
+            return ty_seterr(req->err, TY_ETOOLARGE, "Request entity too large: limit is %u",
+                             STORE_MAX_OBJECT_BYTES);
+        return ty_seterr(req->err, TY_EINTERNAL, "out of memory");
+    }
+    if (req->prep_light)
+        o = obj_new_light(obj, rv, s->dump.data, len, req->err);
     else
         o = obj_new(obj, rv, len ? s->dump.data : NULL, len, req->err);
     if (!o)
