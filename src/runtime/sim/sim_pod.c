@@ -249,7 +249,8 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
 
         ty_time_format(time(NULL), now, sizeof(now));
         started = *str(st, "startTime") ? str(st, "startTime") : now;
-        /* a light copy (sim_pod_finish_op) has no containers in its spec */
+        /* a light copy (sim_pod_finish_op) has no containers in its spec
+         * (a whole pod always has: the API requires one) */
         if (json_is_object(spec) && !json_object_get(spec, "containers") &&
             !(ended = ended_from_status(pod, st, a->exit_code, started, now)))
             return STORE_FN_NEEDS_SPEC;
