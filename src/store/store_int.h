@@ -2,6 +2,7 @@
  *
  * The store is these small parts:
  *   obj.c    immutable refcounted snapshots, random uids and names
+ *   objtext.c a few members of an object's text, read without the rest
  *   cold.c   compressed copies of the texts of objects nobody reads
  *   sweep.c  the clock that lets cold objects' trees and texts go
  *   index.c  the in-memory index: one AVL tree per resource, ordered by
@@ -126,11 +127,6 @@ store_obj *obj_new(json_t *json, uint64_t rv, const char *text, size_t len, ty_e
  * such, and text (required) o's whole text. */
 store_obj *obj_new_light(json_t *json, uint64_t rv, const char *text, size_t len,
                          ty_error *err);
-/* The light tree of the object in text (store_obj_json_light): every
- * top-level member parsed except spec, whose objects and arrays are skipped.
- * NULL when the text is not one object the scanner follows or memory runs
- * out. */
-json_t *obj_text_light(const char *text, size_t len);
 /* A snapshot of text alone (copied; ns and name are its key), its tree left
  * for the first reader to parse: what the store loads from SQLite. */
 store_obj *obj_new_text(uint64_t rv, const char *ns, const char *name, const char *text,
@@ -284,6 +280,16 @@ bool obj_text_member(const char *text, size_t len, const char *name, size_t *sta
  * and strings close (or memory ran out). What lies in the members after
  * metadata is checked for that structure only, not parsed. */
 json_t *obj_text_metadata(const char *text, size_t len);
+/* The object of the given members of the object in text (a name "a" is all
+ * of top-level member a, "a.b" only member b of it), each parsed alone and
+ * the rest skipped; NULL when the text is not what the scanner expects (the
+ * caller then parses the whole of it) or memory runs out. */
+json_t *obj_text_members(const char *text, size_t len, const char *const *names);
+/* The light tree of the object in text (store_obj_json_light): every
+ * top-level member parsed except spec, whose objects and arrays are skipped.
+ * NULL when the text is not one object the scanner follows or memory runs
+ * out. */
+json_t *obj_text_light(const char *text, size_t len);
 owner_set *res_owner_find(const store_res *r, const char *uid);
 /* Finds or creates the (possibly empty) set of uid and pins it: it stays
  * until the matching res_owner_unreserve. NULL when out of memory. Needs
