@@ -18,10 +18,10 @@ static size_t hash_uid(const char *s)
     return h;
 }
 
-static gc_node *node_find(ty_gc *g, const char *uid)
+static gc_node *node_find(ty_gc *g, const char *uid, size_t h)
 {
-    for (gc_node *n = g->buckets[hash_uid(uid) & (g->nbuckets - 1)]; n; n = n->hnext)
-        if (!strcmp(n->uid, uid))
+    for (gc_node *n = g->buckets[h & (g->nbuckets - 1)]; n; n = n->hnext)
+        if (n->hash == h && !strcmp(n->uid, uid))
             return n;
     return NULL;
 }
@@ -37,8 +37,8 @@ static void rehash(ty_gc *g)
         gc_node *n = g->buckets[i], *next;
         for (; n; n = next) {
             next = n->hnext;
-            n->hnext = b[hash_uid(n->uid) & (nb - 1)];
-            b[hash_uid(n->uid) & (nb - 1)] = n;
+            n->hnext = b[n->hash & (nb - 1)];
+            b[n->hash & (nb - 1)] = n;
         }
     }
     free(g->buckets);
@@ -48,19 +48,18 @@ static void rehash(ty_gc *g)
 
 static gc_node *node_get(ty_gc *g, const char *uid)
 {
-    gc_node *n = node_find(g, uid);
-    size_t b;
+    size_t h = hash_uid(uid), len = strlen(uid), b;
+    gc_node *n = node_find(g, uid, h);
 
     if (n)
         return n;
-    n = calloc(1, sizeof(*n));
-    if (!n || !(n->uid = strdup(uid))) {
-        free(n);
+    if (!(n = calloc(1, sizeof(*n) + len + 1)))
         return NULL;
-    }
+    memcpy(n->uid, uid, len + 1);
+    n->hash = h;
     if (g->nnodes >= g->nbuckets)
         rehash(g);
-    b = hash_uid(uid) & (g->nbuckets - 1);
+    b = h & (g->nbuckets - 1);
     n->hnext = g->buckets[b];
     g->buckets[b] = n;
     g->nnodes++;
@@ -69,7 +68,6 @@ static gc_node *node_get(ty_gc *g, const char *uid)
 
 static void node_destroy(gc_node *n)
 {
-    free(n->uid);
     free(n->name);
     free(n->owners);
     free(n->deps);
@@ -83,7 +81,7 @@ void gc_node_release(ty_gc *g, gc_node *n)
 
     if (n->present || n->ndeps || n->nowners || n->queued || n->retry)
         return;
-    for (p = &g->buckets[hash_uid(n->uid) & (g->nbuckets - 1)]; *p != n; p = &(*p)->hnext)
+    for (p = &g->buckets[n->hash & (g->nbuckets - 1)]; *p != n; p = &(*p)->hnext)
         ;
     *p = n->hnext;
     g->nnodes--;
@@ -332,8 +330,10 @@ static gc_node *find_namespace(ty_gc *g, const char *name)
     if (!o)
         return NULL;
     meta = json_object_get(store_obj_json(o), "metadata");
-    if (json_object_get(meta, "deletionTimestamp"))
-        n = node_find(g, str_or_empty(json_string_value(json_object_get(meta, "uid"))));
+    if (json_object_get(meta, "deletionTimestamp")) {
+        const char *uid = str_or_empty(json_string_value(json_object_get(meta, "uid")));
+        n = node_find(g, uid, hash_uid(uid));
+    }
     store_obj_unref(o);
     return n;
 }
