@@ -315,8 +315,7 @@ void store_memory(ty_store *s, store_mem *m)
             obj_view *v;
 
             m->objects++;
-            m->trees += atomic_load_explicit(&o->tree, memory_order_relaxed) ||
-                        atomic_load_explicit(&o->light, memory_order_relaxed);
+            m->trees += obj_has_any_tree(o);
             if (atomic_load_explicit(&o->text, memory_order_relaxed)) {
                 m->plain++;
                 m->plain_bytes += o->len;

@@ -142,6 +142,12 @@ json_t *obj_parse(const store_obj *o);
  * old event, so that parsing it does not give the history its tree back.
  * NULL when out of memory. */
 store_obj *obj_text_copy(const store_obj *o);
+/* Whether o holds a parsed tree, whole or light. */
+static inline bool obj_has_any_tree(const store_obj *o)
+{
+    return atomic_load_explicit(&((store_obj *)o)->tree, memory_order_acquire) ||
+           atomic_load_explicit(&((store_obj *)o)->light, memory_order_acquire);
+}
 /* Takes o's tree off it when exactly refs references are held (all by the
  * caller, and nobody can take another or read the tree meanwhile), keeping
  * the text, and hands it over (the caller decrefs it, later, outside its

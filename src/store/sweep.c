@@ -113,8 +113,7 @@ static void look_at(ty_store *s, store_res *r, store_obj *o, json_t **trees, siz
     }
     if (o->idle < IDLE_DROP_TEXT)
         o->idle++;
-    if ((atomic_load_explicit(&o->tree, memory_order_relaxed) ||
-         atomic_load_explicit(&o->light, memory_order_relaxed)) &&
+    if (obj_has_any_tree(o) &&
         (tree = take(s, o, HUB_TREE, locked)))
         trees[(*n)++] = tree;
     z = atomic_load_explicit(&o->z, memory_order_acquire);

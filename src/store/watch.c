@@ -317,8 +317,7 @@ void hub_trim_current(store_hub *h)
         /* current: the index's flag, not a lookup (a cache miss or two an
          * event, with every reader kept out) */
         if (e->type != STORE_DELETED && e->obj->current &&
-            (atomic_load_explicit(&e->obj->tree, memory_order_relaxed) ||
-             atomic_load_explicit(&e->obj->light, memory_order_relaxed)))
+            obj_has_any_tree(e->obj))
             trash_tree_if_refs(h, e->obj, 2);
     }
     if (upto > h->trimmed)
@@ -586,8 +585,7 @@ static void give_copies(store_watch *w)
     for (size_t i = 0; i < w->ntaken; i++) {
         store_obj *o = w->taken[i].obj, *copy;
 
-        if (!atomic_load_explicit(&o->tree, memory_order_acquire) &&
-            !atomic_load_explicit(&o->light, memory_order_acquire) && (copy = obj_text_copy(o))) {
+        if (!obj_has_any_tree(o) && (copy = obj_text_copy(o))) {
             w->taken[i].obj = copy;
             store_obj_unref(o);
         }
