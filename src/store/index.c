@@ -90,7 +90,7 @@ void index_free(store_index *ix)
         free(ix->res[i]->slots);
         owners_free_all(ix->res[i]);
         zdict_unref(ix->res[i]->zdict);
-        ty_buf_free(&ix->res[i]->zsamples);
+        zsamples_clear(&ix->res[i]->zsamples);
         free(ix->res[i]->name);
         free(ix->res[i]);
     }

@@ -13,7 +13,7 @@
 
 /* Rows of a resource past its first LOAD_DICT_AT are compressed as they
  * load, with a dictionary made of every LOAD_SAMPLE_EVERY-th of those
- * first rows, and keep no plain text: a reopened 150,000-pod store held its
+ * first rows (the others give its statistics), and keep no plain text: a reopened 150,000-pod store held its
  * ~900 MB of plain texts until the sweeper's dictionaries and the reaper
  * came round (1.8 GB of peak RSS). The sweeper makes better dictionaries
  * later, from samples spread over the whole index; what was compressed
@@ -83,17 +83,18 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
     }
     if (count > LOAD_DICT_AT)
         return; /* no dictionary came of its first rows: the sweeper's turn */
-    if ((count - 1) % LOAD_SAMPLE_EVERY == 0 &&
-        ty_buf_append(&r->zsamples, atomic_load_explicit(&o->text, memory_order_relaxed),
-                      o->len < LOAD_SAMPLE_MAX ? o->len : LOAD_SAMPLE_MAX) == 0)
-        r->zsamples_n++;
-    if (count < LOAD_DICT_AT || !r->zsamples_n)
+    /* every LOAD_SAMPLE_EVERY-th row for the content, the rest for the
+     * statistics (zdict_samples) */
+    if (zsamples_add(&r->zsamples, (count - 1) % LOAD_SAMPLE_EVERY == 0,
+                     atomic_load_explicit(&o->text, memory_order_relaxed),
+                     o->len < LOAD_SAMPLE_MAX ? o->len : LOAD_SAMPLE_MAX))
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, l->s->zdict_seq + 1, count)) &&
+    if (count < LOAD_DICT_AT || !r->zsamples.ncontent)
+        return;
+    if ((d = zdict_make(&r->zsamples, l->s->zdict_seq + 1, count)) &&
         res_set_zdict(l->s, r, d) == 0)
         l->s->zdict_seq++;
-    ty_buf_free(&r->zsamples);
-    r->zsamples_n = 0;
+    zsamples_clear(&r->zsamples);
 }
 
 /* One row into the index as text alone (compressed, past a resource's

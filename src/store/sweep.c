@@ -55,11 +55,15 @@
 #define IDLE_DROP_TEXT 1
 
 /* A resource's dictionary: ZDICT_SAMPLES of its objects spread over the
- * index (so mostly of its commonest shape), each cut to ZDICT_SAMPLE_MAX;
- * made once it has ZDICT_MIN_OBJECTS, and made again from fresh samples
- * each time it has grown ZDICT_REGROW times (the first objects of a
- * resource can be odd ones out: a node's Events before any pod's). */
+ * index (so mostly of its commonest shape) for its content, and
+ * ZDICT_STATS_PER more after each for its statistics (zdict_samples), each
+ * cut to ZDICT_SAMPLE_MAX; made once it has ZDICT_MIN_OBJECTS, and made
+ * again from fresh samples each time it has grown ZDICT_REGROW times (the
+ * first objects of a resource can be odd ones out: a node's Events before
+ * any pod's). */
 #define ZDICT_SAMPLES 4
+#define ZDICT_STATS_PER 4
+#define ZDICT_PICKS (ZDICT_SAMPLES * (1 + ZDICT_STATS_PER))
 #define ZDICT_SAMPLE_MAX 16384
 #define ZDICT_MIN_OBJECTS 16
 #define ZDICT_REGROW 4
@@ -68,22 +72,23 @@
  * dictionary when one is due and o falls on a sampling stride. */
 static void sample(ty_store *s, store_res *r, const store_obj *o, size_t pos)
 {
-    size_t count = res_count(r), stride = count / ZDICT_SAMPLES;
+    size_t count = res_count(r), stride = count / ZDICT_PICKS;
     const char *text = atomic_load_explicit(&((store_obj *)o)->text, memory_order_acquire);
+    zdict_samples *sm = &r->zsamples;
+    size_t picked = sm->ncontent + sm->nstats;
     store_zdict *d;
 
     if (count < ZDICT_MIN_OBJECTS || (r->zdict && count < r->zdict->objects * ZDICT_REGROW) ||
         !text || pos % (stride ? stride : 1) != 0)
         return;
-    if (ty_buf_append(&r->zsamples, text, o->len < ZDICT_SAMPLE_MAX ? o->len : ZDICT_SAMPLE_MAX))
+    if (zsamples_add(sm, picked % (1 + ZDICT_STATS_PER) == 0, text,
+                     o->len < ZDICT_SAMPLE_MAX ? o->len : ZDICT_SAMPLE_MAX))
         return;
-    if (++r->zsamples_n < ZDICT_SAMPLES)
+    if (picked + 1 < ZDICT_PICKS)
         return;
-    if ((d = zdict_new(r->zsamples.data, r->zsamples.len, s->zdict_seq + 1, count)) &&
-        res_set_zdict(s, r, d) == 0)
+    if ((d = zdict_make(sm, s->zdict_seq + 1, count)) && res_set_zdict(s, r, d) == 0)
         s->zdict_seq++;
-    ty_buf_free(&r->zsamples);
-    r->zsamples_n = 0;
+    zsamples_clear(sm);
 }
 
 /* hub_take_current with index_rw held for writing, taken on the first

@@ -2462,7 +2462,11 @@ static void test_rows_written_compressed(void **state)
                  len);
         dict = db_number(f, sql);
         assert_true(dict > 0);
-        snprintf(sql, sizeof(sql), "SELECT count(*) FROM dicts WHERE id = %lld", dict);
+        /* finalized with statistics: zstd's dictionary format */
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM dicts WHERE id = %lld AND hex(substr(data, 1, 4)) = "
+                 "'37A430EC'",
+                 dict);
         assert_int_equal(db_number(f, sql), 1);
     }
     store_memory(f->s, &m);
@@ -2731,6 +2735,107 @@ static void test_light_tree_goes_with_window(void **state)
     assert_null(atomic_load(&o->light));
     assert_null(atomic_load(&o->tree));
     store_obj_unref(o);
+}
+
+/* A pod-like text, its own in name, uid and timestamps. */
+static size_t zpod(char *out, size_t cap, int i)
+{
+    return (size_t)snprintf(
+        out, cap,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-%04d-worker-%d\","
+        "\"namespace\":\"team-%d\",\"uid\":\"%08x-%04x-4%03x-8%03x-%012x\",\"resourceVersion\":\"\","
+        "\"creationTimestamp\":\"2026-11-23T%02d:%02d:%02dZ\",\"labels\":{\"training.kubeflow.org/"
+        "job-name\":\"job-%04d\",\"training.kubeflow.org/replica-index\":\"%d\"}},\"spec\":{"
+        "\"containers\":[{\"name\":\"pytorch\",\"image\":\"registry.example/train:%d\","
+        "\"env\":[{\"name\":\"RANK\",\"value\":\"%d\"},{\"name\":\"MASTER_ADDR\",\"value\":"
+        "\"job-%04d-master-0\"}],\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}],"
+        "\"schedulerName\":\"volcano\"},\"status\":{\"phase\":\"Pending\"}}",
+        i / 8, i % 8, i % 5, (unsigned)(i * 2654435761u), (unsigned)(i * 40503u) & 0xffff,
+        (unsigned)(i * 7919u) & 0xfff, (unsigned)(i * 104729u) & 0xfff,
+        (unsigned)(i * 2246822519u) & 0xffffffu, i % 24, i % 60, (i * 7) % 60, i / 8, i % 8, i % 3,
+        i % 8, i / 8, 1 + i % 8);
+}
+
+/* Compressed with d and back: the same bytes; the frame's size. */
+static size_t zround(store_zdict *d, const char *text, size_t len)
+{
+    obj_z *z = obj_z_make(d, text, len, 0);
+    size_t n, zlen;
+    char *back;
+
+    assert_non_null(z);
+    zlen = z->len;
+    back = zdict_inflate(d, z->data, z->len, 0, 0, &n);
+    assert_non_null(back);
+    assert_int_equal(n, len);
+    assert_memory_equal(back, text, len);
+    free(back);
+    obj_z_free(z);
+    return zlen;
+}
+
+/* A dictionary is finalized with the statistics of texts outside its
+ * content (zstd's dictionary format: its magic number first), and codes
+ * new texts smaller than the content alone does; with too few such texts
+ * it is the raw content, as dictionaries made before were, and still
+ * works; a content of a few bytes is finalized too. Each kind reads back
+ * through zdict_new, as from its dicts row. */
+static void test_dictionary_finalized(void **state)
+{
+    static const unsigned char magic[4] = {0x37, 0xa4, 0x30, 0xec};
+    zdict_samples full = {0}, raw = {0}, tiny = {0};
+    store_zdict *fd, *rd, *td, *again;
+    size_t len, zf = 0, zr = 0;
+    char text[2048];
+    int i;
+
+    (void)state;
+    for (i = 0; i < 20; i++) {
+        len = zpod(text, sizeof(text), i);
+        assert_int_equal(zsamples_add(&full, i % 5 == 0, text, len), 0);
+        if (i % 5 == 0 || i < 3)
+            assert_int_equal(zsamples_add(&raw, i % 5 == 0, text, len), 0);
+        assert_int_equal(zsamples_add(&tiny, i == 0, "{\"a\":1}", 7), 0);
+    }
+    assert_int_equal(full.ncontent, 4);
+    assert_int_equal(full.nstats, 16);
+    fd = zdict_make(&full, 7, 20);
+    rd = zdict_make(&raw, 8, 20); /* 2 texts for the statistics: too few */
+    td = zdict_make(&tiny, 9, 20);
+    assert_non_null(fd);
+    assert_non_null(rd);
+    assert_non_null(td);
+    assert_memory_equal(fd->content, magic, 4);
+    assert_true(fd->len > full.content.len);
+    assert_int_equal(rd->len, raw.content.len);
+    assert_memory_equal(rd->content, raw.content.data, rd->len);
+    assert_memory_equal(td->content, magic, 4);
+    assert_memory_equal(td->content + td->len - 7, "{\"a\":1}", 7);
+    for (i = 100; i < 140; i++) {
+        len = zpod(text, sizeof(text), i);
+        zf += zround(fd, text, len);
+        zr += zround(rd, text, len);
+        zround(td, text, len);
+    }
+    assert_true(zf < zr);
+    /* from its row */
+    again = zdict_new(fd->content, fd->len, fd->id, 20);
+    assert_non_null(again);
+    len = zpod(text, sizeof(text), 200);
+    zround(again, text, len);
+    zdict_unref(again);
+    again = zdict_new(rd->content, rd->len, rd->id, 20);
+    assert_non_null(again);
+    zround(again, text, len);
+    zdict_unref(again);
+    zdict_unref(fd);
+    zdict_unref(rd);
+    zdict_unref(td);
+    zsamples_clear(&full);
+    zsamples_clear(&raw);
+    zsamples_clear(&tiny);
+    assert_null(full.content.data);
+    assert_int_equal(full.nstats, 0);
 }
 
 /* The index's hash table and its tree agree through thousands of random
@@ -3445,6 +3550,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_light_status_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_light_tree_goes_with_window, setup, teardown),
         cmocka_unit_test(test_index_hash_follows_tree),
+        cmocka_unit_test(test_dictionary_finalized),
     };
 
     /* forced in sanitizer builds too: every test runs with its allocation
