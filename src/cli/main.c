@@ -9,10 +9,12 @@
 #ifdef TY_JEMALLOC
 /* jemalloc's options, read when it starts (MALLOC_CONF in the environment
  * still has the last word). Pages freed and not reused go back to the
- * kernel after 3 s instead of 10: at 150,000 simulated pods the server's
- * peak RSS was ~70 MB above what it had allocated, and 30 MB less with this
- * (~1 % more CPU; docs/benchmarks.md). */
-const char *malloc_conf = "dirty_decay_ms:3000";
+ * kernel after 10 s (jemalloc's default, said here so that it is a choice).
+ * 3 s took 30 MB off the peak RSS at 150,000 simulated pods when plain
+ * texts and trees were most of it; once the texts compressed smaller, 3 s
+ * was 3-8 MB less and cost 2.5 % of the pods/s in the purging's madvise
+ * calls and the page faults after them (docs/benchmarks.md, "Stop 23"). */
+const char *malloc_conf = "dirty_decay_ms:10000";
 #endif
 
 static const struct {
