@@ -22,9 +22,9 @@
  * resource has one is compressed as it is staged (commit.c: its row is the
  * compressed text); an object unused for IDLE_COMPRESS passes that has no
  * compressed copy yet is compressed by the reaper thread (a pod: 2.6 KB to
- * ~180 bytes, ~5 µs). An unused pass that finds the copy and its plain text
+ * ~135 bytes, ~1.5 µs). An unused pass that finds the copy and its plain text
  * goes, under the same rule as a tree. Its next reader decompresses it
- * (~2 µs) and the plain text stays until it goes cold again.
+ * (~0.7 µs) and the plain text stays until it goes cold again.
  *
  * A view (store_obj_view: the few fields a controller reads of an object,
  * kept as compact text) goes with the plain text, whether or not that
