@@ -13,9 +13,9 @@
 
 /* Rows of a resource past its first LOAD_DICT_AT are compressed as they
  * load, with a dictionary made of every LOAD_SAMPLE_EVERY-th of those
- * first rows (the others give its statistics), and keep no plain text: a reopened 150,000-pod store held its
- * ~900 MB of plain texts until the sweeper's dictionaries and the reaper
- * came round (1.8 GB of peak RSS). The sweeper makes better dictionaries
+ * first rows (the others give its statistics), and keep no plain text: a
+ * reopened 150,000-pod store held its ~900 MB of plain texts until the
+ * sweeper's dictionaries and the reaper came round (1.8 GB of peak RSS). The sweeper makes better dictionaries
  * later, from samples spread over the whole index; what was compressed
  * with the load's keeps it. */
 #define LOAD_DICT_AT 16
