@@ -300,6 +300,18 @@ void store_list_free(store_list *l)
     memset(l, 0, sizeof(*l));
 }
 
+size_t store_count(ty_store *s, const char *resource)
+{
+    store_res *r;
+    size_t n;
+
+    ty_rwlock_rdlock(&s->index_rw);
+    r = index_find(&s->ix, resource);
+    n = r ? res_count(r) : 0;
+    ty_rwlock_rdunlock(&s->index_rw);
+    return n;
+}
+
 void store_memory(ty_store *s, store_mem *m)
 {
     memset(m, 0, sizeof(*m));

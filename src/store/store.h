@@ -140,6 +140,10 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
  * array of strings (caller decrefs). For whole-store scans (the GC). */
 json_t *store_resources(ty_store *s);
 
+/* How many objects of resource the store holds now (O(1), under the
+ * index's read lock). */
+size_t store_count(ty_store *s, const char *resource);
+
 /* What the store's objects hold in memory now, counted by a walk of the
  * index (O(objects), under the read lock): for the curious and for tests. */
 typedef struct store_mem {

@@ -681,6 +681,17 @@ static void test_list_order_and_filters(void **state)
     assert_int_equal(store_list_objects(f->s, "nothing", NULL, &l, &err), 0);
     assert_int_equal(l.n, 0);
     store_list_free(&l);
+
+    assert_int_equal(store_count(f->s, "jobs"), 5);
+    assert_int_equal(store_count(f->s, "nothing"), 0);
+    {
+        bool deleted;
+        store_obj *d = store_delete(f->s, "jobs", "b", "z", NULL, &deleted, &err);
+        assert_non_null(d);
+        assert_true(deleted);
+        store_obj_unref(d);
+    }
+    assert_int_equal(store_count(f->s, "jobs"), 4);
 }
 
 /* Pages through resource "items" collecting names into seen[] (counts). */

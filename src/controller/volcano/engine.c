@@ -49,12 +49,12 @@ static bool may_be_owned(const char *resource)
 
 static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
 {
+    ty_vcjobs *v = ctx;
     json_t *meta;
     const char *ns;
     json_t *r;
     size_t i;
 
-    (void)ctx;
     if (strcmp(ev->resource, api_store_key(&api_vcjob)) == 0) {
         const char *jns, *name;
         store_obj_key(ev->obj, &jns, &name);
@@ -62,7 +62,11 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
             enqueue(q, jns, name);
         return;
     }
-    if (!may_be_owned(ev->resource))
+    /* With no Volcano Job in the store, what this event's object belongs to
+     * is none (a Job made later is queued by its own event, and a pass lists
+     * what it owns): at 150,000 pods of Kubeflow jobs this was 1.4 % of the
+     * server's CPU for nothing. */
+    if (!may_be_owned(ev->resource) || store_count(v->s, api_store_key(&api_vcjob)) == 0)
         return;
     meta = store_obj_metadata(ev->obj); /* an owned pod's JSON is not wanted here */
     ns = json_string_value(json_object_get(meta, "namespace"));
