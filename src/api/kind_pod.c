@@ -117,18 +117,26 @@ static void check_port_name(const char *field, const char *name, ty_error *err)
         meta_invalid_str(err, field, name, "must not begin or end with a hyphen");
 }
 
-static void check_port_number(const char *field, const json_t *v, bool required,
-                              ty_error *err)
+/* Port number member of ports[i] under path (the field path is only
+ * written out for an error: a pod's validation runs for every pod a job
+ * engine creates). */
+static void check_port_number(const char *path, size_t i, const char *member, const json_t *v,
+                              bool required, ty_error *err)
 {
     json_int_t p = json_is_integer(v) ? json_integer_value(v) : 0;
+    char f[PATH_LEN];
 
     if (!v || (json_is_integer(v) && p == 0)) {
-        if (required)
-            meta_required(err, field, NULL);
+        if (required) {
+            snprintf(f, sizeof(f), "%s.ports[%zu].%s", path, i, member);
+            meta_required(err, f, NULL);
+        }
         return;
     }
-    if (!json_is_integer(v) || p < 1 || p > 65535)
-        meta_invalid(err, field, v, "must be between 1 and 65535, inclusive");
+    if (!json_is_integer(v) || p < 1 || p > 65535) {
+        snprintf(f, sizeof(f), "%s.ports[%zu].%s", path, i, member);
+        meta_invalid(err, f, v, "must be between 1 and 65535, inclusive");
+    }
 }
 
 static void check_ports(const json_t *ports, const char *path, json_t *names, ty_error *err)
@@ -140,13 +148,13 @@ static void check_ports(const json_t *ports, const char *path, json_t *names, ty
     json_array_foreach(ports, i, p) {
         const char *name = meta_str(p, "name");
         json_t *proto = json_object_get(p, "protocol");
-        snprintf(f, sizeof(f), "%s.ports[%zu].containerPort", path, i);
-        check_port_number(f, json_object_get(p, "containerPort"), true, err);
-        snprintf(f, sizeof(f), "%s.ports[%zu].hostPort", path, i);
-        check_port_number(f, json_object_get(p, "hostPort"), false, err);
-        snprintf(f, sizeof(f), "%s.ports[%zu].protocol", path, i);
-        if (proto && !in_set(json_string_value(proto), protocols))
+        check_port_number(path, i, "containerPort", json_object_get(p, "containerPort"), true,
+                          err);
+        check_port_number(path, i, "hostPort", json_object_get(p, "hostPort"), false, err);
+        if (proto && !in_set(json_string_value(proto), protocols)) {
+            snprintf(f, sizeof(f), "%s.ports[%zu].protocol", path, i);
             meta_not_supported(err, f, proto, protocols);
+        }
         if (name && *name) {
             snprintf(f, sizeof(f), "%s.ports[%zu].name", path, i);
             check_port_name(f, name, err);
@@ -166,8 +174,8 @@ static void check_env(const json_t *env, const char *path, ty_error *err)
     json_array_foreach(env, i, e) {
         const char *name = meta_str(e, "name");
         bool ok = name && *name && !(name[0] >= '0' && name[0] <= '9');
-        snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
         if (!name || !*name) {
+            snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
             meta_required(err, f, NULL);
             continue;
         }
@@ -175,8 +183,10 @@ static void check_env(const json_t *env, const char *path, ty_error *err)
             if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                   (*c >= '0' && *c <= '9') || strchr("-._", *c)))
                 ok = false;
-        if (!ok)
-            meta_invalid_str(err, f, name, "a valid environment variable name must consist "
+        if (ok)
+            continue;
+        snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
+        meta_invalid_str(err, f, name, "a valid environment variable name must consist "
                 "of alphabetic characters, digits, '_', '-', or '.', and must not start with "
                 "a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex "
                 "used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
@@ -193,20 +203,23 @@ static void check_resources(const json_t *res, const char *path, ty_error *err)
 
     for (size_t k = 0; k < 2; k++) {
         json_object_foreach(json_object_get(res, parts[k]), key, v) {
-            int64_t milli;
+            int64_t milli = 0;
             ty_error qe;
-            char text[64];
+            bool parsed;
             ty_error_init(&qe);
-            snprintf(f, sizeof(f), "%s.resources.%s[%s]", path, parts[k], key);
-            meta_value_text(v, text, sizeof(text));
             if (json_is_integer(v))
                 milli = json_integer_value(v) * 1000;
-            else if (!json_is_string(v) || quantity_parse(json_string_value(v), &milli, &qe))
+            parsed = json_is_integer(v) ||
+                     (json_is_string(v) && !quantity_parse(json_string_value(v), &milli, &qe));
+            ty_error_clear(&qe);
+            if (parsed && milli >= 0)
+                continue;
+            snprintf(f, sizeof(f), "%s.resources.%s[%s]", path, parts[k], key);
+            if (!parsed)
                 meta_invalid(err, f, v, "quantities must match the regular expression "
                              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-            else if (milli < 0)
+            else
                 meta_invalid(err, f, v, "must be greater than or equal to 0");
-            ty_error_clear(&qe);
         }
     }
     json_object_foreach(json_object_get(res, "requests"), key, v) {
@@ -236,14 +249,17 @@ static void check_mounts(const json_t *mounts, const char *path, const json_t *v
     json_array_foreach(mounts, i, m) {
         const char *name = meta_str(m, "name");
         const char *mp = meta_str(m, "mountPath");
-        snprintf(f, sizeof(f), "%s.volumeMounts[%zu].name", path, i);
-        if (!name || !*name)
+        if (!name || !*name || !json_object_get(volumes, name)) {
+            snprintf(f, sizeof(f), "%s.volumeMounts[%zu].name", path, i);
+            if (!name || !*name)
+                meta_required(err, f, NULL);
+            else
+                ty_error_add_cause(err, "FieldValueNotFound", f, "Not found: \"%s\"", name);
+        }
+        if (!mp || !*mp) {
+            snprintf(f, sizeof(f), "%s.volumeMounts[%zu].mountPath", path, i);
             meta_required(err, f, NULL);
-        else if (!json_object_get(volumes, name))
-            ty_error_add_cause(err, "FieldValueNotFound", f, "Not found: \"%s\"", name);
-        snprintf(f, sizeof(f), "%s.volumeMounts[%zu].mountPath", path, i);
-        if (!mp || !*mp)
-            meta_required(err, f, NULL);
+        }
     }
 }
 

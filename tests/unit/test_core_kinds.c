@@ -139,6 +139,36 @@ static void test_pod_validation(void **state)
     expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
                    "\"image\":\"x\",\"env\":[{\"name\":\"1BAD\"}]}]}}",
                    "spec.containers[0].env[0].name", "a valid environment variable name");
+    /* every field path of a container's lists, each built only for its error */
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"ports\":[{\"containerPort\":80},{\"containerPort\":81,"
+                   "\"hostPort\":-1}]}]}}",
+                   "spec.containers[0].ports[1].hostPort",
+                   "Invalid value: -1: must be between 1 and 65535, inclusive");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"ports\":[{\"containerPort\":80},{\"name\":\"b\"}]}]}}",
+                   "spec.containers[0].ports[1].containerPort", "Required value");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"ports\":[{\"containerPort\":80,\"protocol\":\"ICMP\"}]}]}}",
+                   "spec.containers[0].ports[0].protocol", "Unsupported value: \"ICMP\"");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"volumes\":[{\"name\":\"d\","
+                   "\"emptyDir\":{}}],\"containers\":[{\"name\":\"a\",\"image\":\"x\","
+                   "\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/d\"},{\"name\":\"d\"}]}]}}",
+                   "spec.containers[0].volumeMounts[1].mountPath", "Required value");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"volumeMounts\":[{\"mountPath\":\"/d\"}]}]}}",
+                   "spec.containers[0].volumeMounts[0].name", "Required value");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"env\":[{\"name\":\"A\"},{\"value\":\"1\"}]}]}}",
+                   "spec.containers[0].env[1].name", "Required value");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"-1Gi\"}}}]}}",
+                   "spec.containers[0].resources.requests[memory]",
+                   "Invalid value: \"-1Gi\": must be greater than or equal to 0");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"resources\":{\"limits\":{\"cpu\":true}}}]}}",
+                   "spec.containers[0].resources.limits[cpu]",
+                   "quantities must match the regular expression");
     expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"initContainers\":[{\"name\":"
                    "\"a\",\"image\":\"x\"}],\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}",
                    "spec.containers[0].name", "Duplicate value");
