@@ -1,6 +1,7 @@
 /* objtext.c - reading a few members of a stored object's text without
  * parsing the rest: the metadata alone, the members a view names, a light
  * tree (store_obj_json_light), where a member's value lies. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "base/jsonin.h"
@@ -18,17 +19,28 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
-/* p at a '"': just past the closing quote, or NULL. */
+/* p at a '"': just past the closing quote, or NULL. The quote is found by
+ * memchr, and one is the closing quote when an even number of backslashes
+ * stand before it (none of them before from, which follows the opening
+ * quote or a quote found escaped). A byte loop over every string of a
+ * pod's metadata was most of finding where its spec starts. */
 static const char *skip_string(const char *p, const char *end)
 {
-    for (p++; p < end; p++) {
-        if (*p == '\\')
-            p++;
-        else if (*p == '"')
-            return p + 1;
+    const char *from = p + 1, *q, *b;
+
+    while (from < end && (q = memchr(from, '"', (size_t)(end - from)))) {
+        for (b = q; b > from && b[-1] == '\\'; b--)
+            ;
+        if ((q - b) % 2 == 0)
+            return q + 1;
+        from = q + 1;
     }
     return NULL;
 }
+
+/* The bytes a container's skip stops at: quotes and brackets. */
+static const bool structural[256] = {['"'] = true, ['{'] = true, ['}'] = true,
+                                     ['['] = true, [']'] = true};
 
 /* Just past the value at p (strings, objects and arrays may nest), or NULL. */
 static const char *skip_value(const char *p, const char *end)
@@ -44,6 +56,10 @@ static const char *skip_value(const char *p, const char *end)
         return p;
     }
     while (p < end) {
+        while (p < end && !structural[(unsigned char)*p])
+            p++;
+        if (p == end)
+            break;
         if (*p == '"') {
             if (!(p = skip_string(p, end)))
                 return NULL;
@@ -51,7 +67,7 @@ static const char *skip_value(const char *p, const char *end)
         }
         if (*p == '{' || *p == '[')
             depth++;
-        else if ((*p == '}' || *p == ']') && --depth == 0)
+        else if (--depth == 0)
             return p + 1;
         p++;
     }

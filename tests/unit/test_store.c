@@ -1769,6 +1769,58 @@ static void test_prepared_writes(void **state)
     store_obj_unref(b);
 }
 
+/* The text scanner (objtext.c) finds members past strings that hold
+ * escaped quotes, runs of backslashes (even and odd, at the end of a
+ * string too), brackets and braces, and nesting; and it refuses texts
+ * whose strings or brackets do not close. */
+static void test_text_scanner(void **state)
+{
+    static const char text[] =
+        "{\"a\":\"x\\\\\",\"k\":\"q\\\"}{[\\\\\\\"]\",\"arr\":[1,{\"n\":\"]}\"},[[]],\"\\\\\"],"
+        "\"num\":-12.5e3,\"t\":true,\"spec\":{\"s\":\"\\\\\\\\\",\"o\":{\"p\":[\"{\"]}},"
+        "\"last\":null}";
+    size_t len = sizeof(text) - 1, start, end;
+    json_t *whole = json_loads(text, 0, NULL), *part;
+    const char *names[] = {"spec", "last", NULL};
+
+    (void)state;
+    assert_non_null(whole); /* the text is JSON as jansson reads it */
+    assert_true(obj_text_member(text, len, "spec", &start, &end));
+    part = json_loadb(text + start, end - start, 0, NULL);
+    assert_non_null(part);
+    assert_true(json_equal(part, json_object_get(whole, "spec")));
+    json_decref(part);
+    assert_true(obj_text_member(text, len, "arr", &start, &end));
+    part = json_loadb(text + start, end - start, 0, NULL);
+    assert_true(json_equal(part, json_object_get(whole, "arr")));
+    json_decref(part);
+    assert_true(obj_text_member(text, len, "num", &start, &end));
+    assert_int_equal(end - start, strlen("-12.5e3"));
+    assert_true(obj_text_member(text, len, "last", &start, &end));
+    assert_memory_equal(text + start, "null", 4);
+    assert_false(obj_text_member(text, len, "missing", &start, &end));
+    part = obj_text_members(text, len, names);
+    assert_non_null(part);
+    assert_true(json_equal(json_object_get(part, "spec"), json_object_get(whole, "spec")));
+    assert_true(json_is_null(json_object_get(part, "last")));
+    json_decref(part);
+    part = obj_text_light(text, len);
+    assert_non_null(part);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(part, "spec"), "s")),
+                        "\\\\");
+    assert_null(json_object_get(json_object_get(part, "spec"), "o"));
+    assert_true(json_equal(json_object_get(part, "k"), json_object_get(whole, "k")));
+    json_decref(part);
+    /* a key with an escape: the light parse leaves that text to jansson */
+    assert_null(obj_text_light("{\"a\\\"b\":1}", 11));
+    assert_true(obj_text_member("{\"a\\\"b\":1,\"c\":2}", 16, "c", &start, &end));
+    assert_int_equal(start, 14);
+    /* a string that never closes, its last quote escaped; a bracket that never closes */
+    assert_false(obj_text_member("{\"a\":\"x\\\"}", 10, "b", &start, &end));
+    assert_false(obj_text_member("{\"a\":[1,{\"b\":2}}", 16, "c", &start, &end));
+    json_decref(whole);
+}
+
 /* A status write shares the spec of the version before, and its text cuts
  * that spec's text out of the version before's instead of writing it again:
  * with escapes, non-ASCII and nesting in the spec, and members after it,
@@ -3550,6 +3602,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_view_of_nested_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_writes, setup, teardown),
+        cmocka_unit_test(test_text_scanner),
         cmocka_unit_test_setup_teardown(test_prepared_status_reuses_spec_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_mutate_redone_when_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepared_only_hot_and_bounded, setup, teardown),
