@@ -129,14 +129,35 @@ static bool unescape(reader *r)
 
 /* The string at r->p (its opening quote): *s and *n point into the text
  * when it has no escapes, else into r->scratch. */
+/* What a byte is to a string's scan: STOP ends the run (a control
+ * character, '"' or '\\'), HIGH belongs to a multi-byte character (to be
+ * checked as UTF-8), 0 is plain ASCII. One load a byte instead of four
+ * compares. */
+enum { HIGH = 1, STOP = 2 };
+#define CTL4(n) [n] = STOP, [n + 1] = STOP, [n + 2] = STOP, [n + 3] = STOP
+#define HIGH16(n)                                                                       \
+    [n] = HIGH, [n + 1] = HIGH, [n + 2] = HIGH, [n + 3] = HIGH, [n + 4] = HIGH,         \
+    [n + 5] = HIGH, [n + 6] = HIGH, [n + 7] = HIGH, [n + 8] = HIGH, [n + 9] = HIGH,     \
+    [n + 10] = HIGH, [n + 11] = HIGH, [n + 12] = HIGH, [n + 13] = HIGH, [n + 14] = HIGH, \
+    [n + 15] = HIGH
+static const unsigned char string_byte[256] = {
+    CTL4(0),     CTL4(4),     CTL4(8),     CTL4(12),    CTL4(16),    CTL4(20),
+    CTL4(24),    CTL4(28),    ['"'] = STOP, ['\\'] = STOP, HIGH16(0x80), HIGH16(0x90),
+    HIGH16(0xa0), HIGH16(0xb0), HIGH16(0xc0), HIGH16(0xd0), HIGH16(0xe0), HIGH16(0xf0)};
+#undef CTL4
+#undef HIGH16
+
 static bool read_string(reader *r, const char **s, size_t *n)
 {
     const char *start = ++r->p, *q = start;
     bool high = false, escaped = false;
+    unsigned char k;
 
     for (;;) {
-        while (q < r->end && (unsigned char)*q >= 0x20 && *q != '"' && *q != '\\')
-            high |= (unsigned char)*q++ >= 0x80;
+        while (q < r->end && (k = string_byte[(unsigned char)*q]) != STOP) {
+            high |= k;
+            q++;
+        }
         if (q == r->end || (unsigned char)*q < 0x20)
             return false; /* unclosed, or a raw control character */
         if (*q == '"')
