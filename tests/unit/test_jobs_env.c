@@ -587,6 +587,63 @@ static void test_mindspore(void **state)
     json_decref(job);
 }
 
+/* The env goes to the target containers: shared with the caller's array
+ * (made for this pod) when one container takes it, copied into each when
+ * several do, so that no two containers hold one entry (defaulting changes
+ * entries in place). */
+static void test_pod_env_targets(void **state)
+{
+    json_t *owner = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "kubeflow.org/v1",
+                              "kind", "PyTorchJob", "metadata", "name", "j", "namespace", "ns",
+                              "uid", "u1");
+    json_t *tmpl = json_pack("{s:{s:[{s:s, s:s, s:[{s:s, s:s}]}, {s:s, s:s}]}}", "spec",
+                             "containers", "name", "main", "image", "x", "env", "name", "OWN",
+                             "value", "1", "name", "side", "image", "y");
+    json_t *env = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "RANK", "value", "0", "name",
+                            "WORLD_SIZE", "value", "2");
+    json_t *labels = json_object();
+    jobs_pod_params p = {.owner = owner, .name = "j-worker-0", .template = tmpl,
+                         .restart_policy = "Never", .labels = labels, .env = env,
+                         .env_container = "main"};
+    json_t *pod = jobs_pod_new(&p), *a, *b;
+    (void)state;
+
+    /* one taker: the template's own entry first, then the pod's, shared */
+    a = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
+                                                       "containers"), 0), "env");
+    assert_int_equal(json_array_size(a), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "name")), "OWN");
+    assert_ptr_equal(json_array_get(a, 1), json_array_get(env, 0));
+    assert_ptr_equal(json_array_get(a, 2), json_array_get(env, 1));
+    assert_null(json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
+                                                               "containers"), 1), "env"));
+    /* the template is untouched */
+    assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(
+                         json_object_get(tmpl, "spec"), "containers"), 0), "env")), 1);
+    json_decref(pod);
+
+    /* every container: equal entries, none shared */
+    p.env_container = NULL;
+    pod = jobs_pod_new(&p);
+    a = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
+                                                       "containers"), 0), "env");
+    b = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
+                                                       "containers"), 1), "env");
+    assert_int_equal(json_array_size(a), 3);
+    assert_int_equal(json_array_size(b), 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(json_equal(json_array_get(a, i + 1), json_array_get(env, i)));
+        assert_true(json_equal(json_array_get(b, i), json_array_get(env, i)));
+        assert_ptr_not_equal(json_array_get(a, i + 1), json_array_get(b, i));
+        assert_ptr_not_equal(json_array_get(b, i), json_array_get(env, i));
+    }
+    json_decref(pod);
+    json_decref(env);
+    json_decref(labels);
+    json_decref(tmpl);
+    json_decref(owner);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -596,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_xgboost), cmocka_unit_test(test_paddle),
         cmocka_unit_test(test_jax), cmocka_unit_test(test_mxnet),
         cmocka_unit_test(test_mindspore),
+        cmocka_unit_test(test_pod_env_targets),
     };
 
     /* forced: sanitizer builds check the scopes too (treearena.h) */

@@ -40,7 +40,10 @@ typedef struct jobs_pod_params {
     const json_t *template;     /* the pod template {metadata, spec} */
     const char *restart_policy; /* the pod's restartPolicy (Always/OnFailure/Never) */
     const json_t *labels;       /* added over the template's labels */
-    const json_t *env;          /* appended to the env of the target containers */
+    const json_t *env;          /* appended to the env of the target containers: the
+                                   pod's own, made for it, its entries taken by
+                                   reference when one container takes them (the caller
+                                   changes them no more) */
     const char *env_container;  /* only this container, or NULL for all */
 } jobs_pod_params;
 

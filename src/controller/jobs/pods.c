@@ -35,7 +35,11 @@ static json_t *copy_or_new(const json_t *v)
     return json_is_object(v) ? json_deep_copy(v) : json_object();
 }
 
-static void append_env(json_t *container, const json_t *env)
+/* env's entries appended to container's env; shared (env is the pod's own,
+ * made for it and dropped after) when only this container takes them, else
+ * each container gets copies, so that no two hold one entry (defaulting
+ * changes entries in place). */
+static void append_env(json_t *container, const json_t *env, bool share)
 {
     json_t *list = json_object_get(container, "env"), *e;
     size_t i;
@@ -47,7 +51,15 @@ static void append_env(json_t *container, const json_t *env)
         json_object_set_new(container, "env", list);
     }
     json_array_foreach(env, i, e)
-        json_array_append_new(list, json_deep_copy(e));
+        json_array_append_new(list, share ? json_incref(e) : json_deep_copy(e));
+}
+
+/* Whether a container is one the env goes to. */
+static bool takes_env(const jobs_pod_params *p, const json_t *ct)
+{
+    const char *name = json_string_value(json_object_get(ct, "name"));
+
+    return !p->env_container || (name && strcmp(name, p->env_container) == 0);
 }
 
 json_t *jobs_pod_new(const jobs_pod_params *p)
@@ -57,7 +69,7 @@ json_t *jobs_pod_new(const jobs_pod_params *p)
     json_t *labels = copy_or_new(json_object_get(tmeta, "labels"));
     json_t *spec = copy_or_new(json_object_get(p->template, "spec"));
     json_t *meta, *ct;
-    size_t i;
+    size_t i, takers = 0;
 
     json_object_update(labels, (json_t *)p->labels);
     meta = json_pack("{s:s, s:O, s:o, s:[o]}", "name", p->name, "namespace",
@@ -67,11 +79,11 @@ json_t *jobs_pod_new(const jobs_pod_params *p)
         json_object_set_new(meta, "annotations",
                             json_deep_copy(json_object_get(tmeta, "annotations")));
     json_object_set_new(spec, "restartPolicy", json_string(p->restart_policy));
-    json_array_foreach(json_object_get(spec, "containers"), i, ct) {
-        const char *name = json_string_value(json_object_get(ct, "name"));
-        if (!p->env_container || (name && strcmp(name, p->env_container) == 0))
-            append_env(ct, p->env);
-    }
+    json_array_foreach(json_object_get(spec, "containers"), i, ct)
+        takers += takes_env(p, ct);
+    json_array_foreach(json_object_get(spec, "containers"), i, ct)
+        if (takes_env(p, ct))
+            append_env(ct, p->env, takers == 1);
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "v1", "kind", "Pod", "metadata", meta,
                      "spec", spec);
 }
