@@ -187,9 +187,10 @@ static void check_env(const json_t *env, const char *path, ty_error *err)
             continue;
         snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
         meta_invalid_str(err, f, name, "a valid environment variable name must consist "
-                "of alphabetic characters, digits, '_', '-', or '.', and must not start with "
-                "a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex "
-                "used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
+                         "of alphabetic characters, digits, '_', '-', or '.', and must not "
+                         "start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
+                         "'MyEnvName1', regex used for validation is "
+                         "'[-._a-zA-Z][-._a-zA-Z0-9]*')");
     }
 }
 

@@ -127,8 +127,6 @@ static bool unescape(reader *r)
     return put_utf8(&r->scratch, 0x10000 + ((uint32_t)(hi - 0xD800) << 10) + (uint32_t)(lo - 0xDC00));
 }
 
-/* The string at r->p (its opening quote): *s and *n point into the text
- * when it has no escapes, else into r->scratch. */
 /* What a byte is to a string's scan: STOP ends the run (a control
  * character, '"' or '\\'), HIGH belongs to a multi-byte character (to be
  * checked as UTF-8), 0 is plain ASCII. One load a byte instead of four
@@ -147,6 +145,8 @@ static const unsigned char string_byte[256] = {
 #undef CTL4
 #undef HIGH16
 
+/* The string at r->p (its opening quote): *s and *n point into the text
+ * when it has no escapes, else into r->scratch. */
 static bool read_string(reader *r, const char **s, size_t *n)
 {
     const char *start = ++r->p, *q = start;
