@@ -439,6 +439,9 @@ void hub_trash(store_hub *h, json_t **trees, size_t ntrees, void **mem, size_t n
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
+/* Whether the version the event of rv holds has its plain text: 1 or 0,
+ * -1 when the ring no longer has that event (tests). */
+int hub_event_plain(store_hub *h, uint64_t rv);
 /* Wakes every watcher with -1 and drops the store's reference. */
 void hub_shutdown(store_hub *h);
 

@@ -172,6 +172,26 @@ static void trash_tree_if_refs(store_hub *h, store_obj *o, size_t refs)
         json_decref(t);
 }
 
+/* Frees o's plain text when o has refs references and a compressed copy
+ * (obj_take_text_if_refs); with h->mu held. For a version only the ring
+ * holds once it leaves the tree window: the ring kept the plain texts of
+ * its replaced and deleted versions (up to max_bytes, 40 MB by default)
+ * until they were evicted, though their compressed copies were made when
+ * they were written. A watcher that comes to one later reads it
+ * decompressed. */
+static void trash_text_if_refs(store_hub *h, store_obj *o, size_t refs)
+{
+    char *t = obj_take_text_if_refs(o, refs);
+
+    if (!t)
+        return;
+    if (h->reaping && grow_trash((void **)&h->dead_mem, &h->cap_mem, h->ndead_mem,
+                                 sizeof(*h->dead_mem)))
+        h->dead_mem[h->ndead_mem++] = t;
+    else
+        free(t);
+}
+
 static void *reap_main(void *arg)
 {
     store_hub *h = arg;
@@ -256,8 +276,11 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     /* The event leaving the tree window. Only the ring can hand out new
      * references to an object the index no longer holds, and it does so under
      * h->mu, so a count of one cannot grow while we look. */
-    if (h->head - h->oldest > h->max_trees)
-        trash_tree_if_refs(h, h->ring[(h->head - h->max_trees) % h->cap].obj, 1);
+    if (h->head - h->oldest > h->max_trees) {
+        store_obj *gone = h->ring[(h->head - h->max_trees) % h->cap].obj;
+        trash_tree_if_refs(h, gone, 1);
+        trash_text_if_refs(h, gone, 1);
+    }
     /* Keep at least the newest event so a watcher from "now" always works. */
     while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
         evict_oldest(h);
@@ -295,8 +318,10 @@ void hub_release_superseded(store_hub *h, store_obj *old)
             h->bytes += e->held;
         }
         store_obj_unref(old);
-        if (h->head - old->rv >= h->max_trees)
+        if (h->head - old->rv >= h->max_trees) {
             trash_tree_if_refs(h, old, 1);
+            trash_text_if_refs(h, old, 1);
+        }
         while (h->bytes > h->max_bytes && h->head - h->oldest > 1)
             evict_oldest(h);
     } else {
@@ -397,6 +422,19 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
         store_obj_unref(o);
         zdict_unref(d);
     }
+}
+
+int hub_event_plain(store_hub *h, uint64_t rv)
+{
+    int plain = -1;
+
+    pthread_mutex_lock(&h->mu);
+    if (rv > h->oldest && rv <= h->head && h->ring[rv % h->cap].obj &&
+        h->ring[rv % h->cap].obj->rv == rv)
+        plain = atomic_load_explicit(&h->ring[rv % h->cap].obj->text, memory_order_acquire) !=
+                NULL;
+    pthread_mutex_unlock(&h->mu);
+    return plain;
 }
 
 uint64_t hub_oldest(store_hub *h)

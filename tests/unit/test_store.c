@@ -2494,6 +2494,61 @@ static long long compressed_rows(fixture *f, long long dict)
  * every text reads back byte for byte from the compressed rows, which keep
  * no plain text; a dictionary no row names any more is dropped at the
  * next open. */
+/* A replaced version that leaves the tree window with only the history
+ * holding it gives its plain text back, its compressed copy made when it
+ * was written; a watcher from before it still reads it, byte for byte. The
+ * current version keeps its own. */
+static void test_history_drops_replaced_plain_text(void **state)
+{
+    fixture *f = *state;
+    char name[32], *text1, *text2;
+    uint64_t rv1, rv2;
+    store_watch *w;
+    store_event ev;
+    store_obj *o;
+    ty_error err;
+    int i;
+
+    ty_error_init(&err);
+    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
+        snprintf(name, sizeof(name), "w%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        if (i >= 16)
+            usleep(10000); /* a sweeper step every 100 ms */
+    }
+    assert_true(compressed_rows(f, 0) > 0);
+    o = create(f->s, "pods", "default", "replaced");
+    rv1 = store_obj_rv(o);
+    text1 = strdup(store_obj_text(o, NULL));
+    store_obj_unref(o);
+    o = store_mutate(f->s, "pods", "default", "replaced", set_label, "v2", &err);
+    assert_non_null(o);
+    rv2 = store_obj_rv(o);
+    text2 = strdup(store_obj_text(o, NULL));
+    store_obj_unref(o);
+    assert_int_equal(hub_event_plain(f->s->hub, rv1), 1); /* in the tree window still */
+    /* 1,100 events later (the window is 1,024) */
+    for (i = 0; i < 1100; i++) {
+        snprintf(name, sizeof(name), "later%04d", i);
+        store_obj_unref(create(f->s, "configmaps", "default", name));
+    }
+    assert_int_equal(hub_event_plain(f->s->hub, rv1), 0);
+    assert_int_equal(hub_event_plain(f->s->hub, rv2), 1); /* current: the sweeper's */
+    w = store_watch_open(f->s, "pods", NULL, rv1 - 1, &err);
+    assert_non_null(w);
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(store_obj_rv(ev.obj), rv1);
+    assert_string_equal(store_obj_text(ev.obj, NULL), text1);
+    store_event_release(&ev);
+    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(store_obj_rv(ev.obj), rv2);
+    assert_string_equal(store_obj_text(ev.obj, NULL), text2);
+    store_event_release(&ev);
+    store_watch_close(w);
+    free(text1);
+    free(text2);
+}
+
 static void test_rows_written_compressed(void **state)
 {
     fixture *f = *state;
@@ -3594,6 +3649,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_row_per_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_drops_replaced_plain_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_compressed_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dictionary_row_after_rollback, setup, teardown),
