@@ -2487,13 +2487,21 @@ static long long compressed_rows(fixture *f, long long dict)
     return db_number(f, sql);
 }
 
-/* Once a resource has a dictionary (the sweeper makes one from 16 of its
- * objects), each version is written compressed with it: its row is the
- * compressed text, naming the dictionary, whose own row is in the file;
- * the object keeps that copy, so it is compressed from the start. Reopened,
- * every text reads back byte for byte from the compressed rows, which keep
- * no plain text; a dictionary no row names any more is dropped at the
- * next open. */
+/* Pods created until the sweeper has made the pods' dictionary and rows
+ * are written compressed. */
+static void pods_until_compressed(fixture *f)
+{
+    char name[32];
+
+    for (int i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
+        snprintf(name, sizeof(name), "w%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        if (i >= 16)
+            usleep(10000); /* a sweeper step every 100 ms */
+    }
+    assert_true(compressed_rows(f, 0) > 0);
+}
+
 /* A replaced version that leaves the tree window with only the history
  * holding it gives its plain text back, its compressed copy made when it
  * was written; a watcher from before it still reads it, byte for byte. The
@@ -2510,13 +2518,7 @@ static void test_history_drops_replaced_plain_text(void **state)
     int i;
 
     ty_error_init(&err);
-    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
-        snprintf(name, sizeof(name), "w%03d", i);
-        store_obj_unref(create(f->s, "pods", "default", name));
-        if (i >= 16)
-            usleep(10000); /* a sweeper step every 100 ms */
-    }
-    assert_true(compressed_rows(f, 0) > 0);
+    pods_until_compressed(f);
     o = create(f->s, "pods", "default", "replaced");
     rv1 = store_obj_rv(o);
     text1 = strdup(store_obj_text(o, NULL));
@@ -2549,6 +2551,13 @@ static void test_history_drops_replaced_plain_text(void **state)
     free(text2);
 }
 
+/* Once a resource has a dictionary (the sweeper makes one from 16 of its
+ * objects), each version is written compressed with it: its row is the
+ * compressed text, naming the dictionary, whose own row is in the file;
+ * the object keeps that copy, so it is compressed from the start. Reopened,
+ * every text reads back byte for byte from the compressed rows, which keep
+ * no plain text; a dictionary no row names any more is dropped at the
+ * next open. */
 static void test_rows_written_compressed(void **state)
 {
     fixture *f = *state;
@@ -2562,13 +2571,7 @@ static void test_rows_written_compressed(void **state)
     int i;
 
     ty_error_init(&err);
-    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
-        snprintf(name, sizeof(name), "w%03d", i);
-        store_obj_unref(create(f->s, "pods", "default", name));
-        if (i >= 16)
-            usleep(10000); /* a sweeper step every 100 ms */
-    }
-    assert_true(compressed_rows(f, 0) > 0);
+    pods_until_compressed(f);
     store_memory(f->s, &m0);
     for (i = 0; i < NLATE; i++) {
         snprintf(name, sizeof(name), "late%02d", i);
