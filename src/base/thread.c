@@ -13,16 +13,16 @@
 int ty_thread_setup(pthread_t t, const char *name, ty_thread_class cls)
 {
     struct sched_param p = {.sched_priority = 0};
+    int policy = cls == TY_THREAD_IDLE         ? SCHED_IDLE
+                 : cls == TY_THREAD_BACKGROUND ? SCHED_BATCH
+                                               : SCHED_OTHER;
     char buf[16];
 
     if (name) {
         snprintf(buf, sizeof(buf), "%s", name);
         pthread_setname_np(t, buf);
     }
-    return pthread_setschedparam(t, cls == TY_THREAD_BACKGROUND ? SCHED_BATCH : SCHED_OTHER,
-                                 &p) == 0
-               ? 0
-               : -1;
+    return pthread_setschedparam(t, policy, &p) == 0 ? 0 : -1;
 }
 
 int ty_thread_upstream_self(void)

@@ -26,6 +26,10 @@
 typedef enum {
     TY_THREAD_INTERACTIVE, /* SCHED_OTHER, the default: a wake-up may preempt */
     TY_THREAD_BACKGROUND,  /* SCHED_BATCH */
+    TY_THREAD_IDLE,        /* SCHED_IDLE: runs only when a CPU has nothing else to run
+                              (and a sliver of the time otherwise); for work that can wait,
+                              with a bound on how much may (store/watch.c, the reaper).
+                              An unprivileged thread cannot leave it again. */
 } ty_thread_class;
 
 /* Names t (name NULL: left as it is; at most 15 bytes are kept) and sets

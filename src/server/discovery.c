@@ -196,6 +196,9 @@ static void scrape_gauges(ty_store *s)
          "Time the group commit's leaders held the section every writer waits for."},
         {"trainyard_store_commit_section_cpu_seconds_total", TY_COUNTER,
          "CPU time of the leaders within that section (the rest they waited)."},
+        {"trainyard_store_reaper_overflows_total", TY_COUNTER,
+         "Times the reaper, which frees in idle CPU time, fell behind and a writer freed what "
+         "waited for it."},
         {"process_resident_memory_bytes", TY_GAUGE, "Resident memory size in bytes."},
         {"process_cpu_seconds_total", TY_COUNTER,
          "Total user and system CPU time spent in seconds."},
@@ -220,6 +223,7 @@ static void scrape_gauges(ty_store *s)
     ty_metric_set("trainyard_store_writes_total", NULL, (double)c.writes);
     ty_metric_set("trainyard_store_commit_section_seconds_total", NULL, c.held_s);
     ty_metric_set("trainyard_store_commit_section_cpu_seconds_total", NULL, c.held_cpu_s);
+    ty_metric_set("trainyard_store_reaper_overflows_total", NULL, (double)c.reaper_overflows);
     if ((f = fopen("/proc/self/statm", "r"))) {
         if (fscanf(f, "%*s %ld", &pages) == 1)
             ty_metric_set("process_resident_memory_bytes", NULL,

@@ -437,6 +437,12 @@ void hub_trash(store_hub *h, json_t **trees, size_t ntrees, void **mem, size_t n
 /* Hands o and d (one reference each, stolen) to the reaper, which
  * compresses o's text with d (obj_compress) and lets both go. */
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);
+/* Tests: holds the reaper back (or lets it go) and sets how much may wait
+ * for it before the leader frees it (REAP_MAX_TREES, REAP_MAX_ITEMS). */
+void hub_reaper_test(store_hub *h, bool paused, size_t max_trees, size_t max_items);
+/* Trees waiting for the reaper now, and how many times a leader freed
+ * what waited because the reaper had fallen behind (either may be NULL). */
+void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);
 /* Whether the version the event of rv holds has its plain text: 1 or 0,

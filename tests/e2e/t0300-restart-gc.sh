@@ -54,6 +54,7 @@ held, cpu = v.get("trainyard_store_commit_section_seconds_total", -1), v.get("tr
 if not 0 < held < 1e5 or not 0 <= cpu or cpu > held * 1.5 + 0.01: bad.append("section")
 if not 1e6 < v.get("process_resident_memory_bytes", 0) < 1e11: bad.append("rss")
 if not 0 <= v.get("process_cpu_seconds_total", -1) < 1e6: bad.append("cpu")
+if v.get("trainyard_store_reaper_overflows_total", -1) != 0: bad.append("reaper")  # a small store never overflows
 print(" ".join(bad) or "ok")')"
 
 # --- watch from a version older than this server's history: 410 Gone ---

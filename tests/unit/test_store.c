@@ -3,12 +3,15 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2551,6 +2554,67 @@ static void test_history_drops_replaced_plain_text(void **state)
     free(text2);
 }
 
+/* The reaper runs under SCHED_IDLE; when it falls behind (held back
+ * here), the leader of a batch frees what waits once more than the limit of
+ * trees does, so that a CPU with no idle time cannot pile trees up. */
+static void test_reaper_behind_bounded(void **state)
+{
+    fixture *f = *state;
+    char name[32], path[300], comm[32];
+    size_t waiting = 0;
+    uint64_t overflows = 1;
+    bool found = false;
+    struct dirent *d;
+    DIR *dir;
+    FILE *fp;
+    int i;
+
+    /* the reaper's policy */
+    assert_non_null(dir = opendir("/proc/self/task"));
+    while ((d = readdir(dir))) {
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+        if (d->d_name[0] == '.' || !(fp = fopen(path, "r")))
+            continue;
+        if (fgets(comm, sizeof(comm), fp) && strcmp(comm, "ty-reaper\n") == 0) {
+            assert_int_equal(sched_getscheduler(atoi(d->d_name)), SCHED_IDLE);
+            found = true;
+        }
+        fclose(fp);
+    }
+    closedir(dir);
+    assert_true(found);
+
+    /* held back, with no limit: the trees of the events leaving the tree
+     * window (1,024) pile up */
+    hub_reaper_test(f->s->hub, true, SIZE_MAX, SIZE_MAX);
+    for (i = 0; i < 1200; i++) {
+        snprintf(name, sizeof(name), "r%04d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+    }
+    hub_reaper_stats(f->s->hub, &waiting, &overflows);
+    assert_true(waiting >= 100);
+    assert_int_equal(overflows, 0);
+
+    /* a limit of 8: the next commit frees them, and later ones keep to it */
+    hub_reaper_test(f->s->hub, true, 8, SIZE_MAX);
+    for (i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "s%04d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+        hub_reaper_stats(f->s->hub, &waiting, NULL);
+        assert_true(waiting <= 8);
+    }
+    hub_reaper_stats(f->s->hub, NULL, &overflows);
+    assert_true(overflows >= 1);
+
+    /* let go, it frees the rest */
+    hub_reaper_test(f->s->hub, false, SIZE_MAX, SIZE_MAX);
+    for (i = 0; i < 500 && waiting; i++) {
+        usleep(10000);
+        hub_reaper_stats(f->s->hub, &waiting, NULL);
+    }
+    assert_int_equal(waiting, 0);
+}
+
 /* Once a resource has a dictionary (the sweeper makes one from 16 of its
  * objects), each version is written compressed with it: its row is the
  * compressed text, naming the dictionary, whose own row is in the file;
@@ -3653,6 +3717,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_duplicate_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_drops_replaced_plain_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_behind_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_compressed_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dictionary_row_after_rollback, setup, teardown),

@@ -74,6 +74,10 @@ static void test_classes_and_names(void **state)
     name_of(t, name, sizeof(name));
     assert_string_equal(name, "wq-a-very-long-");
 
+    /* last: an unprivileged thread cannot leave SCHED_IDLE */
+    assert_int_equal(ty_thread_setup(t, NULL, TY_THREAD_IDLE), 0);
+    assert_int_equal(policy_of(t), SCHED_IDLE);
+
     pthread_mutex_lock(&z.mu);
     z.stop = 1;
     pthread_cond_signal(&z.cv);
