@@ -197,7 +197,7 @@ static void scrape_gauges(ty_store *s)
         {"trainyard_store_commit_section_cpu_seconds_total", TY_COUNTER,
          "CPU time of the leaders within that section (the rest they waited)."},
         {"trainyard_store_reaper_overflows_total", TY_COUNTER,
-         "Times the reaper, which frees in idle CPU time, fell behind and a writer freed what "
+         "Times the reaper, which frees in idle CPU time, fell behind and its helper freed what "
          "waited for it."},
         {"process_resident_memory_bytes", TY_GAUGE, "Resident memory size in bytes."},
         {"process_cpu_seconds_total", TY_COUNTER,

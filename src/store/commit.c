@@ -604,7 +604,9 @@ void store_commit_stats_get(ty_store *s, store_commit_stats *c)
     c->held_s = (double)s->held_ns / 1e9;
     c->held_cpu_s = (double)s->held_cpu_ns / 1e9;
     pthread_mutex_unlock(&s->write_mu);
-    hub_reaper_stats(s->hub, NULL, &c->reaper_overflows);
+    c->reaper_overflows = 0;
+    if (s->hub) /* NULL in an open that failed */
+        hub_reaper_stats(s->hub, NULL, &c->reaper_overflows);
 }
 
 void commit_drain(ty_store *s)

@@ -78,9 +78,12 @@ struct store_hub {
     ty_bell reap_bell;
     pthread_t reaper;
     bool reaping;    /* the reaper runs: what dies goes to it */
-    /* How much may wait for the reaper before the leader frees it itself
-     * (hub_wake), and how often it did; reap_paused holds the reaper back
-     * (tests). */
+    /* The reaper's helper (REAP_MAX_TREES): how much may wait for the
+     * reaper before it takes it, and how often it did; reap_paused holds
+     * the reaper back, not its helper (tests). */
+    ty_bell help_bell;
+    pthread_t helper;
+    bool helping;
     size_t reap_max_trees, reap_max_items;
     uint64_t reap_overflows;
     bool reap_paused;
@@ -93,8 +96,10 @@ struct store_hub {
  * 150,000 pods bound 6-10 % faster than with the reaper at the writers'
  * share (docs/benchmarks.md, stop 25). On a CPU with no gaps it would
  * barely run, so what waits for it is bounded: past REAP_MAX_TREES trees
- * (~16 KB each for a pod) or REAP_MAX_ITEMS things in all, the leader of
- * the next batch frees them itself. */
+ * (~16 KB each for a pod) or REAP_MAX_ITEMS things in all, its helper, a
+ * thread at the writers' share that sleeps otherwise, takes them (the
+ * leader of the next batch wakes it: freeing them there would hold the
+ * commit section). */
 #define REAP_MAX_TREES 4096
 #define REAP_MAX_ITEMS 65536
 
@@ -126,6 +131,7 @@ struct store_watch {
 };
 
 static void *reap_main(void *arg);
+static void *help_main(void *arg);
 
 store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_t max_trees)
 {
@@ -147,8 +153,12 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     h->reap_max_items = REAP_MAX_ITEMS;
     pthread_mutex_init(&h->mu, NULL);
     h->reaping = pthread_create(&h->reaper, NULL, reap_main, h) == 0;
-    if (h->reaping)
+    if (h->reaping) {
         ty_thread_setup(h->reaper, "ty-reaper", TY_THREAD_IDLE);
+        h->helping = pthread_create(&h->helper, NULL, help_main, h) == 0;
+        if (h->helping)
+            ty_thread_setup(h->helper, "ty-reaper-help", TY_THREAD_BACKGROUND);
+    }
     return h;
 }
 
@@ -226,6 +236,14 @@ static size_t reap_waiting(const store_hub *h)
     return h->ndead_objs + h->ndead_trees + h->ndead_mem + h->ncold;
 }
 
+/* Whether the reaper fell behind: more waits for it than REAP_MAX_TREES
+ * and REAP_MAX_ITEMS allow (the cold objects to compress hold no memory). */
+static bool reap_behind(const store_hub *h)
+{
+    return h->ndead_trees > h->reap_max_trees ||
+           h->ndead_objs + h->ndead_trees + h->ndead_mem > h->reap_max_items;
+}
+
 /* Takes what waits to be freed and, with cold, what waits to be
  * compressed; with h->mu held. */
 static void reap_take(store_hub *h, reap_batch *b, bool cold)
@@ -296,6 +314,37 @@ static void *reap_main(void *arg)
     return NULL;
 }
 
+/* The reaper's helper: takes what waits for the reaper whenever that is
+ * more than the limits allow. */
+static void *help_main(void *arg)
+{
+    store_hub *h = arg;
+
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        reap_batch b;
+
+        if (!reap_behind(h)) {
+            if (h->closing)
+                break; /* the reaper frees the rest */
+            uint32_t ticket = ty_bell_ticket(&h->help_bell);
+
+            pthread_mutex_unlock(&h->mu);
+            ty_bell_wait(&h->help_bell, ticket, NULL);
+            pthread_mutex_lock(&h->mu);
+            continue;
+        }
+        reap_take(h, &b, false);
+        h->reap_overflows++;
+        pthread_mutex_unlock(&h->mu);
+        reap_free(&b, false);
+        pthread_mutex_lock(&h->mu);
+    }
+    h->helping = false;
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
 /* Called with h->mu held. */
 static void evict_oldest(store_hub *h)
 {
@@ -342,21 +391,21 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
 void hub_wake(store_hub *h)
 {
     reap_batch over = {0};
-    bool reap;
+    bool reap, behind;
 
     pthread_mutex_lock(&h->mu);
-    /* The reaper fell behind (see REAP_MAX_TREES): what waits is freed
-     * here, except the cold objects to compress, which hold no memory. */
-    if (h->ndead_trees > h->reap_max_trees ||
-        h->ndead_objs + h->ndead_trees + h->ndead_mem > h->reap_max_items) {
+    reap = reap_waiting(h) != 0;
+    behind = reap_behind(h);
+    if (behind && !h->helping) { /* no helper: freed here */
         reap_take(h, &over, false);
         h->reap_overflows++;
     }
-    reap = reap_waiting(h) != 0;
     pthread_mutex_unlock(&h->mu);
     ty_bell_ring(&h->bell);
     if (reap)
         ty_bell_ring(&h->reap_bell);
+    if (behind)
+        ty_bell_ring(&h->help_bell);
     reap_free(&over, false);
 }
 
@@ -503,6 +552,7 @@ void hub_reaper_test(store_hub *h, bool paused, size_t max_trees, size_t max_ite
     h->reap_max_items = max_items;
     pthread_mutex_unlock(&h->mu);
     ty_bell_ring(&h->reap_bell);
+    ty_bell_ring(&h->help_bell);
 }
 
 void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows)
@@ -547,14 +597,18 @@ static void hub_unref(store_hub *h)
 
 void hub_shutdown(store_hub *h)
 {
-    bool reaping;
+    bool reaping, helping;
 
     pthread_mutex_lock(&h->mu);
     h->closing = true;
     reaping = h->reaping;
+    helping = h->helping;
     pthread_mutex_unlock(&h->mu);
     ty_bell_ring(&h->bell);
     ty_bell_ring(&h->reap_bell);
+    ty_bell_ring(&h->help_bell);
+    if (helping)
+        pthread_join(h->helper, NULL);
     if (reaping)
         pthread_join(h->reaper, NULL); /* it empties the trash first */
     hub_unref(h);
