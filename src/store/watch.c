@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/thread.h"
 #include "base/timeutil.h"
@@ -87,6 +88,9 @@ struct store_hub {
     size_t reap_max_trees, reap_max_items;
     uint64_t reap_overflows;
     bool reap_paused;
+    unsigned reap_slice_sleep_us; /* tests: the reaper sleeps this long per slice */
+    size_t *freed_at_close;       /* tests: what hub_shutdown freed itself */
+    struct reap_batch *left;      /* what the reaper had not freed when the hub closed */
 };
 
 /* The reaper runs under SCHED_IDLE (base/thread.h): only when a CPU has
@@ -222,14 +226,20 @@ static void trash_text_if_refs(store_hub *h, store_obj *o, size_t refs)
         free(t);
 }
 
-/* What the reaper takes in one go. */
+/* What the reaper takes in one go, and how far it got. */
 typedef struct reap_batch {
     store_obj **objs;
     json_t **trees;
     void **mem;
     struct to_compress *cold;
     size_t nobjs, ntrees, nmem, ncold;
+    size_t done; /* things freed, in the order trees, objects, memory, cold */
 } reap_batch;
+
+/* The reaper looks whether the hub is closing after this many things: at
+ * SCHED_IDLE on a busy CPU it may get a few milliseconds a second, and
+ * hub_shutdown frees what it left instead of waiting for it. */
+#define REAP_SLICE 64
 
 static size_t reap_waiting(const store_hub *h)
 {
@@ -249,7 +259,7 @@ static bool reap_behind(const store_hub *h)
 static void reap_take(store_hub *h, reap_batch *b, bool cold)
 {
     *b = (reap_batch){h->dead_objs, h->dead_trees, h->dead_mem, NULL,
-                      h->ndead_objs, h->ndead_trees, h->ndead_mem, 0};
+                      h->ndead_objs, h->ndead_trees, h->ndead_mem, 0, 0};
     h->dead_objs = NULL;
     h->dead_trees = NULL;
     h->dead_mem = NULL;
@@ -263,26 +273,53 @@ static void reap_take(store_hub *h, reap_batch *b, bool cold)
     }
 }
 
-/* Frees what b holds, compressing its cold objects first unless closing
- * (the work would be wasted then); without h->mu. */
-static void reap_free(reap_batch *b, bool closing)
+/* Frees one thing of b: the done'th. */
+static void reap_one(reap_batch *b, bool compress)
 {
-    for (size_t i = 0; i < b->ntrees; i++)
+    size_t i = b->done++;
+
+    if (i < b->ntrees) {
         json_decref(b->trees[i]);
-    for (size_t i = 0; i < b->nobjs; i++)
+        return;
+    }
+    if ((i -= b->ntrees) < b->nobjs) {
         store_obj_unref(b->objs[i]);
-    for (size_t i = 0; i < b->nmem; i++)
+        return;
+    }
+    if ((i -= b->nobjs) < b->nmem) {
         free(b->mem[i]);
-    for (size_t i = 0; i < b->ncold; i++) {
-        if (!closing)
-            obj_compress(b->cold[i].obj, b->cold[i].dict);
-        store_obj_unref(b->cold[i].obj);
-        zdict_unref(b->cold[i].dict);
+        return;
+    }
+    i -= b->nmem;
+    if (compress)
+        obj_compress(b->cold[i].obj, b->cold[i].dict);
+    store_obj_unref(b->cold[i].obj);
+    zdict_unref(b->cold[i].dict);
+}
+
+/* Frees what b holds, compressing its cold objects first unless the hub
+ * is closing (the work would be wasted then); without h->mu. The reaper
+ * (reaper true) stops between slices once it is closing and returns false,
+ * the rest of b left for hub_shutdown. */
+static bool reap_free(store_hub *h, reap_batch *b, bool reaper)
+{
+    size_t n = b->ntrees + b->nobjs + b->nmem + b->ncold;
+    bool compress = !atomic_load(&h->closing);
+
+    while (b->done < n) {
+        if (reaper && b->done % REAP_SLICE == 0) {
+            if (atomic_load(&h->closing))
+                return false;
+            if (h->reap_slice_sleep_us)
+                usleep(h->reap_slice_sleep_us);
+        }
+        reap_one(b, compress);
     }
     free(b->trees);
     free(b->objs);
     free(b->mem);
     free(b->cold);
+    return true;
 }
 
 static void *reap_main(void *arg)
@@ -290,13 +327,10 @@ static void *reap_main(void *arg)
     store_hub *h = arg;
 
     pthread_mutex_lock(&h->mu);
-    for (;;) {
-        bool closing = h->closing;
+    while (!h->closing) { /* hub_shutdown frees what waits then */
         reap_batch b;
 
-        if (!reap_waiting(h) || (h->reap_paused && !closing)) {
-            if (closing)
-                break;
+        if (!reap_waiting(h) || h->reap_paused) {
             uint32_t ticket = ty_bell_ticket(&h->reap_bell);
 
             pthread_mutex_unlock(&h->mu);
@@ -306,7 +340,14 @@ static void *reap_main(void *arg)
         }
         reap_take(h, &b, true);
         pthread_mutex_unlock(&h->mu);
-        reap_free(&b, closing);
+        if (!reap_free(h, &b, true)) {
+            /* closing: the rest goes to hub_shutdown (freed here if there
+             * is no memory to hand it over) */
+            if ((h->left = malloc(sizeof(*h->left))))
+                *h->left = b;
+            else
+                reap_free(h, &b, false);
+        }
         pthread_mutex_lock(&h->mu);
     }
     h->reaping = false;
@@ -337,7 +378,7 @@ static void *help_main(void *arg)
         reap_take(h, &b, false);
         h->reap_overflows++;
         pthread_mutex_unlock(&h->mu);
-        reap_free(&b, false);
+        reap_free(h, &b, false);
         pthread_mutex_lock(&h->mu);
     }
     h->helping = false;
@@ -406,7 +447,7 @@ void hub_wake(store_hub *h)
         ty_bell_ring(&h->reap_bell);
     if (behind)
         ty_bell_ring(&h->help_bell);
-    reap_free(&over, false);
+    reap_free(h, &over, false);
 }
 
 /* Called by the writer right after the commit that replaced old. */
@@ -555,6 +596,14 @@ void hub_reaper_test(store_hub *h, bool paused, size_t max_trees, size_t max_ite
     ty_bell_ring(&h->help_bell);
 }
 
+void hub_reaper_slow(store_hub *h, unsigned sleep_us, size_t *freed_at_close)
+{
+    pthread_mutex_lock(&h->mu);
+    h->reap_slice_sleep_us = sleep_us;
+    h->freed_at_close = freed_at_close;
+    pthread_mutex_unlock(&h->mu);
+}
+
 void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows)
 {
     pthread_mutex_lock(&h->mu);
@@ -587,7 +636,7 @@ static void hub_unref(store_hub *h)
     while (h->oldest < h->head)
         evict_oldest(h);
     free(h->ring);
-    free(h->dead_objs);  /* the reaper emptied them before it stopped */
+    free(h->dead_objs);  /* emptied by hub_shutdown */
     free(h->dead_trees);
     free(h->dead_mem);
     free(h->cold);
@@ -610,7 +659,26 @@ void hub_shutdown(store_hub *h)
     if (helping)
         pthread_join(h->helper, NULL);
     if (reaping)
-        pthread_join(h->reaper, NULL); /* it empties the trash first */
+        pthread_join(h->reaper, NULL);
+    /* What the reaper left and what still waits are freed here: at
+     * SCHED_IDLE on a busy machine it could take seconds to. */
+    reap_batch b;
+    size_t freed = 0;
+
+    if (h->left) {
+        freed += h->left->ntrees + h->left->nobjs + h->left->nmem + h->left->ncold -
+                 h->left->done;
+        reap_free(h, h->left, false);
+        free(h->left);
+        h->left = NULL;
+    }
+    pthread_mutex_lock(&h->mu);
+    reap_take(h, &b, true);
+    pthread_mutex_unlock(&h->mu);
+    freed += b.ntrees + b.nobjs + b.nmem + b.ncold;
+    reap_free(h, &b, false);
+    if (h->freed_at_close)
+        *h->freed_at_close = freed;
     hub_unref(h);
 }
 
