@@ -185,16 +185,17 @@ static uint32_t key_hash(const char *ns, const char *name)
     h ^= h >> 13;
     h *= 0xc2b2ae35u;
     h ^= h >> 16;
-    return h;
+    return h ? h : 1; /* 0 marks an empty slot */
 }
 
-static void slot_put(idx_node **slots, size_t cap, idx_node *n)
+static void slot_put(idx_node **slots, uint32_t *hashes, size_t cap, idx_node *n)
 {
     size_t i = n->hash & (cap - 1);
 
-    while (slots[i])
+    while (hashes[i])
         i = (i + 1) & (cap - 1);
     slots[i] = n;
+    hashes[i] = n->hash;
 }
 
 /* Room for one more node; false (and the table dropped: lookups use the
@@ -203,23 +204,27 @@ static bool slots_room(store_res *r)
 {
     size_t cap;
     idx_node **grown;
+    uint32_t *hashes;
 
     if (!r->slots && r->slots_cap)
         return false; /* dropped before */
     if ((r->slots_n + 1) * 10 <= r->slots_cap * 7)
         return true;
     cap = r->slots_cap ? r->slots_cap * 2 : 64;
-    if (!(grown = calloc(cap, sizeof(*grown)))) {
+    if (!(grown = calloc(cap, sizeof(*grown) + sizeof(*hashes)))) {
         free(r->slots);
         r->slots = NULL;
+        r->slot_hash = NULL;
         r->slots_cap = 1;
         return false;
     }
+    hashes = (uint32_t *)(grown + cap);
     for (size_t i = 0; i < r->slots_cap; i++)
-        if (r->slots[i])
-            slot_put(grown, cap, r->slots[i]);
+        if (r->slot_hash[i])
+            slot_put(grown, hashes, cap, r->slots[i]);
     free(r->slots);
     r->slots = grown;
+    r->slot_hash = hashes;
     r->slots_cap = cap;
     return true;
 }
@@ -229,7 +234,7 @@ static void slots_add(store_res *r, idx_node *n)
     n->hash = key_hash(n->ns, n->name);
     if (!slots_room(r))
         return;
-    slot_put(r->slots, r->slots_cap, n);
+    slot_put(r->slots, r->slot_hash, r->slots_cap, n);
     r->slots_n++;
 }
 
@@ -242,17 +247,20 @@ static void slots_remove(store_res *r, const idx_node *n)
     if (!r->slots)
         return;
     for (i = n->hash & mask; r->slots[i] != n; i = (i + 1) & mask)
-        if (!r->slots[i])
+        if (!r->slot_hash[i])
             return; /* not in it (cannot happen) */
     r->slots[i] = NULL;
+    r->slot_hash[i] = 0;
     r->slots_n--;
-    for (j = (i + 1) & mask; r->slots[j]; j = (j + 1) & mask) {
-        size_t home = r->slots[j]->hash & mask;
+    for (j = (i + 1) & mask; r->slot_hash[j]; j = (j + 1) & mask) {
+        size_t home = r->slot_hash[j] & mask;
         /* it may move to i unless its home lies cyclically in (i, j] */
         bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
         if (!stays) {
             r->slots[i] = r->slots[j];
+            r->slot_hash[i] = r->slot_hash[j];
             r->slots[j] = NULL;
+            r->slot_hash[j] = 0;
             i = j;
         }
     }
@@ -263,10 +271,10 @@ idx_node *res_lookup(const store_res *r, const char *ns, const char *name)
     idx_node *n;
 
     if (r->slots) {
-        uint32_t h = key_hash(ns, name);
+        uint32_t h = key_hash(ns, name), *hashes = r->slot_hash, sh;
         size_t mask = r->slots_cap - 1;
-        for (size_t i = h & mask; (n = r->slots[i]); i = (i + 1) & mask)
-            if (n->hash == h && !strcmp(n->name, name) && !strcmp(n->ns, ns))
+        for (size_t i = h & mask; (sh = hashes[i]); i = (i + 1) & mask)
+            if (sh == h && (n = r->slots[i], !strcmp(n->name, name) && !strcmp(n->ns, ns)))
                 return n;
         return NULL;
     }

@@ -3060,7 +3060,7 @@ static void test_dictionary_finalized(void **state)
  * inserts and removals, across the table's growth and the moves back of
  * removals (keys sharing namespaces and names, so that runs form): every
  * key present is found, the node the tree has, and every key absent is
- * not. */
+ * not; the slots' hashes follow their nodes. */
 static void test_index_hash_follows_tree(void **state)
 {
     enum { KEYS = 3000, STEPS = 20000 };
@@ -3100,6 +3100,9 @@ static void test_index_hash_follows_tree(void **state)
             assert_int_equal(res_count(r), n);
             assert_int_equal(r->slots_n, n);
             assert_true(r->slots_n * 10 <= r->slots_cap * 7);
+            /* each slot's hash is its node's, 0 where there is none */
+            for (size_t i = 0; i < r->slots_cap; i++)
+                assert_int_equal(r->slot_hash[i], r->slots[i] ? r->slots[i]->hash : 0);
             for (int q = 0; q < KEYS; q++) {
                 snprintf(ns, sizeof(ns), "ns%d", q % 7);
                 snprintf(name, sizeof(name), "obj-%d", q);
