@@ -444,14 +444,15 @@ void hub_trash(store_hub *h, json_t **trees, size_t ntrees, void **mem, size_t n
  * compresses o's text with d (obj_compress) and lets both go. */
 void hub_compress(store_hub *h, store_obj *o, store_zdict *d);
 /* Tests: holds the reaper back (or lets it go) and sets how much may wait
- * for it before the leader frees it (REAP_MAX_TREES, REAP_MAX_ITEMS). */
+ * for it before its helper takes it (REAP_MAX_TREES, REAP_MAX_ITEMS). */
 void hub_reaper_test(store_hub *h, bool paused, size_t max_trees, size_t max_items);
 /* Tests: the reaper sleeps sleep_us before each slice of what it frees,
  * and hub_shutdown stores in *freed_at_close how much it freed itself (what
  * the reaper had not got to). */
 void hub_reaper_slow(store_hub *h, unsigned sleep_us, size_t *freed_at_close);
-/* Trees waiting for the reaper now, and how many times a leader freed
- * what waited because the reaper had fallen behind (either may be NULL). */
+/* Trees waiting for the reaper now, and how many times its helper (a
+ * leader, without one) freed what waited because the reaper had fallen
+ * behind (either may be NULL). */
 void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows);
 /* Events after this resourceVersion are all retained. */
 uint64_t hub_oldest(store_hub *h);

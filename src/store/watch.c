@@ -97,8 +97,8 @@ struct store_hub {
  * nothing else to run. Freeing can wait, and on two cores that the
  * pipeline keeps ~90 % busy (the job engine, the scheduler and the nodes
  * each waiting on another's writes now and then) it fits in the gaps:
- * 150,000 pods bound 6-10 % faster than with the reaper at the writers'
- * share (docs/benchmarks.md, stop 25). On a CPU with no gaps it would
+ * 150,000 pods bound ~3 % faster (median of 7 pairs) than with the reaper
+ * at the writers' share (docs/benchmarks.md, stop 25). On a CPU with no gaps it would
  * barely run, so what waits for it is bounded: past REAP_MAX_TREES trees
  * (~16 KB each for a pod) or REAP_MAX_ITEMS things in all, its helper, a
  * thread at the writers' share that sleeps otherwise, takes them (the
@@ -322,6 +322,16 @@ static bool reap_free(store_hub *h, reap_batch *b, bool reaper)
     return true;
 }
 
+/* Sleeps until bell rings; with h->mu held, let go meanwhile. */
+static void sleep_on(store_hub *h, ty_bell *bell)
+{
+    uint32_t ticket = ty_bell_ticket(bell);
+
+    pthread_mutex_unlock(&h->mu);
+    ty_bell_wait(bell, ticket, NULL);
+    pthread_mutex_lock(&h->mu);
+}
+
 static void *reap_main(void *arg)
 {
     store_hub *h = arg;
@@ -331,11 +341,7 @@ static void *reap_main(void *arg)
         reap_batch b;
 
         if (!reap_waiting(h) || h->reap_paused) {
-            uint32_t ticket = ty_bell_ticket(&h->reap_bell);
-
-            pthread_mutex_unlock(&h->mu);
-            ty_bell_wait(&h->reap_bell, ticket, NULL);
-            pthread_mutex_lock(&h->mu);
+            sleep_on(h, &h->reap_bell);
             continue;
         }
         reap_take(h, &b, true);
@@ -367,12 +373,8 @@ static void *help_main(void *arg)
 
         if (!reap_behind(h)) {
             if (h->closing)
-                break; /* the reaper frees the rest */
-            uint32_t ticket = ty_bell_ticket(&h->help_bell);
-
-            pthread_mutex_unlock(&h->mu);
-            ty_bell_wait(&h->help_bell, ticket, NULL);
-            pthread_mutex_lock(&h->mu);
+                break; /* hub_shutdown frees the rest */
+            sleep_on(h, &h->help_bell);
             continue;
         }
         reap_take(h, &b, false);
@@ -652,6 +654,8 @@ static void hub_unref(store_hub *h)
 void hub_shutdown(store_hub *h)
 {
     bool reaping, helping;
+    size_t freed = 0;
+    reap_batch b;
 
     pthread_mutex_lock(&h->mu);
     h->closing = true;
@@ -667,9 +671,6 @@ void hub_shutdown(store_hub *h)
         pthread_join(h->reaper, NULL);
     /* What the reaper left and what still waits are freed here: at
      * SCHED_IDLE on a busy machine it could take seconds to. */
-    reap_batch b;
-    size_t freed = 0;
-
     if (h->left) {
         freed += h->left->ntrees + h->left->nobjs + h->left->nmem + h->left->ncold -
                  h->left->done;
