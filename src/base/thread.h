@@ -28,7 +28,7 @@ typedef enum {
     TY_THREAD_BACKGROUND,  /* SCHED_BATCH */
     TY_THREAD_IDLE,        /* SCHED_IDLE: runs only when a CPU has nothing else to run
                               (and a sliver of the time otherwise); for work that can wait,
-                              with a bound on how much may (store/watch.c, the reaper).
+                              with a bound on how much may (store/reaper.c).
                               An unprivileged thread cannot leave it again. */
 } ty_thread_class;
 

@@ -159,7 +159,7 @@ void store_memory(ty_store *s, store_mem *m);
  * how long the leaders held the commit section, which every writer waits
  * for, in all and on the CPU (the rest they were preempted or blocked);
  * and how many times the reaper's helper freed what waited for the reaper,
- * which had fallen behind (watch.c). */
+ * which had fallen behind (reaper.c). */
 typedef struct store_commit_stats {
     uint64_t transactions, writes;
     double held_s, held_cpu_s;

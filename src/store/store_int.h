@@ -10,6 +10,7 @@
  *            this key" is O(log n)
  *   db.c     the durable copy in SQLite (WAL)
  *   watch.c  the watch hub: a ring of recent events indexed by resourceVersion
+ *   reaper.c the hub's reaper thread, which frees what commits let go of
  *   store.c / list.c  the public operations on top of them
  */
 #ifndef TY_STORE_STORE_INT_H
@@ -423,7 +424,8 @@ void hub_wake(store_hub *h);
 void hub_release_superseded(store_hub *h, store_obj *old);
 /* The events that left the tree window since the last call may carry the
  * current versions of their objects: their trees go too when only the index
- * and the ring hold them. Called by the writer with write_mu and index_rw
+ * and the ring hold them, and their plain texts when they have compressed
+ * copies. Called by the writer with write_mu and index_rw
  * (for writing) held, which keeps out every reader of a tree that holds no
  * reference. */
 void hub_trim_current(store_hub *h);
@@ -436,6 +438,16 @@ void hub_trim_current(store_hub *h);
  * its view (the caller frees it). */
 typedef enum { HUB_TREE, HUB_TEXT, HUB_VIEW } hub_part;
 void *hub_take_current(store_hub *h, store_obj *o, hub_part part);
+/* Events after this resourceVersion are all retained. */
+uint64_t hub_oldest(store_hub *h);
+/* Whether the version the event of rv holds has its plain text: 1 or 0,
+ * -1 when the ring no longer has that event (tests). */
+int hub_event_plain(store_hub *h, uint64_t rv);
+/* Wakes every watcher with -1 and drops the store's reference. */
+void hub_shutdown(store_hub *h);
+
+/* ---- reaper.c ---- */
+
 /* Hands trees (one reference each) and plain blocks of memory to the
  * reaper to let go of: what the sweeper takes, freed outside the commit
  * section. */
@@ -454,13 +466,6 @@ void hub_reaper_slow(store_hub *h, unsigned sleep_us, size_t *freed_at_close);
  * leader, without one) freed what waited because the reaper had fallen
  * behind (either may be NULL). */
 void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows);
-/* Events after this resourceVersion are all retained. */
-uint64_t hub_oldest(store_hub *h);
-/* Whether the version the event of rv holds has its plain text: 1 or 0,
- * -1 when the ring no longer has that event (tests). */
-int hub_event_plain(store_hub *h, uint64_t rv);
-/* Wakes every watcher with -1 and drops the store's reference. */
-void hub_shutdown(store_hub *h);
 
 /* ---- small JSON helpers (store.c, mutate.c) ---- */
 
