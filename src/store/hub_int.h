@@ -59,7 +59,8 @@ struct store_hub {
     size_t reap_max_trees, reap_max_items;
     uint64_t reap_overflows;
     bool reap_paused;
-    unsigned reap_slice_sleep_us; /* tests: the reaper sleeps this long per slice */
+    atomic_uint reap_slice_sleep_us; /* tests: the reaper sleeps this long per slice (read
+                                        without mu) */
     size_t *freed_at_close;       /* tests: what hub_shutdown freed itself */
     struct reap_batch *left;      /* what the reaper had not freed when the hub closed */
 };

@@ -189,8 +189,10 @@ static bool reap_free(store_hub *h, reap_batch *b, bool reaper)
         if (reaper && b->done % REAP_SLICE == 0) {
             if (atomic_load(&h->closing))
                 return false;
-            if (h->reap_slice_sleep_us)
-                usleep(h->reap_slice_sleep_us);
+            unsigned us = atomic_load(&h->reap_slice_sleep_us);
+
+            if (us)
+                usleep(us);
         }
         reap_one(b, compress);
     }
