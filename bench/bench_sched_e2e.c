@@ -711,7 +711,7 @@ int main(int argc, char **argv)
         }
         if (mono_ns() >= next_report) {
             printf("   %5.1f s: %zu pods created, %zu bound, %zu running or ended; server RSS "
-                   "%ld MB\n",
+                   "%ld MiB\n",
                    secs(t0, mono_ns()), seen, bound, started,
                    proc_status_kb(o.server_pid, "VmRSS") / 1024);
             fflush(stdout);
@@ -763,7 +763,7 @@ int main(int argc, char **argv)
         printf("running or ended:      %zu / %zu%s", t.started, want, t_started ? "" : "\n");
         if (t_started)
             printf(" in %.2f s (%.0f pods/s)\n", started_s, rate(t.started, started_s));
-        printf("server peak RSS:       %.1f MB (VmHWM; VmRSS now %.1f MB)\n", hwm / 1024.0,
+        printf("server peak RSS:       %.1f MiB (VmHWM; VmRSS now %.1f MiB)\n", hwm / 1024.0,
                rss / 1024.0);
         if (cpu0 >= 0 && cpu1 >= 0)
             printf("server CPU:            %.2f s over the run\n", cpu1 - cpu0);

@@ -89,7 +89,7 @@ if [[ -z "$url" ]]; then
     exit 1
 fi
 grep -m1 'sim: .* node(s)' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */node registration: /' || true
-echo "server RSS after registration: $(awk '/^VmRSS:/ {printf "%.1f MB", $2 / 1024}' /proc/$server_pid/status)"
+echo "server RSS after registration: $(awk '/^VmRSS:/ {printf "%.1f MiB", $2 / 1024}' /proc/$server_pid/status)"
 
 echo "== benchmark (server $url, pid $server_pid)"
 rc=0
