@@ -198,6 +198,7 @@ sc_node *sc_node_upsert(sc_cluster *c, const sc_node_spec *spec)
             kv_equal(n->labels, n->nlabels, spec->labels, spec->nlabels) && taints_equal(n, spec))
             return n;
         sc_bucket_out(c, n);
+        sc_node_sums_out(c, n);
         kv_free(n->labels, n->nlabels);
         taints_free(n);
     } else {
@@ -226,6 +227,7 @@ sc_node *sc_node_upsert(sc_cluster *c, const sc_node_spec *spec)
         n->taints[i].effect = spec->taints[i].effect;
     }
     sc_bucket_in(c, n);
+    sc_node_sums_in(c, n);
     c->release_epoch++;
     c->epoch++;
     return n;
@@ -249,6 +251,7 @@ void sc_node_remove(sc_cluster *c, const char *name)
         sc_account(c, t, +1);
     }
     sc_bucket_out(c, n);
+    sc_node_sums_out(c, n);
     strmap_del(&c->node_map, n->name);
     c->nodes[n->idx] = c->nodes[--c->nnodes];
     c->nodes[n->idx]->idx = n->idx;

@@ -98,6 +98,31 @@ int64_t sc_node_free_gpus(const sc_node *n)
     return m > 0 ? m / 1000 : 0;
 }
 
+void sc_node_sums_out(sc_cluster *c, sc_node *n)
+{
+    if (!n || !n->summed)
+        return;
+    sc_res_sub(&c->sum_alloc, &n->alloc);
+    sc_res_sub(&c->sum_free_now, &n->sum_now);
+    sc_res_sub(&c->sum_free_future, &n->sum_future);
+    n->summed = false;
+}
+
+void sc_node_sums_in(sc_cluster *c, sc_node *n)
+{
+    if (!n || n->summed || !sc_node_schedulable(n))
+        return;
+    for (int r = 0; r < SC_MAXRES; r++) {
+        int64_t now = n->alloc.v[r] - n->used.v[r] - n->pipelined.v[r];
+        n->sum_now.v[r] = now > 0 ? now : 0;
+        n->sum_future.v[r] = now + n->releasing.v[r] > 0 ? now + n->releasing.v[r] : 0;
+    }
+    sc_res_add(&c->sum_alloc, &n->alloc);
+    sc_res_add(&c->sum_free_now, &n->sum_now);
+    sc_res_add(&c->sum_free_future, &n->sum_future);
+    n->summed = true;
+}
+
 /* ---- buckets and the waiting list ---- */
 
 void sc_bucket_out(sc_cluster *c, sc_node *n)
@@ -249,10 +274,12 @@ void sc_account(sc_cluster *c, sc_task *t, int sign)
 {
     sc_job *j = t->job;
     sc_res *r = &t->req;
+    sc_node *held = t->node && sc_status_holds(t->st) ? t->node : NULL;
+    sc_node *nom = t->st == SC_TASK_PIPELINED && t->nominated != held ? t->nominated : NULL;
 
-    (void)c;
     j->need_valid = false;
-
+    sc_node_sums_out(c, held);
+    sc_node_sums_out(c, nom);
     if (t->node && sc_status_holds(t->st)) {
         if (sign > 0)
             sc_res_add(&t->node->used, r);
@@ -272,6 +299,8 @@ void sc_account(sc_cluster *c, sc_task *t, int sign)
         else
             sc_res_sub(&t->nominated->pipelined, r);
     }
+    sc_node_sums_in(c, held);
+    sc_node_sums_in(c, nom);
     if (sc_status_allocated(t->st)) {
         if (sign > 0)
             sc_res_add(&j->allocated, r);

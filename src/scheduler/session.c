@@ -46,17 +46,11 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
     s->conf = conf;
     s->hooks = h;
     s->stats = st;
-    for (size_t i = 0; i < c->nnodes; i++) {
-        const sc_node *n = c->nodes[i];
-        if (!sc_node_schedulable(n))
-            continue;
-        sc_res_add(&s->total, &n->alloc);
-        for (int r = 0; r < SC_MAXRES; r++) {
-            int64_t now = n->alloc.v[r] - n->used.v[r] - n->pipelined.v[r];
-            s->free_now.v[r] += now > 0 ? now : 0;
-            s->free_future.v[r] += now + n->releasing.v[r] > 0 ? now + n->releasing.v[r] : 0;
-        }
-    }
+    /* the schedulable nodes' sums, kept by the model (sc_node_sums_in):
+     * from here on the session's statements adjust its own copies */
+    s->total = c->sum_alloc;
+    s->free_now = c->sum_free_now;
+    s->free_future = c->sum_free_future;
     /* queue parents resolve by name each cycle: queues may arrive in any order */
     for (size_t i = 0; i < c->nqueues; i++) {
         sc_queue *q = c->queues[i];

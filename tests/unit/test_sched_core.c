@@ -55,7 +55,30 @@ static void on_changed(void *ctx, sc_job *j)
     r->nchanged++;
 }
 
-/* One cycle; binds are confirmed (RUNNING) afterwards as the runtime would. */
+/* The cluster's node sums against a walk of its nodes (session.c opens a
+ * session from the sums; they are kept as nodes and tasks change). */
+static void check_node_sums(const sc_cluster *c)
+{
+    sc_res alloc = {0}, now = {0}, future = {0};
+
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const sc_node *n = c->nodes[i];
+        if (!n->ready || n->unschedulable)
+            continue;
+        for (int k = 0; k < SC_MAXRES; k++) {
+            int64_t idle = n->alloc.v[k] - n->used.v[k] - n->pipelined.v[k];
+            alloc.v[k] += n->alloc.v[k];
+            now.v[k] += idle > 0 ? idle : 0;
+            future.v[k] += idle + n->releasing.v[k] > 0 ? idle + n->releasing.v[k] : 0;
+        }
+    }
+    assert_memory_equal(&alloc, &c->sum_alloc, sizeof(alloc));
+    assert_memory_equal(&now, &c->sum_free_now, sizeof(now));
+    assert_memory_equal(&future, &c->sum_free_future, sizeof(future));
+}
+
+/* One cycle; binds are confirmed (RUNNING) afterwards as the runtime would.
+ * The node sums are checked before and after. */
 static sc_cycle_stats cycle(sc_cluster *c, const sc_conf *conf, rec *r)
 {
     sc_hooks h = {.ctx = r, .bind = on_bind, .evict = on_evict, .job_changed = on_changed};
@@ -64,9 +87,12 @@ static sc_cycle_stats cycle(sc_cluster *c, const sc_conf *conf, rec *r)
 
     memset(r, 0, sizeof(*r));
     (void)first;
+    check_node_sums(c);
     sc_cycle(c, conf, &h, &st);
+    check_node_sums(c);
     for (size_t i = 0; i < r->nbound; i++)
         sc_task_set_status(c, sc_task_find(c, r->bound[i]), SC_TASK_RUNNING);
+    check_node_sums(c);
     return st;
 }
 
@@ -778,6 +804,52 @@ static void test_admitted_sums_kept(void **state)
     sc_job_remove(c, "ns/a");
     sc_job_remove(c, "ns/b");
     assert_int_equal(check_admitted_short(c), 0);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
+/* The node sums a session opens from follow every change of a node and of
+ * the tasks on it or nominated to it, outside cycles too. */
+static void test_node_sums_follow_changes(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    sc_task *t;
+    (void)state;
+
+    node(c, "n1", 8);
+    node(c, "n2", 4);
+    check_node_sums(c);
+    assert_int_equal(c->sum_alloc.v[SC_GPU], GPU(12));
+    queue(c, "q1", 1, -1, true, true);
+    gang(c, "ns/a", "q1", 2, 3, 0, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    assert_int_equal(c->sum_free_now.v[SC_GPU], GPU(6));
+    /* unschedulable: out of the sums; schedulable again: back */
+    node_full(c, "n2", 4, 64, NULL, 0, NULL, 0, true);
+    check_node_sums(c);
+    assert_int_equal(c->sum_alloc.v[SC_GPU], GPU(8));
+    node(c, "n2", 4);
+    check_node_sums(c);
+    /* a task being released counts in the future sum only */
+    t = sc_task_find(c, "ns/a-0");
+    sc_task_set_status(c, t, SC_TASK_RELEASING);
+    check_node_sums(c);
+    assert_int_equal(c->sum_free_future.v[SC_GPU] - c->sum_free_now.v[SC_GPU], GPU(3));
+    /* a node that shrinks under its tasks adds no negative room */
+    node(c, sc_node_name(sc_task_node(sc_task_find(c, "ns/a-1"))), 1);
+    check_node_sums(c);
+    /* a node removed with tasks on it, and one that comes back */
+    sc_node_remove(c, "n1");
+    check_node_sums(c);
+    sc_node_remove(c, "n2");
+    check_node_sums(c);
+    assert_int_equal(c->sum_alloc.v[SC_GPU], 0);
+    node(c, "n1", 8);
+    check_node_sums(c);
+    assert_int_equal(c->sum_free_now.v[SC_GPU], GPU(8));
     sc_conf_free(conf);
     sc_cluster_free(c);
 }
@@ -1821,6 +1893,7 @@ int main(void)
         cmocka_unit_test(test_closed_queue),
         cmocka_unit_test(test_overcommit),
         cmocka_unit_test(test_admitted_sums_kept),
+        cmocka_unit_test(test_node_sums_follow_changes),
         cmocka_unit_test(test_backfill),
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_drf_order),
