@@ -55,13 +55,17 @@ store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const
     const write_req *hit = NULL;
     idx_node *n;
 
+    uint32_t h = index_key_hash(ns, name);
+
+    /* (the hashes first: a batch of a job's pods is names alike but for
+     * their last characters, each compared with every one before it) */
     for (const write_req *q = s->batch; q && q != s->batch_at; q = q->next)
-        if (q->staged && q->r == r && !strcmp(q->staged->name, name) &&
+        if (q->staged && q->staged_key == h && q->r == r && !strcmp(q->staged->name, name) &&
             !strcmp(q->staged->ns, ns))
             hit = q;
     if (hit)
         return hit->type == STORE_DELETED ? NULL : hit->staged;
-    n = res_lookup(r, ns, name);
+    n = res_lookup_hashed(r, ns, name, h);
     return n ? n->obj : NULL;
 }
 
@@ -189,6 +193,7 @@ int commit_stage(ty_store *s, write_req *req, store_res *r, json_t *obj, store_e
     s->staged_rv = rv;
     req->r = r;
     req->staged = o;
+    req->staged_key = index_key_hash(o->ns, o->name);
     req->type = type;
     return 0;
 oom:
@@ -218,6 +223,7 @@ int commit_stage_dump(ty_store *s, write_req *req, store_res *r, store_event_typ
     s->staged_rv = rv;
     req->r = r;
     req->staged = o;
+    req->staged_key = index_key_hash(o->ns, o->name);
     req->type = type;
     return 0;
 }

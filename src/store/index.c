@@ -266,12 +266,22 @@ static void slots_remove(store_res *r, const idx_node *n)
     }
 }
 
+uint32_t index_key_hash(const char *ns, const char *name)
+{
+    return key_hash(ns, name);
+}
+
 idx_node *res_lookup(const store_res *r, const char *ns, const char *name)
+{
+    return res_lookup_hashed(r, ns, name, r->slots ? key_hash(ns, name) : 0);
+}
+
+idx_node *res_lookup_hashed(const store_res *r, const char *ns, const char *name, uint32_t h)
 {
     idx_node *n;
 
     if (r->slots) {
-        uint32_t h = key_hash(ns, name), *hashes = r->slot_hash, sh;
+        uint32_t *hashes = r->slot_hash, sh;
         size_t mask = r->slots_cap - 1;
         for (size_t i = h & mask; (sh = hashes[i]); i = (i + 1) & mask)
             if (sh == h && (n = r->slots[i], !strcmp(n->name, name) && !strcmp(n->ns, ns)))

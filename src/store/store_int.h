@@ -286,6 +286,10 @@ void index_free(store_index *ix);
 
 size_t res_count(const store_res *r);
 idx_node *res_lookup(const store_res *r, const char *ns, const char *name);
+/* The hash of (ns, name) the index files a key under (never 0), and
+ * res_lookup with it already known. */
+uint32_t index_key_hash(const char *ns, const char *name);
+idx_node *res_lookup_hashed(const store_res *r, const char *ns, const char *name, uint32_t h);
 /* Allocates a detached node holding no object yet (its key comes with the
  * object res_insert gives it). */
 idx_node *res_node_new(void);
@@ -552,6 +556,7 @@ struct write_req {
     /* what the operation staged (leader only) */
     store_res *r;
     store_obj *staged;              /* the version to write, or NULL: no write */
+    uint32_t staged_key;            /* index_key_hash of staged's key (commit_current) */
     store_event_type type;
     const store_obj *replaces;      /* MODIFIED, DELETED: the version it supersedes
                                        (store_current_for_write), whose row it replaces;
