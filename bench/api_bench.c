@@ -933,7 +933,7 @@ static void print_rss(FILE *f, const bench_result *r, const char *when)
         if (strcmp(s->when, when) != 0)
             continue;
         if (s->rss_kb >= 0)
-            fprintf(f, "  server RSS    %.1f MB (peak VmHWM %.1f MB)\n", (double)s->rss_kb / 1024.0,
+            fprintf(f, "  server RSS    %.1f MiB (peak VmHWM %.1f MiB)\n", (double)s->rss_kb / 1024.0,
                     (double)s->hwm_kb / 1024.0);
         if (s->server_cpu_s >= 0 && prev->server_cpu_s >= 0)
             fprintf(f, "  CPU time      server %.2f s, benchmark %.2f s\n",
@@ -941,13 +941,14 @@ static void print_rss(FILE *f, const bench_result *r, const char *when)
     }
 }
 
+/* In MB (10^6 bytes), what the target says; the RSS lines print MiB. */
 static double peak_rss_mb(const bench_result *r)
 {
     long kb = -1;
     for (int k = 0; k < r->nrss; k++)
         if (r->rss[k].hwm_kb > kb)
             kb = r->rss[k].hwm_kb;
-    return kb < 0 ? -1 : (double)kb / 1024.0;
+    return kb < 0 ? -1 : (double)kb * 1024.0 / 1e6;
 }
 
 static void print_target(FILE *f, const char *what, double value, const char *unit, double limit,
@@ -976,12 +977,12 @@ static void report_text(FILE *f, const bench_opts *o, const bench_result *r)
     if (r->list_runs) {
         fprintf(f, "\nList: GET pytorchjobs\n");
         fprintf(f,
-                "  full list     %zu items, %.1f MB; first %.1f ms; %d runs: min %.1f,"
+                "  full list     %zu items, %.1f MiB; first %.1f ms; %d runs: min %.1f,"
                 " median %.1f, max %.1f ms\n",
                 r->list_items, (double)r->list_bytes / 1048576.0, r->list_first_ms, r->list_runs,
                 r->list_min_ms, r->list_median_ms, r->list_max_ms);
         fprintf(f,
-                "  paged list    limit=%d: %zu pages, %zu items (%zu distinct), %.1f MB,"
+                "  paged list    limit=%d: %zu pages, %zu items (%zu distinct), %.1f MiB,"
                 " %.1f ms\n",
                 o->page_limit, r->paged_pages, r->paged_items, r->paged_distinct,
                 (double)r->paged_bytes / 1048576.0, r->paged_ms);

@@ -176,7 +176,7 @@ int main(int argc, char **argv)
     long rss_built = status_kb("VmRSS");
     printf("build:      %zu nodes in %.3f s (%.0f/s), %zu pods in %.3f s (%.0f/s)\n", nodes,
            node_s, (double)nodes / node_s, pods, pod_s, (double)pods / pod_s);
-    printf("memory:     VmRSS %.1f MB after the build\n", (double)rss_built / 1024);
+    printf("memory:     VmRSS %.1f MiB after the build\n", (double)rss_built / 1024);
 
     /* ---- placement ---- */
     binds b = {0};
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
         printf("removal:    %zu nodes removed with %zu pods bound: %.3f s, %.1f us per node\n",
                nodes, total, (double)(t1 - t0) / 1e9, (double)(t1 - t0) / 1e3 / (double)nodes);
     }
-    printf("memory:     VmHWM %.1f MB, VmRSS %.1f MB at the end\n",
+    printf("memory:     VmHWM %.1f MiB, VmRSS %.1f MiB at the end\n",
            (double)status_kb("VmHWM") / 1024, (double)status_kb("VmRSS") / 1024);
     free(b.t);
     sc_cluster_free(c);

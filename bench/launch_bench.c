@@ -1501,7 +1501,7 @@ static void report_text(FILE *f, const bench_opts *o, const bench_result *r)
         print_cpu(f, &r->b_cpu);
     }
     if (r->server_rss_kb > 0)
-        fprintf(f, "  server RSS     %.1f MB at the end\n", (double)r->server_rss_kb / 1024.0);
+        fprintf(f, "  server RSS     %.1f MiB at the end\n", (double)r->server_rss_kb / 1024.0);
     if (r->first_error[0])
         fprintf(f, "\nfirst error: %s\n", r->first_error);
     if (r->aborted)
