@@ -53,9 +53,8 @@
 store_obj *commit_current(ty_store *s, const store_res *r, const char *ns, const char *name)
 {
     const write_req *hit = NULL;
-    idx_node *n;
-
     uint32_t h = index_key_hash(ns, name);
+    idx_node *n;
 
     /* (the hashes first: a batch of a job's pods is names alike but for
      * their last characters, each compared with every one before it) */
