@@ -58,6 +58,7 @@ echo "kernel:  $(uname -sr)"
 echo "load:    $(cut -d" " -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (working tree differs)')"
 echo "build:   $BUILD_DIR ($(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null))"
+echo "alloc:   $("$BUILD_DIR/trainyard" version | sed -n 's/^allocator: //p')"
 echo
 
 "$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level warn \

@@ -30,6 +30,8 @@ int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+/* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
+const char *cli_allocator(void);
 
 /* The server URL to use when no --server is given. */
 const char *cli_default_server(void);

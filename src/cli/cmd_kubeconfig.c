@@ -54,6 +54,6 @@ int cmd_version(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    printf("trainyard 0.1.0 (Kubernetes API v1.32)\n");
+    printf("trainyard 0.1.0 (Kubernetes API v1.32)\nallocator: %s\n", cli_allocator());
     return 0;
 }

@@ -259,6 +259,7 @@ int cmd_server(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    ty_info("allocator: %s", cli_allocator());
     ty_info("trainyard server listening on http://%s:%u (data dir %s)", so.address,
             (unsigned)server_port(srv), data_dir);
     /* Scripts that start the server with --port 0 read the port from here. */
