@@ -23,7 +23,7 @@ const char *malloc_conf = "dirty_decay_ms:10000";
  * also what makes the link keep jemalloc. Its malloc was taken only because
  * jemalloc came before the C library on the link line, with no symbol of
  * its own named, and a link-time-optimised build dropped it without a word
- * (the server then ran ~35 % slower on glibc's malloc). */
+ * (the server then took 34-44 % more CPU on glibc's malloc). */
 const char *cli_allocator(void)
 {
 #ifdef TY_JEMALLOC

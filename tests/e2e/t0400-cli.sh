@@ -70,8 +70,8 @@ out=$(ty delete -f "$EX/tfjob.yaml" 2>&1)
 expect_match "delete -f" 'tfjob.kubeflow.org "tf-ps" deleted' "$out"
 out=$(ty version)
 expect_match "version names the release" '^trainyard 0\.1\.0 ' "$out"
-# The server's malloc is jemalloc's (CMakeLists.txt): a build that lost it ran
-# ~35 % slower and said nothing.
+# The server's malloc is jemalloc's (CMakeLists.txt): a build that lost it
+# took a third more CPU and said nothing.
 expect_match "version names the allocator, jemalloc" '^allocator: jemalloc [0-9]' "$out"
 expect_match "kubeconfig points at the server" "server: $SERVER" "$(ty kubeconfig --server "$SERVER")"
 
