@@ -106,6 +106,29 @@ static const char *scheduled_message(fixture *f, const char *name)
     return msg;
 }
 
+/* How many times Events of reason with msg were recorded on pod `name`
+ * (their counts summed: a repeat bumps the Event that is there). */
+static int count_events(fixture *f, const char *name, const char *reason, const char *msg)
+{
+    store_list_opts o = {.ns = "default"};
+    store_list l;
+    int n = 0;
+
+    assert_int_equal(store_list_objects(f->s, "events", &o, &l, NULL), 0);
+    for (size_t i = 0; i < l.n; i++) {
+        const json_t *ev = store_obj_json(l.items[i]);
+        const json_t *inv = json_object_get(ev, "involvedObject");
+        if (!strcmp(json_string_value(json_object_get(inv, "kind")) ?: "", "Pod") &&
+            !strcmp(json_string_value(json_object_get(inv, "name")) ?: "", name) &&
+            !strcmp(json_string_value(json_object_get(ev, "reason")) ?: "", reason) &&
+            !strcmp(json_string_value(json_object_get(ev, "message")) ?: "", msg) &&
+            !strcmp(json_string_value(json_object_get(ev, "type")) ?: "", "Warning"))
+            n += (int)json_integer_value(json_object_get(ev, "count"));
+    }
+    store_list_free(&l);
+    return n;
+}
+
 static int set_phase(json_t *pod, void *arg, ty_error *err)
 {
     (void)err;
@@ -125,6 +148,16 @@ static void test_binds_until_full_then_waits(void **state)
     assert_string_equal(scheduled_message(f, "b"),
                         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
     assert_string_equal(wait_node(f, "b", ""), "");
+    /* and a FailedScheduling Event on the pod says the same (the Events are
+     * queued after the condition's write) */
+    for (int i = 0; i < 500 && !count_events(f, "b", "FailedScheduling",
+                                             "0/1 nodes are available: 1 Insufficient "
+                                             "nvidia.com/gpu.");
+         i++)
+        usleep(10000);
+    assert_int_equal(count_events(f, "b", "FailedScheduling",
+                                  "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."),
+                     1);
     /* a finishes: its GPUs are free again and b is placed. */
     store_obj *o = store_mutate(f->s, "pods", "default", "a", set_phase, "Succeeded", NULL);
     assert_non_null(o);
