@@ -13,6 +13,7 @@
  *
  * Unknown actions and plugins are errors: a scheduler that silently ignores
  * half its configuration is worse than one that refuses to start. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,33 @@ static char *scalar_text(const json_t *v)
     return strdup(buf);
 }
 
+/* The plugin's numeric arguments that pc sets are numbers, and not below
+ * their least value: a weight of "high" or a factor of 0.5 would otherwise
+ * be read as the default without a word. */
+static int check_numbers(const sc_plugin_conf *pc, size_t t, size_t i, ty_error *err)
+{
+    for (const sc_number_arg *a = pc->plugin->number_args; a && a->key; a++) {
+        const char *v = sc_arg_get(pc, a->key);
+        char *end;
+        double d;
+
+        if (!v)
+            continue;
+        d = strtod(v, &end);
+        while (end != v && (*end == ' ' || *end == '\t'))
+            end++;
+        if (end == v || *end || !isfinite(d))
+            return ty_seterr(err, TY_EINVALID,
+                             "tiers[%zu].plugins[%zu].arguments.%s: must be a number, not \"%s\"",
+                             t, i, a->key, v);
+        if (d < a->min)
+            return ty_seterr(err, TY_EINVALID,
+                             "tiers[%zu].plugins[%zu].arguments.%s: must be at least %g, not %s", t,
+                             i, a->key, a->min, v);
+    }
+    return 0;
+}
+
 static int parse_plugin(sc_plugin_conf *pc, const json_t *p, size_t t, size_t i, ty_error *err)
 {
     const char *name = json_string_value(json_object_get(p, "name"));
@@ -165,7 +193,7 @@ static int parse_plugin(sc_plugin_conf *pc, const json_t *p, size_t t, size_t i,
         pc->args[pc->nargs].key = strdup(k);
         pc->args[pc->nargs++].value = val;
     }
-    return 0;
+    return check_numbers(pc, t, i, err);
 }
 
 sc_conf *sc_conf_parse(const char *yaml, size_t len, ty_error *err)

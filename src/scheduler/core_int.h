@@ -290,8 +290,17 @@ struct sc_session {
     size_t njob_orders, ntask_orders;
 };
 
+/* An argument a plugin reads as a number, and the least value it takes. */
+typedef struct sc_number_arg {
+    const char *key;
+    double min;
+} sc_number_arg;
+
 struct sc_plugin {
     const char *name;
+    /* its numeric arguments, ended by a NULL key: a value that is not a
+     * number, or is below min, fails the configuration (conf.c) */
+    const sc_number_arg *number_args;
     /* called at session open (shares, deserved) */
     void (*open)(sc_session *s, const sc_plugin_conf *pc);
     /* < 0: a first; > 0: b first; 0: no opinion */

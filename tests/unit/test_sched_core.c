@@ -1844,6 +1844,42 @@ static void test_conf(void **state)
                                   "proportion, nodeorder, binpack, gpulocality)");
     ty_error_clear(&err);
 
+    /* numeric arguments: numbers, and not below their least value */
+    static const char badnumber[] = "actions: \"enqueue, allocate\"\n"
+                                    "tiers:\n- plugins:\n  - name: gang\n"
+                                    "  - name: overcommit\n"
+                                    "    arguments: {overcommit-factor: 1.5x}\n";
+    assert_null(sc_conf_parse(badnumber, sizeof(badnumber) - 1, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    assert_string_equal(err.text, "tiers[0].plugins[1].arguments.overcommit-factor: must be a "
+                                  "number, not \"1.5x\"");
+    ty_error_clear(&err);
+    static const char lowfactor[] = "actions: \"enqueue, allocate\"\n"
+                                    "tiers:\n- plugins:\n  - name: overcommit\n"
+                                    "    arguments: {overcommit-factor: 0.5}\n";
+    assert_null(sc_conf_parse(lowfactor, sizeof(lowfactor) - 1, &err));
+    assert_string_equal(err.text, "tiers[0].plugins[0].arguments.overcommit-factor: must be at "
+                                  "least 1, not 0.5");
+    ty_error_clear(&err);
+    static const char negweight[] = "actions: \"allocate\"\n"
+                                    "tiers:\n- plugins:\n  - name: gang\n"
+                                    "- plugins:\n  - name: binpack\n"
+                                    "    arguments: {binpack.weight: 10, binpack.cpu: -1}\n";
+    assert_null(sc_conf_parse(negweight, sizeof(negweight) - 1, &err));
+    assert_string_equal(err.text, "tiers[1].plugins[0].arguments.binpack.cpu: must be at least 0, "
+                                  "not -1");
+    ty_error_clear(&err);
+    /* good values, spaces around them, and arguments no plugin reads, pass */
+    static const char goodnumbers[] = "actions: \"enqueue, allocate\"\n"
+                                      "tiers:\n- plugins:\n  - name: overcommit\n"
+                                      "    arguments: {overcommit-factor: \" 1 \"}\n"
+                                      "  - name: nodeorder\n"
+                                      "    arguments: {leastrequested.weight: 0, other: x}\n";
+    conf = sc_conf_parse(goodnumbers, sizeof(goodnumbers) - 1, &err);
+    assert_non_null(conf);
+    assert_true(sc_arg_double(&conf->tiers[0].plugins[0], "overcommit-factor", 1.2) == 1);
+    sc_conf_free(conf);
+
     static const char badaction[] = "actions: \"enqueue, shuffle\"\n";
     assert_null(sc_conf_parse(badaction, sizeof(badaction) - 1, &err));
     assert_string_equal(err.text, "actions: unknown action \"shuffle\" (known: enqueue, "

@@ -25,4 +25,13 @@ static double node_score(sc_session *s, const sc_plugin_conf *pc, const sc_task 
     return wsum > 0 ? 100 * sum / wsum * sc_arg_double(pc, "binpack.weight", 1) : 0;
 }
 
-const sc_plugin sc_plugin_binpack = {.name = "binpack", .node_score = node_score};
+static const sc_number_arg number_args[] = {
+    {"binpack.weight", 0},
+    {"binpack.cpu", 0},
+    {"binpack.memory", 0},
+    {"binpack.resources.nvidia.com/gpu", 0},
+    {NULL, 0},
+};
+
+const sc_plugin sc_plugin_binpack = {
+    .name = "binpack", .number_args = number_args, .node_score = node_score};

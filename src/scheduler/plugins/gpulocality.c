@@ -25,4 +25,7 @@ static double node_score(sc_session *s, const sc_plugin_conf *pc, const sc_task 
     return sc * sc_arg_double(pc, "gpulocality.weight", 1);
 }
 
-const sc_plugin sc_plugin_gpulocality = {.name = "gpulocality", .node_score = node_score};
+static const sc_number_arg number_args[] = {{"gpulocality.weight", 0}, {NULL, 0}};
+
+const sc_plugin sc_plugin_gpulocality = {
+    .name = "gpulocality", .number_args = number_args, .node_score = node_score};

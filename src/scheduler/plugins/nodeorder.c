@@ -28,4 +28,7 @@ static double node_score(sc_session *s, const sc_plugin_conf *pc, const sc_task 
     return k ? 100 * sum / k * sc_arg_double(pc, "leastrequested.weight", 1) : 0;
 }
 
-const sc_plugin sc_plugin_nodeorder = {.name = "nodeorder", .node_score = node_score};
+static const sc_number_arg number_args[] = {{"leastrequested.weight", 0}, {NULL, 0}};
+
+const sc_plugin sc_plugin_nodeorder = {
+    .name = "nodeorder", .number_args = number_args, .node_score = node_score};

@@ -18,4 +18,8 @@ static bool enqueueable(sc_session *s, const sc_plugin_conf *pc, const sc_job *j
     return true;
 }
 
-const sc_plugin sc_plugin_overcommit = {.name = "overcommit", .enqueueable = enqueueable};
+/* Volcano takes a factor below 1 for a mistake too (it warns and uses 1.2). */
+static const sc_number_arg number_args[] = {{"overcommit-factor", 1}, {NULL, 0}};
+
+const sc_plugin sc_plugin_overcommit = {
+    .name = "overcommit", .number_args = number_args, .enqueueable = enqueueable};
