@@ -162,6 +162,11 @@ size_t sc_job_count(const sc_cluster *c);
 sc_job *sc_job_at(const sc_cluster *c, size_t i); /* 0 <= i < sc_job_count */
 const char *sc_job_key(const sc_job *j);
 bool sc_job_is_group(const sc_job *j); /* a PodGroup (not a lone pod's own gang) */
+/* Its PodGroup was deleted. Pods of it that remain keep what they hold on
+ * their nodes until each is removed (sc_task_remove), and the job goes with
+ * the last of them; meanwhile it waits for nothing and reports nothing. A
+ * PodGroup of the same name made again takes them back (sc_job_upsert). */
+void sc_job_orphan(sc_cluster *c, const char *key);
 sc_queue *sc_job_queue(const sc_job *j);
 sc_job_phase sc_job_get_phase(const sc_job *j);
 void sc_job_set_completed(sc_cluster *c, sc_job *j);
@@ -171,6 +176,11 @@ size_t sc_job_ntasks(const sc_job *j);
 sc_task *sc_job_task(const sc_job *j, size_t i); /* 0 <= i < sc_job_ntasks */
 int sc_job_ready_tasks(const sc_job *j);   /* allocated, bound, running or succeeded */
 int sc_job_running_tasks(const sc_job *j); /* running or succeeded */
+/* Its tasks by status as a PodGroup's status counts them: running,
+ * succeeded, failed (indexes of sc_job_count_kind). */
+enum sc_job_count_kind { SC_JOB_COUNT_RUNNING, SC_JOB_COUNT_SUCCEEDED, SC_JOB_COUNT_FAILED,
+                         SC_JOB_NCOUNTS };
+int sc_job_task_count(const sc_job *j, enum sc_job_count_kind k);
 /* Changes a running or waiting job's priority (the simulator's LAS levels). */
 void sc_job_set_priority(sc_cluster *c, sc_job *j, int32_t priority);
 /* Opaque pointer for the caller (the simulator's job record). */

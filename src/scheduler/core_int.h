@@ -81,12 +81,16 @@ struct sc_job {
     int32_t priority;
     double created;
     bool inqueue, completed, implicit, preemptable;
+    bool orphan;       /* its PodGroup went while pods of it remain (sc_job_orphan) */
     bool ran;          /* reached Running once: finished pods then mean Completed */
     sc_task **tasks;
     size_t ntasks, cap;
     /* kept by accounting */
     sc_res allocated;
     int n_ready, n_running, n_pending, n_pipelined;
+    /* its tasks Running, Succeeded and Failed, each alone: what a PodGroup's
+     * status counts (n_running above is Running or Succeeded, for the phase) */
+    int n_counts[SC_JOB_NCOUNTS];
     /* the waiting lists (sc_waiting_update): jobs still to be admitted, and
      * admitted jobs with pending or pipelined tasks or pods still to come */
     bool waiting;
@@ -114,9 +118,10 @@ struct sc_job {
     bool need_valid, need_gang;
     sc_job_phase phase;
     char msg[SC_MSG_LEN];
-    bool reported;     /* phase/message as last told to job_changed */
+    bool reported;     /* phase/message/counts as last told to job_changed */
     sc_job_phase told_phase;
     char told_msg[SC_MSG_LEN];
+    int told_counts[SC_JOB_NCOUNTS];
     void *user;
 };
 
@@ -209,6 +214,8 @@ void sc_job_touch(sc_cluster *c, sc_job *j); /* mark changed: try it again */
 /* Recomputes the job's phase; queues it for job_changed when it or the
  * message differs from what was last reported. */
 void sc_job_note(sc_cluster *c, sc_job *j);
+/* Whether its phase, message and counts are those last told to job_changed. */
+bool sc_job_told(const sc_job *j);
 /* Re-files a job on the waiting list after its admission changed. */
 void sc_task_move_job_refresh(sc_cluster *c, sc_job *j);
 sc_queue *sc_queue_get_or_default(sc_cluster *c, const char *name);

@@ -445,6 +445,7 @@ sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec)
     if (!j && !(j = job_new(c, spec->key)))
         return NULL;
     j->implicit = false;
+    j->orphan = false;
     job_set_queue(c, j, spec->queue);
     j->min_member = spec->min_member;
     for (size_t i = 0; i < j->ntask_mins; i++)
@@ -471,6 +472,41 @@ sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec)
 
 static void task_detach(sc_cluster *c, sc_task *t);
 
+/* Takes j off the list of jobs with a phase or message to report. */
+static void changed_unlink(sc_cluster *c, sc_job *j)
+{
+    if (!j->in_changed)
+        return;
+    for (sc_job **pp = &c->changed_head; *pp; pp = &(*pp)->cnext) {
+        if (*pp == j) {
+            *pp = j->cnext;
+            break;
+        }
+    }
+    j->in_changed = false;
+    j->cnext = NULL;
+}
+
+void sc_job_orphan(sc_cluster *c, const char *key)
+{
+    sc_job *j = strmap_get(&c->job_map, key);
+
+    if (!j)
+        return;
+    if (j->ntasks == 0) {
+        sc_job_remove(c, key);
+        return;
+    }
+    /* Its pods used to be dropped with it: a bound one's GPUs looked free
+     * while it still ran (the collector deletes a job's PodGroup and pods
+     * in no set order). */
+    j->orphan = true;
+    j->reported = false; /* a PodGroup made again is told everything afresh */
+    changed_unlink(c, j);
+    sc_waiting_update(c, j);
+    c->epoch++;
+}
+
 void sc_job_remove(sc_cluster *c, const char *key)
 {
     sc_job *j = strmap_get(&c->job_map, key);
@@ -484,14 +520,7 @@ void sc_job_remove(sc_cluster *c, const char *key)
     }
     j->completed = true;
     sc_waiting_update(c, j);
-    if (j->in_changed) {
-        for (sc_job **pp = &c->changed_head; *pp; pp = &(*pp)->cnext) {
-            if (*pp == j) {
-                *pp = j->cnext;
-                break;
-            }
-        }
-    }
+    changed_unlink(c, j);
     j->queue->njobs--;
     strmap_del(&c->job_map, j->key);
     c->jobs[j->idx] = c->jobs[--c->njobs];
@@ -512,7 +541,7 @@ const char *sc_job_key(const sc_job *j)
 
 bool sc_job_is_group(const sc_job *j)
 {
-    return !j->implicit;
+    return !j->implicit && !j->orphan;
 }
 
 sc_queue *sc_job_queue(const sc_job *j)
@@ -556,6 +585,11 @@ int sc_job_ready_tasks(const sc_job *j)
 int sc_job_running_tasks(const sc_job *j)
 {
     return j->n_running;
+}
+
+int sc_job_task_count(const sc_job *j, enum sc_job_count_kind k)
+{
+    return k >= 0 && k < SC_JOB_NCOUNTS ? j->n_counts[k] : 0;
 }
 
 void sc_job_set_priority(sc_cluster *c, sc_job *j, int32_t priority)
@@ -703,7 +737,7 @@ void sc_task_remove(sc_cluster *c, const char *key)
     j = t->job;
     task_detach(c, t);
     task_free(t);
-    if (j->implicit && j->ntasks == 0)
+    if ((j->implicit || j->orphan) && j->ntasks == 0)
         sc_job_remove(c, j->key);
 }
 

@@ -203,7 +203,7 @@ static void wait_link(sc_cluster *c, sc_job *j, bool admitted)
  * ahead of their pods that walk was most of a session's opening. */
 static void short_update(sc_cluster *c, sc_job *j)
 {
-    bool shorts = !j->completed && j->inqueue &&
+    bool shorts = !j->completed && !j->orphan && j->inqueue &&
                   (j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0) &&
                   j->n_ready < j->min_member;
     sc_queue *q = shorts ? j->queue : NULL;
@@ -228,8 +228,9 @@ void sc_waiting_update(sc_cluster *c, sc_job *j)
      * admitted group whose pods do not exist yet has nothing to place, so
      * no action visits it; the admission sums keep its minResources
      * (short_update). */
-    bool want = !j->completed && (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
-    bool demand = !j->completed && j->ntasks == 0;
+    bool want = !j->completed && !j->orphan &&
+                (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
+    bool demand = !j->completed && !j->orphan && j->ntasks == 0;
     sc_queue *dq = demand ? j->queue : NULL;
 
     if (want != j->waiting || (want && j->inqueue != j->wadmitted)) {
@@ -324,6 +325,12 @@ void sc_account(sc_cluster *c, sc_task *t, int sign)
         j->n_pending += sign;
     if (t->st == SC_TASK_PIPELINED)
         j->n_pipelined += sign;
+    if (t->st == SC_TASK_RUNNING)
+        j->n_counts[SC_JOB_COUNT_RUNNING] += sign;
+    else if (t->st == SC_TASK_SUCCEEDED)
+        j->n_counts[SC_JOB_COUNT_SUCCEEDED] += sign;
+    else if (t->st == SC_TASK_FAILED)
+        j->n_counts[SC_JOB_COUNT_FAILED] += sign;
 }
 
 /* Moves t from list k of node `from` to that of node `to` (either NULL). */
@@ -418,6 +425,12 @@ static bool gang_placed(const sc_job *j, int need)
     return n >= need;
 }
 
+bool sc_job_told(const sc_job *j)
+{
+    return j->phase == j->told_phase && strcmp(j->msg, j->told_msg) == 0 &&
+           memcmp(j->n_counts, j->told_counts, sizeof(j->n_counts)) == 0;
+}
+
 void sc_job_note(sc_cluster *c, sc_job *j)
 {
     int need = j->min_member > 0 ? j->min_member : 1;
@@ -438,8 +451,7 @@ void sc_job_note(sc_cluster *c, sc_job *j)
         j->phase = SC_JOB_RUNNING, j->ran = true;
     else if (j->phase != SC_JOB_RUNNING || j->n_running == 0)
         j->phase = SC_JOB_INQUEUE;
-    if (j->in_changed || (j->reported && j->phase == j->told_phase &&
-                          strcmp(j->msg, j->told_msg) == 0))
+    if (j->orphan || j->in_changed || (j->reported && sc_job_told(j)))
         return;
     j->in_changed = true;
     j->cnext = c->changed_head;

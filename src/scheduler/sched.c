@@ -82,6 +82,7 @@ typedef struct sched_write {
     char *key;    /* the pod's or PodGroup's "ns/name" (owned) */
     char *text;   /* W_BIND: the node; W_PG, W_UNSCHED: the message (owned) */
     const char *phase; /* W_PG: a static string */
+    int counts[SC_JOB_NCOUNTS]; /* W_PG: its tasks running, succeeded, failed */
 } sched_write;
 
 static sched_write *new_write(ty_sched *sc, write_kind kind, const char *key, const char *text)
@@ -175,7 +176,18 @@ static const char *phase_name(sc_job_phase p)
 
 typedef struct pg_args {
     const char *phase, *msg;
+    const int *counts; /* SC_JOB_NCOUNTS */
 } pg_args;
+
+/* status.running, succeeded and failed as Volcano writes them: counts of
+ * the group's pods, left out when 0 (omitempty). */
+static void set_count(json_t *st, const char *key, int n)
+{
+    if (n > 0)
+        json_object_set_new(st, key, json_integer(n));
+    else
+        json_object_del(st, key);
+}
 
 static int pg_status_fn(json_t *pg, void *arg, ty_error *err)
 {
@@ -184,6 +196,9 @@ static int pg_status_fn(json_t *pg, void *arg, ty_error *err)
     (void)err;
     st = podcond_status(pg);
     json_object_set_new(st, "phase", json_string(a->phase));
+    set_count(st, "running", a->counts[SC_JOB_COUNT_RUNNING]);
+    set_count(st, "succeeded", a->counts[SC_JOB_COUNT_SUCCEEDED]);
+    set_count(st, "failed", a->counts[SC_JOB_COUNT_FAILED]);
     if (*a->msg)
         set_condition(pg, "Unschedulable", "True", "NotEnoughResources", a->msg, false);
     else
@@ -248,8 +263,11 @@ static void write_job(ty_sched *sc, sc_job *j)
 {
     sched_write *w = new_write(sc, W_PG, sc_job_key(j), sc_job_message(j));
 
-    if (w)
+    if (w) {
         w->phase = phase_name(sc_job_get_phase(j));
+        for (int k = 0; k < SC_JOB_NCOUNTS; k++)
+            w->counts[k] = sc_job_task_count(j, k);
+    }
     tell_pods(sc, j);
 }
 
@@ -311,7 +329,7 @@ static void flush_writes(ty_sched *sc)
             ops[i].arena = true; /* the bound version's top lives with the pod */
             break;
         case W_PG:
-            pgs[i] = (pg_args){w->phase, w->text};
+            pgs[i] = (pg_args){w->phase, w->text, w->counts};
             ops[i] = store_op_mutate_status(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
             ops[i].arena = true; /* a PodGroup's versions are as short-lived */
             break;
@@ -376,7 +394,8 @@ out:
 typedef struct told_job {
     sc_job_phase phase;
     int64_t at;
-    bool due;
+    bool due;    /* a change waits for its time */
+    bool listed; /* in sc->due (once, however often it comes due) */
     char key[]; /* the map's key */
 } told_job;
 
@@ -402,10 +421,10 @@ static void hook_job_changed(void *ctx, sc_job *j)
         }
     }
     if (tj->phase == sc_job_get_phase(j) && now - tj->at < MSG_EVERY_MS) {
-        if (!tj->due) {
-            tj->due = true;
-            if (sc->ndue < DUE_MAX)
-                sc->due[sc->ndue++] = tj;
+        tj->due = true;
+        if (!tj->listed && sc->ndue < DUE_MAX) {
+            tj->listed = true;
+            sc->due[sc->ndue++] = tj;
         }
         return;
     }
@@ -413,6 +432,24 @@ static void hook_job_changed(void *ctx, sc_job *j)
     tj->at = now;
     tj->due = false;
     write_job(sc, j);
+}
+
+/* Kept per job ever written, this was the scheduler's one record that
+ * outlived its PodGroup (~100 bytes a job, for ever). */
+void sched_forget_job(ty_sched *sc, const char *key)
+{
+    told_job *tj = strmap_del(&sc->told_jobs, key);
+    size_t k = 0;
+
+    if (!tj)
+        return;
+    if (tj->listed) {
+        for (size_t i = 0; i < sc->ndue; i++)
+            if (sc->due[i] != tj)
+                sc->due[k++] = sc->due[i];
+        sc->ndue = k;
+    }
+    free(tj);
 }
 
 /* Writes the messages held back by hook_job_changed once their time came. */
@@ -424,11 +461,15 @@ static void flush_due(ty_sched *sc)
     for (size_t i = 0; i < sc->ndue; i++) {
         told_job *tj = sc->due[i];
         sc_job *j;
+        if (!tj->due) { /* a change of phase wrote it meanwhile */
+            tj->listed = false;
+            continue;
+        }
         if (now - tj->at < MSG_EVERY_MS) {
             sc->due[k++] = tj;
             continue;
         }
-        tj->due = false;
+        tj->due = tj->listed = false;
         j = sc_job_find(sc->cluster, tj->key);
         if (!j)
             continue;

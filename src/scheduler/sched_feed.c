@@ -224,7 +224,8 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
         return;
     group_key(pg, name, key, sizeof(key));
     if (deleted) {
-        sc_job_remove(sc->cluster, key);
+        sc_job_orphan(sc->cluster, key);
+        sched_forget_job(sc, key);
         return;
     }
     js.key = key;

@@ -47,6 +47,8 @@ void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool del
 void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted);
 /* Does the scheduler follow this resource? */
 bool sched_interesting(const ty_sched *sc, const char *resource);
+/* sched.c: a PodGroup went; what was last written for it goes too. */
+void sched_forget_job(ty_sched *sc, const char *key);
 /* Builds the model from full listings (at start and after the watch fell
  * behind its history). */
 void sched_load_all(ty_sched *sc);

@@ -94,11 +94,12 @@ void sc_session_close(sc_session *s)
         c->changed_head = j->cnext;
         j->in_changed = false;
         j->cnext = NULL;
-        if (j->reported && j->phase == j->told_phase && strcmp(j->msg, j->told_msg) == 0)
+        if (j->reported && sc_job_told(j))
             continue;
         j->reported = true;
         j->told_phase = j->phase;
         memcpy(j->told_msg, j->msg, sizeof(j->msg));
+        memcpy(j->told_counts, j->n_counts, sizeof(j->n_counts));
         if (s->hooks && s->hooks->job_changed)
             s->hooks->job_changed(s->hooks->ctx, j);
     }

@@ -67,6 +67,15 @@ expect_eq "the second gang waits while the first runs" 0 "$(bound_pods training.
 expect_match "its PodGroup says why" 'no room|unschedulable' "$msg"
 expect_match "kubectl describe of the job says why it waits" 'Unschedulable' \
     "$(kubectl describe pytorchjob gang-b)"
+run=""
+for _ in $(seq 40); do
+    run=$(kubectl get podgroup gang-a -o jsonpath='{.status.running}' 2>/dev/null)
+    [ "$run" = 3 ] && break
+    sleep 0.25
+done
+expect_eq "the running gang's PodGroup counts its pods (status.running)" 3 "$run"
+expect_match "kubectl get podgroups shows them as RUNNINGS" '^gang-a +Running +3 +3 ' \
+    "$(kubectl get podgroups | grep '^gang-a')"
 for _ in $(seq 120); do
     n=$(bound_pods training.kubeflow.org/job-name=gang-b)
     [ "$n" != 0 ] && [ "$n" != 3 ] && partial=1

@@ -315,6 +315,125 @@ static void test_gang_whole_or_nothing(void **state)
     assert_string_equal(wait_node(f, "g-1", "n1"), "n1");
 }
 
+/* The PodGroup's status.running / succeeded / failed count its pods as
+ * Volcano's do, each left out while 0 (kubectl's RUNNINGS column reads
+ * status.running). The scheduler writes them as they change: at once with
+ * a new phase, otherwise at most every 2 s. */
+static json_int_t pg_count(fixture *f, const char *name, const char *key, bool *present)
+{
+    json_t *pg = get_obj(f, "podgroups.scheduling.volcano.sh", name);
+    json_t *v = json_object_get(json_object_get(pg, "status"), key);
+    json_int_t n = json_integer_value(v);
+
+    *present = v != NULL;
+    json_decref(pg);
+    return n;
+}
+
+static bool pg_counts_are(fixture *f, const char *name, json_int_t running, json_int_t succeeded,
+                          json_int_t failed)
+{
+    static const char *const keys[] = {"running", "succeeded", "failed"};
+    json_int_t want[] = {running, succeeded, failed};
+
+    for (int k = 0; k < 3; k++) {
+        bool present;
+        json_int_t n = pg_count(f, name, keys[k], &present);
+        /* 0 is written as no member at all */
+        if (n != want[k] || present != (want[k] > 0))
+            return false;
+    }
+    return true;
+}
+
+static bool wait_pg_counts(fixture *f, const char *name, json_int_t running,
+                           json_int_t succeeded, json_int_t failed)
+{
+    for (int i = 0; i < 500; i++) {
+        if (pg_counts_are(f, name, running, succeeded, failed))
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+static void test_podgroup_counts(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    store_obj *o;
+
+    create_group(f, "g", 3);
+    for (int i = 0; i < 100 && strcmp(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue") != 0; i++)
+        usleep(10000);
+    create_member(f, "g-0", "g", 1);
+    create_member(f, "g-1", "g", 1);
+    create_member(f, "g-2", "g", 1);
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "g-%d", i);
+        assert_string_equal(wait_node(f, name, "n1"), "n1");
+    }
+    assert_true(pg_counts_are(f, "g", 0, 0, 0)); /* bound is not running */
+    /* two run: the gang of 3 is not Running yet, the count says 2 */
+    for (int i = 0; i < 2; i++) {
+        o = store_mutate(f->s, "pods", "default", i ? "g-1" : "g-0", set_phase, "Running", NULL);
+        assert_non_null(o);
+        store_obj_unref(o);
+    }
+    assert_true(wait_pg_counts(f, "g", 2, 0, 0));
+    o = store_mutate(f->s, "pods", "default", "g-2", set_phase, "Running", NULL);
+    store_obj_unref(o);
+    assert_true(wait_pg_counts(f, "g", 3, 0, 0));
+    assert_string_equal(pg_phase(f, "g", buf, sizeof(buf)), "Running");
+    /* one ends well, one badly */
+    o = store_mutate(f->s, "pods", "default", "g-0", set_phase, "Succeeded", NULL);
+    store_obj_unref(o);
+    o = store_mutate(f->s, "pods", "default", "g-1", set_phase, "Failed", NULL);
+    store_obj_unref(o);
+    assert_true(wait_pg_counts(f, "g", 1, 1, 1));
+    o = store_mutate(f->s, "pods", "default", "g-2", set_phase, "Succeeded", NULL);
+    store_obj_unref(o);
+    assert_true(wait_pg_counts(f, "g", 0, 2, 1));
+}
+
+/* A PodGroup deleted while a change of its counts waits for its time: the
+ * scheduler's record of it goes (sched_forget_job), and the wait with it
+ * (AddressSanitizer sees a use after free otherwise), and a new group of
+ * the same name starts afresh. */
+static void test_podgroup_deleted_while_due(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    store_obj *o;
+    bool deleted;
+    store_delete_opts opts = {0};
+
+    create_group(f, "g", 1);
+    for (int i = 0; i < 100 && strcmp(pg_phase(f, "g", buf, sizeof(buf)), "Inqueue") != 0; i++)
+        usleep(10000);
+    create_member(f, "g-0", "g", 1);
+    create_member(f, "g-1", "g", 1);
+    assert_string_equal(wait_node(f, "g-0", "n1"), "n1");
+    assert_string_equal(wait_node(f, "g-1", "n1"), "n1");
+    o = store_mutate(f->s, "pods", "default", "g-0", set_phase, "Running", NULL);
+    store_obj_unref(o);
+    assert_true(wait_pg_counts(f, "g", 1, 0, 0)); /* Running: written at once */
+    o = store_mutate(f->s, "pods", "default", "g-1", set_phase, "Running", NULL);
+    store_obj_unref(o);
+    usleep(200000); /* the scheduler has seen it: 2 running, held back */
+    assert_true(pg_counts_are(f, "g", 1, 0, 0));
+    o = store_delete(f->s, "podgroups.scheduling.volcano.sh", "default", "g", &opts, &deleted,
+                     NULL);
+    assert_true(deleted);
+    store_obj_unref(o);
+    usleep(2500000); /* past the time the held-back write was due */
+    create_group(f, "g", 1);
+    for (int i = 0; i < 300 && !pg_counts_are(f, "g", 2, 0, 0); i++)
+        usleep(10000);
+    assert_true(pg_counts_are(f, "g", 2, 0, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +441,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_light_end_frees, setup_few_trees, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_podgroup_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_podgroup_deleted_while_due, setup, teardown),
     };
     /* forced: the simulated nodes' and the scheduler's writes build in a
      * tree arena scope, sanitizer builds included (base/treearena.h) */

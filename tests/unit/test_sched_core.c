@@ -1508,6 +1508,78 @@ static void test_node_removal(void **state)
     sc_cluster_free(c);
 }
 
+/* A PodGroup deleted while its pods still run (the collector deletes a
+ * job's PodGroup and pods in no set order): the pods keep their GPUs until
+ * each goes, so no other gang is placed on them meanwhile; the job reports
+ * nothing, waits for nothing, is no queue's PodGroup, and goes with its
+ * last pod. A group deleted with no pods goes at once. */
+static void test_group_deleted_before_pods(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    sc_job *a, *b;
+    (void)state;
+
+    node(c, "n1", 4);
+    a = gang(c, "ns/a", NULL, 2, 2, 0, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    sc_job_orphan(c, "ns/a");
+    assert_ptr_equal(sc_job_find(c, "ns/a"), a);
+    assert_false(sc_job_is_group(a));
+    assert_int_equal(gpus_used(c), 4);
+    b = gang(c, "ns/b", NULL, 2, 2, 0, 2);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    assert_int_equal(r.nchanged, 1); /* b's reason; a says nothing */
+    assert_string_equal(sc_job_message(b), "2/2 tasks in gang unschedulable: "
+                                           "1 Insufficient nvidia.com/gpu");
+    /* one of a's pods goes: still no room for the gang of two */
+    sc_task_remove(c, "ns/a-0");
+    assert_non_null(sc_job_find(c, "ns/a"));
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    /* the last goes, and the job with it: b runs */
+    sc_task_remove(c, "ns/a-1");
+    assert_null(sc_job_find(c, "ns/a"));
+    cycle(c, conf, &r);
+    assert_int_equal(bound_prefix(&r, "ns/b-"), 2);
+    /* a group deleted with no pods goes at once */
+    job(c, "ns/c", NULL, 1, 0, 3);
+    sc_job_orphan(c, "ns/c");
+    assert_null(sc_job_find(c, "ns/c"));
+    sc_job_orphan(c, "ns/nosuch");
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
+/* A PodGroup made again while pods of its deleted namesake remain takes
+ * them back: they count toward its gang and its status. */
+static void test_group_made_again(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    sc_job *a;
+    (void)state;
+
+    node(c, "n1", 4);
+    a = gang(c, "ns/a", NULL, 2, 1, 0, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    sc_job_orphan(c, "ns/a");
+    assert_false(sc_job_is_group(a));
+    assert_ptr_equal(job(c, "ns/a", NULL, 2, 0, 4), a);
+    assert_true(sc_job_is_group(a));
+    cycle(c, conf, &r);
+    assert_true(r.nchanged >= 1); /* told afresh */
+    assert_int_equal(sc_job_get_phase(a), SC_JOB_RUNNING);
+    assert_int_equal(sc_job_task_count(a, SC_JOB_COUNT_RUNNING), 2);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* Tasks nominated to a removed node (preemptors waiting for their victims)
  * go back to pending; those bound there keep their pods but hold nothing;
  * tasks elsewhere are untouched. */
@@ -1948,6 +2020,8 @@ int main(void)
         cmocka_unit_test(test_gang_not_split),
         cmocka_unit_test(test_large_cluster),
         cmocka_unit_test(test_node_removal),
+        cmocka_unit_test(test_group_deleted_before_pods),
+        cmocka_unit_test(test_group_made_again),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),
