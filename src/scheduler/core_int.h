@@ -81,7 +81,10 @@ struct sc_job {
     int32_t priority;
     double created;
     bool inqueue, completed, implicit, preemptable;
-    bool orphan;       /* its PodGroup went while pods of it remain (sc_job_orphan) */
+    /* No PodGroup: it went while pods of it remain (sc_job_orphan), or it
+     * has not been seen yet. Such a job's pods keep what they hold, but it
+     * is not admitted, placed or reported, and it goes with its last pod. */
+    bool groupless;
     bool ran;          /* reached Running once: finished pods then mean Completed */
     sc_task **tasks;
     size_t ntasks, cap;

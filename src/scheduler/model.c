@@ -445,7 +445,7 @@ sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec)
     if (!j && !(j = job_new(c, spec->key)))
         return NULL;
     j->implicit = false;
-    j->orphan = false;
+    j->groupless = false;
     job_set_queue(c, j, spec->queue);
     j->min_member = spec->min_member;
     for (size_t i = 0; i < j->ntask_mins; i++)
@@ -500,7 +500,7 @@ void sc_job_orphan(sc_cluster *c, const char *key)
     /* Its pods used to be dropped with it: a bound one's GPUs looked free
      * while it still ran (the collector deletes a job's PodGroup and pods
      * in no set order). */
-    j->orphan = true;
+    j->groupless = true;
     j->reported = false; /* a PodGroup made again is told everything afresh */
     changed_unlink(c, j);
     sc_waiting_update(c, j);
@@ -541,7 +541,7 @@ const char *sc_job_key(const sc_job *j)
 
 bool sc_job_is_group(const sc_job *j)
 {
-    return !j->implicit && !j->orphan;
+    return !j->implicit && !j->groupless;
 }
 
 sc_queue *sc_job_queue(const sc_job *j)
@@ -661,11 +661,14 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
         if (!j) {
             /* A pod without a PodGroup is a gang of one, admitted at once. A
              * named group that has not arrived yet is made now and filled in
-             * when its object comes. */
+             * when its object comes; until then its pods wait, as Volcano's
+             * do (they were placed one by one: a partial gang when pods
+             * came ahead of their PodGroup). */
             j = job_new(c, spec->job ? spec->job : spec->key);
             if (!j)
                 return NULL;
             j->implicit = !spec->job;
+            j->groupless = spec->job != NULL;
             j->inqueue = !spec->job;
             j->priority = spec->priority;
             j->created = (double)c->epoch;
@@ -737,7 +740,7 @@ void sc_task_remove(sc_cluster *c, const char *key)
     j = t->job;
     task_detach(c, t);
     task_free(t);
-    if ((j->implicit || j->orphan) && j->ntasks == 0)
+    if ((j->implicit || j->groupless) && j->ntasks == 0)
         sc_job_remove(c, j->key);
 }
 

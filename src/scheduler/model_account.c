@@ -203,7 +203,7 @@ static void wait_link(sc_cluster *c, sc_job *j, bool admitted)
  * ahead of their pods that walk was most of a session's opening. */
 static void short_update(sc_cluster *c, sc_job *j)
 {
-    bool shorts = !j->completed && !j->orphan && j->inqueue &&
+    bool shorts = !j->completed && !j->groupless && j->inqueue &&
                   (j->n_pending > 0 || j->n_pipelined > 0 || j->ntasks == 0) &&
                   j->n_ready < j->min_member;
     sc_queue *q = shorts ? j->queue : NULL;
@@ -228,9 +228,9 @@ void sc_waiting_update(sc_cluster *c, sc_job *j)
      * admitted group whose pods do not exist yet has nothing to place, so
      * no action visits it; the admission sums keep its minResources
      * (short_update). */
-    bool want = !j->completed && !j->orphan &&
+    bool want = !j->completed && !j->groupless &&
                 (!j->inqueue || j->n_pending > 0 || j->n_pipelined > 0);
-    bool demand = !j->completed && !j->orphan && j->ntasks == 0;
+    bool demand = !j->completed && !j->groupless && j->ntasks == 0;
     sc_queue *dq = demand ? j->queue : NULL;
 
     if (want != j->waiting || (want && j->inqueue != j->wadmitted)) {
@@ -451,7 +451,7 @@ void sc_job_note(sc_cluster *c, sc_job *j)
         j->phase = SC_JOB_RUNNING, j->ran = true;
     else if (j->phase != SC_JOB_RUNNING || j->n_running == 0)
         j->phase = SC_JOB_INQUEUE;
-    if (j->orphan || j->in_changed || (j->reported && sc_job_told(j)))
+    if (j->groupless || j->in_changed || (j->reported && sc_job_told(j)))
         return;
     j->in_changed = true;
     j->cnext = c->changed_head;

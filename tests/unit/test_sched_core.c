@@ -1554,6 +1554,48 @@ static void test_group_deleted_before_pods(void **state)
     sc_cluster_free(c);
 }
 
+/* Pods that come ahead of their PodGroup wait for it, as Volcano's do: they
+ * used to be placed one by one as they came, a partial gang when fewer than
+ * minMember fitted. */
+static void test_pods_before_group(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    sc_job *j;
+    (void)state;
+
+    node(c, "n1", 4);
+    task(c, "ns/late-0", "ns/late", 2);
+    task(c, "ns/late-1", "ns/late", 2);
+    task(c, "ns/late-2", "ns/late", 2);
+    j = sc_job_find(c, "ns/late");
+    assert_non_null(j);
+    assert_false(sc_job_is_group(j));
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    assert_int_equal(r.nchanged, 0);
+    /* the group comes: a gang of 3 x 2 GPUs on 4 GPUs does not fit */
+    assert_ptr_equal(job(c, "ns/late", NULL, 3, 0, 1), j);
+    assert_true(sc_job_is_group(j));
+    cycle(c, conf, &r);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    assert_int_equal(gpus_used(c), 0);
+    /* with minMember 2 it runs: two of them, in one cycle */
+    job(c, "ns/late", NULL, 2, 0, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(bound_prefix(&r, "ns/late-"), 2);
+    /* a group never made: its pods wait, and the job goes with the last */
+    task(c, "ns/never-0", "ns/never", 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    sc_task_remove(c, "ns/never-0");
+    assert_null(sc_job_find(c, "ns/never"));
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* A PodGroup made again while pods of its deleted namesake remain takes
  * them back: they count toward its gang and its status. */
 static void test_group_made_again(void **state)
@@ -2022,6 +2064,7 @@ int main(void)
         cmocka_unit_test(test_node_removal),
         cmocka_unit_test(test_group_deleted_before_pods),
         cmocka_unit_test(test_group_made_again),
+        cmocka_unit_test(test_pods_before_group),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),
