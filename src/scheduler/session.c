@@ -55,6 +55,16 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
     for (size_t i = 0; i < c->nqueues; i++) {
         sc_queue *q = c->queues[i];
         sc_queue *p = q->parent_name ? sc_queue_find(c, q->parent_name) : NULL;
+        /* A parent whose own chain comes back to q would make every walk up
+         * the chain endless (two queues naming each other froze the cycle):
+         * q stays at the root until that changes. The API refuses such a
+         * parent; writes racing each other could still make one. The chain
+         * above p is acyclic, as every parent link set here keeps it. */
+        for (sc_queue *a = p; a; a = a->parent)
+            if (a == q) {
+                p = NULL;
+                break;
+            }
         if (p != q->parent) {
             /* re-home the parent chain's sums */
             for (sc_queue *a = q->parent; a; a = a->parent) {

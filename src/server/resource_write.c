@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "api/meta.h"
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
-static const char *meta_str(const json_t *obj, const char *key)
+/* obj.metadata[key] as a string */
+static const char *md_str(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
@@ -144,12 +146,54 @@ static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_err
     return 0;
 }
 
+/* A Queue's parent chain, as the stored Queues name it, must not come back
+ * to the queue: two queues naming each other froze the scheduler's cycle
+ * (it walks the chain). A parent not created yet is allowed (queues come
+ * in any order); the scheduler treats it as the root until it exists, and
+ * breaks a cycle made by racing writes the same way (session.c). */
+static int check_queue_parent(http_req *r, const api_resource *res, const json_t *obj,
+                              ty_error *err)
+{
+    const char *name = md_str(obj, "name");
+    const char *parent = json_string_value(json_object_get(json_object_get(obj, "spec"),
+                                                           "parent"));
+    ty_store *st = server_store(r->srv);
+    char at[256];
+    int hops = 0;
+
+    if (res != &api_queue || !name || !parent || !*parent || !strcmp(parent, "root"))
+        return 0;
+    snprintf(at, sizeof(at), "%s", parent);
+    while (hops++ < 1000) {
+        store_obj *q;
+        const char *up;
+        if (strcmp(at, name) == 0) {
+            meta_invalid_str(err, "spec.parent", parent,
+                             "the queue would be its own ancestor (a cycle of parents)");
+            err->code = TY_EINVALID;
+            api_format_invalid(res, name, err, err->text, sizeof(err->text));
+            return -1;
+        }
+        if (!(q = store_get(st, api_store_key(&api_queue), "", at, NULL)))
+            return 0;
+        up = json_string_value(
+            json_object_get(json_object_get(store_obj_json(q), "spec"), "parent"));
+        if (!up || !*up || !strcmp(up, "root")) {
+            store_obj_unref(q);
+            return 0;
+        }
+        snprintf(at, sizeof(at), "%s", up);
+        store_obj_unref(q);
+    }
+    return 0; /* a cycle among the others: not this queue's to refuse */
+}
+
 /* The name a failed create is reported under: the name, else generateName. */
 static void create_name(const json_t *obj, char *buf, size_t len)
 {
-    const char *name = meta_str(obj, "name");
+    const char *name = md_str(obj, "name");
     if (!name || !*name)
-        name = meta_str(obj, "generateName");
+        name = md_str(obj, "generateName");
     snprintf(buf, len, "%s", name ? name : "");
 }
 
@@ -166,7 +210,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
-        check_queue(r, p, obj, &err) < 0)
+        check_queue(r, p, obj, &err) < 0 || check_queue_parent(r, p->res, obj, &err) < 0)
         goto error;
     if (dry_run(r))
         return http_send_json(r, 201, obj);
@@ -253,7 +297,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         goto out;
     if (w->mode != W_PUT) {
         /* A patch cannot rename or move an object. */
-        const char *nn = meta_str(nw, "name");
+        const char *nn = md_str(nw, "name");
         if (!json_is_object(nw) || (nn && strcmp(nn, w->p->name) != 0)) {
             ty_seterr(err, TY_EBADREQUEST, "the name of the object (%s) does not match the "
                                            "name on the URL (%s)",
@@ -267,7 +311,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         /* /status: take status only; everything else stays as stored. */
         json_t *result = json_deep_copy(old);
         json_t *st = json_object_get(nw, "status");
-        const char *rv = meta_str(nw, "resourceVersion");
+        const char *rv = md_str(nw, "resourceVersion");
         if (st)
             json_object_set(result, "status", st);
         else
@@ -307,18 +351,22 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
     const char *ns = p->ns ? p->ns : "";
 
     ty_error_init(&err);
-    if (dry_run(r)) {
+    if (dry_run(r) || (p->res == &api_queue && !p->sub)) {
+        /* a Queue's new parent is checked against the others (which the
+         * write function, under the store's writer lock, must not read) */
         json_t *cur;
         o = store_get(st, key, ns, p->name, &err);
         if (!o)
             goto error;
         cur = store_obj_json_copy(o);
         store_obj_unref(o);
-        if (write_fn(cur, w, &err) < 0) {
+        if (write_fn(cur, w, &err) < 0 || check_queue_parent(r, p->res, cur, &err) < 0) {
             json_decref(cur);
             goto error;
         }
-        return http_send_json(r, 200, cur);
+        if (dry_run(r))
+            return http_send_json(r, 200, cur);
+        json_decref(cur);
     }
     o = store_mutate(st, key, ns, p->name, write_fn, w, &err);
     if (!o)
@@ -344,7 +392,7 @@ enum MHD_Result resource_update(http_req *r, const res_path *p)
     }
     if (decode_field_validation(r, &w.fv, &err) < 0 || !(body = decode_body(r, w.fv, &err)))
         return fail(r, &err, p->res, p->name);
-    const char *bn = json_is_object(body) ? meta_str(body, "name") : NULL;
+    const char *bn = json_is_object(body) ? md_str(body, "name") : NULL;
     if (!bn || strcmp(bn, p->name) != 0) {
         ty_seterr(&err, TY_EBADREQUEST,
                   "the name of the object (%s) does not match the name on the URL (%s)",
@@ -416,7 +464,7 @@ enum MHD_Result resource_patch(http_req *r, const res_path *p)
         store_obj_unref(existing);
         if (!p->sub && !existing) {
             json_t *meta = json_object_get(body, "metadata");
-            if (!json_is_object(meta) || !meta_str(body, "name")) {
+            if (!json_is_object(meta) || !md_str(body, "name")) {
                 ty_seterr(&err, TY_EBADREQUEST, "metadata.name is required");
                 json_decref(body);
                 return fail(r, &err, p->res, p->name);

@@ -179,6 +179,21 @@ kubectl patch queue shut --subresource=status --type=merge -p '{"status":{"state
 out=$(vcjob closed1 shut 1 1 2>&1); rc=$?
 expect_eq "a job for a closed queue is rejected" 1 "$rc"
 expect_match "with a clear error" "queue 'shut' status is 'Closed'" "$out"
+
+# a cycle of parents is refused (two queues naming each other froze the
+# scheduler), on create and on update; the scheduler goes on
+printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: qc1}\nspec: {parent: qc2}\n' |
+    kubectl create -f - >/dev/null
+out=$(printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: qc2}\nspec: {parent: qc1}\n' |
+    kubectl create -f - 2>&1); rc=$?
+expect_eq "a queue that would close a cycle of parents is refused" 1 "$rc"
+expect_match "with the field and why" \
+    'Queue "qc2" is invalid: spec.parent: Invalid value: "qc1": the queue would be its own ancestor' "$out"
+printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: qc2}\n' |
+    kubectl create -f - >/dev/null
+out=$(kubectl patch queue qc2 --type merge -p '{"spec":{"parent":"qc1"}}' 2>&1); rc=$?
+expect_eq "and so is an update that would" 1 "$rc"
+expect_match "with the same reason" 'spec.parent: Invalid value: "qc1"' "$out"
 for _ in $(seq 80); do [ -z "$(kubectl get pods -o name)" ] && break; sleep 0.25; done
 
 # backfill: a 6-GPU job runs, an 8-GPU gang waits, a 1-GPU job fills the gap

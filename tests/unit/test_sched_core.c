@@ -1596,6 +1596,50 @@ static void test_pods_before_group(void **state)
     sc_cluster_free(c);
 }
 
+/* Queues whose parents make a cycle (qx -> qy -> qx, and one naming
+ * itself): the cycle ends (it walked the chain for ever), one of each loop
+ * stays at the root, jobs everywhere are placed, and the sums follow. */
+static void test_queue_parent_cycle(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    (void)state;
+
+    node(c, "n1", 8);
+    sc_queue_spec x = {.name = "qx", .parent = "qy", .weight = 1, .open = true};
+    sc_queue_spec y = {.name = "qy", .parent = "qx", .weight = 1, .open = true};
+    sc_queue_spec z = {.name = "qz", .parent = "qz", .weight = 1, .open = true};
+    assert_non_null(sc_queue_upsert(c, &x));
+    assert_non_null(sc_queue_upsert(c, &y));
+    assert_non_null(sc_queue_upsert(c, &z));
+    gang(c, "ns/d", NULL, 2, 1, 0, 1);
+    gang(c, "ns/x", "qx", 2, 1, 0, 2);
+    gang(c, "ns/y", "qy", 2, 1, 0, 3);
+    gang(c, "ns/z", "qz", 2, 1, 0, 4);
+    for (int i = 0; i < 3; i++)
+        cycle(c, conf, &r);
+    assert_int_equal(gpus_used(c), 8);
+    sc_queue *qx = sc_queue_find(c, "qx"), *qy = sc_queue_find(c, "qy");
+    sc_queue *qz = sc_queue_find(c, "qz");
+    assert_true((qx->parent == qy && qy->parent == NULL) ||
+                (qy->parent == qx && qx->parent == NULL));
+    assert_null(qz->parent);
+    /* the child's allocation is in its parent's too */
+    sc_queue *child = qx->parent ? qx : qy, *top = qx->parent ? qy : qx;
+    assert_int_equal(sc_queue_allocated(top)->v[SC_GPU],
+                     sc_queue_allocated(child)->v[SC_GPU] + GPU(2));
+    /* the loop undone: qy names no parent, and qx sits under it */
+    y.parent = NULL;
+    assert_non_null(sc_queue_upsert(c, &y));
+    cycle(c, conf, &r);
+    assert_ptr_equal(qx->parent, qy);
+    assert_null(qy->parent);
+    assert_int_equal(sc_queue_allocated(qy)->v[SC_GPU], GPU(4));
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* A PodGroup made again while pods of its deleted namesake remain takes
  * them back: they count toward its gang and its status. */
 static void test_group_made_again(void **state)
@@ -2065,6 +2109,7 @@ int main(void)
         cmocka_unit_test(test_group_deleted_before_pods),
         cmocka_unit_test(test_group_made_again),
         cmocka_unit_test(test_pods_before_group),
+        cmocka_unit_test(test_queue_parent_cycle),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),
