@@ -180,6 +180,13 @@ out=$(vcjob closed1 shut 1 1 2>&1); rc=$?
 expect_eq "a job for a closed queue is rejected" 1 "$rc"
 expect_match "with a clear error" "queue 'shut' status is 'Closed'" "$out"
 
+# Volcano's rules for deleting a Queue: never `default`, only a Closed one
+out=$(kubectl delete queue default 2>&1); rc=$?
+expect_eq "the default queue cannot be deleted" "1 Error from server (Forbidden): \`default\` queue can not be deleted" "$rc $out"
+out=$(kubectl delete queue capped 2>&1); rc=$?
+expect_eq "an Open queue cannot be deleted" "1 Error from server (Forbidden): only queue with state \`Closed\` can be deleted, queue \`capped\` state is \`Open\`" "$rc $out"
+expect_eq "a Closed one can" 'queue.scheduling.volcano.sh "shut" deleted' "$(kubectl delete queue shut 2>&1)"
+
 # a cycle of parents is refused (two queues naming each other froze the
 # scheduler), on create and on update; the scheduler goes on
 printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: qc1}\nspec: {parent: qc2}\n' |
