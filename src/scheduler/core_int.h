@@ -290,6 +290,7 @@ struct sc_session {
     sc_res free_future;  /* plus what is being released */
     sc_res inqueue_total; /* minResources of admitted jobs not yet running */
     bool gang;           /* the gang plugin is on */
+    bool shares;         /* the proportion plugin is on: queues' deserved hold */
     double overcommit;   /* overcommit factor, 0 = plugin off */
     const sc_job *preemptor; /* for victim filters */
     /* resources the preemptor's pending tasks need more of than the cluster

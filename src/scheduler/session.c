@@ -86,6 +86,8 @@ void sc_session_open(sc_session *s, sc_cluster *c, const sc_conf *conf, const sc
     FOR_PLUGINS(s, pc) {
         if (strcmp(pc->plugin->name, "gang") == 0)
             s->gang = true;
+        if (strcmp(pc->plugin->name, "proportion") == 0)
+            s->shares = true;
         if (pc->job_order && pc->plugin->job_order && s->njob_orders < 16)
             s->job_orders[s->njob_orders++] = pc;
         if (pc->task_order && pc->plugin->task_order && s->ntask_orders < 16)

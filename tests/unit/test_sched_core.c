@@ -1154,6 +1154,65 @@ static void test_reclaim(void **state)
     sc_cluster_free(c);
 }
 
+/* Controllers make a group's pods once it is admitted (Inqueue), and make
+ * an evicted pod again: one round of that after a cycle. */
+static void controllers_round(sc_cluster *c, const rec *r, const char *const *jobs, size_t n)
+{
+    for (size_t i = 0; i < r->nevicted; i++) {
+        char jk[64];
+        snprintf(jk, sizeof(jk), "%.*s", (int)(strrchr(r->evicted[i], '-') - r->evicted[i]),
+                 r->evicted[i]);
+        sc_task_remove(c, r->evicted[i]);
+        task(c, r->evicted[i], jk, 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sc_job *j = sc_job_find(c, jobs[i]);
+        char k[64];
+        if (!j || sc_job_ntasks(j) || sc_job_get_phase(j) == SC_JOB_PENDING)
+            continue;
+        snprintf(k, sizeof(k), "%s-0", jobs[i]);
+        task(c, k, jobs[i], 1);
+    }
+}
+
+/* Queues of weight 1 and 3 on 8 GPUs, one-GPU jobs with minResources
+ * arriving in turns while the cluster fills: they end at 2:6. A group of
+ * the first queue admitted while there was room, waiting above that
+ * queue's share, used to hold the overcommit headroom that the second
+ * queue's groups needed to be admitted, and so to reclaim: 4:4 for ever. */
+static void test_share_reached_through_admission(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of(reclaim_yaml);
+    const char *jobs[16];
+    char names[16][32];
+    size_t n = 0;
+    rec r;
+    (void)state;
+
+    node(c, "n1", 4);
+    node(c, "n2", 4);
+    queue(c, "q1", 1, -1, true, true);
+    queue(c, "q3", 3, -1, true, true);
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(names[n], sizeof(names[n]), "ns/%c%d", k ? 'b' : 'a', i);
+            jobs[n] = names[n];
+            job_full(c, names[n], k ? "q3" : "q1", 1, 0, (double)n, 1);
+            n++;
+            cycle(c, conf, &r);
+            controllers_round(c, &r, jobs, n);
+        }
+    for (int i = 0; i < 10; i++) {
+        cycle(c, conf, &r);
+        controllers_round(c, &r, jobs, n);
+    }
+    assert_int_equal(sc_queue_allocated(sc_queue_find(c, "q1"))->v[SC_GPU], GPU(2));
+    assert_int_equal(sc_queue_allocated(sc_queue_find(c, "q3"))->v[SC_GPU], GPU(6));
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 static void test_reclaim_not_reclaimable(void **state)
 {
     sc_cluster *c = sc_cluster_new();
@@ -2110,6 +2169,7 @@ int main(void)
         cmocka_unit_test(test_group_made_again),
         cmocka_unit_test(test_pods_before_group),
         cmocka_unit_test(test_queue_parent_cycle),
+        cmocka_unit_test(test_share_reached_through_admission),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),
