@@ -164,6 +164,11 @@ expect_eq "a queue's capability caps it (2 of 3 one-GPU jobs run)" 2 \
     "$(wait_bound volcano.sh/queue-name=capped 2 20)"
 sleep 1
 expect_eq "the third keeps waiting under the cap" 2 "$(bound_pods volcano.sh/queue-name=capped)"
+expect_eq "a Volcano Job's PodGroup carries its gang's minResources" '{"nvidia.com/gpu":"1"}' \
+    "$(kubectl get podgroups -l volcano.sh/job-name=c3 -o jsonpath='{.items[0].spec.minResources}' 2>/dev/null ||
+       kubectl get podgroups -o jsonpath='{.items[0].spec.minResources}')"
+expect_eq "so the third job's pods are not made while its group waits for room" 2 \
+    "$(kubectl get pods -l volcano.sh/queue-name=capped -o name | grep -c .)"
 expect_match "and its PodGroup says why" 'capability|deserved share' \
     "$(kubectl get podgroups -o jsonpath='{range .items[*]}{.status.conditions[*].message}{"\n"}{end}')"
 kubectl delete vcjob --all >/dev/null

@@ -1213,6 +1213,86 @@ static void test_share_reached_through_admission(void **state)
     sc_cluster_free(c);
 }
 
+/* On a full cluster a group with minResources beyond the overcommit
+ * headroom is admitted when preempt can make room for it (lower-priority
+ * jobs of its queue hold enough), and preempt then takes a gang for it; it
+ * was never admitted, had no pods, and preempted nothing. A group of the
+ * same priority is not admitted. */
+static void test_admitted_for_preemption(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of(preempt_yaml);
+    rec r;
+    sc_job *hi, *same;
+    (void)state;
+
+    node(c, "n1", 4);
+    node(c, "n2", 4);
+    sc_job *low = job_full(c, "ns/low", NULL, 4, 10, 1, 8);
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/low-%d", i);
+        sc_task_spec s = {.key = k, .job = "ns/low", .priority = 10};
+        task_spec(c, &s, GPU(2), 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 4);
+    same = job_full(c, "ns/same", NULL, 2, 10, 2, 4);
+    hi = job_full(c, "ns/hi", NULL, 2, 1000, 3, 4);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(hi), SC_JOB_INQUEUE);
+    assert_int_equal(sc_job_get_phase(same), SC_JOB_PENDING);
+    for (int i = 0; i < 2; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/hi-%d", i);
+        sc_task_spec s = {.key = k, .job = "ns/hi", .priority = 1000};
+        task_spec(c, &s, GPU(2), 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(evicted_prefix(&r, "ns/low-"), 4); /* the gang, whole */
+    assert_string_equal(r.reason[0], "Preempted");
+    remove_evicted(c, &r);
+    cycle(c, conf, &r);
+    assert_int_equal(bound_prefix(&r, "ns/hi-"), 2);
+    (void)low;
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
+/* Behind a big group that waits for the headroom, a small one that fits in
+ * what is idle now is admitted (and backfill places it); one that does not
+ * fit waits with the big one. It used to wait behind it whatever its size. */
+static void test_admitted_into_the_gap(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    rec r;
+    (void)state;
+
+    node(c, "n1", 4);
+    node(c, "n2", 4);
+    job_full(c, "ns/mid", NULL, 3, 0, 1, 6);
+    for (int i = 0; i < 3; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/mid-%d", i);
+        task(c, k, "ns/mid", 2);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 3);
+    sc_job *big = job_full(c, "ns/big", NULL, 2, 0, 2, 8);
+    sc_job *small = job_full(c, "ns/small", NULL, 1, 0, 3, 1);
+    sc_job *too = job_full(c, "ns/too", NULL, 1, 0, 4, 3);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(big), SC_JOB_PENDING);
+    assert_int_equal(sc_job_get_phase(small), SC_JOB_INQUEUE);
+    assert_int_equal(sc_job_get_phase(too), SC_JOB_PENDING);
+    task(c, "ns/small-0", "ns/small", 1);
+    cycle(c, conf, &r);
+    assert_int_equal(bound_prefix(&r, "ns/small-"), 1);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 static void test_reclaim_not_reclaimable(void **state)
 {
     sc_cluster *c = sc_cluster_new();
@@ -2170,6 +2250,8 @@ int main(void)
         cmocka_unit_test(test_pods_before_group),
         cmocka_unit_test(test_queue_parent_cycle),
         cmocka_unit_test(test_share_reached_through_admission),
+        cmocka_unit_test(test_admitted_for_preemption),
+        cmocka_unit_test(test_admitted_into_the_gap),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
         cmocka_unit_test(test_waiting_lists_follow_changes),

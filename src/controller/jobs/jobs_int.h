@@ -159,6 +159,13 @@ void jobs_time(time_t t, char *buf, size_t len);
 
 /* ---- podgroup.c ---- */
 
+/* Adds a container list's requests, times times (limits stand in for
+ * missing ones, as the API server defaults them), into sums: resource name
+ * -> milli-units as JSON integers. */
+void jobs_add_requests(json_t *sums, const json_t *containers, long long times);
+/* Such sums as a resource list of quantity strings (a new object). */
+json_t *jobs_quantities(const json_t *sums);
+
 /* Makes the job's PodGroup (named after the job, as the training operator
  * names it: minMember = schedulingPolicy.minAvailable or every replica the
  * framework creates now, queue, priorityClassName, minResources) or brings

@@ -8,9 +8,7 @@
 #include "controller/jobs/jobs_int.h"
 #include "model/quantity.h"
 
-/* Adds a container list's requests (limits stand in for missing ones) into
- * sums (resource name -> milli-units, as JSON integers). */
-static void add_requests(json_t *sums, const json_t *containers, long long times)
+void jobs_add_requests(json_t *sums, const json_t *containers, long long times)
 {
     size_t i;
     json_t *c;
@@ -40,24 +38,31 @@ static void add_requests(json_t *sums, const json_t *containers, long long times
 static json_t *min_resources(const job_ctx *c, const json_t *job, const jf_counts *counts,
                              size_t ntypes, long long min_member)
 {
-    json_t *sums = json_object(), *out = json_object();
+    json_t *sums = json_object(), *out;
     long long left = min_member;
-    const char *k;
-    json_t *v;
 
     for (size_t t = 0; t < ntypes && left > 0; t++) {
         const json_t *tmpl = json_object_get(kf_replica_spec(c->kind, job, counts[t].type),
                                              "template");
         long long n = counts[t].replicas < left ? counts[t].replicas : left;
-        add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
+        jobs_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
         left -= n;
     }
-    json_object_foreach(sums, k, v) {
+    out = jobs_quantities(sums);
+    json_decref(sums);
+    return out;
+}
+
+json_t *jobs_quantities(const json_t *sums)
+{
+    json_t *out = json_object(), *v;
+    const char *k;
+
+    json_object_foreach((json_t *)sums, k, v) {
         char buf[64];
         quantity_format(json_integer_value(v), buf, sizeof(buf));
         json_object_set_new(out, k, json_string(buf));
     }
-    json_decref(sums);
     return out;
 }
 

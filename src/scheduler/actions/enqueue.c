@@ -7,7 +7,17 @@
  * limited overcommit budget, the first queue in the list must not take all
  * admissions, or the other queues' jobs never get pods to be scheduled and
  * fair share is never reached. Within a queue, jobs are admitted in job
- * order; the first one that does not fit stops its queue for this cycle. */
+ * order; the first one that does not fit stops its queue for this cycle,
+ * but for two kinds of job:
+ * - one that the cycle's preempt or reclaim can make room for (lower
+ *   priority in its queue, or other queues above their share, hold enough):
+ *   admitted past the headroom, or on a full cluster a high-priority job
+ *   was never admitted, had no pods, and preempted nothing;
+ * - one behind the stopped job that fits in what is idle now, after what is
+ *   already promised (backfill's gap), or a small job behind a waiting big
+ *   gang was never admitted and backfill had nothing to place. Only such
+ *   jobs, so that a stream of small ones cannot take the headroom the big
+ *   gang waits for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +37,80 @@ static double promised_share(const sc_queue *q)
     return m;
 }
 
+static bool has_action(const sc_session *s, sc_action a)
+{
+    for (size_t i = 0; i < s->conf->nactions; i++)
+        if (s->conf->actions[i] == a)
+            return true;
+    return false;
+}
+
+/* Whether r covers j's minResources. */
+static bool covers(const sc_res *r, const sc_job *j)
+{
+    for (int k = 0; k < SC_MAXRES; k++)
+        if (k != SC_PODS && j->min_res.v[k] > r->v[k])
+            return false;
+    return true;
+}
+
+/* Whether the cycle's preempt or reclaim could make room for j that the
+ * admission gates refuse: the tasks of lower-priority preemptable jobs of
+ * j's own queue cover its minResources (preempt: that frees the queue's
+ * capability too), or j's queue stays within its deserved share with j and
+ * what other reclaimable queues hold above theirs, with what is idle, covers
+ * it (reclaim). */
+static bool room_by_eviction(sc_session *s, const sc_job *j)
+{
+    sc_cluster *c = s->c;
+    const sc_queue *q = j->queue;
+
+    if (has_action(s, SC_ACT_PREEMPT)) {
+        sc_res victims = {0};
+        for (size_t i = 0; i < c->njobs; i++) {
+            const sc_job *v = c->jobs[i];
+            if (v->queue == q && v->preemptable && v->priority < j->priority)
+                sc_res_add(&victims, &v->allocated);
+        }
+        if (covers(&victims, j))
+            return true;
+    }
+    if (has_action(s, SC_ACT_RECLAIM) && s->shares) {
+        sc_res have = s->free_now;
+        sc_res_sub(&have, &s->inqueue_total);
+        for (int r = 0; r < SC_MAXRES; r++)
+            if (r != SC_PODS && j->min_res.v[r] &&
+                q->allocated.v[r] + q->inqueue.v[r] + j->min_res.v[r] > q->deserved.v[r])
+                return false;
+        for (size_t i = 0; i < c->nqueues; i++) {
+            const sc_queue *o = c->queues[i];
+            if (o == q || !o->reclaimable)
+                continue;
+            for (int r = 0; r < SC_MAXRES; r++)
+                if (o->allocated.v[r] > o->deserved.v[r])
+                    have.v[r] += o->allocated.v[r] - o->deserved.v[r];
+        }
+        return covers(&have, j);
+    }
+    return false;
+}
+
+/* Whether j's minResources fit in what is idle now, after what admitted
+ * groups were promised. */
+static bool fits_idle(const sc_session *s, const sc_job *j)
+{
+    for (int r = 0; r < SC_MAXRES; r++)
+        if (r != SC_PODS && j->min_res.v[r] &&
+            j->min_res.v[r] > s->free_now.v[r] - s->inqueue_total.v[r])
+            return false;
+    return true;
+}
+
+static int cmp_session_jobs(const void *a, const void *b, void *s)
+{
+    return sc_job_cmp(s, *(sc_job *const *)a, *(sc_job *const *)b);
+}
+
 static void say(sc_session *s, sc_job *j, const char *msg)
 {
     if (strcmp(msg, j->msg) != 0) {
@@ -40,10 +124,12 @@ void sc_action_enqueue(sc_session *s)
     sc_cluster *c = s->c;
     size_t n = 0, nq;
     sc_job **jobs = malloc((c->nwaiting[SC_WAIT_PENDING] + 1) * sizeof(*jobs));
+    /* the queues' heaps live in jobs: a scratch list of their own */
+    sc_job **fit = malloc((c->nwaiting[SC_WAIT_PENDING] + 1) * sizeof(*fit));
     size_t *count = calloc(c->nqueues + 1, sizeof(*count));
     sc_qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
 
-    if (!jobs || !count || !qs)
+    if (!jobs || !fit || !count || !qs)
         goto out;
     for (sc_job *j = c->waiting[SC_WAIT_PENDING]; j; j = j->wnext) {
         jobs[n++] = j;
@@ -72,7 +158,7 @@ void sc_action_enqueue(sc_session *s)
             snprintf(msg, sizeof(msg), "queue %s does not exist", q->name);
         else if (!q->open)
             snprintf(msg, sizeof(msg), "queue %s is closed", q->name);
-        else if (!sc_job_enqueueable(s, j))
+        else if (!sc_job_enqueueable(s, j) && !room_by_eviction(s, j))
             snprintf(msg, sizeof(msg),
                      "queue %s has no room for the job's minResources (capability or "
                      "cluster overcommit reached)", q->name);
@@ -81,13 +167,26 @@ void sc_action_enqueue(sc_session *s)
             sc_job_admit(s, j);
             continue;
         }
-        /* the rest of this queue waits behind its first job */
+        /* the rest of this queue waits behind its first job, but for jobs
+         * that fit in what is idle now (in job order) */
+        size_t nfit = 0;
+        if (q->defined && q->open)
+            for (size_t k = 1; k < best->n; k++)
+                if (!sc_res_empty(&best->h[k]->min_res) && fits_idle(s, best->h[k]))
+                    fit[nfit++] = best->h[k];
+        if (nfit > 1)
+            qsort_r(fit, nfit, sizeof(*fit), cmp_session_jobs, s);
+        for (size_t k = 0; k < nfit; k++)
+            if (fits_idle(s, fit[k]) && sc_job_enqueueable(s, fit[k]))
+                sc_job_admit(s, fit[k]);
         for (size_t k = 0; k < best->n; k++)
-            say(s, best->h[k], msg);
+            if (!best->h[k]->inqueue)
+                say(s, best->h[k], msg);
         best->blocked = true;
     }
 out:
     free(qs);
     free(count);
+    free(fit);
     free(jobs);
 }
