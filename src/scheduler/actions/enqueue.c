@@ -168,20 +168,26 @@ void sc_action_enqueue(sc_session *s)
             continue;
         }
         /* the rest of this queue waits behind its first job, but for jobs
-         * that fit in what is idle now (in job order) */
+         * that fit in what is idle now (in job order); one pass over the
+         * waiting jobs (thousands of them on a busy cluster) */
         size_t nfit = 0;
-        if (q->defined && q->open)
-            for (size_t k = 1; k < best->n; k++)
-                if (!sc_res_empty(&best->h[k]->min_res) && fits_idle(s, best->h[k]))
-                    fit[nfit++] = best->h[k];
+        bool gaps = q->defined && q->open;
+        say(s, j, msg);
+        for (size_t k = 1; k < best->n; k++) {
+            sc_job *w = best->h[k];
+            if (gaps && !sc_res_empty(&w->min_res) && fits_idle(s, w))
+                fit[nfit++] = w;
+            else
+                say(s, w, msg);
+        }
         if (nfit > 1)
             qsort_r(fit, nfit, sizeof(*fit), cmp_session_jobs, s);
-        for (size_t k = 0; k < nfit; k++)
+        for (size_t k = 0; k < nfit; k++) {
             if (fits_idle(s, fit[k]) && sc_job_enqueueable(s, fit[k]))
                 sc_job_admit(s, fit[k]);
-        for (size_t k = 0; k < best->n; k++)
-            if (!best->h[k]->inqueue)
-                say(s, best->h[k], msg);
+            else
+                say(s, fit[k], msg);
+        }
         best->blocked = true;
     }
 out:
