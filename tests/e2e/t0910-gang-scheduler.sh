@@ -165,8 +165,8 @@ expect_eq "a queue's capability caps it (2 of 3 one-GPU jobs run)" 2 \
 sleep 1
 expect_eq "the third keeps waiting under the cap" 2 "$(bound_pods volcano.sh/queue-name=capped)"
 expect_eq "a Volcano Job's PodGroup carries its gang's minResources" '{"nvidia.com/gpu":"1"}' \
-    "$(kubectl get podgroups -l volcano.sh/job-name=c3 -o jsonpath='{.items[0].spec.minResources}' 2>/dev/null ||
-       kubectl get podgroups -o jsonpath='{.items[0].spec.minResources}')"
+    "$(kubectl get podgroups -o jsonpath='{range .items[*]}{.metadata.name} {.spec.minResources}{"\n"}{end}' |
+       sed -n 's/^c3-[^ ]* //p')"
 expect_eq "so the third job's pods are not made while its group waits for room" 2 \
     "$(kubectl get pods -l volcano.sh/queue-name=capped -o name | grep -c .)"
 expect_match "and its PodGroup says why" 'capability|deserved share' \
@@ -258,4 +258,13 @@ expect_eq "the low gang was preempted whole (none of it runs)" 0 \
 expect_match "the victims were told why" 'Preempted' "$(kubectl get events -o wide 2>/dev/null)"
 expect_eq "the victim's retry count is untouched" 0 \
     "$(kubectl get vcjob low -o jsonpath='{.status.retryCount}' | sed 's/^$/0/')"
+conds=""
+for _ in $(seq 40); do
+    conds=$(kubectl get podgroups -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase} {range .status.conditions[*]}{.type}={.status} {end}{"\n"}{end}' |
+        sed -n 's/^high-[^ ]* //p')
+    case "$conds" in "Running "*Scheduled=True*) break ;; esac
+    sleep 0.25
+done
+expect_match "the preemptor's PodGroup, running, says Scheduled" '^Running .*Scheduled=True' "$conds"
+expect_eq "and no longer Unschedulable" "" "$(printf '%s' "$conds" | grep -o 'Unschedulable=True')"
 finish

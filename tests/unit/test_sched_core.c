@@ -1254,6 +1254,10 @@ static void test_admitted_for_preemption(void **state)
     remove_evicted(c, &r);
     cycle(c, conf, &r);
     assert_int_equal(bound_prefix(&r, "ns/hi-"), 2);
+    /* it runs: the reason it waited is gone (its PodGroup said Unschedulable
+     * while it ran) */
+    assert_int_equal(sc_job_get_phase(hi), SC_JOB_RUNNING);
+    assert_string_equal(sc_job_message(hi), "");
     (void)low;
     sc_conf_free(conf);
     sc_cluster_free(c);
