@@ -11,7 +11,10 @@
 
 #include <cmocka.h>
 
+#include "api/kinds.h"
+#include "api/registry.h"
 #include "controller/volcano/vc_int.h"
+#include "store_fixture.h"
 
 typedef struct match_row {
     const char *task;  /* task policies (JSON), may be NULL */
@@ -536,6 +539,47 @@ static void test_ssh_keygen(void **state)
     ty_error_clear(&err);
 }
 
+/* A PodGroup's minResources: the first minAvailable pods, tasks by their
+ * template's PriorityClass value, highest first (in their order among
+ * equals); tasks made later (dependsOn) left out when staged; limits stand
+ * in for missing requests. */
+static void test_min_resources(void **state)
+{
+    char dir[64];
+    ty_store *s = store_fixture_open(dir, NULL);
+    json_t *pc = json_pack("{s:s, s:s, s:{s:s}, s:i}", "apiVersion", "scheduling.k8s.io/v1",
+                           "kind", "PriorityClass", "metadata", "name", "high", "value", 1000);
+    store_obj *o = store_create(s, api_store_key(&api_priorityclass), "", pc, NULL);
+    json_t *tasks, *mr;
+    (void)state;
+
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pc);
+    tasks = json_loads(
+        "[{\"name\":\"a\",\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"requests\":{\"cpu\":\"500m\"},\"limits\":{\"nvidia.com/gpu\":1}}}]}}},"
+        "{\"name\":\"b\",\"replicas\":2,\"template\":{\"spec\":{\"priorityClassName\":\"high\","
+        "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4}}}]}}},"
+        "{\"name\":\"z\",\"replicas\":1,\"dependsOn\":{\"name\":[\"a\"]},\"template\":{\"spec\":"
+        "{\"priorityClassName\":\"high\",\"containers\":[{\"name\":\"c\",\"resources\":"
+        "{\"limits\":{\"nvidia.com/gpu\":8}}}]}}}]",
+        0, NULL);
+    assert_non_null(tasks);
+    /* staged: z waits for a; b's two pods (high) come first, then one of a */
+    mr = vc_min_resources(s, tasks, 3, true);
+    assert_string_equal(json_string_value(json_object_get(mr, "nvidia.com/gpu")), "9");
+    assert_string_equal(json_string_value(json_object_get(mr, "cpu")), "500m");
+    json_decref(mr);
+    /* not staged, z counts: the high ones in their order, b's two and z's one */
+    mr = vc_min_resources(s, tasks, 3, false);
+    assert_string_equal(json_string_value(json_object_get(mr, "nvidia.com/gpu")), "16");
+    assert_null(json_object_get(mr, "cpu"));
+    json_decref(mr);
+    json_decref(tasks);
+    store_fixture_close(dir, s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_tf_mpi_env), cmocka_unit_test(test_job_volumes),
         cmocka_unit_test(test_spec_updated), cmocka_unit_test(test_plugin_args),
         cmocka_unit_test(test_ssh_mpi_decorate), cmocka_unit_test(test_ssh_keygen),
+        cmocka_unit_test(test_min_resources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -300,72 +300,6 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
     ty_error_clear(&err);
 }
 
-/* A PriorityClass's value (0 when there is none of that name). */
-static long long class_value(pass *p, const char *name)
-{
-    store_obj *o;
-    long long v;
-
-    if (!name || !*name ||
-        !(o = store_get(p->s, api_store_key(&api_priorityclass), "", name, NULL)))
-        return 0;
-    v = json_integer_value(json_object_get(store_obj_json(o), "value"));
-    store_obj_unref(o);
-    return v;
-}
-
-/* minResources as Volcano's job controller computes it: the requests of the
- * first min_member pods, tasks taken by their template's priority, highest
- * first (in their order among equals); tasks created later (dependsOn) are
- * not part of the gang. The enqueue action holds a group Pending until its
- * minResources fit its queue: without them a Volcano Job in a full or
- * capped queue had its pods made, to wait unschedulable. */
-static json_t *vc_min_resources(pass *p, json_int_t min_member, bool staged)
-{
-    const json_t *tasks = tasks_of(p);
-    size_t n = json_array_size(tasks), *order = calloc(n + 1, sizeof(*order));
-    long long *prio = calloc(n + 1, sizeof(*prio));
-    json_t *sums = json_object(), *out;
-    json_int_t left = min_member;
-
-    if (!order || !prio) {
-        free(order);
-        free(prio);
-        json_decref(sums);
-        return json_object();
-    }
-    for (size_t i = 0; i < n; i++) {
-        const json_t *t = json_array_get(tasks, i);
-        order[i] = i;
-        prio[i] = class_value(p, str_at(json_object_get(t, "template"), "spec",
-                                        "priorityClassName"));
-    }
-    for (size_t i = 1; i < n; i++) /* stable: insertion */
-        for (size_t k = i; k > 0 && prio[order[k]] > prio[order[k - 1]]; k--) {
-            size_t tmp = order[k];
-            order[k] = order[k - 1];
-            order[k - 1] = tmp;
-        }
-    for (size_t i = 0; i < n && left > 0; i++) {
-        const json_t *t = json_array_get(tasks, order[i]);
-        json_int_t r = json_integer_value(json_object_get(t, "replicas"));
-        json_int_t take = r < left ? r : left;
-        if ((staged && json_object_get(t, "dependsOn")) || take <= 0)
-            continue;
-        jobs_add_requests(sums,
-                          json_object_get(json_object_get(json_object_get(t, "template"),
-                                                          "spec"),
-                                          "containers"),
-                          take);
-        left -= take;
-    }
-    out = jobs_quantities(sums);
-    json_decref(sums);
-    free(order);
-    free(prio);
-    return out;
-}
-
 /* Creates the job's PodGroup, keeps its spec in line with the job and reads
  * whether it is admitted (pods are created only then). */
 static void ensure_podgroup(pass *p)
@@ -407,7 +341,7 @@ static void ensure_podgroup(pass *p)
         json_object_set(json_object_get(pg, "spec"), "priorityClassName",
                         json_object_get(spec, "priorityClassName"));
     json_object_set_new(json_object_get(pg, "spec"), "minResources",
-                        vc_min_resources(p, min_member, staged));
+                        vc_min_resources(p->s, tasks_of(p), min_member, staged));
     want = json_deep_copy(json_object_get(pg, "spec"));
     /* The gang scheduler admits it (Pending -> Inqueue); pods wait for that. */
     st = json_pack("{s:s}", "phase", "Pending");
