@@ -45,11 +45,12 @@ static bool has_action(const sc_session *s, sc_action a)
     return false;
 }
 
-/* Whether r covers j's minResources. */
+/* Whether r covers j's minResources (in what j asks for: r may be short, or
+ * below zero, in what it does not). */
 static bool covers(const sc_res *r, const sc_job *j)
 {
     for (int k = 0; k < SC_MAXRES; k++)
-        if (k != SC_PODS && j->min_res.v[k] > r->v[k])
+        if (k != SC_PODS && j->min_res.v[k] && j->min_res.v[k] > r->v[k])
             return false;
     return true;
 }
@@ -99,11 +100,10 @@ static bool room_by_eviction(sc_session *s, const sc_job *j)
  * groups were promised. */
 static bool fits_idle(const sc_session *s, const sc_job *j)
 {
-    for (int r = 0; r < SC_MAXRES; r++)
-        if (r != SC_PODS && j->min_res.v[r] &&
-            j->min_res.v[r] > s->free_now.v[r] - s->inqueue_total.v[r])
-            return false;
-    return true;
+    sc_res room = s->free_now;
+
+    sc_res_sub(&room, &s->inqueue_total);
+    return covers(&room, j);
 }
 
 static int cmp_session_jobs(const void *a, const void *b, void *s)
