@@ -1263,6 +1263,52 @@ static void test_admitted_for_preemption(void **state)
     sc_cluster_free(c);
 }
 
+/* A group of a queue below its share is admitted for reclaim when what
+ * other queues hold above theirs covers it, whatever the room in resources
+ * it does not ask for (CPU promised beyond what is idle refused it). */
+static void test_admitted_for_reclaim(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of(reclaim_yaml);
+    rec r;
+    (void)state;
+
+    node_full(c, "n1", 4, 4, NULL, 0, NULL, 0, false);
+    node_full(c, "n2", 4, 4, NULL, 0, NULL, 0, false);
+    queue(c, "qa", 1, -1, true, true);
+    queue(c, "qb", 1, -1, true, true);
+    /* qa: a group admitted while there was room, asking 1 CPU, no pods yet */
+    sc_job_spec xs = {.key = "ns/x", .queue = "qa", .min_member = 1, .created = 0,
+                      .preemptable = true};
+    xs.min_resources.v[SC_CPU] = CPU(1);
+    sc_job *x = sc_job_upsert(c, &xs);
+    assert_non_null(x);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(x), SC_JOB_INQUEUE);
+    /* qa fills every GPU and CPU */
+    for (int i = 0; i < 8; i++) {
+        char jk[16], k[32];
+        snprintf(jk, sizeof(jk), "ns/a%d", i);
+        snprintf(k, sizeof(k), "%s-0", jk);
+        job(c, jk, "qa", 1, 0, 1 + i);
+        task(c, k, jk, 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 8);
+    /* qb asks for 2 GPUs: past the overcommit headroom, but qa holds more
+     * than its share */
+    sc_job *b = job_full(c, "ns/b", "qb", 2, 0, 20, 2);
+    cycle(c, conf, &r);
+    assert_int_equal(sc_job_get_phase(b), SC_JOB_INQUEUE);
+    task(c, "ns/b-0", "ns/b", 1);
+    task(c, "ns/b-1", "ns/b", 1);
+    cycle(c, conf, &r);
+    assert_int_equal(evicted_prefix(&r, "ns/a"), 2);
+    assert_string_equal(r.reason[0], "Reclaimed");
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* Behind a big group that waits for the headroom, a small one that fits in
  * what is idle now is admitted (and backfill places it); one that does not
  * fit waits with the big one. It used to wait behind it whatever its size. */
@@ -2255,6 +2301,7 @@ int main(void)
         cmocka_unit_test(test_queue_parent_cycle),
         cmocka_unit_test(test_share_reached_through_admission),
         cmocka_unit_test(test_admitted_for_preemption),
+        cmocka_unit_test(test_admitted_for_reclaim),
         cmocka_unit_test(test_admitted_into_the_gap),
         cmocka_unit_test(test_node_removal_nominated),
         cmocka_unit_test(test_removal_accounting),
