@@ -80,6 +80,7 @@ static const struct {
     [TY_ETIMEOUT] = {504, "Timeout"},
     [TY_EUNAVAILABLE] = {503, "ServiceUnavailable"},
     [TY_EINTERNAL] = {500, "InternalError"},
+    [TY_ETOOMANY] = {429, "TooManyRequests"},
 };
 
 int ty_errcode_http(ty_errcode code)

@@ -28,6 +28,7 @@ typedef enum ty_errcode {
     TY_ETIMEOUT,      /* 504 Timeout */
     TY_EUNAVAILABLE,  /* 503 ServiceUnavailable */
     TY_EINTERNAL,     /* 500 InternalError */
+    TY_ETOOMANY,      /* 429 TooManyRequests: over the in-flight limits */
 } ty_errcode;
 
 typedef struct ty_error {

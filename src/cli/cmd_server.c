@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "base/dirlock.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "base/timeutil.h"
@@ -65,7 +67,18 @@ static void server_usage(FILE *f)
                "  --scheduler-conf FILE  the gang scheduler's configuration in the\n"
                "               volcano-scheduler.conf shape (default: Volcano's default)\n"
                "  --event-ttl DURATION  how long an Event is kept after its last write\n"
-               "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n",
+               "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n"
+               "  --allowed-hosts NAMES  Host names the API answers to beyond loopback names\n"
+               "               and IP addresses (comma-separated; *.example.org for a domain)\n"
+               "  --cors-allowed-origins REGEXPS  other web origins that may call the API\n"
+               "               (comma-separated regular expressions; default none)\n"
+               "  --max-requests-inflight N  read requests at once (default 400; 0: no limit)\n"
+               "  --max-mutating-requests-inflight N  writes at once (default 200; 0: no limit)\n"
+               "  --request-timeout DURATION  a connection idle this long is closed\n"
+               "               (default 1m; watches and followed logs are exempt)\n"
+               "  --max-connections N  open connections at most (default 8192, and below\n"
+               "               the open-file limit)\n"
+               "  --max-connections-per-client N  from one address (default 2048)\n",
                TY_DEFAULT_PORT);
 }
 
@@ -130,6 +143,13 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
         {"scheduler-conf", required_argument, NULL, 'C'},
         {"event-ttl", required_argument, NULL, 'E'},
+        {"allowed-hosts", required_argument, NULL, 'H'},
+        {"cors-allowed-origins", required_argument, NULL, 'O'},
+        {"max-requests-inflight", required_argument, NULL, 'R'},
+        {"max-mutating-requests-inflight", required_argument, NULL, 'M'},
+        {"request-timeout", required_argument, NULL, 'T'},
+        {"max-connections", required_argument, NULL, 'X'},
+        {"max-connections-per-client", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -150,6 +170,35 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
                 return 2;
             }
             break;
+        case 'H': so->allowed_hosts = optarg; break;
+        case 'O': so->cors_allowed_origins = optarg; break;
+        case 'R':
+        case 'M':
+            if ((v = int_flag(c == 'R' ? "max-requests-inflight"
+                                       : "max-mutating-requests-inflight",
+                              optarg, 0, 1000000)) < 0)
+                return 2;
+            /* 0 is kube-apiserver's "no limit"; server_opts says it with -1 */
+            *(c == 'R' ? &so->max_requests_inflight : &so->max_mutating_requests_inflight) =
+                v == 0 ? -1 : (int)v;
+            break;
+        case 'X':
+        case 'P':
+            if ((v = int_flag(c == 'X' ? "max-connections" : "max-connections-per-client",
+                              optarg, 1, 1000000)) < 0)
+                return 2;
+            *(c == 'X' ? &so->max_connections : &so->max_connections_per_client) = (int)v;
+            break;
+        case 'T': {
+            int64_t ms;
+            if (ty_duration_parse(optarg, &ms) < 0 || ms < 0 || ms > 86400000LL) {
+                fprintf(stderr, "error: invalid --request-timeout %s: want a duration such as "
+                                "1m or 30s, at most 24h (0: no timeout)\n", optarg);
+                return 2;
+            }
+            so->request_timeout_s = ms == 0 ? -1 : ms < 1000 ? 1 : (int)(ms / 1000);
+            break;
+        }
         case 'S':
             if (sim_flag(nf, optarg) < 0)
                 return 2;
@@ -188,6 +237,19 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
     return 0;
 }
 
+/* Each connection and watch holds a descriptor; the soft limit (often 1024)
+ * would let a few hundred idle clients starve the store and the runtime. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        ty_warn("server: cannot raise the open-file limit: %s", strerror(errno));
+}
+
 int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
@@ -215,6 +277,13 @@ int cmd_server(int argc, char **argv)
     if (ty_thread_setup(pthread_self(), NULL, TY_THREAD_BACKGROUND) < 0)
         ty_debug("server: SCHED_BATCH refused; threads keep the default policy");
     ty_error_init(&err);
+    raise_nofile();
+    /* Held until the process ends: two servers on one store corrupt it. */
+    if (ty_dirlock_take(data_dir, &err) < 0) {
+        fprintf(stderr, "error: %s\n", err.text);
+        ty_error_clear(&err);
+        return 1;
+    }
     store = store_open(data_dir, &err);
     if (!store) {
         fprintf(stderr, "error: cannot open the store in %s: %s\n", data_dir, err.text);

@@ -29,6 +29,7 @@ typedef struct http_req {
     bool body_too_large;
     const char *content_type;   /* borrowed header, may be NULL */
     const char *accept;         /* borrowed header, may be NULL */
+    const char *cors_origin;    /* an allowed other Origin to answer with CORS headers */
     char *warnings[16];         /* Warning headers to send, malloc'd */
     int nwarnings;
 } http_req;

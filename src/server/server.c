@@ -6,12 +6,15 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/log.h"
+#include "server/guard.h"
 #include "server/http.h"
 
 struct ty_server {
     struct MHD_Daemon *daemon;
+    http_guard *guard;
     ty_store *store;
     char *data_dir;
     uint16_t port;
@@ -73,6 +76,20 @@ enum MHD_Result http_queue(http_req *r, unsigned status, struct MHD_Response *re
 
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (r->cors_origin) {
+        /* The header set kube-apiserver's --cors-allowed-origins answers with. */
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors_origin);
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+                                "POST, GET, OPTIONS, PUT, DELETE, PATCH");
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                                "Content-Type, Content-Length, Accept-Encoding, X-CSRF-Token, "
+                                "Authorization, X-Requested-With, If-Modified-Since");
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Date");
+        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
+    if (status == 429)
+        MHD_add_response_header(resp, "Retry-After", "1");
     for (int i = 0; i < r->nwarnings; i++)
         MHD_add_response_header(resp, "Warning", r->warnings[i]);
     ret = MHD_queue_response(r->conn, status, resp);
@@ -138,6 +155,8 @@ typedef struct conn_state {
     char *buf;
     size_t len, cap;
     bool too_large;
+    bool refused;     /* answered by the guard: the body is dropped */
+    guard_slot slot;  /* what the guard counted, released when the request ends */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -157,9 +176,15 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     r.body_too_large = cs->too_large;
     r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+    r.cors_origin = guard_cors_origin(srv->guard, conn);
     split_path(&r, path);
 
-    if (r.body_too_large) {
+    if (r.cors_origin && strcmp(method, "OPTIONS") == 0) {
+        /* A browser's preflight for an allowed origin: the headers say it all. */
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        ret = resp ? http_queue(&r, 204, resp) : MHD_NO;
+    } else if (r.body_too_large) {
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
         ret = http_send_error(&r, &err, NULL, NULL);
     } else {
@@ -172,6 +197,30 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
         free(r.warnings[i]);
     ty_error_clear(&err);
     free(path);
+    return ret;
+}
+
+/* The guard's look at a request whose headers are in (guard.h). A refusal
+ * is answered at once, before any of the body is read. */
+static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const char *url,
+                             const char *method, conn_state *cs)
+{
+    http_req r = {.srv = srv, .conn = conn, .method = method, .url = url};
+    ty_error err;
+    enum MHD_Result ret;
+
+    ty_error_init(&err);
+    if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
+        /* Streams last as long as their client wants: no idle timeout. Their
+         * own loops notice a client that has gone. */
+        if (guard_long_running(conn, method, url))
+            MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
+        return MHD_YES;
+    }
+    cs->refused = true;
+    ty_info("refused %s %s: %s", method, url, err.text);
+    ret = http_send_error(&r, &err, NULL, NULL);
+    ty_error_clear(&err);
     return ret;
 }
 
@@ -189,6 +238,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!cs)
             return MHD_NO;
         *con_cls = cs;
+        return admit(srv, conn, url, method, cs);
+    }
+    if (cs->refused) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -224,11 +277,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    ty_server *srv = cls;
     conn_state *cs = *con_cls;
-    (void)cls;
     (void)conn;
     (void)toe;
     if (cs) {
+        guard_release(srv->guard, cs->slot);
         free(cs->buf);
         free(cs);
         *con_cls = NULL;
@@ -244,12 +298,35 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     ty_debug("http: %s", buf);
 }
 
+/* How many connections the server takes: the open-file limit less what the
+ * store, the runtime's logs and pipes need, so that a flood of idle clients
+ * cannot starve them of descriptors. */
+static void connection_limits(const server_opts *opts, unsigned *total, unsigned *per_client)
+{
+    struct rlimit rl;
+    long max = opts->max_connections > 0 ? opts->max_connections : SERVER_DEFAULT_MAX_CONNECTIONS;
+    long per = opts->max_connections_per_client > 0 ? opts->max_connections_per_client
+                                                    : SERVER_DEFAULT_MAX_PER_CLIENT;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (long)rl.rlim_cur - 256 < max)
+        max = (long)rl.rlim_cur > 512 ? (long)rl.rlim_cur - 256 : (long)rl.rlim_cur / 2;
+    if (opts->max_connections_per_client < 0 || per > max)
+        per = max;
+    *total = (unsigned)max;
+    *per_client = (unsigned)per;
+}
+
 ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET};
     const char *address = opts->address && *opts->address ? opts->address : "127.0.0.1";
     ty_server *srv = calloc(1, sizeof(*srv));
     const union MHD_DaemonInfo *info;
+    unsigned timeout_s = opts->request_timeout_s == 0 ? SERVER_DEFAULT_REQUEST_TIMEOUT_S
+                         : opts->request_timeout_s < 0 ? 0
+                                                       : (unsigned)opts->request_timeout_s;
+    unsigned max_conn, max_per_client;
 
     if (!srv) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
@@ -261,17 +338,22 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
         ty_seterr(err, TY_EBADREQUEST, "invalid --address %s: want an IPv4 address", address);
         goto error;
     }
+    if (!(srv->guard = guard_new(opts, err)))
+        goto error;
+    connection_limits(opts, &max_conn, &max_per_client);
     addr.sin_port = htons(opts->port);
     /* One thread per connection: watches block their thread while they wait
-     * for events, which keeps the streaming code straight-line. */
+     * for events, which keeps the streaming code straight-line. The port is
+     * the server's alone: no SO_REUSEPORT, so a second server on it fails
+     * instead of sharing its connections. */
     srv->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
         opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER,
-        on_mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        on_mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT, max_conn,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_per_client, MHD_OPTION_CONNECTION_TIMEOUT,
+        timeout_s, MHD_OPTION_END);
     if (!srv->daemon) {
         ty_seterr(err, TY_EUNAVAILABLE, "cannot listen on %s:%u (address in use?)", address,
                   (unsigned)opts->port);
@@ -279,8 +361,11 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     }
     info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opts->port;
+    ty_debug("http: at most %u connections, %u per client, idle timeout %us", max_conn,
+             max_per_client, timeout_s);
     return srv;
 error:
+    guard_free(srv->guard);
     free(srv->data_dir);
     free(srv);
     return NULL;
@@ -297,6 +382,7 @@ void server_stop(ty_server *srv)
         return;
     atomic_store(&srv->stopping, true);
     MHD_stop_daemon(srv->daemon);
+    guard_free(srv->guard);
     free(srv->data_dir);
     free(srv);
 }

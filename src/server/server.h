@@ -13,7 +13,23 @@ typedef struct server_opts {
     const char *address;   /* IPv4 address to bind; default "127.0.0.1" */
     uint16_t port;         /* 0 = pick a free port (see server_port) */
     const char *data_dir;  /* where pod logs live: <data_dir>/logs/<ns>/<pod>/<container>.log */
+    /* The front door (guard.h). For the numbers, 0 takes the default and a
+     * negative value means no limit. */
+    const char *allowed_hosts;        /* comma-separated Host names beyond loopback and IPs */
+    const char *cors_allowed_origins; /* comma-separated regular expressions over Origin */
+    int max_requests_inflight;          /* default 400, as kube-apiserver */
+    int max_mutating_requests_inflight; /* default 200, as kube-apiserver */
+    int request_timeout_s;   /* a connection idle this long is closed (default 60);
+                                watches and followed logs are exempt */
+    int max_connections;     /* default 8192, and never above the open-file limit less 256 */
+    int max_connections_per_client; /* per source address; default 2048 */
 } server_opts;
+
+#define SERVER_DEFAULT_INFLIGHT 400
+#define SERVER_DEFAULT_MUTATING_INFLIGHT 200
+#define SERVER_DEFAULT_REQUEST_TIMEOUT_S 60
+#define SERVER_DEFAULT_MAX_CONNECTIONS 8192
+#define SERVER_DEFAULT_MAX_PER_CLIENT 2048
 
 /* Starts serving in background threads. The store is borrowed and must outlive
  * the server. */

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The front door, tried as an attacker would: one server per port and per data
+# directory; cross-site writes (text/plain, forms, foreign Origin, rebound
+# Host) refused before anything is stored; the in-flight cap answers 429 with
+# Retry-After; idle half-open connections neither starve /healthz nor live
+# for ever. Real curl, kubectl and Python sockets.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+k() { kubectl --request-timeout=20s "$@"; }
+
+# A low soft open-file limit, as on many machines: the server raises it to the hard one.
+ulimit -Sn 1024
+start_server --no-local-node --sim-nodes 1x0 --request-timeout 3s \
+    --max-mutating-requests-inflight 1 --cors-allowed-origins '^https://console\.example\.org$'
+PORT=${SERVER##*:}
+CM="$SERVER/api/v1/namespaces/default/configmaps"
+body='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"NAME"},"data":{"a":"b"}}'
+post() { # post NAME [curl args]: prints the HTTP code
+    local name=$1; shift
+    curl -s -o "$E2E_TMP/post.out" -w '%{http_code}' -XPOST "$@" --data "${body/NAME/$name}" "$CM"
+}
+
+# --- one server per port and per data directory
+"$TRAINYARD" server --port "$PORT" --data-dir "$E2E_TMP/other" --no-local-node --sim-nodes 1x0 \
+    >"$E2E_TMP/second.out" 2>&1
+expect_eq "a second server on the same port exits with an error" "1" "$?"
+expect_match "... saying the address is in use" 'cannot listen on 127.0.0.1:'"$PORT" "$(cat "$E2E_TMP/second.out")"
+"$TRAINYARD" server --port 0 --data-dir "$E2E_TMP/data" --no-local-node --sim-nodes 1x0 \
+    >"$E2E_TMP/second.out" 2>&1
+expect_eq "a second server on the same data directory exits with an error" "1" "$?"
+expect_match "... naming the holder's pid" "in use by another trainyard server \\(pid $SERVER_PID\\)" \
+    "$(cat "$E2E_TMP/second.out")"
+expect_eq "the first server still answers" "ok" "$(curl -s "$SERVER/healthz")"
+
+# --- cross-site writes
+expect_eq "POST text/plain: 415" "415" "$(post plain -H 'Content-Type: text/plain')"
+expect_match "... with kube-apiserver's Status" '"reason":"UnsupportedMediaType"' "$(cat "$E2E_TMP/post.out")"
+expect_eq "POST as a form: 415" "415" "$(post form -H 'Content-Type: application/x-www-form-urlencoded')"
+expect_eq "POST multipart: 415" "415" "$(curl -s -o /dev/null -w '%{http_code}' -F "x=$body" "$CM")"
+expect_eq "POST with a rebound Host: 403" "403" "$(post rebound -H "Host: attacker.example:$PORT" -H 'Content-Type: application/json')"
+expect_match "... naming the flag that allows it" 'allowed-hosts' "$(cat "$E2E_TMP/post.out")"
+expect_eq "POST from a foreign Origin: 403" "403" \
+    "$(post foreign -H 'Origin: http://attacker.example' -H 'Content-Type: application/json')"
+expect_eq "POST from Origin null: 403" "403" "$(post nullorigin -H 'Origin: null' -H 'Content-Type: application/json')"
+expect_eq "GET with a rebound Host: 403 (reads leak too)" "403" \
+    "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: attacker.example:$PORT" "$CM")"
+out=$(k get configmaps -o name 2>&1)
+expect_eq "nothing refused was stored" "" "$(printf '%s\n' "$out" | grep -E 'plain|form|rebound|foreign|nullorigin')"
+
+expect_eq "POST from the server's own origin: 201" "201" \
+    "$(post same -H "Origin: $SERVER" -H 'Content-Type: application/json; charset=utf-8')"
+expect_eq "POST YAML: 201" "201" "$(curl -s -o /dev/null -w '%{http_code}' -XPOST -H 'Content-Type: application/yaml' \
+    --data-binary $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml\n' "$CM")"
+expect_eq "localhost as Host is fine" "ok" "$(curl -s -H "Host: localhost:$PORT" "$SERVER/healthz")"
+code=$(post cors -H 'Origin: https://console.example.org' -H 'Content-Type: application/json' -D "$E2E_TMP/hdr")
+expect_eq "POST from a configured origin: 201" "201" "$code"
+expect_match "... with CORS headers for it" 'Access-Control-Allow-Origin: https://console.example.org' "$(tr -d '\r' <"$E2E_TMP/hdr")"
+pre=$(curl -s -o /dev/null -D - -X OPTIONS -H 'Origin: https://console.example.org' \
+    -H 'Access-Control-Request-Method: DELETE' "$CM/cors" | tr -d '\r')
+expect_match "a preflight from a configured origin: 204" '^HTTP/1.1 204' "$pre"
+expect_match "... allowing DELETE" 'Access-Control-Allow-Methods: .*DELETE' "$pre"
+expect_eq "kubectl still creates" "configmap/kubectl created" "$(k create configmap kubectl --from-literal=a=b 2>&1)"
+
+# --- in-flight cap (--max-mutating-requests-inflight 1): a write whose body
+# is still arriving holds the one slot.
+cat >"$E2E_TMP/inflight.py" <<'PY'
+import socket, subprocess, sys, time
+port, cm = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"meta")
+# The server has the headers once it answers anything on another connection
+# in order after them; curl's request is sent after ours was written.
+def curl(*args):
+    return subprocess.run(["curl", "-s", "-D", "-", *args], capture_output=True, text=True).stdout
+held = ""
+for _ in range(200):  # the slot is taken once the server has read our headers
+    held = curl("-XPOST", "-H", "Content-Type: application/json", "--data",
+                '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"over"}}', cm)
+    if " 429" in held.split("\r\n")[0]:
+        break
+    time.sleep(0.05)
+print(held.replace("\r", ""))
+print("GET:", curl(cm + "/kubectl").split("\r\n")[0])
+s.close()
+PY
+out=$($PY "$E2E_TMP/inflight.py" "$PORT" "$CM")
+expect_match "a write over the in-flight cap: 429" '^HTTP/1.1 429' "$out"
+expect_match "... with Retry-After" 'Retry-After: 1' "$out"
+expect_match "... and kube-apiserver's Status" '"reason":"TooManyRequests".*"retryAfterSeconds":1' "$out"
+expect_match "reads have their own cap" 'GET: HTTP/1.1 200' "$out"
+code=""
+for _ in $(seq 200); do  # the held slot is given back once its connection is gone
+    code=$(post after -H 'Content-Type: application/json'); [ "$code" = 201 ] && break; sleep 0.1
+done
+expect_eq "the slot is given back when the request ends" "201" "$code"
+
+# --- 700 half-open connections (the server runs under ulimit -n 1024)
+cat >"$E2E_TMP/halfopen.py" <<'PY'
+import resource, socket, subprocess, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+port, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+    socks.append(s)
+r = subprocess.run(["curl", "-s", "-m", "30", f"http://127.0.0.1:{port}/healthz"],
+                   capture_output=True, text=True)
+print("healthz:", r.stdout)
+# --request-timeout 3s: every one is closed by the server, however slowly.
+deadline = time.time() + 120
+closed = 0
+for s in socks:
+    s.settimeout(max(1, deadline - time.time()))
+    try:
+        if s.recv(1) == b"":
+            closed += 1
+    except OSError:
+        closed += 1 if time.time() < deadline else 0
+print("closed:", closed)
+PY
+out=$($PY "$E2E_TMP/halfopen.py" "$PORT" 700)
+expect_match "/healthz answers beside 700 half-open connections" 'healthz: ok' "$out"
+expect_match "the server closes every idle half-open connection" 'closed: 700' "$out"
+
+# A watch is not an idle connection: it outlives --request-timeout (3s).
+timeout 90 curl -sN "$CM?watch=1&timeoutSeconds=60" >"$E2E_TMP/watch.out" &
+wpid=$!
+for _ in $(seq 300); do grep -q '"name":"kubectl"' "$E2E_TMP/watch.out" 2>/dev/null && break; sleep 0.1; done
+sleep 6 # longer than the idle timeout: however slow the machine, no shorter
+k create configmap late >/dev/null 2>&1
+for _ in $(seq 300); do grep -q '"name":"late"' "$E2E_TMP/watch.out" 2>/dev/null && break; sleep 0.1; done
+expect_match "a watch idle past --request-timeout still delivers" '"name":"late"' "$(cat "$E2E_TMP/watch.out")"
+kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+
+finish
