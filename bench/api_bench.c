@@ -67,6 +67,7 @@ typedef struct bench_opts {
 typedef struct rss_sample {
     const char *when;
     long rss_kb, hwm_kb; /* -1 when unknown */
+    long threads;        /* the server's, -1 when unknown */
     double server_cpu_s; /* -1 when unknown */
     double bench_cpu_s;
 } rss_sample;
@@ -128,7 +129,7 @@ static void rss_sample_take(const bench_opts *o, bench_result *r, const char *wh
         return;
     s = &r->rss[r->nrss++];
     s->when = when;
-    s->rss_kb = s->hwm_kb = -1;
+    s->rss_kb = s->hwm_kb = s->threads = -1;
     s->server_cpu_s = -1;
     getrusage(RUSAGE_SELF, &ru);
     s->bench_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
@@ -145,6 +146,8 @@ static void rss_sample_take(const bench_opts *o, bench_result *r, const char *wh
             s->rss_kb = strtol(line + 6, NULL, 10);
         else if (strncmp(line, "VmHWM:", 6) == 0)
             s->hwm_kb = strtol(line + 6, NULL, 10);
+        else if (strncmp(line, "Threads:", 8) == 0)
+            s->threads = strtol(line + 8, NULL, 10);
     }
     fclose(f);
 }
@@ -933,8 +936,8 @@ static void print_rss(FILE *f, const bench_result *r, const char *when)
         if (strcmp(s->when, when) != 0)
             continue;
         if (s->rss_kb >= 0)
-            fprintf(f, "  server RSS    %.1f MiB (peak VmHWM %.1f MiB)\n", (double)s->rss_kb / 1024.0,
-                    (double)s->hwm_kb / 1024.0);
+            fprintf(f, "  server RSS    %.1f MiB (peak VmHWM %.1f MiB), %ld threads\n",
+                    (double)s->rss_kb / 1024.0, (double)s->hwm_kb / 1024.0, s->threads);
         if (s->server_cpu_s >= 0 && prev->server_cpu_s >= 0)
             fprintf(f, "  CPU time      server %.2f s, benchmark %.2f s\n",
                     s->server_cpu_s - prev->server_cpu_s, s->bench_cpu_s - prev->bench_cpu_s);
@@ -1031,10 +1034,11 @@ static json_t *rss_json(const bench_result *r)
     json_t *a = json_array();
     for (int k = 0; k < r->nrss; k++) {
         const rss_sample *s = &r->rss[k];
-        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:f, s:f}", "after", s->when,
+        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "after", s->when,
                                            "vmrss_kb", (json_int_t)s->rss_kb, "vmhwm_kb",
-                                           (json_int_t)s->hwm_kb, "server_cpu_s", s->server_cpu_s,
-                                           "bench_cpu_s", s->bench_cpu_s));
+                                           (json_int_t)s->hwm_kb, "threads",
+                                           (json_int_t)s->threads, "server_cpu_s",
+                                           s->server_cpu_s, "bench_cpu_s", s->bench_cpu_s));
     }
     return a;
 }
