@@ -69,4 +69,29 @@ stop_server
 start_server
 expect_eq "the server starts again" "v" "$(k -n hostile get configmap ok -o jsonpath='{.data.k}')"
 
+# A row the store cannot load (written by an older build, or damaged) and
+# two rows for one object (two servers on one data directory): set aside at
+# open, the server starts, the rows are listed and counted.
+k -n hostile create configmap twice --from-literal=k=old >/dev/null
+stop_server
+/usr/bin/python3 - "$E2E_TMP/data/trainyard.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE objects SET data = replace(data, '\"k\":\"v\"', '\"k\":\"a\\u0000b\"')"
+           " WHERE resource = 'configmaps' AND name = 'ok'")
+db.execute("INSERT INTO objects (resource, namespace, name, rv, data)"
+           " SELECT resource, namespace, name, rv + 1000, replace(data, '\"old\"', '\"new\"')"
+           " FROM objects WHERE resource = 'configmaps' AND name = 'twice'")
+db.commit()
+PY
+start_server
+expect_eq "the server starts with a bad row and a duplicate" "new" \
+    "$(k -n hostile get configmap twice -o jsonpath='{.data.k}')"
+expect_match "the bad row is not served" 'NotFound' "$(k -n hostile get configmap ok 2>&1)"
+expect_match "the log says what was set aside" 'set aside, not loaded: configmaps hostile/ok' "$(cat "$E2E_TMP/server.err")"
+out=$("$TRAINYARD" store quarantine --data-dir "$E2E_TMP/data")
+expect_match "store quarantine lists the bad row" 'configmaps hostile/ok .*NUL' "$out"
+expect_match "store quarantine lists the older duplicate" 'configmaps hostile/twice .*newer and was kept' "$out"
+expect_match "/metrics counts them" '^trainyard_store_quarantined_rows 2$' "$(curl -s "$SERVER/metrics")"
+
 finish
