@@ -65,6 +65,34 @@ expect_eq "YAML update with a NUL in a data value: 400" "400" \
     "$(code -X PUT -H 'Content-Type: application/yaml' --data-binary @"$E2E_TMP/nul2.yaml" "$api/ok")"
 expect_eq "server-side apply over an existing object with a NUL: 400" "400" \
     "$(code -X PATCH -H 'Content-Type: application/apply-patch+yaml' --data-binary @"$E2E_TMP/nul2.yaml" "$api/ok?fieldManager=t")"
+# Budgets: JSON-patch copies (3 MiB, kube-apiserver's) and YAML alias
+# expansion (bytes): a 4xx, never a 500 or a server grown by gigabytes.
+/usr/bin/python3 - "$api" >"$E2E_TMP/budgets" <<'PY'
+import json, sys, urllib.request, urllib.error
+api = sys.argv[1]
+def send(method, url, body, ctype):
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": ctype})
+    try:
+        r = urllib.request.urlopen(req, timeout=60)
+        return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"a": "y" * 65536}}
+send("POST", api, json.dumps(cm).encode(), "application/json")
+ops = [{"op": "copy", "from": "/data", "path": "/data/b" if i % 2 else "/data/c"} for i in range(22)]
+code, body = send("PATCH", api + "/big", json.dumps(ops).encode(), "application/json-patch+json")
+print("copy", code, json.loads(body).get("message", ""))
+y = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: al\ndata:\n  a0: &s " + "x" * 262144 + "\n"
+y += "".join("  a%d: *s\n" % i for i in range(1, 400))
+code, body = send("POST", api, y.encode(), "application/yaml")
+print("alias", code, json.loads(body).get("message", ""))
+PY
+expect_match "22 doubling copies on a 64 KiB ConfigMap: 422 with kube-apiserver's words" \
+    '^copy 422 Unable to complete the copy, the accumulated size increase of copy is [0-9]+, exceeding the limit 3145728$' \
+    "$(grep '^copy' "$E2E_TMP/budgets")"
+expect_match "400 YAML aliases of a 256 KiB string: 400" '^alias 400 .*excessive aliasing' \
+    "$(grep '^alias' "$E2E_TMP/budgets")"
+
 stop_server
 start_server
 expect_eq "the server starts again" "v" "$(k -n hostile get configmap ok -o jsonpath='{.data.k}')"
