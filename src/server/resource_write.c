@@ -10,6 +10,7 @@
 #include "api/kinds.h"
 #include "base/jsonin.h"
 #include "api/meta.h"
+#include "api/schema.h"
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/decode.h"
@@ -225,7 +226,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
 
     ty_error_init(&err);
     if (check_loadable(p->res, obj, &err) < 0 || check_identity(p, obj, &err) < 0 ||
-        decode_check_fields(r, p->res, obj, fv, &err) < 0)
+        decode_check_fields(r, p->res, obj, fv, &err) < 0 ||
+        api_check_types(p->res, obj, &err) < 0)
         goto error;
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
@@ -341,7 +343,8 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         json_decref(nw);
         nw = result;
     } else {
-        if (decode_check_fields(w->r, res, nw, w->fv, err) < 0)
+        if (decode_check_fields(w->r, res, nw, w->fv, err) < 0 ||
+            api_check_types(res, nw, err) < 0)
             goto out;
         if (res->has_status) {
             json_t *st = json_object_get(old, "status");

@@ -93,6 +93,25 @@ expect_match "22 doubling copies on a 64 KiB ConfigMap: 422 with kube-apiserver'
 expect_match "400 YAML aliases of a 256 KiB string: 400" '^alias 400 .*excessive aliasing' \
     "$(grep '^alias' "$E2E_TMP/budgets")"
 
+# Declared types: refused as kube-apiserver refuses them, on create and
+# after every patch (the object stays readable by typed clients).
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typed\ndata:\n  k:\n    x: 1\n' >"$E2E_TMP/typed.yaml"
+expect_match "kubectl apply of a ConfigMap with an object in data: 400" \
+    'BadRequest.*ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal object into Go struct field ConfigMap.data of type string' \
+    "$(k -n hostile apply -f "$E2E_TMP/typed.yaml" 2>&1)"
+k -n hostile create configmap typed --from-literal=k=v >/dev/null
+expect_match "a merge patch making a data value a number: 400" \
+    'cannot unmarshal number into Go struct field ConfigMap.data of type string' \
+    "$(k -n hostile patch configmap typed --type=merge -p '{"data":{"k":5}}' 2>&1)"
+expect_match "a JSON patch making it an array: 400" \
+    'cannot unmarshal array into Go struct field ConfigMap.data of type string' \
+    "$(k -n hostile patch configmap typed --type=json -p '[{"op":"replace","path":"/data/k","value":[1]}]' 2>&1)"
+expect_eq "the stored value is untouched" "v" "$(k -n hostile get configmap typed -o jsonpath='{.data.k}')"
+sed 's/command: \["true"\]/command: {x: y}/' "$E2E_TMP/lower.yaml" | sed 's/name: lower/name: typedjob/' >"$E2E_TMP/typedjob.yaml"
+expect_match "a PyTorchJob whose command is an object: 422 naming the field" \
+    'spec.pytorchReplicaSpecs.[Mm]aster.template.spec.containers\[0\].command: Invalid value: "object": .* in body must be of type array: "object"' \
+    "$(k -n hostile apply -f "$E2E_TMP/typedjob.yaml" 2>&1)"
+
 stop_server
 start_server
 expect_eq "the server starts again" "v" "$(k -n hostile get configmap ok -o jsonpath='{.data.k}')"
