@@ -314,10 +314,6 @@ static bool has_nul_escape(const char *text, size_t len)
 
 const char *obj_text_unloadable(const char *text, size_t len)
 {
-    const char *end = text + len, *p = skip_ws(text, end), *e;
-
-    if (p == end || *p != '{' || !(e = skip_value(p, end)) || skip_ws(e, end) != end)
-        return "not one JSON object (damaged, or nested too deeply)";
     if (has_nul_escape(text, len))
         return "a string holds a NUL byte (\\u0000)";
     if (!ty_utf8_valid((const unsigned char *)text, len))

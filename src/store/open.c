@@ -146,8 +146,8 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     size_t tlen = len;
     char *inflated = dict && zd ? zdict_inflate(zd, data, len, rv_at, rv, &tlen) : NULL;
     const char *text = dict ? inflated : data;
-    const char *bad = !text ? NULL : obj_text_unloadable(text, tlen);
-    json_t *json = text && !bad ? obj_text_metadata(text, tlen) : NULL;
+    json_t *json = text ? obj_text_metadata(text, tlen) : NULL;
+    const char *bad = !json ? NULL : obj_text_unloadable(text, tlen);
     store_res *r = index_add(&s->ix, resource);
     idx_node *node = res_node_new(), *had;
     owner_set *owner = NULL;
@@ -165,16 +165,18 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
         return ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: out of memory",
                          resource, ns, name);
     }
-    if (text && !bad && !json)
-        bad = "not a JSON object with readable metadata";
+    if (text && !json && !(bad = obj_text_unloadable(text, tlen)))
+        bad = "not one JSON object (damaged, or nested too deeply)";
     if (!text || bad) {
+        int rc = set_aside(l, id, err, "%s %s/%s (rv %llu): %s", resource, ns, name,
+                           (unsigned long long)rv,
+                           bad ? bad
+                           : !zd ? "its row names a dictionary that is not there"
+                                 : "its compressed text does not decompress");
         free(node);
         free(inflated);
-        return set_aside(l, id, err, "%s %s/%s (rv %llu): %s", resource, ns, name,
-                         (unsigned long long)rv,
-                         bad ? bad
-                         : !zd ? "its row names a dictionary that is not there"
-                               : "its compressed text does not decompress");
+        json_decref(json);
+        return rc;
     }
     /* Two rows for one object (two servers on one data directory): the
      * newest version stays, the other is set aside. */
