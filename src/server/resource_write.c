@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "api/kinds.h"
-#include "base/jsonin.h"
 #include "api/meta.h"
 #include "api/schema.h"
+#include "base/jsonin.h"
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/decode.h"
@@ -225,9 +225,10 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     char name[256];
 
     ty_error_init(&err);
-    if (check_loadable(p->res, obj, &err) < 0 || check_identity(p, obj, &err) < 0 ||
-        decode_check_fields(r, p->res, obj, fv, &err) < 0 ||
-        api_check_types(p->res, obj, &err) < 0)
+    /* decoding's errors (what cannot be stored, mistyped fields: the
+     * kind given as a number) before the checks of what was decoded */
+    if (check_loadable(p->res, obj, &err) < 0 || api_check_types(p->res, obj, &err) < 0 ||
+        check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
         goto error;
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
@@ -315,7 +316,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
     json_t *nw = compute_new(w, cur, err);
     int rc = -1;
 
-    if (!nw || check_loadable(res, nw, err) < 0)
+    if (!nw || check_loadable(res, nw, err) < 0 || api_check_types(res, nw, err) < 0)
         goto out;
     if (w->mode != W_PUT) {
         /* A patch cannot rename or move an object. */
@@ -343,8 +344,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         json_decref(nw);
         nw = result;
     } else {
-        if (decode_check_fields(w->r, res, nw, w->fv, err) < 0 ||
-            api_check_types(res, nw, err) < 0)
+        if (decode_check_fields(w->r, res, nw, w->fv, err) < 0)
             goto out;
         if (res->has_status) {
             json_t *st = json_object_get(old, "status");
