@@ -147,6 +147,15 @@ static void go_field_type(const api_field *f, char *out, size_t len)
     }
 }
 
+/* A map of base64 strings that Go holds as bytes (Secret.data,
+ * ConfigMap.binaryData: map[string][]byte). */
+static bool bytes_map(const char *go_struct, const api_field *f)
+{
+    return f->type == API_T_MAP &&
+           ((!strcmp(go_struct, "Secret") && !strcmp(f->name, "data")) ||
+            (!strcmp(go_struct, "ConfigMap") && !strcmp(f->name, "binaryData")));
+}
+
 /* What a JSON value is, in OpenAPI's words and in Go's (which gives a
  * number's text). */
 static const char *openapi_kind(const json_t *v)
@@ -256,7 +265,9 @@ static void mismatch(tctx *c, const tpath *p, const api_field *f, bool el, api_t
             return;
         }
         go_path_text(p, gp, sizeof(gp));
-        if (el)
+        if (bytes_map(go_struct_of(p), f))
+            snprintf(gt, sizeof(gt), "%s", el ? "[]uint8" : "map[string][]uint8");
+        else if (el)
             go_type(f->item_type, f->name, f->schema, gt, sizeof(gt));
         else
             go_field_type(f, gt, sizeof(gt));

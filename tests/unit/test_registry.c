@@ -328,6 +328,9 @@ static void test_declared_types(void **state)
     expect_go(&api_configmap, "{\"data\":[\"a\"]}",
               "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot "
               "unmarshal array into Go struct field ConfigMap.data of type map[string]string");
+    expect_go(&api_secret, "{\"data\":{\"k\":1}}",
+              "Secret in version \"v1\" cannot be handled as a Secret: json: cannot "
+              "unmarshal number into Go struct field Secret.data of type []uint8");
     expect_go(&api_configmap, "{\"metadata\":{\"labels\":{\"a\":true}}}",
               "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot "
               "unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string");
