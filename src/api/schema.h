@@ -120,7 +120,8 @@ int api_schema_check(const api_schema *s, const json_t *val, const char *path,
  * a custom resource's are TY_EINVALID causes `Invalid value: "object":
  * <path> in body must be of type string: "object"` (the message left for
  * the server to compose). null fits anything; status is not checked.
- * 0 when every field fits. */
+ * 0 when every field fits. api_prepare checks a custom resource's after
+ * its defaults; the server checks a built-in kind's as it decodes. */
 int api_check_types(const api_resource *res, const json_t *obj, ty_error *err);
 
 /* The OpenAPI v3 schema of an object schema (properties with types, nested

@@ -107,6 +107,15 @@ static int check_loadable(const api_resource *res, const json_t *obj, ty_error *
     return -1;
 }
 
+/* A built-in kind's mistyped fields are decoding's errors (400, before the
+ * checks of what was decoded: a kind given as a number is refused, not
+ * overwritten); a custom resource's are checked by api_prepare, after its
+ * defaults (422). */
+static int check_decoding(const api_resource *res, const json_t *obj, ty_error *err)
+{
+    return res->builtin ? api_check_types(res, obj, err) : 0;
+}
+
 /* Namespaced objects need a live namespace. */
 static int check_namespace(http_req *r, const res_path *p, ty_error *err)
 {
@@ -225,9 +234,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     char name[256];
 
     ty_error_init(&err);
-    /* decoding's errors (what cannot be stored, mistyped fields: the
-     * kind given as a number) before the checks of what was decoded */
-    if (check_loadable(p->res, obj, &err) < 0 || api_check_types(p->res, obj, &err) < 0 ||
+    if (check_loadable(p->res, obj, &err) < 0 || check_decoding(p->res, obj, &err) < 0 ||
         check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
         goto error;
     if (p->res->has_status)
@@ -316,7 +323,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
     json_t *nw = compute_new(w, cur, err);
     int rc = -1;
 
-    if (!nw || check_loadable(res, nw, err) < 0 || api_check_types(res, nw, err) < 0)
+    if (!nw || check_loadable(res, nw, err) < 0 || check_decoding(res, nw, err) < 0)
         goto out;
     if (w->mode != W_PUT) {
         /* A patch cannot rename or move an object. */

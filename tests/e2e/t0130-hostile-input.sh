@@ -109,7 +109,7 @@ expect_match "a JSON patch making it an array: 400" \
 expect_eq "the stored value is untouched" "v" "$(k -n hostile get configmap typed -o jsonpath='{.data.k}')"
 sed 's/command: \["true"\]/command: {x: y}/' "$E2E_TMP/lower.yaml" | sed 's/name: lower/name: typedjob/' >"$E2E_TMP/typedjob.yaml"
 expect_match "a PyTorchJob whose command is an object: 422 naming the field" \
-    'spec.pytorchReplicaSpecs.[Mm]aster.template.spec.containers\[0\].command: Invalid value: "object": .* in body must be of type array: "object"' \
+    'spec.pytorchReplicaSpecs.Master.template.spec.containers\[0\].command: Invalid value: "object": .* in body must be of type array: "object"' \
     "$(k -n hostile apply -f "$E2E_TMP/typedjob.yaml" 2>&1)"
 
 stop_server

@@ -388,6 +388,19 @@ static void test_declared_types(void **state)
         "containers[0].command in body must be of type array: \"object\"");
     ty_error_clear(&err);
     json_decref(job);
+    /* api_prepare checks them after the defaults, as upstream's schema
+     * validation follows its webhook: the replica key is canonical */
+    job = parse("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"pytorchReplicaSpecs\":{"
+                "\"master\":{\"template\":{\"spec\":{\"containers\":[{\"name\":"
+                "\"pytorch\",\"image\":\"a\",\"command\":\"x\"}]}}}}}}");
+    assert_int_equal(api_prepare(&api_pytorchjob, job, NULL, &err), -1);
+    assert_int_equal(err.code, TY_EINVALID);
+    assert_int_equal(ty_error_ncauses(&err), 1);
+    assert_non_null(
+        cause_msg(&err, "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].command"));
+    assert_non_null(strstr(err.text, "PyTorchJob.kubeflow.org \"j\" is invalid: "));
+    ty_error_clear(&err);
+    json_decref(job);
     job = parse("{\"spec\":{\"tasks\":[{\"replicas\":1.5,\"name\":[]}]}}");
     assert_int_equal(api_check_types(&api_vcjob, job, &err), -1);
     assert_int_equal(ty_error_ncauses(&err), 2);
