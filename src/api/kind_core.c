@@ -31,7 +31,10 @@ static const api_column namespace_columns[] = {
     AGE_COLUMN,
 };
 static const api_field namespace_spec_fields[] = {API_ARRAY("finalizers", API_T_STRING)};
-static const api_schema namespace_spec = API_SCHEMA(namespace_spec_fields);
+static const api_schema namespace_spec = {
+    .fields = namespace_spec_fields, .nfields = API_NFIELDS(namespace_spec_fields),
+    .go_name = "NamespaceSpec",
+};
 static const api_field namespace_fields[] = {
     API_OBJECT("spec", &namespace_spec), API_FIELD("status", API_T_OPEN),
 };
@@ -166,7 +169,9 @@ static const api_field node_spec_fields[] = {
     API_ARRAY("taints", API_T_OPEN), API_FIELD("configSource", API_T_OPEN),
     API_FIELD("externalID", API_T_STRING),
 };
-static const api_schema node_spec = API_SCHEMA(node_spec_fields);
+static const api_schema node_spec = {
+    .fields = node_spec_fields, .nfields = API_NFIELDS(node_spec_fields), .go_name = "NodeSpec",
+};
 static const api_field node_fields[] = {
     API_OBJECT("spec", &node_spec), API_FIELD("status", API_T_OPEN),
 };
@@ -498,7 +503,7 @@ static const api_field event_fields[] = {
     API_FIELD("involvedObject", API_T_OPEN), API_FIELD("reason", API_T_STRING),
     API_FIELD("message", API_T_STRING), API_FIELD("source", API_T_OPEN),
     API_FIELD("firstTimestamp", API_T_STRING), API_FIELD("lastTimestamp", API_T_STRING),
-    API_FIELD("count", API_T_INTEGER), API_FIELD("type", API_T_STRING),
+    API_FIELD("count", API_T_INT32), API_FIELD("type", API_T_STRING),
     API_FIELD("eventTime", API_T_STRING), API_FIELD("series", API_T_OPEN),
     API_FIELD("action", API_T_STRING), API_FIELD("related", API_T_OPEN),
     API_FIELD("reportingComponent", API_T_STRING), API_FIELD("reportingInstance", API_T_STRING),
@@ -584,7 +589,7 @@ static const api_column priorityclass_columns[] = {
      "with lower priority.", 0},
 };
 static const api_field priorityclass_fields[] = {
-    API_FIELD("value", API_T_INTEGER), API_FIELD("globalDefault", API_T_BOOLEAN),
+    API_FIELD("value", API_T_INT32), API_FIELD("globalDefault", API_T_BOOLEAN),
     API_FIELD("description", API_T_STRING), API_FIELD("preemptionPolicy", API_T_STRING),
 };
 static const api_schema priorityclass_schema = API_SCHEMA(priorityclass_fields);

@@ -185,10 +185,13 @@ static const api_column service_columns[] = {
 };
 static const api_field service_port_fields[] = {
     API_FIELD("name", API_T_STRING), API_FIELD("protocol", API_T_STRING),
-    API_FIELD("appProtocol", API_T_STRING), API_FIELD("port", API_T_INTEGER),
-    API_FIELD("targetPort", API_T_INT_OR_STRING), API_FIELD("nodePort", API_T_INTEGER),
+    API_FIELD("appProtocol", API_T_STRING), API_FIELD("port", API_T_INT32),
+    API_FIELD("targetPort", API_T_INT_OR_STRING), API_FIELD("nodePort", API_T_INT32),
 };
-static const api_schema service_port = API_SCHEMA(service_port_fields);
+static const api_schema service_port = {
+    .fields = service_port_fields, .nfields = API_NFIELDS(service_port_fields),
+    .go_name = "ServicePort",
+};
 static const api_field service_spec_fields[] = {
     {.name = "ports", .type = API_T_ARRAY, .item_type = API_T_OBJECT, .schema = &service_port,
      .merge_key = "port", .patch_strategy = "merge"},
@@ -198,7 +201,7 @@ static const api_field service_spec_fields[] = {
     API_FIELD("sessionAffinity", API_T_STRING), API_FIELD("loadBalancerIP", API_T_STRING),
     API_ARRAY("loadBalancerSourceRanges", API_T_STRING),
     API_FIELD("externalName", API_T_STRING), API_FIELD("externalTrafficPolicy", API_T_STRING),
-    API_FIELD("healthCheckNodePort", API_T_INTEGER),
+    API_FIELD("healthCheckNodePort", API_T_INT32),
     API_FIELD("publishNotReadyAddresses", API_T_BOOLEAN),
     API_FIELD("sessionAffinityConfig", API_T_OPEN), API_ARRAY("ipFamilies", API_T_STRING),
     API_FIELD("ipFamilyPolicy", API_T_STRING),
@@ -207,7 +210,10 @@ static const api_field service_spec_fields[] = {
     API_FIELD("internalTrafficPolicy", API_T_STRING),
     API_FIELD("trafficDistribution", API_T_STRING),
 };
-static const api_schema service_spec = API_SCHEMA(service_spec_fields);
+static const api_schema service_spec = {
+    .fields = service_spec_fields, .nfields = API_NFIELDS(service_spec_fields),
+    .go_name = "ServiceSpec",
+};
 static const api_field service_fields[] = {
     API_OBJECT("spec", &service_spec), API_FIELD("status", API_T_OPEN),
 };

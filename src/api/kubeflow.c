@@ -255,8 +255,11 @@ static bool same_optional_str(const json_t *a, const json_t *b)
 /* ---- defaulting --------------------------------------------------------- */
 
 /* Rebuilds the replica map with canonical keys, keeping the user's order.
- * A key whose canonical form is already present is left alone: validation
- * then reports it rather than one spec silently replacing the other. */
+ * A key that only differs in case from a replica type (`worker`) replaces
+ * the canonical one when both are there, as upstream's defaulting does on
+ * every write: `kubectl apply` of a manifest naming `worker` sends a patch
+ * carrying `worker` over the stored, already canonical `Worker`, and the
+ * second apply of the same file must work (it was refused with 422). */
 static void canonicalise_keys(const kf_kind *k, json_t *spec)
 {
     json_t *map = json_object_get(spec, k->replica_field);
@@ -268,7 +271,7 @@ static void canonicalise_keys(const kf_kind *k, json_t *spec)
         return;
     json_object_foreach(map, key, val) {
         const char *canon = kf_replica_type_canonical(k, key);
-        if (canon && strcmp(canon, key) != 0 && !json_object_get(map, canon))
+        if (canon && strcmp(canon, key) != 0)
             changed = true;
     }
     if (!changed)
@@ -278,9 +281,21 @@ static void canonicalise_keys(const kf_kind *k, json_t *spec)
         return;
     json_object_foreach(map, key, val) {
         const char *canon = kf_replica_type_canonical(k, key);
-        if (!canon || json_object_get(map, canon) || json_object_get(out, canon))
-            canon = key;
-        json_object_set(out, canon, val);
+        const char *other;
+        json_t *v2;
+        bool shadowed = false;
+
+        if (!canon) {
+            json_object_set(out, key, val);
+            continue;
+        }
+        /* the canonical key gives way to a variant of it in another case */
+        if (strcmp(canon, key) == 0)
+            json_object_foreach(map, other, v2)
+                if (strcmp(other, key) != 0 && strcasecmp(other, key) == 0)
+                    shadowed = true;
+        if (!shadowed)
+            json_object_set(out, canon, val);
     }
     json_object_set_new(spec, k->replica_field, out);
 }

@@ -191,11 +191,18 @@ int api_prepare(const api_resource *res, json_t *obj, const json_t *old, ty_erro
     check_type_meta(res, obj, e);
     if (res->apply_defaults)
         res->apply_defaults(obj);
+    /* A custom resource's types are its OpenAPI schema's to check, after
+     * defaulting as upstream's webhook (replica keys made canonical), and
+     * the kind's rules are not asked about mistyped fields. A built-in
+     * kind's are decoding's (api_check_types before this). */
+    if (!res->builtin && api_check_types(res, obj, e) < 0)
+        goto invalid;
     meta_check_object_meta(meta, name_rule(res), res->namespaced, e);
     if (res->validate && res->validate(obj, old, e) != 0 && ty_error_ncauses(e) == before)
         meta_invalid(e, "", obj, "invalid object");
     if (ty_error_ncauses(e) == before)
         return 0;
+invalid:
     name = meta_str(meta, "name");
     if (!name || !*name)
         name = meta_str(meta, "generateName");

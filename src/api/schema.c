@@ -17,7 +17,10 @@ static const api_field owner_ref_fields[] = {
     API_FIELD("name", API_T_STRING), API_FIELD("uid", API_T_STRING),
     API_FIELD("controller", API_T_BOOLEAN), API_FIELD("blockOwnerDeletion", API_T_BOOLEAN),
 };
-static const api_schema owner_ref = API_SCHEMA(owner_ref_fields);
+static const api_schema owner_ref = {
+    .fields = owner_ref_fields, .nfields = API_NFIELDS(owner_ref_fields),
+    .go_name = "OwnerReference",
+};
 
 static const api_field object_meta_fields[] = {
     API_FIELD("name", API_T_STRING),
@@ -40,13 +43,17 @@ static const api_field object_meta_fields[] = {
 const api_schema api_schema_object_meta = {
     .fields = object_meta_fields, .nfields = API_NFIELDS(object_meta_fields),
     .description = "Standard object's metadata.",
+    .go_name = "ObjectMeta",
 };
 
 static const api_field label_selector_fields[] = {
     API_MAP("matchLabels", API_T_STRING),
     API_ARRAY("matchExpressions", API_T_OPEN),
 };
-const api_schema api_schema_label_selector = API_SCHEMA(label_selector_fields);
+const api_schema api_schema_label_selector = {
+    .fields = label_selector_fields, .nfields = API_NFIELDS(label_selector_fields),
+    .go_name = "LabelSelector",
+};
 
 /* ---- core/v1 pod pieces ------------------------------------------------ */
 
@@ -55,20 +62,27 @@ static const api_field resource_fields[] = {
     API_MAP("requests", API_T_QUANTITY),
     API_ARRAY("claims", API_T_OPEN),
 };
-const api_schema api_schema_resource_requirements = API_SCHEMA(resource_fields);
+const api_schema api_schema_resource_requirements = {
+    .fields = resource_fields, .nfields = API_NFIELDS(resource_fields),
+    .go_name = "ResourceRequirements",
+};
 
 static const api_field port_fields[] = {
-    API_FIELD("name", API_T_STRING), API_FIELD("hostPort", API_T_INTEGER),
-    API_FIELD("containerPort", API_T_INTEGER), API_FIELD("protocol", API_T_STRING),
+    API_FIELD("name", API_T_STRING), API_FIELD("hostPort", API_T_INT32),
+    API_FIELD("containerPort", API_T_INT32), API_FIELD("protocol", API_T_STRING),
     API_FIELD("hostIP", API_T_STRING),
 };
-static const api_schema container_port = API_SCHEMA(port_fields);
+static const api_schema container_port = {
+    .fields = port_fields, .nfields = API_NFIELDS(port_fields), .go_name = "ContainerPort",
+};
 
 static const api_field env_fields[] = {
     API_FIELD("name", API_T_STRING), API_FIELD("value", API_T_STRING),
     API_FIELD("valueFrom", API_T_OPEN),
 };
-static const api_schema env_var = API_SCHEMA(env_fields);
+static const api_schema env_var = {
+    .fields = env_fields, .nfields = API_NFIELDS(env_fields), .go_name = "EnvVar",
+};
 
 static const api_field mount_fields[] = {
     API_FIELD("name", API_T_STRING), API_FIELD("readOnly", API_T_BOOLEAN),
@@ -76,7 +90,9 @@ static const api_field mount_fields[] = {
     API_FIELD("subPath", API_T_STRING), API_FIELD("mountPropagation", API_T_STRING),
     API_FIELD("subPathExpr", API_T_STRING),
 };
-static const api_schema volume_mount = API_SCHEMA(mount_fields);
+static const api_schema volume_mount = {
+    .fields = mount_fields, .nfields = API_NFIELDS(mount_fields), .go_name = "VolumeMount",
+};
 
 static const api_field container_fields[] = {
     API_FIELD("name", API_T_STRING),
@@ -111,6 +127,7 @@ static const api_field container_fields[] = {
 const api_schema api_schema_container = {
     .fields = container_fields, .nfields = API_NFIELDS(container_fields),
     .description = "A single application container that you want to run within a pod.",
+    .go_name = "Container",
 };
 
 static const api_field toleration_fields[] = {
@@ -118,7 +135,10 @@ static const api_field toleration_fields[] = {
     API_FIELD("value", API_T_STRING), API_FIELD("effect", API_T_STRING),
     API_FIELD("tolerationSeconds", API_T_INTEGER),
 };
-const api_schema api_schema_toleration = API_SCHEMA(toleration_fields);
+const api_schema api_schema_toleration = {
+    .fields = toleration_fields, .nfields = API_NFIELDS(toleration_fields),
+    .go_name = "Toleration",
+};
 
 static const api_field volume_fields[] = {
     API_FIELD("name", API_T_STRING),
@@ -138,22 +158,32 @@ static const api_field volume_fields[] = {
     API_FIELD("storageos", API_T_OPEN), API_FIELD("csi", API_T_OPEN),
     API_FIELD("ephemeral", API_T_OPEN), API_FIELD("image", API_T_OPEN),
 };
-const api_schema api_schema_volume = API_SCHEMA(volume_fields);
+const api_schema api_schema_volume = {
+    .fields = volume_fields, .nfields = API_NFIELDS(volume_fields), .go_name = "Volume",
+};
 
 static const api_field affinity_fields[] = {
     API_FIELD("nodeAffinity", API_T_OPEN),
     API_FIELD("podAffinity", API_T_OPEN),
     API_FIELD("podAntiAffinity", API_T_OPEN),
 };
-const api_schema api_schema_affinity = API_SCHEMA(affinity_fields);
+const api_schema api_schema_affinity = {
+    .fields = affinity_fields, .nfields = API_NFIELDS(affinity_fields), .go_name = "Affinity",
+};
 
 static const api_field local_ref_fields[] = {API_FIELD("name", API_T_STRING)};
-static const api_schema local_ref = API_SCHEMA(local_ref_fields);
+static const api_schema local_ref = {
+    .fields = local_ref_fields, .nfields = API_NFIELDS(local_ref_fields),
+    .go_name = "LocalObjectReference",
+};
 
 static const api_field host_alias_fields[] = {
     API_FIELD("ip", API_T_STRING), API_ARRAY("hostnames", API_T_STRING),
 };
-static const api_schema host_alias = API_SCHEMA(host_alias_fields);
+static const api_schema host_alias = {
+    .fields = host_alias_fields, .nfields = API_NFIELDS(host_alias_fields),
+    .go_name = "HostAlias",
+};
 
 static const api_field pod_spec_fields[] = {
     {.name = "volumes", .type = API_T_ARRAY, .item_type = API_T_OBJECT,
@@ -183,7 +213,7 @@ static const api_field pod_spec_fields[] = {
     API_ARRAY_OF("tolerations", &api_schema_toleration),
     API_MERGE_LIST("hostAliases", &host_alias, "ip"),
     API_FIELD("priorityClassName", API_T_STRING),
-    API_FIELD("priority", API_T_INTEGER),
+    API_FIELD("priority", API_T_INT32),
     API_FIELD("dnsConfig", API_T_OPEN),
     API_ARRAY("readinessGates", API_T_OPEN),
     API_FIELD("runtimeClassName", API_T_STRING),
@@ -204,6 +234,7 @@ static const api_field pod_spec_fields[] = {
 const api_schema api_schema_pod_spec = {
     .fields = pod_spec_fields, .nfields = API_NFIELDS(pod_spec_fields),
     .description = "PodSpec is a description of a pod.",
+    .go_name = "PodSpec",
 };
 
 static const api_field pod_template_fields[] = {
@@ -213,6 +244,7 @@ static const api_field pod_template_fields[] = {
 const api_schema api_schema_pod_template_spec = {
     .fields = pod_template_fields, .nfields = API_NFIELDS(pod_template_fields),
     .description = "Describes the data a pod should have when created from a template.",
+    .go_name = "PodTemplateSpec",
 };
 
 /* ---- lookup and the unknown-field walk --------------------------------- */
@@ -366,6 +398,8 @@ static json_t *openapi_type(api_type type, const api_schema *s)
         return json_pack("{s:s}", "type", "string");
     case API_T_INTEGER:
         return json_pack("{s:s, s:s}", "type", "integer", "format", "int64");
+    case API_T_INT32:
+        return json_pack("{s:s, s:s}", "type", "integer", "format", "int32");
     case API_T_NUMBER:
         return json_pack("{s:s, s:s}", "type", "number", "format", "double");
     case API_T_BOOLEAN:

@@ -44,6 +44,7 @@ typedef enum api_type {
     API_T_MAP,           /* object with free keys, values of item_type */
     API_T_STRING,
     API_T_INTEGER,
+    API_T_INT32,         /* an integer Go holds in an int32 (format int32) */
     API_T_NUMBER,
     API_T_BOOLEAN,
     API_T_INT_OR_STRING, /* x-kubernetes-int-or-string */
@@ -66,6 +67,7 @@ struct api_schema {
     size_t nfields;
     bool preserve_unknown;      /* unknown fields are kept, not reported */
     const char *description;    /* optional */
+    const char *go_name;        /* a core kind's Go struct ("Container"), for type errors */
 };
 
 #define API_NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -110,6 +112,17 @@ const api_field *api_schema_field(const api_schema *s, const char *name);
  * number of unknown fields found. Never changes err->code. */
 int api_schema_check(const api_schema *s, const json_t *val, const char *path,
                      ty_error *err);
+
+/* The declared types of obj's fields (schema_types.c), as kube-apiserver
+ * decodes them: a built-in kind's first mismatch is TY_EBADREQUEST `Pod in
+ * version "v1" cannot be handled as a Pod: json: cannot unmarshal object
+ * into Go struct field Container.spec.containers.command of type []string`;
+ * a custom resource's are TY_EINVALID causes `Invalid value: "object":
+ * <path> in body must be of type string: "object"` (the message left for
+ * the server to compose). null fits anything; status is not checked.
+ * 0 when every field fits. api_prepare checks a custom resource's after
+ * its defaults; the server checks a built-in kind's as it decodes. */
+int api_check_types(const api_resource *res, const json_t *obj, ty_error *err);
 
 /* The OpenAPI v3 schema of an object schema (properties with types, nested
  * objects inlined, patch merge keys, preserve-unknown-fields). Caller owns. */

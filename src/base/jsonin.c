@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,14 @@ bool ty_utf8_valid(const unsigned char *s, size_t n)
         uint32_t cp;
 
         if (c < 0x80) {
-            i++;
+            /* ASCII eight bytes at a time: the store checks whole rows at
+             * open (quarantine), and they are mostly ASCII */
+            for (i++; n - i >= 8; i += 8) {
+                uint64_t w;
+                memcpy(&w, s + i, 8);
+                if (w & 0x8080808080808080ull)
+                    break;
+            }
             continue;
         }
         if (c >= 0xC2 && c <= 0xDF)
@@ -395,4 +403,100 @@ json_t *ty_json_load(const char *text, size_t len, size_t flags, json_error_t *e
         v = NULL;
     }
     return v ? v : json_loadb(text, len, flags, err);
+}
+
+/* ---- what the store can read back --------------------------------------- */
+
+typedef struct step {
+    const char *key; /* NULL: an array index */
+    size_t keylen, index;
+} step;
+
+typedef struct walk {
+    step *steps; /* TY_JSON_LOADABLE_DEPTH + 1 */
+    const char *why;
+    size_t depth; /* steps in use when why was set */
+} walk;
+
+static bool text_loadable(walk *w, const char *s, size_t n)
+{
+    if (memchr(s, '\0', n))
+        w->why = "strings may not contain NUL bytes (\\u0000)";
+    else if (!ty_utf8_valid((const unsigned char *)s, n))
+        w->why = "strings must be valid UTF-8";
+    return !w->why;
+}
+
+static bool tree_loadable(walk *w, const json_t *v, size_t depth)
+{
+    const char *key;
+    size_t klen, i;
+    json_t *m;
+
+    if (json_is_string(v)) {
+        if (text_loadable(w, json_string_value(v), json_string_length(v)))
+            return true;
+        w->depth = depth;
+        return false;
+    }
+    if (!json_is_object(v) && !json_is_array(v))
+        return true;
+    if (depth >= TY_JSON_LOADABLE_DEPTH) {
+        w->why = "nested too deeply";
+        w->depth = depth;
+        return false;
+    }
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, m) {
+            w->steps[depth] = (step){.index = i};
+            if (!tree_loadable(w, m, depth + 1))
+                return false;
+        }
+        return true;
+    }
+    json_object_keylen_foreach((json_t *)v, key, klen, m) {
+        w->steps[depth] = (step){.key = key, .keylen = klen};
+        if (!text_loadable(w, key, klen)) {
+            w->depth = depth + 1;
+            return false;
+        }
+        if (!tree_loadable(w, m, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+int ty_json_check_loadable(const json_t *v, char *path, size_t pathlen, const char **why)
+{
+    step *steps = malloc((TY_JSON_LOADABLE_DEPTH + 1) * sizeof(*steps));
+    walk w = {.steps = steps};
+    size_t off = 0;
+
+    if (pathlen)
+        path[0] = '\0';
+    if (!steps) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (tree_loadable(&w, v, 0)) {
+        free(steps);
+        return 0;
+    }
+    *why = w.why;
+    for (size_t d = 0; d < w.depth && off + 1 < pathlen; d++) {
+        int n;
+        if (!steps[d].key) {
+            n = snprintf(path + off, pathlen - off, "[%zu]", steps[d].index);
+        } else {
+            /* a key is shown up to a NUL it holds, and not past 64 bytes */
+            size_t kl = strnlen(steps[d].key, steps[d].keylen);
+            n = snprintf(path + off, pathlen - off, "%s%.*s", off ? "." : "",
+                         (int)(kl < 64 ? kl : 64), steps[d].key);
+        }
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+    free(steps);
+    return -1;
 }

@@ -36,4 +36,18 @@ json_t *ty_json_load(const char *text, size_t len, size_t flags, json_error_t *e
  * code points past U+10FFFF), as jansson requires of its strings. */
 bool ty_utf8_valid(const unsigned char *s, size_t n);
 
+/* Nesting that ty_json_check_loadable allows: well inside what this
+ * parser and jansson's read back (2048). */
+#define TY_JSON_LOADABLE_DEPTH 1024
+
+/* Whether v's JSON text could be read back by this parser or jansson: no
+ * string (value or object key) holds a NUL byte (jansson writes \u0000 and
+ * refuses it on reading) or bytes that are not UTF-8, and arrays and
+ * objects nest at most TY_JSON_LOADABLE_DEPTH deep. A tree made by a YAML
+ * or protobuf decoder, or by a JSON patch, can be any of these; stored, the
+ * next open of the store could not load it. 0, or -1 with path filled with
+ * where (`data.a`, `spec.containers[0].args[1]`, truncated to fit) and
+ * *why with a static phrase saying what. */
+int ty_json_check_loadable(const json_t *v, char *path, size_t pathlen, const char **why);
+
 #endif

@@ -55,6 +55,7 @@ static const struct {
     {"logs", cmd_logs, "Print a pod's container log"},
     {"server", cmd_server, "Run the control plane (API server and store)"},
     {"simulate", cmd_simulate, "Replay a job trace through the scheduler on a virtual clock"},
+    {"store", cmd_store, "Inspect a data directory (store quarantine: the rows set aside)"},
     {"supervise", cmd_supervise, "(internal) Keep one pod's processes; started by the server"},
     {"version", cmd_version, "Print the version"},
 };

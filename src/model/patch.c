@@ -6,7 +6,10 @@
  */
 #include "model/patch.h"
 
+#include "base/jsonin.h" /* TY_JSON_LOADABLE_DEPTH */
+
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,18 +274,117 @@ static int apply_remove(json_t *doc, const json_op *op, const pointer *p, const 
     return 0;
 }
 
-static int apply_one(json_t **doc, const json_op *op, ty_error *err)
+/* The bytes of v's compact JSON text (escapes counted as one byte), or
+ * something past cap once it is: the walk stops there, so that sizing a
+ * copy costs no more than the budget allows. */
+static size_t text_size(const json_t *v, size_t cap)
+{
+    char num[32];
+    size_t n = 0, i;
+    const char *k;
+    json_t *m;
+
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = 2;
+        json_object_foreach((json_t *)v, k, m) {
+            n += strlen(k) + 4 + text_size(m, cap - (n < cap ? n : cap));
+            if (n > cap)
+                return n;
+        }
+        return n;
+    case JSON_ARRAY:
+        n = 2;
+        json_array_foreach(v, i, m) {
+            n += 1 + text_size(m, cap - (n < cap ? n : cap));
+            if (n > cap)
+                return n;
+        }
+        return n;
+    case JSON_STRING:
+        return json_string_length(v) + 2;
+    case JSON_INTEGER:
+        return (size_t)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    case JSON_REAL:
+        return (size_t)snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+    case JSON_TRUE:
+    case JSON_NULL:
+        return 4;
+    case JSON_FALSE:
+        return 5;
+    }
+    return 0;
+}
+
+/* How deep containers nest in v (0: a scalar). */
+static size_t nesting(const json_t *v)
+{
+    size_t deepest = 0, i;
+    const char *k;
+    json_t *m;
+
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, m) {
+            size_t d = nesting(m);
+            deepest = d > deepest ? d : deepest;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, m) {
+            size_t d = nesting(m);
+            deepest = d > deepest ? d : deepest;
+        }
+    } else {
+        return 0;
+    }
+    return deepest + 1;
+}
+
+/* The budgets of one patch: bytes copied so far, and a bound on how deep
+ * the document nests. Adds, copies and moves into deep paths could nest it
+ * a million levels within the byte budget, and jansson copies and frees
+ * trees by recursion (a crash, not an error); the stored form is bounded
+ * anyway (TY_JSON_LOADABLE_DEPTH). A move or copy is bounded without a
+ * walk: what it takes from `from` nests at most (bound - depth of from). */
+typedef struct budget {
+    size_t copied, depth;
+} budget;
+
+static int nest_at(budget *b, const json_op *op, size_t vdepth, ty_error *err)
+{
+    size_t d = op->path.n + vdepth;
+
+    if (d > TY_JSON_LOADABLE_DEPTH)
+        return ty_seterr(err, TY_EINVALID,
+                         "%s operation does not apply: the document would nest more than %d "
+                         "levels deep at path \"%s\"",
+                         op_names[op->kind], TY_JSON_LOADABLE_DEPTH, op->path_text);
+    if (d > b->depth)
+        b->depth = d;
+    return 0;
+}
+
+static size_t taken_depth(const budget *b, const json_op *op)
+{
+    return b->depth > op->from.n ? b->depth - op->from.n : 0;
+}
+
+static int apply_one(json_t **doc, const json_op *op, budget *b, ty_error *err)
 {
     json_t *value;
+    size_t size;
 
     switch (op->kind) {
     case OP_ADD:
+        if (nest_at(b, op, nesting(op->value), err) < 0)
+            return -1;
         return apply_add(doc, op, &op->path, op->path_text, json_deep_copy(op->value), err);
     case OP_REMOVE:
         return apply_remove(*doc, op, &op->path, op->path_text, NULL, err);
     case OP_REPLACE:
         if (!pointer_walk(*doc, &op->path, op->path.n))
             return missing_path(err, op, op->path_text);
+        if (nest_at(b, op, nesting(op->value), err) < 0)
+            return -1;
         if (op->path.n > 0 && apply_remove(*doc, op, &op->path, op->path_text, NULL, err) < 0)
             return -1;
         return apply_add(doc, op, &op->path, op->path_text, json_deep_copy(op->value), err);
@@ -296,6 +398,8 @@ static int apply_one(json_t **doc, const json_op *op, ty_error *err)
             return ty_seterr(err, TY_EINVALID,
                              "move operation does not apply: \"%s\" cannot be moved into its "
                              "own child \"%s\"", op->from_text, op->path_text);
+        if (nest_at(b, op, taken_depth(b, op), err) < 0)
+            return -1;
         if (apply_remove(*doc, op, &op->from, op->from_text, &value, err) < 0)
             return -1;
         return apply_add(doc, op, &op->path, op->path_text, value, err);
@@ -304,6 +408,17 @@ static int apply_one(json_t **doc, const json_op *op, ty_error *err)
         value = pointer_walk(*doc, &op->from, op->from.n);
         if (!value)
             return missing_path(err, op, op->from_text);
+        /* Each copy can double the document: 17 of them grew the server
+         * to 24 GB. kube-apiserver's budget, its library's words. */
+        size = text_size(value, PATCH_JSON_MAX_COPY_BYTES);
+        if (size > PATCH_JSON_MAX_COPY_BYTES - b->copied)
+            return ty_seterr(err, TY_EINVALID,
+                             "Unable to complete the copy, the accumulated size increase of "
+                             "copy is %zu, exceeding the limit %d",
+                             b->copied + size, PATCH_JSON_MAX_COPY_BYTES);
+        b->copied += size;
+        if (nest_at(b, op, taken_depth(b, op), err) < 0)
+            return -1;
         return apply_add(doc, op, &op->path, op->path_text, json_deep_copy(value), err);
     case OP_TEST:
         value = pointer_walk(*doc, &op->path, op->path.n);
@@ -376,6 +491,7 @@ json_t *patch_json(const json_t *target, const json_t *patch, ty_error *err)
     size_t n = json_array_size(patch);
     json_op *ops = NULL;
     json_t *doc = NULL;
+    budget b = {0};
 
     if (!json_is_array(patch)) {
         ty_seterr(err, TY_EBADREQUEST, "json patch must be a JSON array of operations");
@@ -402,8 +518,9 @@ json_t *patch_json(const json_t *target, const json_t *patch, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;
     }
+    b.depth = nesting(doc);
     for (size_t i = 0; i < n; i++)
-        if (apply_one(&doc, &ops[i], err) < 0)
+        if (apply_one(&doc, &ops[i], &b, err) < 0)
             goto error;
     ops_free(ops, n);
     return doc;

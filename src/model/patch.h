@@ -20,7 +20,11 @@ json_t *patch_merge(const json_t *target, const json_t *patch);
  * op, missing "path"/"value"); TY_EINVALID (422, as kube-apiserver answers) for
  * an op that does not apply: a missing path, an index out of range, a failed
  * "test". The message names the op and the path. More than 10000 operations:
- * TY_ETOOLARGE, as kube-apiserver refuses them. */
+ * TY_ETOOLARGE, as kube-apiserver refuses them. The values "copy" operations
+ * copy may add up to PATCH_JSON_MAX_COPY_BYTES of JSON text, as
+ * kube-apiserver's JSONPatchMaxCopyBytes; past it TY_EINVALID ("Unable to
+ * complete the copy, ..."), before anything is copied. */
+#define PATCH_JSON_MAX_COPY_BYTES (3 * 1024 * 1024)
 json_t *patch_json(const json_t *target, const json_t *ops, ty_error *err);
 
 /* Strategic merge patch (application/strategic-merge-patch+json) for built-in

@@ -24,6 +24,10 @@
 /* Nodes that alias expansion may add across the whole stream. Generous for
  * real manifests (which rarely alias at all) and small enough to build. */
 #define YAML_MAX_ALIAS_NODES 1000000
+/* Bytes of strings (keys and values) that alias expansion may add across
+ * the whole stream. 400 aliases of one 256 KiB string built 100 MB for one
+ * request (and answered 500); nothing bigger than 3 MiB can be stored. */
+#define YAML_MAX_ALIAS_BYTES (4u * 1024 * 1024)
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -43,7 +47,7 @@ typedef struct loader {
     frame stack[YAML_MAX_DEPTH];
     int depth;
     json_t *anchors; /* name -> [node, count, height] */
-    size_t alias_nodes;
+    size_t alias_nodes, alias_bytes;
     json_t *doc;
     bool have_doc;
     json_t *docs;
@@ -380,6 +384,33 @@ static int on_scalar(loader *l, const yaml_event_t *ev)
     return add_node(l, v, 1, 0, &ev->start_mark);
 }
 
+/* The bytes of the strings in v (values and keys), or something past cap
+ * once they are: the walk stops there. */
+static size_t string_bytes(const json_t *v, size_t cap)
+{
+    size_t n = 0, i;
+    const char *k;
+    size_t klen;
+    json_t *m;
+
+    if (json_is_string(v))
+        return json_string_length(v);
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, m) {
+            n += string_bytes(m, cap - (n < cap ? n : cap));
+            if (n > cap)
+                return n;
+        }
+    } else if (json_is_object(v)) {
+        json_object_keylen_foreach((json_t *)v, k, klen, m) {
+            n += klen + string_bytes(m, cap - (n < cap ? n : cap));
+            if (n > cap)
+                return n;
+        }
+    }
+    return n;
+}
+
 static int on_alias(loader *l, const yaml_event_t *ev)
 {
     const char *name = (const char *)ev->data.alias.anchor;
@@ -394,7 +425,11 @@ static int on_alias(loader *l, const yaml_event_t *ev)
         return fail_at(l, &ev->start_mark, "exceeded max depth of %d", YAML_MAX_DEPTH);
     if (count > YAML_MAX_ALIAS_NODES - l->alias_nodes)
         return fail_at(l, &ev->start_mark, "document contains excessive aliasing");
+    size_t bytes = string_bytes(node, YAML_MAX_ALIAS_BYTES - l->alias_bytes);
+    if (bytes > YAML_MAX_ALIAS_BYTES - l->alias_bytes)
+        return fail_at(l, &ev->start_mark, "document contains excessive aliasing");
     l->alias_nodes += count;
+    l->alias_bytes += bytes;
     if (expecting_key(l)) {
         if (!json_is_string(node))
             return fail_at(l, &ev->start_mark, "mapping keys must be strings");

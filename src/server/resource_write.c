@@ -9,6 +9,8 @@
 
 #include "api/kinds.h"
 #include "api/meta.h"
+#include "api/schema.h"
+#include "base/jsonin.h"
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/decode.h"
@@ -85,6 +87,33 @@ static int check_identity(const res_path *p, json_t *obj, ty_error *err)
         json_object_del(meta, "namespace");
     }
     return 0;
+}
+
+/* What the store could not read back is refused here, whatever the body's
+ * format (a YAML "a\0b", a protobuf string, a JSON patch nesting a copy
+ * deeper and deeper): stored, it failed the next open of the store and the
+ * control plane with it. kube-apiserver stores such strings; see
+ * docs/compatibility.md. */
+static int check_loadable(const api_resource *res, const json_t *obj, ty_error *err)
+{
+    char path[256];
+    const char *why;
+
+    if (ty_json_check_loadable(obj, path, sizeof(path), &why) == 0)
+        return 0;
+    ty_seterr(err, TY_EBADREQUEST, "%s in version \"%s\" cannot be handled as a %s: %s%s%s",
+              res->kind, res->version, res->kind, path, *path ? ": " : "", why);
+    ty_error_add_cause(err, "FieldValueInvalid", path, "%s", why);
+    return -1;
+}
+
+/* A built-in kind's mistyped fields are decoding's errors (400, before the
+ * checks of what was decoded: a kind given as a number is refused, not
+ * overwritten); a custom resource's are checked by api_prepare, after its
+ * defaults (422). */
+static int check_decoding(const api_resource *res, const json_t *obj, ty_error *err)
+{
+    return res->builtin ? api_check_types(res, obj, err) : 0;
 }
 
 /* Namespaced objects need a live namespace. */
@@ -205,7 +234,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     char name[256];
 
     ty_error_init(&err);
-    if (check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
+    if (check_loadable(p->res, obj, &err) < 0 || check_decoding(p->res, obj, &err) < 0 ||
+        check_identity(p, obj, &err) < 0 || decode_check_fields(r, p->res, obj, fv, &err) < 0)
         goto error;
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
@@ -293,7 +323,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
     json_t *nw = compute_new(w, cur, err);
     int rc = -1;
 
-    if (!nw)
+    if (!nw || check_loadable(res, nw, err) < 0 || check_decoding(res, nw, err) < 0)
         goto out;
     if (w->mode != W_PUT) {
         /* A patch cannot rename or move an object. */

@@ -53,6 +53,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS dicts (id INTEGER PRIMARY KEY, resource TEXT NOT NULL,"
     "  objects INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    QUARANTINE_TABLE
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('rv', 0);";
 
 /* The earlier tables had no id column; their rows keep their order. */
@@ -297,8 +298,11 @@ int db_load(store_db *d, db_dict_fn dict_fn, db_row_fn fn, void *arg, ty_error *
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (sqlite3_exec(d->db, "DELETE FROM dicts WHERE id NOT IN (SELECT dict FROM objects)", NULL,
-                     NULL, NULL) != SQLITE_OK)
+    /* a row set aside keeps its dictionary: its text may be wanted yet */
+    if (sqlite3_exec(d->db,
+                     "DELETE FROM dicts WHERE id NOT IN (SELECT dict FROM objects)"
+                     " AND id NOT IN (SELECT dict FROM quarantine)",
+                     NULL, NULL, NULL) != SQLITE_OK)
         return db_fail(d, err, "drop unused dictionaries");
     if (prepare(d, &st, "SELECT id, resource, objects, data FROM dicts ORDER BY id", err) < 0)
         return -1;

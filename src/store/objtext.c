@@ -42,7 +42,11 @@ static const char *skip_string(const char *p, const char *end)
 static const bool structural[256] = {['"'] = true, ['{'] = true, ['}'] = true,
                                      ['['] = true, [']'] = true};
 
-/* Just past the value at p (strings, objects and arrays may nest), or NULL. */
+/* Nesting past this is not what jansson or ty_json_parse read (2048). */
+#define TEXT_MAX_DEPTH 2048
+
+/* Just past the value at p (strings, objects and arrays may nest), or NULL
+ * (also when it nests past TEXT_MAX_DEPTH: no parse would take it). */
 static const char *skip_value(const char *p, const char *end)
 {
     int depth = 0;
@@ -65,9 +69,10 @@ static const char *skip_value(const char *p, const char *end)
                 return NULL;
             continue;
         }
-        if (*p == '{' || *p == '[')
-            depth++;
-        else if (--depth == 0)
+        if (*p == '{' || *p == '[') {
+            if (++depth > TEXT_MAX_DEPTH)
+                return NULL;
+        } else if (--depth == 0)
             return p + 1;
         p++;
     }
@@ -286,6 +291,34 @@ bool obj_text_member(const char *text, size_t len, const char *name, size_t *sta
         }
     }
     return false;
+}
+
+/* Whether the text holds the escape \u0000 (a NUL, which jansson and
+ * ty_json_parse refuse): the backslash before the u is an escape's when an
+ * odd number of backslashes end there. */
+static bool has_nul_escape(const char *text, size_t len)
+{
+    size_t at = 0;
+    const char *q;
+
+    while (at < len && (q = memmem(text + at, len - at, "\\u0000", 6))) {
+        size_t i = (size_t)(q - text), bs = 0;
+        while (bs <= i && text[i - bs] == '\\')
+            bs++;
+        if (bs % 2 == 1)
+            return true;
+        at = i + 1;
+    }
+    return false;
+}
+
+const char *obj_text_unloadable(const char *text, size_t len)
+{
+    if (has_nul_escape(text, len))
+        return "a string holds a NUL byte (\\u0000)";
+    if (!ty_utf8_valid((const unsigned char *)text, len))
+        return "not UTF-8";
+    return NULL;
 }
 
 json_t *obj_text_metadata(const char *text, size_t len)

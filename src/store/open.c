@@ -1,10 +1,12 @@
 /* open.c - opening the object store (loading SQLite's rows into the index,
  * seeding the default namespaces and queue) and closing it. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "base/log.h"
+#include "base/metrics.h"
 #include "store/store_int.h"
 
 #define DEFAULT_HISTORY_EVENTS 250000
@@ -26,7 +28,38 @@ typedef struct loader {
     ty_store *s;
     store_zdict **dicts; /* the dictionaries rows name, in id order */
     size_t ndicts;
+    /* rows to set aside once the load is done, and why (each reason
+     * names the object) */
+    int64_t *aside;
+    char **why;
+    size_t naside;
 } loader;
+
+/* Notes row id to be set aside (quarantine.c): the open goes on without
+ * it. -1 only when memory ran out. */
+static int set_aside(loader *l, int64_t id, ty_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int set_aside(loader *l, int64_t id, ty_error *err, const char *fmt, ...)
+{
+    int64_t *ids = realloc(l->aside, (l->naside + 1) * sizeof(*ids));
+    char **why = ids ? realloc(l->why, (l->naside + 1) * sizeof(*why)) : NULL;
+    char *text = NULL;
+    va_list ap;
+
+    if (ids)
+        l->aside = ids;
+    if (why)
+        l->why = why;
+    va_start(ap, fmt);
+    if (!why || vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
+    va_end(ap);
+    if (!text)
+        return ty_seterr(err, TY_EINTERNAL, "store: out of memory");
+    l->aside[l->naside] = id;
+    l->why[l->naside++] = text;
+    return 0;
+}
 
 /* A dictionary's row: kept for the rows that name it, and its resource's
  * dictionary for what is written next (the newest of the resource's). */
@@ -114,34 +147,62 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     char *inflated = dict && zd ? zdict_inflate(zd, data, len, rv_at, rv, &tlen) : NULL;
     const char *text = dict ? inflated : data;
     json_t *json = text ? obj_text_metadata(text, tlen) : NULL;
+    const char *bad = !json ? NULL : obj_text_unloadable(text, tlen);
     store_res *r = index_add(&s->ix, resource);
-    idx_node *node = res_node_new();
+    idx_node *node = res_node_new(), *had;
     owner_set *owner = NULL;
     const char *uid;
     store_obj *o;
 
-    if (dict && !text) {
-        free(node);
-        return ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns,
-                         name,
-                         !zd ? "its row names a dictionary that is not there"
-                             : "its compressed text does not decompress");
-    }
-    if (r && node && res_lookup(r, ns, name)) {
+    /* Puts do not write the stored counter (see db.c): their rows do. A
+     * row set aside counts too: its version was handed out. */
+    if (rv > s->rv)
+        s->rv = rv;
+    if (!r || !node) {
         free(node);
         free(inflated);
         json_decref(json);
-        return ty_seterr(err, TY_EINTERNAL,
-                         "store: cannot load %s %s/%s: two rows for it (the second is row %lld)",
-                         resource, ns, name, (long long)id);
+        return ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: out of memory",
+                         resource, ns, name);
     }
-    if (!json || !r || !node) {
+    if (text && !json && !(bad = obj_text_unloadable(text, tlen)))
+        bad = "not one JSON object (damaged, or nested too deeply)";
+    if (!text || bad) {
+        int rc = set_aside(l, id, err, "%s %s/%s (rv %llu): %s", resource, ns, name,
+                           (unsigned long long)rv,
+                           bad ? bad
+                           : !zd ? "its row names a dictionary that is not there"
+                                 : "its compressed text does not decompress");
         free(node);
         free(inflated);
-        ty_seterr(err, TY_EINTERNAL, "store: cannot load %s %s/%s: %s", resource, ns, name,
-                  !json ? "not a JSON object" : "out of memory");
         json_decref(json);
-        return -1;
+        return rc;
+    }
+    /* Two rows for one object (two servers on one data directory): the
+     * newest version stays, the other is set aside. */
+    if ((had = res_lookup(r, ns, name))) {
+        store_obj *old = had->obj;
+        if (old->rv > rv) {
+            free(node);
+            free(inflated);
+            json_decref(json);
+            return set_aside(l, id, err,
+                             "%s %s/%s (rv %llu): a second row for it, row %lld (rv %llu), is "
+                             "newer and was kept",
+                             resource, ns, name, (unsigned long long)rv, (long long)old->row,
+                             (unsigned long long)old->rv);
+        }
+        if (set_aside(l, old->row, err,
+                      "%s %s/%s (rv %llu): a second row for it, row %lld (rv %llu), is newer "
+                      "and was kept",
+                      resource, ns, name, (unsigned long long)old->rv, (long long)id,
+                      (unsigned long long)rv) < 0) {
+            free(node);
+            free(inflated);
+            json_decref(json);
+            return -1;
+        }
+        store_obj_unref(res_remove(r, ns, name));
     }
     o = zd ? obj_new_z(rv, ns, name, tlen, data, len, rv_at, zd, err)
            : obj_new_text(rv, ns, name, text, tlen, err);
@@ -166,9 +227,28 @@ static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
     if (!zd)
         load_compress(l, r, o);
     store_obj_unref(o);
-    /* Puts do not write the stored counter (see db.c): their rows do. */
-    if (rv > s->rv)
-        s->rv = rv;
+    return 0;
+}
+
+/* Moves the rows the load could not take into the quarantine table, says
+ * so in the log, and counts what is there for /metrics. */
+static int quarantine(loader *l, const char *dir, ty_error *err)
+{
+    long long total;
+
+    if (db_quarantine(&l->s->db, l->aside, l->why, l->naside, err) < 0)
+        return -1;
+    for (size_t i = 0; i < l->naside; i++)
+        ty_warn("store: row %lld set aside, not loaded: %s", (long long)l->aside[i], l->why[i]);
+    total = db_quarantine_count(&l->s->db);
+    if (l->naside)
+        ty_warn("store: %zu rows set aside at this open, %lld in all; "
+                "`trainyard store quarantine --data-dir %s` lists them",
+                l->naside, total, dir);
+    ty_metric_declare("trainyard_store_quarantined_rows", TY_GAUGE,
+                      "Rows of the data directory the store set aside at open, unable to load "
+                      "them (trainyard store quarantine lists them).");
+    ty_metric_set("trainyard_store_quarantined_rows", NULL, total > 0 ? (double)total : 0);
     return 0;
 }
 
@@ -231,9 +311,15 @@ ty_store *store_open_with(const char *dir, const store_options *opts, ty_error *
     if (db_open(&s->db, dir, &s->rv, err) < 0)
         goto error;
     rc = db_load(&s->db, load_dict, load_row, &ld, err);
+    if (rc == 0)
+        rc = quarantine(&ld, dir, err);
     for (size_t i = 0; i < ld.ndicts; i++)
         zdict_unref(ld.dicts[i]);
     free(ld.dicts);
+    for (size_t i = 0; i < ld.naside; i++)
+        free(ld.why[i]);
+    free(ld.why);
+    free(ld.aside);
     if (rc < 0)
         goto error;
     /* History starts now: a watch from before this open gets TY_EGONE. */

@@ -122,6 +122,16 @@ void store_obj_unref(store_obj *o);
 ty_store *store_open(const char *dir, ty_error *err);
 void store_close(ty_store *s);
 
+/* A row the open cannot load (damaged, a string the text form cannot carry,
+ * the older of two rows for one object) is set aside: moved whole into the
+ * quarantine table of <dir>/trainyard.db with the reason, logged, counted
+ * in the trainyard_store_quarantined_rows gauge; the store opens without
+ * it. store_quarantine_list reads that table (read-only, beside a running
+ * server too): an array of {id, at, row, resource, namespace, name,
+ * resourceVersion, bytes, reason}, oldest first (caller decrefs), or NULL
+ * with err. */
+json_t *store_quarantine_list(const char *dir, ty_error *err);
+
 /* Tuning for store_open_with; 0 in a field means the default. */
 typedef struct store_options {
     size_t history_events; /* watch history length in events (default 250,000) */

@@ -299,6 +299,69 @@ static void test_utf8(void **state)
     assert_false(ty_utf8_valid((const unsigned char *)"\xe2\x82", 2));     /* cut */
 }
 
+/* What the store's text form cannot carry back: a NUL in a string or a
+ * key, bytes that are not UTF-8 (a tree made with jansson's _nocheck
+ * functions), nesting past the limit. Each stored, the next open of the
+ * store failed: the reason is checked by reading the dump back. */
+static void test_check_loadable(void **state)
+{
+    char path[128];
+    const char *why = NULL;
+    json_t *v = json_pack("{s:{s:{s:s}}, s:[i, s, [s]]}", "metadata", "annotations", "a", "b",
+                          "list", 1, "x", "y");
+    json_t *deep, *cur;
+    char *text;
+
+    (void)state;
+    assert_int_equal(ty_json_check_loadable(v, path, sizeof(path), &why), 0);
+    /* a NUL in a value, reported with its path */
+    json_object_set_new(json_object_get(json_object_get(v, "metadata"), "annotations"), "a",
+                        json_stringn("a\0b", 3));
+    text = json_dumps(v, JSON_COMPACT);
+    assert_null(ty_json_load(text, strlen(text), 0, NULL));
+    free(text);
+    assert_int_equal(ty_json_check_loadable(v, path, sizeof(path), &why), -1);
+    assert_string_equal(path, "metadata.annotations.a");
+    assert_non_null(strstr(why, "NUL"));
+    json_object_set_new(json_object_get(json_object_get(v, "metadata"), "annotations"), "a",
+                        json_string("b"));
+    /* in an array, past an array */
+    json_array_set_new(json_array_get(json_object_get(v, "list"), 2), 0,
+                       json_stringn("\0", 1));
+    assert_int_equal(ty_json_check_loadable(v, path, sizeof(path), &why), -1);
+    assert_string_equal(path, "list[2][0]");
+    json_array_set_new(json_array_get(json_object_get(v, "list"), 2), 0,
+                       json_string_nocheck("\xc0\xaf"));
+    assert_int_equal(ty_json_check_loadable(v, path, sizeof(path), &why), -1);
+    assert_string_equal(path, "list[2][0]");
+    assert_non_null(strstr(why, "UTF-8"));
+    json_array_set_new(json_array_get(json_object_get(v, "list"), 2), 0, json_string("ok"));
+    /* a NUL in a key: shown up to the NUL */
+    json_object_setn_new(json_object_get(v, "metadata"), "k\0x", 3, json_true());
+    assert_int_equal(ty_json_check_loadable(v, path, sizeof(path), &why), -1);
+    assert_string_equal(path, "metadata.k");
+    json_decref(v);
+
+    /* nesting: the limit is loadable, one more is not */
+    deep = cur = json_array();
+    for (int i = 1; i < TY_JSON_LOADABLE_DEPTH; i++) {
+        json_t *n = json_array();
+        json_array_append_new(cur, n);
+        cur = n;
+    }
+    assert_int_equal(ty_json_check_loadable(deep, path, sizeof(path), &why), 0);
+    text = json_dumps(deep, JSON_COMPACT);
+    v = ty_json_load(text, strlen(text), 0, NULL);
+    assert_non_null(v);
+    json_decref(v);
+    free(text);
+    json_array_append_new(cur, json_array());
+    assert_int_equal(ty_json_check_loadable(deep, path, sizeof(path), &why), -1);
+    assert_non_null(strstr(why, "nested"));
+    assert_true(strlen(path) < sizeof(path));
+    json_decref(deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_refused),      cmocka_unit_test(test_load_as_jansson),
         cmocka_unit_test(test_depth),        cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_damaged),      cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_check_loadable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -645,6 +646,121 @@ static void test_smp_result_is_independent(void **state)
     json_decref(p);
 }
 
+/* "copy" doubles a document each time: 17 of them grew the server to 24 GB,
+ * 22 on a 64 KiB ConfigMap answered 500. The copies of one patch may add up
+ * to 3 MiB of JSON text (kube-apiserver's JSONPatchMaxCopyBytes), then 422
+ * with its library's words, before anything is copied. */
+static void test_json_patch_copy_budget(void **state)
+{
+    char *big = malloc(65536 + 1);
+    json_t *doc, *ops = json_array(), *out;
+    ty_error err;
+
+    (void)state;
+    memset(big, 'y', 65536);
+    big[65536] = '\0';
+    doc = json_pack("{s:{s:s}}", "data", "a", big);
+    /* every copy doubles the document */
+    for (int i = 0; i < 22; i++)
+        json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "copy", "from", "/data",
+                                             "path", i % 2 ? "/data/b" : "/data/c"));
+    json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "copy", "from", "",
+                                         "path", "/again"));
+    ty_error_init(&err);
+    out = patch_json(doc, ops, &err);
+    assert_null(out);
+    assert_int_equal(err.code, TY_EINVALID);
+    assert_non_null(strstr(err.text, "Unable to complete the copy, the accumulated size "
+                                     "increase of copy is "));
+    assert_non_null(strstr(err.text, "exceeding the limit 3145728"));
+    ty_error_clear(&err);
+    json_decref(ops);
+
+    /* within the budget: two copies of 1 MiB and a byte go, a third does not */
+    ops = json_array();
+    big = realloc(big, 1024 * 1024 + 1);
+    memset(big, 'z', 1024 * 1024 - 1);
+    big[1024 * 1024 - 1] = '\0'; /* 1 MiB and a byte of JSON with its quotes */
+    json_object_set_new(json_object_get(doc, "data"), "a", json_string(big));
+    for (int i = 0; i < 3; i++) {
+        char path[16];
+        snprintf(path, sizeof(path), "/data/c%d", i);
+        json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "copy", "from", "/data/a",
+                                             "path", path));
+        out = patch_json(doc, ops, &err);
+        if (i < 2) {
+            if (!out)
+                fail_msg("copy %d: %s", i, err.text);
+            assert_int_equal(json_object_size(json_object_get(out, "data")), 2 + i);
+            json_decref(out);
+        } else {
+            assert_null(out);
+            assert_non_null(strstr(err.text, "copy is 3145731,"));
+            ty_error_clear(&err);
+        }
+    }
+    json_decref(ops);
+    json_decref(doc);
+    free(big);
+}
+
+/* Copies, moves and adds into deep paths nest the document deeper with each
+ * op (within the byte budget, a million levels), and trees are copied and
+ * freed by recursion: past TY_JSON_LOADABLE_DEPTH it is a 422. */
+static void test_json_patch_depth_budget(void **state)
+{
+    json_t *doc = json_object(), *ops, *out;
+    char *path = malloc(600 * 2 + 8);
+    ty_error err;
+
+    (void)state;
+    path[0] = '\0';
+    for (const char *k = "ab"; *k; k++) {
+        json_t *cur = doc;
+        char key[2] = {*k, '\0'};
+        for (int i = 0; i < 600; i++) {
+            json_t *n = json_object();
+            json_object_set_new(cur, key, n);
+            cur = n;
+            if (*k == 'b')
+                strcat(path, "/b");
+        }
+    }
+    strcat(path, "/x");
+    ty_error_init(&err);
+    /* a copy of one chain to the other's end: 1200 levels */
+    ops = json_pack("[{s:s, s:s, s:s}]", "op", "copy", "from", "/a", "path", path);
+    out = patch_json(doc, ops, &err);
+    assert_null(out);
+    assert_int_equal(err.code, TY_EINVALID);
+    assert_non_null(strstr(err.text, "nest more than 1024 levels"));
+    ty_error_clear(&err);
+    json_decref(ops);
+    /* a move of it there */
+    ops = json_pack("[{s:s, s:s, s:s}]", "op", "move", "from", "/a", "path", path);
+    assert_null(patch_json(doc, ops, &err));
+    if (!strstr(err.text, "nest more than"))
+        fail_msg("move: %s", err.text);
+    ty_error_clear(&err);
+    json_decref(ops);
+    /* an add of a deep value */
+    ops = json_pack("[{s:s, s:s, s:O}]", "op", "add", "path", path, "value",
+                    json_object_get(doc, "a"));
+    assert_null(patch_json(doc, ops, &err));
+    assert_non_null(strstr(err.text, "nest more than"));
+    ty_error_clear(&err);
+    json_decref(ops);
+    /* shallow enough: fine */
+    ops = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]", "op", "copy", "from", "/a/a/a", "path",
+                    "/c", "op", "move", "from", "/b/b", "path", "/d");
+    out = patch_json(doc, ops, &err);
+    assert_non_null(out);
+    json_decref(out);
+    json_decref(ops);
+    json_decref(doc);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +773,8 @@ int main(void)
         cmocka_unit_test(test_json_patch_not_applicable),
         cmocka_unit_test(test_json_patch_test_failure_is_atomic),
         cmocka_unit_test(test_json_patch_too_many_ops),
+        cmocka_unit_test(test_json_patch_copy_budget),
+        cmocka_unit_test(test_json_patch_depth_budget),
         cmocka_unit_test(test_smp_container_image_by_name),
         cmocka_unit_test(test_smp_new_item_goes_first),
         cmocka_unit_test(test_smp_pod_template_in_other_kinds),

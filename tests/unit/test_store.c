@@ -3193,61 +3193,6 @@ static void test_dictionary_row_after_rollback(void **state)
     assert_null(store_get(f->s, "configmaps", "default", "first", NULL));
 }
 
-/* A compressed row that does not decompress, or that names a dictionary
- * the file does not hold, fails the open with a message that names it. */
-static void test_bad_compressed_row_fails_open(void **state)
-{
-    static const char *const damage[] = {
-        "UPDATE objects SET data = x'28b52ffd00' WHERE name = 'victim'",
-        "UPDATE objects SET dict = 999999 WHERE name = 'victim'"};
-    static const char *const says[] = {"its compressed text does not decompress",
-                                       "names a dictionary that is not there"};
-    fixture *f = *state;
-    char name[32], path[128];
-    sqlite3 *db;
-    ty_error err;
-    int i;
-
-    for (i = 0; i < 1000 && !compressed_rows(f, 0); i++) {
-        snprintf(name, sizeof(name), "w%03d", i);
-        store_obj_unref(create(f->s, "pods", "default", name));
-        if (i >= 16)
-            usleep(10000);
-    }
-    assert_true(compressed_rows(f, 0) > 0);
-    store_obj_unref(create(f->s, "pods", "default", "victim"));
-    assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'victim'") > 0);
-    store_close(f->s);
-    f->s = NULL;
-    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
-    for (i = 0; i < 2; i++) {
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, damage[i], NULL, NULL, NULL), SQLITE_OK);
-        assert_int_equal(sqlite3_changes(db), 1);
-        sqlite3_close(db);
-        ty_error_init(&err);
-        assert_null(store_open(f->dir, &err));
-        assert_non_null(strstr(err.text, "cannot load pods default/victim"));
-        assert_non_null(strstr(err.text, says[i]));
-        ty_error_clear(&err);
-        /* put it right: the victim goes */
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "DELETE FROM objects WHERE name = 'victim'", NULL,
-                                      NULL, NULL),
-                         SQLITE_OK);
-        sqlite3_close(db);
-        ty_error_init(&err);
-        f->s = store_open(f->dir, &err);
-        assert_non_null(f->s);
-        if (i == 0) {
-            store_obj_unref(create(f->s, "pods", "default", "victim"));
-            assert_true(db_number(f, "SELECT dict FROM objects WHERE name = 'victim'") > 0);
-            store_close(f->s);
-            f->s = NULL;
-        }
-    }
-}
-
 static json_t *name_view(const json_t *obj)
 {
     return json_pack("{s:O?}", "name", json_object_get(json_object_get(obj, "metadata"), "name"));
@@ -3446,43 +3391,6 @@ static void test_delete_as_text(void **state)
     free(before);
 }
 
-/* A row that is not a JSON object, or not JSON at all, fails the open with
- * a message that names it: nothing is served from a store half-read. */
-static void test_bad_row_fails_open(void **state)
-{
-    fixture *f = *state;
-    static const char *const bad[] = {"[1,2]", "{\"metadata\":{\"name\":", "{\"a\":1,,}",
-                                      "{\"metadata\":{\"name\":\"victim\"},\"spec\":{\"x\":[1}",
-                                      "{\"metadata\":{}} {}", "not json"};
-    char path[128], sql[256];
-    sqlite3 *db;
-    ty_error err;
-
-    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-        store_obj_unref(create(f->s, "pods", "default", "victim"));
-        store_close(f->s);
-        f->s = NULL;
-        snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        snprintf(sql, sizeof(sql), "UPDATE objects SET data = '%s' WHERE name = 'victim'", bad[i]);
-        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-        assert_int_equal(sqlite3_changes(db), 1);
-        sqlite3_close(db);
-        ty_error_init(&err);
-        assert_null(store_open(f->dir, &err));
-        assert_non_null(strstr(err.text, "cannot load pods default/victim"));
-        ty_error_clear(&err);
-        /* put it right for the next case */
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "DELETE FROM objects WHERE name = 'victim'", NULL, NULL,
-                                      NULL), SQLITE_OK);
-        sqlite3_close(db);
-        ty_error_init(&err);
-        f->s = store_open(f->dir, &err);
-        assert_non_null(f->s);
-    }
-}
-
 /* Runs sql (then closes) on a fresh database file in f's directory, the
  * store closed. */
 static void fresh_db(fixture *f, const char *sql)
@@ -3642,43 +3550,6 @@ static void test_one_row_per_object(void **state)
     assert_null(store_get(f->s, "pods", "default", "b", NULL));
 }
 
-/* Two rows for one object (nothing the store writes; a hand-edited file)
- * fail the open with a message that names it. */
-static void test_duplicate_row_fails_open(void **state)
-{
-    fixture *f = *state;
-    char path[128];
-    sqlite3 *db;
-    ty_error err;
-
-    store_obj_unref(create(f->s, "pods", "default", "twice"));
-    store_close(f->s);
-    f->s = NULL;
-    snprintf(path, sizeof(path), "%s/trainyard.db", f->dir);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "INSERT INTO objects (resource, namespace, name, rv, data)"
-                                  " SELECT resource, namespace, name, rv + 1, data FROM objects"
-                                  " WHERE name = 'twice'",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    ty_error_init(&err);
-    assert_null(store_open(f->dir, &err));
-    assert_non_null(strstr(err.text, "pods default/twice"));
-    assert_non_null(strstr(err.text, "two rows"));
-    ty_error_clear(&err);
-    /* put it right for teardown */
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM objects WHERE name = 'twice'", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    ty_error_init(&err);
-    f->s = store_open(f->dir, &err);
-    assert_non_null(f->s);
-}
-
 static void test_write_all_concurrent(void **state)
 {
     fixture *f = *state;
@@ -3750,15 +3621,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loaded_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_table_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_row_per_object, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_duplicate_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_drops_replaced_plain_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_behind_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_left_to_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_compressed_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dictionary_row_after_rollback, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_reads_keep_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_view_of_nested_members, setup, teardown),

@@ -352,6 +352,61 @@ static void test_billion_laughs(void **state)
     json_decref(v);
 }
 
+/* Few aliases of one big string: 400 of 256 KiB built 100 MB for one
+ * request and answered 500. Alias expansion is counted in bytes too (4 MiB
+ * a stream), a 400. */
+static void test_aliases_of_big_strings(void **state)
+{
+    size_t big = 256 * 1024, cap = 2 * big + 64 + 400 * 16;
+    char *doc = malloc(cap);
+    size_t o;
+    ty_error err;
+    json_t *v;
+
+    (void)state;
+    o = (size_t)snprintf(doc, cap, "data:\n  a0: &s ");
+    memset(doc + o, 'x', big);
+    o += big;
+    doc[o++] = '\n';
+    for (int i = 1; i < 400; i++)
+        o += (size_t)snprintf(doc + o, cap - o, "  a%d: *s\n", i);
+    ty_error_init(&err);
+    assert_null(yaml_load_all(doc, o, &err));
+    assert_int_equal(err.code, TY_EBADREQUEST);
+    assert_non_null(strstr(err.text, "document contains excessive aliasing"));
+    ty_error_clear(&err);
+    /* and across the documents of a stream, as keys too */
+    o = 0;
+    for (int d = 0; d < 2; d++) {
+        o += (size_t)snprintf(doc + o, cap - o, "%sk: &s ", d ? "---\n" : "");
+        memset(doc + o, 'y', big);
+        o += big;
+        doc[o++] = '\n';
+        for (int i = 1; i < 10; i++)
+            o += (size_t)snprintf(doc + o, cap - o, d ? "a%d: *s\n" : "? *s\n: %d\n", i);
+        if (d == 0) {
+            /* 9 aliases as keys (the same key: one member) fit */
+            v = yaml_load_all(doc, o, &err);
+            assert_non_null(v);
+            json_decref(v);
+        }
+    }
+    assert_null(yaml_load_all(doc, o, &err));
+    if (!strstr(err.text, "document contains excessive aliasing"))
+        fail_msg("stream: %s", err.text);
+    ty_error_clear(&err);
+    /* a few are fine */
+    o = (size_t)snprintf(doc, cap, "a0: &s ");
+    memset(doc + o, 'z', big);
+    o += big;
+    o += (size_t)snprintf(doc + o, cap - o, "\na1: *s\na2: *s\n");
+    v = yaml_load_all(doc, o, &err);
+    assert_non_null(v);
+    assert_int_equal(json_string_length(json_object_get(json_array_get(v, 0), "a2")), big);
+    json_decref(v);
+    free(doc);
+}
+
 /* ---- dumping ---------------------------------------------------------- */
 
 static void check_dump(const char *json_text, const char *want)
@@ -555,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_keys_are_text),
         cmocka_unit_test(test_block_scalars),
         cmocka_unit_test(test_anchors_and_aliases),
+        cmocka_unit_test(test_aliases_of_big_strings),
         cmocka_unit_test(test_merge_keys),
         cmocka_unit_test(test_json_input),
         cmocka_unit_test(test_syntax_errors),
