@@ -21,9 +21,27 @@ typedef struct hub_entry {
                     current (the index holds it anyway), its footprint once it is not */
 } hub_entry;
 
+/* How many resources get a bell of their own; past that, watchers of the
+ * rest wait on the hub's bell, as they all did before. */
+#define HUB_MAX_RBELLS 64
+
+/* A bell for the watchers of one resource (every HTTP watch is one): a
+ * batch rings only the bells of the resources it has events for. With a
+ * thousand watchers of one kind, a batch of pod writes woke each of them
+ * to find nothing, and each took the hub's lock, which the leader needs
+ * for every event it publishes, to find it. */
+typedef struct hub_rbell {
+    char name[64];
+    const char *interned; /* the history's pointer for name, once published */
+    ty_bell bell;
+    atomic_bool pending;  /* had an event since the last hub_wake */
+} hub_rbell;
+
 struct store_hub {
     pthread_mutex_t mu;
     ty_bell bell; /* rung once per batch for the watchers (thread.h: why not a condvar) */
+    hub_rbell rbells[HUB_MAX_RBELLS]; /* slots [0, nrbells) are in use, for good */
+    size_t nrbells;
     hub_entry *ring;
     size_t cap;
     uint64_t head;   /* rv of the newest event */

@@ -463,6 +463,9 @@ store_watch *store_watch_open_only(ty_store *s, const char *const *only, uint64_
  * fell too far behind (TY_EGONE) or the store is closing. */
 int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *err);
 void store_event_release(store_event *ev);
+/* How many times store_watch_next woke to look at the history (tests: a
+ * watch of one resource sleeps through batches of the others). */
+size_t store_watch_wakeups(const store_watch *w);
 /* Wakes a blocked store_watch_next from another thread (it returns -1). */
 void store_watch_cancel(store_watch *w);
 void store_watch_close(store_watch *w);

@@ -51,6 +51,7 @@
 
 struct store_watch {
     store_hub *hub;
+    ty_bell *bell;   /* its resource's, or the hub's (hub_int.h hub_rbell) */
     char *resource;  /* NULL = all */
     char **only;     /* NULL, or the resources it takes (NULL-terminated) */
     struct {
@@ -60,6 +61,7 @@ struct store_watch {
     size_t nmemo;
     char *ns;        /* NULL = all */
     uint64_t cursor; /* last rv taken */
+    size_t wakeups;  /* times its bell woke it (store_watch_wakeups) */
     atomic_bool cancelled; /* set under h->mu, read without it too */
     /* Events taken from the ring (with references) and not yet returned:
      * one hold of h->mu, which the leader needs for every event it
@@ -90,6 +92,32 @@ store_hub *hub_new(uint64_t start_rv, size_t max_events, size_t max_bytes, size_
     return h;
 }
 
+/* Called with h->mu held: the bell of resource, made if there is room;
+ * NULL when the table is full. interned, when given, is the history's
+ * pointer for the name, compared before any string. */
+static hub_rbell *rbell_of(store_hub *h, const char *resource, const char *interned)
+{
+    hub_rbell *b;
+
+    for (size_t i = 0; interned && i < h->nrbells; i++)
+        if (h->rbells[i].interned == interned)
+            return &h->rbells[i];
+    for (size_t i = 0; i < h->nrbells; i++) {
+        b = &h->rbells[i];
+        if (strcmp(b->name, resource) == 0) {
+            if (interned && !b->interned)
+                b->interned = interned;
+            return b;
+        }
+    }
+    if (h->nrbells == HUB_MAX_RBELLS || strlen(resource) >= sizeof(b->name))
+        return NULL;
+    b = &h->rbells[h->nrbells++];
+    strcpy(b->name, resource);
+    b->interned = interned;
+    return b;
+}
+
 /* Called with h->mu held. */
 static void evict_oldest(store_hub *h)
 {
@@ -112,6 +140,9 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
     e->type = type;
     e->resource = resource;
     e->obj = obj;
+    hub_rbell *b = rbell_of(h, resource, resource);
+    if (b)
+        atomic_store_explicit(&b->pending, true, memory_order_relaxed);
     /* a deleted object's last version is the ring's alone */
     e->held = type == STORE_DELETED ? obj_footprint(obj) : 0;
     h->head = obj->rv;
@@ -135,6 +166,13 @@ void hub_publish(store_hub *h, store_event_type type, const char *resource, stor
  * go: the woken watchers need it. */
 void hub_wake(store_hub *h)
 {
+    /* nrbells only grows, and a slot once in use stays: read without h->mu,
+     * a slot made meanwhile is rung by the next batch's wake. */
+    size_t n = __atomic_load_n(&h->nrbells, __ATOMIC_ACQUIRE);
+
+    for (size_t i = 0; i < n; i++)
+        if (atomic_exchange_explicit(&h->rbells[i].pending, false, memory_order_acq_rel))
+            ty_bell_ring(&h->rbells[i].bell);
     ty_bell_ring(&h->bell);
     reaper_wake(h);
 }
@@ -268,6 +306,8 @@ void hub_shutdown(store_hub *h)
 {
     pthread_mutex_lock(&h->mu);
     h->closing = true;
+    for (size_t i = 0; i < h->nrbells; i++)
+        ty_bell_ring(&h->rbells[i].bell);
     pthread_mutex_unlock(&h->mu);
     ty_bell_ring(&h->bell);
     reaper_stop(h);
@@ -319,6 +359,8 @@ static store_watch *watch_open(ty_store *s, const char *resource, const char *co
         goto error;
     }
     w->cursor = from_rv ? from_rv : h->head;
+    hub_rbell *b = resource ? rbell_of(h, resource, NULL) : NULL;
+    w->bell = b ? &b->bell : &h->bell;
     h->refs++;
     pthread_mutex_unlock(&h->mu);
     return w;
@@ -454,11 +496,13 @@ int store_watch_next(store_watch *w, int timeout_ms, store_event *ev, ty_error *
         rc = take_events(w, err);
         if (rc != 0 || timeout_ms == 0)
             break;
-        ticket = ty_bell_ticket(&h->bell);
+        ticket = ty_bell_ticket(w->bell);
         pthread_mutex_unlock(&h->mu);
-        timed_out = ty_bell_wait(&h->bell, ticket, timeout_ms < 0 ? NULL : &deadline) ==
+        timed_out = ty_bell_wait(w->bell, ticket, timeout_ms < 0 ? NULL : &deadline) ==
                     ETIMEDOUT;
         pthread_mutex_lock(&h->mu);
+        if (!timed_out)
+            w->wakeups++;
         if (timed_out) {
             /* One last look: an event may have landed with the timeout. */
             rc = stopped(w) ? 0 : take_events(w, err);
@@ -483,12 +527,17 @@ void store_event_release(store_event *ev)
     ev->obj = NULL;
 }
 
+size_t store_watch_wakeups(const store_watch *w)
+{
+    return w->wakeups;
+}
+
 void store_watch_cancel(store_watch *w)
 {
     pthread_mutex_lock(&w->hub->mu);
     atomic_store(&w->cancelled, true);
     pthread_mutex_unlock(&w->hub->mu);
-    ty_bell_ring(&w->hub->bell);
+    ty_bell_ring(w->bell);
 }
 
 void store_watch_close(store_watch *w)

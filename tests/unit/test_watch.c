@@ -1110,6 +1110,77 @@ static void test_cold_texts_under_readers(void **state)
     assert_true(cold_seen > COLD_N / 5);
 }
 
+typedef struct waiter {
+    store_watch *w;
+    store_event ev;
+    int rc;
+    atomic_int tid;
+} waiter;
+
+/* Waits (up to 30 s) until thread tid sleeps, so that what the test writes
+ * next finds the watcher asleep, as a watcher mostly is. */
+static void wait_asleep(int tid)
+{
+    char path[64], stat[256];
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+    for (int i = 0; i < 30000; i++) {
+        FILE *fp = fopen(path, "r");
+        char *p = NULL;
+        if (fp) {
+            p = fgets(stat, sizeof(stat), fp) ? strrchr(stat, ')') : NULL;
+            fclose(fp);
+        }
+        if (p && p[1] == ' ' && p[2] == 'S')
+            return;
+        usleep(1000);
+    }
+}
+
+static void *wait_one(void *arg)
+{
+    waiter *wt = arg;
+    ty_error err;
+
+    atomic_store(&wt->tid, (int)gettid());
+    ty_error_init(&err);
+    wt->rc = store_watch_next(wt->w, 60000, &wt->ev, &err);
+    ty_error_clear(&err);
+    return NULL;
+}
+
+/* A watch of one resource sleeps through the batches of the others: with a
+ * thousand HTTP watchers of configmaps, every pod write woke each of them
+ * (and each took the hub's lock the writer needs) to find nothing. */
+static void test_watch_sleeps_through_other_resources(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    waiter wt = {0};
+    pthread_t th;
+    char name[32];
+
+    ty_error_init(&err);
+    wt.w = store_watch_open(f->s, "configmaps", NULL, 0, &err);
+    assert_non_null(wt.w);
+    assert_int_equal(pthread_create(&th, NULL, wait_one, &wt), 0);
+    while (!atomic_load(&wt.tid))
+        usleep(1000);
+    for (int i = 0; i < 50; i++) {
+        wait_asleep(atomic_load(&wt.tid));
+        snprintf(name, sizeof(name), "p%d", i);
+        add(f->s, "pods", "default", name); /* one commit, one batch, each */
+    }
+    add(f->s, "configmaps", "default", "cm");
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(wt.rc, 1);
+    assert_string_equal(wt.ev.resource, "configmaps");
+    /* one wake for the configmap's batch; a spurious futex return or two at most */
+    assert_true(store_watch_wakeups(wt.w) <= 3);
+    store_event_release(&wt.ev);
+    store_watch_close(wt.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1133,6 +1204,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cold_without_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_without_writes_after_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_sleeps_through_other_resources, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
