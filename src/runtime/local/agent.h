@@ -39,6 +39,8 @@ typedef struct rt_pod {
     char wait_msg[512];
 } rt_pod;
 
+typedef struct rt_resv rt_resv; /* agent_addr.c: an address held for a pod not started */
+
 struct rt_local {
     ty_store *s;
     char *data_dir, *node_name, *self_exe, *shim;
@@ -65,8 +67,12 @@ struct rt_local {
     rt_pod **idle;
     size_t nidle, idle_cap;
     strmap by_uid;          /* uid -> entry, pods and idle */
-    strmap by_ip;           /* address -> entry holding it */
+    strmap by_ip;           /* address -> its holder: an entry or a reservation */
     uint32_t next_ip;       /* host order */
+    rt_resv **resv;         /* addresses held for pods with no entry (agent_addr.c) */
+    size_t nresv, resv_cap;
+    strmap resv_by_uid;     /* uid -> reservation */
+    uint64_t resv_listing;  /* which resync listing is under way */
     uint64_t gpu_used;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
@@ -82,6 +88,27 @@ void agent_remove(rt_local *rt, rt_pod *p);
  * (only while it runs) and whether it waits in rt->idle. p stays valid. */
 void agent_note_state(rt_local *rt, rt_pod *p);
 bool agent_stopping(rt_local *rt);
+
+/* agent_addr.c: pod addresses. A pod gets one when the agent first sees it
+ * (bound here or not bound yet), so that its name resolves in every hosts
+ * file before any peer of its gang starts. */
+void addr_init(rt_local *rt);        /* the first address, from rt->data_dir */
+void addr_free_all(rt_local *rt);    /* reservations and maps; entries go first */
+/* The pod (borrowed) as the store shows it, or deleted: holds an address for
+ * it while it may still start here, drops it otherwise. Entries are left to
+ * themselves. */
+void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted);
+/* Around a full listing fed to addr_note_pod: reservations of pods it did not
+ * show are dropped at the end. */
+void addr_listing_begin(rt_local *rt);
+void addr_listing_end(rt_local *rt);
+/* p gets the address reserved for its uid, else the next free one ("" when
+ * none is free or out of memory). */
+void addr_take(rt_local *rt, rt_pod *p);
+/* p (adopted) keeps the address read from its directory unless it has none
+ * or another holds it. */
+void addr_adopt(rt_local *rt, rt_pod *p);
+void addr_forget(rt_local *rt, rt_pod *p); /* p no longer holds its address */
 
 /* agent_watch.c */
 int agent_watch_init(rt_local *rt, ty_error *err);   /* epoll, eventfd, inotify */
