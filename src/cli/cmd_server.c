@@ -17,6 +17,7 @@
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
+#include "model/quantity.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
 #include "scheduler/sched.h"
@@ -65,7 +66,12 @@ static void server_usage(FILE *f)
                "  --scheduler-conf FILE  the gang scheduler's configuration in the\n"
                "               volcano-scheduler.conf shape (default: Volcano's default)\n"
                "  --event-ttl DURATION  how long an Event is kept after its last write\n"
-               "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n",
+               "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n"
+               "  --pod-log-max-size QUANTITY  a container's log file is rotated past this\n"
+               "               size, one older file kept (default 10Mi, as kubelet's\n"
+               "               containerLogMaxSize)\n"
+               "  --pod-log-retention DURATION  how long the logs of a deleted pod are kept\n"
+               "               (default 24h; 0 keeps them for ever)\n",
                TY_DEFAULT_PORT);
 }
 
@@ -119,6 +125,27 @@ static int sim_flag(node_flags *nf, const char *spec)
     return 0;
 }
 
+/* --pod-log-max-size: a quantity of bytes, 1Ki to 1Ti. */
+static int log_size_flag(const char *v, long long *out)
+{
+    int64_t milli, bytes;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (quantity_parse(v, &milli, &err) < 0) {
+        fprintf(stderr, "error: invalid --pod-log-max-size %s: %s\n", v, err.text);
+        ty_error_clear(&err);
+        return -1;
+    }
+    bytes = quantity_value(milli);
+    if (bytes < 1024 || bytes > (1ll << 40)) {
+        fprintf(stderr, "error: invalid --pod-log-max-size %s: want 1Ki to 1Ti\n", v);
+        return -1;
+    }
+    *out = bytes;
+    return 0;
+}
+
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
                        node_flags *nf, char *data_dir, size_t len)
@@ -130,6 +157,8 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
         {"scheduler-conf", required_argument, NULL, 'C'},
         {"event-ttl", required_argument, NULL, 'E'},
+        {"pod-log-max-size", required_argument, NULL, 'M'},
+        {"pod-log-retention", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -147,6 +176,17 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
             if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
                 fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "
                                 "30m, 90s or 0\n", optarg);
+                return 2;
+            }
+            break;
+        case 'M':
+            if (log_size_flag(optarg, &ro->log_max_bytes) < 0)
+                return 2;
+            break;
+        case 'R':
+            if (ty_duration_parse(optarg, &ro->log_retention_ms) < 0) {
+                fprintf(stderr, "error: invalid --pod-log-retention %s: want a duration such "
+                                "as 24h, 30m, 90s or 0\n", optarg);
                 return 2;
             }
             break;
@@ -191,7 +231,8 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
 int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
-    rt_local_opts ro = {.fake_gpus = -1};
+    rt_local_opts ro = {.fake_gpus = -1, .log_max_bytes = RT_LOG_MAX_DEFAULT,
+                        .log_retention_ms = RT_LOG_RETENTION_DEFAULT_MS};
     node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
     char data_dir[4096];
     ty_error err;

@@ -28,6 +28,7 @@
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
 #define RESYNC_MS 30000
+#define LOG_SWEEP_MS 60000  /* at most: a quarter of the log retention when shorter */
 #define MAX_PODS 100000
 
 static const char *str(const json_t *o, const char *k)
@@ -408,6 +409,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_beat_ms;
     if (rt->next_resync_ms < next)
         next = rt->next_resync_ms;
+    if (rt->log_retention_ms > 0 && rt->next_log_sweep_ms < next)
+        next = rt->next_log_sweep_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -439,6 +442,12 @@ static void housekeeping(rt_local *rt)
     }
     if (now >= rt->next_resync_ms)
         resync(rt);
+    if (rt->log_retention_ms > 0 && now >= rt->next_log_sweep_ms) {
+        int64_t every = rt->log_retention_ms / 4;
+        rt_logs_sweep(rt->s, rt->data_dir, rt->log_retention_ms, rt_logs_wall_ms());
+        rt->next_log_sweep_ms = now + (every < 100 ? 100 : every > LOG_SWEEP_MS ? LOG_SWEEP_MS
+                                                                              : every);
+    }
 }
 
 static void *agent_main(void *arg)
@@ -547,6 +556,8 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     if (rt->ngpus > RT_MAX_GPUS)
         rt->ngpus = RT_MAX_GPUS;
     rt->backoff_ms = backoff_base(o);
+    rt->log_max_bytes = o->log_max_bytes > 0 ? o->log_max_bytes : RT_LOG_MAX_DEFAULT;
+    rt->log_retention_ms = o->log_retention_ms > 0 ? o->log_retention_ms : 0;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
     addr_init(rt);
     return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);

@@ -46,6 +46,9 @@ struct rt_local {
     char *data_dir, *node_name, *self_exe, *shim;
     char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
+    long long log_max_bytes;  /* per container log file, before rotation */
+    int64_t log_retention_ms; /* logs of pods gone from the store; 0 = for ever */
+    int64_t next_log_sweep_ms;
     char host_ip[16];
     pthread_t thread, pump;
     bool pump_started;
