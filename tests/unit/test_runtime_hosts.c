@@ -295,8 +295,9 @@ static void test_agent_hosts_show_live_pods_only(void **state)
     free(hosts);
 }
 
-/* A pod of default not bound to any node yet (the scheduler has not placed it). */
-static void pending_pod(fixture *f, const char *name, const char *spec_extra)
+/* A pod of default of gang group ("" = none), not bound to any node yet
+ * (the scheduler has not placed it). */
+static void pending_pod(fixture *f, const char *name, const char *group, const char *spec_extra)
 {
     char text[1024];
     ty_error err;
@@ -305,10 +306,11 @@ static void pending_pod(fixture *f, const char *name, const char *spec_extra)
 
     snprintf(text, sizeof(text),
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-             "\"namespace\":\"default\",\"labels\":{\"app\":\"%s\"}},\"spec\":{%s"
+             "\"namespace\":\"default\",\"labels\":{\"app\":\"%s\"},\"annotations\":{"
+             "\"scheduling.k8s.io/group-name\":\"%s\"}},\"spec\":{%s"
              "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"x\","
              "\"command\":[\"sleep\",\"100\"]}]}}",
-             name, name, spec_extra);
+             name, name, group, spec_extra);
     obj = json_loads(text, 0, NULL);
     ty_error_init(&err);
     assert_int_equal(api_prepare(&api_pod, obj, NULL, &err), 0);
@@ -357,17 +359,22 @@ static void addr_in(const char *hosts, const char *name, char *out, size_t len)
  * binds any of them, and the first one started must resolve the others with
  * its first instruction, whatever order the agent sees the bindings in. Here
  * the peers are never bound while it runs: their names resolve all the same,
- * to the address each gets when it starts here. */
+ * to the address each gets when it starts here. A pod of another gang still
+ * waiting in the queue has no address yet. */
 static void test_agent_names_before_commands(void **state)
 {
     fixture *f = *state;
     char *hosts = NULL, *log, want_b[32], want_c[32];
     json_t *a, *c;
 
-    pending_pod(f, "gang-b", "\"hostname\":\"gang-b\",\"subdomain\":\"gang\",");
-    pending_pod(f, "gang-c", "");
-    make_pod(f, "gang-a", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
-                          "`command`:[`sh`,`-c`,`cat /etc/hosts`]}]}");
+    pending_pod(f, "gang-b", "g1", "\"hostname\":\"gang-b\",\"subdomain\":\"gang\",");
+    pending_pod(f, "gang-c", "g1", "");
+    pending_pod(f, "queued", "g2", "");
+    pending_pod(f, "loner", "", "");
+    make_obj(f, "pods", &api_pod, "default",
+             "{`apiVersion`:`v1`,`kind`:`Pod`,`metadata`:{`name`:`gang-a`,`annotations`:{"
+             "`scheduling.k8s.io/group-name`:`g1`}},`spec`:{`restartPolicy`:`Never`,"
+             "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,`cat /etc/hosts`]}]}}");
     a = wait_phase(f, "gang-a", "Succeeded", 20000);
     json_decref(a);
     /* What its processes saw (with root, /etc/hosts is the pod's file), and
@@ -378,6 +385,8 @@ static void test_agent_names_before_commands(void **state)
     addr_in(hosts, "gang-c", want_c, sizeof(want_c));
     if (strncmp(want_b, "127.", 4) || strncmp(want_c, "127.", 4) || !strcmp(want_b, want_c))
         fail_msg("gang-a's hosts file lacks its pending peers:\n%s", hosts);
+    if (strstr(hosts, " queued ") || strstr(hosts, " loner "))
+        fail_msg("pods of no gang bound here have lines:\n%s", hosts);
     if (geteuid() == 0 && (!strstr(log, " gang-b.gang ") || !strstr(log, " gang-c ")))
         fail_msg("gang-a's first /etc/hosts lacks its peers:\n%s", log);
     free(log);

@@ -326,14 +326,12 @@ static void resync(rt_local *rt)
 
     rt_hosts_clear(rt->hosts);
     if (store_list_objects(rt->s, "pods", &all, &l, NULL) == 0) {
-        addr_listing_begin(rt);
         for (size_t i = 0; i < l.n; i++) {
             const json_t *pod = store_obj_json(l.items[i]);
             rt_hosts_put_pod(rt->hosts, pod, false);
-            addr_note_pod(rt, pod, false);
             mark_pod(rt, pod);
         }
-        addr_listing_end(rt);
+        addr_note_listing(rt, l.items, l.n);
         store_list_free(&l);
     }
     if (store_list_objects(rt->s, "services", &all, &l, NULL) == 0) {
@@ -580,6 +578,8 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
     strmap_init(&rt->by_uid);
     strmap_init(&rt->by_ip);
     strmap_init(&rt->resv_by_uid);
+    strmap_init(&rt->waiting);
+    strmap_init(&rt->gangs);
     if (!(rt->hosts = rt_hosts_new())) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;

@@ -40,6 +40,7 @@ typedef struct rt_pod {
 } rt_pod;
 
 typedef struct rt_resv rt_resv; /* agent_addr.c: an address held for a pod not started */
+typedef struct addr_wait addr_wait; /* agent_addr.c: a pod waiting for its gang's binding */
 
 struct rt_local {
     ty_store *s;
@@ -76,6 +77,10 @@ struct rt_local {
     size_t nresv, resv_cap;
     strmap resv_by_uid;     /* uid -> reservation */
     uint64_t resv_listing;  /* which resync listing is under way */
+    addr_wait **waits;      /* pods of a gang not bound yet, with no address */
+    size_t nwaits, waits_cap;
+    strmap waiting;         /* uid -> addr_wait */
+    strmap gangs;           /* "<ns>/<group>" -> its waiting members */
     uint64_t gpu_used;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
@@ -92,19 +97,18 @@ void agent_remove(rt_local *rt, rt_pod *p);
 void agent_note_state(rt_local *rt, rt_pod *p);
 bool agent_stopping(rt_local *rt);
 
-/* agent_addr.c: pod addresses. A pod gets one when the agent first sees it
- * (bound here or not bound yet), so that its name resolves in every hosts
- * file before any peer of its gang starts. */
+/* agent_addr.c: pod addresses. A pod gets one when the agent sees it bound
+ * here, and every member of its gang (bound or not) with it, before any pod
+ * of that batch starts: a gang member's first hosts file names its peers. */
 void addr_init(rt_local *rt);        /* the first address, from rt->data_dir */
 void addr_free_all(rt_local *rt);    /* reservations and maps; entries go first */
-/* The pod (borrowed) as the store shows it, or deleted: holds an address for
- * it while it may still start here, drops it otherwise. Entries are left to
- * themselves. */
+/* The pod (borrowed) as the store shows it, or deleted: reserves addresses
+ * for it (bound here) and its gang's members, drops a reservation of a pod
+ * bound elsewhere, ended or gone. Entries hold their own addresses. */
 void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted);
-/* Around a full listing fed to addr_note_pod: reservations of pods it did not
- * show are dropped at the end. */
-void addr_listing_begin(rt_local *rt);
-void addr_listing_end(rt_local *rt);
+/* The same for a full listing of the pods (borrowed), unbound ones first;
+ * reservations of pods it does not show are dropped. */
+void addr_note_listing(rt_local *rt, store_obj *const *items, size_t n);
 /* p gets the address reserved for its uid, else the next free one ("" when
  * none is free or out of memory). */
 void addr_take(rt_local *rt, rt_pod *p);
