@@ -417,6 +417,30 @@ static void test_agent_names_before_commands(void **state)
     assert_true(wait_gone(f, "gang-c", 30000));
 }
 
+/* The same for a gang made while no agent ran: the agent learns of it when
+ * it starts (its listing is sorted by name: the member bound here comes
+ * before the peer it must name). */
+static void test_agent_names_from_listing(void **state)
+{
+    fixture *f = *state;
+    char *log;
+
+    if (geteuid() != 0)
+        skip(); /* what the command saw is the pod's own /etc/hosts only as root */
+    rt_local_stop(f->rt);
+    pending_pod(f, "zz-peer", "g3", "");
+    make_obj(f, "pods", &api_pod, "default",
+             "{`apiVersion`:`v1`,`kind`:`Pod`,`metadata`:{`name`:`aa-first`,`annotations`:{"
+             "`scheduling.k8s.io/group-name`:`g3`}},`spec`:{`restartPolicy`:`Never`,"
+             "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`cat`,`/etc/hosts`]}]}}");
+    f->rt = start_agent(f);
+    json_decref(wait_phase(f, "aa-first", "Succeeded", 20000));
+    log = read_log(f, "aa-first", "c", "");
+    if (!strstr(log, " zz-peer "))
+        fail_msg("aa-first's first /etc/hosts lacks its pending peer:\n%s", log);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_table_many_finished),
         cmocka_unit_test_setup_teardown(test_agent_hosts_show_live_pods_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_names_before_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_agent_names_from_listing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
