@@ -19,6 +19,7 @@
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
+#include "model/quantity.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
 #include "scheduler/sched.h"
@@ -78,7 +79,12 @@ static void server_usage(FILE *f)
                "               (default 1m; watches and followed logs are exempt)\n"
                "  --max-connections N  open connections at most (default 8192, and below\n"
                "               the open-file limit)\n"
-               "  --max-connections-per-client N  from one address (default 2048)\n",
+               "  --max-connections-per-client N  from one address (default 2048)\n"
+               "  --pod-log-max-size QUANTITY  a container's log file is rotated past this\n"
+               "               size, one older file kept (default 10Mi, as kubelet's\n"
+               "               containerLogMaxSize)\n"
+               "  --pod-log-retention DURATION  how long the logs of a deleted pod are kept\n"
+               "               (default 24h; 0 keeps them for ever)\n",
                TY_DEFAULT_PORT);
 }
 
@@ -132,6 +138,27 @@ static int sim_flag(node_flags *nf, const char *spec)
     return 0;
 }
 
+/* --pod-log-max-size: a quantity of bytes, 1Ki to 1Ti. */
+static int log_size_flag(const char *v, long long *out)
+{
+    int64_t milli, bytes;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (quantity_parse(v, &milli, &err) < 0) {
+        fprintf(stderr, "error: invalid --pod-log-max-size %s: %s\n", v, err.text);
+        ty_error_clear(&err);
+        return -1;
+    }
+    bytes = quantity_value(milli);
+    if (bytes < 1024 || bytes > (1ll << 40)) {
+        fprintf(stderr, "error: invalid --pod-log-max-size %s: want 1Ki to 1Ti\n", v);
+        return -1;
+    }
+    *out = bytes;
+    return 0;
+}
+
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
                        node_flags *nf, char *data_dir, size_t len)
@@ -150,6 +177,8 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"request-timeout", required_argument, NULL, 'T'},
         {"max-connections", required_argument, NULL, 'X'},
         {"max-connections-per-client", required_argument, NULL, 'P'},
+        {"pod-log-max-size", required_argument, NULL, 'm'},
+        {"pod-log-retention", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -199,6 +228,17 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
             so->request_timeout_s = ms == 0 ? -1 : ms < 1000 ? 1 : (int)(ms / 1000);
             break;
         }
+        case 'm':
+            if (log_size_flag(optarg, &ro->log_max_bytes) < 0)
+                return 2;
+            break;
+        case 'r':
+            if (ty_duration_parse(optarg, &ro->log_retention_ms) < 0) {
+                fprintf(stderr, "error: invalid --pod-log-retention %s: want a duration such "
+                                "as 24h, 30m, 90s or 0\n", optarg);
+                return 2;
+            }
+            break;
         case 'S':
             if (sim_flag(nf, optarg) < 0)
                 return 2;
@@ -253,7 +293,8 @@ static void raise_nofile(void)
 int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
-    rt_local_opts ro = {.fake_gpus = -1};
+    rt_local_opts ro = {.fake_gpus = -1, .log_max_bytes = RT_LOG_MAX_DEFAULT,
+                        .log_retention_ms = RT_LOG_RETENTION_DEFAULT_MS};
     node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
     char data_dir[4096];
     ty_error err;

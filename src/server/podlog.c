@@ -3,10 +3,12 @@
  * The node agent writes each container's output to
  *   <data-dir>/logs/<namespace>/<pod>/<container>.log      (current run)
  *   <data-dir>/logs/<namespace>/<pod>/<container>.log.prev (previous run)
+ * (each with its rotated older part, ".1"; logfile.c reads the two as one)
  * one line per output line, prefixed by its RFC 3339 timestamp and a space
- * ("2026-11-21T23:38:50.123456789Z hello"). The files outlive the pod object,
- * so logs stay readable after clean-up; this handler only needs the pod to
- * resolve the default container while the pod still exists. */
+ * ("2026-11-21T23:38:50.123456789Z hello"). The files outlive the pod object
+ * (for the agent's --pod-log-retention), so logs stay readable after
+ * clean-up; this handler only needs the pod to resolve the default container
+ * while the pod still exists. */
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +21,7 @@
 
 #include "base/buf.h"
 #include "base/timeutil.h"
+#include "server/logfile.h"
 #include "server/resource_internal.h"
 
 #define LOG_FOLLOW_POLL_MS 200
@@ -32,11 +35,12 @@ typedef struct log_opts {
 
 typedef struct log_stream {
     ty_server *srv;
-    FILE *f;
+    logfile *f;
     log_opts o;
     char ns[256], pod[256];
     long long sent;
     int fd;
+    bool last_pass;         /* the pod finished: read what is left, then end */
     ty_buf pending;         /* a partial last line waiting for its newline */
 } log_stream;
 
@@ -66,26 +70,6 @@ static size_t emit_line(const log_opts *o, const char *line, size_t len, char *o
     return tlen;
 }
 
-/* Offset where the last n lines of f begin. */
-static long tail_offset(FILE *f, long n)
-{
-    long pos, count = 0;
-    int c;
-
-    if (fseek(f, 0, SEEK_END) != 0)
-        return 0;
-    pos = ftell(f);
-    /* A trailing newline ends the last line, it does not start a new one. */
-    while (pos > 0) {
-        fseek(f, pos - 1, SEEK_SET);
-        c = fgetc(f);
-        if (c == '\n' && count++ == n)
-            return pos;
-        pos--;
-    }
-    return 0;
-}
-
 static bool pod_finished(log_stream *ls)
 {
     store_obj *o = store_get(server_store(ls->srv), "pods", ls->ns, ls->pod, NULL);
@@ -108,7 +92,7 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
     for (;;) {
         if (ls->o.limit_bytes >= 0 && ls->sent >= ls->o.limit_bytes)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if (fgets(line, sizeof(line), ls->f)) {
+        if (logfile_gets(ls->f, line, sizeof(line))) {
             size_t len = strlen(line);
             if (line[len - 1] != '\n' && ls->o.follow) {
                 /* The writer is mid-line: keep the piece and wait for the rest. */
@@ -133,12 +117,14 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
         }
         if (!ls->o.follow || server_stopping(ls->srv))
             return MHD_CONTENT_READER_END_OF_STREAM;
-        clearerr(ls->f);
+        /* Rotated: the rest of the old file, then the new one. */
+        if (logfile_rotated(ls->f))
+            continue;
+        if (ls->last_pass)
+            return MHD_CONTENT_READER_END_OF_STREAM;
         if (pod_finished(ls)) {
             /* One more pass picks up what was written before the exit. */
-            if (!fgets(line, sizeof(line), ls->f))
-                return MHD_CONTENT_READER_END_OF_STREAM;
-            fseek(ls->f, -(long)strlen(line), SEEK_CUR);
+            ls->last_pass = true;
             continue;
         }
         struct pollfd pfd = {.fd = ls->fd, .events = POLLRDHUP};
@@ -153,7 +139,7 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
 static void log_free(void *cls)
 {
     log_stream *ls = cls;
-    fclose(ls->f);
+    logfile_close(ls->f);
     ty_buf_free(&ls->pending);
     free(ls);
 }
@@ -280,7 +266,8 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
     ls = calloc(1, sizeof(*ls));
     if (!ls)
         return MHD_NO;
-    ls->f = fopen(path, "r");
+    /* At the last tailLines lines of the run (its rotated part included). */
+    ls->f = logfile_open(path, o.tail_lines);
     if (!ls->f) {
         free(ls);
         if (o.previous)
@@ -293,8 +280,6 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
                       container, p->name);
         goto error;
     }
-    if (o.tail_lines >= 0)
-        fseek(ls->f, tail_offset(ls->f, o.tail_lines), SEEK_SET);
     ls->srv = r->srv;
     ls->o = o;
     snprintf(ls->ns, sizeof(ls->ns), "%s", p->ns);

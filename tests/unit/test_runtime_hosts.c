@@ -2,7 +2,8 @@
  * pod's hosts file shows of its namespace, kept from store events instead of
  * a listing of the namespace per pod start. First the table alone, then the
  * agent: a namespace full of finished pods and their Services, and a new pod
- * whose hosts file shows only the live ones. */
+ * whose hosts file shows only the live ones; and names before commands: a
+ * pod's first hosts file names the peers that are not bound yet. */
 #include "test_runtime_fixture.h"
 
 #include "runtime/local/rt_internal.h"
@@ -294,12 +295,160 @@ static void test_agent_hosts_show_live_pods_only(void **state)
     free(hosts);
 }
 
+/* A pod of default of gang group ("" = none), not bound to any node yet
+ * (the scheduler has not placed it). */
+static void pending_pod(fixture *f, const char *name, const char *group, const char *spec_extra)
+{
+    char text[1024];
+    ty_error err;
+    json_t *obj;
+    store_obj *o;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\",\"labels\":{\"app\":\"%s\"},\"annotations\":{"
+             "\"scheduling.k8s.io/group-name\":\"%s\"}},\"spec\":{%s"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+             "\"command\":[\"sleep\",\"100\"]}]}}",
+             name, name, group, spec_extra);
+    obj = json_loads(text, 0, NULL);
+    ty_error_init(&err);
+    assert_int_equal(api_prepare(&api_pod, obj, NULL, &err), 0);
+    o = store_create(f->s, "pods", "default", obj, &err);
+    if (!o)
+        fail_msg("create pod %s: %s", name, err.text);
+    store_obj_unref(o);
+    json_decref(obj);
+}
+
+static int edit_bind(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(json_object_get(obj, "spec"), "nodeName", json_string(arg));
+    return 0;
+}
+
+static void bind_pod(fixture *f, const char *name, const char *node)
+{
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_mutate(f->s, "pods", "default", name, edit_bind, (void *)node, &err);
+    if (!o)
+        fail_msg("bind %s: %s", name, err.text);
+    store_obj_unref(o);
+}
+
+/* The address the line of name shows in a hosts file ("" when none). */
+static void addr_in(const char *hosts, const char *name, char *out, size_t len)
+{
+    char key[128];
+    const char *at, *line;
+
+    snprintf(key, sizeof(key), " %s ", name);
+    out[0] = '\0';
+    if (!(at = strstr(hosts, key)))
+        return;
+    for (line = at; line > hosts && line[-1] != '\n'; line--)
+        ;
+    snprintf(out, len, "%.*s", (int)(strcspn(line, " \t")), line);
+}
+
+/* Names before commands: the members of a gang exist before the scheduler
+ * binds any of them, and the first one started must resolve the others with
+ * its first instruction, whatever order the agent sees the bindings in. Here
+ * the peers are never bound while it runs: their names resolve all the same,
+ * to the address each gets when it starts here. A pod of another gang still
+ * waiting in the queue has no address yet. */
+static void test_agent_names_before_commands(void **state)
+{
+    fixture *f = *state;
+    char *hosts = NULL, *log, want_b[32], want_c[32];
+    json_t *a, *c;
+
+    pending_pod(f, "gang-b", "g1", "\"hostname\":\"gang-b\",\"subdomain\":\"gang\",");
+    pending_pod(f, "gang-c", "g1", "");
+    pending_pod(f, "queued", "g2", "");
+    pending_pod(f, "loner", "", "");
+    make_obj(f, "pods", &api_pod, "default",
+             "{`apiVersion`:`v1`,`kind`:`Pod`,`metadata`:{`name`:`gang-a`,`annotations`:{"
+             "`scheduling.k8s.io/group-name`:`g1`}},`spec`:{`restartPolicy`:`Never`,"
+             "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,`cat /etc/hosts`]}]}}");
+    a = wait_phase(f, "gang-a", "Succeeded", 20000);
+    json_decref(a);
+    /* What its processes saw (with root, /etc/hosts is the pod's file), and
+     * the file itself: the peers' lines were there before its command ran. */
+    log = read_log(f, "gang-a", "c", "");
+    hosts = hosts_file_of(f, "gang-a");
+    addr_in(hosts, "gang-b.gang", want_b, sizeof(want_b));
+    addr_in(hosts, "gang-c", want_c, sizeof(want_c));
+    if (strncmp(want_b, "127.", 4) || strncmp(want_c, "127.", 4) || !strcmp(want_b, want_c))
+        fail_msg("gang-a's hosts file lacks its pending peers:\n%s", hosts);
+    if (strstr(hosts, " queued ") || strstr(hosts, " loner "))
+        fail_msg("pods of no gang bound here have lines:\n%s", hosts);
+    if (geteuid() == 0 && (!strstr(log, " gang-b.gang ") || !strstr(log, " gang-c ")))
+        fail_msg("gang-a's first /etc/hosts lacks its peers:\n%s", log);
+    free(log);
+    free(hosts);
+
+    /* gang-c starts here with the address its name showed; gang-b goes to
+     * another node (which shows no address for it): its line goes. */
+    bind_pod(f, "gang-c", NODE);
+    bind_pod(f, "gang-b", "elsewhere");
+    c = wait_phase(f, "gang-c", "Running", 20000);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "status"),
+                                                          "podIP")),
+                        want_c);
+    json_decref(c);
+    for (int t = 0;; t += 50) {
+        char got[32];
+        hosts = hosts_file_of(f, "gang-c");
+        addr_in(hosts, "gang-b", got, sizeof(got));
+        if (!*got && strstr(hosts, " gang-c "))
+            break;
+        if (t >= 20000)
+            fail_msg("gang-b still has a line after its binding elsewhere:\n%s", hosts);
+        free(hosts);
+        usleep(50 * 1000);
+    }
+    free(hosts);
+    delete_pod(f, "gang-c");
+    assert_true(wait_gone(f, "gang-c", 30000));
+}
+
+/* The same for a gang made while no agent ran: the agent learns of it when
+ * it starts (its listing is sorted by name: the member bound here comes
+ * before the peer it must name). */
+static void test_agent_names_from_listing(void **state)
+{
+    fixture *f = *state;
+    char *log;
+
+    if (geteuid() != 0)
+        skip(); /* what the command saw is the pod's own /etc/hosts only as root */
+    rt_local_stop(f->rt);
+    pending_pod(f, "zz-peer", "g3", "");
+    make_obj(f, "pods", &api_pod, "default",
+             "{`apiVersion`:`v1`,`kind`:`Pod`,`metadata`:{`name`:`aa-first`,`annotations`:{"
+             "`scheduling.k8s.io/group-name`:`g3`}},`spec`:{`restartPolicy`:`Never`,"
+             "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`cat`,`/etc/hosts`]}]}}");
+    f->rt = start_agent(f);
+    json_decref(wait_phase(f, "aa-first", "Succeeded", 20000));
+    log = read_log(f, "aa-first", "c", "");
+    if (!strstr(log, " zz-peer "))
+        fail_msg("aa-first's first /etc/hosts lacks its pending peer:\n%s", log);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_lines),
         cmocka_unit_test(test_table_many_finished),
         cmocka_unit_test_setup_teardown(test_agent_hosts_show_live_pods_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_agent_names_before_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_agent_names_from_listing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

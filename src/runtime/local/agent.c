@@ -28,6 +28,7 @@
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
 #define RESYNC_MS 30000
+#define LOG_SWEEP_MS 60000  /* at most: a quarter of the log retention when shorter */
 #define MAX_PODS 100000
 
 static const char *str(const json_t *o, const char *k)
@@ -41,25 +42,6 @@ static const char *str(const json_t *o, const char *k)
 rt_pod *agent_find(rt_local *rt, const char *uid)
 {
     return strmap_get(&rt->by_uid, uid);
-}
-
-static bool ip_taken(const rt_local *rt, const rt_pod *self)
-{
-    const rt_pod *holder = strmap_get(&rt->by_ip, self->ip);
-    return holder && holder != self;
-}
-
-static void ip_forget(rt_local *rt, rt_pod *p)
-{
-    if (*p->ip && strmap_get(&rt->by_ip, p->ip) == p)
-        strmap_del(&rt->by_ip, p->ip);
-}
-
-/* p holds its address; "" when the map cannot take it (out of memory). */
-static void ip_hold(rt_local *rt, rt_pod *p)
-{
-    if (*p->ip && strmap_put(&rt->by_ip, p->ip, p) < 0)
-        p->ip[0] = '\0';
 }
 
 static int push(rt_pod ***v, size_t *n, size_t *cap, rt_pod *p)
@@ -127,30 +109,6 @@ void agent_note_state(rt_local *rt, rt_pod *p)
         unpark(rt, p);
 }
 
-/* 127.b.c.d with b >= 1 and d in 1..254: never 127.0.0.x (the host's own
- * loopback names live there), never a .0 or .255 that tools may treat as a
- * network or broadcast address. */
-static void alloc_ip(rt_local *rt, rt_pod *p)
-{
-    ip_forget(rt, p);
-    for (size_t tries = 0; tries < rt->npods + rt->nidle + 1024; tries++) {
-        uint32_t a = rt->next_ip++;
-        if ((a & 0xff) == 0 || (a & 0xff) == 255 || ((a >> 16) & 0xff) == 0 ||
-            (a >> 24) != 127) {
-            if ((a >> 24) != 127)
-                rt->next_ip = 0x7f010001u;
-            continue;
-        }
-        snprintf(p->ip, sizeof(p->ip), "127.%u.%u.%u", (a >> 16) & 0xff, (a >> 8) & 0xff,
-                 a & 0xff);
-        if (!ip_taken(rt, p)) {
-            ip_hold(rt, p);
-            return;
-        }
-    }
-    p->ip[0] = '\0';
-}
-
 static int write_identity(rt_pod *p)
 {
     char path[PATH_MAX + 16];
@@ -200,7 +158,7 @@ rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *nam
 
     if (!p)
         return NULL;
-    alloc_ip(rt, p);
+    addr_take(rt, p);
     if (!*p->ip || rt_mkdirs(p->dir) < 0 || write_identity(p) < 0) {
         ty_warn("runtime: cannot prepare %s for pod %s/%s: %s", p->dir, ns, name,
                 strerror(errno));
@@ -217,7 +175,7 @@ void agent_remove(rt_local *rt, rt_pod *p)
     if (rt_hosts_set_local(rt->hosts, p->ns, p->uid, NULL))
         json_object_set_new(rt->dirty_ns, p->ns, json_true());
     strmap_del(&rt->by_uid, p->uid);
-    ip_forget(rt, p);
+    addr_forget(rt, p);
     if (p->parked)
         pull(rt->idle, &rt->nidle, p);
     else
@@ -253,10 +211,7 @@ static void adopt(rt_local *rt)
         }
         json_decref(meta);
         pod_load_adopted(rt, p);
-        if (!*p->ip || ip_taken(rt, p))
-            alloc_ip(rt, p);
-        else
-            ip_hold(rt, p);
+        addr_adopt(rt, p);
         agent_note_state(rt, p);
         if (p->started && !p->finished) {
             agent_track_dir(rt, p);
@@ -301,6 +256,8 @@ static void apply_event(rt_local *rt, const store_event *ev)
         mark_pod(rt, obj);
         if (rt_hosts_put_pod(rt->hosts, obj, ev->type == STORE_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
+        /* Before any pod this batch binds starts (reconcile_dirty). */
+        addr_note_pod(rt, obj, ev->type == STORE_DELETED);
     } else if (!strcmp(ev->resource, "services")) {
         if (rt_hosts_put_service(rt->hosts, obj, ev->type == STORE_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
@@ -374,6 +331,7 @@ static void resync(rt_local *rt)
             rt_hosts_put_pod(rt->hosts, pod, false);
             mark_pod(rt, pod);
         }
+        addr_note_listing(rt, l.items, l.n);
         store_list_free(&l);
     }
     if (store_list_objects(rt->s, "services", &all, &l, NULL) == 0) {
@@ -449,6 +407,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_beat_ms;
     if (rt->next_resync_ms < next)
         next = rt->next_resync_ms;
+    if (rt->log_retention_ms > 0 && rt->next_log_sweep_ms < next)
+        next = rt->next_log_sweep_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -480,6 +440,12 @@ static void housekeeping(rt_local *rt)
     }
     if (now >= rt->next_resync_ms)
         resync(rt);
+    if (rt->log_retention_ms > 0 && now >= rt->next_log_sweep_ms) {
+        int64_t every = rt->log_retention_ms / 4;
+        rt_logs_sweep(rt->s, rt->data_dir, rt->log_retention_ms, rt_logs_wall_ms());
+        rt->next_log_sweep_ms = now + (every < 100 ? 100 : every > LOG_SWEEP_MS ? LOG_SWEEP_MS
+                                                                              : every);
+    }
 }
 
 static void *agent_main(void *arg)
@@ -533,16 +499,6 @@ static char *find_shim(const char *exe)
     return strdup(buf);
 }
 
-/* Each data directory starts in its own 127.b.0.0/16, so that two servers on
- * one machine rarely hand out the same addresses. */
-static uint32_t first_ip(const char *data_dir)
-{
-    uint32_t h = 2166136261u;
-    for (const char *c = data_dir; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    return 0x7f000001u | ((1 + h % 254) << 16);
-}
-
 static int backoff_base(const rt_local_opts *o)
 {
     const char *env = getenv("TY_RESTART_BACKOFF_MS");
@@ -563,7 +519,7 @@ static void free_rt(rt_local *rt)
     free(rt->pods);
     free(rt->idle);
     strmap_free(&rt->by_uid);
-    strmap_free(&rt->by_ip);
+    addr_free_all(rt);
     rt_hosts_free(rt->hosts);
     agent_watch_free(rt);
     json_decref(rt->dirty);
@@ -598,8 +554,10 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     if (rt->ngpus > RT_MAX_GPUS)
         rt->ngpus = RT_MAX_GPUS;
     rt->backoff_ms = backoff_base(o);
+    rt->log_max_bytes = o->log_max_bytes > 0 ? o->log_max_bytes : RT_LOG_MAX_DEFAULT;
+    rt->log_retention_ms = o->log_retention_ms > 0 ? o->log_retention_ms : 0;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
-    rt->next_ip = first_ip(rt->data_dir);
+    addr_init(rt);
     return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
 }
 
@@ -619,6 +577,9 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
     rt->dirty_ns = json_object();
     strmap_init(&rt->by_uid);
     strmap_init(&rt->by_ip);
+    strmap_init(&rt->resv_by_uid);
+    strmap_init(&rt->waiting);
+    strmap_init(&rt->gangs);
     if (!(rt->hosts = rt_hosts_new())) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         goto error;

@@ -39,11 +39,17 @@ typedef struct rt_pod {
     char wait_msg[512];
 } rt_pod;
 
+typedef struct rt_resv rt_resv; /* agent_addr.c: an address held for a pod not started */
+typedef struct addr_wait addr_wait; /* agent_addr.c: a pod waiting for its gang's binding */
+
 struct rt_local {
     ty_store *s;
     char *data_dir, *node_name, *self_exe, *shim;
     char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
+    long long log_max_bytes;  /* per container log file, before rotation */
+    int64_t log_retention_ms; /* logs of pods gone from the store; 0 = for ever */
+    int64_t next_log_sweep_ms;
     char host_ip[16];
     pthread_t thread, pump;
     bool pump_started;
@@ -65,8 +71,16 @@ struct rt_local {
     rt_pod **idle;
     size_t nidle, idle_cap;
     strmap by_uid;          /* uid -> entry, pods and idle */
-    strmap by_ip;           /* address -> entry holding it */
+    strmap by_ip;           /* address -> its holder: an entry or a reservation */
     uint32_t next_ip;       /* host order */
+    rt_resv **resv;         /* addresses held for pods with no entry (agent_addr.c) */
+    size_t nresv, resv_cap;
+    strmap resv_by_uid;     /* uid -> reservation */
+    uint64_t resv_listing;  /* which resync listing is under way */
+    addr_wait **waits;      /* pods of a gang not bound yet, with no address */
+    size_t nwaits, waits_cap;
+    strmap waiting;         /* uid -> addr_wait */
+    strmap gangs;           /* "<ns>/<group>" -> its waiting members */
     uint64_t gpu_used;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
@@ -82,6 +96,26 @@ void agent_remove(rt_local *rt, rt_pod *p);
  * (only while it runs) and whether it waits in rt->idle. p stays valid. */
 void agent_note_state(rt_local *rt, rt_pod *p);
 bool agent_stopping(rt_local *rt);
+
+/* agent_addr.c: pod addresses. A pod gets one when the agent sees it bound
+ * here, and every member of its gang (bound or not) with it, before any pod
+ * of that batch starts: a gang member's first hosts file names its peers. */
+void addr_init(rt_local *rt);        /* the first address, from rt->data_dir */
+void addr_free_all(rt_local *rt);    /* reservations and maps; entries go first */
+/* The pod (borrowed) as the store shows it, or deleted: reserves addresses
+ * for it (bound here) and its gang's members, drops a reservation of a pod
+ * bound elsewhere, ended or gone. Entries hold their own addresses. */
+void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted);
+/* The same for a full listing of the pods (borrowed), unbound ones first;
+ * reservations of pods it does not show are dropped. */
+void addr_note_listing(rt_local *rt, store_obj *const *items, size_t n);
+/* p gets the address reserved for its uid, else the next free one ("" when
+ * none is free or out of memory). */
+void addr_take(rt_local *rt, rt_pod *p);
+/* p (adopted) keeps the address read from its directory unless it has none
+ * or another holds it. */
+void addr_adopt(rt_local *rt, rt_pod *p);
+void addr_forget(rt_local *rt, rt_pod *p); /* p no longer holds its address */
 
 /* agent_watch.c */
 int agent_watch_init(rt_local *rt, ty_error *err);   /* epoll, eventfd, inotify */

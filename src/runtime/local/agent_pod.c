@@ -250,7 +250,8 @@ static void wait_for(rt_local *rt, rt_pod *p, const json_t *pod, const char *rea
 static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
 {
     rt_prep prep = {.data_dir = rt->data_dir, .pod_dir = p->dir, .node_name = rt->node_name,
-                    .shim = rt->shim, .gpus = p->gpus, .backoff_ms = rt->backoff_ms};
+                    .shim = rt->shim, .gpus = p->gpus, .backoff_ms = rt->backoff_ms,
+                    .log_max_bytes = rt->log_max_bytes};
     char path[PATH_MAX + 16];
     json_t *spec;
     int rc;
@@ -385,6 +386,8 @@ static bool finalize(rt_local *rt, rt_pod *p)
     store_obj_unref(o);
     release_gpus(rt, p);
     rt_remove_tree(p->dir);
+    /* Its logs outlive it by the retention, counted from now. */
+    rt_logs_mark_gone(rt->data_dir, p->ns, p->name);
     json_object_set_new(rt->dirty_ns, p->ns, json_true());
     agent_remove(rt, p);
     return true;

@@ -528,7 +528,7 @@ json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
     spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err};
     const char *hostname = str(spec, "hostname");
-    json_t *init, *main, *mnt;
+    json_t *init, *main, *mnt, *spec_out;
     char logdir[PATH_MAX], hosts[PATH_MAX], gpus[RT_MAX_GPUS * 3 + 1];
 
     if (!c.ns)
@@ -547,7 +547,7 @@ json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error
     snprintf(logdir, sizeof(logdir), "%s/logs/%s/%s", p->data_dir, c.ns, str(meta, "name"));
     snprintf(hosts, sizeof(hosts), "%s/hosts", p->pod_dir);
     gpu_list(p->gpus, gpus, sizeof(gpus));
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s,"
+    spec_out = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s,"
                      " s:o, s:o, s:o}",
                      "namespace", c.ns, "name", str(meta, "name"), "uid", str(meta, "uid"),
                      "podIP", p->pod_ip, "hostIP", p->host_ip, "hostname",
@@ -558,6 +558,9 @@ json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error
                      (json_int_t)grace_seconds(pod), "backoffMs", p->backoff_ms, "gpus", gpus,
                      "shim", p->shim ? p->shim : "", "mounts", mnt, "initContainers", init,
                      "containers", main);
+    if (spec_out && p->log_max_bytes > 0)
+        json_object_set_new(spec_out, "logMaxBytes", json_integer(p->log_max_bytes));
+    return spec_out;
 }
 
 static int gpu_limit(const json_t *ct)

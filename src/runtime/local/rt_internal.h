@@ -60,6 +60,7 @@ typedef struct rt_prep {
     char pod_ip[16], host_ip[16];
     uint64_t gpus;            /* bit i = GPU index i */
     int backoff_ms;
+    long long log_max_bytes;  /* spec.json's logMaxBytes; 0 = left out */
 } rt_prep;
 
 /* Resolves env (values, fieldRef, ConfigMap / Secret refs, envFrom, $(VAR)),
@@ -98,6 +99,19 @@ bool rt_hosts_set_local(rt_hosts *h, const char *ns, const char *uid, const char
 const char *rt_hosts_body(rt_hosts *h, const char *ns, uint64_t *gen);
 /* A pod's whole hosts file: localhost lines for own_ip, then body (caller frees). */
 char *rt_hosts_text(const char *body, const char *own_ip);
+
+/* ---- rt_logs.c: logs of pods that are gone ---- */
+
+/* The wall clock in milliseconds (what the marks below hold). */
+int64_t rt_logs_wall_ms(void);
+/* Pod ns/name left this node: the retention of its logs counts from now. */
+void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name);
+/* One pass over <data_dir>/logs: the directory of a pod the store no longer
+ * has is removed once retention_ms have passed since it went (now_ms: the
+ * wall clock, a parameter so that a test can move it); one found gone for
+ * the first time is marked gone from now_ms. Returns how many went. Nothing
+ * when retention_ms <= 0 (kept for ever). */
+int rt_logs_sweep(ty_store *s, const char *data_dir, int64_t retention_ms, int64_t now_ms);
 
 /* ---- podstatus.c ---- */
 

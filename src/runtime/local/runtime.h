@@ -11,6 +11,8 @@
 #ifndef TY_RUNTIME_LOCAL_RUNTIME_H
 #define TY_RUNTIME_LOCAL_RUNTIME_H
 
+#include <stdint.h>
+
 #include "base/error.h"
 #include "store/store.h"
 
@@ -25,7 +27,14 @@ typedef struct rt_local_opts {
                               for in the same directory. */
     int restart_backoff_ms; /* base of the container restart back-off; 0 = the
                                TY_RESTART_BACKOFF_MS environment variable, else 10 s */
+    long long log_max_bytes; /* a container's log file is rotated (one older
+                                file kept, ".1") past this; 0 = RT_LOG_MAX_DEFAULT */
+    int64_t log_retention_ms; /* logs of a pod gone from the store are removed
+                                 this long after; 0 = kept for ever */
 } rt_local_opts;
+
+#define RT_LOG_MAX_DEFAULT (10ll << 20)             /* as kubelet's containerLogMaxSize */
+#define RT_LOG_RETENTION_DEFAULT_MS (24ll * 3600 * 1000)
 
 /* Registers the Node (create or update), re-adopts pods found under
  * <data_dir>/pods and starts the agent thread. s must outlive the agent. The

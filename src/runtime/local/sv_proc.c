@@ -136,11 +136,24 @@ static void log_reopen(sv_ct *c, int flags)
     c->log_size = c->log_fd >= 0 && fstat(c->log_fd, &st) == 0 ? st.st_size : 0;
 }
 
+/* The finished run's rotated part (.1) goes with it to .prev.1, so that
+ * neither run's reader sees the other's lines (server/logfile.c reads a
+ * file's ".1" before it). */
+static void log_keep_rotated(const sv_ct *c)
+{
+    char from[PATH_MAX + 8], to[PATH_MAX + 16];
+
+    snprintf(from, sizeof(from), "%s.1", c->log_path);
+    snprintf(to, sizeof(to), "%s.prev.1", c->log_path);
+    if (rename(from, to) < 0)
+        unlink(to);
+}
+
 /* First start: a log left by an earlier pod of the same name is not ours.
  * Restart: the finished run's log becomes .prev (what previous=true reads). */
 void sv_log_open(sv *s, sv_ct *c, bool restart)
 {
-    char other[PATH_MAX + 8];
+    char other[PATH_MAX + 16];
 
     if (!*c->log_path) {
         rt_mkdirs(str(s->spec, "logDir"));
@@ -151,6 +164,7 @@ void sv_log_open(sv *s, sv_ct *c, bool restart)
     if (restart) {
         snprintf(other, sizeof(other), "%s.prev", c->log_path);
         rename(c->log_path, other);
+        log_keep_rotated(c);
         log_reopen(c, O_TRUNC);
         return;
     }
@@ -159,6 +173,8 @@ void sv_log_open(sv *s, sv_ct *c, bool restart)
     snprintf(other, sizeof(other), "%s.prev", c->log_path);
     unlink(other);
     snprintf(other, sizeof(other), "%s.1", c->log_path);
+    unlink(other);
+    snprintf(other, sizeof(other), "%s.prev.1", c->log_path);
     unlink(other);
     log_reopen(c, O_TRUNC);
 }

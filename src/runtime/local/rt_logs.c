@@ -1,0 +1,137 @@
+/* rt_logs.c - how long the logs of a pod outlive it.
+ *
+ * A container's log stays under <data>/logs/<ns>/<pod>/ after the pod is
+ * deleted, so that `kubectl logs` (or `trainyard logs`) still reads what a
+ * cleaned-up job printed. Kept for ever, they grew without bound; now the
+ * directory of a pod the store no longer has is removed once the retention
+ * (--pod-log-retention) has passed since the pod went.
+ *
+ * When it went is a file in the directory (".gone": the wall-clock time in
+ * milliseconds), written by the agent when it lets the pod go and, for pods
+ * that went while no agent ran, by the first sweep that finds the pod gone.
+ * A file survives a server restart, where a time kept in memory would start
+ * the retention again. A pod of the same name created meanwhile takes the
+ * directory back: its mark is removed (its first start clears the old logs). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "runtime/local/rt_internal.h"
+
+#define GONE_MARK ".gone"
+
+int64_t rt_logs_wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void write_mark(const char *dir, int64_t now_ms)
+{
+    char path[PATH_MAX + 600], text[32];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, GONE_MARK);
+    snprintf(text, sizeof(text), "%lld\n", (long long)now_ms);
+    if (rt_write_atomic(path, text, strlen(text), 0644) < 0 && errno != ENOENT)
+        ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+}
+
+void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+
+    snprintf(dir, sizeof(dir), "%s/logs/%s/%s", data_dir, ns, name);
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        write_mark(dir, rt_logs_wall_ms());
+}
+
+/* When the pod of dir went (ms), or -1 when it has no mark. */
+static int64_t read_mark(const char *dir)
+{
+    char path[PATH_MAX + 600], *text, *end;
+    long long v;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, GONE_MARK);
+    if (!(text = rt_read_file(path, 64, NULL)))
+        return -1;
+    v = strtoll(text, &end, 10);
+    if (end == text || v < 0)
+        v = -1;
+    free(text);
+    return v;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* One pod's log directory; true when it was removed. */
+static bool sweep_pod(ty_store *s, const char *dir, const char *ns, const char *name,
+                      int64_t retention_ms, int64_t now_ms)
+{
+    store_obj *o = store_get(s, "pods", ns, name, NULL);
+    char mark[PATH_MAX + 600];
+    int64_t gone;
+
+    if (o) {
+        store_obj_unref(o);
+        snprintf(mark, sizeof(mark), "%s/%s", dir, GONE_MARK);
+        unlink(mark); /* a pod of that name again: its logs, not a leftover */
+        return false;
+    }
+    if ((gone = read_mark(dir)) < 0) {
+        write_mark(dir, now_ms); /* went while no agent looked: from now */
+        return false;
+    }
+    if (now_ms - gone < retention_ms)
+        return false;
+    if (rt_remove_tree(dir) < 0) {
+        ty_warn("runtime: cannot remove the logs in %s: %s", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+int rt_logs_sweep(ty_store *s, const char *data_dir, int64_t retention_ms, int64_t now_ms)
+{
+    char root[PATH_MAX], nsdir[PATH_MAX + 256], poddir[PATH_MAX + 512];
+    struct dirent *n, *p;
+    DIR *top, *in;
+    int removed = 0;
+
+    if (retention_ms <= 0)
+        return 0;
+    snprintf(root, sizeof(root), "%s/logs", data_dir);
+    if (!(top = opendir(root)))
+        return 0;
+    while ((n = readdir(top))) {
+        if (n->d_name[0] == '.' || strlen(n->d_name) > 253)
+            continue;
+        snprintf(nsdir, sizeof(nsdir), "%s/%s", root, n->d_name);
+        if (!is_dir(nsdir) || !(in = opendir(nsdir)))
+            continue;
+        while ((p = readdir(in))) {
+            if (p->d_name[0] == '.' || strlen(p->d_name) > 253)
+                continue;
+            snprintf(poddir, sizeof(poddir), "%s/%s", nsdir, p->d_name);
+            if (is_dir(poddir) &&
+                sweep_pod(s, poddir, n->d_name, p->d_name, retention_ms, now_ms))
+                removed++;
+        }
+        closedir(in);
+        rmdir(nsdir); /* the namespace's last pod directory went: fails otherwise */
+    }
+    closedir(top);
+    return removed;
+}
