@@ -198,7 +198,8 @@ static int decode_map_entry(pb_reader *s, json_t *map, bool bytes)
             k = str_of(&f);
         } else if (num == 2) {
             json_decref(v);
-            v = bytes ? base64(f.p, (size_t)(f.end - f.p)) : str_of(&f);
+            if (!(v = bytes ? base64(f.p, (size_t)(f.end - f.p)) : str_of(&f)))
+                goto bad;
         }
     }
     if (!k)
@@ -277,8 +278,11 @@ static int decode_field(const pb_field *f, int wire, uint64_t vi, pb_reader *s, 
     case PB_BYTES:
         if (wire != 2)
             return -1;
-        if (s->end > s->p || f->keep_zero)
+        if (s->end > s->p || f->keep_zero) {
             v = f->type == PB_STRING ? str_of(s) : base64(s->p, (size_t)(s->end - s->p));
+            if (!v)
+                return -1; /* a string that is not UTF-8: refused, not dropped */
+        }
         break;
     case PB_INT_OR_STRING:
         if (wire != 2 || !(v = decode_int_or_string(s)))
@@ -300,9 +304,9 @@ static int decode_field(const pb_field *f, int wire, uint64_t vi, pb_reader *s, 
             return -1;
         return decode_map_entry(s, container_for(out, f), f->type == PB_MAP_BYTES);
     case PB_REP_STRING:
-        if (wire != 2)
+        if (wire != 2 || !(v = str_of(s)))
             return -1;
-        return json_array_append_new(container_for(out, f), str_of(s));
+        return json_array_append_new(container_for(out, f), v);
     case PB_REP_MESSAGE: {
         json_t *item = json_object();
         if (wire != 2 || decode_msg(s, f->sub, item, depth + 1) < 0) {

@@ -192,6 +192,27 @@ static void test_bad_input(void **state)
     assert_int_equal(err.code, TY_EBADREQUEST);
 }
 
+/* A string that is not UTF-8 is refused; it was dropped from the object
+ * without a word (a data value, a label, a name). */
+static void test_not_utf8_refused(void **state)
+{
+    static const char *const bad = "a\xff\xfe";
+    ty_error err;
+    (void)state;
+
+    for (int where = 0; where < 3; where++) {
+        pb_buf meta = {0}, cm = {0}, env = {0};
+        put_str(&meta, 1, where == 0 ? bad : "cm");
+        put_map_entry(&meta, 11, "app", where == 1 ? bad : "web");
+        put_msg(&cm, 1, &meta);
+        put_map_entry(&cm, 2, "a", where == 2 ? bad : "1");
+        envelope(&env, "v1", "ConfigMap", &cm);
+        ty_error_init(&err);
+        assert_null(pb_decode_object(env.b, env.n, &err));
+        assert_int_equal(err.code, TY_EBADREQUEST);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_priorityclass_keeps_zero_value),
         cmocka_unit_test(test_service_ports_and_int_or_string),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_not_utf8_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
