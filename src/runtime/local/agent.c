@@ -121,7 +121,8 @@ void agent_note_state(rt_local *rt, rt_pod *p)
 
     if (rt_hosts_set_local(rt->hosts, p->ns, p->uid, live && *p->ip ? p->ip : NULL))
         json_object_set_new(rt->dirty_ns, p->ns, json_true());
-    if (p->finished && !p->killing)
+    /* A status not yet written keeps it where the sweep retries it. */
+    if (p->finished && !p->killing && !p->status_pending)
         park(rt, p);
     else
         unpark(rt, p);

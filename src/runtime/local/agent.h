@@ -26,6 +26,7 @@ typedef struct rt_pod {
     bool gone;              /* pod object deleted / replaced */
     bool failed_reported;   /* supervisor died and we said so */
     bool poll_due;          /* state.json renamed / supervisor exited: read it */
+    bool status_pending;    /* the last status write failed (full disk...): retried */
     bool parked;            /* in rt->idle (finished, not being deleted), else rt->pods */
     size_t slot;            /* index in rt->pods or rt->idle */
     uint64_t hosts_gen;     /* rt_hosts_body generation its hosts file has, 0 = unknown */

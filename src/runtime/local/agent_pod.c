@@ -137,13 +137,33 @@ static void write_status(rt_local *rt, rt_pod *p)
 
     ty_error_init(&err);
     o = store_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, &err);
-    if (!o && err.code != TY_ENOTFOUND)
-        ty_warn("runtime: status of pod %s/%s: %s", p->ns, p->name, err.text);
+    if (!o && err.code != TY_ENOTFOUND) {
+        /* A full disk, say: the state is kept and the write retried at
+         * the next sweep (pod_poll), so what is reported is never stale
+         * for good. */
+        if (!p->status_pending)
+            ty_warn("runtime: status of pod %s/%s: %s (retried)", p->ns, p->name, err.text);
+        p->status_pending = true;
+    } else {
+        p->status_pending = false;
+    }
     store_obj_unref(o);
     ty_error_clear(&err);
 }
 
 /* ---- starting ---- */
+
+/* A named failure a test asks for in $TY_FAILPOINTS (comma-separated). */
+static bool failpoint(const char *name)
+{
+    const char *fp = getenv("TY_FAILPOINTS");
+    size_t n = strlen(name);
+
+    for (const char *at = fp; at && (at = strstr(at, name)); at += n)
+        if ((at == fp || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
+            return true;
+    return false;
+}
 
 static void path_in(const rt_pod *p, const char *file, char *buf, size_t len)
 {
@@ -296,6 +316,10 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "CreateContainerError", "cannot start the pod supervisor");
         goto out;
     }
+    /* Tests only: the server dies in the window between the supervisor's
+     * start and its record (tests/e2e/t0750-crash-windows.sh). */
+    if (failpoint("rt-exit-after-supervisor-spawn"))
+        _exit(86);
     snprintf(pidtext, sizeof(pidtext), "%d\n", (int)p->sup);
     path_in(p, "supervisor.pid", path, sizeof(path));
     if (rt_write_atomic(path, pidtext, strlen(pidtext), 0644) < 0)
@@ -453,11 +477,39 @@ static bool state_final(const rt_pod *p)
     return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
 }
 
+/* The supervisor we knew is gone, but the pod's lock is held: another
+ * supervisor runs the pod (ours lost the race for the lock to one started
+ * before a crash of the server). It is the pod's supervisor from now on. */
+static bool follow_lock_holder(rt_local *rt, rt_pod *p)
+{
+    pid_t holder = rt_lock_holder(p->dir);
+
+    if (holder <= 0 || holder == p->sup)
+        return false;
+    agent_untrack(rt, p); /* reaps ours */
+    ty_info("runtime: pod %s/%s is run by supervisor %d, not %d", p->ns, p->name, (int)holder,
+            (int)p->sup);
+    p->sup = holder;
+    p->strict = true;
+    agent_track_dir(rt, p);
+    agent_track_sup(rt, p);
+    return true;
+}
+
 void pod_poll(rt_local *rt, rt_pod *p)
 {
+    if (p->status_pending && p->state) {
+        write_status(rt, p);
+        if (!p->status_pending && p->finished)
+            agent_note_state(rt, p); /* may rest in rt->idle now */
+    }
     if (p->started && !p->finished) {
         bool alive = rt_pid_alive(p->sup, p->strict ? p->dir : NULL);
         observe(rt, p);
+        if (!alive && follow_lock_holder(rt, p)) {
+            alive = true;
+            observe(rt, p);
+        }
         if (!alive) {
             p->finished = true;
             agent_untrack(rt, p);
@@ -590,6 +642,7 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
 {
     char path[PATH_MAX + 16], *text;
     json_t *spec;
+    pid_t holder;
 
     path_in(p, "ip", path, sizeof(path));
     if ((text = rt_read_file(path, 64, NULL))) {
@@ -602,13 +655,20 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
     spec = rt_load_json(path);
     path_in(p, "supervisor.pid", path, sizeof(path));
     text = spec ? rt_read_file(path, 64, NULL) : NULL;
-    if (text) {
-        p->sup = (pid_t)strtol(text, NULL, 10);
-        p->started = p->sup > 0;
+    /* Started when a supervisor holds the pod's lock (it may have had no
+     * time to write its pid: the server died right after spawning it), or
+     * left its pid or a state behind. A pod started once is never started
+     * again: its supervisor's exit is observed, or reported as lost. */
+    holder = spec ? rt_lock_holder(p->dir) : 0;
+    path_in(p, "state.json", path, sizeof(path));
+    if (holder > 0 || text || (spec && access(path, F_OK) == 0)) {
+        p->sup = holder > 0 ? holder : text ? (pid_t)strtol(text, NULL, 10) : 0;
+        p->started = true;
         p->strict = true;
         p->gpus = parse_gpus(str(spec, "gpus"));
         rt->gpu_used |= p->gpus;
-        p->finished = p->started && !rt_pid_alive(p->sup, p->dir);
+        /* Supervisors from before the lock hold none: their pid decides. */
+        p->finished = holder <= 0 && !rt_pid_alive(p->sup, p->dir);
         if (p->finished) {
             observe(rt, p); /* exits that happened while the server was down */
             if (!state_final(p)) {

@@ -5,6 +5,7 @@
  *   <data>/pods/<uid>/state.json      what is happening (supervisor rewrites, tmp+rename)
  *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (agent writes)
  *   <data>/pods/<uid>/supervisor.log  the supervisor's own stderr
+ *   <data>/pods/<uid>/supervisor.lock a record lock the supervisor holds while it lives
  *   <data>/pods/<uid>/ip              the pod's loopback address, kept across restarts
  *   <data>/pods/<uid>/hosts           the pod's /etc/hosts (rewritten in place)
  *   <data>/pods/<uid>/volumes/<name>/ ConfigMap / Secret / emptyDir contents
@@ -41,8 +42,26 @@ int rt_write_inplace(const char *path, const char *data, size_t len);
 char *rt_read_file(const char *path, size_t max, size_t *len);
 /* Loads a JSON file of at most RT_MAX_FILE bytes. Caller decrefs. */
 json_t *rt_load_json(const char *path);
-/* Writes j compactly and atomically. */
+/* As rt_write_atomic, and on disk when it returns: the file is fsynced
+ * before the rename and its directory after. */
+int rt_write_durable(const char *path, const char *data, size_t len, mode_t mode);
+/* Writes j compactly and atomically (errno on failure, ENOSPC included). */
 int rt_save_json(const char *path, const json_t *j);
+/* The same, durably (rt_write_durable). */
+int rt_save_json_durable(const char *path, const json_t *j);
+
+/* A pod directory's supervisor holds a write lock (fcntl record lock) on
+ * dir/supervisor.lock for its whole life: at most one supervisor runs a pod,
+ * and whoever finds the lock held knows which process runs it, with no window
+ * between its start and a pid file. Record locks are not inherited by fork,
+ * so the containers never hold it. */
+#define RT_LOCK_FILE "supervisor.lock"
+/* Takes the lock: the descriptor that holds it (keep it open), or -1 with
+ * errno, EAGAIN when another process holds it (its pid in *holder, 0 when
+ * it let go in the meantime). */
+int rt_lock_take(const char *dir, pid_t *holder);
+/* The pid of the process holding dir's lock, 0 when none does. */
+pid_t rt_lock_holder(const char *dir);
 /* rm -rf that never leaves the file system it starts on. */
 int rt_remove_tree(const char *path);
 /* "2026-11-21T23:38:50.123456789Z" for now (buf >= 32). */

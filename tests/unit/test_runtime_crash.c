@@ -1,0 +1,188 @@
+/* test_runtime_crash.c - the local runtime across crashes of the server and
+ * a full disk: a pod's command never runs twice for one start, and its exit
+ * code is never made up.
+ *
+ * The windows are reproduced at the module level: the agent is stopped and
+ * the pod directory left as a SIGKILL at that moment would leave it (no
+ * supervisor.pid: the server died between spawning the supervisor and
+ * recording it). */
+#include "test_runtime_fixture.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+/* The pod's directory under the fixture's data dir. */
+static void pod_dir(fixture *f, const char *name, char *buf, size_t len)
+{
+    json_t *pod = get_pod(f, name);
+    const char *uid;
+
+    assert_non_null(pod);
+    uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+    snprintf(buf, len, "%s/pods/%s", f->dir, uid);
+    json_decref(pod);
+}
+
+static void pod_file(fixture *f, const char *name, const char *file, char *buf, size_t len)
+{
+    char dir[400];
+
+    pod_dir(f, name, dir, sizeof(dir));
+    snprintf(buf, len, "%s/%s", dir, file);
+}
+
+/* Lines in a file; 0 when absent. */
+static int count_lines(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    int n = 0, c;
+
+    if (!fp)
+        return 0;
+    while ((c = fgetc(fp)) != EOF)
+        n += c == '\n';
+    fclose(fp);
+    return n;
+}
+
+static pid_t container_pid(const json_t *pod)
+{
+    const char *cid = json_string_value(json_object_get(container_status(pod, 0), "containerID"));
+    return cid && !strncmp(cid, "trainyard://", 12) ? (pid_t)atoi(cid + 12) : 0;
+}
+
+/* Each run of the pod appends a line to runs; the log says "once". */
+#define ONCE_SPEC                                                                              \
+    "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,"    \
+    "`echo run >> %s/runs-%s; echo once; %s`]}]}"
+
+static void make_counting_pod(fixture *f, const char *name, const char *then)
+{
+    char spec[1024];
+
+    snprintf(spec, sizeof(spec), ONCE_SPEC, f->dir, name, then);
+    make_pod(f, name, spec);
+}
+
+static int runs_of(fixture *f, const char *name)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/runs-%s", f->dir, name);
+    return count_lines(path);
+}
+
+/* The server died after starting the supervisor and before writing its pid:
+ * the next server finds the supervisor by its lock and adopts it. */
+static void test_unrecorded_supervisor_adopted(void **state)
+{
+    fixture *f = *state;
+    char pidfile[512];
+    json_t *pod;
+    pid_t pid;
+    char *log;
+
+    make_counting_pod(f, "window", "sleep 1000");
+    pod = wait_phase(f, "window", "Running", 10000);
+    pid = container_pid(pod);
+    json_decref(pod);
+    free(wait_log(f, "window", "c", " once\n", 5000));
+    rt_local_stop(f->rt);
+    pod_file(f, "window", "supervisor.pid", pidfile, sizeof(pidfile));
+    assert_int_equal(unlink(pidfile), 0);
+    f->rt = start_agent(f);
+    usleep(1000 * 1000); /* a second start would have run by now */
+    pod = wait_phase(f, "window", "Running", 5000);
+    assert_int_equal(container_pid(pod), pid); /* the same process */
+    json_decref(pod);
+    assert_int_equal(runs_of(f, "window"), 1);
+    log = read_log(f, "window", "c", "");
+    assert_non_null(strstr(log, " once\n")); /* the first run's log is still there */
+    free(log);
+    delete_pod(f, "window");
+    assert_true(wait_gone(f, "window", 10000));
+    assert_int_not_equal(kill(pid, 0), 0);
+}
+
+/* The same window, and the pod finished before the next server came: its
+ * exit is reported, not a second run's. */
+static void test_unrecorded_finished_not_rerun(void **state)
+{
+    fixture *f = *state;
+    char pidfile[512], statefile[512];
+    const json_t *term;
+    json_t *pod;
+    json_t *st = NULL;
+
+    make_counting_pod(f, "ended", "sleep 1; exit 5");
+    json_decref(wait_phase(f, "ended", "Running", 10000));
+    rt_local_stop(f->rt);
+    f->rt = NULL;
+    pod_file(f, "ended", "state.json", statefile, sizeof(statefile));
+    for (int i = 0; i < 200; i++) { /* it ends while no agent runs */
+        json_decref(st);
+        st = json_load_file(statefile, 0, NULL);
+        if (!strcmp(json_string_value(json_object_get(st, "phase")) ?: "", "Failed"))
+            break;
+        usleep(50 * 1000);
+    }
+    assert_string_equal(json_string_value(json_object_get(st, "phase")), "Failed");
+    json_decref(st);
+    pod_file(f, "ended", "supervisor.pid", pidfile, sizeof(pidfile));
+    assert_int_equal(unlink(pidfile), 0);
+    f->rt = start_agent(f);
+    pod = wait_phase(f, "ended", "Failed", 5000);
+    term = json_object_get(json_object_get(container_status(pod, 0), "state"), "terminated");
+    assert_int_equal(json_integer_value(json_object_get(term, "exitCode")), 5);
+    json_decref(pod);
+    usleep(500 * 1000);
+    assert_int_equal(runs_of(f, "ended"), 1);
+}
+
+/* Runs `trainyard supervise --pod-dir dir`; its exit status. */
+static int run_supervisor(const char *dir)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 2);
+        execl(exe_path(), exe_path(), "supervise", "--pod-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A second supervisor on a pod directory leaves without running anything:
+ * while the first one lives (its lock), and after it ended (its state). */
+static void test_second_supervisor_refuses(void **state)
+{
+    fixture *f = *state;
+    char dir[400];
+    char *log;
+
+    make_counting_pod(f, "twice", "sleep 2");
+    json_decref(wait_phase(f, "twice", "Running", 10000));
+    free(wait_log(f, "twice", "c", " once\n", 5000));
+    pod_dir(f, "twice", dir, sizeof(dir));
+    assert_int_equal(run_supervisor(dir), 75);
+    json_decref(wait_phase(f, "twice", "Succeeded", 10000));
+    assert_int_equal(run_supervisor(dir), 75);
+    assert_int_equal(runs_of(f, "twice"), 1);
+    log = read_log(f, "twice", "c", "");
+    assert_non_null(strstr(log, " once\n"));
+    free(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_unrecorded_supervisor_adopted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unrecorded_finished_not_rerun, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_supervisor_refuses, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
