@@ -27,6 +27,7 @@
 
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
+#define DISK_CHECK_MS 2000  /* free space of the data directory (statvfs) */
 #define RESYNC_MS 30000
 #define MAX_PODS 100000
 
@@ -450,6 +451,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_beat_ms;
     if (rt->next_resync_ms < next)
         next = rt->next_resync_ms;
+    if (rt->next_disk_ms < next)
+        next = rt->next_disk_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -464,6 +467,29 @@ static int sleep_ms(rt_local *rt)
     return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
 }
 
+/* DiskPressure on the Node while the data directory's file system has less
+ * free space than --disk-free-min; written only when it changes. */
+static void check_disk(rt_local *rt)
+{
+    long long avail = 0;
+    int now = rt_disk_pressure(rt->data_dir, &rt->disk_min, &avail);
+    ty_error err;
+
+    if (now < 0 || now == rt->disk_state)
+        return;
+    ty_error_init(&err);
+    if (rt_node_set_disk_pressure(rt->s, rt->node_name, now == 1, &err) < 0) {
+        ty_warn("runtime: cannot set DiskPressure=%s on node %s: %s", now ? "True" : "False",
+                rt->node_name, err.text);
+    } else {
+        if (now || rt->disk_state == 1)
+            ty_warn("runtime: %s: %lld bytes free: DiskPressure=%s", rt->data_dir, avail,
+                    now ? "True" : "False");
+        rt->disk_state = now;
+    }
+    ty_error_clear(&err);
+}
+
 static void housekeeping(rt_local *rt)
 {
     int64_t now = ty_now_ms();
@@ -475,12 +501,17 @@ static void housekeeping(rt_local *rt)
             ty_error_clear(&err);
             if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
+            rt->disk_state = -1; /* registered afresh: written again */
         }
         ty_error_clear(&err);
         rt->next_beat_ms = now + HEARTBEAT_MS;
     }
     if (now >= rt->next_resync_ms)
         resync(rt);
+    if (now >= rt->next_disk_ms) {
+        check_disk(rt);
+        rt->next_disk_ms = now + DISK_CHECK_MS;
+    }
 }
 
 static void *agent_main(void *arg)
@@ -599,6 +630,9 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     if (rt->ngpus > RT_MAX_GPUS)
         rt->ngpus = RT_MAX_GPUS;
     rt->backoff_ms = backoff_base(o);
+    if (rt_disk_min_parse(o->disk_free_min, &rt->disk_min, err) < 0)
+        return -1;
+    rt->disk_state = -1;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
     rt->next_ip = first_ip(rt->data_dir);
     return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
@@ -634,6 +668,8 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
     resync(rt);
     rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
     rt->next_sweep_ms = ty_now_ms() + SWEEP_MS;
+    check_disk(rt); /* before the first pod is scheduled here */
+    rt->next_disk_ms = ty_now_ms() + DISK_CHECK_MS;
     rt->next_resync_ms = INT64_MAX; /* the pump's first open asks for one */
     if (agent_pump_start(rt, err) < 0)
         goto error;

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "base/error.h"
+#include "runtime/local/runtime.h"
 #include "store/store.h"
 
 #define RT_FINALIZER "trainyard.io/local-runtime"
@@ -137,5 +138,12 @@ int rt_detect_gpus(void);
 int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err);
 /* Updates the Ready condition's lastHeartbeatTime. */
 int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err);
+/* 1 when the file system of dir has less free space than m allows (the
+ * smaller of m's size and percentage, whichever are set), 0 when not, -1
+ * when it cannot be read. *free_bytes (may be NULL): what is free. */
+int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_bytes);
+/* The DiskPressure condition and the node.kubernetes.io/disk-pressure
+ * NoSchedule taint, set or cleared. */
+int rt_node_set_disk_pressure(ty_store *s, const char *name, bool pressure, ty_error *err);
 
 #endif
