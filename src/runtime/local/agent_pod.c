@@ -289,7 +289,7 @@ static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
 
 static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
 {
-    char path[PATH_MAX + 16], pidtext[32];
+    char path[PATH_MAX + 16];
     ty_error err;
 
     ty_error_init(&err);
@@ -320,10 +320,8 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
      * start and its record (tests/e2e/t0750-crash-windows.sh). */
     if (failpoint("rt-exit-after-supervisor-spawn"))
         _exit(86);
-    snprintf(pidtext, sizeof(pidtext), "%d\n", (int)p->sup);
-    path_in(p, "supervisor.pid", path, sizeof(path));
-    if (rt_write_atomic(path, pidtext, strlen(pidtext), 0644) < 0)
-        ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    /* The supervisor writes supervisor.pid itself once it holds the pod's
+     * lock: one that loses the lock to an earlier one must not be named. */
     p->started = true;
     agent_track_sup(rt, p);
     if (*p->wait_reason) {
@@ -493,6 +491,8 @@ static bool follow_lock_holder(rt_local *rt, rt_pod *p)
     p->strict = true;
     agent_track_dir(rt, p);
     agent_track_sup(rt, p);
+    if (p->killing)
+        kill(p->sup, SIGTERM); /* the deletion's stop.json is there for it too */
     return true;
 }
 
