@@ -13,7 +13,8 @@
 # for about a third of the jobs: those end Failed). minAvailable is 1 (job
 # and task), so that a job fails only once all its replicas failed: a job
 # that fails earlier kills the replicas still running, whose ends are then
-# not known. KILLS (default 20) kill -9s of the server, each at a random
+# not known. Half the jobs are created first, the rest in shares after each
+# restart. KILLS (default 20) kill -9s of the server, each at a random
 # moment up to TENTHS tenths of a second (default 30) after the server is up
 # again (SEED, default the time), each followed by a restart. SECONDS
 # (default 600) bounds the wait for the jobs to end after the last restart.
@@ -45,7 +46,7 @@ for j in $(seq "$jobs"); do
     reps=$((3 + RANDOM % 2)) lines=$((5 + RANDOM % 20)) code=0
     [ $((RANDOM % 3)) = 0 ] && code=3
     echo "soak-$j $reps $lines $code" >>"$plan"
-    cat >>"$E2E_TMP/jobs.yaml" <<YAML
+    cat >"$E2E_TMP/job-$j.yaml" <<YAML
 ---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -67,11 +68,24 @@ spec:
 YAML
 done
 
-start_server --fake-gpus 0 --node-name soak-node
-if ! kubectl --request-timeout=60s apply -f "$E2E_TMP/jobs.yaml" >"$E2E_TMP/apply.out" 2>&1; then
-    echo "FAIL - the jobs could not be created:"; cat "$E2E_TMP/apply.out"; exit 1
-fi
+# apply_jobs FROM TO: creates those jobs, retried until the server takes
+# them (a kill may cut a request short; apply is idempotent).
+apply_jobs() {
+    local j
+    for j in $(seq "$1" "$2"); do
+        for _ in $(seq 120); do
+            kubectl --request-timeout=20s apply -f "$E2E_TMP/job-$j.yaml" >"$E2E_TMP/apply.out" 2>&1 && continue 2
+            sleep 0.5
+        done
+        echo "FAIL - job soak-$j could not be created:"; cat "$E2E_TMP/apply.out"; exit 1
+    done
+}
 
+# Half the jobs before the first kill, the rest a share after each restart:
+# kills land in job and pod creation too.
+start_server --fake-gpus 0 --node-name soak-node
+created=$(( (jobs + 1) / 2 ))
+apply_jobs 1 "$created"
 for k in $(seq "$kills"); do
     # Up to GAP tenths of a second after the server listens: some kills land
     # in its adoption, some in a burst of pod starts, some in their ends.
@@ -81,7 +95,11 @@ for k in $(seq "$kills"); do
     wait "$SERVER_PID" 2>/dev/null
     SERVER_PID=""
     start_server --fake-gpus 0 --node-name soak-node
+    next=$(( created + (jobs - created + kills - k) / (kills - k + 1) ))
+    [ "$next" -gt "$created" ] && apply_jobs $((created + 1)) "$next"
+    created=$next
 done
+[ "$created" -lt "$jobs" ] && apply_jobs $((created + 1)) "$jobs"
 echo "# $kills kills done; waiting for the jobs to end"
 
 ended() {

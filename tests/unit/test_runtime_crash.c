@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
+#include "runtime/local/rt_internal.h"
+
 /* The pod's directory under the fixture's data dir. */
 static void pod_dir(fixture *f, const char *name, char *buf, size_t len)
 {
@@ -177,12 +179,115 @@ static void test_second_supervisor_refuses(void **state)
     free(log);
 }
 
+static void test_disk_min_parse(void **state)
+{
+    rt_disk_min m;
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_int_equal(rt_disk_min_parse(NULL, &m, &err), 0);
+    assert_int_equal(m.pct, 5);
+    assert_true(m.bytes == 1ll << 30);
+    assert_int_equal(rt_disk_min_parse("10%", &m, &err), 0);
+    assert_int_equal(m.pct, 10);
+    assert_true(m.bytes == 0);
+    assert_int_equal(rt_disk_min_parse("512Mi", &m, &err), 0);
+    assert_true(m.bytes == 512ll << 20 && m.pct == 0);
+    assert_int_equal(rt_disk_min_parse("0", &m, &err), 0);
+    assert_true(m.bytes == 0 && m.pct == 0);
+    assert_int_equal(rt_disk_min_parse("100%", &m, &err), -1);
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+    assert_int_equal(rt_disk_min_parse("lots", &m, &err), -1);
+    assert_non_null(strstr(err.text, "lots"));
+    ty_error_clear(&err);
+    assert_int_equal(rt_disk_min_parse("-1Gi", &m, &err), -1);
+    ty_error_clear(&err);
+    /* any disk has less than an exbibyte free, and more than nothing */
+    m = (rt_disk_min){.bytes = 1ll << 60};
+    assert_int_equal(rt_disk_pressure("/tmp", &m, NULL), 1);
+    m = (rt_disk_min){0};
+    assert_int_equal(rt_disk_pressure("/tmp", &m, NULL), 0);
+    assert_int_equal(rt_disk_pressure("/nonexistent/dir", &m, NULL), -1);
+}
+
+static const json_t *node_condition(const json_t *node, const char *type)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", type))
+            return c;
+    return NULL;
+}
+
+/* Polls the Node until its DiskPressure status is want; the Node (decref). */
+static json_t *wait_disk_pressure(fixture *f, const char *want)
+{
+    for (int t = 0; t < 20000; t += 50) {
+        store_obj *o = store_get(f->s, "nodes", "", NODE, NULL);
+        json_t *node = o ? json_deep_copy(store_obj_json(o)) : NULL;
+        store_obj_unref(o);
+        if (node && !strcmp(json_string_value(json_object_get(
+                                 node_condition(node, "DiskPressure"), "status")) ?: "",
+                            want))
+            return node;
+        json_decref(node);
+        usleep(50 * 1000);
+    }
+    fail_msg("the node's DiskPressure did not become %s", want);
+    return NULL;
+}
+
+/* Below the watermark the Node says DiskPressure and is tainted; a new
+ * agent with room (a restart after space came back) clears both. */
+static void test_disk_pressure_condition(void **state)
+{
+    fixture *f = *state;
+    rt_local_opts o = {.data_dir = f->dir, .node_name = NODE, .fake_gpus = 2,
+                       .self_exe = exe_path(), .restart_backoff_ms = 200,
+                       .disk_free_min = "1Pi"};
+    const json_t *taint;
+    ty_error err;
+    json_t *node;
+
+    node = wait_disk_pressure(f, "False"); /* the default on a roomy /tmp */
+    assert_null(json_object_get(json_object_get(node, "spec"), "taints"));
+    json_decref(node);
+    rt_local_stop(f->rt);
+    ty_error_init(&err);
+    f->rt = rt_local_start(f->s, &o, &err);
+    assert_non_null(f->rt);
+    node = wait_disk_pressure(f, "True");
+    assert_string_equal(json_string_value(json_object_get(node_condition(node, "DiskPressure"),
+                                                          "reason")),
+                        "KubeletHasDiskPressure");
+    taint = json_array_get(json_object_get(json_object_get(node, "spec"), "taints"), 0);
+    assert_string_equal(json_string_value(json_object_get(taint, "key")),
+                        "node.kubernetes.io/disk-pressure");
+    assert_string_equal(json_string_value(json_object_get(taint, "effect")), "NoSchedule");
+    json_decref(node);
+    rt_local_stop(f->rt);
+    f->rt = start_agent(f);
+    node = wait_disk_pressure(f, "False");
+    assert_null(json_object_get(json_object_get(node, "spec"), "taints"));
+    json_decref(node);
+    o.disk_free_min = "lots";
+    assert_null(rt_local_start(f->s, &o, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unrecorded_supervisor_adopted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unrecorded_finished_not_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_supervisor_refuses, setup, teardown),
+        cmocka_unit_test(test_disk_min_parse),
+        cmocka_unit_test_setup_teardown(test_disk_pressure_condition, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
