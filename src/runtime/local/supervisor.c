@@ -486,7 +486,7 @@ static int claim(sv *s)
         fprintf(stderr, "supervise: the pod in %s ran before: not running it twice\n", s->dir);
         return -1;
     }
-    /* Ours from now on; the agent writes the same pid, perhaps never. */
+    /* Ours from now on: only the lock holder names itself here. */
     snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     snprintf(path, sizeof(path), "%s/supervisor.pid", s->dir);
     if (rt_write_atomic(path, pid, strlen(pid), 0644) < 0)
