@@ -39,7 +39,7 @@ last" "$(k get pod once >/dev/null; kubectl logs once)"
 k delete pod once >/dev/null
 stop_server
 
-soak=$("$(dirname "$0")/../soak/kill9-soak.sh" -j 8 -k 4 -g 20 -s "${SOAK_SEED:-$RANDOM}" -t 240 2>&1)
+soak=$(bash "$(dirname "$0")/../soak/kill9-soak.sh" -j 8 -k 4 -g 20 -s "${SOAK_SEED:-$RANDOM}" -t 240 2>&1)
 rc=$?
 printf '%s\n' "$soak" | sed 's/^/     | /' | tail -20
 if [ $rc = 0 ]; then pass "kill -9 soak: 8 jobs, 4 kills"; else fail "kill -9 soak: 8 jobs, 4 kills"; fi
