@@ -141,6 +141,44 @@ static void test_unrecorded_finished_not_rerun(void **state)
     assert_int_equal(runs_of(f, "ended"), 1);
 }
 
+/* The machine went down after the pod's end was reported but before its
+ * last state reached the disk: the next agent finds the supervisor gone and
+ * a state that says Running. The reported end (exit 5) stands; no 137 is
+ * made up over it. */
+static void test_reported_end_not_overwritten(void **state)
+{
+    fixture *f = *state;
+    char statefile[512], *running = NULL;
+    const json_t *term;
+    json_t *pod;
+    FILE *fp;
+
+    make_counting_pod(f, "reported", "sleep 1; exit 5");
+    json_decref(wait_phase(f, "reported", "Running", 10000));
+    pod_file(f, "reported", "state.json", statefile, sizeof(statefile));
+    for (int i = 0; i < 100 && !running; i++) {
+        running = rt_read_file(statefile, 1 << 20, NULL);
+        if (running && !strstr(running, "\"phase\":\"Running\"")) {
+            free(running);
+            running = NULL;
+            usleep(20 * 1000);
+        }
+    }
+    assert_non_null(running);
+    json_decref(wait_phase(f, "reported", "Failed", 10000));
+    rt_local_stop(f->rt);
+    assert_non_null(fp = fopen(statefile, "w"));
+    fputs(running, fp);
+    fclose(fp);
+    free(running);
+    f->rt = start_agent(f);
+    usleep(500 * 1000);
+    pod = wait_phase(f, "reported", "Failed", 5000);
+    term = json_object_get(json_object_get(container_status(pod, 0), "state"), "terminated");
+    assert_int_equal(json_integer_value(json_object_get(term, "exitCode")), 5);
+    json_decref(pod);
+}
+
 /* Runs `trainyard supervise --pod-dir dir`; its exit status. */
 static int run_supervisor(const char *dir)
 {
@@ -286,6 +324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unrecorded_supervisor_adopted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unrecorded_finished_not_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_supervisor_refuses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reported_end_not_overwritten, setup, teardown),
         cmocka_unit_test(test_disk_min_parse),
         cmocka_unit_test_setup_teardown(test_disk_pressure_condition, setup, teardown),
     };

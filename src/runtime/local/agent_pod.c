@@ -122,9 +122,17 @@ static int edit_status(json_t *obj, void *arg, ty_error *err)
 {
     pod_edit *e = arg;
     const rt_pod *p = e->p;
+    const char *phase;
 
     if (!same_uid(obj, p->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
+    /* An end once reported is final, as kubelet keeps it: a state.json
+     * older than the report (the machine went down before the last state
+     * reached the disk) must not make the pod Running again, nor a
+     * supervisor then found dead turn its real exit codes into 137s. */
+    phase = str(json_object_get(obj, "status"), "phase");
+    if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+        return 0;
     json_object_set_new(obj, "status", status_of(obj, p));
     return 0;
 }
