@@ -20,6 +20,8 @@ unmount() {
 }
 trap unmount EXIT
 
+out=$("$TRAINYARD" server --port 0 --data-dir "$E2E_TMP/unused" --disk-free-min lots 2>&1)
+expect_eq "a bad --disk-free-min is refused" "2 error: --disk-free-min: invalid disk free minimum lots: want a size such as 1Gi or 500Mi, a percentage such as 5%, or 0" "$? $out"
 start_server --fake-gpus 0 --node-name e2e-node --disk-free-min 1Mi
 k() { kubectl --request-timeout=20s "$@"; }
 # until SECONDS CMD...: polls CMD every 0.2 s until it succeeds.
