@@ -90,6 +90,7 @@ static void test_unrecorded_supervisor_adopted(void **state)
     json_decref(pod);
     free(wait_log(f, "window", "c", " once\n", 5000));
     rt_local_stop(f->rt);
+    f->rt = NULL;
     pod_file(f, "window", "supervisor.pid", pidfile, sizeof(pidfile));
     assert_int_equal(unlink(pidfile), 0);
     f->rt = start_agent(f);
@@ -167,6 +168,7 @@ static void test_reported_end_not_overwritten(void **state)
     assert_non_null(running);
     json_decref(wait_phase(f, "reported", "Failed", 10000));
     rt_local_stop(f->rt);
+    f->rt = NULL;
     assert_non_null(fp = fopen(statefile, "w"));
     fputs(running, fp);
     fclose(fp);
@@ -176,6 +178,57 @@ static void test_reported_end_not_overwritten(void **state)
     pod = wait_phase(f, "reported", "Failed", 5000);
     term = json_object_get(json_object_get(container_status(pod, 0), "state"), "terminated");
     assert_int_equal(json_integer_value(json_object_get(term, "exitCode")), 5);
+    json_decref(pod);
+}
+
+/* Polls up to timeout_ms for a file to contain text. */
+static bool wait_file_has(const char *path, const char *text, int timeout_ms)
+{
+    for (int t = 0; t < timeout_ms; t += 50) {
+        char *got = rt_read_file(path, 1 << 20, NULL);
+        bool ok = got && strstr(got, text);
+        free(got);
+        if (ok)
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+/* The last state cannot be written (here: state.json is in the way as a
+ * directory; a full disk does the same): the supervisor keeps it, stays, and
+ * writes it once it can. The pod is never reported with a made-up 137. */
+static void test_unwritable_end_kept_until_written(void **state)
+{
+    fixture *f = *state;
+    char statefile[512], blocker[600], svlog[512], go[300], then[400];
+    const json_t *term;
+    json_t *pod;
+    int fd;
+
+    snprintf(go, sizeof(go), "%s/go", f->dir);
+    snprintf(then, sizeof(then), "while [ ! -e %s ]; do sleep 0.05; done; exit 3", go);
+    make_counting_pod(f, "stuck", then);
+    json_decref(wait_phase(f, "stuck", "Running", 10000));
+    pod_file(f, "stuck", "state.json", statefile, sizeof(statefile));
+    pod_file(f, "stuck", "supervisor.log", svlog, sizeof(svlog));
+    assert_int_equal(unlink(statefile), 0);
+    assert_int_equal(mkdir(statefile, 0755), 0);
+    snprintf(blocker, sizeof(blocker), "%s/x", statefile);
+    assert_true((fd = open(blocker, O_WRONLY | O_CREAT, 0644)) >= 0);
+    close(fd);
+    assert_true((fd = open(go, O_WRONLY | O_CREAT, 0644)) >= 0);
+    close(fd);
+    assert_true(wait_file_has(svlog, "cannot write ", 10000));
+    usleep(300 * 1000); /* a supervisor that gave up would be gone now */
+    pod = get_pod(f, "stuck");
+    assert_string_equal(phase_of(pod), "Running"); /* what is known; nothing made up */
+    json_decref(pod);
+    assert_int_equal(unlink(blocker), 0);
+    assert_int_equal(rmdir(statefile), 0);
+    pod = wait_phase(f, "stuck", "Failed", 10000);
+    term = json_object_get(json_object_get(container_status(pod, 0), "state"), "terminated");
+    assert_int_equal(json_integer_value(json_object_get(term, "exitCode")), 3);
     json_decref(pod);
 }
 
@@ -295,6 +348,7 @@ static void test_disk_pressure_condition(void **state)
     assert_null(json_object_get(json_object_get(node, "spec"), "taints"));
     json_decref(node);
     rt_local_stop(f->rt);
+    f->rt = NULL;
     ty_error_init(&err);
     f->rt = rt_local_start(f->s, &o, &err);
     assert_non_null(f->rt);
@@ -308,6 +362,7 @@ static void test_disk_pressure_condition(void **state)
     assert_string_equal(json_string_value(json_object_get(taint, "effect")), "NoSchedule");
     json_decref(node);
     rt_local_stop(f->rt);
+    f->rt = NULL;
     f->rt = start_agent(f);
     node = wait_disk_pressure(f, "False");
     assert_null(json_object_get(json_object_get(node, "spec"), "taints"));
@@ -325,6 +380,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unrecorded_finished_not_rerun, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_supervisor_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reported_end_not_overwritten, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_end_kept_until_written, setup, teardown),
         cmocka_unit_test(test_disk_min_parse),
         cmocka_unit_test_setup_teardown(test_disk_pressure_condition, setup, teardown),
     };
