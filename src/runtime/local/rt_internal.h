@@ -3,7 +3,7 @@
  * Layout on disk (see docs/internals/runtime.md):
  *   <data>/pods/<uid>/spec.json       what the supervisor runs (agent writes once)
  *   <data>/pods/<uid>/state.json      what is happening (supervisor rewrites, tmp+rename)
- *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (agent writes)
+ *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (it writes it, holding the lock)
  *   <data>/pods/<uid>/supervisor.log  the supervisor's own stderr
  *   <data>/pods/<uid>/supervisor.lock a record lock the supervisor holds while it lives
  *   <data>/pods/<uid>/ip              the pod's loopback address, kept across restarts
