@@ -5,7 +5,7 @@
 # there.
 #
 #   TRAINYARD=build/trainyard tests/soak/kill9-soak.sh [-j JOBS] [-k KILLS] [-s SEED]
-#                                                      [-g TENTHS] [-t SECONDS]
+#                                   [-g TENTHS] [-t SECONDS] [-K volcano|pytorch]
 #
 # JOBS jobs (default 30) of 3 or 4 replicas each; a replica appends a line to
 # a file of its own outside the data directory each time it starts, prints
@@ -18,17 +18,18 @@
 # moment up to TENTHS tenths of a second (default 30) after the server is up
 # again (SEED, default the time), each followed by a restart. SECONDS
 # (default 600) bounds the wait for the jobs to end after the last restart.
-# Exit status 0 when everything checks out; the failures are listed
-# otherwise.
+# -K pytorch runs PyTorchJobs (a Master and 2 or 3 Workers,
+# restartPolicy Never) instead of Volcano Jobs. Exit status 0 when
+# everything checks out; the failures are listed otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${TRAINYARD:=$here/../../build/trainyard}"
 export TRAINYARD
-jobs=30 kills=20 seed=$(date +%s) secs=600 gap=30
-while getopts "j:k:s:t:g:" o; do
+jobs=30 kills=20 seed=$(date +%s) secs=600 gap=30 kind=volcano
+while getopts "j:k:s:t:g:K:" o; do
     case $o in
     j) jobs=$OPTARG ;; k) kills=$OPTARG ;; s) seed=$OPTARG ;; t) secs=$OPTARG ;;
-    g) gap=$OPTARG ;;
+    g) gap=$OPTARG ;; K) kind=$OPTARG ;;
     *) sed -n '2,16p' "$0"; exit 2 ;;
     esac
 done
@@ -36,8 +37,18 @@ done
 E2E_DATA="$E2E_TMP/data"
 MARKS="$E2E_TMP/starts"
 mkdir -p "$MARKS"
+ctname=main
+[ "$kind" = pytorch ] && ctname=pytorch
 RANDOM=$seed
 echo "# kill9-soak: jobs=$jobs kills=$kills seed=$seed"
+
+# ctr INDENT: the replica's container list, indented (a PyTorchJob's
+# container must be named pytorch).
+ctr() {
+    printf '%s\n' "containers:" "- name: $ctname" "  image: busybox" \
+        "  env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]" \
+        "  command: [sh, -c, \"$cmd\"]" | sed "s/^/$1/"
+}
 
 # The jobs, and what each must end with: name replicas lines code.
 plan="$E2E_TMP/plan"
@@ -46,8 +57,33 @@ for j in $(seq "$jobs"); do
     reps=$((3 + RANDOM % 2)) lines=$((5 + RANDOM % 20)) code=0
     [ $((RANDOM % 3)) = 0 ] && code=3
     echo "soak-$j $reps $lines $code" >>"$plan"
+    # A replica: one line per start outside the data directory, LINES
+    # numbered lines, then its job's exit code.
+    cmd="echo start >> $MARKS/\$POD_NAME; i=1; while [ \$i -le $lines ]; do echo line \$i of \$POD_NAME; i=\$((i + 1)); sleep 0.\$((RANDOM % 5)); done; exit $code"
+    if [ "$kind" = pytorch ]; then
+        cat >"$E2E_TMP/job-$j.yaml" <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: soak-$j}
+spec:
+  runPolicy: {cleanPodPolicy: None}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+$(ctr "          ")
+    Worker:
+      replicas: $((reps - 1))
+      restartPolicy: Never
+      template:
+        spec:
+$(ctr "          ")
+YAML
+        continue
+    fi
     cat >"$E2E_TMP/job-$j.yaml" <<YAML
----
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata: {name: soak-$j}
@@ -60,11 +96,7 @@ spec:
     template:
       spec:
         restartPolicy: Never
-        containers:
-        - name: main
-          image: busybox
-          env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
-          command: [sh, -c, "echo start >> $MARKS/\$POD_NAME; i=1; while [ \$i -le $lines ]; do echo line \$i of \$POD_NAME; i=\$((i + 1)); sleep 0.\$((RANDOM % 5)); done; exit $code"]
+$(ctr "        ")
 YAML
 done
 
@@ -102,30 +134,46 @@ done
 [ "$created" -lt "$jobs" ] && apply_jobs $((created + 1)) "$jobs"
 echo "# $kills kills done; waiting for the jobs to end"
 
+if [ "$kind" = pytorch ]; then
+    resource=pytorchjobs.kubeflow.org state='{.status.conditions[-1:].type}'
+else
+    resource=jobs.batch.volcano.sh state='{.status.state.phase}'
+fi
 ended() {
-    kubectl --request-timeout=20s get jobs.batch.volcano.sh -o jsonpath='{range .items[*]}{.status.state.phase}{"\n"}{end}' \
-        2>/dev/null | grep -cE '^(Completed|Failed)$'
+    kubectl --request-timeout=20s get "$resource" -o jsonpath="{range .items[*]}$state{\"\\n\"}{end}" \
+        2>/dev/null | grep -cE '^(Completed|Succeeded|Failed)$'
 }
 deadline=$((SECONDS + secs))
 while [ "$(ended)" != "$jobs" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
 
-kubectl --request-timeout=60s get jobs.batch.volcano.sh -o json >"$E2E_TMP/vcjobs.json"
+kubectl --request-timeout=60s get "$resource" -o json >"$E2E_TMP/jobs.json"
 kubectl --request-timeout=60s get pods -o json >"$E2E_TMP/pods.json"
-/usr/bin/python3 - "$plan" "$E2E_TMP" "$MARKS" <<'PY'
+/usr/bin/python3 - "$plan" "$E2E_TMP" "$MARKS" "$kind" <<'PY'
 import json, os, subprocess, sys
-plan, tmp, marks = sys.argv[1:4]
-jobs = {j["metadata"]["name"]: j for j in json.load(open(f"{tmp}/vcjobs.json"))["items"]}
+plan, tmp, marks, kind = sys.argv[1:5]
+jobs = {j["metadata"]["name"]: j for j in json.load(open(f"{tmp}/jobs.json"))["items"]}
 pods = {p["metadata"]["name"]: p for p in json.load(open(f"{tmp}/pods.json"))["items"]}
+
+def end_of(job):
+    st = job.get("status", {})
+    if kind == "pytorch":
+        return ((st.get("conditions") or [{}])[-1]).get("type")
+    return st.get("state", {}).get("phase")
+
+def replicas(name, reps):
+    if kind == "pytorch":
+        return [f"{name}-master-0"] + [f"{name}-worker-{i}" for i in range(reps - 1)]
+    return [f"{name}-r-{i}" for i in range(reps)]
+
 bad, npods = [], 0
 for row in open(plan):
     name, reps, lines, code = row.split()
     reps, lines, code = int(reps), int(lines), int(code)
-    want = "Completed" if code == 0 else "Failed"
-    got = jobs.get(name, {}).get("status", {}).get("state", {}).get("phase")
+    want = ("Succeeded" if kind == "pytorch" else "Completed") if code == 0 else "Failed"
+    got = end_of(jobs.get(name, {}))
     if got != want:
         bad.append(f"{name}: phase {got}, want {want}")
-    for i in range(reps):
-        pod = f"{name}-r-{i}"
+    for pod in replicas(name, reps):
         npods += 1
         try:
             starts = len(open(f"{marks}/{pod}").read().splitlines())
@@ -142,7 +190,7 @@ for row in open(plan):
         if term.get("exitCode") != code:
             bad.append(f"{pod}: exit code {term.get('exitCode')} ({term.get('reason')}: "
                        f"{term.get('message', '')}), want {code}")
-        log = subprocess.run(["kubectl", "--request-timeout=20s", "logs", pod],
+        log = subprocess.run(["kubectl", "--request-timeout=20s", "logs", pod, "--all-containers"],
                              capture_output=True, text=True).stdout.splitlines()
         want_log = [f"line {n} of {pod}" for n in range(1, lines + 1)]
         if log != want_log:
@@ -153,11 +201,10 @@ print(f"# {len(jobs)} jobs, {npods} replicas checked")
 if bad:
     for row in open(plan):
         name = row.split()[0]
-        if not any(b.startswith(name + ":") or b.startswith(name + "-r-") for b in bad):
+        if not any(b.startswith(name + ":") or b.startswith(name + "-") for b in bad):
             continue
         st = jobs.get(name, {}).get("status", {})
-        print(f"#   {row.strip()}: {st.get('state')} retry {st.get('retryCount')} "
-              f"{json.dumps(st.get('taskStatusCount'))}")
+        print(f"#   {row.strip()}: {json.dumps(st)[:400]}")
 for b in bad:
     print("FAIL -", b)
 sys.exit(1 if bad else 0)
