@@ -62,6 +62,9 @@ static void server_usage(FILE *f)
                "  --log-level  default info\n"
                "  --node-name  the name this machine registers as (default: the host name)\n"
                "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n"
+               "  --disk-free-min SIZE|PCT  below this much free space in the data directory\n"
+               "               the node reports DiskPressure and takes no new pods\n"
+               "               (default: the smaller of 5%% and 1Gi; 0 = never)\n"
                "  --sim-nodes SPEC  also register simulated nodes that \"run\" pods bound to them:\n"
                "               N, NxG (N nodes of G GPUs) or NxG:cpu=64,memory=512Gi,pods=110\n"
                "  --no-local-node  do not register or run this machine's node\n"
@@ -179,6 +182,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"max-connections-per-client", required_argument, NULL, 'P'},
         {"pod-log-max-size", required_argument, NULL, 'm'},
         {"pod-log-retention", required_argument, NULL, 'r'},
+        {"disk-free-min", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -192,6 +196,18 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
         case 'C': nf->sched_conf = optarg; break;
+        case 'D': {
+            rt_disk_min m;
+            ty_error err;
+            ty_error_init(&err);
+            if (rt_disk_min_parse(optarg, &m, &err) < 0) {
+                fprintf(stderr, "error: --disk-free-min: %s\n", err.text);
+                ty_error_clear(&err);
+                return 2;
+            }
+            ro->disk_free_min = optarg;
+            break;
+        }
         case 'E':
             if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
                 fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "

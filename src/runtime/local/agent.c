@@ -27,6 +27,7 @@
 
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
+#define DISK_CHECK_MS 2000  /* free space of the data directory (statvfs) */
 #define RESYNC_MS 30000
 #define LOG_SWEEP_MS 60000  /* at most: a quarter of the log retention when shorter */
 #define MAX_PODS 100000
@@ -103,7 +104,8 @@ void agent_note_state(rt_local *rt, rt_pod *p)
 
     if (rt_hosts_set_local(rt->hosts, p->ns, p->uid, live && *p->ip ? p->ip : NULL))
         json_object_set_new(rt->dirty_ns, p->ns, json_true());
-    if (p->finished && !p->killing)
+    /* A status not yet written keeps it where the sweep retries it. */
+    if (p->finished && !p->killing && !p->status_pending)
         park(rt, p);
     else
         unpark(rt, p);
@@ -409,6 +411,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_resync_ms;
     if (rt->log_retention_ms > 0 && rt->next_log_sweep_ms < next)
         next = rt->next_log_sweep_ms;
+    if (rt->next_disk_ms < next)
+        next = rt->next_disk_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -423,6 +427,29 @@ static int sleep_ms(rt_local *rt)
     return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
 }
 
+/* DiskPressure on the Node while the data directory's file system has less
+ * free space than --disk-free-min; written only when it changes. */
+static void check_disk(rt_local *rt)
+{
+    long long avail = 0;
+    int now = rt_disk_pressure(rt->data_dir, &rt->disk_min, &avail);
+    ty_error err;
+
+    if (now < 0 || now == rt->disk_state)
+        return;
+    ty_error_init(&err);
+    if (rt_node_set_disk_pressure(rt->s, rt->node_name, now == 1, &err) < 0) {
+        ty_warn("runtime: cannot set DiskPressure=%s on node %s: %s", now ? "True" : "False",
+                rt->node_name, err.text);
+    } else {
+        if (now || rt->disk_state == 1)
+            ty_warn("runtime: %s: %lld bytes free: DiskPressure=%s", rt->data_dir, avail,
+                    now ? "True" : "False");
+        rt->disk_state = now;
+    }
+    ty_error_clear(&err);
+}
+
 static void housekeeping(rt_local *rt)
 {
     int64_t now = ty_now_ms();
@@ -434,6 +461,7 @@ static void housekeeping(rt_local *rt)
             ty_error_clear(&err);
             if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
+            rt->disk_state = -1; /* registered afresh: written again */
         }
         ty_error_clear(&err);
         rt->next_beat_ms = now + HEARTBEAT_MS;
@@ -445,6 +473,10 @@ static void housekeeping(rt_local *rt)
         rt_logs_sweep(rt->s, rt->data_dir, rt->log_retention_ms, rt_logs_wall_ms());
         rt->next_log_sweep_ms = now + (every < 100 ? 100 : every > LOG_SWEEP_MS ? LOG_SWEEP_MS
                                                                               : every);
+    }
+    if (now >= rt->next_disk_ms) {
+        check_disk(rt);
+        rt->next_disk_ms = now + DISK_CHECK_MS;
     }
 }
 
@@ -556,6 +588,9 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     rt->backoff_ms = backoff_base(o);
     rt->log_max_bytes = o->log_max_bytes > 0 ? o->log_max_bytes : RT_LOG_MAX_DEFAULT;
     rt->log_retention_ms = o->log_retention_ms > 0 ? o->log_retention_ms : 0;
+    if (rt_disk_min_parse(o->disk_free_min, &rt->disk_min, err) < 0)
+        return -1;
+    rt->disk_state = -1;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
     addr_init(rt);
     return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
@@ -594,6 +629,8 @@ rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
     resync(rt);
     rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
     rt->next_sweep_ms = ty_now_ms() + SWEEP_MS;
+    check_disk(rt); /* before the first pod is scheduled here */
+    rt->next_disk_ms = ty_now_ms() + DISK_CHECK_MS;
     rt->next_resync_ms = INT64_MAX; /* the pump's first open asks for one */
     if (agent_pump_start(rt, err) < 0)
         goto error;

@@ -26,6 +26,7 @@ typedef struct rt_pod {
     bool gone;              /* pod object deleted / replaced */
     bool failed_reported;   /* supervisor died and we said so */
     bool poll_due;          /* state.json renamed / supervisor exited: read it */
+    bool status_pending;    /* the last status write failed (full disk...): retried */
     bool parked;            /* in rt->idle (finished, not being deleted), else rt->pods */
     size_t slot;            /* index in rt->pods or rt->idle */
     uint64_t hosts_gen;     /* rt_hosts_body generation its hosts file has, 0 = unknown */
@@ -86,6 +87,9 @@ struct rt_local {
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
     rt_hosts *hosts;        /* what every namespace's hosts files show */
     int64_t next_beat_ms, next_resync_ms, next_sweep_ms;
+    rt_disk_min disk_min;   /* DiskPressure below this much free space */
+    int disk_state;         /* as the Node shows it: 1 pressure, 0 none, -1 not written */
+    int64_t next_disk_ms;
 };
 
 /* agent.c */

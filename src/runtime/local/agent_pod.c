@@ -122,9 +122,17 @@ static int edit_status(json_t *obj, void *arg, ty_error *err)
 {
     pod_edit *e = arg;
     const rt_pod *p = e->p;
+    const char *phase;
 
     if (!same_uid(obj, p->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
+    /* An end once reported is final, as kubelet keeps it: a state.json
+     * older than the report (the machine went down before the last state
+     * reached the disk) must not make the pod Running again, nor a
+     * supervisor then found dead turn its real exit codes into 137s. */
+    phase = str(json_object_get(obj, "status"), "phase");
+    if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+        return 0;
     json_object_set_new(obj, "status", status_of(obj, p));
     return 0;
 }
@@ -137,13 +145,33 @@ static void write_status(rt_local *rt, rt_pod *p)
 
     ty_error_init(&err);
     o = store_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, &err);
-    if (!o && err.code != TY_ENOTFOUND)
-        ty_warn("runtime: status of pod %s/%s: %s", p->ns, p->name, err.text);
+    if (!o && err.code != TY_ENOTFOUND) {
+        /* A full disk, say: the state is kept and the write retried at
+         * the next sweep (pod_poll), so what is reported is never stale
+         * for good. */
+        if (!p->status_pending)
+            ty_warn("runtime: status of pod %s/%s: %s (retried)", p->ns, p->name, err.text);
+        p->status_pending = true;
+    } else {
+        p->status_pending = false;
+    }
     store_obj_unref(o);
     ty_error_clear(&err);
 }
 
 /* ---- starting ---- */
+
+/* A named failure a test asks for in $TY_FAILPOINTS (comma-separated). */
+static bool failpoint(const char *name)
+{
+    const char *fp = getenv("TY_FAILPOINTS");
+    size_t n = strlen(name);
+
+    for (const char *at = fp; at && (at = strstr(at, name)); at += n)
+        if ((at == fp || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
+            return true;
+    return false;
+}
 
 static void path_in(const rt_pod *p, const char *file, char *buf, size_t len)
 {
@@ -270,7 +298,7 @@ static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
 
 static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
 {
-    char path[PATH_MAX + 16], pidtext[32];
+    char path[PATH_MAX + 16];
     ty_error err;
 
     ty_error_init(&err);
@@ -297,10 +325,12 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "CreateContainerError", "cannot start the pod supervisor");
         goto out;
     }
-    snprintf(pidtext, sizeof(pidtext), "%d\n", (int)p->sup);
-    path_in(p, "supervisor.pid", path, sizeof(path));
-    if (rt_write_atomic(path, pidtext, strlen(pidtext), 0644) < 0)
-        ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+    /* Tests only: the server dies in the window between the supervisor's
+     * start and its record (tests/e2e/t0750-crash-windows.sh). */
+    if (failpoint("rt-exit-after-supervisor-spawn"))
+        _exit(86);
+    /* The supervisor writes supervisor.pid itself once it holds the pod's
+     * lock: one that loses the lock to an earlier one must not be named. */
     p->started = true;
     agent_track_sup(rt, p);
     if (*p->wait_reason) {
@@ -456,11 +486,41 @@ static bool state_final(const rt_pod *p)
     return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
 }
 
+/* The supervisor we knew is gone, but the pod's lock is held: another
+ * supervisor runs the pod (ours lost the race for the lock to one started
+ * before a crash of the server). It is the pod's supervisor from now on. */
+static bool follow_lock_holder(rt_local *rt, rt_pod *p)
+{
+    pid_t holder = rt_lock_holder(p->dir);
+
+    if (holder <= 0 || holder == p->sup)
+        return false;
+    agent_untrack(rt, p); /* reaps ours */
+    ty_info("runtime: pod %s/%s is run by supervisor %d, not %d", p->ns, p->name, (int)holder,
+            (int)p->sup);
+    p->sup = holder;
+    p->strict = true;
+    agent_track_dir(rt, p);
+    agent_track_sup(rt, p);
+    if (p->killing)
+        kill(p->sup, SIGTERM); /* the deletion's stop.json is there for it too */
+    return true;
+}
+
 void pod_poll(rt_local *rt, rt_pod *p)
 {
+    if (p->status_pending && p->state) {
+        write_status(rt, p);
+        if (!p->status_pending && p->finished)
+            agent_note_state(rt, p); /* may rest in rt->idle now */
+    }
     if (p->started && !p->finished) {
         bool alive = rt_pid_alive(p->sup, p->strict ? p->dir : NULL);
         observe(rt, p);
+        if (!alive && follow_lock_holder(rt, p)) {
+            alive = true;
+            observe(rt, p);
+        }
         if (!alive) {
             p->finished = true;
             agent_untrack(rt, p);
@@ -593,6 +653,7 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
 {
     char path[PATH_MAX + 16], *text;
     json_t *spec;
+    pid_t holder;
 
     path_in(p, "ip", path, sizeof(path));
     if ((text = rt_read_file(path, 64, NULL))) {
@@ -605,13 +666,20 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
     spec = rt_load_json(path);
     path_in(p, "supervisor.pid", path, sizeof(path));
     text = spec ? rt_read_file(path, 64, NULL) : NULL;
-    if (text) {
-        p->sup = (pid_t)strtol(text, NULL, 10);
-        p->started = p->sup > 0;
+    /* Started when a supervisor holds the pod's lock (it may have had no
+     * time to write its pid: the server died right after spawning it), or
+     * left its pid or a state behind. A pod started once is never started
+     * again: its supervisor's exit is observed, or reported as lost. */
+    holder = spec ? rt_lock_holder(p->dir) : 0;
+    path_in(p, "state.json", path, sizeof(path));
+    if (holder > 0 || text || (spec && access(path, F_OK) == 0)) {
+        p->sup = holder > 0 ? holder : text ? (pid_t)strtol(text, NULL, 10) : 0;
+        p->started = true;
         p->strict = true;
         p->gpus = parse_gpus(str(spec, "gpus"));
         rt->gpu_used |= p->gpus;
-        p->finished = p->started && !rt_pid_alive(p->sup, p->dir);
+        /* Supervisors from before the lock hold none: their pid decides. */
+        p->finished = holder <= 0 && !rt_pid_alive(p->sup, p->dir);
         if (p->finished) {
             observe(rt, p); /* exits that happened while the server was down */
             if (!state_final(p)) {

@@ -3,11 +3,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "model/quantity.h"
 #include "runtime/local/rt_internal.h"
+
+#define DISK_TAINT "node.kubernetes.io/disk-pressure"
 
 /* NVML is loaded at run time so that the binary needs no NVIDIA package; only
  * these three entry points are used (return 0 = NVML_SUCCESS). */
@@ -131,11 +135,15 @@ static json_t *node_status(const char *name, int gpus)
         json_object_set_new(cap, "nvidia.com/gpu", json_string(g));
     }
     return json_pack(
-        "{s:o, s:o, s:[{s:s, s:s, s:s, s:s, s:s, s:s}], s:[{s:s, s:s}, {s:s, s:s}],"
+        "{s:o, s:o, s:[{s:s, s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s, s:s}],"
+        " s:[{s:s, s:s}, {s:s, s:s}],"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:{s:i}}}",
         "capacity", json_deep_copy(cap), "allocatable", cap,
         "conditions", "type", "Ready", "status", "True", "reason", "KubeletReady",
         "message", "trainyard local runtime is posting ready status",
+        "lastHeartbeatTime", now, "lastTransitionTime", now,
+        "type", "DiskPressure", "status", "False", "reason", "KubeletHasNoDiskPressure",
+        "message", "kubelet has no disk pressure",
         "lastHeartbeatTime", now, "lastTransitionTime", now,
         "addresses", "type", "InternalIP", "address", "127.0.0.1", "type", "Hostname",
         "address", name,
@@ -198,6 +206,8 @@ static int beat(json_t *obj, void *arg, ty_error *err)
     (void)err;
     json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
         const char *type = json_string_value(json_object_get(c, "type"));
+        if (type && !strcmp(type, "DiskPressure"))
+            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
         if (type && !strcmp(type, "Ready")) {
             const char *st = json_string_value(json_object_get(c, "status"));
             if (!st || strcmp(st, "True")) {
@@ -218,6 +228,115 @@ int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err)
 
     rt_now_sec(now, sizeof(now));
     o = store_mutate(s, "nodes", "", name, beat, now, err);
+    if (!o)
+        return -1;
+    store_obj_unref(o);
+    return 0;
+}
+
+/* ---- disk pressure ---- */
+
+int rt_disk_min_parse(const char *text, rt_disk_min *m, ty_error *err)
+{
+    size_t n = text ? strlen(text) : 0;
+    int64_t milli;
+    char *end;
+
+    memset(m, 0, sizeof(*m));
+    if (!text || !strcmp(text, "default")) {
+        m->pct = 5;
+        m->bytes = 1ll << 30;
+        return 0;
+    }
+    if (n > 1 && text[n - 1] == '%') {
+        long v = strtol(text, &end, 10);
+        if (end != text + n - 1 || v < 0 || v > 99)
+            return ty_seterr(err, TY_EINVALID,
+                             "invalid disk free minimum %s: a percentage is 0%% to 99%%", text);
+        m->pct = (int)v;
+        return 0;
+    }
+    if (quantity_parse(text, &milli, err) < 0 || milli < 0)
+        return ty_seterr(err, TY_EINVALID,
+                         "invalid disk free minimum %s: want a size such as 1Gi or 500Mi, "
+                         "a percentage such as 5%%, or 0", text);
+    m->bytes = quantity_value(milli);
+    return 0;
+}
+
+int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_bytes)
+{
+    struct statvfs st;
+    long long avail, size, min = -1;
+
+    if (statvfs(dir, &st) < 0)
+        return -1;
+    avail = (long long)st.f_bavail * (long long)st.f_frsize;
+    size = (long long)st.f_blocks * (long long)st.f_frsize;
+    if (free_bytes)
+        *free_bytes = avail;
+    if (m->pct > 0)
+        min = size / 100 * m->pct;
+    if (m->bytes > 0 && (min < 0 || m->bytes < min))
+        min = m->bytes;
+    return min > 0 && avail < min ? 1 : 0;
+}
+
+/* The DiskPressure condition and, as the node lifecycle controller does
+ * for it, the NoSchedule taint that keeps new pods off the node. */
+static int set_disk(json_t *obj, void *arg, ty_error *err)
+{
+    bool pressure = *(bool *)arg;
+    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
+    json_t *conds, *taints, *c, *cond = NULL;
+    char now[32];
+    size_t i;
+
+    (void)err;
+    rt_now_sec(now, sizeof(now));
+    if (!json_is_object(status))
+        json_object_set_new(obj, "status", status = json_object());
+    if (!json_is_array(conds = json_object_get(status, "conditions")))
+        json_object_set_new(status, "conditions", conds = json_array());
+    json_array_foreach(conds, i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "DiskPressure"))
+            cond = c;
+    if (!cond) {
+        json_array_append_new(conds, cond = json_pack("{s:s}", "type", "DiskPressure"));
+        json_object_set_new(cond, "lastTransitionTime", json_string(now));
+    } else if (strcmp(json_string_value(json_object_get(cond, "status")) ?: "",
+                      pressure ? "True" : "False")) {
+        json_object_set_new(cond, "lastTransitionTime", json_string(now));
+    }
+    json_object_set_new(cond, "status", json_string(pressure ? "True" : "False"));
+    json_object_set_new(cond, "reason", json_string(pressure ? "KubeletHasDiskPressure"
+                                                             : "KubeletHasNoDiskPressure"));
+    json_object_set_new(cond, "message", json_string(pressure ? "kubelet has disk pressure"
+                                                              : "kubelet has no disk pressure"));
+    json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
+
+    if (!json_is_object(spec))
+        json_object_set_new(obj, "spec", spec = json_object());
+    taints = json_object_get(spec, "taints");
+    for (i = json_array_size(taints); i-- > 0;)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(taints, i), "key")) ?: "",
+                    DISK_TAINT))
+            json_array_remove(taints, i);
+    if (pressure) {
+        if (!json_is_array(taints))
+            json_object_set_new(spec, "taints", taints = json_array());
+        json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", DISK_TAINT, "effect",
+                                                "NoSchedule", "timeAdded", now));
+    } else if (taints && !json_array_size(taints)) {
+        json_object_del(spec, "taints");
+    }
+    return 0;
+}
+
+int rt_node_set_disk_pressure(ty_store *s, const char *name, bool pressure, ty_error *err)
+{
+    store_obj *o = store_mutate(s, "nodes", "", name, set_disk, &pressure, err);
+
     if (!o)
         return -1;
     store_obj_unref(o);

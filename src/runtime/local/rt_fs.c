@@ -50,7 +50,24 @@ static int write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
-int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+/* fsync of a directory: a rename in it is on disk once this returns. */
+static int sync_dir_of(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int fd, rc;
+
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (!*dir)
+        snprintf(dir, sizeof(dir), "/");
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int write_file(const char *path, const char *data, size_t len, mode_t mode, bool durable)
 {
     char tmp[PATH_MAX];
     int fd, saved;
@@ -62,21 +79,31 @@ int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode)
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
         return -1;
-    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0) {
+    /* close() may be where a full disk shows (delayed allocation): checked. */
+    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0)) {
         saved = errno;
         close(fd);
         unlink(tmp);
         errno = saved;
         return -1;
     }
-    close(fd);
-    if (rename(tmp, path) < 0) {
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
         saved = errno;
         unlink(tmp);
         errno = saved;
         return -1;
     }
-    return 0;
+    return durable ? sync_dir_of(path) : 0;
+}
+
+int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+    return write_file(path, data, len, mode, false);
+}
+
+int rt_write_durable(const char *path, const char *data, size_t len, mode_t mode)
+{
+    return write_file(path, data, len, mode, true);
 }
 
 int rt_write_inplace(const char *path, const char *data, size_t len)
@@ -138,16 +165,78 @@ json_t *rt_load_json(const char *path)
     return j;
 }
 
-int rt_save_json(const char *path, const json_t *j)
+static int save_json(const char *path, const json_t *j, bool durable)
 {
     char *text = json_dumps(j, JSON_COMPACT);
-    int rc;
+    int rc, saved;
 
-    if (!text)
+    if (!text) {
+        errno = ENOMEM;
         return -1;
-    rc = rt_write_atomic(path, text, strlen(text), 0644);
+    }
+    rc = write_file(path, text, strlen(text), 0644, durable);
+    saved = errno;
     free(text);
+    errno = saved;
     return rc;
+}
+
+int rt_save_json(const char *path, const json_t *j)
+{
+    return save_json(path, j, false);
+}
+
+int rt_save_json_durable(const char *path, const json_t *j)
+{
+    return save_json(path, j, true);
+}
+
+/* ---- the supervisor's lock ---- */
+
+static void lock_path(const char *dir, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/" RT_LOCK_FILE, dir);
+}
+
+int rt_lock_take(const char *dir, pid_t *holder)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    char path[PATH_MAX + 32];
+    int fd, saved;
+
+    *holder = 0;
+    lock_path(dir, path, sizeof(path));
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+        return -1;
+    if (fcntl(fd, F_SETLK, &fl) == 0)
+        return fd;
+    saved = errno;
+    if (saved == EAGAIN || saved == EACCES) {
+        fl.l_type = F_WRLCK;
+        if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+            *holder = fl.l_pid;
+        saved = EAGAIN;
+    }
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+pid_t rt_lock_holder(const char *dir)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    char path[PATH_MAX + 32];
+    int fd;
+
+    lock_path(dir, path, sizeof(path));
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    /* F_GETLK names the process holding the lock; the caller holds none
+     * (closing fd would drop a record lock of its own on this file). */
+    if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK)
+        fl.l_pid = 0;
+    close(fd);
+    return fl.l_pid > 0 ? fl.l_pid : 0;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -3,8 +3,9 @@
  * Layout on disk (see docs/internals/runtime.md):
  *   <data>/pods/<uid>/spec.json       what the supervisor runs (agent writes once)
  *   <data>/pods/<uid>/state.json      what is happening (supervisor rewrites, tmp+rename)
- *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (agent writes)
+ *   <data>/pods/<uid>/supervisor.pid  the supervisor's pid (it writes it, holding the lock)
  *   <data>/pods/<uid>/supervisor.log  the supervisor's own stderr
+ *   <data>/pods/<uid>/supervisor.lock a record lock the supervisor holds while it lives
  *   <data>/pods/<uid>/ip              the pod's loopback address, kept across restarts
  *   <data>/pods/<uid>/hosts           the pod's /etc/hosts (rewritten in place)
  *   <data>/pods/<uid>/volumes/<name>/ ConfigMap / Secret / emptyDir contents
@@ -19,6 +20,7 @@
 #include <sys/types.h>
 
 #include "base/error.h"
+#include "runtime/local/runtime.h"
 #include "store/store.h"
 
 #define RT_FINALIZER "trainyard.io/local-runtime"
@@ -41,8 +43,26 @@ int rt_write_inplace(const char *path, const char *data, size_t len);
 char *rt_read_file(const char *path, size_t max, size_t *len);
 /* Loads a JSON file of at most RT_MAX_FILE bytes. Caller decrefs. */
 json_t *rt_load_json(const char *path);
-/* Writes j compactly and atomically. */
+/* As rt_write_atomic, and on disk when it returns: the file is fsynced
+ * before the rename and its directory after. */
+int rt_write_durable(const char *path, const char *data, size_t len, mode_t mode);
+/* Writes j compactly and atomically (errno on failure, ENOSPC included). */
 int rt_save_json(const char *path, const json_t *j);
+/* The same, durably (rt_write_durable). */
+int rt_save_json_durable(const char *path, const json_t *j);
+
+/* A pod directory's supervisor holds a write lock (fcntl record lock) on
+ * dir/supervisor.lock for its whole life: at most one supervisor runs a pod,
+ * and whoever finds the lock held knows which process runs it, with no window
+ * between its start and a pid file. Record locks are not inherited by fork,
+ * so the containers never hold it. */
+#define RT_LOCK_FILE "supervisor.lock"
+/* Takes the lock: the descriptor that holds it (keep it open), or -1 with
+ * errno, EAGAIN when another process holds it (its pid in *holder, 0 when
+ * it let go in the meantime). */
+int rt_lock_take(const char *dir, pid_t *holder);
+/* The pid of the process holding dir's lock, 0 when none does. */
+pid_t rt_lock_holder(const char *dir);
 /* rm -rf that never leaves the file system it starts on. */
 int rt_remove_tree(const char *path);
 /* "2026-11-21T23:38:50.123456789Z" for now (buf >= 32). */
@@ -132,5 +152,12 @@ int rt_detect_gpus(void);
 int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err);
 /* Updates the Ready condition's lastHeartbeatTime. */
 int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err);
+/* 1 when the file system of dir has less free space than m allows (the
+ * smaller of m's size and percentage, whichever are set), 0 when not, -1
+ * when it cannot be read. *free_bytes (may be NULL): what is free. */
+int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_bytes);
+/* The DiskPressure condition and the node.kubernetes.io/disk-pressure
+ * NoSchedule taint, set or cleared. */
+int rt_node_set_disk_pressure(ty_store *s, const char *name, bool pressure, ty_error *err);
 
 #endif

@@ -18,6 +18,18 @@
 
 typedef struct rt_local rt_local;
 
+/* The free space below which the node reports DiskPressure (and is tainted
+ * so that no new pod is placed on it): the smaller of bytes and pct% of the
+ * data directory's file system, those that are above 0; both 0 = off. */
+typedef struct rt_disk_min {
+    long long bytes;
+    int pct;
+} rt_disk_min;
+
+/* "1Gi", "500M" (a quantity), "5%", "0" (off) or NULL / "default" (the
+ * smaller of 5% and 1Gi). 0, or -1 with err (TY_EINVALID). */
+int rt_disk_min_parse(const char *text, rt_disk_min *m, ty_error *err);
+
 typedef struct rt_local_opts {
     const char *data_dir;  /* required; pods/ and logs/ are kept under it */
     const char *node_name; /* NULL or "" = the host name */
@@ -31,6 +43,7 @@ typedef struct rt_local_opts {
                                 file kept, ".1") past this; 0 = RT_LOG_MAX_DEFAULT */
     int64_t log_retention_ms; /* logs of a pod gone from the store are removed
                                  this long after; 0 = kept for ever */
+    const char *disk_free_min; /* rt_disk_min_parse's text; NULL = its default */
 } rt_local_opts;
 
 #define RT_LOG_MAX_DEFAULT (10ll << 20)             /* as kubelet's containerLogMaxSize */

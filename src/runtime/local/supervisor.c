@@ -62,20 +62,53 @@ static json_t *ct_json(const sv_ct *c)
     return j;
 }
 
-static void save_state(sv *s)
+/* On a full disk a state is kept in memory (dirty) and tried again every
+ * SV_SAVE_RETRY_MS: the supervisor does not exit before its last state is
+ * on disk, so an exit code is never lost and never made up by the agent. The
+ * reserve file gives back room for that once. States that record an exit
+ * are written durably (fsync of file and directory) before anyone can read
+ * them. */
+static int save_state(sv *s)
 {
     json_t *init = json_array(), *main = json_array(), *st;
     char path[PATH_MAX + 16];
+    bool durable = s->need_sync || is_final(s->phase);
+    int rc = -1;
 
     for (size_t i = 0; i < s->ncts; i++)
         json_array_append_new(s->cts[i].init ? init : main, ct_json(&s->cts[i]));
     st = json_pack("{s:s, s:s, s:i, s:o, s:o}", "phase", s->phase, "startTime", s->start_time,
                    "supervisorPid", (int)getpid(), "initContainers", init, "containers", main);
     snprintf(path, sizeof(path), "%s/state.json", s->dir);
-    if (!st || rt_save_json(path, st) < 0)
-        fprintf(stderr, "supervise: cannot write %s: %s\n", path, strerror(errno));
+    if (st) {
+        rc = durable ? rt_save_json_durable(path, st) : rt_save_json(path, st);
+        if (rc < 0 && (errno == ENOSPC || errno == EDQUOT) && !s->reserve_freed) {
+            char reserve[PATH_MAX + 16];
+            snprintf(reserve, sizeof(reserve), "%s/state.reserve", s->dir);
+            s->reserve_freed = true;
+            if (unlink(reserve) == 0)
+                rc = durable ? rt_save_json_durable(path, st) : rt_save_json(path, st);
+        }
+    }
+    if (rc < 0) {
+        if (!s->save_retry_ms)
+            fprintf(stderr, "supervise: cannot write %s: %s (kept, retried)\n", path,
+                    strerror(errno));
+        s->save_retry_ms = ty_now_ms() + SV_SAVE_RETRY_MS;
+    } else {
+        if (s->save_retry_ms)
+            fprintf(stderr, "supervise: %s written\n", path);
+        s->dirty = s->need_sync = false;
+        s->save_retry_ms = 0;
+    }
     json_decref(st);
-    s->dirty = false;
+    return rc;
+}
+
+static void maybe_save(sv *s)
+{
+    if (s->dirty && !s->orphaned && ty_now_ms() >= s->save_retry_ms)
+        save_state(s);
 }
 
 /* ---- phase ---- */
@@ -132,7 +165,7 @@ static void after_run(sv *s, sv_ct *c)
     int64_t base = json_integer_value(json_object_get(s->spec, "backoffMs"));
     int64_t delay, now = ty_now_ms();
 
-    s->dirty = true;
+    s->dirty = s->need_sync = true;
     if (!wants_restart(s, c)) {
         c->done = true;
         return;
@@ -291,6 +324,8 @@ static int poll_timeout(const sv *s)
             next = s->cts[i].restart_at_ms;
     if (s->terminating && s->kill_at_ms < next)
         next = s->kill_at_ms;
+    if (s->dirty && s->save_retry_ms && s->save_retry_ms < next)
+        next = s->save_retry_ms;
     return next <= now ? 0 : (int)(next - now);
 }
 
@@ -325,6 +360,7 @@ static void check_orphaned(sv *s)
     snprintf(path, sizeof(path), "%s/spec.json", s->dir);
     if (access(path, F_OK) < 0 && errno == ENOENT) {
         fprintf(stderr, "supervise: %s is gone: stopping the pod\n", s->dir);
+        s->orphaned = true;
         begin_termination(s);
     }
 }
@@ -342,9 +378,10 @@ static void loop(sv *s)
         }
         schedule(s);
         compute_phase(s);
-        if (s->dirty)
-            save_state(s);
-        if (!any_running(s) && (is_final(s->phase) || s->terminating))
+        maybe_save(s);
+        /* Not before the last state is on disk (or cannot ever be). */
+        if (!any_running(s) && (is_final(s->phase) || s->terminating) &&
+            (!s->dirty || s->orphaned))
             break;
         if (s->terminating && ty_now_ms() >= s->kill_at_ms)
             signal_all(s, SIGKILL);
@@ -362,7 +399,8 @@ static void loop(sv *s)
             handle_signals(s);
     }
     compute_phase(s);
-    save_state(s);
+    if (s->dirty && !s->orphaned)
+        save_state(s);
     free(fds);
 }
 
@@ -425,6 +463,47 @@ static int load(sv *s, const char *dir)
     return 0;
 }
 
+/* One supervisor per pod directory, and one run: a second one (the agent
+ * crashed between spawning us and recording it, and a new agent started
+ * another) finds the lock held, or the state of a run that already ended,
+ * and leaves without touching the pod's logs or processes. */
+static int claim(sv *s)
+{
+    char path[PATH_MAX + 32], pid[32];
+    pid_t holder;
+    int fd;
+
+    if ((s->lock_fd = rt_lock_take(s->dir, &holder)) < 0) {
+        if (errno == EAGAIN)
+            fprintf(stderr, "supervise: %s is supervised by pid %d already: leaving it\n",
+                    s->dir, (int)holder);
+        else
+            fprintf(stderr, "supervise: cannot lock %s: %s\n", s->dir, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/state.json", s->dir);
+    if (access(path, F_OK) == 0) {
+        fprintf(stderr, "supervise: the pod in %s ran before: not running it twice\n", s->dir);
+        return -1;
+    }
+    /* Ours from now on: only the lock holder names itself here. */
+    snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    snprintf(path, sizeof(path), "%s/supervisor.pid", s->dir);
+    if (rt_write_atomic(path, pid, strlen(pid), 0644) < 0)
+        fprintf(stderr, "supervise: cannot write %s: %s\n", path, strerror(errno));
+    snprintf(path, sizeof(path), "%s/state.reserve", s->dir);
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+        if (posix_fallocate(fd, 0, SV_RESERVE_BYTES) != 0)
+            unlink(path); /* no room even for that: go on without */
+        close(fd);
+    }
+    /* The first state before any container runs: its presence is what
+     * tells a later supervisor that this pod has run. */
+    compute_phase(s);
+    save_state(s); /* on a full disk: retried by the loop */
+    return 0;
+}
+
 static int signals_fd(void)
 {
     sigset_t set;
@@ -450,6 +529,12 @@ static void cleanup(sv *s)
     json_decref(s->spec);
     if (s->sigfd >= 0)
         close(s->sigfd);
+    if (s->lock_fd >= 0) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof(path), "%s/state.reserve", s->dir);
+        unlink(path); /* the last state is written: no more need for room */
+        close(s->lock_fd); /* the lock goes last */
+    }
 }
 
 int rt_supervise_main(const char *pod_dir)
@@ -457,10 +542,14 @@ int rt_supervise_main(const char *pod_dir)
     sv s;
 
     memset(&s, 0, sizeof(s));
-    s.sigfd = -1;
+    s.sigfd = s.lock_fd = -1;
     if (load(&s, pod_dir) < 0) {
         cleanup(&s);
         return 1;
+    }
+    if (claim(&s) < 0) {
+        cleanup(&s);
+        return SV_EXIT_NOT_OURS;
     }
     /* Orphaned descendants of the containers come to us, not to init, so
      * that the loop reaps them and a container's group can be cleaned up. */

@@ -11,6 +11,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Kept in the pod directory while the pod runs and removed when a state
+ * cannot be written for lack of space: room for the last states. */
+#define SV_RESERVE_BYTES (64 << 10)
+#define SV_SAVE_RETRY_MS 1000
+/* Exit status of a supervisor that did not run its pod: another holds the
+ * lock, or the pod ran before in this directory. */
+#define SV_EXIT_NOT_OURS 75
+
 /* A stored log line must fit podlog.c's 16 KiB read buffer with its
  * timestamp prefix, so longer output lines are split. */
 #define SV_LINE_MAX 16000
@@ -53,7 +61,12 @@ typedef struct sv {
     size_t ninit, ncts;
     size_t next_init;       /* init containers before this one completed */
     int sigfd;
+    int lock_fd;            /* holds dir/supervisor.lock while we live */
     bool terminating, dirty;
+    bool need_sync;         /* an exit is recorded: the next state goes to disk durably */
+    bool orphaned;          /* the pod directory is gone: nothing can be saved */
+    bool reserve_freed;     /* state.reserve given up to save a state on a full disk */
+    int64_t save_retry_ms;  /* state.json could not be written: next try */
     int64_t kill_at_ms;
     long long log_max;
     char start_time[40];
