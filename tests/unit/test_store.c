@@ -1396,6 +1396,18 @@ static void *queued_writer(void *arg)
     return NULL;
 }
 
+/* How many writes wait in s's queue for the leader. */
+static int queued_writes(ty_store *s)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&s->queue_mu);
+    for (const write_req *w = s->queue_head; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&s->queue_mu);
+    return n;
+}
+
 static void test_group_commit_failures_stay_alone(void **state)
 {
     fixture *f = *state;
@@ -1424,7 +1436,11 @@ static void test_group_commit_failures_stay_alone(void **state)
         q[i].what = i;
         assert_int_equal(pthread_create(&t[i], NULL, queued_writer, &q[i]), 0);
     }
-    usleep(200 * 1000); /* let them queue behind the leader */
+    /* until they all queued behind the leader, however slowly they start */
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && queued_writes(f->s) < OPS;)
+        usleep(1000);
+    assert_int_equal(queued_writes(f->s), OPS);
     pthread_mutex_lock(&a.mu);
     a.release = true;
     pthread_cond_broadcast(&a.cv);
@@ -2108,7 +2124,8 @@ static int hold_section(json_t *obj, void *arg, ty_error *err)
 
     (void)obj, (void)err;
     atomic_store(&b->in_fn, 1);
-    for (int i = 0; i < 5000 && atomic_load(&b->calls->on_mine) < b->want; i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && atomic_load(&b->calls->on_mine) < b->want;)
         usleep(1000);
     atomic_store(&b->saw_all, atomic_load(&b->calls->on_mine) >= b->want);
     return 0;
@@ -2187,7 +2204,8 @@ static int hold_until_let_go(json_t *obj, void *arg, ty_error *err)
 
     (void)obj, (void)err;
     atomic_store(&h->b.in_fn, 1);
-    for (int i = 0; i < 10000 && !atomic_load(&h->let_go); i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && !atomic_load(&h->let_go);)
         usleep(1000);
     return 0;
 }
@@ -2214,7 +2232,8 @@ static void let_leader_go(ty_store *s, bool made)
     if (made || !h || atomic_load(&h->let_go))
         return;
     atomic_store(&h->let_go, 1);
-    for (int i = 0; i < 10000 && !atomic_load(&h->leader_out); i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && !atomic_load(&h->leader_out);)
         usleep(1000);
 }
 
@@ -3167,7 +3186,7 @@ static void test_dictionary_row_after_rollback(void **state)
         snprintf(name, sizeof(name), "cm%02d", i);
         store_obj_unref(create(f->s, "configmaps", "default", name));
     }
-    for (i = 0; i < 1000; i++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
         store_memory(f->s, &m);
         if (m.compressed)
             break;
