@@ -305,7 +305,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             "skipped; counted from now on)\n", res->kind, path);
         goto out;
     }
-    if (!(o = store_create_take(store, api_store_key(res), ns, json_incref(obj), &err)))
+    /* the store takes obj over, as the server's create does */
+    o = store_create_take(store, api_store_key(res), ns, obj, &err);
+    obj = NULL;
+    if (!o)
         goto out; /* taken, or refused by the store: an answer, not a loss */
     /* the name the store keeps (a generated one needs none of this, but
      * the key is the store's own from here on) */
