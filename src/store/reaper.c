@@ -126,7 +126,8 @@ static size_t reap_waiting(const store_hub *h)
 }
 
 /* Whether the reaper fell behind: more waits for it than REAP_MAX_TREES
- * and REAP_MAX_ITEMS allow (the cold objects to compress hold no memory). */
+ * and REAP_MAX_ITEMS allow (the cold objects to compress are left to it:
+ * their number is bounded by hub_compress instead). */
 static bool reap_behind(const store_hub *h)
 {
     return h->ndead_trees > h->reap_max_trees ||
@@ -378,7 +379,12 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d)
      * the machine's speed allowed. Left uncompressed, the next pass after
      * the reaper is let go hands it over again. */
     pthread_mutex_lock(&h->mu);
-    if (h->reaping && !h->closing && !h->reap_paused &&
+    /* Bounded like what waits to be freed: the sweeper hands an object
+     * over again at each pass until the reaper compressed it, and each
+     * holds a reference (its tree and text with it); a reaper that gets no
+     * CPU let them pile up for as long as it starved. Refused, the object
+     * stays as it is and a later pass hands it over again. */
+    if (h->reaping && !h->closing && !h->reap_paused && h->ncold < h->reap_max_items &&
         grow_trash((void **)&h->cold, &h->cap_cold, h->ncold, sizeof(*h->cold))) {
         h->cold[h->ncold++] = (struct to_compress){o, d};
         queued = true;

@@ -27,6 +27,7 @@
 #include "base/treearena.h"
 
 #include "store/store.h"
+#include "store/hub_int.h" /* the reaper's lists */
 #include "store/store_int.h" /* commit_prepared_hook */
 
 typedef struct fixture {
@@ -2651,6 +2652,46 @@ static void test_reaper_behind_bounded(void **state)
     assert_int_equal(reaper_waiting_at_most(f, 0), 0);
 }
 
+/* Cold objects the sweeper hands the reaper to compress each hold a
+ * reference until it gets to them; one that gets no CPU left them to pile
+ * up, each uncompressed object handed over again at every pass (1,275
+ * waiting for 1,200 objects after 10 s, growing for as long as it starved).
+ * Here the reaper holds, as one that gets no CPU would, while ticks keep the
+ * sweeper going: what waits stays within its limit of things. */
+static void test_reaper_cold_bounded(void **state)
+{
+    fixture *f = *state;
+    enum { LIMIT = 40 };
+    char name[32];
+    size_t cold = 0;
+
+    hub_reaper_slow(f->s->hub, HUB_REAPER_HOLD, NULL);
+    hub_reaper_test(f->s->hub, false, SIZE_MAX, LIMIT);
+    /* written before their resource has a dictionary: not compressed as
+     * they are staged, so each pass hands them over (again) */
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "k%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
+    }
+    store_obj_unref(create(f->s, "pods", "default", "tick"));
+    /* until the cold list is as long as it may be, and then for as many
+     * passes again (a pass is ~2 s of sweeper steps at most) */
+    for (int64_t deadline = ty_now_ms() + 60000, full_at = 0; ty_now_ms() < deadline;) {
+        store_obj_unref(store_mutate(f->s, "pods", "default", "tick", add_one, NULL, NULL));
+        pthread_mutex_lock(&f->s->hub->mu);
+        cold = f->s->hub->ncold;
+        pthread_mutex_unlock(&f->s->hub->mu);
+        if (cold > LIMIT)
+            fail_msg("%zu cold objects wait for the reaper, past its limit of %d", cold, LIMIT);
+        if (cold == LIMIT && !full_at)
+            full_at = ty_now_ms();
+        if (full_at && ty_now_ms() - full_at > 3000)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(cold, LIMIT);
+}
+
 /* Closing does not wait for the reaper, which at SCHED_IDLE on a busy
  * machine may get a few milliseconds a second: it stops after the slice it
  * is in, and the closer frees the rest. Here the reaper, once it took what
@@ -3783,6 +3824,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_drops_replaced_plain_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_behind_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_left_to_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_cold_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_compressed_row_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dictionary_row_after_rollback, setup, teardown),
