@@ -151,6 +151,14 @@ static bool pod_gone(fixture *f, const char *name, const char *unused)
     return !exists(f, "pods", name);
 }
 
+/* A replica's Service goes after its pod, in the same pass or a later one:
+ * waited for, not looked at once the pod went. */
+static bool svc_gone(fixture *f, const char *name, const char *unused)
+{
+    (void)unused;
+    return !exists(f, "services", name);
+}
+
 /* A pod by that name whose uid differs from old_uid. */
 static bool pod_replaced(fixture *f, const char *name, const char *old_uid)
 {
@@ -479,7 +487,7 @@ static void test_suspend_resume(void **state)
     store_obj_unref(o);
     assert_true(wait_for(f, pod_gone, "sus-master-0", NULL));
     assert_true(wait_for(f, pod_gone, "sus-worker-0", NULL));
-    assert_false(exists(f, "services", "sus-worker-0"));
+    assert_true(wait_for(f, svc_gone, "sus-worker-0", NULL));
     assert_true(wait_for(f, job_is, "sus", "Suspended"));
     expect_cond(f, "sus", "Running", "False", "PyTorchJobSuspended", NULL);
 }
@@ -495,7 +503,7 @@ static void test_clean_pod_policy(void **state)
     pod_set(f, "cr-master-0", "Succeeded", 0, 0);
     assert_true(wait_for(f, job_is, "cr", "Succeeded"));
     assert_true(wait_for(f, pod_gone, "cr-worker-0", NULL));
-    assert_false(exists(f, "services", "cr-worker-0"));
+    assert_true(wait_for(f, svc_gone, "cr-worker-0", NULL));
     assert_true(exists(f, "pods", "cr-master-0"));
     assert_true(exists(f, "pods", "cr-worker-1"));
 
@@ -505,7 +513,7 @@ static void test_clean_pod_policy(void **state)
     assert_true(wait_for(f, job_is, "ca", "Succeeded"));
     assert_true(wait_for(f, pod_gone, "ca-master-0", NULL));
     assert_true(wait_for(f, pod_gone, "ca-worker-0", NULL));
-    assert_false(exists(f, "services", "ca-master-0"));
+    assert_true(wait_for(f, svc_gone, "ca-master-0", NULL));
 }
 
 static void test_ttl(void **state)
