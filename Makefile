@@ -3,9 +3,14 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
+# make fuzz: seconds per target; make test: seconds per target of the
+# brief run (each after replaying its committed corpus; tests/fuzz/run.sh)
+FUZZ_SECONDS    ?= 60
+FUZZ_CI_SECONDS ?= 10
 
-.PHONY: all deps build build-asan test unit unit-asan e2e demo bench clean
+.PHONY: all deps build build-asan test unit unit-asan e2e demo bench clean fuzz fuzz-build fuzz-ci
 
 all: build
 
@@ -22,6 +27,18 @@ build-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTY_SANITIZE=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
+# libFuzzer targets (tests/fuzz), built with clang under ASan+UBSan.
+fuzz-build:
+	@scripts/deps.sh fuzz
+	CC=clang-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTY_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) --target fuzz_targets -j$(JOBS)
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(CURDIR)/$(FUZZ_BUILD) tests/fuzz/run.sh -k $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	FUZZ_BUILD=$(CURDIR)/$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_CI_SECONDS)
+
 unit: build
 	cd $(BUILD) && ctest --output-on-failure
 
@@ -34,6 +51,7 @@ e2e: deps build
 test: deps
 	$(MAKE) unit
 	$(MAKE) unit-asan
+	$(MAKE) fuzz-ci
 	$(MAKE) e2e
 
 demo: build
@@ -44,4 +62,4 @@ bench: build
 	bench/run-api-bench.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

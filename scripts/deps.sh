@@ -9,12 +9,16 @@ build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev li
 test_pkgs=(python3 python3-kubernetes python3-yaml curl
            python3-torch python3-mpi4py openmpi-bin python3-xgboost
            openssh-client)
+# The libFuzzer targets (make fuzz, tests/fuzz): clang and its runtimes.
+fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
 case "${1:-all}" in
   build) ;;
-  all|test|demo) want+=("${test_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|demo|all]" >&2; exit 2 ;;
+  fuzz) want+=("${fuzz_pkgs[@]}") ;;
+  all|test) want+=("${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  demo) want+=("${test_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|demo|fuzz|all]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -22,7 +26,7 @@ for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 # kubectl: use the one on the machine; Debian's kubernetes-client only where none is present.
-if [ "${1:-all}" != build ] && ! command -v kubectl >/dev/null 2>&1; then
+if [ "${1:-all}" != build ] && [ "${1:-all}" != fuzz ] && ! command -v kubectl >/dev/null 2>&1; then
   missing+=(kubernetes-client)
 fi
 

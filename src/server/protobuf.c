@@ -221,8 +221,10 @@ static json_t *decode_int_or_string(pb_reader *s)
         int num, wire;
         uint64_t vi;
         pb_reader f;
-        if (read_field(s, &num, &wire, &vi, &f) < 0)
+        if (read_field(s, &num, &wire, &vi, &f) < 0) {
+            json_decref(sv); /* the string of a field before it */
             return NULL;
+        }
         if (num == 1 && wire == 0)
             type = vi;
         else if (num == 2 && wire == 0)

@@ -485,9 +485,11 @@ void hub_compress(store_hub *h, store_obj *o, store_zdict *d);
 /* Tests: holds the reaper back (or lets it go) and sets how much may wait
  * for it before its helper takes it (REAP_MAX_TREES, REAP_MAX_ITEMS). */
 void hub_reaper_test(store_hub *h, bool paused, size_t max_trees, size_t max_items);
-/* Tests: the reaper sleeps sleep_us before each slice of what it frees,
- * and hub_shutdown stores in *freed_at_close how much it freed itself (what
- * the reaper had not got to). */
+/* Tests: the reaper sleeps sleep_us before each slice of what it frees
+ * (HUB_REAPER_HOLD: it waits there until the hub closes), and hub_shutdown
+ * stores in *freed_at_close how much it freed itself (what the reaper had
+ * not got to). */
+#define HUB_REAPER_HOLD (~0u)
 void hub_reaper_slow(store_hub *h, unsigned sleep_us, size_t *freed_at_close);
 /* Trees waiting for the reaper now, and how many times its helper (a
  * leader, without one) freed what waited because the reaper had fallen

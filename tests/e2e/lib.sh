@@ -7,6 +7,10 @@ E2E_TMP=$(mktemp -d /tmp/trainyard-e2e.XXXXXX)
 E2E_FAILS=0
 E2E_CHECKS=0
 SERVER_PID=""
+# How long a wait for the server to get somewhere may take: far past what any
+# machine needs, so that only a server that never gets there fails (tests
+# wait on conditions, never on a sleep being long enough).
+E2E_WAIT=${E2E_WAIT:-120}
 
 cleanup() {
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
@@ -27,7 +31,8 @@ start_server() {
     rm -f "$E2E_TMP/server.out"
     "$TRAINYARD" server --port 0 --data-dir "$data" "$@" >"$E2E_TMP/server.out" 2>"$E2E_TMP/server.err" &
     SERVER_PID=$!
-    for _ in $(seq 100); do
+    local end=$((SECONDS + E2E_WAIT))
+    while [ $SECONDS -lt $end ]; do
         if grep -q '^listening on http' "$E2E_TMP/server.out" 2>/dev/null; then
             SERVER=$(sed -n 's/^listening on //p' "$E2E_TMP/server.out")
             export SERVER TRAINYARD_SERVER="$SERVER"
@@ -45,7 +50,26 @@ stop_server() {
     kill "$SERVER_PID" 2>/dev/null
     wait "$SERVER_PID" 2>/dev/null
     SERVER_PID=""
+# How long a wait for the server to get somewhere may take: far past what any
+# machine needs, so that only a server that never gets there fails (tests
+# wait on conditions, never on a sleep being long enough).
+E2E_WAIT=${E2E_WAIT:-120}
 }
+
+# wait_until [SECS] CMD...: runs CMD every quarter second until it succeeds;
+# fails after SECS (E2E_WAIT) seconds. SECS is a number, CMD is not.
+wait_until() {
+    local secs=$E2E_WAIT
+    case "$1" in ''|*[!0-9]*) ;; *) secs=$1; shift ;; esac
+    local end=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.25
+    done
+}
+
+# file_has FILE REGEX: FILE has a line matching REGEX (for wait_until).
+file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 
 pass() { E2E_CHECKS=$((E2E_CHECKS + 1)); echo "ok   - $1"; }
 fail() { E2E_CHECKS=$((E2E_CHECKS + 1)); E2E_FAILS=$((E2E_FAILS + 1)); echo "FAIL - $1"; }

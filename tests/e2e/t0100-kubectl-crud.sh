@@ -103,10 +103,8 @@ spec:
   minMember: 2
 YAML
 k apply -f "$E2E_TMP/pg.yaml" >/dev/null
-for _ in $(seq 40); do
-    [ "$(k get podgroup pg1 -o jsonpath='{.status.phase}')" = Inqueue ] && break
-    sleep 0.25
-done
+pg_inqueue() { [ "$(k get podgroup pg1 -o jsonpath='{.status.phase}')" = Inqueue ]; }
+wait_until pg_inqueue
 expect_match "STATUS column shows the admitted PodGroup" '^pg1 +Inqueue ' "$(k get podgroups)"
 k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Injected","status":"True"}]}}' >/dev/null 2>&1
 expect_eq "status ignored on a job too" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[?(@.type=="Injected")].type}')"
@@ -151,9 +149,9 @@ expect_match "missing namespace reads NotFound" 'NotFound' "$out"
 # get -w shows live changes
 k get pytorchjobs -w --output-watch-events >"$E2E_TMP/watch.out" 2>&1 &
 WPID=$!
-sleep 2
+wait_until file_has "$E2E_TMP/watch.out" 'ADDED +pytorch-ddp'
 k label pytorchjob pytorch-ddp stage=two >/dev/null
-sleep 2
+wait_until file_has "$E2E_TMP/watch.out" 'MODIFIED +pytorch-ddp'
 kill $WPID 2>/dev/null; wait $WPID 2>/dev/null
 expect_match "get -w shows the initial state" 'ADDED +pytorch-ddp' "$(cat "$E2E_TMP/watch.out")"
 expect_match "get -w shows a live change" 'MODIFIED +pytorch-ddp' "$(cat "$E2E_TMP/watch.out")"
@@ -164,7 +162,7 @@ expect_eq "pod gone" "" "$(k get pod p1 -o name 2>/dev/null)"
 k apply -f "$EX/tfjob.yaml" >/dev/null
 ( sleep 1; k delete -f "$EX/tfjob.yaml" >"$E2E_TMP/del.out" 2>&1 ) &
 DPID=$!
-check "wait --for=delete" k wait --for=delete tfjob/tf-ps --timeout=20s
+check "wait --for=delete" k wait --for=delete tfjob/tf-ps --timeout=${E2E_WAIT}s
 wait $DPID
 expect_match "delete -f prints what it deleted" 'tfjob.kubeflow.org "tf-ps" deleted' "$(cat "$E2E_TMP/del.out")"
 

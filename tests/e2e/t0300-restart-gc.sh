@@ -82,7 +82,11 @@ YAML
 ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
 owned dep-a "$ouid"; owned dep-b "$ouid"
 k delete pytorchjob owner --cascade=orphan >/dev/null
-sleep 1
+# the collector takes the ownerReferences off, then the owner goes
+no_owner_refs() { [ -z "$(k get configmap dep-a -o jsonpath='{.metadata.ownerReferences}')" ] &&
+                  [ -z "$(k get configmap dep-b -o jsonpath='{.metadata.ownerReferences}')" ]; }
+wait_until no_owner_refs
+k wait --for=delete pytorchjob/owner --timeout=${E2E_WAIT}s >/dev/null 2>&1
 expect_eq "orphan keeps dependents" "dep-a dep-b" "$(k get configmaps dep-a dep-b -o jsonpath='{.items[*].metadata.name}' 2>&1)"
 expect_eq "orphan removes ownerReferences" "" "$(k get configmap dep-a -o jsonpath='{.metadata.ownerReferences}')"
 
@@ -99,9 +103,9 @@ ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
 k delete configmap dep-a dep-b >/dev/null
 owned dep-c "$ouid"
 k delete pytorchjob owner --cascade=foreground >/dev/null
-k wait --for=delete configmap/dep-c --timeout=10s >/dev/null 2>&1
+k wait --for=delete configmap/dep-c --timeout=${E2E_WAIT}s >/dev/null 2>&1
 expect_eq "foreground deletes dependents" "" "$(k get configmap dep-c -o name 2>/dev/null)"
-k wait --for=delete pytorchjob/owner --timeout=10s >/dev/null 2>&1
+k wait --for=delete pytorchjob/owner --timeout=${E2E_WAIT}s >/dev/null 2>&1
 expect_eq "foreground then deletes the owner" "" "$(k get pytorchjob owner -o name 2>/dev/null)"
 
 cat <<'YAML' | k apply -f - >/dev/null
@@ -116,7 +120,7 @@ YAML
 ouid=$(k get pytorchjob owner -o jsonpath='{.metadata.uid}')
 owned dep-d "$ouid"
 k delete pytorchjob owner >/dev/null
-k wait --for=delete configmap/dep-d --timeout=10s >/dev/null 2>&1
+k wait --for=delete configmap/dep-d --timeout=${E2E_WAIT}s >/dev/null 2>&1
 expect_eq "background deletes dependents after the owner" "" "$(k get configmap dep-d -o name 2>/dev/null)"
 
 # --- finalizers hold deletion ---
@@ -140,7 +144,7 @@ expect_eq "deletecollection left the others" "keep" "$(k get configmap keep -o j
 expect_match "default and kube-system exist" 'default.*kube-system|kube-system.*default' "$(k get namespaces -o name | tr '\n' ' ')"
 k create namespace team >/dev/null
 k -n team create configmap inside >/dev/null
-k delete namespace team --timeout=20s >/dev/null
+k delete namespace team --timeout=${E2E_WAIT}s >/dev/null
 expect_eq "namespace deletion removes contents" "" "$(k -n team get configmaps -o name 2>/dev/null)"
 expect_match "namespace is gone" 'NotFound' "$(k get namespace team 2>&1)"
 out=$(k -n team create configmap late 2>&1)
@@ -152,7 +156,8 @@ expect_match "creating in a missing namespace is NotFound" 'namespaces "team" no
 # handled elsewhere. tgkill aims it at a thread other than the main one.
 tid=$(ls "/proc/$SERVER_PID/task" | grep -vx "$SERVER_PID" | tail -n1)
 /usr/bin/python3 -c 'import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); sys.exit(libc.syscall(234, int(sys.argv[1]), int(sys.argv[2]), 15))' "$SERVER_PID" "$tid"
-for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+server_gone() { ! kill -0 "$SERVER_PID" 2>/dev/null; }
+wait_until server_gone
 if kill -0 "$SERVER_PID" 2>/dev/null; then
     fail "SIGTERM to thread $tid stops the server"
     kill -KILL "$SERVER_PID"
@@ -185,7 +190,8 @@ k apply -f "$E2E_TMP/event.yaml" >/dev/null
 start=$(date +%s%N)
 expect_eq "the event is there" "ttl-probe" "$(k get events ttl-probe -o jsonpath='{.metadata.name}')"
 gone=""
-for _ in $(seq 150); do
+end=$((SECONDS + E2E_WAIT))
+while [ $SECONDS -lt $end ]; do
     if ! k get events ttl-probe -o name >/dev/null 2>&1; then gone=$(date +%s%N); break; fi
     sleep 0.1
 done

@@ -8,7 +8,8 @@ start_server --fake-gpus 2 --node-name e2e-node
 k() { kubectl --request-timeout=20s "$@"; }
 # wait_phase POD PHASE [seconds]
 wait_phase() {
-    for _ in $(seq $((${3:-20} * 10))); do
+    local end=$((SECONDS + ${3:-$E2E_WAIT}))
+    while [ $SECONDS -lt $end ]; do
         [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
         sleep 0.1
     done
@@ -29,7 +30,8 @@ spec:
     command: [sh, -c, "$4"]
 YAML
 }
-leave_clean() { k delete pods --all --wait=false >/dev/null 2>&1; sleep 2; }
+no_pods() { [ -z "$(k get pods -o name 2>/dev/null)" ]; }
+leave_clean() { k delete pods --all --wait=false >/dev/null 2>&1; wait_until no_pods; }
 
 expect_eq "node registered Ready" "True" \
     "$(k get node e2e-node -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')"
@@ -57,7 +59,8 @@ expect_eq "reason Error" "Error" \
 expect_match "Started event recorded" 'Started container main' "$(k get events --field-selector involvedObject.name=fail3 2>&1)"
 
 pod crash OnFailure 30 'echo attempt; exit 1'
-for _ in $(seq 100); do
+end=$((SECONDS + E2E_WAIT))
+while [ $SECONDS -lt $end ]; do
     n=$(k get pod crash -o jsonpath='{.status.containerStatuses[0].restartCount}')
     [ "${n:-0}" -ge 2 ] && break
     sleep 0.1
@@ -66,12 +69,14 @@ if [ "${n:-0}" -ge 2 ]; then pass "OnFailure restarts in place (restartCount $n)
 expect_eq "kubectl logs --previous" "attempt" "$(k logs crash --previous)"
 expect_match "BackOff event" 'Back-off restarting failed container' "$(k get events --field-selector involvedObject.name=crash 2>&1)"
 
-pod sleeper Always 3 "trap 'echo term; exit 0' TERM; echo up; while :; do sleep 0.1; done"
+# a grace period far longer than a delete takes on a loaded machine: one that
+# waited it out is told apart from one that returned when the pod ended
+pod sleeper Always 60 "trap 'echo term; exit 0' TERM; echo up; while :; do sleep 0.1; done"
 check "long-running pod is Running" wait_phase sleeper Running
 start=$(date +%s)
 k delete pod sleeper >/dev/null
 took=$(( $(date +%s) - start ))
-if [ "$took" -le 3 ]; then pass "delete returns once the processes are gone (${took}s)"; else fail "delete took ${took}s"; fi
+if [ "$took" -le 30 ]; then pass "delete returns once the processes are gone (${took}s)"; else fail "delete took ${took}s"; fi
 expect_match "pod object is gone" 'NotFound' "$(k get pod sleeper 2>&1)"
 # The whole process group gets SIGTERM (sh may also report its sleep's death).
 expect_eq "its log outlives it (SIGTERM seen)" "up

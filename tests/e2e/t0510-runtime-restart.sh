@@ -7,7 +7,8 @@ E2E_DATA="$E2E_TMP/data"
 start_server --fake-gpus 0 --node-name e2e-node
 k() { kubectl --request-timeout=20s "$@"; }
 wait_phase() {
-    for _ in $(seq $((${3:-20} * 10))); do
+    local end=$((SECONDS + ${3:-$E2E_WAIT}))
+    while [ $SECONDS -lt $end ]; do
         [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
         sleep 0.1
     done
@@ -39,9 +40,15 @@ check "second pod Running" wait_phase keeper Running
 keeper_cid=$(k get pod keeper -o jsonpath='{.status.containerStatuses[0].containerID}')
 
 kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
-sleep 4   # survivor finishes while no server runs
+# survivor finishes while no server runs: its last line, then its exit
+survivor_done() {
+    local log
+    log=$(find "$E2E_DATA" -path '*/logs/default/survivor/*' -name '*.log' 2>/dev/null | head -1)
+    [ -n "$log" ] && grep -q 'tick 6' "$log"
+}
+wait_until survivor_done
 start_server --fake-gpus 0 --node-name e2e-node
-check "exit while down is reported after restart" wait_phase survivor Failed 10
+check "exit while down is reported after restart" wait_phase survivor Failed
 expect_eq "its exit code" "4" \
     "$(k get pod survivor -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')"
 expect_eq "its full log" "tick 1

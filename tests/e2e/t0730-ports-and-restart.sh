@@ -51,12 +51,16 @@ expect_match "both used the default port" 'port 23456' "$(kubectl logs port-b-ma
 
 # --- SIGKILL the server mid-job ---
 ddp slow 2
-for _ in $(seq 120); do
-    kubectl logs slow-master-0 2>/dev/null | grep -q 'step 1' && break
-    sleep 0.5
-done
+slow_started() { kubectl logs slow-master-0 2>/dev/null | grep -q 'step 1'; }
+wait_until slow_started
 kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
-sleep 3   # steps happen while no server runs
+# a step happens while no server runs (its log is on disk)
+slow_stepped() {
+    local log
+    log=$(find "${E2E_DATA:-$E2E_TMP/data}" -path '*/logs/default/slow-master-0/*' -name '*.log' 2>/dev/null | head -1)
+    [ -n "$log" ] && grep -q 'step 2' "$log"
+}
+wait_until slow_stepped
 start_server
 state=$(wait_job pytorchjob slow Succeeded 120)
 expect_eq "the job completes after the server was SIGKILLed" "Succeeded" "$state"

@@ -31,15 +31,16 @@ spec:
             me = socket.gethostname()
             srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             srv.bind(("0.0.0.0", 7000)); srv.listen(16)
+            served = [0]
             def serve():
                 while True:
-                    c, _ = srv.accept(); c.sendall(me.encode()); c.close()
+                    c, _ = srv.accept(); c.sendall(me.encode()); c.close(); served[0] += 1
             threading.Thread(target=serve, daemon=True).start()
             ok = 0
             for h in hosts:
                 if h.split(".")[0] == me:
                     continue
-                for _ in range(100):
+                for _ in range(600):
                     try:
                         s = socket.create_connection((h, 7000), timeout=2)
                         peer = s.recv(100).decode(); s.close()
@@ -49,7 +50,11 @@ spec:
                     except OSError:
                         time.sleep(0.2)
             print(f"{me} reached {ok}/{len(hosts) - 1}", flush=True)
-            time.sleep(3)  # stay reachable for slower peers
+            # stay reachable until every peer reached us, however late it
+            # started (a fixed 3 s was too short for a loaded machine)
+            deadline = time.time() + 300
+            while served[0] < len(hosts) - 1 and time.time() < deadline:
+                time.sleep(0.1)
   - name: worker
     replicas: 2
     template:
@@ -63,7 +68,8 @@ spec:
 YAML
 
 phase=""
-for _ in $(seq 240); do
+end=$((SECONDS + E2E_WAIT))
+while [ $SECONDS -lt $end ]; do
     phase=$(kubectl get vcjob mesh -o jsonpath='{.status.state.phase}' 2>/dev/null)
     case "$phase" in Completed|Failed|Aborted) break ;; esac
     sleep 0.25

@@ -13,8 +13,10 @@ start_server
 
 # wait_phase NAME PHASE [SECONDS] [NS]: waits for status.state.phase; prints the last seen.
 wait_phase() {
-    local name=$1 want=$2 secs=${3:-90} ns=${4:-default} phase=""
-    for _ in $(seq $((secs * 4))); do
+    local name=$1 want=$2 secs=${3:-$E2E_WAIT} ns=${4:-default} phase="" end
+    [ "$secs" -lt "$E2E_WAIT" ] && secs=$E2E_WAIT
+    end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
         phase=$(kubectl get vcjob "$name" -n "$ns" -o jsonpath='{.status.state.phase}' 2>/dev/null)
         [ "$phase" = "$want" ] && break
         sleep 0.25
@@ -24,9 +26,11 @@ wait_phase() {
 
 # until_eq SECONDS WANT CMD...: re-runs CMD until it prints WANT; prints the last output.
 until_eq() {
-    local secs=$1 want=$2 got=""
+    local secs=$1 want=$2 got="" end
     shift 2
-    for _ in $(seq $((secs * 4))); do
+    [ "$secs" -lt "$E2E_WAIT" ] && secs=$E2E_WAIT
+    end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
         got=$("$@" 2>/dev/null)
         [ "$got" = "$want" ] && break
         sleep 0.25
@@ -157,11 +161,11 @@ echo mode=$(stat -c %a $d/id_rsa)
 # the peer has a line while it runs (there is no DNS): from its start, which
 # may come a moment after ours, until it ends, so each pod stays up a while
 if [ -z "${SSH_DIR:-}" ]; then
-    for i in $(seq 50); do getent hosts sshj-node-1.sshj >/dev/null && { echo resolves; break; }; sleep 0.1; done
+    for i in $(seq 600); do getent hosts sshj-node-1.sshj >/dev/null && { echo resolves; break; }; sleep 0.1; done
 fi
 sum=$(md5sum < $d/id_rsa)
 echo key=${sum%% *}
-[ -z "${SSH_DIR:-}" ] && sleep 5
+[ -z "${SSH_DIR:-}" ] && sleep 15
 true
 '
 sshjob() { # sshjob NAME SSH_ARGS [SSH_DIR]

@@ -73,7 +73,7 @@ expect_eq "its containers ended with exit code 0, reason Completed" "0 Completed
 kubectl label node sim-1 team=vision >/dev/null
 kubectl cordon sim-2 >/dev/null
 kubectl delete pytorchjob simjob >/dev/null
-kubectl wait --for=delete pod/simjob-master-0 --timeout=30s >/dev/null 2>&1
+kubectl wait --for=delete pod/simjob-master-0 --timeout=${E2E_WAIT}s >/dev/null 2>&1
 expect_eq "deleted pods go away (the sim node lets go)" "" \
     "$(kubectl get pods -l training.kubeflow.org/job-name=simjob -o name 2>/dev/null)"
 stop_server

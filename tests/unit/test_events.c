@@ -20,6 +20,7 @@
 #include "store_fixture.h"
 
 #include "base/strmap.h"
+#include "base/timeutil.h"
 #include "controller/events.h"
 #include "store/store.h"
 
@@ -298,7 +299,7 @@ static void test_compressed_before_the_rv(void **state)
     char *before[N], *after[N];
     store_mem m0, m;
     ty_error err;
-    int i, tries;
+    int i, tries = 0;
 
     ty_error_init(&err);
     /* only the newest few events keep what a cold object lets go */
@@ -308,7 +309,7 @@ static void test_compressed_before_the_rv(void **state)
     /* 16 Events give the sweeper what it makes a dictionary of */
     for (i = 0; i < 20; i++)
         ty_event(f->s, q, "Normal", "Early", "c", "early %d", i);
-    for (tries = 0; tries < 500; tries++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline; tries++) {
         store_memory(f->s, &m0);
         if (m0.compressed)
             break;
@@ -323,11 +324,11 @@ static void test_compressed_before_the_rv(void **state)
     assert_true(m.compressed >= m0.compressed + N); /* compressed as they were written */
     assert_int_equal(event_texts(f->s, "team-c", before, N), N);
     /* cold: every text dropped, then read back from the compressed copies */
-    for (tries = 0; tries < 500; tries++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline; tries++) {
         store_memory(f->s, &m);
         if (m.plain + N <= m.objects)
             break;
-        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", 1000 + tries);
+        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", 100000 + tries);
         usleep(20000);
     }
     assert_true(m.plain + N <= m.objects);

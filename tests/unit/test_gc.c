@@ -17,6 +17,7 @@
 
 #include "store_fixture.h"
 
+#include "base/timeutil.h"
 #include "controller/gc.h"
 #include "store/store.h"
 
@@ -104,11 +105,12 @@ static bool deleting(ty_store *s, const char *resource, const char *ns, const ch
     return d;
 }
 
-/* Polls for up to 5 s until the object's existence is `want`. */
+/* Polls until the object's existence is `want`, up to a deadline far past
+ * what any machine needs. */
 static bool wait_exists(ty_store *s, const char *resource, const char *ns, const char *name,
                         bool want)
 {
-    for (int i = 0; i < 500; i++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
         if (exists(s, resource, ns, name) == want)
             return true;
         usleep(10 * 1000);
@@ -118,7 +120,7 @@ static bool wait_exists(ty_store *s, const char *resource, const char *ns, const
 
 static bool wait_deleting(ty_store *s, const char *resource, const char *ns, const char *name)
 {
-    for (int i = 0; i < 500; i++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
         if (deleting(s, resource, ns, name))
             return true;
         usleep(10 * 1000);

@@ -21,6 +21,7 @@
 #include "api/kinds.h"
 #include "api/kubeflow.h"
 #include "base/metrics.h"
+#include "base/timeutil.h"
 #include "base/treearena.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
@@ -28,7 +29,7 @@
 #include "model/yaml.h"
 
 #define PT "pytorchjobs.kubeflow.org"
-#define WAIT_MS 15000 /* generous: ASan builds on a loaded 2-core machine */
+#define WAIT_MS 60000 /* far past what any machine needs: ASan builds on loaded machines */
 
 typedef struct fixture {
     char dir[64];
@@ -130,7 +131,7 @@ typedef bool (*cond_fn)(fixture *f, const char *a, const char *b);
 
 static bool wait_for(fixture *f, cond_fn fn, const char *a, const char *b)
 {
-    for (int i = 0; i < WAIT_MS / 10; i++) {
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline;) {
         if (fn(f, a, b))
             return true;
         usleep(10 * 1000);
@@ -148,6 +149,14 @@ static bool pod_gone(fixture *f, const char *name, const char *unused)
 {
     (void)unused;
     return !exists(f, "pods", name);
+}
+
+/* A replica's Service goes after its pod, in the same pass or a later one:
+ * waited for, not looked at once the pod went. */
+static bool svc_gone(fixture *f, const char *name, const char *unused)
+{
+    (void)unused;
+    return !exists(f, "services", name);
 }
 
 /* A pod by that name whose uid differs from old_uid. */
@@ -434,10 +443,14 @@ static void test_backoff(void **state)
 static void test_deadline(void **state)
 {
     fixture *f = *state;
+    int64_t t0 = ty_now_ms();
 
     create_job(f, PTJOB("dl", "", "activeDeadlineSeconds: 2, cleanPodPolicy: All", "OnFailure", 1));
     pod_set(f, "dl-master-0", "Running", -1, 0);
-    assert_false(job_is(f, "dl", "Failed"));
+    /* not before its time: told only while well inside it (a loaded machine
+     * may get here after it; startTime's whole seconds take up to 1 s off) */
+    if (ty_now_ms() - t0 < 900)
+        assert_false(job_is(f, "dl", "Failed"));
     assert_true(wait_for(f, job_is, "dl", "Failed"));
     expect_cond(f, "dl", "Failed", "True", "DeadlineExceeded",
                 "Job dl has failed because it was active longer than specified deadline");
@@ -474,7 +487,7 @@ static void test_suspend_resume(void **state)
     store_obj_unref(o);
     assert_true(wait_for(f, pod_gone, "sus-master-0", NULL));
     assert_true(wait_for(f, pod_gone, "sus-worker-0", NULL));
-    assert_false(exists(f, "services", "sus-worker-0"));
+    assert_true(wait_for(f, svc_gone, "sus-worker-0", NULL));
     assert_true(wait_for(f, job_is, "sus", "Suspended"));
     expect_cond(f, "sus", "Running", "False", "PyTorchJobSuspended", NULL);
 }
@@ -490,7 +503,7 @@ static void test_clean_pod_policy(void **state)
     pod_set(f, "cr-master-0", "Succeeded", 0, 0);
     assert_true(wait_for(f, job_is, "cr", "Succeeded"));
     assert_true(wait_for(f, pod_gone, "cr-worker-0", NULL));
-    assert_false(exists(f, "services", "cr-worker-0"));
+    assert_true(wait_for(f, svc_gone, "cr-worker-0", NULL));
     assert_true(exists(f, "pods", "cr-master-0"));
     assert_true(exists(f, "pods", "cr-worker-1"));
 
@@ -500,7 +513,7 @@ static void test_clean_pod_policy(void **state)
     assert_true(wait_for(f, job_is, "ca", "Succeeded"));
     assert_true(wait_for(f, pod_gone, "ca-master-0", NULL));
     assert_true(wait_for(f, pod_gone, "ca-worker-0", NULL));
-    assert_false(exists(f, "services", "ca-master-0"));
+    assert_true(wait_for(f, svc_gone, "ca-master-0", NULL));
 }
 
 static void test_ttl(void **state)

@@ -106,9 +106,13 @@ static void make_pod(fixture *f, const char *name, const char *node, const char 
     json_decref(obj);
 }
 
-static json_t *wait_phase(fixture *f, const char *name, const char *want, int timeout_ms)
+/* How long a wait for the runtime may take: far past what any machine
+ * needs, so that only a runtime that never gets there fails. */
+#define WAIT_MS 60000
+
+static json_t *wait_phase(fixture *f, const char *name, const char *want)
 {
-    for (int t = 0; t < timeout_ms; t += 10) {
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline;) {
         json_t *p = get(f, "pods", "default", name);
         if (p && !strcmp(at(p, "status", "phase"), want))
             return p;
@@ -117,7 +121,7 @@ static json_t *wait_phase(fixture *f, const char *name, const char *want, int ti
     }
     json_t *p = get(f, "pods", "default", name);
     char *dump = p ? json_dumps(p, JSON_INDENT(1)) : NULL;
-    fail_msg("pod %s did not reach %s in %d ms: %s", name, want, timeout_ms,
+    fail_msg("pod %s did not reach %s in %d ms: %s", name, want, WAIT_MS,
              dump ? dump : "(no pod)");
     return NULL;
 }
@@ -170,7 +174,7 @@ static void test_pod_runs_then_succeeds(void **state)
     const json_t *t;
 
     make_pod(f, "p1", "sim-1", "{`trainyard.io/sim-duration`:`0.2`}");
-    p = wait_phase(f, "p1", "Running", 2000);
+    p = wait_phase(f, "p1", "Running");
     assert_non_null(cstate(p, "containerStatuses", "running"));
     assert_non_null(cstate(p, "initContainerStatuses", "terminated"));
     assert_string_equal(at(p, "status", "hostIP"), "10.0.0.2");
@@ -180,7 +184,7 @@ static void test_pod_runs_then_succeeds(void **state)
                             json_object_get(json_object_get(p, "metadata"), "finalizers"), 0)),
                         RT_SIM_FINALIZER);
     json_decref(p);
-    p = wait_phase(f, "p1", "Succeeded", 3000);
+    p = wait_phase(f, "p1", "Succeeded");
     t = cstate(p, "containerStatuses", "terminated");
     assert_non_null(t);
     assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 0);
@@ -217,16 +221,21 @@ static void test_cold_pod_ends_light(void **state)
     fixture *f = *state;
     json_t *p, *running;
     const json_t *cs, *t;
-    store_obj *o;
+    store_obj *o = NULL;
     bool light = false;
     char cid[64];
 
     make_pod(f, "cold", "sim-1", "{`trainyard.io/sim-duration`:`1.5`}");
-    running = wait_phase(f, "cold", "Running", 2000);
-    /* A later write pushes its Running event out of the tree window, and
-     * the sweeper (a step every 100 ms) takes the tree nobody reads. */
+    running = wait_phase(f, "cold", "Running");
+    /* The runtime is stopped meanwhile, so that the pod cannot end before
+     * its tree went however slowly the sweeper comes (it ends the pod once
+     * started again, reading its text: a cold pod stays cold). A later
+     * write pushes its Running event out of the tree window, and the
+     * sweeper (a step every 100 ms) takes the tree nobody reads. */
+    rt_sim_stop(f->rt);
+    f->rt = NULL;
     make_pod(f, "other", "realnode", "{}");
-    for (int i = 0; i < 100; i++) {
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline;) {
         o = store_get(f->s, "pods", "default", "cold", NULL);
         assert_non_null(o);
         light = store_obj_has_tree(o);
@@ -236,9 +245,10 @@ static void test_cold_pod_ends_light(void **state)
         usleep(10 * 1000);
     }
     assert_false(light); /* gone before the pod ends */
+    f->rt = start_sim(f, 3);
     /* waited for in its text: a look at the whole object would parse it
      * and keep that tree */
-    for (int i = 0; i < 300; i++) {
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline;) {
         char *owned;
         const char *text;
         bool ended;
@@ -297,7 +307,7 @@ static void test_exit_code_fails(void **state)
 
     make_pod(f, "p3", "sim-0",
              "{`trainyard.io/sim-duration`:`0.05`,`trainyard.io/sim-exit-code`:`3`}");
-    p = wait_phase(f, "p3", "Failed", 3000);
+    p = wait_phase(f, "p3", "Failed");
     t = cstate(p, "containerStatuses", "terminated");
     assert_int_equal(json_integer_value(json_object_get(t, "exitCode")), 3);
     assert_string_equal(json_string_value(json_object_get(t, "reason")), "Error");
@@ -312,8 +322,9 @@ static void test_unbound_and_foreign_pods_left_alone(void **state)
     make_pod(f, "elsewhere", "realnode", "{}");
     make_pod(f, "beyond", "sim-3", "{}"); /* not one of the 3 */
     make_pod(f, "mine", "sim-2", "{}");
-    json_decref(wait_phase(f, "mine", "Running", 2000));
-    usleep(100 * 1000);
+    /* the runtime handles the pods in the order they were written: by the
+     * time mine runs, it has passed over the two before it */
+    json_decref(wait_phase(f, "mine", "Running"));
     p = get(f, "pods", "default", "elsewhere");
     assert_string_equal(at(p, "status", "phase"), "Pending");
     json_decref(p);
@@ -331,11 +342,12 @@ static void test_delete_running(void **state)
     json_t *p;
 
     make_pod(f, "victim", "sim-2", "{}");
-    json_decref(wait_phase(f, "victim", "Running", 2000));
+    json_decref(wait_phase(f, "victim", "Running"));
     ty_error_init(&err);
     store_obj_unref(store_delete(f->s, "pods", "default", "victim", &o, &deleted, &err));
     assert_false(deleted); /* the finalizer holds it until the node lets go */
-    for (int t = 0; t < 2000 && (p = get(f, "pods", "default", "victim")); t += 10) {
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         ty_now_ms() < deadline && (p = get(f, "pods", "default", "victim"));) {
         json_decref(p);
         usleep(10 * 1000);
     }
@@ -389,10 +401,10 @@ static void test_restart_adopts_running_pod(void **state)
     fixture *f = *state;
 
     make_pod(f, "long", "sim-0", "{`trainyard.io/sim-duration`:`1.5`}");
-    json_decref(wait_phase(f, "long", "Running", 2000));
+    json_decref(wait_phase(f, "long", "Running"));
     rt_sim_stop(f->rt);
     f->rt = start_sim(f, 3);
-    json_decref(wait_phase(f, "long", "Succeeded", 4000));
+    json_decref(wait_phase(f, "long", "Succeeded"));
 }
 
 static void test_deleted_node_registers_again(void **state)
@@ -401,7 +413,8 @@ static void test_deleted_node_registers_again(void **state)
     json_t *n = NULL;
 
     store_obj_unref(store_delete(f->s, "nodes", "", "sim-0", NULL, NULL, NULL));
-    for (int t = 0; t < 2000 && !(n = get(f, "nodes", "", "sim-0")); t += 10)
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         ty_now_ms() < deadline && !(n = get(f, "nodes", "", "sim-0"));)
         usleep(10 * 1000);
     assert_non_null(n);
     json_decref(n);

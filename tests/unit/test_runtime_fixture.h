@@ -24,6 +24,7 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "base/timeutil.h"
 #include "runtime/local/runtime.h"
 #include "store/store.h"
 
@@ -186,10 +187,22 @@ static inline const char *phase_of(const json_t *pod)
     return p ? p : "";
 }
 
-/* Polls up to timeout_ms for the pod's phase to be want; returns the pod. */
+/* The least a wait below gives the runtime, whatever timeout a test names:
+ * processes start slowly on a loaded machine, and only a runtime that never
+ * gets there should fail. (Less than a pod's 30 s grace period, which
+ * wait_gone tells apart from a prompt end.) */
+#define RT_WAIT_MIN_MS 20000
+
+static inline int64_t rt_deadline(int timeout_ms)
+{
+    return ty_now_ms() + (timeout_ms > RT_WAIT_MIN_MS ? timeout_ms : RT_WAIT_MIN_MS);
+}
+
+/* Polls up to timeout_ms (RT_WAIT_MIN_MS at least) for the pod's phase to
+ * be want; returns the pod. */
 static inline json_t *wait_phase(fixture *f, const char *name, const char *want, int timeout_ms)
 {
-    for (int t = 0; t < timeout_ms; t += 50) {
+    for (int64_t deadline = rt_deadline(timeout_ms); ty_now_ms() < deadline;) {
         json_t *p = get_pod(f, name);
         if (p && !strcmp(phase_of(p), want))
             return p;
@@ -226,15 +239,16 @@ static inline char *read_log(fixture *f, const char *pod, const char *ct, const 
     return buf;
 }
 
-/* Polls up to timeout_ms for the log to contain text. */
+/* Polls up to timeout_ms (RT_WAIT_MIN_MS at least) for the log to contain
+ * text. */
 static inline char *wait_log(fixture *f, const char *pod, const char *ct, const char *text,
                       int timeout_ms)
 {
-    for (int t = 0;; t += 50) {
+    for (int64_t deadline = rt_deadline(timeout_ms);;) {
         char *log = read_log(f, pod, ct, "");
         if (strstr(log, text))
             return log;
-        if (t >= timeout_ms)
+        if (ty_now_ms() >= deadline)
             fail_msg("log of %s/%s lacks \"%s\" after %d ms:\n%s", pod, ct, text, timeout_ms,
                      log);
         free(log);
@@ -256,7 +270,7 @@ static inline void delete_pod(fixture *f, const char *name)
 
 static inline bool wait_gone(fixture *f, const char *name, int timeout_ms)
 {
-    for (int t = 0; t < timeout_ms; t += 50) {
+    for (int64_t deadline = rt_deadline(timeout_ms); ty_now_ms() < deadline;) {
         json_t *p = get_pod(f, name);
         if (!p)
             return true;

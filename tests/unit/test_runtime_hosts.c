@@ -278,7 +278,7 @@ static void test_agent_hosts_show_live_pods_only(void **state)
     /* fresh's file: itself, the live remote pod and the Service resolving to
      * it; none of the finished pods (remote or run here), none of their
      * Services. */
-    for (int t = 0; t < 5000; t += 50) {
+    for (int64_t deadline = rt_deadline(0); ty_now_ms() < deadline;) {
         free(hosts);
         hosts = hosts_file_of(f, "fresh");
         if (strstr(hosts, "127.9.9.9 to-remote ") && strstr(hosts, " fresh "))

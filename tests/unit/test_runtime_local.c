@@ -131,7 +131,7 @@ static void test_missing_configmap_waits(void **state)
     make_pod(f, "needcm", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
                           "`command`:[`sh`,`-c`,`echo $V`],`env`:[{`name`:`V`,`valueFrom`:"
                           "{`configMapKeyRef`:{`name`:`later`,`key`:`k`}}}]}]}");
-    for (int i = 0; i < 100 && !w; i++) {
+    for (int64_t deadline = rt_deadline(0); ty_now_ms() < deadline && !w;) {
         usleep(50 * 1000);
         json_decref(pod);
         pod = get_pod(f, "needcm");
@@ -157,7 +157,7 @@ static void test_restart_on_failure(void **state)
 
     make_pod(f, "crash", "{`restartPolicy`:`OnFailure`,`containers`:[{`name`:`c`,`image`:`x`,"
                          "`command`:[`sh`,`-c`,`echo run; exit 1`]}]}");
-    for (int i = 0; i < 200 && restarts < 2; i++) {
+    for (int64_t deadline = rt_deadline(0); ty_now_ms() < deadline && restarts < 2;) {
         usleep(50 * 1000);
         json_decref(pod);
         pod = get_pod(f, "crash");
@@ -184,7 +184,7 @@ static void test_restart_always_counts(void **state)
 
     /* Always restarts even a clean exit. */
     make_pod(f, "always", "{`containers`:[{`name`:`c`,`image`:`x`,`command`:[`true`]}]}");
-    for (int i = 0; i < 200 && restarts < 1; i++) {
+    for (int64_t deadline = rt_deadline(0); ty_now_ms() < deadline && restarts < 1;) {
         usleep(50 * 1000);
         json_decref(pod);
         pod = get_pod(f, "always");
@@ -254,7 +254,8 @@ static void test_readopt_after_restart(void **state)
     json_decref(wait_phase(f, "outlive", "Running", 10000));
     rt_local_stop(f->rt);
     f->rt = NULL;
-    sleep(3); /* it finishes while no agent is running */
+    /* it finishes while no agent is running (its last line, then its exit) */
+    free(wait_log(f, "outlive", "c", " end\n", 0));
     pod = get_pod(f, "outlive");
     assert_string_equal(phase_of(pod), "Running"); /* nobody reported it yet */
     json_decref(pod);

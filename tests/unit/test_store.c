@@ -23,9 +23,11 @@
 
 #include "tmpdir.h"
 
+#include "base/timeutil.h"
 #include "base/treearena.h"
 
 #include "store/store.h"
+#include "store/hub_int.h" /* the reaper's lists */
 #include "store/store_int.h" /* commit_prepared_hook */
 
 typedef struct fixture {
@@ -1395,6 +1397,18 @@ static void *queued_writer(void *arg)
     return NULL;
 }
 
+/* How many writes wait in s's queue for the leader. */
+static int queued_writes(ty_store *s)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&s->queue_mu);
+    for (const write_req *w = s->queue_head; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&s->queue_mu);
+    return n;
+}
+
 static void test_group_commit_failures_stay_alone(void **state)
 {
     fixture *f = *state;
@@ -1423,7 +1437,11 @@ static void test_group_commit_failures_stay_alone(void **state)
         q[i].what = i;
         assert_int_equal(pthread_create(&t[i], NULL, queued_writer, &q[i]), 0);
     }
-    usleep(200 * 1000); /* let them queue behind the leader */
+    /* until they all queued behind the leader, however slowly they start */
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && queued_writes(f->s) < OPS;)
+        usleep(1000);
+    assert_int_equal(queued_writes(f->s), OPS);
     pthread_mutex_lock(&a.mu);
     a.release = true;
     pthread_cond_broadcast(&a.cv);
@@ -2107,7 +2125,8 @@ static int hold_section(json_t *obj, void *arg, ty_error *err)
 
     (void)obj, (void)err;
     atomic_store(&b->in_fn, 1);
-    for (int i = 0; i < 5000 && atomic_load(&b->calls->on_mine) < b->want; i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && atomic_load(&b->calls->on_mine) < b->want;)
         usleep(1000);
     atomic_store(&b->saw_all, atomic_load(&b->calls->on_mine) >= b->want);
     return 0;
@@ -2186,7 +2205,8 @@ static int hold_until_let_go(json_t *obj, void *arg, ty_error *err)
 
     (void)obj, (void)err;
     atomic_store(&h->b.in_fn, 1);
-    for (int i = 0; i < 10000 && !atomic_load(&h->let_go); i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && !atomic_load(&h->let_go);)
         usleep(1000);
     return 0;
 }
@@ -2213,7 +2233,8 @@ static void let_leader_go(ty_store *s, bool made)
     if (made || !h || atomic_load(&h->let_go))
         return;
     atomic_store(&h->let_go, 1);
-    for (int i = 0; i < 10000 && !atomic_load(&h->leader_out); i++)
+    for (int64_t deadline = ty_now_ms() + 60000;
+         ty_now_ms() < deadline && !atomic_load(&h->leader_out);)
         usleep(1000);
 }
 
@@ -2562,6 +2583,22 @@ static void test_history_drops_replaced_plain_text(void **state)
 /* The reaper runs under SCHED_IDLE; when it falls behind (held back
  * here), its helper takes what waits once more than the limit of trees
  * does, so that a CPU with no idle time cannot pile trees up. */
+/* Waits until at most most trees wait for the reaper, or a deadline far
+ * past what any machine needs: the reaper runs at SCHED_IDLE, which on a
+ * loaded machine gets a sliver of a CPU. */
+static size_t reaper_waiting_at_most(fixture *f, size_t most)
+{
+    int64_t deadline = ty_now_ms() + 120000;
+    size_t waiting;
+
+    hub_reaper_stats(f->s->hub, &waiting, NULL);
+    while (waiting > most && ty_now_ms() < deadline) {
+        usleep(10000);
+        hub_reaper_stats(f->s->hub, &waiting, NULL);
+    }
+    return waiting;
+}
+
 static void test_reaper_behind_bounded(void **state)
 {
     fixture *f = *state;
@@ -2590,44 +2627,80 @@ static void test_reaper_behind_bounded(void **state)
     assert_true(found);
 
     /* held back, with no limit: the trees of the events leaving the tree
-     * window (1,024) pile up */
+     * window (1,024) pile up, every one of the 176 however slowly the
+     * creates run (the sweeper hands a held reaper nothing to compress,
+     * whose reference would keep a tree past the window: hub_compress) */
     hub_reaper_test(f->s->hub, true, SIZE_MAX, SIZE_MAX);
     for (i = 0; i < 1200; i++) {
         snprintf(name, sizeof(name), "r%04d", i);
         store_obj_unref(create(f->s, "pods", "default", name));
     }
     hub_reaper_stats(f->s->hub, &waiting, &overflows);
-    assert_true(waiting >= 100);
+    assert_true(waiting >= 1200 - 1024);
     assert_int_equal(overflows, 0);
 
     /* a limit of 8: the next commit wakes the reaper's helper, which takes
      * them */
     hub_reaper_test(f->s->hub, true, 8, SIZE_MAX);
     store_obj_unref(create(f->s, "pods", "default", "s0000"));
-    for (i = 0; i < 500 && waiting > 8; i++) {
-        usleep(10000);
-        hub_reaper_stats(f->s->hub, &waiting, NULL);
-    }
-    assert_true(waiting <= 8);
+    assert_true(reaper_waiting_at_most(f, 8) <= 8);
     hub_reaper_stats(f->s->hub, NULL, &overflows);
     assert_true(overflows >= 1);
 
     /* let go, it frees the rest */
     hub_reaper_test(f->s->hub, false, SIZE_MAX, SIZE_MAX);
-    for (i = 0; i < 500 && waiting; i++) {
-        usleep(10000);
-        hub_reaper_stats(f->s->hub, &waiting, NULL);
+    assert_int_equal(reaper_waiting_at_most(f, 0), 0);
+}
+
+/* Cold objects the sweeper hands the reaper to compress each hold a
+ * reference until it gets to them; one that gets no CPU left them to pile
+ * up, each uncompressed object handed over again at every pass (1,275
+ * waiting for 1,200 objects after 10 s, growing for as long as it starved).
+ * Here the reaper holds, as one that gets no CPU would, while ticks keep the
+ * sweeper going: what waits stays within its limit of things. */
+static void test_reaper_cold_bounded(void **state)
+{
+    fixture *f = *state;
+    enum { LIMIT = 40 };
+    char name[32];
+    size_t cold = 0;
+
+    hub_reaper_slow(f->s->hub, HUB_REAPER_HOLD, NULL);
+    hub_reaper_test(f->s->hub, false, SIZE_MAX, LIMIT);
+    /* written before their resource has a dictionary: not compressed as
+     * they are staged, so each pass hands them over (again) */
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "k%03d", i);
+        store_obj_unref(create(f->s, "pods", "default", name));
     }
-    assert_int_equal(waiting, 0);
+    store_obj_unref(create(f->s, "pods", "default", "tick"));
+    /* until the cold list is as long as it may be, and then for as many
+     * passes again (a pass is ~2 s of sweeper steps at most) */
+    for (int64_t deadline = ty_now_ms() + 60000, full_at = 0; ty_now_ms() < deadline;) {
+        store_obj_unref(store_mutate(f->s, "pods", "default", "tick", add_one, NULL, NULL));
+        pthread_mutex_lock(&f->s->hub->mu);
+        cold = f->s->hub->ncold;
+        pthread_mutex_unlock(&f->s->hub->mu);
+        if (cold > LIMIT)
+            fail_msg("%zu cold objects wait for the reaper, past its limit of %d", cold, LIMIT);
+        if (cold == LIMIT && !full_at)
+            full_at = ty_now_ms();
+        if (full_at && ty_now_ms() - full_at > 3000)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(cold, LIMIT);
 }
 
 /* Closing does not wait for the reaper, which at SCHED_IDLE on a busy
  * machine may get a few milliseconds a second: it stops after the slice it
- * is in, and the closer frees the rest. Here each slice takes 200 ms. */
+ * is in, and the closer frees the rest. Here the reaper, once it took what
+ * waited, holds at the start of its first slice until the close (as one
+ * that gets no CPU would): the closer frees all of it. */
 static void test_reaper_left_to_close(void **state)
 {
     fixture *f = *state;
-    size_t waiting = 1, freed = 0;
+    size_t freed = 0;
     char name[32];
     int i;
 
@@ -2636,16 +2709,12 @@ static void test_reaper_left_to_close(void **state)
         snprintf(name, sizeof(name), "c%04d", i);
         store_obj_unref(create(f->s, "pods", "default", name));
     }
-    hub_reaper_slow(f->s->hub, 200000, &freed);
+    hub_reaper_slow(f->s->hub, HUB_REAPER_HOLD, &freed);
     hub_reaper_test(f->s->hub, false, SIZE_MAX, SIZE_MAX);
-    for (i = 0; i < 500 && waiting; i++) { /* until the reaper took them */
-        usleep(1000);
-        hub_reaper_stats(f->s->hub, &waiting, NULL);
-    }
-    assert_int_equal(waiting, 0);
+    /* until the reaper took them */
+    assert_int_equal(reaper_waiting_at_most(f, 0), 0);
     reopen(f);
-    /* the reaper freed at most its first slice of 64 */
-    assert_true(freed >= 100);
+    assert_true(freed >= 1200 - 1024);
 }
 
 /* Once a resource has a dictionary (the sweeper makes one from 16 of its
@@ -3158,7 +3227,7 @@ static void test_dictionary_row_after_rollback(void **state)
         snprintf(name, sizeof(name), "cm%02d", i);
         store_obj_unref(create(f->s, "configmaps", "default", name));
     }
-    for (i = 0; i < 1000; i++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
         store_memory(f->s, &m);
         if (m.compressed)
             break;
@@ -3625,6 +3694,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_drops_replaced_plain_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_behind_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_left_to_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_cold_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_written_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dictionary_row_after_rollback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_as_text, setup, teardown),

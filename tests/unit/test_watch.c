@@ -20,6 +20,7 @@
 
 #include "store_fixture.h"
 
+#include "base/timeutil.h"
 #include "store/store.h"
 
 typedef struct fixture {
@@ -100,14 +101,15 @@ static void del(ty_store *s, const char *resource, const char *ns, const char *n
     store_obj_unref(o);
 }
 
-/* Expects the next event (within a second) to be type on name at rv. */
+/* Expects the next event to be type on name at rv (a commit publishes its
+ * events before it returns: the wait is only a bound). */
 static void expect(store_watch *w, store_event_type type, const char *name, uint64_t rv)
 {
     store_event ev;
     ty_error err;
 
     ty_error_init(&err);
-    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(store_watch_next(w, 60000, &ev, &err), 1);
     assert_int_equal(ev.type, type);
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(store_obj_json(ev.obj), "metadata"), "name")),
@@ -139,7 +141,7 @@ static void test_events_in_order(void **state)
     add(f->s, "pods", "default", "a");
     modify(f->s, "pods", "default", "a");
     del(f->s, "pods", "default", "a");
-    assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+    assert_int_equal(store_watch_next(w, 60000, &ev, &err), 1);
     assert_int_equal(ev.type, STORE_ADDED);
     assert_string_equal(ev.resource, "pods");
     store_event_release(&ev);
@@ -680,14 +682,14 @@ static json_t *cold_pod(int i)
                      "MASTER_ADDR", "value", "cold-job-master-0", "restartPolicy", "Never");
 }
 
-/* Waits until cond holds of the store's memory, or 10 s pass; with tick,
+/* Waits until cond holds of the store's memory, or 60 s pass; with tick,
  * writing all along (the sweeper runs after each batch). */
 static bool wait_until(ty_store *s, bool tick, bool (*cond)(const store_mem *m, size_t n),
                        size_t n)
 {
     store_mem m;
 
-    for (int i = 0; i < 1000; i++) {
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
         if (tick)
             modify(s, "configmaps", "default", "tick");
         store_memory(s, &m);
@@ -772,7 +774,7 @@ static void test_cold_texts_compressed(void **state)
     w = store_watch_open(f->s, "pods", NULL, before, &err);
     assert_non_null(w);
     for (int i = 0; i < N; i++) {
-        assert_int_equal(store_watch_next(w, 1000, &ev, &err), 1);
+        assert_int_equal(store_watch_next(w, 60000, &ev, &err), 1);
         assert_string_equal(store_obj_text(ev.obj, &len), texts[i]);
         store_event_release(&ev);
     }
@@ -1042,7 +1044,7 @@ typedef struct cold_reader {
     ty_store *s;
     atomic_int *stop;
     unsigned seed;
-    long reads;
+    atomic_long reads;
 } cold_reader;
 
 static void *cold_read(void *arg)
@@ -1093,13 +1095,19 @@ static void test_cold_texts_under_readers(void **state)
         r[i] = (cold_reader){f->s, &stop, (unsigned)i + 1, 0};
         assert_int_equal(pthread_create(&t[i], NULL, cold_read, &r[i]), 0);
     }
-    for (int i = 0; i < 400; i++) {
+    /* until the sweeper and the readers really did cross (objects without
+     * their plain text, read meanwhile), however slowly they run */
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
+        bool read_enough = true;
+
         modify(f->s, "configmaps", "default", "tick");
         store_memory(f->s, &m);
-        /* Objects without their plain text, read meanwhile: the sweeper and
-         * the readers really did cross. */
         if (m.objects - m.plain > cold_seen)
             cold_seen = m.objects - m.plain;
+        for (int i = 0; i < READERS; i++)
+            read_enough &= atomic_load(&r[i].reads) > 100;
+        if (read_enough && cold_seen > COLD_N / 5)
+            break;
         usleep(10000);
     }
     atomic_store(&stop, 1);

@@ -24,6 +24,7 @@
 #include "store_fixture.h"
 
 #include "base/metrics.h"
+#include "base/timeutil.h"
 #include "controller/workqueue.h"
 
 enum { NKEYS = 4 };
@@ -35,12 +36,15 @@ typedef struct counts {
     atomic_int fail_first;  /* key 0 fails its first pass when set */
     atomic_int wake_once;   /* key 1 asks for one more look when set */
     atomic_int events;
-    int slow_ms;
+    /* while hold[i] is set, key i's pass waits at its end (held[i] says it
+     * is there): what the test does meanwhile happens during the pass, on a
+     * machine of any speed */
+    atomic_int hold[NKEYS], held[NKEYS];
     /* key c writes its own object each pass and says so (wq_wrote), after
-     * own_sleep_ms; its pass then lasts pass_ms more */
+     * own_sleep_ms */
     atomic_int write_own;
     ty_store *s;
-    int own_sleep_ms, pass_ms;
+    int own_sleep_ms;
     ty_workqueue *q;
 } counts;
 
@@ -99,8 +103,6 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     max = atomic_load(&c->max_inflight);
     while (now > max && !atomic_compare_exchange_weak(&c->max_inflight, &max, now))
         ;
-    if (c->slow_ms)
-        usleep((useconds_t)c->slow_ms * 1000);
     if (i == 2 && atomic_load(&c->write_own)) {
         store_obj *o = store_mutate(c->s, "configmaps", "default", key, bump_seen, NULL, NULL);
         if (!o) /* no assert on a worker: cmocka's longjmp is the test thread's */
@@ -108,8 +110,12 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
         usleep((useconds_t)c->own_sleep_ms * 1000);
         wq_wrote(q, key, store_obj_rv(o));
         store_obj_unref(o);
-        usleep((useconds_t)c->pass_ms * 1000);
     }
+    while (atomic_load(&c->hold[i])) {
+        atomic_store(&c->held[i], 1);
+        usleep(1000);
+    }
+    atomic_store(&c->held[i], 0);
     atomic_fetch_add(&c->passes[i], 1);
     atomic_fetch_sub(&c->inflight[i], 1);
     if (i == 0 && atomic_exchange(&c->fail_first, 0))
@@ -141,15 +147,20 @@ static void put(ty_store *s, const char *name, int v)
     store_obj_unref(r);
 }
 
-/* Waits up to ms for passes[i] >= n. */
-static bool wait_passes(counts *c, int i, int n, int ms)
+/* Waits for *v >= n, up to a deadline far past what any machine needs. */
+static bool wait_at_least(atomic_int *v, int n)
 {
-    for (int t = 0; t < ms / 10; t++) {
-        if (atomic_load(&c->passes[i]) >= n)
+    for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
+        if (atomic_load(v) >= n)
             return true;
         usleep(10 * 1000);
     }
-    return atomic_load(&c->passes[i]) >= n;
+    return atomic_load(v) >= n;
+}
+
+static bool wait_passes(counts *c, int i, int n)
+{
+    return wait_at_least(&c->passes[i], n);
 }
 
 /* How many of this process's threads are called name (/proc/self/task). */
@@ -183,7 +194,7 @@ static int threads_named(const char *name)
 static void test_keys_never_on_two_workers(void **state)
 {
     store_fixture *f = *state;
-    counts c = {.slow_ms = 20};
+    counts c = {0};
     ty_error err;
     ty_workqueue *q;
 
@@ -194,20 +205,21 @@ static void test_keys_never_on_two_workers(void **state)
     /* top -H and perf tell the queue's threads apart */
     assert_int_equal(threads_named("wq-test"), 8);
     assert_int_equal(threads_named("wq-test-watch"), 1);
-    assert_true(wait_passes(&c, 2, 1, 2000));
-    for (int v = 0; v < 40; v++) {
+    assert_true(wait_passes(&c, 2, 1));
+    /* d's first pass held while 39 more changes come as events: they wait
+     * for it (no second worker takes d) and make one pass more */
+    atomic_store(&c.hold[3], 1);
+    put(f->s, "d", 0);
+    assert_true(wait_at_least(&c.held[3], 1));
+    for (int v = 1; v < 40; v++)
         put(f->s, "d", v);
-        usleep(2000);
-    }
-    assert_true(wait_passes(&c, 3, 2, 3000));
-    usleep(200 * 1000); /* let the last round finish */
+    assert_true(wait_at_least(&c.events, 40)); /* d's changes came as events */
+    atomic_store(&c.hold[3], 0);
+    assert_true(wait_passes(&c, 3, 2));
     wq_stop(q);
     assert_int_equal(atomic_load(&c.max_inflight), 1);
-    /* 40 changes in ~80 ms of 20 ms passes: merged, yet more than one pass */
-    assert_true(atomic_load(&c.passes[3]) >= 2);
-    assert_true(atomic_load(&c.passes[3]) < 40);
+    assert_int_equal(atomic_load(&c.passes[3]), 2);
     assert_int_equal(atomic_load(&c.passes[2]), 1);
-    assert_true(atomic_load(&c.events) >= 40); /* d's changes came as events */
 }
 
 /* A failed pass comes back about a second later; a pass that asks for a
@@ -228,13 +240,13 @@ static void test_retry_and_wake(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     put(f->s, "a", 1);
     put(f->s, "b", 1);
-    assert_true(wait_passes(&c, 0, 1, 2000));
-    assert_true(wait_passes(&c, 1, 1, 2000));
-    assert_true(wait_passes(&c, 0, 2, 3000)); /* the retry */
+    assert_true(wait_passes(&c, 0, 1));
+    assert_true(wait_passes(&c, 1, 1));
+    assert_true(wait_passes(&c, 0, 2)); /* the retry */
     clock_gettime(CLOCK_MONOTONIC, &t1);
     /* a second after the failure, on the monotonic clock */
     assert_true((t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L >= 900);
-    assert_true(wait_passes(&c, 1, 2, 3000)); /* the wake-up */
+    assert_true(wait_passes(&c, 1, 2)); /* the wake-up */
     usleep(1200 * 1000);
     wq_stop(q);
     assert_int_equal(atomic_load(&c.passes[0]), 2); /* no more than asked */
@@ -267,7 +279,7 @@ static void test_own_writes(void **state)
         c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
         assert_non_null(c.q);
         put(f->s, "c", during);
-        assert_true(wait_passes(&c, 2, 1, 2000));
+        assert_true(wait_passes(&c, 2, 1));
         usleep(400 * 1000);
         assert_int_equal(atomic_load(&c.passes[2]), 1);
         wq_stop(c.q);
@@ -278,14 +290,18 @@ static void test_own_writes(void **state)
     }
     /* Another write while the pass runs: one more pass (which writes too, and
      * that is the end of it). */
-    counts c = {.s = f->s, .pass_ms = 300};
+    counts c = {.s = f->s};
     atomic_store(&c.write_own, 1);
     c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
     assert_non_null(c.q);
+    atomic_store(&c.hold[2], 1);
     put(f->s, "c", 7);
-    usleep(150 * 1000); /* c's first pass is in its 300 ms */
+    assert_true(wait_at_least(&c.held[2], 1)); /* c's first pass, held at its end */
     put(f->s, "c", 8);
-    assert_true(wait_passes(&c, 2, 2, 3000));
+    /* the queue saw it during the pass (7, the pass's own, 8) */
+    assert_true(wait_at_least(&c.events, 3));
+    atomic_store(&c.hold[2], 0);
+    assert_true(wait_passes(&c, 2, 2));
     usleep(800 * 1000);
     assert_int_equal(atomic_load(&c.passes[2]), 2);
     wq_stop(c.q);

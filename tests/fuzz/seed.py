@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of tests/fuzz/corpus/<target>/seed-* from
+examples/, the manifests of the end-to-end tests, the simulator's traces and
+a few hand-made inputs (the protobuf envelopes are encoded here the way
+tests/unit/test_protobuf.c does). Run from the repository root after adding
+an example; the crashes found (crash-*) are kept beside the seeds."""
+import glob
+import hashlib
+import json
+import os
+import re
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def put(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    name = "seed-" + hashlib.sha1(data).hexdigest()[:12]
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def manifests():
+    """(text, [docs]) of every example and every heredoc manifest of the
+    end-to-end tests that loads as YAML."""
+    texts = [open(p).read() for p in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")))]
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "e2e", "*.sh"))):
+        for m in re.finditer(r"<<-?'?(\w+)'?\n(.*?)\n\1\n", open(p).read(), re.S):
+            if "kind:" in m.group(2) or '"kind"' in m.group(2):
+                texts.append(m.group(2))
+    out = []
+    for t in texts:
+        try:
+            docs = [d for d in yaml.safe_load_all(t) if d]
+        except yaml.YAMLError:
+            continue
+        out.append((t, docs))
+    return out
+
+
+def varint(v):
+    b = bytearray()
+    while v >= 0x80:
+        b.append((v & 0x7F) | 0x80)
+        v >>= 7
+    b.append(v)
+    return bytes(b)
+
+
+def pb_bytes(field, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def pb_int(field, v):
+    return varint(field << 3) + varint(v)
+
+
+def pb_entry(field, k, v):
+    return pb_bytes(field, pb_bytes(1, k) + pb_bytes(2, v))
+
+
+def envelope(av, kind, raw):
+    tm = pb_bytes(1, av) + pb_bytes(2, kind)
+    return b"k8s\0" + pb_bytes(1, tm) + pb_bytes(2, raw) + pb_bytes(
+        4, "application/vnd.kubernetes.protobuf")
+
+
+def protobufs():
+    meta = pb_bytes(1, "cm1") + pb_bytes(3, "default") + pb_entry(11, "app", "web")
+    yield envelope("v1", "ConfigMap", pb_bytes(1, meta) + pb_entry(2, "a", "1"))
+    yield envelope("v1", "Secret", pb_bytes(1, pb_bytes(1, "s1")) +
+                   pb_bytes(2, pb_bytes(1, "pw") + pb_bytes(2, b"hunter2")) + pb_bytes(3, "Opaque"))
+    yield envelope("scheduling.k8s.io/v1", "PriorityClass",
+                   pb_bytes(1, pb_bytes(1, "high")) + pb_int(2, 1000))
+    port = pb_bytes(1, "http") + pb_bytes(2, "TCP") + pb_int(3, 80) + pb_bytes(
+        4, pb_int(1, 0) + pb_int(2, 8080))
+    spec = pb_bytes(1, port) + pb_entry(2, "app", "web") + pb_bytes(4, "ClusterIP")
+    yield envelope("v1", "Service", pb_bytes(1, pb_bytes(1, "web")) + pb_bytes(2, spec))
+    yield envelope("v1", "Namespace", pb_bytes(1, pb_bytes(1, "ns1")))
+
+
+def main():
+    docs_all = []
+    for text, docs in manifests():
+        put("yaml", text)
+        put("write", text)
+        for d in docs:
+            docs_all.append(d)
+            put("write", json.dumps(d))
+            put("write", yaml.safe_dump(d))
+            put("objtext", json.dumps(d, separators=(",", ":")))
+    for b in protobufs():
+        put("protobuf", b)
+        put("write", b)
+    for y in ["a: &x {b: 1}\nc: *x\nd:\n  <<: *x\n  e: [1, 2.5, ~, yes, '0x1', 0o7]\n",
+              "---\n- 1\n---\nk: |\n  text\n  more\n...\n", "{\"json\": [true, null]}\n"]:
+        put("yaml", y)
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "traces", "*"))):
+        put("trace", open(p, "rb").read())
+    put("trace", "32x4")
+    for s in ["app=web,tier!=db", "env in (prod, qa),!legacy", "x notin (a),k", "a==b,c!=d",
+              "metadata.name=a,spec.nodeName!=", "status.phase=Running",
+              '{"matchLabels":{"a":"b"},"matchExpressions":[{"key":"k","operator":"In","values":["v"]}]}']:
+        put("selector", s)
+    for q in ["500m", "1.5Gi", "2e3", "1Ki", "0.1", "-1", "100M", "1E", "12345678901234567890"]:
+        put("quantity", q)
+    pod = {"metadata": {"name": "p", "labels": {"a": "b"}},
+           "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}]}}
+    put("patch", json.dumps([pod, {"metadata": {"labels": {"a": None, "c": "d"}}}]))
+    put("patch", json.dumps([pod, [{"op": "add", "path": "/spec/containers/-", "value": {"name": "d"}},
+                                   {"op": "copy", "from": "/metadata", "path": "/x"},
+                                   {"op": "move", "from": "/x", "path": "/y"},
+                                   {"op": "test", "path": "/metadata/name", "value": "p"},
+                                   {"op": "remove", "path": "/y/labels/a"},
+                                   {"op": "replace", "path": "/spec/containers/0/image", "value": "j"}]]))
+    put("patch", json.dumps([pod, {"spec": {"containers": [{"name": "c", "image": "k"},
+                                                           {"name": "e", "$patch": "delete"}],
+                                            "$setElementOrder/containers": [{"name": "c"}]},
+                                   "metadata": {"$retainKeys": ["name"]}}, "Pod"]))
+    for d in docs_all[:8]:
+        put("patch", json.dumps([d, {"spec": {"x": 1}}, d.get("kind", "")]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
