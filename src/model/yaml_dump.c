@@ -323,6 +323,10 @@ static void write_real(strbuf *sb, double d)
         if (strtod(buf, NULL) == d)
             break;
     }
+    /* 33333333333555556.0 prints as 17 digits with nothing to say it is a
+     * float, and read back as an integer (fuzz_yaml) */
+    if (!strpbrk(buf, ".eEni"))
+        strcat(buf, ".0");
     sb_str(sb, buf);
 }
 

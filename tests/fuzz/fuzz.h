@@ -20,22 +20,6 @@
  * bounds bodies itself). */
 #define FUZZ_MAX_INPUT 65536
 
-/* Known defect (issue 29, fixed on another branch): YAML aliases are
- * expanded without bound, a few hundred bytes of nested aliases being
- * gigabytes. Until that fix is in, YAML with more '*' than this is
- * skipped, so that the targets look for other things meanwhile (with 12,
- * the worst nesting expands to a few hundred nodes). Remove with the fix. */
-#define FUZZ_MAX_ALIASES 12
-
-static inline size_t fuzz_count_byte(const uint8_t *data, size_t size, uint8_t b)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < size; i++)
-        n += data[i] == b;
-    return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A NUL-terminated copy of data (cut at max bytes and at its first NUL, as

@@ -425,6 +425,15 @@ static void check_dump(const char *json_text, const char *want)
     json_decref(v);
 }
 
+/* A float with 17 significant digits and no fraction printed as an integer
+ * and read back as one (found by fuzz_yaml). */
+static void test_dump_big_float_stays_float(void **state)
+{
+    (void)state;
+    check_dump("{\"a\": 33333333333555556.0}", "a: 33333333333555556.0\n");
+    check_dump("{\"a\": 2.5, \"b\": 1e300}", "a: 2.5\nb: 1e+300\n");
+}
+
 static void test_dump_kubectl_layout(void **state)
 {
     (void)state;
@@ -619,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_dump_kubectl_layout),
         cmocka_unit_test(test_dump_scalars),
         cmocka_unit_test(test_dump_quoting),
+        cmocka_unit_test(test_dump_big_float_stays_float),
         cmocka_unit_test(test_dump_keys),
         cmocka_unit_test(test_dump_multiline),
         cmocka_unit_test(test_dump_roundtrip_manifest),
