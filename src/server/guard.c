@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/log.h"
+
 #define GUARD_MAX_LIST 32  /* entries in --allowed-hosts / --cors-allowed-origins */
 #define GUARD_MAX_NAME 256
 
@@ -67,6 +69,11 @@ static int add_origin(http_guard *g, const char *re, ty_error *err)
     if (regcomp(&g->origins[g->norigins], re, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0)
         return ty_seterr(err, TY_EBADREQUEST,
                          "--cors-allowed-origins: %s is not a valid regular expression", re);
+    /* Matched anywhere in the Origin, as kube-apiserver does: "localhost"
+     * also matches http://localhost.attacker.example. */
+    if (re[0] != '^' || re[strlen(re) - 1] != '$')
+        ty_warn("--cors-allowed-origins: %s is not anchored (^...$): it matches any origin "
+                "that contains it", re);
     g->norigins++;
     return 0;
 }
@@ -231,15 +238,45 @@ static bool query_true(struct MHD_Connection *conn, const char *key)
     return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
 }
 
+/* The path's segments after /api/v1 or /apis/<g>/<v>: 0 when it is
+ * neither. */
+static int resource_segments(const char *url, const char **rest)
+{
+    int prefix = strncmp(url, "/api/", 5) == 0 ? 2 : strncmp(url, "/apis/", 6) == 0 ? 3 : 0;
+    int n = 0;
+
+    if (!prefix)
+        return 0;
+    for (const char *p = url; *p; p++) {
+        if (*p != '/' || p[1] == '/' || p[1] == '\0')
+            continue;
+        if (++n == prefix + 1)
+            *rest = p + 1;
+    }
+    return n > prefix ? n - prefix : 0;
+}
+
 bool guard_long_running(struct MHD_Connection *conn, const char *method, const char *url)
 {
-    size_t n = strlen(url);
+    const char *rest = NULL;
+    int n;
 
     if (strcmp(method, "GET") != 0)
         return false;
-    if (query_true(conn, "watch") || strstr(url, "/watch/"))
+    /* As the router (resource.c) reads a path: a watch is a collection
+     * (<plural> or namespaces/<ns>/<plural>) with watch set; a followed log
+     * is namespaces/<ns>/pods/<name>/log. Anything else, whatever its query
+     * says, is an ordinary request with its slot and its idle timeout. */
+    n = resource_segments(url, &rest);
+    if ((n == 1 || (n == 3 && strncmp(rest, "namespaces/", 11) == 0)) &&
+        query_true(conn, "watch"))
         return true;
-    return n >= 4 && strcmp(url + n - 4, "/log") == 0 && query_true(conn, "follow");
+    if (n == 5 && strncmp(rest, "namespaces/", 11) == 0) {
+        const char *kind = strchr(rest + 11, '/');
+        return kind && strncmp(kind, "/pods/", 6) == 0 &&
+               strcmp(url + strlen(url) - 4, "/log") == 0 && query_true(conn, "follow");
+    }
+    return false;
 }
 
 static bool is_health_path(const char *url)

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "server/guard.h"
 #include "server/http.h"
 
@@ -19,6 +20,7 @@ struct ty_server {
     char *data_dir;
     uint16_t port;
     atomic_bool stopping;
+    unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
 };
 
 ty_store *server_store(ty_server *srv)
@@ -157,6 +159,7 @@ typedef struct conn_state {
     bool too_large;
     bool refused;     /* answered by the guard: the body is dropped */
     guard_slot slot;  /* what the guard counted, released when the request ends */
+    int64_t upload_deadline_ms; /* the body must be in by then (0: no limit) */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -209,17 +212,30 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     ty_error err;
     enum MHD_Result ret;
 
+    const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    bool streams = guard_long_running(conn, method, url);
+
     ty_error_init(&err);
-    if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
-        /* Streams last as long as their client wants: no idle timeout. Their
-         * own loops notice a client that has gone. */
-        if (guard_long_running(conn, method, url))
-            MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
+    /* Set for every request: a connection keeps what its last request set. A
+     * stream lasts as long as its client wants (its own loop notices one
+     * that has gone); the others have the idle timeout, and their bodies
+     * must be in within it twice over, so that a byte a minute cannot hold
+     * an in-flight slot for ever. */
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                              streams ? 0u : srv->timeout_s);
+    cs->upload_deadline_ms = srv->timeout_s ? ty_now_ms() + 2000ll * srv->timeout_s : 0;
+    if (clen && strtoull(clen, NULL, 10) > HTTP_MAX_BODY) {
+        ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
+    } else if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
         return MHD_YES;
     }
     cs->refused = true;
-    ty_info("refused %s %s: %s", method, url, err.text);
-    ret = http_send_error(&r, &err, NULL, NULL);
+    ty_debug("refused %s %s: %s", method, url, err.text);
+    if (err.code == TY_ETOOMANY) /* plain text, as kube-apiserver's in-flight filter */
+        ret = http_send_text(&r, 429, "text/plain; charset=utf-8", "Too many requests, please "
+                             "try again later.\n", 43);
+    else
+        ret = http_send_error(&r, &err, NULL, NULL);
     ty_error_clear(&err);
     return ret;
 }
@@ -243,6 +259,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (cs->refused) {
         *upload_data_size = 0;
         return MHD_YES;
+    }
+    if (*upload_data_size > 0 && cs->upload_deadline_ms &&
+        ty_now_ms() > cs->upload_deadline_ms) {
+        ty_info("closing %s %s: its body took longer than %us", method, url,
+                2 * srv->timeout_s);
+        return MHD_NO;
     }
     if (*upload_data_size > 0) {
         /* Bodies are capped: once past the limit we keep reading (and dropping)
@@ -271,7 +293,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    return dispatch(srv, conn, url, method, cs);
+    /* A handler may take longer than the idle timeout (a big list on a busy
+     * disk): the connection must not be closed under it before it answers.
+     * Setting the timeout again afterwards counts from now. */
+    bool streams = guard_long_running(conn, method, url);
+    enum MHD_Result ret;
+    if (srv->timeout_s && !streams)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+    ret = dispatch(srv, conn, url, method, cs);
+    if (srv->timeout_s && !streams)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, srv->timeout_s);
+    return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -341,6 +373,7 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     if (!(srv->guard = guard_new(opts, err)))
         goto error;
     connection_limits(opts, &max_conn, &max_per_client);
+    srv->timeout_s = timeout_s;
     addr.sin_port = htons(opts->port);
     /* One thread per connection: watches block their thread while they wait
      * for events, which keeps the streaming code straight-line. The port is

@@ -25,8 +25,6 @@ json_t *status_from_error(const ty_error *err, const api_resource *res, const ch
         json_object_set_new(details, "kind",
                             json_string(err->code == TY_EINVALID ? res->kind : res->plural));
     }
-    if (err->code == TY_ETOOMANY) /* with the Retry-After header http_queue adds */
-        json_object_set_new(details, "retryAfterSeconds", json_integer(1));
     if (err->causes && json_array_size(err->causes) > 0)
         json_object_set(details, "causes", err->causes);
     if (json_object_size(details) > 0)

@@ -11,7 +11,7 @@ k() { kubectl --request-timeout=20s "$@"; }
 # A low soft open-file limit, as on many machines: the server raises it to the hard one.
 ulimit -Sn 1024
 start_server --no-local-node --sim-nodes 1x0 --request-timeout 3s \
-    --max-mutating-requests-inflight 1 --cors-allowed-origins '^https://console\.example\.org$'
+    --cors-allowed-origins '^https://console\.example\.org$'
 PORT=${SERVER##*:}
 CM="$SERVER/api/v1/namespaces/default/configmaps"
 body='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"NAME"},"data":{"a":"b"}}'
@@ -61,40 +61,6 @@ expect_match "a preflight from a configured origin: 204" '^HTTP/1.1 204' "$pre"
 expect_match "... allowing DELETE" 'Access-Control-Allow-Methods: .*DELETE' "$pre"
 expect_eq "kubectl still creates" "configmap/kubectl created" "$(k create configmap kubectl --from-literal=a=b 2>&1)"
 
-# --- in-flight cap (--max-mutating-requests-inflight 1): a write whose body
-# is still arriving holds the one slot.
-cat >"$E2E_TMP/inflight.py" <<'PY'
-import socket, subprocess, sys, time
-port, cm = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(("127.0.0.1", port))
-s.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-          b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"meta")
-# The server has the headers once it answers anything on another connection
-# in order after them; curl's request is sent after ours was written.
-def curl(*args):
-    return subprocess.run(["curl", "-s", "-D", "-", *args], capture_output=True, text=True).stdout
-held = ""
-for _ in range(200):  # the slot is taken once the server has read our headers
-    held = curl("-XPOST", "-H", "Content-Type: application/json", "--data",
-                '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"over"}}', cm)
-    if " 429" in held.split("\r\n")[0]:
-        break
-    time.sleep(0.05)
-print(held.replace("\r", ""))
-print("GET:", curl(cm + "/kubectl").split("\r\n")[0])
-s.close()
-PY
-out=$($PY "$E2E_TMP/inflight.py" "$PORT" "$CM")
-expect_match "a write over the in-flight cap: 429" '^HTTP/1.1 429' "$out"
-expect_match "... with Retry-After" 'Retry-After: 1' "$out"
-expect_match "... and kube-apiserver's Status" '"reason":"TooManyRequests".*"retryAfterSeconds":1' "$out"
-expect_match "reads have their own cap" 'GET: HTTP/1.1 200' "$out"
-code=""
-for _ in $(seq 200); do  # the held slot is given back once its connection is gone
-    code=$(post after -H 'Content-Type: application/json'); [ "$code" = 201 ] && break; sleep 0.1
-done
-expect_eq "the slot is given back when the request ends" "201" "$code"
-
 # --- 700 half-open connections (the server runs under ulimit -n 1024)
 cat >"$E2E_TMP/halfopen.py" <<'PY'
 import resource, socket, subprocess, sys, time
@@ -124,6 +90,28 @@ out=$($PY "$E2E_TMP/halfopen.py" "$PORT" 700)
 expect_match "/healthz answers beside 700 half-open connections" 'healthz: ok' "$out"
 expect_match "the server closes every idle half-open connection" 'closed: 700' "$out"
 
+# What only looks like a stream is an ordinary request: its connection keeps
+# the idle timeout afterwards (a GET /version?watch=1 used to clear it for
+# the connection's life).
+cat >"$E2E_TMP/lookalike.py" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /version?watch=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+s.settimeout(120)
+got, t0 = b"", time.time()
+while True:  # the answer, then the server's close once the connection idles
+    b = s.recv(65536)
+    if not b:
+        break
+    got += b
+print("answered:", got.split(b"\r\n")[0].decode(), "closed by the server")
+PY
+out=$(timeout 150 $PY "$E2E_TMP/lookalike.py" "$PORT" 2>&1)
+expect_match "a look-alike watch is answered and its idle connection closed" 'answered: HTTP/1.1 200 OK closed by the server' "$out"
+code=$(curl -s -o "$E2E_TMP/big.out" -w '%{http_code}' -XPOST -H 'Content-Type: application/json' \
+    -H 'Content-Length: 999999999' --max-time 30 "$CM" --data-binary '{}' 2>/dev/null)
+expect_eq "a body announced past 3 MiB: 413 before it is read" "413" "$code"
+
 # A watch is not an idle connection: it outlives --request-timeout (3s).
 timeout 90 curl -sN "$CM?watch=1&timeoutSeconds=60" >"$E2E_TMP/watch.out" &
 wpid=$!
@@ -133,5 +121,45 @@ k create configmap late >/dev/null 2>&1
 for _ in $(seq 300); do grep -q '"name":"late"' "$E2E_TMP/watch.out" 2>/dev/null && break; sleep 0.1; done
 expect_match "a watch idle past --request-timeout still delivers" '"name":"late"' "$(cat "$E2E_TMP/watch.out")"
 kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+
+# --- in-flight cap, on a server of its own with one write slot and the
+# default idle timeout: a write whose body is still arriving holds the slot.
+stop_server
+E2E_DATA=$E2E_TMP/capped start_server --no-local-node --sim-nodes 1x0 --max-mutating-requests-inflight 1
+PORT=${SERVER##*:}
+CM="$SERVER/api/v1/namespaces/default/configmaps"
+k create configmap kubectl --from-literal=a=b >/dev/null 2>&1
+cat >"$E2E_TMP/inflight.py" <<'PY'
+import socket, subprocess, sys, time
+port, cm = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"meta")
+# The server has the headers once it answers anything on another connection
+# in order after them; curl's request is sent after ours was written.
+def curl(*args):
+    return subprocess.run(["curl", "-s", "-D", "-", *args], capture_output=True, text=True).stdout
+held = ""
+for _ in range(200):  # the slot is taken once the server has read our headers
+    held = curl("-XPOST", "-H", "Content-Type: application/json", "--data",
+                '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"over"}}', cm)
+    if " 429" in held.split("\r\n")[0]:
+        break
+    time.sleep(0.05)
+print(held.replace("\r", ""))
+print("GET:", curl(cm + "/kubectl").split("\r\n")[0])
+s.close()
+PY
+out=$($PY "$E2E_TMP/inflight.py" "$PORT" "$CM")
+expect_match "a write over the in-flight cap: 429" '^HTTP/1.1 429' "$out"
+expect_match "... with Retry-After" 'Retry-After: 1' "$out"
+expect_match "... and kube-apiserver's plain-text body" '^Too many requests, please try again later.$' "$out"
+expect_match "reads have their own cap" 'GET: HTTP/1.1 200' "$out"
+code=""
+for _ in $(seq 200); do  # the held slot is given back once its connection is gone
+    code=$(post after -H 'Content-Type: application/json'); [ "$code" = 201 ] && break; sleep 0.1
+done
+expect_eq "the slot is given back when the request ends" "201" "$code"
+
 
 finish
