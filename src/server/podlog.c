@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/meta.h"
 #include "base/buf.h"
 #include "base/timeutil.h"
 #include "server/logfile.h"
@@ -257,8 +258,11 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
     if (parse_log_opts(r, &o, &err) < 0 ||
         pick_container(r, p, container, sizeof(container), &err) < 0)
         goto error;
-    if (strchr(container, '/') || strstr(p->name, "..") || strchr(p->name, '/')) {
-        ty_seterr(&err, TY_EBADREQUEST, "invalid container name %s", container);
+    /* Each names a directory under the data directory: ".." would leave it
+     * (GET /api/v1/namespaces/../pods/<uid>/log read a supervisor's log). */
+    if (!p->ns || !meta_is_dns1123_label(p->ns) || !meta_is_dns1123_subdomain(p->name) ||
+        !meta_is_dns1123_label(container)) {
+        ty_seterr(&err, TY_EBADREQUEST, "invalid namespace, pod or container name");
         goto error;
     }
     snprintf(path, sizeof(path), "%s/logs/%s/%s/%s.log%s", server_data_dir(r->srv), p->ns,

@@ -90,6 +90,9 @@ out=$($PY "$E2E_TMP/halfopen.py" "$PORT" 700)
 expect_match "/healthz answers beside 700 half-open connections" 'healthz: ok' "$out"
 expect_match "the server closes every idle half-open connection" 'closed: 700' "$out"
 
+expect_eq "a pod log path that climbs out of the logs: 400" "400" \
+    "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$SERVER/api/v1/namespaces/../pods/x/log?container=supervisor")"
+
 # What only looks like a stream is an ordinary request: its connection keeps
 # the idle timeout afterwards (a GET /version?watch=1 used to clear it for
 # the connection's life).
