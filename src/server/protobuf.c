@@ -202,7 +202,9 @@ static int decode_map_entry(pb_reader *s, json_t *map, bool bytes)
                 goto bad;
         }
     }
-    if (!k)
+    /* a key with a NUL would be cut there: refused, as the JSON and YAML
+     * bodies' are */
+    if (!k || strlen(json_string_value(k)) != json_string_length(k))
         goto bad;
     json_object_set_new(map, json_string_value(k), v ? v : json_string(""));
     json_decref(k);

@@ -14,7 +14,18 @@ json_t *status_from_error(const ty_error *err, const api_resource *res, const ch
     json_t *st = status_base("Failure", ty_errcode_http(err->code));
     json_t *details = json_object();
 
-    json_object_set_new(st, "message", json_string(err->text));
+    json_t *msg = json_string(err->text);
+    if (!msg) {
+        /* A message that quotes input cut mid-character is not UTF-8, and a
+         * Status without its message says nothing: the bytes past ASCII go. */
+        char text[sizeof(err->text)];
+        size_t i;
+        for (i = 0; err->text[i] && i < sizeof(text) - 1; i++)
+            text[i] = (unsigned char)err->text[i] < 0x80 ? err->text[i] : '?';
+        text[i] = '\0';
+        msg = json_string(text);
+    }
+    json_object_set_new(st, "message", msg);
     json_object_set_new(st, "reason", json_string(ty_errcode_reason(err->code)));
     if (name && *name)
         json_object_set_new(details, "name", json_string(name));

@@ -11,6 +11,7 @@
 
 #include "base/dirlock.h"
 #include "server/guard.h"
+#include "server/http.h"
 #include "tmpdir.h"
 
 static void test_loopback_and_ip_hosts(void **state)
@@ -113,6 +114,22 @@ static void test_dirlock(void **state)
     tmpdir_remove(dir);
 }
 
+/* A message cut mid-character (input quoted into it) still reaches the
+ * client: the Status had no message at all. */
+static void test_status_message_not_utf8(void **state)
+{
+    ty_error err;
+    json_t *st;
+    (void)state;
+
+    ty_error_init(&err);
+    ty_seterr(&err, TY_EBADREQUEST, "key \"ab\xe2\x82\" is not allowed");
+    st = status_from_error(&err, NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(st, "message")),
+                        "key \"ab??\" is not allowed");
+    json_decref(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +137,7 @@ int main(void)
         cmocka_unit_test(test_configured_hosts),
         cmocka_unit_test(test_bad_configuration),
         cmocka_unit_test(test_dirlock),
+        cmocka_unit_test(test_status_message_not_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

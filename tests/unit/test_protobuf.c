@@ -211,6 +211,17 @@ static void test_not_utf8_refused(void **state)
         assert_null(pb_decode_object(env.b, env.n, &err));
         assert_int_equal(err.code, TY_EBADREQUEST);
     }
+    /* a map key with a NUL: "a\0x" would have become "a" */
+    pb_buf meta = {0}, cm = {0}, env = {0}, e = {0};
+    put_str(&meta, 1, "cm");
+    put_msg(&cm, 1, &meta);
+    put_bytes(&e, 1, "a\0x", 3);
+    put_str(&e, 2, "v");
+    put_msg(&cm, 2, &e);
+    envelope(&env, "v1", "ConfigMap", &cm);
+    ty_error_init(&err);
+    assert_null(pb_decode_object(env.b, env.n, &err));
+    assert_int_equal(err.code, TY_EBADREQUEST);
 }
 
 /* A targetPort whose string is followed by a field cut short: an error,
