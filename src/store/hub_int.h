@@ -35,13 +35,15 @@ typedef struct hub_rbell {
     const char *interned; /* the history's pointer for name, once published */
     ty_bell bell;
     atomic_bool pending;  /* had an event since the last hub_wake */
+    uint64_t evicted_rv;  /* the newest of its events the ring let go */
 } hub_rbell;
 
 struct store_hub {
     pthread_mutex_t mu;
     ty_bell bell; /* rung once per batch for the watchers (thread.h: why not a condvar) */
     hub_rbell rbells[HUB_MAX_RBELLS]; /* slots [0, nrbells) are in use, for good */
-    size_t nrbells;
+    size_t nrbells; /* grows under mu; published with a release store (hub_wake reads it
+                       without mu) */
     hub_entry *ring;
     size_t cap;
     uint64_t head;   /* rv of the newest event */

@@ -52,6 +52,7 @@
 struct store_watch {
     store_hub *hub;
     ty_bell *bell;   /* its resource's, or the hub's (hub_int.h hub_rbell) */
+    hub_rbell *rbell; /* its resource's slot, NULL when it has none */
     char *resource;  /* NULL = all */
     char **only;     /* NULL, or the resources it takes (NULL-terminated) */
     struct {
@@ -112,9 +113,10 @@ static hub_rbell *rbell_of(store_hub *h, const char *resource, const char *inter
     }
     if (h->nrbells == HUB_MAX_RBELLS || strlen(resource) >= sizeof(b->name))
         return NULL;
-    b = &h->rbells[h->nrbells++];
+    b = &h->rbells[h->nrbells];
     strcpy(b->name, resource);
     b->interned = interned;
+    __atomic_store_n(&h->nrbells, h->nrbells + 1, __ATOMIC_RELEASE);
     return b;
 }
 
@@ -122,7 +124,13 @@ static hub_rbell *rbell_of(store_hub *h, const char *resource, const char *inter
 static void evict_oldest(store_hub *h)
 {
     hub_entry *e = &h->ring[(h->oldest + 1) % h->cap];
+    /* (not while the hub closes: the names may be going with the store) */
+    hub_rbell *b = e->resource && !atomic_load(&h->closing)
+                       ? rbell_of(h, e->resource, e->resource)
+                       : NULL;
 
+    if (b)
+        b->evicted_rv = h->oldest + 1;
     h->bytes -= e->held;
     trash_obj(h, e->obj);
     e->obj = NULL;
@@ -361,6 +369,7 @@ static store_watch *watch_open(ty_store *s, const char *resource, const char *co
     w->cursor = from_rv ? from_rv : h->head;
     hub_rbell *b = resource ? rbell_of(h, resource, NULL) : NULL;
     w->bell = b ? &b->bell : &h->bell;
+    w->rbell = b;
     h->refs++;
     pthread_mutex_unlock(&h->mu);
     return w;
@@ -430,6 +439,11 @@ static int take_events(store_watch *w, ty_error *err)
     store_hub *h = w->hub;
 
     w->ntaken = w->next_taken = 0;
+    /* A watch of a quiet resource wakes only for its own events (and a
+     * once-a-second look): the ring may have moved past its cursor with
+     * none of its events in what went. Then nothing is lost. */
+    if (w->cursor < h->oldest && w->rbell && w->rbell->evicted_rv <= w->cursor)
+        w->cursor = h->oldest;
     if (w->cursor < h->oldest)
         return ty_seterr(err, TY_EGONE, "too old resource version: %llu (%llu)",
                          (unsigned long long)w->cursor, (unsigned long long)h->oldest);
