@@ -299,11 +299,16 @@ static void raise_nofile(void)
 {
     struct rlimit rl;
 
+    char was[32];
+
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
         return;
+    snprintf(was, sizeof(was), "%llu", (unsigned long long)rl.rlim_cur);
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
         ty_warn("server: cannot raise the open-file limit: %s", strerror(errno));
+    else
+        setenv(RT_NOFILE_ENV, was, 1); /* for the containers (runtime.h) */
 }
 
 int cmd_server(int argc, char **argv)

@@ -165,4 +165,26 @@ done
 expect_eq "the slot is given back when the request ends" "201" "$code"
 
 
+# The server raised its own open-file limit; its pods get the one it was
+# started with (ulimit -Sn 1024 above), not the raised one.
+stop_server
+E2E_DATA=$E2E_TMP/local start_server --fake-gpus 0
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: nofile}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, "ulimit -n"]
+YAML
+phase=""
+for _ in $(seq 1200); do
+    phase=$(k get pod nofile -o jsonpath='{.status.phase}' 2>/dev/null)
+    [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && break; sleep 0.1
+done
+expect_eq "a pod runs with the open-file limit the server was started with" "1024" "$(k logs nofile 2>&1)"
+
 finish

@@ -46,6 +46,11 @@ typedef struct rt_local_opts {
     const char *disk_free_min; /* rt_disk_min_parse's text; NULL = its default */
 } rt_local_opts;
 
+/* The open-file soft limit the server started with, which it hands to its
+ * supervisors in this variable when it raises its own: they put it back
+ * for the containers. */
+#define RT_NOFILE_ENV "TRAINYARD_NOFILE_SOFT"
+
 #define RT_LOG_MAX_DEFAULT (10ll << 20)             /* as kubelet's containerLogMaxSize */
 #define RT_LOG_RETENTION_DEFAULT_MS (24ll * 3600 * 1000)
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -537,10 +538,31 @@ static void cleanup(sv *s)
     }
 }
 
+/* The server raised its open-file soft limit for its connections; the
+ * containers get the limit the server was started with (programs that close
+ * every descriptor up to the limit, or use select(), suffer from a big one). */
+static void restore_nofile(void)
+{
+    const char *v = getenv(RT_NOFILE_ENV);
+    struct rlimit rl;
+    char *end;
+    unsigned long long want;
+
+    if (!v)
+        return;
+    want = strtoull(v, &end, 10);
+    if (!*end && getrlimit(RLIMIT_NOFILE, &rl) == 0 && want < rl.rlim_cur) {
+        rl.rlim_cur = (rlim_t)want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    unsetenv(RT_NOFILE_ENV);
+}
+
 int rt_supervise_main(const char *pod_dir)
 {
     sv s;
 
+    restore_nofile();
     memset(&s, 0, sizeof(s));
     s.sigfd = s.lock_fd = -1;
     if (load(&s, pod_dir) < 0) {
