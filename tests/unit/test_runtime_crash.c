@@ -149,33 +149,41 @@ static void test_unrecorded_finished_not_rerun(void **state)
 static void test_reported_end_not_overwritten(void **state)
 {
     fixture *f = *state;
-    char statefile[512], *running = NULL;
+    char statefile[512], *running = NULL, go[300], then[400];
     const json_t *term;
     json_t *pod;
     FILE *fp;
+    int fd;
 
-    make_counting_pod(f, "reported", "sleep 1; exit 5");
-    json_decref(wait_phase(f, "reported", "Running", 10000));
+    /* The container waits for the test's word, so its Running state can be
+     * read however slowly the test runs. */
+    snprintf(go, sizeof(go), "%s/go-reported", f->dir);
+    snprintf(then, sizeof(then), "while [ ! -e %s ]; do sleep 0.05; done; exit 5", go);
+    make_counting_pod(f, "reported", then);
+    json_decref(wait_phase(f, "reported", "Running", 60000));
     pod_file(f, "reported", "state.json", statefile, sizeof(statefile));
-    for (int i = 0; i < 100 && !running; i++) {
+    for (int i = 0; i < 6000 && !running; i++) {
         running = rt_read_file(statefile, 1 << 20, NULL);
         if (running && !strstr(running, "\"phase\":\"Running\"")) {
             free(running);
             running = NULL;
-            usleep(20 * 1000);
+            usleep(10 * 1000);
         }
     }
     assert_non_null(running);
-    json_decref(wait_phase(f, "reported", "Failed", 10000));
+    assert_true((fd = open(go, O_WRONLY | O_CREAT, 0644)) >= 0);
+    close(fd);
+    json_decref(wait_phase(f, "reported", "Failed", 60000));
     rt_local_stop(f->rt);
     f->rt = NULL;
+    /* an out-of-date state file, as a crash between writes could leave */
     assert_non_null(fp = fopen(statefile, "w"));
     fputs(running, fp);
     fclose(fp);
     free(running);
     f->rt = start_agent(f);
-    usleep(500 * 1000);
-    pod = wait_phase(f, "reported", "Failed", 5000);
+    usleep(500 * 1000); /* (only gives a wrong rewrite the chance to show) */
+    pod = wait_phase(f, "reported", "Failed", 60000);
     term = json_object_get(json_object_get(container_status(pod, 0), "state"), "terminated");
     assert_int_equal(json_integer_value(json_object_get(term, "exitCode")), 5);
     json_decref(pod);
