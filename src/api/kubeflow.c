@@ -145,24 +145,9 @@ void kf_replica_path(const kf_kind *k, const char *type, const char *child, char
              child ? child : "");
 }
 
-static const char *json_type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_NULL:
-    default: return "null";
-    }
-}
-
 void kf_type_error(ty_error *err, const char *path, const char *want, const json_t *value)
 {
-    const char *got = json_type_name(value);
+    const char *got = api_json_type_name(value);
     meta_invalid_str(err, path, got, "%s in body must be of type %s: \"%s\"", path, want, got);
 }
 

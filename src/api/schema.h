@@ -124,6 +124,10 @@ int api_schema_check(const api_schema *s, const json_t *val, const char *path,
  * its defaults; the server checks a built-in kind's as it decodes. */
 int api_check_types(const api_resource *res, const json_t *obj, ty_error *err);
 
+/* A JSON value's type in OpenAPI's words: "object", "array", "string",
+ * "integer", "number", "boolean" or "null". */
+const char *api_json_type_name(const json_t *v);
+
 /* The OpenAPI v3 schema of an object schema (properties with types, nested
  * objects inlined, patch merge keys, preserve-unknown-fields). Caller owns. */
 json_t *api_schema_openapi(const api_schema *s);

@@ -158,7 +158,7 @@ static bool bytes_map(const char *go_struct, const api_field *f)
 
 /* What a JSON value is, in OpenAPI's words and in Go's (which gives a
  * number's text). */
-static const char *openapi_kind(const json_t *v)
+const char *api_json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "object";
@@ -191,7 +191,7 @@ static void go_kind(const json_t *v, api_type want, char *out, size_t len)
         snprintf(out, len, "bool");
         return;
     default:
-        snprintf(out, len, "%s", openapi_kind(v));
+        snprintf(out, len, "%s", api_json_type_name(v));
         return;
     }
 }
@@ -279,7 +279,7 @@ static void mismatch(tctx *c, const tpath *p, const api_field *f, bool el, api_t
     path_text(p, path, sizeof(path));
     ty_error_add_cause(c->err, "FieldValueInvalid", path,
                        "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
-                       openapi_kind(v), path, openapi_type_name(t), openapi_kind(v));
+                       api_json_type_name(v), path, openapi_type_name(t), api_json_type_name(v));
 }
 
 static void check_object(tctx *c, const api_schema *s, const json_t *v, const tpath *p,
