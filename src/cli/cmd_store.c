@@ -60,6 +60,10 @@ static int quarantine(int argc, char **argv)
             snprintf(obj, sizeof(obj), "%s %s%s%s",
                      json_string_value(json_object_get(row, "resource")), ns ? ns : "",
                      ns && *ns ? "/" : "", json_string_value(json_object_get(row, "name")));
+            /* names from a damaged row: no control characters to the terminal */
+            for (char *c = obj; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = '?';
             printf("%-5lld %-20s %-8lld %-40s %-8lld %s\n",
                    (long long)json_integer_value(json_object_get(row, "id")),
                    json_string_value(json_object_get(row, "at")),
