@@ -482,14 +482,22 @@ static int claim(sv *s)
             fprintf(stderr, "supervise: cannot lock %s: %s\n", s->dir, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/state.json", s->dir);
-    if (access(path, F_OK) == 0) {
-        fprintf(stderr, "supervise: the pod in %s ran before: not running it twice\n", s->dir);
-        return -1;
+    /* A pid file or a state says a supervisor had this pod before. */
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s", s->dir, i ? "supervisor.pid" : "state.json");
+        if (access(path, F_OK) == 0) {
+            fprintf(stderr, "supervise: the pod in %s ran before: not running it twice\n",
+                    s->dir);
+            return -1;
+        }
     }
-    /* Ours from now on: only the lock holder names itself here. */
+    /* Ours from now on: only the lock holder names itself here, before any
+     * container runs; the pid file is what tells a later supervisor (and a
+     * restarted server) that this pod has started. The first state is
+     * written once the containers are started: a Pending state before them
+     * woke the agent for a status write of its own on every pod's way to
+     * Running. */
     snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    snprintf(path, sizeof(path), "%s/supervisor.pid", s->dir);
     if (rt_write_atomic(path, pid, strlen(pid), 0644) < 0)
         fprintf(stderr, "supervise: cannot write %s: %s\n", path, strerror(errno));
     snprintf(path, sizeof(path), "%s/state.reserve", s->dir);
@@ -498,10 +506,6 @@ static int claim(sv *s)
             unlink(path); /* no room even for that: go on without */
         close(fd);
     }
-    /* The first state before any container runs: its presence is what
-     * tells a later supervisor that this pod has run. */
-    compute_phase(s);
-    save_state(s); /* on a full disk: retried by the loop */
     return 0;
 }
 
