@@ -162,6 +162,68 @@ static int log_size_flag(const char *v, long long *out)
     return 0;
 }
 
+/* The local node's disk flags (free-space floor, pod logs): -1 after a
+ * usage error. */
+static int node_disk_flag(int c, const char *arg, rt_local_opts *ro)
+{
+    if (c == 'D') {
+        rt_disk_min m;
+        ty_error err;
+        ty_error_init(&err);
+        if (rt_disk_min_parse(arg, &m, &err) < 0) {
+            fprintf(stderr, "error: --disk-free-min: %s\n", err.text);
+            ty_error_clear(&err);
+            return -1;
+        }
+        ro->disk_free_min = arg;
+        return 0;
+    }
+    if (c == 'm')
+        return log_size_flag(arg, &ro->log_max_bytes);
+    if (ty_duration_parse(arg, &ro->log_retention_ms) < 0) {
+        fprintf(stderr, "error: invalid --pod-log-retention %s: want a duration such as 24h, "
+                        "30m, 90s or 0\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The front door's flags (server/guard.h): -1 after a usage error. */
+static int front_door_flag(int c, const char *arg, server_opts *so)
+{
+    int64_t ms;
+    long v;
+
+    switch (c) {
+    case 'H': so->allowed_hosts = arg; return 0;
+    case 'O': so->cors_allowed_origins = arg; return 0;
+    case 'R':
+    case 'M':
+        if ((v = int_flag(c == 'R' ? "max-requests-inflight" : "max-mutating-requests-inflight",
+                          arg, 0, 1000000)) < 0)
+            return -1;
+        /* 0 is kube-apiserver's "no limit"; server_opts says it with -1 */
+        *(c == 'R' ? &so->max_requests_inflight : &so->max_mutating_requests_inflight) =
+            v == 0 ? -1 : (int)v;
+        return 0;
+    case 'X':
+    case 'P':
+        if ((v = int_flag(c == 'X' ? "max-connections" : "max-connections-per-client", arg, 1,
+                          1000000)) < 0)
+            return -1;
+        *(c == 'X' ? &so->max_connections : &so->max_connections_per_client) = (int)v;
+        return 0;
+    default: /* 'T' */
+        if (ty_duration_parse(arg, &ms) < 0 || ms < 0 || ms > 86400000LL) {
+            fprintf(stderr, "error: invalid --request-timeout %s: want a duration such as 1m "
+                            "or 30s, at most 24h (0: no timeout)\n", arg);
+            return -1;
+        }
+        so->request_timeout_s = ms == 0 ? -1 : ms < 1000 ? 1 : (int)(ms / 1000);
+        return 0;
+    }
+}
+
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
                        node_flags *nf, char *data_dir, size_t len)
@@ -196,18 +258,12 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
         case 'C': nf->sched_conf = optarg; break;
-        case 'D': {
-            rt_disk_min m;
-            ty_error err;
-            ty_error_init(&err);
-            if (rt_disk_min_parse(optarg, &m, &err) < 0) {
-                fprintf(stderr, "error: --disk-free-min: %s\n", err.text);
-                ty_error_clear(&err);
+        case 'D':
+        case 'm':
+        case 'r':
+            if (node_disk_flag(c, optarg, ro) < 0)
                 return 2;
-            }
-            ro->disk_free_min = optarg;
             break;
-        }
         case 'E':
             if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
                 fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "
@@ -215,45 +271,15 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
                 return 2;
             }
             break;
-        case 'H': so->allowed_hosts = optarg; break;
-        case 'O': so->cors_allowed_origins = optarg; break;
+        case 'H':
+        case 'O':
         case 'R':
         case 'M':
-            if ((v = int_flag(c == 'R' ? "max-requests-inflight"
-                                       : "max-mutating-requests-inflight",
-                              optarg, 0, 1000000)) < 0)
-                return 2;
-            /* 0 is kube-apiserver's "no limit"; server_opts says it with -1 */
-            *(c == 'R' ? &so->max_requests_inflight : &so->max_mutating_requests_inflight) =
-                v == 0 ? -1 : (int)v;
-            break;
         case 'X':
         case 'P':
-            if ((v = int_flag(c == 'X' ? "max-connections" : "max-connections-per-client",
-                              optarg, 1, 1000000)) < 0)
+        case 'T':
+            if (front_door_flag(c, optarg, so) < 0)
                 return 2;
-            *(c == 'X' ? &so->max_connections : &so->max_connections_per_client) = (int)v;
-            break;
-        case 'T': {
-            int64_t ms;
-            if (ty_duration_parse(optarg, &ms) < 0 || ms < 0 || ms > 86400000LL) {
-                fprintf(stderr, "error: invalid --request-timeout %s: want a duration such as "
-                                "1m or 30s, at most 24h (0: no timeout)\n", optarg);
-                return 2;
-            }
-            so->request_timeout_s = ms == 0 ? -1 : ms < 1000 ? 1 : (int)(ms / 1000);
-            break;
-        }
-        case 'm':
-            if (log_size_flag(optarg, &ro->log_max_bytes) < 0)
-                return 2;
-            break;
-        case 'r':
-            if (ty_duration_parse(optarg, &ro->log_retention_ms) < 0) {
-                fprintf(stderr, "error: invalid --pod-log-retention %s: want a duration such "
-                                "as 24h, 30m, 90s or 0\n", optarg);
-                return 2;
-            }
             break;
         case 'S':
             if (sim_flag(nf, optarg) < 0)

@@ -160,6 +160,7 @@ typedef struct conn_state {
     bool refused;     /* answered by the guard: the body is dropped */
     guard_slot slot;  /* what the guard counted, released when the request ends */
     int64_t upload_deadline_ms; /* the body must be in by then (0: no limit) */
+    bool streams;     /* a watch or a followed log (guard_long_running) */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -213,7 +214,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     enum MHD_Result ret;
 
     const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-    bool streams = guard_long_running(conn, method, url);
+    bool streams = cs->streams = guard_long_running(conn, method, url);
 
     ty_error_init(&err);
     /* Set for every request: a connection keeps what its last request set. A
@@ -296,7 +297,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* A handler may take longer than the idle timeout (a big list on a busy
      * disk): the connection must not be closed under it before it answers.
      * Setting the timeout again afterwards counts from now. */
-    bool streams = guard_long_running(conn, method, url);
+    bool streams = cs->streams;
     enum MHD_Result ret;
     if (srv->timeout_s && !streams)
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
