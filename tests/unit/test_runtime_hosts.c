@@ -4,7 +4,11 @@
  * agent: a namespace full of finished pods and their Services, and a new pod
  * whose hosts file shows only the live ones; and names before commands: a
  * pod's first hosts file names the peers that are not bound yet. */
+#include <fcntl.h>
+#include <pthread.h>
+
 #include "test_runtime_fixture.h"
+#include "tmpdir.h"
 
 #include "runtime/local/rt_internal.h"
 
@@ -441,11 +445,164 @@ static void test_agent_names_from_listing(void **state)
     free(log);
 }
 
+/* A hosts file changed in place while a pod's resolver reads it (another pod
+ * of the namespace starts or ends): each line the reader sees is a whole line
+ * of the old or the new text, and the lines both have are always there. The
+ * file used to be truncated and rewritten: a resolver that read in between
+ * found no peers at all (t0520 failed so on a loaded CI machine), and one
+ * that read during the write could see the head of one line glued to the
+ * tail of another. The reader here reads in small pieces, as stdio does in
+ * 4 KiB ones, to see as many moments as it can. */
+typedef struct {
+    const char *path, *a, *b;
+    volatile int stop;
+    int bad;
+    unsigned long reads;
+    char seen[8192];
+} hosts_race;
+
+/* text's line of len bytes (no '\n', no trailing blanks) is in text. */
+static bool has_line(const char *text, const char *line, size_t len)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n == len && !memcmp(p, line, len))
+            return true;
+        p += n + (nl ? 1 : 0);
+    }
+    return false;
+}
+
+/* What a resolver reads in got is a whole line of a or of b, each line. */
+static bool lines_whole(const char *got, const char *a, const char *b)
+{
+    for (const char *p = got; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p), t = n;
+        const char *s = p;
+        while (t && (s[t - 1] == ' ' || s[t - 1] == '\t'))
+            t--;
+        if (!nl && t && *s != '#') /* a live line cut short */
+            return false;
+        if (t && *s != '#' && !has_line(a, s, t) && !has_line(b, s, t))
+            return false;
+        p += n + (nl ? 1 : 0);
+    }
+    return true;
+}
+
+/* Every live line of both a and b is live in got. */
+static bool shared_lines_there(const char *got, const char *a, const char *b)
+{
+    for (const char *p = a; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n && *p != '#' && has_line(b, p, n) && !has_line(got, p, n)) {
+            /* got may pad a line with spaces: look for that too */
+            bool found = false;
+            for (const char *q = got; *q && !found;) {
+                const char *ql = strchr(q, '\n');
+                size_t qn = ql ? (size_t)(ql - q) : strlen(q);
+                found = qn >= n && !memcmp(q, p, n) && strspn(q + n, " ") == qn - n;
+                q += qn + (ql ? 1 : 0);
+            }
+            if (!found)
+                return false;
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    return true;
+}
+
+static void *hosts_reader(void *arg)
+{
+    hosts_race *r = arg;
+    char *got = malloc(1 << 16);
+
+    while (!r->stop && got) {
+        int fd = open(r->path, O_RDONLY);
+        size_t len = 0;
+        ssize_t k;
+        if (fd < 0)
+            continue;
+        while (len < (1u << 16) - 98 && (k = read(fd, got + len, 97)) > 0)
+            len += (size_t)k;
+        close(fd);
+        got[len] = '\0';
+        r->reads++;
+        if ((!lines_whole(got, r->a, r->b) || !shared_lines_there(got, r->a, r->b)) &&
+            !r->bad++)
+            snprintf(r->seen, sizeof(r->seen), "%s", got);
+    }
+    free(got);
+    return NULL;
+}
+
+static void test_hosts_file_changes_whole_lines(void **state)
+{
+    char dir[] = "/tmp/ty-hosts-XXXXXX", path[64], body_a[4096], body_b[1024], *a, *b;
+    hosts_race r = {.path = path};
+    pthread_t t;
+    size_t n = 0;
+    struct stat st;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/hosts", dir);
+    /* a: twelve workers. b: worker-0 the same, worker-1 at another address,
+     * a Service line longer than any, a short one: lines come, go, change. */
+    for (int i = 0; i < 12; i++)
+        n += (size_t)snprintf(body_a + n, sizeof(body_a) - n,
+                              "127.1.0.%d job-worker-%d job-worker-%d.default "
+                              "job-worker-%d.job job-worker-%d.job.default.svc\n",
+                              i + 1, i, i, i, i);
+    snprintf(body_b, sizeof(body_b),
+             "127.1.0.1 job-worker-0 job-worker-0.default job-worker-0.job "
+             "job-worker-0.job.default.svc\n"
+             "127.1.0.99 job-worker-1 job-worker-1.default\n"
+             "127.1.0.1 job job.default job.default.svc job.default.svc.cluster.local "
+             "job-headless job-headless.default job-headless.default.svc\n"
+             "127.1.0.7 x\n");
+    a = rt_hosts_text(body_a, "127.1.0.1");
+    b = rt_hosts_text(body_b, "127.1.0.1");
+    r.a = a;
+    r.b = b;
+    assert_int_equal(rt_hosts_file_update(path, a), 0);
+    assert_int_equal(pthread_create(&t, NULL, hosts_reader, &r), 0);
+    for (int i = 0; i < 20000 && !r.bad; i++)
+        assert_int_equal(rt_hosts_file_update(path, i % 2 ? a : b), 0);
+    r.stop = 1;
+    pthread_join(t, NULL);
+    /* With no reader left, the next update (the same text) compacts it. */
+    assert_int_equal(rt_hosts_file_update(path, a), 0);
+    if (r.bad)
+        fail_msg("%d of %lu reads of the hosts file showed a cut line or lacked a line both "
+                 "texts have; the first:\n[%s]",
+                 r.bad, r.reads, r.seen);
+    /* It ends showing a's lines, no other live line, and it is the text again. */
+    {
+        char *got = rt_read_file(path, 1 << 20, NULL);
+        assert_non_null(got);
+        assert_true(lines_whole(got, a, a));
+        assert_true(shared_lines_there(got, a, a));
+        free(got);
+    }
+    assert_int_equal(stat(path, &st), 0);
+    if ((size_t)st.st_size != strlen(a))
+        fail_msg("the hosts file grew to %lld bytes for a %zu-byte text", (long long)st.st_size,
+                 strlen(a));
+    free(a);
+    free(b);
+    tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_lines),
         cmocka_unit_test(test_table_many_finished),
+        cmocka_unit_test(test_hosts_file_changes_whole_lines),
         cmocka_unit_test_setup_teardown(test_agent_hosts_show_live_pods_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_names_before_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_names_from_listing, setup, teardown),

@@ -616,20 +616,17 @@ void pod_write_hosts(rt_local *rt, rt_pod *p)
     char path[PATH_MAX + 16];
     uint64_t gen = 0;
     const char *body = rt_hosts_body(rt->hosts, p->ns, &gen);
-    char *text, *old;
+    char *text;
 
     if (!body || p->hosts_gen == gen)
         return; /* out of memory, or the file shows these lines already */
-    text = rt_hosts_text(body, p->ip);
+    if (!(text = rt_hosts_text(body, p->ip)))
+        return;
     path_in(p, "hosts", path, sizeof(path));
-    old = rt_read_file(path, RT_MAX_FILE, NULL);
-    if (old && !strcmp(old, text))
-        p->hosts_gen = gen;
-    else if (rt_write_inplace(path, text, strlen(text)) < 0)
+    if (rt_hosts_file_update(path, text) < 0)
         ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
     else
         p->hosts_gen = gen;
-    free(old);
     free(text);
 }
 

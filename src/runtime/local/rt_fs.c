@@ -106,18 +106,6 @@ int rt_write_durable(const char *path, const char *data, size_t len, mode_t mode
     return write_file(path, data, len, mode, true);
 }
 
-int rt_write_inplace(const char *path, const char *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc;
-
-    if (fd < 0)
-        return -1;
-    rc = write_all(fd, data, len);
-    close(fd);
-    return rc;
-}
-
 char *rt_read_file(const char *path, size_t max, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -36,8 +36,6 @@
 int rt_mkdirs(const char *path);
 /* Writes data to path via path.tmp + rename (readers never see half a file). */
 int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
-/* Rewrites path in place (same inode: a bind mount of it sees the change). */
-int rt_write_inplace(const char *path, const char *data, size_t len);
 /* Reads a whole file of at most max bytes; caller frees. NULL (errno) on error
  * or when larger (EFBIG). */
 char *rt_read_file(const char *path, size_t max, size_t *len);
@@ -119,6 +117,14 @@ bool rt_hosts_set_local(rt_hosts *h, const char *ns, const char *uid, const char
 const char *rt_hosts_body(rt_hosts *h, const char *ns, uint64_t *gen);
 /* A pod's whole hosts file: localhost lines for own_ip, then body (caller frees). */
 char *rt_hosts_text(const char *body, const char *own_ip);
+/* ---- hosts_file.c ---- */
+
+/* Makes the hosts file at path show text's lines, in place (the same inode: a
+ * bind mount of it sees the change), so that a reader at any moment sees each
+ * line of the old or the new text whole or not at all, and every line that
+ * both have. Written whole (atomically) when there is none yet. 0 or -1
+ * (errno). */
+int rt_hosts_file_update(const char *path, const char *text);
 
 /* ---- rt_logs.c: logs of pods that are gone ---- */
 
