@@ -158,14 +158,27 @@ pub=$(cut -d" " -f1,2 $d/id_rsa.pub)
 [ "$(cut -d" " -f1,2 $d/authorized_keys)" = "$pub" ] && echo authorized-ok
 echo mode=$(stat -c %a $d/id_rsa)
 [ -z "${SSH_DIR:-}" ] && ssh -G sshj-node-1 | grep "^hostname "
-# the peer has a line while it runs (there is no DNS): from its start, which
-# may come a moment after ours, until it ends, so each pod stays up a while
+# the peer has a line while it runs (there is no DNS), from before either
+# starts until it ends: so neither ends before both have met (each listens on
+# its own address and dials the other until it answers), however slow
 if [ -z "${SSH_DIR:-}" ]; then
-    for i in $(seq 600); do getent hosts sshj-node-1.sshj >/dev/null && { echo resolves; break; }; sleep 0.1; done
+    getent hosts sshj-node-1.sshj >/dev/null && echo resolves
 fi
 sum=$(md5sum < $d/id_rsa)
 echo key=${sum%% *}
-[ -z "${SSH_DIR:-}" ] && sleep 15
+[ -z "${SSH_DIR:-}" ] && /usr/bin/python3 -c "
+import socket, threading, time
+me = socket.gethostname()
+peer = [h for h in (\"sshj-node-0\", \"sshj-node-1\") if h != me][0] + \".sshj\"
+srv = socket.create_server((socket.gethostbyname(me), 7022))
+t = threading.Thread(target=lambda: srv.accept()[0].recv(16)); t.start()
+while True:
+    try:
+        socket.create_connection((peer, 7022), timeout=2).sendall(b\"hi\"); break
+    except OSError:
+        time.sleep(0.1)
+t.join()
+"
 true
 '
 sshjob() { # sshjob NAME SSH_ARGS [SSH_DIR]
@@ -246,7 +259,9 @@ spec:
             echo MPI_HOST=\$MPI_HOST;
             mpirun --allow-run-as-root --host \$MPI_HOST -np 2 --mca btl self,tcp
             /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD;
-            print('rank', c.rank, 'of', c.size, 'on', MPI.Get_processor_name(), 'allreduce', c.allreduce(c.rank + 1), flush=True)"
+            s = c.allreduce(c.rank + 1);
+            lines = c.gather('rank %d of %d on %s allreduce %d' % (c.rank, c.size, MPI.Get_processor_name(), s));
+            c.rank == 0 and print(chr(10).join(lines), flush=True)"
   - name: mpiworker
     replicas: 2
     template:
