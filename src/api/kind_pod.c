@@ -316,6 +316,12 @@ static json_t *check_volumes(const json_t *vols, const char *path, ty_error *err
         if (json_object_get(names, name))
             meta_duplicate(err, f, json_object_get(v, "name"));
         json_object_set_new(names, name, json_true());
+        if (json_object_get(v, "persistentVolumeClaim")) {
+            const char *claim = meta_str(json_object_get(v, "persistentVolumeClaim"), "claimName");
+            snprintf(f, sizeof(f), "%s.volumes[%zu].persistentVolumeClaim.claimName", path, i);
+            if (!claim || !*claim)
+                meta_required(err, f, NULL);
+        }
     }
     return names;
 }

@@ -12,6 +12,10 @@ extern const api_resource api_service;
 extern const api_resource api_configmap;
 extern const api_resource api_secret;
 extern const api_resource api_event;
+/* core/v1 PersistentVolumeClaim, PersistentVolume; storage.k8s.io/v1 (kind_storage.c) */
+extern const api_resource api_pvc;
+extern const api_resource api_pv;
+extern const api_resource api_storageclass;
 /* scheduling.k8s.io/v1 */
 extern const api_resource api_priorityclass;
 

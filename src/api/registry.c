@@ -15,7 +15,7 @@
  * this order: core first, then each group together. */
 static const api_resource *const resources[] = {
     &api_namespace, &api_node, &api_pod, &api_service, &api_configmap, &api_secret,
-    &api_event, &api_priorityclass,
+    &api_event, &api_pvc, &api_pv, &api_priorityclass, &api_storageclass,
     &api_tfjob, &api_pytorchjob, &api_mpijob, &api_xgboostjob, &api_paddlejob,
     &api_jaxjob, &api_mxjob,
     &api_msjob,

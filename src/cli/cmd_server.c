@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "controller/event_ttl.h"
 #include "controller/gc.h"
+#include "controller/volumes.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
 #include "model/quantity.h"
@@ -350,6 +351,7 @@ int cmd_server(int argc, char **argv)
     ty_event_ttl *ttl = NULL;
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
+    ty_volumes *vols;
     ty_sched *sched;
     rt_local *rt = NULL;
     rt_sim *sim = NULL;
@@ -386,7 +388,8 @@ int cmd_server(int argc, char **argv)
     }
     jobs = gc ? jobs_start(store, &err) : NULL;
     vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
-    sched = vcjobs ? sched_start_with(store, nf.sched_conf, &err) : NULL;
+    vols = vcjobs ? volumes_start(store, data_dir, &err) : NULL;
+    sched = vols ? sched_start_with(store, nf.sched_conf, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
         ok = (rt = rt_local_start(store, &ro, &err)) != NULL;
@@ -398,6 +401,7 @@ int cmd_server(int argc, char **argv)
         rt_sim_stop(sim);
         rt_local_stop(rt);
         sched_stop(sched);
+        volumes_stop(vols);
         vcjobs_stop(vcjobs);
         jobs_stop(jobs);
         event_ttl_stop(ttl);
@@ -431,6 +435,7 @@ stop:
     rt_sim_stop(sim);
     rt_local_stop(rt);
     sched_stop(sched);
+    volumes_stop(vols);
     vcjobs_stop(vcjobs);
     jobs_stop(jobs);
     event_ttl_stop(ttl);

@@ -530,6 +530,100 @@ static void test_namespace_event(void **state)
     json_decref(ev);
 }
 
+/* PersistentVolumeClaim, PersistentVolume, StorageClass (kind_storage.c). */
+static void test_storage(void **state)
+{
+    ty_error err;
+    json_t *pvc, *old, *pv, *sc, *cells;
+    (void)state;
+
+    ty_error_init(&err);
+    pvc = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"default\"},\"spec\":"
+                "{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+                "{\"storage\":\"1Gi\"}}}}");
+    assert_int_equal(api_prepare(&api_pvc, pvc, NULL, &err), 0);
+    assert_string_equal(sget(json_object_get(pvc, "spec"), "volumeMode", NULL), "Filesystem");
+    assert_string_equal(sget(pvc, "status", "phase"), "Pending");
+    /* The binder may set volumeName and the default class where unset... */
+    old = json_deep_copy(pvc);
+    json_object_set_new(json_object_get(pvc, "spec"), "volumeName", json_string("pv1"));
+    json_object_set_new(json_object_get(pvc, "spec"), "storageClassName", json_string("x"));
+    assert_int_equal(api_prepare(&api_pvc, pvc, old, &err), 0);
+    /* ...but not change the rest. */
+    json_decref(old);
+    old = json_deep_copy(pvc);
+    json_object_set_new(json_object_get(pvc, "spec"), "accessModes",
+                        json_pack("[s]", "ReadWriteMany"));
+    assert_int_equal(api_prepare(&api_pvc, pvc, old, &err), -1);
+    assert_non_null(strstr(cause_msg(&err, "spec"), "spec is immutable after creation"));
+    ty_error_clear(&err);
+    json_decref(old);
+    json_decref(pvc);
+
+    pvc = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"default\"},\"spec\":"
+                "{\"accessModes\":[\"ReadWriteOncePod\",\"ReadOnlyMany\"],\"volumeMode\":"
+                "\"Block\",\"resources\":{\"requests\":{\"storage\":\"0\"}}}}");
+    assert_int_equal(api_prepare(&api_pvc, pvc, NULL, &err), -1);
+    assert_string_equal(cause_msg(&err, "spec.accessModes"),
+                        "Forbidden: may not use ReadWriteOncePod with other access modes");
+    assert_string_equal(cause_msg(&err, "spec.resources[storage]"),
+                        "Invalid value: \"0\": must be greater than zero");
+    assert_non_null(strstr(cause_msg(&err, "spec.volumeMode"), "Unsupported value: \"Block\""));
+    ty_error_clear(&err);
+    json_decref(pvc);
+
+    /* Cells: STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VAC AGE MODE. */
+    pvc = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"default\"},\"spec\":"
+                "{\"volumeName\":\"pv1\",\"storageClassName\":\"local-path\",\"volumeMode\":"
+                "\"Filesystem\"},\"status\":{\"phase\":\"Bound\",\"capacity\":{\"storage\":"
+                "\"2Gi\"},\"accessModes\":[\"ReadWriteOnce\",\"ReadOnlyMany\"]}}");
+    cells = json_array();
+    api_pvc.row_cells(pvc, 0, cells);
+    assert_int_equal(json_array_size(cells), api_pvc.ncolumns);
+    assert_string_equal(cell(cells, 0), "Bound");
+    assert_string_equal(cell(cells, 1), "pv1");
+    assert_string_equal(cell(cells, 2), "2Gi");
+    assert_string_equal(cell(cells, 3), "RWO,ROX");
+    assert_string_equal(cell(cells, 4), "local-path");
+    assert_string_equal(cell(cells, 5), "<unset>");
+    json_decref(cells);
+    json_decref(pvc);
+
+    pv = parse("{\"metadata\":{\"name\":\"v\"},\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},"
+               "\"accessModes\":[\"ReadWriteOnce\"]}}");
+    assert_int_equal(api_prepare(&api_pv, pv, NULL, &err), -1);
+    assert_string_equal(cause_msg(&err, "spec"), "Required value: must specify a volume type");
+    ty_error_clear(&err);
+    json_object_set_new(json_object_get(pv, "spec"), "local", json_pack("{s:s}", "path", "/x"));
+    assert_int_equal(api_prepare(&api_pv, pv, NULL, &err), -1);
+    assert_string_equal(cause_msg(&err, "spec.nodeAffinity"),
+                        "Required value: Local volume requires node affinity");
+    ty_error_clear(&err);
+    json_object_del(json_object_get(pv, "spec"), "local");
+    json_object_set_new(json_object_get(pv, "spec"), "hostPath", json_pack("{s:s}", "path", "/x"));
+    assert_int_equal(api_prepare(&api_pv, pv, NULL, &err), 0);
+    assert_string_equal(sget(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy", NULL),
+                        "Retain");
+    json_decref(pv);
+
+    sc = parse("{\"metadata\":{\"name\":\"s\"}}");
+    assert_int_equal(api_prepare(&api_storageclass, sc, NULL, &err), -1);
+    assert_string_equal(cause_msg(&err, "provisioner"), "Required value");
+    ty_error_clear(&err);
+    json_object_set_new(sc, "provisioner", json_string("example.com/p"));
+    assert_int_equal(api_prepare(&api_storageclass, sc, NULL, &err), 0);
+    assert_string_equal(sget(sc, "reclaimPolicy", NULL), "Delete");
+    assert_string_equal(sget(sc, "volumeBindingMode", NULL), "Immediate");
+    old = json_deep_copy(sc);
+    json_object_set_new(sc, "provisioner", json_string("example.com/q"));
+    assert_int_equal(api_prepare(&api_storageclass, sc, old, &err), -1);
+    assert_string_equal(cause_msg(&err, "provisioner"),
+                        "Forbidden: updates to provisioner are forbidden.");
+    ty_error_clear(&err);
+    json_decref(old);
+    json_decref(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_configmap_secret),
         cmocka_unit_test(test_priorityclass),
         cmocka_unit_test(test_namespace_event),
+        cmocka_unit_test(test_storage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -428,6 +428,64 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
     return rc;
 }
 
+/* A persistentVolumeClaim volume: the directory of the volume bound to the
+ * claim (caller frees). The claim must exist and be bound, and the volume
+ * bound to it: until then the pod waits (the error says for what). */
+static char *claim_path(spec_ctx *c, const json_t *src)
+{
+    const char *claim = str(src, "claimName"), *vol, *path = NULL;
+    store_obj *pvc, *pv = NULL;
+    const json_t *cj, *pspec;
+    char *out = NULL;
+
+    if (!claim || !(pvc = store_get(c->s, "persistentvolumeclaims", c->ns, claim, NULL))) {
+        ty_seterr(c->err, TY_ENOTFOUND, "persistentvolumeclaim \"%s\" not found",
+                  claim ? claim : "");
+        return NULL;
+    }
+    cj = store_obj_json(pvc);
+    vol = str(json_object_get(cj, "spec"), "volumeName");
+    if (json_object_get(json_object_get(cj, "metadata"), "deletionTimestamp")) {
+        ty_seterr(c->err, TY_ECONFLICT, "persistentvolumeclaim \"%s\" is being deleted", claim);
+        goto out;
+    }
+    if (!vol || !*vol || strcmp(str(json_object_get(cj, "status"), "phase") ?
+                                str(json_object_get(cj, "status"), "phase") : "", "Bound") ||
+        !(pv = store_get(c->s, "persistentvolumes", "", vol, NULL))) {
+        ty_seterr(c->err, TY_ECONFLICT, "persistentvolumeclaim \"%s\" is not bound", claim);
+        goto out;
+    }
+    pspec = json_object_get(store_obj_json(pv), "spec");
+    if (strcmp(str(json_object_get(pspec, "claimRef"), "uid") ?
+               str(json_object_get(pspec, "claimRef"), "uid") : "",
+               str(json_object_get(cj, "metadata"), "uid") ?
+               str(json_object_get(cj, "metadata"), "uid") : "-")) {
+        ty_seterr(c->err, TY_ECONFLICT, "persistentvolume \"%s\" is not bound to claim \"%s\"",
+                  vol, claim);
+        goto out;
+    }
+    if (json_object_get(pspec, "hostPath"))
+        path = str(json_object_get(pspec, "hostPath"), "path");
+    else if (json_object_get(pspec, "local"))
+        path = str(json_object_get(pspec, "local"), "path");
+    if (!path || path[0] != '/') {
+        ty_seterr(c->err, TY_EINVALID,
+                  "persistentvolume \"%s\": only hostPath and local volumes can be mounted here",
+                  vol);
+        goto out;
+    }
+    if (json_object_get(pspec, "hostPath") &&
+        !strcmp(str(json_object_get(pspec, "hostPath"), "type") ?
+                str(json_object_get(pspec, "hostPath"), "type") : "", "DirectoryOrCreate"))
+        rt_mkdirs(path);
+    if (!(out = strdup(path)))
+        ty_seterr(c->err, TY_EINTERNAL, "out of memory");
+out:
+    store_obj_unref(pv);
+    store_obj_unref(pvc);
+    return out;
+}
+
 /* Writes one volume and returns the host path it lives at (caller frees). */
 static char *prepare_volume(spec_ctx *c, const json_t *vol)
 {
@@ -447,6 +505,8 @@ static char *prepare_volume(spec_ctx *c, const json_t *vol)
             rt_mkdirs(str(src, "path"));
         return strdup(str(src, "path"));
     }
+    if ((src = json_object_get(vol, "persistentVolumeClaim")))
+        return claim_path(c, src);
     snprintf(dir, sizeof(dir), "%s/volumes/%s", c->p->pod_dir, name);
     if (rt_mkdirs(dir) < 0) {
         ty_seterr(c->err, TY_EINTERNAL, "cannot create %s: %s", dir, strerror(errno));
@@ -466,6 +526,7 @@ static json_t *mounts(spec_ctx *c)
 {
     const json_t *spec = json_object_get(c->pod, "spec");
     json_t *sources = json_object(), *out = json_array(), *vol, *ct, *m;
+    json_t *ro_claims = json_object();
     const char *lists[] = {"initContainers", "containers"};
     size_t i, j;
 
@@ -475,6 +536,10 @@ static json_t *mounts(spec_ctx *c)
             goto error;
         json_object_set_new(sources, str(vol, "name"), json_string_nocheck(path));
         free(path);
+        /* A claim mounted readOnly is read-only at every mount of it. */
+        if (json_is_true(json_object_get(json_object_get(vol, "persistentVolumeClaim"),
+                                         "readOnly")))
+            json_object_set_new(ro_claims, str(vol, "name"), json_true());
     }
     /* One mount namespace per pod: the union of every container's mounts. */
     for (int l = 0; l < 2; l++) {
@@ -492,14 +557,19 @@ static json_t *mounts(spec_ctx *c)
                     snprintf(full, sizeof(full), "%s", src);
                 json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "source", full,
                                                      "target", str(m, "mountPath"), "readOnly",
-                                                     json_is_true(json_object_get(m, "readOnly"))));
+                                                     json_is_true(json_object_get(m, "readOnly")) ||
+                                                         json_is_true(json_object_get(
+                                                             ro_claims, str(m, "name") ?
+                                                                            str(m, "name") : ""))));
             }
         }
     }
     json_decref(sources);
+    json_decref(ro_claims);
     return out;
 error:
     json_decref(sources);
+    json_decref(ro_claims);
     json_decref(out);
     return NULL;
 }

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# t0540-volumes.sh - PersistentVolumeClaims: a claim of the default class gets
+# a volume of its own; what one job writes there the next reads; a claim in
+# use stays until its pods end, and its volume and directory go with it; a
+# static hostPath volume binds to a claim that asks for no class and is
+# Released, its files kept, when the claim goes; bad claims are refused with
+# the field; a pod waits, saying why, for a claim that does not exist.
+source "$(dirname "$0")/lib.sh"
+
+start_server
+k() { kubectl "$@"; }
+
+expect_match "a default StorageClass is there" \
+    '^local-path trainyard.io/local-path Delete Immediate (true|false)$' \
+    "$(k get sc local-path --no-headers | awk '{print $1, $2, $3, $4, $5}')"
+expect_eq "it is the default class" true \
+    "$(k get sc local-path -o jsonpath='{.metadata.annotations.storageclass\.kubernetes\.io/is-default-class}')"
+
+k apply -f - >/dev/null <<'YAML' || fail "apply claim"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+phase_of() { k get pvc "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
+check "the claim is Bound" wait_until bash -c "[ \"\$(kubectl get pvc data -o jsonpath='{.status.phase}')\" = Bound ]"
+uid=$(k get pvc data -o jsonpath='{.metadata.uid}')
+expect_eq "it got the default class" local-path "$(k get pvc data -o jsonpath='{.spec.storageClassName}')"
+expect_eq "and a volume of its own" "pvc-$uid" "$(k get pvc data -o jsonpath='{.spec.volumeName}')"
+expect_eq "the claim shows the volume's capacity and modes" "1Gi ReadWriteOnce" \
+    "$(k get pvc data -o jsonpath='{.status.capacity.storage} {.status.accessModes[0]}')"
+expect_eq "the volume is Bound to it, reclaim Delete" "Bound default/data Delete" \
+    "$(k get pv "pvc-$uid" -o jsonpath='{.status.phase} {.spec.claimRef.namespace}/{.spec.claimRef.name} {.spec.persistentVolumeReclaimPolicy}')"
+expect_match "kubectl get pvc: STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS" \
+    "^data +Bound +pvc-$uid +1Gi +RWO +local-path " "$(k get pvc data --no-headers)"
+dir=$(k get pv "pvc-$uid" -o jsonpath='{.spec.hostPath.path}')
+expect_eq "its directory is under the data directory" "$E2E_TMP/data/volumes/pvc-$uid" "$dir"
+check "and exists" test -d "$dir"
+
+# --- one job writes, the next reads
+job() { # job NAME COMMAND
+    k apply -f - >/dev/null <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: $1}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch
+            command: ["/bin/sh", "-c", "$2"]
+            volumeMounts: [{name: ckpt, mountPath: /ckpt}]
+          volumes:
+          - name: ckpt
+            persistentVolumeClaim: {claimName: data}
+YAML
+}
+job writer 'echo step-100 > /ckpt/latest && echo wrote'
+expect_eq "the writer succeeds" Succeeded "$(wait_job pytorchjob writer Succeeded 120)"
+job reader 'echo read $(cat /ckpt/latest)'
+expect_eq "the reader succeeds" Succeeded "$(wait_job pytorchjob reader Succeeded 120)"
+expect_eq "the reader read what the writer wrote" "read step-100" "$(k logs reader-master-0 2>&1)"
+expect_eq "the file is in the volume's directory" step-100 "$(cat "$dir/latest" 2>&1)"
+
+# --- a claim in use stays until its pods end
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: user}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["/bin/sh", "-c", "while [ ! -e /ckpt/stop ]; do sleep 0.1; done"]
+    volumeMounts: [{name: ckpt, mountPath: /ckpt}]
+  volumes:
+  - name: ckpt
+    persistentVolumeClaim: {claimName: data}
+YAML
+check "the pod using the claim runs" wait_until bash -c "[ \"\$(kubectl get pod user -o jsonpath='{.status.phase}')\" = Running ]"
+k delete pvc data --wait=false >/dev/null
+expect_match "the claim in use is kept, Terminating" '^[0-9TZ:-]+ kubernetes.io/pvc-protection$' \
+    "$(k get pvc data -o jsonpath='{.metadata.deletionTimestamp} {.metadata.finalizers[0]}')"
+check "the pod still runs" test "$(k get pod user -o jsonpath='{.status.phase}')" = Running
+touch "$dir/stop"
+gone() { ! kubectl get "$@" >/dev/null 2>&1; }
+check "once the pod ends the claim goes" wait_until gone pvc data
+check "and its volume (reclaim Delete)" wait_until gone pv "pvc-$uid"
+check "and the volume's directory" wait_until bash -c "[ ! -e '$dir' ]"
+
+# --- a static volume, a claim that asks for no class, Retain
+mkdir -p "$E2E_TMP/static"
+echo dataset > "$E2E_TMP/static/README"
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: datasets, labels: {kind: datasets}}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadOnlyMany, ReadWriteOnce]
+  storageClassName: ""
+  hostPath: {path: $E2E_TMP/static}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ds}
+spec:
+  storageClassName: ""
+  accessModes: [ReadOnlyMany]
+  selector: {matchLabels: {kind: datasets}}
+  resources: {requests: {storage: 5Gi}}
+YAML
+check "the static claim binds to the volume" wait_until bash -c "[ \"\$(kubectl get pvc ds -o jsonpath='{.spec.volumeName}')\" = datasets ]"
+expect_eq "the volume's default reclaim policy is Retain" Retain \
+    "$(k get pv datasets -o jsonpath='{.spec.persistentVolumeReclaimPolicy}')"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: reads}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["/bin/sh", "-c", "cat /ds/README; touch /ds/x 2>/dev/null && echo writable || echo read-only"]
+    volumeMounts: [{name: ds, mountPath: /ds}]
+  volumes:
+  - name: ds
+    persistentVolumeClaim: {claimName: ds, readOnly: true}
+YAML
+check "the pod reading the static volume ends" wait_until bash -c "[ \"\$(kubectl get pod reads -o jsonpath='{.status.phase}')\" = Succeeded ]"
+if [ "$(id -u)" = 0 ]; then
+    expect_eq "it read the files, read-only" "dataset read-only" "$(k logs reads 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+fi
+k delete pod reads >/dev/null
+k delete pvc ds >/dev/null
+check "with its claim gone the volume is Released" wait_until bash -c "[ \"\$(kubectl get pv datasets -o jsonpath='{.status.phase}')\" = Released ]"
+expect_eq "and its files kept" dataset "$(cat "$E2E_TMP/static/README")"
+
+# --- refusals and waits
+out=$(k apply -f - 2>&1 <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: bad}
+spec:
+  resources: {requests: {storage: "0"}}
+YAML
+)
+expect_match "a claim without access modes is refused" \
+    'spec.accessModes: Required value: at least 1 access mode is required' "$out"
+expect_match "nor a zero request" 'spec.resources\[storage\]: Invalid value: "0": must be greater than zero' "$out"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: fixed}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Mi}}
+YAML
+check "a second claim binds" wait_until bash -c "[ \"\$(kubectl get pvc fixed -o jsonpath='{.status.phase}')\" = Bound ]"
+out=$(k patch pvc fixed --type=merge -p '{"spec":{"accessModes":["ReadWriteMany"]}}' 2>&1)
+expect_match "its spec is immutable" 'spec: Forbidden: spec is immutable after creation' "$out"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: orphan}
+spec:
+  containers:
+  - {name: c, image: busybox, command: ["true"], volumeMounts: [{name: v, mountPath: /v}]}
+  volumes:
+  - {name: v, persistentVolumeClaim: {claimName: nope}}
+YAML
+check "a pod whose claim does not exist waits, saying so" wait_until bash -c \
+    "kubectl get pod orphan -o json | grep -q 'persistentvolumeclaim \\\\\"nope\\\\\" not found'"
+expect_eq "and stays Pending" Pending "$(k get pod orphan -o jsonpath='{.status.phase}')"
+finish
