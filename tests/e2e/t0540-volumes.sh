@@ -145,6 +145,33 @@ k delete pvc ds >/dev/null
 check "with its claim gone the volume is Released" wait_until bash -c "[ \"\$(kubectl get pv datasets -o jsonpath='{.status.phase}')\" = Released ]"
 expect_eq "and its files kept" dataset "$(cat "$E2E_TMP/static/README")"
 
+# --- a Volcano Job's spec.volumes: the claim it describes is made, owned by the job
+k apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vvol}
+spec:
+  volumes:
+  - mountPath: /out
+    volumeClaim: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  - mountPath: /tmpdir
+  tasks:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "echo kept > /out/f && echo scratch > /tmpdir/f && cat /tmpdir/f"]}]
+YAML
+check "the Volcano Job with a claim completes" wait_until bash -c "[ \"\$(kubectl get vcjob vvol -o jsonpath='{.status.state.phase}')\" = Completed ]"
+expect_eq "its claim <job>-volume-0 is Bound, owned by the job" "Bound Job" \
+    "$(k get pvc vvol-volume-0 -o jsonpath='{.status.phase} {.metadata.ownerReferences[0].kind}')"
+vdir=$(k get pv "$(k get pvc vvol-volume-0 -o jsonpath='{.spec.volumeName}')" -o jsonpath='{.spec.hostPath.path}')
+expect_eq "what the pod wrote is in the claim's volume" kept "$(cat "$vdir/f" 2>&1)"
+expect_eq "a volume without a claim is a scratch directory" scratch "$(k logs vvol-main-0 2>&1)"
+k delete vcjob vvol >/dev/null
+check "deleting the job deletes its claim" wait_until gone pvc vvol-volume-0
+
 # --- refusals and waits
 out=$(k apply -f - 2>&1 <<'YAML'
 apiVersion: v1

@@ -248,25 +248,36 @@ static void add_volume(json_t *spec, json_t *volume, const char *path)
     json_array_append_new(vols, volume);
 }
 
+bool vc_volume_claim(const json_t *job, const json_t *vol, size_t i, char *name, size_t len)
+{
+    const char *claim = json_string_value(json_object_get(vol, "volumeClaimName"));
+
+    if (claim && *claim) {
+        snprintf(name, len, "%s", claim);
+        return true;
+    }
+    snprintf(name, len, "%s-volume-%zu", job_name(job), i);
+    return json_is_object(json_object_get(vol, "volumeClaim"));
+}
+
 void vc_job_volumes(const json_t *job, json_t *pod)
 {
     json_t *v;
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(job, "spec"), "volumes"), i, v) {
-        const char *claim = json_string_value(json_object_get(v, "volumeClaimName"));
         const char *path = json_string_value(json_object_get(v, "mountPath"));
         char name[300];
         if (!path)
             continue;
-        if (claim)
-            snprintf(name, sizeof(name), "%s", claim);
-        else
-            snprintf(name, sizeof(name), "%s-volume-%zu", job_name(job), i);
-        add_volume(json_object_get(pod, "spec"),
-                   json_pack("{s:s, s:{s:s}}", "name", name, "persistentVolumeClaim",
-                             "claimName", name),
-                   path);
+        if (vc_volume_claim(job, v, i, name, sizeof(name)))
+            add_volume(json_object_get(pod, "spec"),
+                       json_pack("{s:s, s:{s:s}}", "name", name, "persistentVolumeClaim",
+                                 "claimName", name),
+                       path);
+        else /* neither a claim nor one to make: a scratch directory */
+            add_volume(json_object_get(pod, "spec"),
+                       json_pack("{s:s, s:{}}", "name", name, "emptyDir"), path);
     }
 }
 

@@ -389,6 +389,32 @@ static void ensure_svc(pass *p)
     ty_error_clear(&err);
 }
 
+/* The claims of spec.volumes that give a volumeClaim: made (owned by the job)
+ * when missing, as upstream's controller does; one that names only
+ * volumeClaimName must exist (its pods wait for it). */
+static void ensure_claims(pass *p)
+{
+    const json_t *v;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(p->job, "spec"), "volumes"), i, v) {
+        char name[300];
+        json_t *pvc;
+        ty_error err;
+        if (!vc_volume_claim(p->job, v, i, name, sizeof(name)) ||
+            !json_is_object(json_object_get(v, "volumeClaim")))
+            continue;
+        pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O}", "apiVersion", "v1", "kind",
+                        "PersistentVolumeClaim", "metadata", "name", name, "namespace", p->ns,
+                        "ownerReferences", jobs_owner_ref(p->job), "spec",
+                        json_object_get(v, "volumeClaim"));
+        ty_error_init(&err);
+        if (pvc && jobs_create(p->s, &api_pvc, pvc, p->job, VC_COMPONENT, &err) < 0)
+            p->rc = -1;
+        ty_error_clear(&err);
+    }
+}
+
 /* The mpi plugin's ConfigMap `<job>-mpi`: the rsh agent mpirun uses. */
 static void ensure_mpi(pass *p)
 {
@@ -536,6 +562,7 @@ static void create_pods(pass *p)
 
     ensure_svc(p);
     ensure_mpi(p);
+    ensure_claims(p);
     if (!ensure_ssh(p))
         return;
     prune_pods(p);

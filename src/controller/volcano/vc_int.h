@@ -124,6 +124,11 @@ void vc_plugins_decorate(const json_t *job, json_t *pod);
  * container: a persistentVolumeClaim named volumeClaimName, else
  * `<job>-volume-<i>`. The local runtime gives such a volume an empty
  * directory per pod (there are no PersistentVolumes on one machine). */
+/* The claim volume i of job (vol) mounts, in name: its volumeClaimName, or
+ * "<job>-volume-<i>" for the claim the controller makes from its
+ * volumeClaim. False (name: the volume's name) for a volume with neither: a
+ * scratch directory per pod. */
+bool vc_volume_claim(const json_t *job, const json_t *vol, size_t i, char *name, size_t len);
 void vc_job_volumes(const json_t *job, json_t *pod);
 /* A plugin argument in Go's flag forms ("--name=v", "-name=v", or "--name"
  * then "v"), else def (borrowed from job). */
