@@ -1,10 +1,10 @@
 /* plugins.c - the Volcano job plugins that shape pods: env, svc, ssh,
- * pytorch, tensorflow and mpi.
+ * pytorch, tensorflow and mpi (ray and hcclrank: plugins_ray.c).
  *
  * Pure: they read the job and append to JSON they are handed; reconcile.c
  * creates the svc plugin's Service and ConfigMap from vc_svc_configmap_data,
- * the ssh plugin's Secret (ssh.c) and the mpi plugin's ConfigMap from
- * vc_mpi_configmap_data. */
+ * the ssh plugin's Secret (ssh.c), the mpi plugin's ConfigMap from
+ * vc_mpi_configmap_data and the ray plugin's Service from vc_ray_service. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,8 +349,11 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
     if (!json_is_object(spec))
         return;
     if (vc_plugin_on(job, "svc") && pod_name) {
-        json_object_set_new(spec, "hostname", json_string(pod_name));
-        json_object_set_new(spec, "subdomain", json_string(job_name(job)));
+        /* the template's own hostname and subdomain stay, as upstream's */
+        if (!json_string_length(json_object_get(spec, "hostname")))
+            json_object_set_new(spec, "hostname", json_string(pod_name));
+        if (!json_string_length(json_object_get(spec, "subdomain")))
+            json_object_set_new(spec, "subdomain", json_string(job_name(job)));
         snprintf(volume, sizeof(volume), "%s-svc", job_name(job));
         mount_svc(spec, volume);
     }
@@ -358,6 +361,11 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
         mount_ssh(job, spec);
     if (vc_plugin_on(job, "mpi"))
         mount_mpi(job, spec);
+    if (vc_plugin_on(job, "ray"))
+        vc_ray_decorate(job, pod);
+    /* last: it reads the RANK the other plugins gave the pod */
+    if (vc_plugin_on(job, "hcclrank"))
+        vc_hcclrank_decorate(job, pod);
 }
 
 /* Open MPI's rsh agent: `kubexec.sh <host> <command...>`, where host is a
