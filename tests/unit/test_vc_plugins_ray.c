@@ -285,12 +285,47 @@ static void test_svc_keeps_hostname(void **state)
     json_decref(job);
 }
 
+static const char *env_value(const json_t *env, const char *name)
+{
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(env, i, e)
+        if (strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
+            return json_string_value(json_object_get(e, "value"));
+    return NULL;
+}
+
+/* ... and the names the plugins hand out are those names, as upstream's:
+ * a template hostname is listed once, a template subdomain replaces the job's. */
+static void test_hosts_follow_template(void **state)
+{
+    json_t *job = job_with("{\"svc\":[],\"pytorch\":[\"--master=head\"]}",
+                           "[{\"name\":\"head\",\"replicas\":2,\"template\":{\"spec\":"
+                           "{\"hostname\":\"rayhead\"}}},{\"name\":\"worker\",\"replicas\":2,"
+                           "\"template\":{\"spec\":{\"subdomain\":\"net\"}}}]");
+    json_t *env = json_array(), *data;
+
+    (void)state;
+    vc_plugins_env(job, "worker", 0, env);
+    assert_string_equal(env_value(env, "VC_HEAD_HOSTS"), "rayhead.r");
+    assert_string_equal(env_value(env, "VC_WORKER_HOSTS"), "r-worker-0.net,r-worker-1.net");
+    assert_string_equal(env_value(env, "MASTER_ADDR"), "rayhead.r");
+    data = vc_svc_configmap_data(job);
+    assert_string_equal(json_string_value(json_object_get(data, "worker.host")),
+                        "r-worker-0.net\nr-worker-1.net");
+    json_decref(data);
+    json_decref(env);
+    json_decref(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ray_defaults),     cmocka_unit_test(test_ray_args),
         cmocka_unit_test(test_ray_without_head), cmocka_unit_test(test_hcclrank),
         cmocka_unit_test(test_admission),        cmocka_unit_test(test_svc_keeps_hostname),
+        cmocka_unit_test(test_hosts_follow_template),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "controller/jobs/framework.h"
 #include "controller/volcano/vc_int.h"
 
@@ -70,21 +71,53 @@ void vc_env_name(const char *task, char *buf, size_t len)
         buf[i] = '\0';
 }
 
-/* "a.<job>,b.<job>" for every pod of task; the caller frees. */
+/* A template string field, NULL when unset or empty. */
+static const char *template_str(const json_t *job, const char *task, const char *key)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks(job), i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        if (n && strcmp(n, task) == 0) {
+            const char *v = json_string_value(json_object_get(
+                json_object_get(json_object_get(t, "template"), "spec"), key));
+            return v && *v ? v : NULL;
+        }
+    }
+    return NULL;
+}
+
+void vc_pod_host(const json_t *job, const char *task, long long index, char *buf, size_t len)
+{
+    const char *host = template_str(job, task, "hostname");
+    const char *sub = template_str(job, task, "subdomain");
+
+    if (host)
+        snprintf(buf, len, "%s.%s", host, sub ? sub : job_name(job));
+    else
+        snprintf(buf, len, "%s-%s-%lld.%s", job_name(job), task, index, sub ? sub : job_name(job));
+}
+
+/* "<pod>.<job>,..." for every pod of task, the caller frees. A template
+ * hostname, which every pod of the task shares, is listed once (upstream's
+ * svc and mpi plugins do so). */
 static char *task_hosts(const json_t *job, const char *task, const char *sep)
 {
     long long n = task_replicas(job, task);
-    size_t cap = 1, used = 0;
-    char *out;
+    ty_buf b = {0};
+    char host[600];
 
-    for (long long i = 0; i < n; i++)
-        cap += 2 * strlen(job_name(job)) + strlen(task) + 32;
-    if (!(out = calloc(1, cap)))
-        return NULL;
-    for (long long i = 0; i < n; i++)
-        used += (size_t)snprintf(out + used, cap - used, "%s%s-%s-%lld.%s", i ? sep : "",
-                                 job_name(job), task, i, job_name(job));
-    return out;
+    if (template_str(job, task, "hostname") && n > 1)
+        n = 1;
+    for (long long i = 0; i < n; i++) {
+        vc_pod_host(job, task, i, host, sizeof(host));
+        if (ty_buf_printf(&b, "%s%s", i ? sep : "", host) < 0) {
+            ty_buf_free(&b);
+            return NULL;
+        }
+    }
+    return ty_buf_steal(&b, NULL);
 }
 
 static void svc_env(const json_t *job, json_t *env)
@@ -147,9 +180,12 @@ static void pytorch_env(const json_t *job, const char *task, int index, json_t *
     int port = atoi(plugin_arg(job, "pytorch", "port", "23456"));
     long long masters = task_replicas(job, master);
 
+    char addr[600];
+
     if (strcmp(task, master) != 0 && strcmp(task, worker) != 0)
         return;
-    jf_envf(env, "MASTER_ADDR", "%s-%s-0.%s", job_name(job), master, job_name(job));
+    vc_pod_host(job, master, 0, addr, sizeof(addr));
+    jf_env(env, "MASTER_ADDR", addr);
     jf_envf(env, "MASTER_PORT", "%d", port > 0 ? port : PYTORCH_PORT);
     jf_envf(env, "WORLD_SIZE", "%lld", masters + task_replicas(job, worker));
     jf_envf(env, "RANK", "%lld", strcmp(task, master) == 0 ? index : masters + index);

@@ -101,31 +101,16 @@ static void open_port(json_t *container, const char *name, int port)
     json_array_append_new(ports, json_pack("{s:s, s:i}", "name", name, "containerPort", port));
 }
 
-/* The head pod's name as the workers dial it: the head task template's
- * hostname (else its first pod's name) and subdomain (else the job's). */
-static void head_host(const json_t *job, const json_t *head_task, const char *head,
-                      char *buf, size_t len)
-{
-    const json_t *spec = json_object_get(json_object_get(head_task, "template"), "spec");
-    const char *host = json_string_value(json_object_get(spec, "hostname"));
-    const char *sub = json_string_value(json_object_get(spec, "subdomain"));
-    char first[300];
-
-    snprintf(first, sizeof(first), "%s-%s-0", job_name(job), head);
-    snprintf(buf, len, "%s.%s", host && *host ? host : first, sub && *sub ? sub : job_name(job));
-}
-
 void vc_ray_decorate(const json_t *job, json_t *pod)
 {
     const char *task = pod_annotation(pod, VC_ANN_TASK_SPEC);
-    const json_t *head_task;
     char script[700], host[600];
     vc_ray_args a;
     json_t *c;
     size_t i;
 
     vc_ray_args_of(job, &a);
-    if (!task || !(head_task = task_named(job, a.head)))
+    if (!task || !task_named(job, a.head))
         return;
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c) {
         const char *name = json_string_value(json_object_get(c, "name"));
@@ -142,7 +127,8 @@ void vc_ray_decorate(const json_t *job, json_t *pod)
             set_command(c, script);
         }
         if (strcmp(task, a.worker) == 0 && strcmp(name, a.worker_container) == 0) {
-            head_host(job, head_task, a.head, host, sizeof(host));
+            /* the head pod's name (its template's hostname and subdomain) */
+            vc_pod_host(job, a.head, 0, host, sizeof(host));
             snprintf(script, sizeof(script), "ray start --block --address=%s:%d", host, a.port);
             set_command(c, script);
         }

@@ -117,6 +117,11 @@ bool vc_phase_final(vc_phase p);
 
 /* "ps-0"-style task name to env name: upper case, '-' -> '_'. */
 void vc_env_name(const char *task, char *buf, size_t len);
+/* The name pod index of task answers to, as upstream's plugins name it: the
+ * task template's hostname (else the pod's name, `<job>-<task>-<index>`)
+ * "." its subdomain (else the job's name); the svc plugin leaves both on
+ * the pods. */
+void vc_pod_host(const json_t *job, const char *task, long long index, char *buf, size_t len);
 /* Appends the plugins' env for (task, index) of job to env. */
 void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env);
 /* Last edits to a built pod (svc: hostname, subdomain, /etc/volcano mount). */
