@@ -305,6 +305,7 @@ static void test_hosts_follow_template(void **state)
                            "{\"hostname\":\"rayhead\"}}},{\"name\":\"worker\",\"replicas\":2,"
                            "\"template\":{\"spec\":{\"subdomain\":\"net\"}}}]");
     json_t *env = json_array(), *data;
+    char *config;
 
     (void)state;
     vc_plugins_env(job, "worker", 0, env);
@@ -315,6 +316,10 @@ static void test_hosts_follow_template(void **state)
     assert_string_equal(json_string_value(json_object_get(data, "worker.host")),
                         "r-worker-0.net\nr-worker-1.net");
     json_decref(data);
+    config = vc_ssh_config(job);
+    assert_non_null(strstr(config, "\nHost rayhead\n  HostName rayhead.r\nHost r-worker-0\n"
+                                   "  HostName r-worker-0.net\nHost r-worker-1\n"));
+    free(config);
     json_decref(env);
     json_decref(job);
 }

@@ -181,7 +181,8 @@ void vc_hcclrank_decorate(const json_t *job, json_t *pod);
  * ssh-keygen is missing or fails. */
 int vc_ssh_keygen(const char *comment, char **private_key, char **public_key, ty_error *err);
 /* The ssh config every pod gets: no host key checks (pods come back with new
- * ones), and `Host <pod>` / `HostName <pod>.<job>` for every pod of the job.
+ * ones), and `Host <pod>` / `HostName <pod>.<job>` for every pod of the job
+ * (the names of vc_pod_host: a template hostname once, as upstream's).
  * Caller frees. */
 char *vc_ssh_config(const json_t *job);
 /* The Secret `<job>-ssh`'s stringData: id_rsa, id_rsa.pub, authorized_keys
