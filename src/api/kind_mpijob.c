@@ -28,6 +28,7 @@ const kf_kind kf_mpijob = {
     .replica_field = "mpiReplicaSpecs",
     .types = {{"Launcher", 1}, {"Worker", 0}},
     .default_container = "mpi",
+    .default_container_optional = true,
     .port_name = "mpi-port",
     .port = 9999,
     .default_restart_policy = "Never",

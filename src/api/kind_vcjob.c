@@ -19,7 +19,7 @@ static const char *const policy_events[] = {"*", "PodFailed", "PodEvicted", "Pod
 static const char *const policy_actions[] = {"AbortJob", "RestartJob", "RestartTask",
     "RestartPod", "TerminateJob", "CompleteJob", "ResumeJob", NULL};
 static const char *const known_plugins[] = {"env", "svc", "ssh", "pytorch", "tensorflow",
-    "mpi", NULL};
+    "mpi", "ray", "hcclrank", NULL};
 static const char *const iterations[] = {"any", "all", NULL};
 
 static bool in_set(const char *s, const char *const *set)
@@ -38,9 +38,10 @@ static void default_plugins(json_t *spec)
 
     if (!json_is_object(plugins))
         return;
-    /* The distributed-framework plugins need the headless service (and MPI ssh). */
+    /* The distributed-framework plugins need the headless service (and MPI
+     * ssh); hcclrank does not (upstream's webhook adds none for it). */
     if (json_object_get(plugins, "tensorflow") || json_object_get(plugins, "pytorch") ||
-        json_object_get(plugins, "mpi"))
+        json_object_get(plugins, "mpi") || json_object_get(plugins, "ray"))
         meta_default(plugins, "svc", json_array());
     if (json_object_get(plugins, "mpi"))
         meta_default(plugins, "ssh", json_array());

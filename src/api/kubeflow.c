@@ -470,7 +470,7 @@ static void check_containers(const kf_kind *k, const char *type, const json_t *r
         if (name && strcmp(name, k->default_container) == 0)
             has_default = true;
     }
-    if (!has_default) {
+    if (!has_default && !k->default_container_optional) {
         snprintf(msg, sizeof(msg), "must have at least one container with name %s",
                  k->default_container);
         meta_required(err, path, msg);

@@ -37,6 +37,10 @@ struct kf_kind {
     const char *replica_field;      /* "pytorchReplicaSpecs": the map under spec */
     kf_replica_type types[KF_MAX_REPLICA_TYPES]; /* ended by a NULL name */
     const char *default_container;  /* "pytorch": receives the port and the env */
+    /* MPIJob: no container need carry default_container's name; without one
+     * the first container is the default (upstream's MPIJob has no webhook
+     * rule, and its controller edits Containers[0]). */
+    bool default_container_optional;
     const char *port_name;          /* "pytorchjob-port" */
     int port;                       /* 23456 */
     const char *default_restart_policy;   /* "OnFailure" */

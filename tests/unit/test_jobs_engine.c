@@ -25,6 +25,7 @@
 #include "base/treearena.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
+#include "controller/jobs/jobs_int.h"
 #include "scheduler/sched.h"
 #include "model/yaml.h"
 
@@ -566,10 +567,25 @@ static bool cm_exists(fixture *f, const char *name, const char *unused)
     return exists(f, "configmaps", name);
 }
 
-static void test_mpi_launcher_waits(void **state)
+/* Whether the PodGroup `name` has minMember a (decimal). */
+static bool pg_min_member(fixture *f, const char *name, const char *want)
+{
+    json_t *pg = get(f, api_store_key(&api_podgroup), name);
+    json_t *mm = json_object_get(json_object_get(pg, "spec"), "minMember");
+    bool ok = json_is_integer(mm) && json_integer_value(mm) == atoll(want);
+
+    json_decref(pg);
+    return ok;
+}
+
+/* The launcher is created with its workers and is one of the gang, as the
+ * training operator makes it (minMember = workers + launcher); minResources
+ * counts the same pods. The launcher used to wait for running workers, out
+ * of minMember but inside minResources. */
+static void test_mpi_launcher_in_gang(void **state)
 {
     fixture *f = *state;
-    json_t *cm;
+    json_t *cm, *pg, *res;
 
     create_job(f, "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: pi}\n"
                   "spec:\n  mpiReplicaSpecs:\n"
@@ -577,20 +593,76 @@ static void test_mpi_launcher_waits(void **state)
                   "image: m, command: [mpirun]}]}}}\n"
                   "    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, "
                   "image: m}]}}}\n");
+    assert_true(wait_for(f, pg_min_member, "pi", "3"));
     assert_true(wait_for(f, pod_exists, "pi-worker-0", NULL));
     assert_true(wait_for(f, pod_exists, "pi-worker-1", NULL));
+    assert_true(wait_for(f, pod_exists, "pi-launcher", NULL));
     assert_true(wait_for(f, cm_exists, "pi-config", NULL));
     assert_false(exists(f, "services", "pi-worker-0"));
-    pod_set(f, "pi-worker-0", "Running", -1, 0);
-    usleep(200 * 1000);
-    assert_false(exists(f, "pods", "pi-launcher"));
-    pod_set(f, "pi-worker-1", "Running", -1, 0);
-    assert_true(wait_for(f, pod_exists, "pi-launcher", NULL));
     cm = get(f, "configmaps", "pi-config");
     assert_string_equal(json_string_value(json_object_get(json_object_get(cm, "data"),
                                                           "hostfile")),
                         "pi-worker-0 slots=1\npi-worker-1 slots=1\n");
     json_decref(cm);
+
+    /* minResources: the launcher's 1 CPU and both workers' 2 */
+    create_job(f, "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: big}\n"
+                  "spec:\n  mpiReplicaSpecs:\n"
+                  "    Launcher: {replicas: 1, template: {spec: {containers: [{name: l, "
+                  "image: m, command: [mpirun], resources: {requests: {cpu: '1'}}}]}}}\n"
+                  "    Worker: {replicas: 2, template: {spec: {containers: [{name: w, "
+                  "image: m, resources: {requests: {cpu: '2'}}}]}}}\n");
+    assert_true(wait_for(f, pg_min_member, "big", "3"));
+    pg = get(f, api_store_key(&api_podgroup), "big");
+    res = json_object_get(json_object_get(pg, "spec"), "minResources");
+    assert_string_equal(json_string_value(json_object_get(res, "cpu")), "5");
+    json_decref(pg);
+}
+
+/* The message of the Event with reason `reason` in default, or NULL
+ * (caller frees). */
+static char *event_message(fixture *f, const char *reason)
+{
+    store_list l;
+    store_list_opts o = {.ns = "default"};
+    char *msg = NULL;
+    ty_error err;
+
+    ty_error_init(&err);
+    assert_int_equal(store_list_objects(f->s, "events", &o, &l, &err), 0);
+    for (size_t i = 0; i < l.n && !msg; i++) {
+        const json_t *ev = store_obj_json(l.items[i]);
+        if (strcmp(json_string_value(json_object_get(ev, "reason")) ?: "", reason) == 0)
+            msg = strdup(json_string_value(json_object_get(ev, "message")) ?: "");
+    }
+    store_list_free(&l);
+    return msg;
+}
+
+/* A Secret a controller makes (the Volcano ssh plugin's) is reported as a
+ * secret; it was "SuccessfulCreateConfigMap ... Created configmap". */
+static void test_created_secret_event(void **state)
+{
+    fixture *f = *state;
+    json_t *owner = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
+                              "batch.volcano.sh/v1alpha1", "kind", "Job", "metadata", "name",
+                              "sshj", "namespace", "default", "uid", "0000-1111");
+    json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind",
+                               "Secret", "metadata", "name", "sshj-ssh", "namespace", "default",
+                               "stringData", "id_rsa", "k");
+    ty_error err;
+    char *msg;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_int_equal(jobs_create(f->s, &api_secret, secret, owner, "vc-controller-manager",
+                                 &err), 0);
+    msg = event_message(f, "SuccessfulCreateSecret");
+    assert_non_null(msg);
+    assert_string_equal(msg, "Created secret: sshj-ssh");
+    free(msg);
+    assert_null(event_message(f, "SuccessfulCreateConfigMap"));
+    json_decref(owner);
 }
 
 int main(void)
@@ -605,7 +677,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clean_pod_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_restart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mpi_launcher_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mpi_launcher_in_gang, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_created_secret_event, setup, teardown),
     };
     /* forced: the engine's writes build in tree arena scopes, sanitizer
      * builds included (base/treearena.h) */

@@ -385,6 +385,44 @@ static const char mpi_yaml[] =
     "      command: [mpirun, -n, '4', /pi]}]}}}\n"
     "    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, image: m}]}}}\n";
 
+/* training-operator 1.9's examples/mpi/tensorflow-mnist-elastic.yaml: no
+ * container named mpi; the first one is the MPI container. */
+static const char mpi_unnamed_yaml[] =
+    "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: el}\n"
+    "spec:\n  slotsPerWorker: 1\n  cleanPodPolicy: Running\n  mpiReplicaSpecs:\n"
+    "    Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi-launcher, image: h,\n"
+    "      command: [horovodrun], args: [-np, '2', --host-discovery-script,\n"
+    "      /etc/mpi/discover_hosts.sh, python, /x.py]}]}}}\n"
+    "    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi-worker, image: h}]}}}\n";
+
+static void test_mpi_first_container(void **state)
+{
+    json_t *job = manifest(mpi_unnamed_yaml);
+    json_t *launcher = pod_of(job, "Launcher", 0), *w0 = pod_of(job, "Worker", 0);
+    const json_t *mount, *ports;
+
+    (void)state;
+    ENV_EQ(launcher, "mpi-launcher", "OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh");
+    ENV_EQ(launcher, "mpi-launcher", "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile");
+    ENV_EQ(launcher, "mpi-launcher", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh");
+    mount = json_array_get(json_object_get(container(launcher, "mpi-launcher"), "volumeMounts"),
+                           0);
+    assert_string_equal(json_string_value(json_object_get(mount, "mountPath")), "/etc/mpi");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(
+                            container(launcher, "mpi-launcher"), "command"), 0)), "horovodrun");
+    /* the worker's first container idles until mpirun's ranks are done */
+    assert_string_equal(json_string_value(json_array_get(
+                            json_object_get(container(w0, "mpi-worker"), "command"), 0)),
+                        "/bin/sh");
+    /* the default port goes to the first container too (upstream's setDefaultPort) */
+    ports = json_object_get(container(w0, "mpi-worker"), "ports");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ports, 0), "name")),
+                        "mpi-port");
+    json_decref(launcher);
+    json_decref(w0);
+    json_decref(job);
+}
+
 static void test_mpi(void **state)
 {
     json_t *job = manifest(mpi_yaml);
@@ -417,25 +455,33 @@ static void test_mpi(void **state)
     assert_null(svc_of(job, "Worker", 0)); /* MPIJob has no services */
 
     build_ctx(&b, job);
-    json_t *pods = json_pack("[{s:{s:s, s:{s:s}}, s:{s:s}}]", "metadata", "name", "pi-worker-1",
-                             "labels", "training.kubeflow.org/replica-type", "worker",
-                             "status", "phase", "Running");
+    /* Before any pod exists, the launcher's volume already lists every
+     * worker (it starts with them, and its volumes are written once). */
+    json_t *pods = json_array();
     cm = b.fw->configmap(&b.c, pods);
     data = json_object_get(cm, "data");
     assert_string_equal(json_string_value(json_object_get(data, "hostfile")),
                         "pi-worker-0 slots=2\npi-worker-1 slots=2\n");
     assert_string_equal(json_string_value(json_object_get(data, "discover_hosts.sh")),
-                        "#!/bin/sh\necho pi-worker-1:2\n");
+                        "#!/bin/sh\necho pi-worker-0:2\necho pi-worker-1:2\n");
     assert_non_null(strstr(json_string_value(json_object_get(data, "kubexec.sh")),
                            "exec /bin/sh -c \"$*\""));
     assert_string_equal(pname(cm), "pi-config");
-    /* The launcher waits until every worker runs. */
-    jf_counts counts[2] = {{.type = "Launcher", .replicas = 1},
-                           {.type = "Worker", .replicas = 2, .running = 1, .active = 2}};
-    assert_false(b.fw->may_create(&b.c, "Launcher", counts, 2));
-    assert_true(b.fw->may_create(&b.c, "Worker", counts, 2));
-    counts[1].running = 2;
-    assert_true(b.fw->may_create(&b.c, "Launcher", counts, 2));
+    json_decref(cm);
+    json_decref(pods);
+    /* A worker that ended is no host to discover; the hostfile keeps it. */
+    pods = json_pack("[{s:{s:s}, s:{s:s}}, {s:{s:s}, s:{s:s}}]", "metadata", "name",
+                     "pi-worker-0", "status", "phase", "Failed", "metadata", "name",
+                     "pi-worker-1", "status", "phase", "Running");
+    cm = b.fw->configmap(&b.c, pods);
+    data = json_object_get(cm, "data");
+    assert_string_equal(json_string_value(json_object_get(data, "discover_hosts.sh")),
+                        "#!/bin/sh\necho pi-worker-1:2\n");
+    assert_string_equal(json_string_value(json_object_get(data, "hostfile")),
+                        "pi-worker-0 slots=2\npi-worker-1 slots=2\n");
+    /* The launcher is created with its workers, as the training operator
+     * creates it (one gang: minMember counts it). */
+    assert_null(b.fw->may_create);
     json_decref(pods);
     json_decref(cm);
     json_decref(b.job);
@@ -650,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_pytorch_master), cmocka_unit_test(test_pytorch_worker),
         cmocka_unit_test(test_pytorch_elastic), cmocka_unit_test(test_tf_config),
         cmocka_unit_test(test_tf_single_and_dynamic), cmocka_unit_test(test_mpi),
+        cmocka_unit_test(test_mpi_first_container),
         cmocka_unit_test(test_xgboost), cmocka_unit_test(test_paddle),
         cmocka_unit_test(test_jax), cmocka_unit_test(test_mxnet),
         cmocka_unit_test(test_mindspore),

@@ -822,14 +822,29 @@ static void test_validate_containers(void **state)
     json_decref(obj);
 
     /* No container named like the kind's default. */
+    obj = J(good_pytorchjob);
+    json_object_set_new(json_array_get(at(obj, "spec.pytorchReplicaSpecs.Worker.template.spec."
+                                               "containers"),
+                                       0),
+                        "name", json_string("trainer"));
+    expect_cause(&api_pytorchjob, obj, NULL,
+                 "spec.pytorchReplicaSpecs.Worker.template.spec.containers",
+                 "FieldValueRequired",
+                 "Required value: must have at least one container with name pytorch");
+    json_decref(obj);
+    /* MPIJob has no such rule (training-operator 1.9's own
+     * tensorflow-mnist-elastic.yaml names them mpi-launcher and mpi-worker):
+     * the first container is the MPI one. */
     obj = J(good_mpijob);
     json_object_set_new(json_array_get(at(obj, "spec.mpiReplicaSpecs.Worker.template.spec."
                                                "containers"),
                                        0),
-                        "name", json_string("horovod"));
-    expect_cause(&api_mpijob, obj, NULL, "spec.mpiReplicaSpecs.Worker.template.spec.containers",
-                 "FieldValueRequired",
-                 "Required value: must have at least one container with name mpi");
+                        "name", json_string("mpi-worker"));
+    json_object_set_new(json_array_get(at(obj, "spec.mpiReplicaSpecs.Launcher.template.spec."
+                                               "containers"),
+                                       0),
+                        "name", json_string("mpi-launcher"));
+    expect_ok(&api_mpijob, obj);
     json_decref(obj);
 }
 

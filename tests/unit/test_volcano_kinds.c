@@ -104,6 +104,20 @@ static void expect_cause(const char *spec_body, const char *field, const char *n
     json_decref(j);
 }
 
+/* Refused with one cause only, at field. */
+static void expect_only_cause(const char *spec_body, const char *field)
+{
+    ty_error err;
+    json_t *j = job(spec_body);
+
+    ty_error_init(&err);
+    assert_int_equal(api_prepare(&api_vcjob, j, NULL, &err), -1);
+    if (ty_error_ncauses(&err) != 1 || !cause_msg(&err, field))
+        fail_msg("want one cause at %s, got: %s", field, err.text);
+    ty_error_clear(&err);
+    json_decref(j);
+}
+
 #define T(name, rep) "{\"name\":\"" name "\",\"replicas\":" #rep ",\"template\":" TEMPLATE "}"
 
 static void test_vcjob_invalid(void **state)
@@ -155,6 +169,19 @@ static void test_vcjob_policies(void **state)
     expect_cause("\"policies\":[{\"event\":\"PodFailed\",\"action\":\"RestartJob\"},"
                  "{\"event\":\"PodFailed\",\"action\":\"AbortJob\"}],\"tasks\":[" T("a", 1) "]",
                  "spec.policies[1].event", "Duplicate value: \"PodFailed\"");
+    /* events as a string: the CRD schema's type error, not "Required value"
+     * (events must be a list; kube-apiserver checks the type first) */
+    expect_cause("\"policies\":[{\"events\":\"PodEvicted\",\"action\":\"RestartJob\"}],"
+                 "\"tasks\":[" T("a", 1) "]", "spec.policies[0].events",
+                 "Invalid value: \"string\": spec.policies[0].events in body must be of type "
+                 "array: \"string\"");
+    expect_only_cause("\"policies\":[{\"events\":\"PodEvicted\",\"action\":\"RestartJob\"}],"
+                      "\"tasks\":[" T("a", 1) "]", "spec.policies[0].events");
+    expect_cause("\"tasks\":[{\"name\":\"a\",\"replicas\":1,\"policies\":[{\"events\":"
+                 "\"PodEvicted\",\"action\":\"RestartJob\"}],\"template\":" TEMPLATE "}]",
+                 "spec.tasks[0].policies[0].events",
+                 "Invalid value: \"string\": spec.tasks[0].policies[0].events in body must be "
+                 "of type array: \"string\"");
     expect_cause("\"tasks\":[{\"name\":\"a\",\"replicas\":1,\"policies\":[{\"exitCode\":0}],"
                  "\"template\":" TEMPLATE "}]", "spec.tasks[0].policies[0].exitCode",
                  "Invalid value: 0");

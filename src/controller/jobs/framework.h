@@ -6,7 +6,7 @@
  * facts that differ: the kf_kind descriptor (replica types, default container
  * and port, restart policy, operator name), the environment it injects, which
  * pod plays the master role, when the job has succeeded, how its services
- * look, and optional hooks (MPI's ConfigMap and launcher gating).
+ * look, and optional hooks (MPI's ConfigMap).
  *
  * Plugins are pure: they read the job through job_ctx and append to JSON they
  * are handed. They never touch the store, so they are unit-tested alone.
@@ -63,8 +63,10 @@ typedef struct jobs_framework {
     /* Optional: a ConfigMap the job needs before its pods (MPI), built from the
      * job and its current pods (array, borrowed). Caller owns the result. */
     json_t *(*configmap)(const job_ctx *c, const json_t *pods);
-    /* Optional: whether pods of rtype may be created yet, given per-type counts
-     * (MPI: the launcher waits until every worker runs). */
+    /* Optional: whether pods of rtype may be created yet, given per-type counts.
+     * Types held back are left out of the PodGroup's minMember and
+     * minResources until then. No kind uses it now (the MPI launcher used to
+     * wait for running workers; it is created with them, as upstream). */
     bool (*may_create)(const job_ctx *c, const char *rtype, const jf_counts *counts,
                        size_t ntypes);
 } jobs_framework;

@@ -129,30 +129,41 @@ static void mpi_decorate(const job_ctx *c, const char *rtype, int index, json_t 
     }
 }
 
+/* Whether pods holds the worker pod name and it has ended (Succeeded or
+ * Failed): it listens on nothing any more. */
+static bool worker_ended(const json_t *pods, const char *name)
+{
+    json_t *p;
+    size_t i;
+
+    json_array_foreach(pods, i, p) {
+        const char *n = json_string_value(json_object_get(json_object_get(p, "metadata"), "name"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
+        if (n && strcmp(n, name) == 0)
+            return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    }
+    return false;
+}
+
 /* hostfile lists every worker; discover_hosts.sh (Horovod's elastic host
- * discovery) only those running now. */
+ * discovery) those that have not ended. The launcher starts with its workers
+ * (one gang), and a pod's volumes are written once as it starts: listing
+ * only the workers seen Running would hand it whatever the last pass saw,
+ * often nobody. */
 static json_t *mpi_configmap(const job_ctx *c, const json_t *pods)
 {
     ty_buf hosts = {0}, discover = {0};
     long long n = jf_replicas(c, "Worker"), s = slots(c);
     char host[300];
-    json_t *cm, *p;
-    size_t i;
+    json_t *cm;
 
+    ty_buf_puts(&discover, "#!/bin/sh\n");
     for (long long w = 0; w < n; w++) {
         jf_host(c, "Worker", (int)w, host, sizeof(host));
         ty_buf_printf(&hosts, "%s slots=%lld\n", host, s);
-    }
-    ty_buf_puts(&discover, "#!/bin/sh\n");
-    json_array_foreach(pods, i, p) {
-        const json_t *meta = json_object_get(p, "metadata");
-        const char *type = json_string_value(json_object_get(
-            json_object_get(meta, "labels"), "training.kubeflow.org/replica-type"));
-        const char *phase =
-            json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
-        if (type && strcmp(type, "worker") == 0 && phase && strcmp(phase, "Running") == 0)
-            ty_buf_printf(&discover, "echo %s:%lld\n",
-                          json_string_value(json_object_get(meta, "name")), s);
+        if (!worker_ended(pods, host))
+            ty_buf_printf(&discover, "echo %s:%lld\n", host, s);
     }
     snprintf(host, sizeof(host), "%s-config", c->name);
     cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s%, s:s, s:s%}}", "apiVersion", "v1", "kind",
@@ -162,17 +173,6 @@ static json_t *mpi_configmap(const job_ctx *c, const json_t *pods)
     ty_buf_free(&hosts);
     ty_buf_free(&discover);
     return cm;
-}
-
-static bool mpi_may_create(const job_ctx *c, const char *rtype, const jf_counts *counts,
-                           size_t n)
-{
-    const jf_counts *w = jf_find(counts, n, "Worker");
-
-    (void)c;
-    if (strcmp(rtype, "Launcher") != 0)
-        return true;
-    return !w || w->running >= w->replicas;
 }
 
 const jobs_framework jf_mpi = {
@@ -185,5 +185,4 @@ const jobs_framework jf_mpi = {
     .pod_name = mpi_pod_name,
     .decorate = mpi_decorate,
     .configmap = mpi_configmap,
-    .may_create = mpi_may_create,
 };

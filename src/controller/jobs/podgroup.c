@@ -33,10 +33,19 @@ void jobs_add_requests(json_t *sums, const json_t *containers, long long times)
     }
 }
 
+/* Whether the framework creates a type's pods now (see may_create). */
+static bool creates_now(const jobs_framework *fw, const job_ctx *c, const jf_counts *counts,
+                        size_t ntypes, size_t t)
+{
+    return !fw->may_create || fw->may_create(c, counts[t].type, counts, ntypes);
+}
+
 /* minResources as upstream computes it: the requests of the first minMember
- * pods, replica types in the kind's order. */
-static json_t *min_resources(const job_ctx *c, const json_t *job, const jf_counts *counts,
-                             size_t ntypes, long long min_member)
+ * pods, replica types in the kind's order; over the same pods minMember
+ * counts (a type created only later is in neither, or a launcher that was
+ * left out of minMember still had its requests in minResources). */
+static json_t *min_resources(const jobs_framework *fw, const job_ctx *c, const json_t *job,
+                             const jf_counts *counts, size_t ntypes, long long min_member)
 {
     json_t *sums = json_object(), *out;
     long long left = min_member;
@@ -45,6 +54,8 @@ static json_t *min_resources(const job_ctx *c, const json_t *job, const jf_count
         const json_t *tmpl = json_object_get(kf_replica_spec(c->kind, job, counts[t].type),
                                              "template");
         long long n = counts[t].replicas < left ? counts[t].replicas : left;
+        if (!creates_now(fw, c, counts, ntypes, t))
+            continue;
         jobs_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
         left -= n;
     }
@@ -108,7 +119,7 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
      * its workers) are not part of the gang until then: a gang that waits
      * for pods its job will only create once the gang runs never runs. */
     for (size_t t = 0; t < ntypes; t++)
-        if (!fw->may_create || fw->may_create(c, counts[t].type, counts, ntypes))
+        if (creates_now(fw, c, counts, ntypes, t))
             total += counts[t].replicas;
     min_member = json_is_integer(json_object_get(sp, "minAvailable"))
                      ? json_integer_value(json_object_get(sp, "minAvailable"))
@@ -119,7 +130,7 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
         json_object_set(spec, "minResources", json_object_get(sp, "minResources"));
     else
         json_object_set_new(spec, "minResources",
-                            min_resources(c, job, counts, ntypes, min_member));
+                            min_resources(fw, c, job, counts, ntypes, min_member));
     if (pc && *pc)
         json_object_set_new(spec, "priorityClassName", json_string(pc));
     ty_error_init(&err);

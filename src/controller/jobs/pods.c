@@ -112,26 +112,41 @@ json_t *jobs_service_new(const json_t *owner, const char *name, const json_t *la
     return svc;
 }
 
-static const char *created_reason(const api_resource *res)
-{
-    return res == &api_pod       ? "SuccessfulCreatePod"
-           : res == &api_service ? "SuccessfulCreateService"
-                                 : "SuccessfulCreateConfigMap";
-}
-
+/* The words of the events about what a controller makes: "pod", "service",
+ * "configmap", "secret" and their reasons (SuccessfulCreatePod,
+ * FailedCreateSecret, ...). A Secret (the ssh plugin's) was reported as a
+ * configmap. */
 static const char *created_noun(const api_resource *res)
 {
-    return res == &api_pod ? "pod" : res == &api_service ? "service" : "configmap";
+    return res == &api_pod       ? "pod"
+           : res == &api_service ? "service"
+           : res == &api_secret  ? "secret"
+                                 : "configmap";
+}
+
+static const char *created_kind(const api_resource *res)
+{
+    return res == &api_pod       ? "Pod"
+           : res == &api_service ? "Service"
+           : res == &api_secret  ? "Secret"
+                                 : "ConfigMap";
+}
+
+static void created_reason(const api_resource *res, bool ok, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sCreate%s", ok ? "Successful" : "Failed", created_kind(res));
 }
 
 /* api_prepare, reporting a manifest that does not validate on job. */
 static int prepare(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
                    const char *component, ty_error *err)
 {
+    char reason[64];
+
     if (api_prepare(res, obj, NULL, err) == 0)
         return 0;
-    ty_event(s, job, "Warning", res == &api_pod ? "FailedCreatePod" : "FailedCreateService",
-             component, "Error creating: %s", err->text);
+    created_reason(res, false, reason, sizeof(reason));
+    ty_event(s, job, "Warning", reason, component, "Error creating: %s", err->text);
     return -1;
 }
 
@@ -139,7 +154,7 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
                 const char *component, ty_error *err)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    char name[256], ns[256];
+    char name[256], ns[256], reason[64];
     store_obj *o;
 
     snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(meta, "name")));
@@ -159,8 +174,8 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
         return -1;
     }
     store_obj_unref(o);
-    ty_event(s, job, "Normal", created_reason(res), component, "Created %s: %s",
-             created_noun(res), name);
+    created_reason(res, true, reason, sizeof(reason));
+    ty_event(s, job, "Normal", reason, component, "Created %s: %s", created_noun(res), name);
     return 0;
 }
 
@@ -220,9 +235,11 @@ size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const ch
             continue;
         }
         failed += !ok;
+        char reason[64];
+        created_reason(b->res[i], true, reason, sizeof(reason));
         if (evs && ok)
-            nev += ty_event_op(&evs[nev], job, "Normal", created_reason(b->res[i]), component,
-                               "Created %s: %s", created_noun(b->res[i]), name);
+            nev += ty_event_op(&evs[nev], job, "Normal", reason, component, "Created %s: %s",
+                               created_noun(b->res[i]), name);
         else if (evs)
             nev += ty_event_op(&evs[nev], job, "Warning", "FailedCreate", component,
                                "Error creating %s %s: %s", b->res[i]->kind, name,

@@ -1,15 +1,16 @@
 /* plugins.c - the Volcano job plugins that shape pods: env, svc, ssh,
- * pytorch, tensorflow and mpi.
+ * pytorch, tensorflow and mpi (ray and hcclrank: plugins_ray.c).
  *
  * Pure: they read the job and append to JSON they are handed; reconcile.c
  * creates the svc plugin's Service and ConfigMap from vc_svc_configmap_data,
- * the ssh plugin's Secret (ssh.c) and the mpi plugin's ConfigMap from
- * vc_mpi_configmap_data. */
+ * the ssh plugin's Secret (ssh.c), the mpi plugin's ConfigMap from
+ * vc_mpi_configmap_data and the ray plugin's Service from vc_ray_service. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "controller/jobs/framework.h"
 #include "controller/volcano/vc_int.h"
 
@@ -70,21 +71,53 @@ void vc_env_name(const char *task, char *buf, size_t len)
         buf[i] = '\0';
 }
 
-/* "a.<job>,b.<job>" for every pod of task; the caller frees. */
+/* A template string field, NULL when unset or empty. */
+static const char *template_str(const json_t *job, const char *task, const char *key)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks(job), i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        if (n && strcmp(n, task) == 0) {
+            const char *v = json_string_value(json_object_get(
+                json_object_get(json_object_get(t, "template"), "spec"), key));
+            return v && *v ? v : NULL;
+        }
+    }
+    return NULL;
+}
+
+void vc_pod_host(const json_t *job, const char *task, long long index, char *buf, size_t len)
+{
+    const char *host = template_str(job, task, "hostname");
+    const char *sub = template_str(job, task, "subdomain");
+
+    if (host)
+        snprintf(buf, len, "%s.%s", host, sub ? sub : job_name(job));
+    else
+        snprintf(buf, len, "%s-%s-%lld.%s", job_name(job), task, index, sub ? sub : job_name(job));
+}
+
+/* "<pod>.<job>,..." for every pod of task, the caller frees. A template
+ * hostname, which every pod of the task shares, is listed once (upstream's
+ * svc and mpi plugins do so). */
 static char *task_hosts(const json_t *job, const char *task, const char *sep)
 {
     long long n = task_replicas(job, task);
-    size_t cap = 1, used = 0;
-    char *out;
+    ty_buf b = {0};
+    char host[600];
 
-    for (long long i = 0; i < n; i++)
-        cap += 2 * strlen(job_name(job)) + strlen(task) + 32;
-    if (!(out = calloc(1, cap)))
-        return NULL;
-    for (long long i = 0; i < n; i++)
-        used += (size_t)snprintf(out + used, cap - used, "%s%s-%s-%lld.%s", i ? sep : "",
-                                 job_name(job), task, i, job_name(job));
-    return out;
+    if (template_str(job, task, "hostname") && n > 1)
+        n = 1;
+    for (long long i = 0; i < n; i++) {
+        vc_pod_host(job, task, i, host, sizeof(host));
+        if (ty_buf_printf(&b, "%s%s", i ? sep : "", host) < 0) {
+            ty_buf_free(&b);
+            return NULL;
+        }
+    }
+    return ty_buf_steal(&b, NULL);
 }
 
 static void svc_env(const json_t *job, json_t *env)
@@ -147,9 +180,12 @@ static void pytorch_env(const json_t *job, const char *task, int index, json_t *
     int port = atoi(plugin_arg(job, "pytorch", "port", "23456"));
     long long masters = task_replicas(job, master);
 
+    char addr[600];
+
     if (strcmp(task, master) != 0 && strcmp(task, worker) != 0)
         return;
-    jf_envf(env, "MASTER_ADDR", "%s-%s-0.%s", job_name(job), master, job_name(job));
+    vc_pod_host(job, master, 0, addr, sizeof(addr));
+    jf_env(env, "MASTER_ADDR", addr);
     jf_envf(env, "MASTER_PORT", "%d", port > 0 ? port : PYTORCH_PORT);
     jf_envf(env, "WORLD_SIZE", "%lld", masters + task_replicas(job, worker));
     jf_envf(env, "RANK", "%lld", strcmp(task, master) == 0 ? index : masters + index);
@@ -360,8 +396,11 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
     if (!json_is_object(spec))
         return;
     if (vc_plugin_on(job, "svc") && pod_name) {
-        json_object_set_new(spec, "hostname", json_string(pod_name));
-        json_object_set_new(spec, "subdomain", json_string(job_name(job)));
+        /* the template's own hostname and subdomain stay, as upstream's */
+        if (!json_string_length(json_object_get(spec, "hostname")))
+            json_object_set_new(spec, "hostname", json_string(pod_name));
+        if (!json_string_length(json_object_get(spec, "subdomain")))
+            json_object_set_new(spec, "subdomain", json_string(job_name(job)));
         snprintf(volume, sizeof(volume), "%s-svc", job_name(job));
         mount_svc(spec, volume);
     }
@@ -369,6 +408,11 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
         mount_ssh(job, spec);
     if (vc_plugin_on(job, "mpi"))
         mount_mpi(job, spec);
+    if (vc_plugin_on(job, "ray"))
+        vc_ray_decorate(job, pod);
+    /* last: it reads the RANK the other plugins gave the pod */
+    if (vc_plugin_on(job, "hcclrank"))
+        vc_hcclrank_decorate(job, pod);
 }
 
 /* Open MPI's rsh agent: `kubexec.sh <host> <command...>`, where host is a

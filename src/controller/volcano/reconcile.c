@@ -435,6 +435,34 @@ static void ensure_mpi(pass *p)
     ty_error_clear(&err);
 }
 
+/* The ray plugin's Service `<job>-head-svc`. false when the job has no head
+ * task: upstream's plugin fails every pod's creation then, so no pod is made
+ * (and the job says why). */
+static bool ensure_ray(pass *p)
+{
+    json_t *svc;
+    ty_error err;
+    vc_ray_args a;
+
+    if (!vc_plugin_on(p->job, "ray"))
+        return true;
+    if (!vc_ray_has_head(p->job)) {
+        vc_ray_args_of(p->job, &a);
+        ty_event(p->s, p->job, "Warning", "FailedCreatePod", VC_COMPONENT,
+                 "Error creating pods: ray plugin: job %s doesn't have head task %s", p->name,
+                 a.head);
+        return false;
+    }
+    svc = vc_ray_service(p->job, p->ns);
+    json_object_set_new(json_object_get(svc, "metadata"), "ownerReferences",
+                        json_pack("[o]", jobs_owner_ref(p->job)));
+    ty_error_init(&err);
+    if (jobs_create(p->s, &api_service, svc, p->job, VC_COMPONENT, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+    return true;
+}
+
 /* The ssh plugin's Secret `<job>-ssh`, made once: its key pair is the user's
  * (--ssh-private-key and --ssh-public-key) or a new one from ssh-keygen.
  * false while it does not exist: pods would not start without it. */
@@ -563,7 +591,7 @@ static void create_pods(pass *p)
     ensure_svc(p);
     ensure_mpi(p);
     ensure_claims(p);
-    if (!ensure_ssh(p))
+    if (!ensure_ssh(p) || !ensure_ray(p))
         return;
     prune_pods(p);
     json_array_foreach(tasks_of(p), i, t) {

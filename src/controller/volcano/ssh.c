@@ -105,20 +105,25 @@ int vc_ssh_keygen(const char *comment, char **private_key, char **public_key, ty
 
 char *vc_ssh_config(const json_t *job)
 {
-    const char *name = json_string_value(json_object_get(json_object_get(job, "metadata"), "name"));
     ty_buf b = {0};
     json_t *t;
     size_t i;
 
-    name = name ? name : "";
     /* Pods come and go with new host keys under the same names. */
     ty_buf_puts(&b, "StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\nLogLevel ERROR\n");
     json_array_foreach(json_object_get(json_object_get(job, "spec"), "tasks"), i, t) {
         const char *task = json_string_value(json_object_get(t, "name"));
         long long n = json_integer_value(json_object_get(t, "replicas"));
-        for (long long k = 0; task && k < n; k++)
-            ty_buf_printf(&b, "Host %s-%s-%lld\n  HostName %s-%s-%lld.%s\n", name, task, k, name,
-                          task, k, name);
+        const char *tmpl_host = json_string_value(json_object_get(
+            json_object_get(json_object_get(t, "template"), "spec"), "hostname"));
+        /* a template hostname is every pod's of the task: one entry, as upstream */
+        if (tmpl_host && *tmpl_host && n > 1)
+            n = 1;
+        for (long long k = 0; task && k < n; k++) {
+            char full[600];
+            vc_pod_host(job, task, k, full, sizeof(full));
+            ty_buf_printf(&b, "Host %.*s\n  HostName %s\n", (int)strcspn(full, "."), full, full);
+        }
     }
     return ty_buf_steal(&b, NULL);
 }

@@ -3,6 +3,7 @@
  * policy.c   pure: which action a pod event calls for, and the phase state
  *            machine (what an action or a plain sync does in each phase).
  * plugins.c  pure: the plugins' env, pod edits, the svc and mpi ConfigMaps.
+ * plugins_ray.c  pure: the ray and hcclrank plugins (Volcano 1.13).
  * ssh.c      the ssh plugin's key pair (ssh-keygen) and Secret data.
  * reconcile.c  one pass over one job: observe pods, decide, act, write.
  * engine.c   the thread: watch, work queue, retry timers.
@@ -116,6 +117,11 @@ bool vc_phase_final(vc_phase p);
 
 /* "ps-0"-style task name to env name: upper case, '-' -> '_'. */
 void vc_env_name(const char *task, char *buf, size_t len);
+/* The name pod index of task answers to, as upstream's plugins name it: the
+ * task template's hostname (else the pod's name, `<job>-<task>-<index>`)
+ * "." its subdomain (else the job's name); the svc plugin leaves both on
+ * the pods. */
+void vc_pod_host(const json_t *job, const char *task, long long index, char *buf, size_t len);
 /* Appends the plugins' env for (task, index) of job to env. */
 void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env);
 /* Last edits to a built pod (svc: hostname, subdomain, /etc/volcano mount). */
@@ -146,6 +152,33 @@ json_t *vc_mpi_configmap_data(const json_t *job);
  * (borrowed from job). */
 const char *vc_ssh_path(const json_t *job);
 
+/* ---- plugins_ray.c ---- */
+
+/* The ray plugin's arguments (Go flag forms), defaults as upstream's. */
+typedef struct vc_ray_args {
+    const char *head, *head_container;     /* "head", "head" */
+    const char *worker, *worker_container; /* "worker", "worker" */
+    int port, dashboard_port, client_port; /* 6379, 8265, 10001 */
+} vc_ray_args;
+void vc_ray_args_of(const json_t *job, vc_ray_args *a);
+/* Whether the job has the ray plugin's head task; pods are not made without
+ * it (upstream fails each pod's creation: "job J doesn't have head task H"). */
+bool vc_ray_has_head(const json_t *job);
+/* The ray plugin's pod edits: the head task's head container runs `ray start
+ * --head --block ...` and gets the gcs, dashboard and client-server ports;
+ * the worker task's worker container runs `ray start --block
+ * --address=<head host>.<subdomain>:<port>`. */
+void vc_ray_decorate(const json_t *job, json_t *pod);
+/* The Service `<job>-head-svc` selecting the head task's pods, with the
+ * three ports by name (a new object without owner; caller owns). */
+json_t *vc_ray_service(const json_t *job, const char *ns);
+/* The hcclrank plugin: the pod annotation hccl/rankIndex, unless the pod has
+ * it: the value of a container's RANK env var, else the master task's index
+ * or the masters' replicas plus the worker task's index (--master, --worker;
+ * other tasks get none). */
+void vc_hcclrank_decorate(const json_t *job, json_t *pod);
+#define VC_ANN_HCCL_RANK "hccl/rankIndex"
+
 /* ---- ssh.c ---- */
 
 /* A new RSA key pair from ssh-keygen (OpenSSH), comment as its comment:
@@ -153,7 +186,8 @@ const char *vc_ssh_path(const json_t *job);
  * ssh-keygen is missing or fails. */
 int vc_ssh_keygen(const char *comment, char **private_key, char **public_key, ty_error *err);
 /* The ssh config every pod gets: no host key checks (pods come back with new
- * ones), and `Host <pod>` / `HostName <pod>.<job>` for every pod of the job.
+ * ones), and `Host <pod>` / `HostName <pod>.<job>` for every pod of the job
+ * (the names of vc_pod_host: a template hostname once, as upstream's).
  * Caller frees. */
 char *vc_ssh_config(const json_t *job);
 /* The Secret `<job>-ssh`'s stringData: id_rsa, id_rsa.pub, authorized_keys
