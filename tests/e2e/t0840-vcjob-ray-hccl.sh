@@ -25,9 +25,18 @@ mkdir -p "$E2E_TMP/bin"
 cat >"$E2E_TMP/bin/ray" <<'EOF'
 #!/bin/sh
 # stand-in for Ray: says how it was started; a worker waits until the head's
-# name resolves (the address it was given must be one)
+# name resolves (the address it was given must be one) and says so in the
+# shared directory; the head stays up until both workers have (a finished
+# pod's name resolves no more)
 echo "ray $*"
 case "$*" in
+*--head*)
+    i=0
+    until [ "$(ls @DIR@/joined.* 2>/dev/null | wc -l)" -ge 2 ]; do
+        i=$((i + 1))
+        [ $i -gt 2400 ] && { echo "the workers never joined"; exit 1; }
+        sleep 0.1
+    done ;;
 *--address=*)
     addr=${*##*--address=}
     host=${addr%:*}
@@ -37,9 +46,11 @@ case "$*" in
         [ $i -gt 1200 ] && { echo "unresolved $host"; exit 1; }
         sleep 0.1
     done
-    echo "resolved $host" ;;
+    echo "resolved $host"
+    touch "@DIR@/joined.$(cat /proc/sys/kernel/hostname)" ;;
 esac
 EOF
+sed -i "s|@DIR@|$E2E_TMP|g" "$E2E_TMP/bin/ray"
 chmod +x "$E2E_TMP/bin/ray"
 RAYPATH="$E2E_TMP/bin:/usr/local/bin:/usr/bin:/bin"
 
