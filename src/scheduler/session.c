@@ -112,6 +112,7 @@ void sc_session_close(sc_session *s)
         j->told_phase = j->phase;
         memcpy(j->told_msg, j->msg, sizeof(j->msg));
         memcpy(j->told_counts, j->n_counts, sizeof(j->n_counts));
+        j->told_task_msg_gen = j->task_msg_gen;
         if (s->hooks && s->hooks->job_changed)
             s->hooks->job_changed(s->hooks->ctx, j);
     }
@@ -453,8 +454,11 @@ const sc_res *sc_job_need(sc_session *s, sc_job *j)
     j->need_valid = true;
     j->need_gang = s->gang;
     want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
-    if (want <= 0 || j->n_pending == 0)
+    if (j->n_pending == 0)
         return &j->need;
+    /* a placed gang's waiting members go one by one: one is progress */
+    if (want <= 0)
+        want = 1;
     for (size_t i = 0; i < j->ntasks; i++) {
         const sc_task *t = j->tasks[i];
         if (t->st != SC_TASK_PENDING)
@@ -557,28 +561,57 @@ void sc_node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
         snprintf(out, len, "%s", c->nnodes ? "the gang does not fit as a whole" : "no nodes");
 }
 
+/* reasons as given, or else those of j's first pending task into buf;
+ * NULL when none is pending. */
+static const char *reasons_of(sc_session *s, const sc_job *j, const char *reasons, char *buf,
+                              size_t len)
+{
+    const sc_task *first = NULL;
+
+    if (reasons)
+        return reasons;
+    for (size_t i = 0; i < j->ntasks; i++) {
+        const sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING)
+            continue;
+        if (!first || sc_task_cmp(s, t, first) < 0)
+            first = t;
+    }
+    if (!first)
+        return NULL;
+    if (s->hooks && s->hooks->no_reasons)
+        snprintf(buf, len, "does not fit");
+    else
+        sc_node_reasons(s, first, buf, len);
+    return buf;
+}
+
+/* Each pending task of j says why it fits on no node; all of them when
+ * again (the reasons changed), else those without a message. Whether any
+ * message changed. */
+static bool tell_pending(sc_session *s, sc_job *j, const char *reasons, bool again)
+{
+    char msg[SC_MSG_LEN];
+    bool changed = false;
+
+    snprintf(msg, sizeof(msg), "0/%zu nodes are available: %s.", s->c->nnodes, reasons);
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING || (!again && t->msg[0]) || strcmp(t->msg, msg) == 0)
+            continue;
+        memcpy(t->msg, msg, sizeof(msg));
+        changed = true;
+    }
+    return changed;
+}
+
 void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total,
                     const char *reasons)
 {
     char buf[200], msg[SC_MSG_LEN];
-    const sc_task *first = NULL;
 
-    if (!reasons) {
-        for (size_t i = 0; i < j->ntasks; i++) {
-            sc_task *t = j->tasks[i];
-            if (t->st != SC_TASK_PENDING)
-                continue;
-            if (!first || sc_task_cmp(s, t, first) < 0)
-                first = t;
-        }
-        if (!first)
-            return;
-        if (s->hooks && s->hooks->no_reasons)
-            snprintf(buf, sizeof(buf), "does not fit");
-        else
-            sc_node_reasons(s, first, buf, sizeof(buf));
-        reasons = buf;
-    }
+    if (!(reasons = reasons_of(s, j, reasons, buf, sizeof(buf))))
+        return;
     snprintf(msg, sizeof(msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable, total,
              reasons);
     /* A gang that keeps failing for the same reason rewrites nothing (but a
@@ -586,13 +619,25 @@ void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total
     bool same = strcmp(msg, j->msg) == 0;
     if (!same)
         memcpy(j->msg, msg, sizeof(msg));
-    for (size_t i = 0; i < j->ntasks; i++) {
-        sc_task *t = j->tasks[i];
-        if (t->st == SC_TASK_PENDING && (!same || !t->msg[0]))
-            snprintf(t->msg, sizeof(t->msg), "0/%zu nodes are available: %s.", s->c->nnodes,
-                     reasons);
-    }
+    tell_pending(s, j, reasons, !same);
     if (!same)
+        sc_job_note(s->c, j);
+}
+
+/* As Volcano: a gang that is ready is Scheduled, and its members still
+ * pending are ordinary pending pods with the fit errors of their own. */
+void sc_job_explain_surplus(sc_session *s, sc_job *j, const char *reasons)
+{
+    char buf[200];
+    bool changed = j->msg[0] != 0;
+
+    j->msg[0] = 0;
+    if ((reasons = reasons_of(s, j, reasons, buf, sizeof(buf))) &&
+        tell_pending(s, j, reasons, true)) {
+        j->task_msg_gen++;
+        changed = true;
+    }
+    if (changed)
         sc_job_note(s->c, j);
 }
 

@@ -51,6 +51,8 @@ static bool try_job(sc_session *s, sc_job *j)
 {
     size_t n, placed = 0, failed = 0;
     int want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
+    /* placed already: the members beyond minMember go as they fit */
+    bool was_ready = sc_job_gang_ready(j, false, s->gang);
     char reasons[200] = "";
     const char *short_of = NULL;
     sc_task **tasks;
@@ -94,13 +96,22 @@ static bool try_job(sc_session *s, sc_job *j)
         sc_stmt_commit(&st, NULL);
         j->msg[0] = 0;
         j->fail_at[SC_PASS_ALLOCATE] = 0;
-        if (failed)
+        if (failed) {
             sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE); /* the rest waits for room */
+            sc_job_explain_surplus(s, j, reasons);
+        }
         sc_job_note(s->c, j);
         free(tasks);
         return true;
     }
     sc_stmt_discard(&st);
+    if (was_ready) {
+        /* nothing of the rest fits: they wait, the gang is not unschedulable */
+        sc_job_explain_surplus(s, j, failed ? reasons : NULL);
+        sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
+        free(tasks);
+        return false;
+    }
     /* as Volcano counts: the members still missing for minMember */
     want += j->n_pipelined;
     unschedulable(s, j, want > (int)placed ? (size_t)want - placed : (failed ? failed : n),
@@ -148,10 +159,15 @@ static bool nothing_fits(const sc_session *s, const sc_res *least)
 }
 
 /* The first waiting job of a queue that holds its deserved share says so
- * (its other jobs wait behind it, with their own last message). */
+ * (its other jobs wait behind it, with their own last message). A placed
+ * gang whose extra members wait says nothing: it is scheduled, and its
+ * waiting pods keep their own last reasons. */
 static void say_overused(sc_session *s, sc_job *j)
 {
     char msg[SC_MSG_LEN];
+
+    if (sc_job_gang_ready(j, false, s->gang))
+        return;
 
     snprintf(msg, sizeof(msg), "queue %s holds its deserved share; the job waits for the "
              "queue's own jobs to finish or for other queues to need less", j->queue->name);
@@ -252,7 +268,9 @@ void sc_action_allocate(sc_session *s, bool backfill)
                 ok = try_job(s, j);
             }
         }
-        if (!ok && !backfill)
+        /* a placed gang whose extra members wait holds nobody back: the
+         * strict order is there so that gangs still waiting are not starved */
+        if (!ok && !backfill && !sc_job_gang_ready(j, false, s->gang))
             best->blocked = true;
     }
 out:
