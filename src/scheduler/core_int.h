@@ -384,6 +384,9 @@ typedef struct sc_qheap {
 } sc_qheap;
 size_t sc_queue_heaps(sc_session *s, sc_job **all, size_t n, const size_t *count, sc_qheap *qs);
 sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh);
+/* Puts back a job popped from qh (its slice has room for it), in its order
+ * as it is now. */
+void sc_qheap_push(sc_session *s, sc_qheap *qh, sc_job *j);
 /* The job's lower bound on what it needs free to make progress (see need). */
 const sc_res *sc_job_need(sc_session *s, sc_job *j);
 /* Failed earlier, and nothing was freed and nothing changed since. */

@@ -416,6 +416,23 @@ sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh)
     return top;
 }
 
+void sc_qheap_push(sc_session *s, sc_qheap *qh, sc_job *j)
+{
+    size_t i = qh->n++;
+
+    j->share_serial = 0; /* what it holds changed: drf finds its share afresh */
+    qh->h[i] = j;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (sc_job_cmp(s, qh->h[i], qh->h[up]) >= 0)
+            break;
+        sc_job *x = qh->h[i];
+        qh->h[i] = qh->h[up];
+        qh->h[up] = x;
+        i = up;
+    }
+}
+
 sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n)
 {
     sc_cluster *c = s->c;

@@ -23,7 +23,7 @@
 #define CPU(n) ((int64_t)(n) * 1000)
 
 typedef struct rec {
-    char bound[64][64];
+    char bound[64][160];
     size_t nbound;
 } rec;
 
@@ -32,7 +32,7 @@ static void on_bind(void *ctx, sc_task *t, sc_node *n)
     rec *r = ctx;
     (void)n;
     assert_true(r->nbound < 64);
-    snprintf(r->bound[r->nbound++], 64, "%s", sc_task_key(t));
+    snprintf(r->bound[r->nbound++], sizeof(r->bound[0]), "%s", sc_task_key(t));
 }
 
 static void on_evict(void *ctx, sc_task *t, const char *reason, const sc_job *by)
@@ -90,7 +90,7 @@ static void tasks(sc_cluster *c, const char *jobkey, const char *role, int first
                   int64_t milli_cpu, const sc_kv *sel, size_t nsel)
 {
     for (int i = first; i < first + n; i++) {
-        char key[64];
+        char key[160];
         snprintf(key, sizeof(key), "%s-%s-%d", jobkey, role, i);
         sc_task_spec s = {.key = key, .job = jobkey, .task_name = role, .status = SC_TASK_PENDING,
                           .node_selector = sel, .nnode_selector = nsel};
@@ -378,6 +378,53 @@ static void test_surplus_does_not_block_queue(void **state)
     sc_cluster_free(c);
 }
 
+/* Volcano's hierarchical-jobs example: four queues of one weight, a job in
+ * each of 6 x 0.5 CPU with minAvailable 1, on 2 CPUs. Once a job has its
+ * minimum, each further member is a turn of its own: every job starts (one
+ * pod each, the queues' deserved shares), none takes the whole node. Two
+ * such jobs in one queue both start too. */
+static void test_hierarchical_jobs(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    const char *queues[] = {"eng-prod", "eng-dev", "sci-prod", "sci-dev"};
+    sc_kv mins[] = {{"default-nginx", "6"}};
+    rec r;
+    (void)state;
+
+    cpu_node(c, "n1", 2);
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        sc_queue_spec qs = {.name = queues[i], .weight = 1, .reclaimable = true, .open = true};
+        assert_non_null(sc_queue_upsert(c, &qs));
+        snprintf(key, sizeof(key), "ns/%s-job", queues[i]);
+        sc_job_spec js = {.key = key, .queue = queues[i], .min_member = 1, .min_task_member = mins,
+                          .nmin_task_member = 1, .created = i, .preemptable = true};
+        assert_non_null(sc_job_upsert(c, &js));
+        tasks(c, key, "default-nginx", 0, 6, MILLI(500), NULL, 0);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 4);
+    for (int i = 0; i < 4; i++) {
+        char prefix[64];
+        snprintf(prefix, sizeof(prefix), "ns/%s-job-", queues[i]);
+        assert_int_equal(bound_prefix(&r, prefix), 1);
+    }
+    sc_cluster_free(c);
+
+    c = sc_cluster_new();
+    cpu_node(c, "n1", 2);
+    job(c, "ns/a", 1, (sc_kv[]){{"pod", "8"}}, 1, 1);
+    job(c, "ns/b", 1, (sc_kv[]){{"pod", "8"}}, 1, 2);
+    tasks(c, "ns/a", "pod", 0, 8, CPU(1), NULL, 0);
+    tasks(c, "ns/b", "pod", 0, 8, CPU(1), NULL, 0);
+    cycle(c, conf, &r);
+    assert_int_equal(bound_prefix(&r, "ns/a-"), 1);
+    assert_int_equal(bound_prefix(&r, "ns/b-"), 1);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_task_minimums),
         cmocka_unit_test(test_kubeflow_min_available),
         cmocka_unit_test(test_surplus_does_not_block_queue),
+        cmocka_unit_test(test_hierarchical_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,10 +46,16 @@ static void unschedulable(sc_session *s, sc_job *j, size_t unready, const char *
         s->stats->jobs_unschedulable++;
 }
 
-/* Tries to place j; true when the gang was committed. */
-static bool try_job(sc_session *s, sc_job *j)
+/* What try_job did: nothing (the job waits), placed what it could, or
+ * placed a member of a gang that is ready and has more to place (the job
+ * goes back in line behind the others of its turn). */
+typedef enum { TRY_FAILED, TRY_PLACED, TRY_MORE } try_result;
+
+/* Tries to place j; whether (and how) the gang was committed. */
+static try_result try_job(sc_session *s, sc_job *j)
 {
     size_t n, placed = 0, failed = 0;
+    bool more = false;
     int want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
     /* placed already: the members beyond minMember go as they fit */
     bool was_ready = sc_job_gang_ready(j, false, s->gang);
@@ -60,17 +66,17 @@ static bool try_job(sc_session *s, sc_job *j)
     int fit;
 
     if (sc_job_skippable(s->c, j, SC_PASS_ALLOCATE))
-        return false;
+        return TRY_FAILED;
     if (s->stats)
         s->stats->jobs_considered++;
     tasks = sc_job_pending_tasks(s, j, true, &n);
     if (!tasks)
-        return false;
+        return TRY_FAILED;
     if (s->c->nnodes > SC_EXPLAIN_NODES && (fit = precheck(s, tasks, n, want, &short_of)) < want) {
         snprintf(reasons, sizeof(reasons), "%zu Insufficient %s", s->c->nnodes, short_of);
         unschedulable(s, j, (size_t)(want - fit), reasons);
         free(tasks);
-        return false;
+        return TRY_FAILED;
     }
     sc_stmt_init(&st, s);
     for (size_t i = 0; i < n; i++) {
@@ -91,18 +97,27 @@ static bool try_job(sc_session *s, sc_job *j)
         }
         sc_stmt_allocate(&st, t, node);
         placed++;
+        /* As Volcano: once the gang is ready (minMember and its roles),
+         * each further member is one turn, and the next job of the queue,
+         * or the next queue by share, has the next (an elastic job does not
+         * take the whole cluster before its neighbours start). */
+        if (i + 1 < n && sc_job_gang_ready(j, false, s->gang)) {
+            more = true;
+            break;
+        }
     }
     if (placed && sc_job_gang_ready(j, false, s->gang)) {
         sc_stmt_commit(&st, NULL);
         j->msg[0] = 0;
         j->fail_at[SC_PASS_ALLOCATE] = 0;
         if (failed) {
-            sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE); /* the rest waits for room */
+            if (!more) /* the rest waits for room */
+                sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
             sc_job_explain_surplus(s, j, reasons);
         }
         sc_job_note(s->c, j);
         free(tasks);
-        return true;
+        return more ? TRY_MORE : TRY_PLACED;
     }
     sc_stmt_discard(&st);
     if (was_ready) {
@@ -110,14 +125,14 @@ static bool try_job(sc_session *s, sc_job *j)
         sc_job_explain_surplus(s, j, failed ? reasons : NULL);
         sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
         free(tasks);
-        return false;
+        return TRY_FAILED;
     }
     /* as Volcano counts: the members still missing for minMember */
     want += j->n_pipelined;
     unschedulable(s, j, want > (int)placed ? (size_t)want - placed : (failed ? failed : n),
                   failed ? reasons : NULL);
     free(tasks);
-    return false;
+    return TRY_FAILED;
 }
 
 /* ---- the order jobs are tried in ----
@@ -156,6 +171,27 @@ static bool nothing_fits(const sc_session *s, const sc_res *least)
         if (s->free_now.v[r] < least->v[r])
             return true;
     return false;
+}
+
+/* A placed gang whose other members had no turn, or no further turn, as
+ * the action ends says why on them: no node fits them, or, where the
+ * cluster has room for one, its queue holds its share. */
+static void surplus_waits(sc_session *s, sc_job *j)
+{
+    char why[SC_MSG_LEN];
+    bool room = false;
+
+    if (!j->waiting || !j->inqueue || j->n_pending == 0 ||
+        sc_job_skippable(s->c, j, SC_PASS_ALLOCATE) || !sc_job_gang_ready(j, false, s->gang))
+        return;
+    for (size_t i = 0; i < j->ntasks && !room; i++)
+        room = j->tasks[i]->st == SC_TASK_PENDING && sc_res_le(&j->tasks[i]->req, &s->free_now);
+    if (room && !sc_queue_overused(s, j->queue))
+        return; /* it was left in line for a reason of its queue's order */
+    snprintf(why, sizeof(why), "queue %s holds its deserved share", j->queue->name);
+    sc_job_explain_surplus(s, j, room ? why : NULL);
+    if (!room)
+        sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
 }
 
 /* The first waiting job of a queue that holds its deserved share says so
@@ -260,19 +296,27 @@ void sc_action_allocate(sc_session *s, bool backfill)
             continue;
         }
         sc_job *j = sc_qheap_pop(s, best);
-        bool ok = false;
+        try_result r = TRY_FAILED;
         if (j->waiting && j->inqueue) {
             if (by_need && !sc_res_le(sc_job_need(s, j), &s->free_now)) {
                 /* what is free shrank below its need: it cannot go now */
             } else {
-                ok = try_job(s, j);
+                r = try_job(s, j);
             }
         }
+        if (r == TRY_MORE)
+            sc_qheap_push(s, best, j);
+        bool ok = r != TRY_FAILED;
         /* a placed gang whose extra members wait holds nobody back: the
          * strict order is there so that gangs still waiting are not starved */
         if (!ok && !backfill && !sc_job_gang_ready(j, false, s->gang))
             best->blocked = true;
     }
+    /* The placed gangs still in line (their turn ended with members left,
+     * or never came) say why those members wait. */
+    for (size_t i = 0; i < c->nqueues; i++)
+        for (size_t k = 0; k < qs[i].n; k++)
+            surplus_waits(s, qs[i].h[k]);
 out:
     free(count);
     free(qs);
