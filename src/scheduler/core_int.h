@@ -1,5 +1,5 @@
 /* core_int.h - the scheduler core's insides, shared by model.c, model_account.c, session.c,
- * conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
+ * explain.c, conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
  * (the unit tests do, to build small clusters by hand). */
 #ifndef TY_SCHEDULER_CORE_INT_H
 #define TY_SCHEDULER_CORE_INT_H
@@ -395,8 +395,8 @@ bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);
 void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass);
 /* Admits a job (enqueue); it counts toward the inqueue sums. */
 void sc_job_admit(sc_session *s, sc_job *j);
-/* Beyond this many nodes, why a task does not fit is told from the cluster's
- * free totals rather than node by node. */
+/* explain.c. Beyond this many nodes, why a task does not fit is told from
+ * the cluster's free totals rather than node by node. */
 #define SC_EXPLAIN_NODES 1000
 /* Why t fits on no node, as kube-scheduler counts it ("1 Insufficient
  * nvidia.com/gpu, 2 node(s) were unschedulable"). */

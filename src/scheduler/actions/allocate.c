@@ -51,8 +51,40 @@ static void unschedulable(sc_session *s, sc_job *j, size_t unready, const char *
  * goes back in line behind the others of its turn). */
 typedef enum { TRY_FAILED, TRY_PLACED, TRY_MORE } try_result;
 
-/* Tries to place j; whether (and how) the gang was committed. */
-static try_result try_job(sc_session *s, sc_job *j)
+/* A ready gang's turn, cheaply: its first pending member in task order,
+ * found without sorting them all, goes where it fits (two elastic jobs of
+ * 3,000 pods filling 6,000 CPUs: 0.75 s sorting at every turn, 0.1 s so).
+ * TRY_FAILED when it fits nowhere: the whole job is tried then. */
+static try_result one_turn(sc_session *s, sc_job *j)
+{
+    sc_task *first = NULL;
+    size_t left = 0;
+    sc_node *node;
+    sc_stmt st;
+
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING)
+            continue;
+        left++;
+        if (!first || sc_task_cmp(s, t, first) < 0)
+            first = t;
+    }
+    if (!first || !sc_task_allocatable(s, first) || !(node = sc_pick_node(s, first, SC_FIT_NOW)))
+        return TRY_FAILED;
+    sc_stmt_init(&st, s);
+    sc_stmt_allocate(&st, first, node);
+    sc_stmt_commit(&st, NULL);
+    j->fail_at[SC_PASS_ALLOCATE] = 0;
+    sc_job_note(s->c, j);
+    return left > 1 ? TRY_MORE : TRY_PLACED;
+}
+
+/* Tries to place j; whether (and how) the gang was committed. turns: other
+ * jobs are in line, so a ready gang hands the turn on after each member
+ * (alone, it places all it can at once: a turn per member sorts its pending
+ * members again each time). */
+static try_result try_job(sc_session *s, sc_job *j, bool turns)
 {
     size_t n, placed = 0, failed = 0;
     bool more = false;
@@ -69,6 +101,11 @@ static try_result try_job(sc_session *s, sc_job *j)
         return TRY_FAILED;
     if (s->stats)
         s->stats->jobs_considered++;
+    if (turns && was_ready && j->n_pipelined == 0) {
+        try_result r = one_turn(s, j);
+        if (r != TRY_FAILED)
+            return r;
+    }
     tasks = sc_job_pending_tasks(s, j, true, &n);
     if (!tasks)
         return TRY_FAILED;
@@ -101,7 +138,7 @@ static try_result try_job(sc_session *s, sc_job *j)
          * each further member is one turn, and the next job of the queue,
          * or the next queue by share, has the next (an elastic job does not
          * take the whole cluster before its neighbours start). */
-        if (i + 1 < n && sc_job_gang_ready(j, false, s->gang)) {
+        if (turns && i + 1 < n && sc_job_gang_ready(j, false, s->gang)) {
             more = true;
             break;
         }
@@ -160,7 +197,7 @@ static bool left_out(sc_session *s, sc_job *j)
     if (s->c->nnodes <= SC_EXPLAIN_NODES || sc_res_le(sc_job_need(s, j), &s->free_now))
         return false;
     if (!j->fail_at[SC_PASS_ALLOCATE] || j->change_epoch > j->fail_at[SC_PASS_ALLOCATE])
-        try_job(s, j);
+        try_job(s, j, false);
     return true;
 }
 
@@ -242,7 +279,7 @@ void sc_action_allocate(sc_session *s, bool backfill)
     sc_qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
     size_t *count = calloc(c->nqueues + 1, sizeof(*count));
     sc_res least;
-    size_t ncand = 0, nq = 0;
+    size_t ncand = 0, nq = 0, in_line;
     /* small clusters try every candidate (their messages count nodes) */
     bool by_need = c->nnodes > SC_EXPLAIN_NODES;
 
@@ -281,11 +318,12 @@ void sc_action_allocate(sc_session *s, bool backfill)
     }
     if ((nq = sc_queue_heaps(s, all, ncand, count, qs)) == (size_t)-1)
         goto out;
+    in_line = ncand;
     /* Gangs that hold reservations (pipelined by preempt) go first and are
      * not held back by a blocked queue: their room was promised to them. */
     for (size_t i = 0; !backfill && i < ncand; i++)
         if (all[i]->n_pipelined > 0 && all[i]->waiting)
-            try_job(s, all[i]);
+            try_job(s, all[i], false);
     while (nq && !nothing_fits(s, &least)) {
         sc_qheap *best = next_queue(s, qs);
         if (!best)
@@ -297,15 +335,18 @@ void sc_action_allocate(sc_session *s, bool backfill)
         }
         sc_job *j = sc_qheap_pop(s, best);
         try_result r = TRY_FAILED;
+        in_line--;
         if (j->waiting && j->inqueue) {
             if (by_need && !sc_res_le(sc_job_need(s, j), &s->free_now)) {
                 /* what is free shrank below its need: it cannot go now */
             } else {
-                r = try_job(s, j);
+                r = try_job(s, j, in_line > 0);
             }
         }
-        if (r == TRY_MORE)
+        if (r == TRY_MORE) {
             sc_qheap_push(s, best, j);
+            in_line++;
+        }
         bool ok = r != TRY_FAILED;
         /* a placed gang whose extra members wait holds nobody back: the
          * strict order is there so that gangs still waiting are not starved */
