@@ -1,5 +1,5 @@
 /* core_int.h - the scheduler core's insides, shared by model.c, model_account.c, session.c,
- * conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
+ * explain.c, conf.c, actions/ and plugins/. Nothing outside src/scheduler includes it
  * (the unit tests do, to build small clusters by hand). */
 #ifndef TY_SCHEDULER_CORE_INT_H
 #define TY_SCHEDULER_CORE_INT_H
@@ -77,6 +77,10 @@ struct sc_job {
     int min_member;
     sc_task_min *task_mins;
     size_t ntask_mins;
+    /* the task minimums summed: when minMember is below it they are not
+     * checked (Volcano's rule: minMember was set on purpose for fewer pods
+     * than the tasks' own minimums add up to, an elastic job) */
+    int task_min_total;
     sc_res min_res;
     int32_t priority;
     double created;
@@ -125,6 +129,10 @@ struct sc_job {
     sc_job_phase told_phase;
     char told_msg[SC_MSG_LEN];
     int told_counts[SC_JOB_NCOUNTS];
+    /* bumped when a pending task's message changed while the job's own did
+     * not (the members of a running elastic gang that wait for room): its
+     * pods are told as its PodGroup is */
+    unsigned task_msg_gen, told_task_msg_gen;
     void *user;
 };
 
@@ -222,7 +230,9 @@ bool sc_job_told(const sc_job *j);
 /* Re-files a job on the waiting list after its admission changed. */
 void sc_task_move_job_refresh(sc_cluster *c, sc_job *j);
 sc_queue *sc_queue_get_or_default(sc_cluster *c, const char *name);
-/* Per-role minimums met by ready (+ pipelined when with_pipelined) tasks. */
+/* minMember and the per-role minimums met by ready (+ pipelined when
+ * with_pipelined) tasks; the per-role minimums only where their sum is not
+ * above minMember (see task_min_total). */
 bool sc_job_gang_ready(const sc_job *j, bool with_pipelined, bool gang);
 
 /* ---- the session (session.c) ---- */
@@ -374,6 +384,9 @@ typedef struct sc_qheap {
 } sc_qheap;
 size_t sc_queue_heaps(sc_session *s, sc_job **all, size_t n, const size_t *count, sc_qheap *qs);
 sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh);
+/* Puts back a job popped from qh (its slice has room for it), in its order
+ * as it is now. */
+void sc_qheap_push(sc_session *s, sc_qheap *qh, sc_job *j);
 /* The job's lower bound on what it needs free to make progress (see need). */
 const sc_res *sc_job_need(sc_session *s, sc_job *j);
 /* Failed earlier, and nothing was freed and nothing changed since. */
@@ -382,8 +395,8 @@ bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);
 void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass);
 /* Admits a job (enqueue); it counts toward the inqueue sums. */
 void sc_job_admit(sc_session *s, sc_job *j);
-/* Beyond this many nodes, why a task does not fit is told from the cluster's
- * free totals rather than node by node. */
+/* explain.c. Beyond this many nodes, why a task does not fit is told from
+ * the cluster's free totals rather than node by node. */
 #define SC_EXPLAIN_NODES 1000
 /* Why t fits on no node, as kube-scheduler counts it ("1 Insufficient
  * nvidia.com/gpu, 2 node(s) were unschedulable"). */
@@ -393,6 +406,11 @@ void sc_node_reasons(sc_session *s, const sc_task *t, char *out, size_t len);
  * first pending task as the cluster is now. */
 void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total,
                     const char *reasons);
+/* The same for a gang that is placed (minMember and its role minimums met)
+ * while members beyond them wait for room: the job itself is scheduled and
+ * says nothing; each waiting member says why it fits on no node. reasons
+ * NULL = those of its first pending task as the cluster is now. */
+void sc_job_explain_surplus(sc_session *s, sc_job *j, const char *reasons);
 
 /* the statement */
 void sc_stmt_init(sc_stmt *st, sc_session *s);

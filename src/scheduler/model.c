@@ -1,6 +1,7 @@
 /* model.c - the scheduler's cluster model: nodes, queues, jobs and tasks
  * kept incrementally from the objects the scheduler watches; how they are
  * accounted (buckets, waiting list, sc_task_move) is model_account.c. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,9 +455,14 @@ sc_job *sc_job_upsert(sc_cluster *c, const sc_job_spec *spec)
     j->task_mins = spec->nmin_task_member ? calloc(spec->nmin_task_member, sizeof(sc_task_min))
                                           : NULL;
     j->ntask_mins = j->task_mins ? spec->nmin_task_member : 0;
+    j->task_min_total = 0;
     for (size_t i = 0; i < j->ntask_mins; i++) {
         j->task_mins[i].name = strdup(spec->min_task_member[i].key);
         j->task_mins[i].min = atoi(spec->min_task_member[i].value);
+        if (j->task_mins[i].min > 0) /* saturates: the counts come from outside */
+            j->task_min_total = j->task_mins[i].min > INT_MAX - j->task_min_total
+                                    ? INT_MAX
+                                    : j->task_min_total + j->task_mins[i].min;
     }
     j->min_res = spec->min_resources;
     j->priority = spec->priority;

@@ -428,7 +428,8 @@ static bool gang_placed(const sc_job *j, int need)
 bool sc_job_told(const sc_job *j)
 {
     return j->phase == j->told_phase && strcmp(j->msg, j->told_msg) == 0 &&
-           memcmp(j->n_counts, j->told_counts, sizeof(j->n_counts)) == 0;
+           memcmp(j->n_counts, j->told_counts, sizeof(j->n_counts)) == 0 &&
+           j->task_msg_gen == j->told_task_msg_gen;
 }
 
 void sc_job_note(sc_cluster *c, sc_job *j)
@@ -467,7 +468,11 @@ bool sc_job_gang_ready(const sc_job *j, bool with_pipelined, bool gang)
         need = 1;
     if (ready < need)
         return false;
-    if (!gang)
+    /* Volcano skips the per-role minimums of a job whose minMember is below
+     * their sum (its webhook sets each task's minimum to its replicas, so a
+     * Volcano Job with minAvailable below its replica count is always one):
+     * any minMember members make the gang. */
+    if (!gang || j->min_member < j->task_min_total)
         return true;
     for (size_t i = 0; i < j->ntask_mins; i++) {
         int have = 0;

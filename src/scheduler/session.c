@@ -1,7 +1,7 @@
 /* session.c - one scheduling cycle's context: cluster totals, the plugins'
- * orderings and filters consulted tier by tier, node choice, the statement
- * that makes a gang's placement all-or-nothing, and the messages that say why
- * a job waits. */
+ * orderings and filters consulted tier by tier, node choice, and the
+ * statement that makes a gang's placement all-or-nothing (the messages that
+ * say why a job waits are explain.c's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +112,7 @@ void sc_session_close(sc_session *s)
         j->told_phase = j->phase;
         memcpy(j->told_msg, j->msg, sizeof(j->msg));
         memcpy(j->told_counts, j->n_counts, sizeof(j->n_counts));
+        j->told_task_msg_gen = j->task_msg_gen;
         if (s->hooks && s->hooks->job_changed)
             s->hooks->job_changed(s->hooks->ctx, j);
     }
@@ -415,6 +416,23 @@ sc_job *sc_qheap_pop(sc_session *s, sc_qheap *qh)
     return top;
 }
 
+void sc_qheap_push(sc_session *s, sc_qheap *qh, sc_job *j)
+{
+    size_t i = qh->n++;
+
+    j->share_serial = 0; /* what it holds changed: drf finds its share afresh */
+    qh->h[i] = j;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (sc_job_cmp(s, qh->h[i], qh->h[up]) >= 0)
+            break;
+        sc_job *x = qh->h[i];
+        qh->h[i] = qh->h[up];
+        qh->h[up] = x;
+        i = up;
+    }
+}
+
 sc_job **sc_waiting_jobs_for(sc_session *s, bool admitted, int skip_pass, size_t *n)
 {
     sc_cluster *c = s->c;
@@ -453,8 +471,11 @@ const sc_res *sc_job_need(sc_session *s, sc_job *j)
     j->need_valid = true;
     j->need_gang = s->gang;
     want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
-    if (want <= 0 || j->n_pending == 0)
+    if (j->n_pending == 0)
         return &j->need;
+    /* a placed gang's waiting members go one by one: one is progress */
+    if (want <= 0)
+        want = 1;
     for (size_t i = 0; i < j->ntasks; i++) {
         const sc_task *t = j->tasks[i];
         if (t->st != SC_TASK_PENDING)
@@ -491,109 +512,6 @@ void sc_job_admit(sc_session *s, sc_job *j)
         s->stats->admitted++;
     /* re-file it: admitted jobs without pods leave the waiting list */
     sc_task_move_job_refresh(s->c, j);
-}
-
-/* ---- why a job waits ---- */
-
-typedef struct reason_count {
-    char text[120];
-    size_t n;
-} reason_count;
-
-static void add_reason(reason_count *rc, size_t *nrc, size_t cap, const char *why)
-{
-    for (size_t i = 0; i < *nrc; i++) {
-        if (strcmp(rc[i].text, why) == 0) {
-            rc[i].n++;
-            return;
-        }
-    }
-    if (*nrc < cap) {
-        snprintf(rc[*nrc].text, sizeof(rc[*nrc].text), "%s", why);
-        rc[(*nrc)++].n = 1;
-    }
-}
-
-static int reason_qsort(const void *a, const void *b)
-{
-    const reason_count *x = a, *y = b;
-    if (x->n != y->n)
-        return x->n > y->n ? -1 : 1;
-    return strcmp(x->text, y->text);
-}
-
-/* "3 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable" for t over
- * every node (large clusters: from the cluster's free totals). */
-void sc_node_reasons(sc_session *s, const sc_task *t, char *out, size_t len)
-{
-    sc_cluster *c = s->c;
-    reason_count rc[8];
-    size_t nrc = 0, used = 0;
-
-    out[0] = 0;
-    if (c->nnodes > SC_EXPLAIN_NODES) {
-        for (int r = 0; r < SC_MAXRES; r++) {
-            if (t->req.v[r] > s->free_now.v[r]) {
-                snprintf(out, len, "%zu Insufficient %s", c->nnodes, sc_res_name(c, r));
-                return;
-            }
-        }
-        snprintf(out, len, "no node of %zu fits", c->nnodes);
-        return;
-    }
-    for (size_t i = 0; i < c->nnodes; i++) {
-        char why[120];
-        if (c->nodes[i]->unschedulable)
-            snprintf(why, sizeof(why), "node(s) were unschedulable");
-        else if (sc_fits(s, t, c->nodes[i], SC_FIT_NOW, why, sizeof(why)))
-            continue;
-        add_reason(rc, &nrc, 8, why);
-    }
-    qsort(rc, nrc, sizeof(*rc), reason_qsort);
-    for (size_t i = 0; i < nrc && used < len; i++)
-        used += (size_t)snprintf(out + used, len - used, "%s%zu %s", i ? ", " : "", rc[i].n,
-                                 rc[i].text);
-    if (!nrc)
-        snprintf(out, len, "%s", c->nnodes ? "the gang does not fit as a whole" : "no nodes");
-}
-
-void sc_job_explain(sc_session *s, sc_job *j, size_t unschedulable, size_t total,
-                    const char *reasons)
-{
-    char buf[200], msg[SC_MSG_LEN];
-    const sc_task *first = NULL;
-
-    if (!reasons) {
-        for (size_t i = 0; i < j->ntasks; i++) {
-            sc_task *t = j->tasks[i];
-            if (t->st != SC_TASK_PENDING)
-                continue;
-            if (!first || sc_task_cmp(s, t, first) < 0)
-                first = t;
-        }
-        if (!first)
-            return;
-        if (s->hooks && s->hooks->no_reasons)
-            snprintf(buf, sizeof(buf), "does not fit");
-        else
-            sc_node_reasons(s, first, buf, sizeof(buf));
-        reasons = buf;
-    }
-    snprintf(msg, sizeof(msg), "%zu/%zu tasks in gang unschedulable: %s", unschedulable, total,
-             reasons);
-    /* A gang that keeps failing for the same reason rewrites nothing (but a
-     * task that came since, or came back, gets the message too). */
-    bool same = strcmp(msg, j->msg) == 0;
-    if (!same)
-        memcpy(j->msg, msg, sizeof(msg));
-    for (size_t i = 0; i < j->ntasks; i++) {
-        sc_task *t = j->tasks[i];
-        if (t->st == SC_TASK_PENDING && (!same || !t->msg[0]))
-            snprintf(t->msg, sizeof(t->msg), "0/%zu nodes are available: %s.", s->c->nnodes,
-                     reasons);
-    }
-    if (!same)
-        sc_job_note(s->c, j);
 }
 
 /* ---- the statement ---- */

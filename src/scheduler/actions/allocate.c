@@ -46,11 +46,51 @@ static void unschedulable(sc_session *s, sc_job *j, size_t unready, const char *
         s->stats->jobs_unschedulable++;
 }
 
-/* Tries to place j; true when the gang was committed. */
-static bool try_job(sc_session *s, sc_job *j)
+/* What try_job did: nothing (the job waits), placed what it could, or
+ * placed a member of a gang that is ready and has more to place (the job
+ * goes back in line behind the others of its turn). */
+typedef enum { TRY_FAILED, TRY_PLACED, TRY_MORE } try_result;
+
+/* A ready gang's turn, cheaply: its first pending member in task order,
+ * found without sorting them all, goes where it fits (two elastic jobs of
+ * 3,000 pods filling 6,000 CPUs: 0.75 s sorting at every turn, 0.1 s so).
+ * TRY_FAILED when it fits nowhere: the whole job is tried then. */
+static try_result one_turn(sc_session *s, sc_job *j)
+{
+    sc_task *first = NULL;
+    size_t left = 0;
+    sc_node *node;
+    sc_stmt st;
+
+    for (size_t i = 0; i < j->ntasks; i++) {
+        sc_task *t = j->tasks[i];
+        if (t->st != SC_TASK_PENDING)
+            continue;
+        left++;
+        if (!first || sc_task_cmp(s, t, first) < 0)
+            first = t;
+    }
+    if (!first || !sc_task_allocatable(s, first) || !(node = sc_pick_node(s, first, SC_FIT_NOW)))
+        return TRY_FAILED;
+    sc_stmt_init(&st, s);
+    sc_stmt_allocate(&st, first, node);
+    sc_stmt_commit(&st, NULL);
+    j->fail_at[SC_PASS_ALLOCATE] = 0;
+    sc_job_note(s->c, j);
+    return left > 1 ? TRY_MORE : TRY_PLACED;
+}
+
+/* Tries to place j; whether (and how) the gang was committed. turns: other
+ * jobs are in line, so a ready gang hands the turn on after each member
+ * (alone, it places all it can at once: a turn per member sorts its pending
+ * members again each time). */
+static try_result try_job(sc_session *s, sc_job *j, bool turns)
 {
     size_t n, placed = 0, failed = 0;
+    bool more = false;
     int want = (s->gang ? j->min_member : 1) - j->n_ready - j->n_pipelined;
+    /* placed already: the members beyond minMember go as they fit */
+    bool was_ready = sc_job_gang_ready(j, false, s->gang);
     char reasons[200] = "";
     const char *short_of = NULL;
     sc_task **tasks;
@@ -58,17 +98,22 @@ static bool try_job(sc_session *s, sc_job *j)
     int fit;
 
     if (sc_job_skippable(s->c, j, SC_PASS_ALLOCATE))
-        return false;
+        return TRY_FAILED;
     if (s->stats)
         s->stats->jobs_considered++;
+    if (turns && was_ready && j->n_pipelined == 0) {
+        try_result r = one_turn(s, j);
+        if (r != TRY_FAILED)
+            return r;
+    }
     tasks = sc_job_pending_tasks(s, j, true, &n);
     if (!tasks)
-        return false;
+        return TRY_FAILED;
     if (s->c->nnodes > SC_EXPLAIN_NODES && (fit = precheck(s, tasks, n, want, &short_of)) < want) {
         snprintf(reasons, sizeof(reasons), "%zu Insufficient %s", s->c->nnodes, short_of);
         unschedulable(s, j, (size_t)(want - fit), reasons);
         free(tasks);
-        return false;
+        return TRY_FAILED;
     }
     sc_stmt_init(&st, s);
     for (size_t i = 0; i < n; i++) {
@@ -89,24 +134,42 @@ static bool try_job(sc_session *s, sc_job *j)
         }
         sc_stmt_allocate(&st, t, node);
         placed++;
+        /* As Volcano: once the gang is ready (minMember and its roles),
+         * each further member is one turn, and the next job of the queue,
+         * or the next queue by share, has the next (an elastic job does not
+         * take the whole cluster before its neighbours start). */
+        if (turns && i + 1 < n && sc_job_gang_ready(j, false, s->gang)) {
+            more = true;
+            break;
+        }
     }
     if (placed && sc_job_gang_ready(j, false, s->gang)) {
         sc_stmt_commit(&st, NULL);
         j->msg[0] = 0;
         j->fail_at[SC_PASS_ALLOCATE] = 0;
-        if (failed)
-            sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE); /* the rest waits for room */
+        if (failed) {
+            if (!more) /* the rest waits for room */
+                sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
+            sc_job_explain_surplus(s, j, reasons);
+        }
         sc_job_note(s->c, j);
         free(tasks);
-        return true;
+        return more ? TRY_MORE : TRY_PLACED;
     }
     sc_stmt_discard(&st);
+    if (was_ready) {
+        /* nothing of the rest fits: they wait, the gang is not unschedulable */
+        sc_job_explain_surplus(s, j, failed ? reasons : NULL);
+        sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
+        free(tasks);
+        return TRY_FAILED;
+    }
     /* as Volcano counts: the members still missing for minMember */
     want += j->n_pipelined;
     unschedulable(s, j, want > (int)placed ? (size_t)want - placed : (failed ? failed : n),
                   failed ? reasons : NULL);
     free(tasks);
-    return false;
+    return TRY_FAILED;
 }
 
 /* ---- the order jobs are tried in ----
@@ -134,7 +197,7 @@ static bool left_out(sc_session *s, sc_job *j)
     if (s->c->nnodes <= SC_EXPLAIN_NODES || sc_res_le(sc_job_need(s, j), &s->free_now))
         return false;
     if (!j->fail_at[SC_PASS_ALLOCATE] || j->change_epoch > j->fail_at[SC_PASS_ALLOCATE])
-        try_job(s, j);
+        try_job(s, j, false);
     return true;
 }
 
@@ -147,11 +210,37 @@ static bool nothing_fits(const sc_session *s, const sc_res *least)
     return false;
 }
 
+/* A placed gang whose other members had no turn, or no further turn, as
+ * the action ends says why on them: no node fits them, or, where the
+ * cluster has room for one, its queue holds its share. */
+static void surplus_waits(sc_session *s, sc_job *j)
+{
+    char why[SC_MSG_LEN];
+    bool room = false;
+
+    if (!j->waiting || !j->inqueue || j->n_pending == 0 ||
+        sc_job_skippable(s->c, j, SC_PASS_ALLOCATE) || !sc_job_gang_ready(j, false, s->gang))
+        return;
+    for (size_t i = 0; i < j->ntasks && !room; i++)
+        room = j->tasks[i]->st == SC_TASK_PENDING && sc_res_le(&j->tasks[i]->req, &s->free_now);
+    if (room && !sc_queue_overused(s, j->queue))
+        return; /* it was left in line for a reason of its queue's order */
+    snprintf(why, sizeof(why), "queue %s holds its deserved share", j->queue->name);
+    sc_job_explain_surplus(s, j, room ? why : NULL);
+    if (!room)
+        sc_job_mark_failed(s->c, j, SC_PASS_ALLOCATE);
+}
+
 /* The first waiting job of a queue that holds its deserved share says so
- * (its other jobs wait behind it, with their own last message). */
+ * (its other jobs wait behind it, with their own last message). A placed
+ * gang whose extra members wait says nothing: it is scheduled, and its
+ * waiting pods keep their own last reasons. */
 static void say_overused(sc_session *s, sc_job *j)
 {
     char msg[SC_MSG_LEN];
+
+    if (sc_job_gang_ready(j, false, s->gang))
+        return;
 
     snprintf(msg, sizeof(msg), "queue %s holds its deserved share; the job waits for the "
              "queue's own jobs to finish or for other queues to need less", j->queue->name);
@@ -190,7 +279,7 @@ void sc_action_allocate(sc_session *s, bool backfill)
     sc_qheap *qs = calloc(c->nqueues + 1, sizeof(*qs));
     size_t *count = calloc(c->nqueues + 1, sizeof(*count));
     sc_res least;
-    size_t ncand = 0, nq = 0;
+    size_t ncand = 0, nq = 0, in_line;
     /* small clusters try every candidate (their messages count nodes) */
     bool by_need = c->nnodes > SC_EXPLAIN_NODES;
 
@@ -229,11 +318,12 @@ void sc_action_allocate(sc_session *s, bool backfill)
     }
     if ((nq = sc_queue_heaps(s, all, ncand, count, qs)) == (size_t)-1)
         goto out;
+    in_line = ncand;
     /* Gangs that hold reservations (pipelined by preempt) go first and are
      * not held back by a blocked queue: their room was promised to them. */
     for (size_t i = 0; !backfill && i < ncand; i++)
         if (all[i]->n_pipelined > 0 && all[i]->waiting)
-            try_job(s, all[i]);
+            try_job(s, all[i], false);
     while (nq && !nothing_fits(s, &least)) {
         sc_qheap *best = next_queue(s, qs);
         if (!best)
@@ -244,17 +334,30 @@ void sc_action_allocate(sc_session *s, bool backfill)
             continue;
         }
         sc_job *j = sc_qheap_pop(s, best);
-        bool ok = false;
+        try_result r = TRY_FAILED;
+        in_line--;
         if (j->waiting && j->inqueue) {
             if (by_need && !sc_res_le(sc_job_need(s, j), &s->free_now)) {
                 /* what is free shrank below its need: it cannot go now */
             } else {
-                ok = try_job(s, j);
+                r = try_job(s, j, in_line > 0);
             }
         }
-        if (!ok && !backfill)
+        if (r == TRY_MORE) {
+            sc_qheap_push(s, best, j);
+            in_line++;
+        }
+        bool ok = r != TRY_FAILED;
+        /* a placed gang whose extra members wait holds nobody back: the
+         * strict order is there so that gangs still waiting are not starved */
+        if (!ok && !backfill && !sc_job_gang_ready(j, false, s->gang))
             best->blocked = true;
     }
+    /* The placed gangs still in line (their turn ended with members left,
+     * or never came) say why those members wait. */
+    for (size_t i = 0; i < c->nqueues; i++)
+        for (size_t k = 0; k < qs[i].n; k++)
+            surplus_waits(s, qs[i].h[k]);
 out:
     free(count);
     free(qs);
