@@ -117,6 +117,16 @@ json_t *api_openapi_v3(const char *group, const char *version);
  * processes. Caller owns result. */
 json_t *api_openapi_v3_index(void);
 
+/* The Swagger 2.0 document served at GET /openapi/v2: every resource's paths
+ * and operations as in the v3 documents, no definitions (openapi_v2.c says
+ * why). Caller owns result. */
+json_t *api_openapi_v2(void);
+
+/* doc (as api_openapi_v2 makes it) in gnostic's openapi.v2.Document protobuf
+ * encoding, which kubectl asks for. Returns a malloc'd buffer the caller frees
+ * and its length, or NULL when memory ran out. doc is borrowed. */
+char *api_openapi_v2_protobuf(const json_t *doc, size_t *len);
+
 /* Composes kube-apiserver's 422 message from err's causes:
  * `Pod "x" is invalid: metadata.name: Invalid value: ...`, or with several
  * causes `... is invalid: [f1: m1, f2: m2]`. api_prepare already leaves it in

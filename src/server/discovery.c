@@ -162,6 +162,23 @@ static enum MHD_Result send_or_404(http_req *r, json_t *doc)
     return doc ? http_send_json(r, 200, doc) : not_found(r);
 }
 
+/* GET /openapi/v2: protobuf when asked for (kubectl does), else JSON. */
+static enum MHD_Result openapi_v2(http_req *r)
+{
+    json_t *doc = api_openapi_v2();
+    char *pb;
+    size_t len;
+
+    if (!r->accept || !strstr(r->accept, "protobuf"))
+        return http_send_json(r, 200, doc);
+    pb = api_openapi_v2_protobuf(doc, &len);
+    json_decref(doc);
+    if (!pb)
+        return MHD_NO; /* memory ran out: close, as every allocation failure does */
+    return http_send_buffer(r, 200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+                            pb, len);
+}
+
 static enum MHD_Result openapi(http_req *r)
 {
     if (r->nsegs == 2)
@@ -274,6 +291,8 @@ enum MHD_Result discovery_handle(http_req *r, bool *handled)
         return send_or_404(r, resource_list(r->segs[1], r->segs[2]));
     if (get && r->nsegs >= 2 && strcmp(s0, "openapi") == 0 && strcmp(r->segs[1], "v3") == 0)
         return openapi(r);
+    if (get && r->nsegs == 2 && strcmp(s0, "openapi") == 0 && strcmp(r->segs[1], "v2") == 0)
+        return openapi_v2(r);
     if (r->nsegs >= 1 && strcmp(s0, "openapi") == 0)
         return not_found(r);
     *handled = false;

@@ -242,12 +242,23 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
         check_queue(r, p, obj, &err) < 0 || check_queue_parent(r, p->res, obj, &err) < 0)
         goto error;
-    if (dry_run(r))
-        return http_send_json(r, 201, obj);
     create_name(obj, name, sizeof(name));
-    /* The store takes the tree over: no copy on the hot path. */
-    o = store_create_take(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "", obj,
-                          &err);
+    if (dry_run(r)) {
+        /* The one check the store makes on a create: the name is free. */
+        o = md_str(obj, "name") ? store_get(server_store(r->srv), api_store_key(p->res),
+                                            p->ns ? p->ns : "", name, NULL)
+                                : NULL;
+        if (!o)
+            return http_send_json(r, 201, obj);
+        store_obj_unref(o);
+        json_decref(obj);
+        o = NULL;
+        ty_seterr(&err, TY_EEXISTS, "exists");
+    } else {
+        /* The store takes the tree over: no copy on the hot path. */
+        o = store_create_take(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "",
+                              obj, &err);
+    }
     if (!o) {
         if (err.code == TY_EEXISTS) {
             char gr[160];
@@ -389,11 +400,16 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
         if (!o)
             goto error;
         cur = store_obj_json_copy(o);
-        store_obj_unref(o);
-        if (write_fn(cur, w, &err) < 0 || check_queue_parent(r, p->res, cur, &err) < 0) {
+        /* A dry run answers what the write would: the store's own checks
+         * (a stale resourceVersion is a 409) run on the result too. */
+        if (write_fn(cur, w, &err) < 0 ||
+            (dry_run(r) && store_dry_run_update(key, store_obj_json(o), cur, &err) < 0) ||
+            check_queue_parent(r, p->res, cur, &err) < 0) {
+            store_obj_unref(o);
             json_decref(cur);
             goto error;
         }
+        store_obj_unref(o);
         if (dry_run(r))
             return http_send_json(r, 200, cur);
         json_decref(cur);

@@ -58,7 +58,7 @@ static const char *const kept_fields[] = {"uid", "creationTimestamp", "deletionT
 
 /* Turns next into a valid successor of cur. Returns 1 when it differs from
  * cur (a write is due), 0 when equal, -1 on a failed precondition. */
-static int prepare_update(const char *resource, const store_obj *cur, const json_t *curj,
+static int prepare_update(const char *resource, const char *name, const json_t *curj,
                           json_t *next, ty_error *err)
 {
     const json_t *cmeta = json_object_get(curj, "metadata");
@@ -81,7 +81,7 @@ static int prepare_update(const char *resource, const store_obj *cur, const json
                          "Operation cannot be fulfilled on %s \"%s\": the object has been "
                          "modified; please apply your changes to the latest version and try "
                          "again",
-                         resource, cur->name);
+                         resource, name);
     for (size_t i = 0; i < sizeof(kept_fields) / sizeof(kept_fields[0]); i++) {
         json_t *v = json_object_get(cmeta, kept_fields[i]);
         if (v) /* shared: never changed in place, only replaced */
@@ -96,13 +96,19 @@ static int prepare_update(const char *resource, const store_obj *cur, const json
     return json_equal(curj, next) ? 0 : 1;
 }
 
+int store_dry_run_update(const char *resource, const json_t *cur, json_t *next, ty_error *err)
+{
+    const char *name = json_string_value(json_object_get(meta_of((json_t *)cur), "name"));
+    return prepare_update(resource, name ? name : "", cur, next, err) < 0 ? -1 : 0;
+}
+
 /* Stages next (stolen) as the successor of cur (whose JSON is curj):
  * nothing when unchanged (the answer is cur), a removal when it is being
  * deleted and its last finalizer just went. */
 static void write_next(ty_store *s, write_req *req, store_res *r, store_obj *cur,
                        const json_t *curj, json_t *next)
 {
-    int rc = prepare_update(r->name, cur, curj, next, req->err);
+    int rc = prepare_update(r->name, cur->name, curj, next, req->err);
     bool gone;
 
     if (rc <= 0) {
@@ -418,7 +424,7 @@ static int prep_mutate(ty_store *s, write_req *req, size_t *cold_left)
         goto redo;
     }
     req->prep_light = light;
-    rc = rc < 0 ? -1 : prepare_update(req->resource, cur, base, next, req->err);
+    rc = rc < 0 ? -1 : prepare_update(req->resource, cur->name, base, next, req->err);
     if (rc == 1 && ((json_object_get(meta_of(next), "deletionTimestamp") &&
                      !has_finalizers(req->resource, next)) ||
                     !prep_text(s, req, next, cur, base, cold_text))) {

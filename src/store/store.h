@@ -340,6 +340,13 @@ store_obj *store_get(ty_store *s, const char *resource, const char *ns, const ch
 store_obj *store_mutate(ty_store *s, const char *resource, const char *ns, const char *name,
                         store_mutate_fn fn, void *arg, ty_error *err);
 
+/* What store_mutate checks and restores on its function's result, without
+ * writing, for a dry run: next (the changed copy of cur) fails with the same
+ * TY_ECONFLICT when its resourceVersion is stale, and gets back cur's uid,
+ * resourceVersion and the other fields no update changes, and the generation
+ * the write would give it. Both borrowed; next is changed in place. */
+int store_dry_run_update(const char *resource, const json_t *cur, json_t *next, ty_error *err);
+
 /* store_mutate for a function that changes nothing outside metadata and
  * status (a controller writing status, a kubelet its pod's state): fn gets
  * a copy whose metadata and status are its own one level deep and whose

@@ -333,6 +333,7 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
      * lock: one that loses the lock to an earlier one must not be named. */
     p->started = true;
     agent_track_sup(rt, p);
+    rt_args_only_events(rt->s, pod);
     if (*p->wait_reason) {
         /* It waited before (a missing ConfigMap...): no longer. */
         p->wait_reason[0] = p->wait_msg[0] = '\0';

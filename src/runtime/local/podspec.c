@@ -305,7 +305,13 @@ error:
 }
 
 /* command replaces the entrypoint and args follow it; with args only, they
- * are the whole command line here (there is no image entrypoint). */
+ * are the whole command line here: there are no images, so no ENTRYPOINT
+ * comes before them. That is what a cluster does with an image that has no
+ * ENTRYPOINT (busybox, python, ubuntu: args [sh, -c, ...] run sh), and
+ * manifests written that way run unchanged; refusing them would refuse what
+ * the API server accepts. Where the image's ENTRYPOINT mattered (args
+ * [--epochs, 1]), the pod gets a Warning event (rt_args_only_events) and a
+ * failed start says why (spec.json's argsOnly). */
 static json_t *container_argv(const json_t *ct, const json_t *env)
 {
     json_t *argv = json_array(), *a;
@@ -321,6 +327,12 @@ static json_t *container_argv(const json_t *ct, const json_t *env)
         }
     }
     return argv;
+}
+
+bool rt_args_only(const json_t *ct)
+{
+    return json_array_size(json_object_get(ct, "command")) == 0 &&
+           json_array_size(json_object_get(ct, "args")) > 0;
 }
 
 static json_t *env_list(const json_t *env)
@@ -350,11 +362,13 @@ static json_t *containers(spec_ctx *c, const char *which)
             json_decref(out);
             return NULL;
         }
-        json_array_append_new(out, json_pack("{s:s, s:o, s:o, s:s}", "name",
-                                             str(ct, "name") ? str(ct, "name") : "",
-                                             "argv", container_argv(ct, env), "env",
-                                             env_list(env), "workingDir",
-                                             str(ct, "workingDir") ? str(ct, "workingDir") : ""));
+        json_t *one = json_pack("{s:s, s:o, s:o, s:s}", "name",
+                                str(ct, "name") ? str(ct, "name") : "", "argv",
+                                container_argv(ct, env), "env", env_list(env), "workingDir",
+                                str(ct, "workingDir") ? str(ct, "workingDir") : "");
+        if (rt_args_only(ct))
+            json_object_set_new(one, "argsOnly", json_true());
+        json_array_append_new(out, one);
         json_decref(env);
     }
     return out;

@@ -181,6 +181,12 @@ static void container_events(ty_store *s, const json_t *pod, const json_t *b, co
         return;
     if (!strcmp(state, "waiting") && !strcmp(reason, "CrashLoopBackOff")) {
         const json_t *m = json_object_get(pod, "metadata");
+        const json_t *last = json_object_get(a, "lastState");
+        /* A start that failed and will be retried goes straight to the
+         * back-off: its Failed event is told here, once per attempt. */
+        if (!strcmp(str(last, "reason"), "StartError"))
+            ty_event(s, pod, "Warning", "Failed", RT_COMPONENT, "Error: %s",
+                     str(last, "message"));
         ty_event(s, pod, "Warning", "BackOff", RT_COMPONENT,
                  "Back-off restarting failed container %s in pod %s_%s(%s)", name,
                  str(m, "name"), str(m, "namespace"), str(m, "uid"));
@@ -188,6 +194,26 @@ static void container_events(ty_store *s, const json_t *pod, const json_t *b, co
                (!strcmp(reason, "StartError") || !strcmp(reason, "NoCommand"))) {
         ty_event(s, pod, "Warning", "Failed", RT_COMPONENT, "Error: %s", str(a, "message"));
     }
+}
+
+void rt_args_only_events(ty_store *s, const json_t *pod)
+{
+    const char *lists[] = {"initContainers", "containers"};
+    const json_t *spec = json_object_get(pod, "spec");
+    size_t i;
+    json_t *ct;
+
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(spec, lists[l]), i, ct)
+            if (rt_args_only(ct))
+                ty_event(s, pod, "Warning", "ArgsWithoutCommand", RT_COMPONENT,
+                         "Container %s has args but no command: there are no images here, "
+                         "so no ENTRYPOINT comes before them and args[0] (\"%s\") runs as "
+                         "the program; give the entrypoint as command",
+                         str(ct, "name"),
+                         json_string_value(json_array_get(json_object_get(ct, "args"), 0))
+                             ? json_string_value(json_array_get(json_object_get(ct, "args"), 0))
+                             : "");
 }
 
 void rt_state_events(ty_store *s, const json_t *pod, const json_t *before, const json_t *after)

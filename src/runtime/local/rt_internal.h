@@ -86,6 +86,12 @@ typedef struct rt_prep {
  * document (caller decrefs). NULL with err (reason in err->text, e.g. a missing
  * ConfigMap) when the pod cannot start yet. */
 json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error *err);
+/* A container with args and no command: its args run as the whole command
+ * line (no image ENTRYPOINT before them; podspec.c says why). */
+bool rt_args_only(const json_t *ct);
+/* One Warning event (reason ArgsWithoutCommand) per such container of pod,
+ * when its supervisor starts. */
+void rt_args_only_events(ty_store *s, const json_t *pod);
 /* GPUs a pod asks for: sum over containers of limits["nvidia.com/gpu"]
  * (init containers: their max, since they run one at a time). */
 int rt_pod_gpu_request(const json_t *pod);

@@ -132,7 +132,11 @@ static void compute_phase(sv *s)
     }
     for (size_t i = s->ninit; i < s->ncts; i++) {
         const sv_ct *c = &s->cts[i];
-        all_started &= c->ever_started;
+        /* As the kubelet: a container waiting to run again after a run (or a
+         * start) that ended is a restarting one, not one the pod waits for;
+         * only a container that has never run nor failed to keeps it Pending.
+         * (A crash loop of a command that cannot start stayed Pending.) */
+        all_started &= c->ever_started || c->last_state != NULL;
         all_done &= c->done;
         all_zero &= c->exit_code == 0 && (c->ever_started || !s->terminating);
     }
@@ -160,11 +164,38 @@ static bool wants_restart(const sv *s, const sv_ct *c)
     return !strcmp(policy, "Always");
 }
 
+/* A duration as Go prints one, which is how the kubelet's back-off message
+ * reads: "200ms", "10s", "1.5s", "1m20s", "5m0s". */
+static void go_duration(int64_t ms, char *buf, size_t len)
+{
+    int64_t h = ms / 3600000, m = ms / 60000 % 60, sec = ms / 1000 % 60, frac = ms % 1000;
+    int n = 0;
+
+    if (ms < 1000) {
+        snprintf(buf, len, "%lldms", (long long)ms);
+        return;
+    }
+    if (h)
+        n = snprintf(buf, len, "%lldh", (long long)h);
+    if (h || m)
+        n += snprintf(buf + n, len - (size_t)n, "%lldm", (long long)m);
+    n += snprintf(buf + n, len - (size_t)n, "%lld", (long long)sec);
+    if (frac) {
+        char f[8];
+        snprintf(f, sizeof(f), ".%03lld", (long long)frac);
+        for (size_t e = strlen(f); f[e - 1] == '0'; e--)
+            f[e - 1] = '\0';
+        n += snprintf(buf + n, len - (size_t)n, "%s", f);
+    }
+    snprintf(buf + n, len - (size_t)n, "s");
+}
+
 /* After a run ends (or fails to start): restart later, or done. */
 static void after_run(sv *s, sv_ct *c)
 {
     int64_t base = json_integer_value(json_object_get(s->spec, "backoffMs"));
     int64_t delay, now = ty_now_ms();
+    char wait[32];
 
     s->dirty = s->need_sync = true;
     if (!wants_restart(s, c)) {
@@ -183,8 +214,11 @@ static void after_run(sv *s, sv_ct *c)
     c->last_state = term_record(c);
     c->state = "waiting";
     snprintf(c->reason, sizeof(c->reason), "CrashLoopBackOff");
-    snprintf(c->message, sizeof(c->message), "back-off %llds restarting failed container=%s",
-             (long long)(delay / 1000), c->name);
+    go_duration(delay, wait, sizeof(wait));
+    snprintf(c->message, sizeof(c->message),
+             "back-off %s restarting failed container=%s pod=%s_%s(%s)", wait, c->name,
+             str(s->spec, "name"),
+             str(s->spec, "namespace"), str(s->spec, "uid"));
     c->restart_due = true;
     c->restart_at_ms = now + delay;
 }

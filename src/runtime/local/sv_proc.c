@@ -414,7 +414,11 @@ static pid_t await_exec(sv_ct *c, char **argv, pid_t pid, int ep[2])
         snprintf(msg, sizeof(msg), "chdir to workingDir %s: %s", str(c->spec, "workingDir"),
                  strerror(code[1]));
     else
-        snprintf(msg, sizeof(msg), "exec: \"%s\": %s", argv[0], strerror(code[1]));
+        snprintf(msg, sizeof(msg), "exec: \"%s\": %s%s", argv[0], strerror(code[1]),
+                 json_is_true(json_object_get(c->spec, "argsOnly"))
+                     ? " (the container has args but no command: with no image ENTRYPOINT "
+                       "before them, args[0] is the program)"
+                     : "");
     start_failed(c, "StartError", msg);
     return -1;
 }
