@@ -27,6 +27,7 @@ extern const api_resource api_xgboostjob;
 extern const api_resource api_paddlejob;
 extern const api_resource api_jaxjob;
 extern const api_resource api_mxjob;
+extern const api_resource api_msjob_v1; /* MSJob, ms-operator's first form (kind_msjob_v1.c) */
 /* mindspore.gitee.com/v1 */
 extern const api_resource api_msjob;
 

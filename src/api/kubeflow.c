@@ -15,7 +15,7 @@
 
 static const kf_kind *const all_kinds[] = {
     &kf_tfjob, &kf_pytorchjob, &kf_mpijob, &kf_xgboostjob,
-    &kf_paddlejob, &kf_jaxjob, &kf_mxjob, &kf_msjob,
+    &kf_paddlejob, &kf_jaxjob, &kf_mxjob, &kf_msjob, &kf_msjob_v1,
 };
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
 
@@ -593,8 +593,8 @@ static void check_scheduling_policy(const json_t *sp, const json_t *old_sp, ty_e
     }
 }
 
-static void check_run_policy(const kf_kind *k, const json_t *spec, const json_t *old_spec,
-                             ty_error *err)
+void kf_check_run_policy(const kf_kind *k, const json_t *spec, const json_t *old_spec,
+                         ty_error *err)
 {
     json_t *rp = json_object_get(spec, "runPolicy");
     json_t *old_rp = json_object_get(old_spec, "runPolicy");
@@ -649,7 +649,7 @@ int kf_validate(const kf_kind *k, const json_t *obj, const json_t *old, ty_error
             kf_type_error(e, "spec", "object", spec);
     } else {
         check_replica_map(k, spec, e);
-        check_run_policy(k, spec, json_is_object(old_spec) ? old_spec : NULL, e);
+        kf_check_run_policy(k, spec, json_is_object(old_spec) ? old_spec : NULL, e);
         if (k->has_success_policy)
             kf_check_enum(spec, "successPolicy", "spec.successPolicy", success_policies, e);
         if (k->validate)

@@ -57,6 +57,11 @@ struct kf_kind {
      * spec is the object's spec (an object), old the stored object or NULL.
      * May be NULL. */
     void (*validate)(const kf_kind *k, const json_t *spec, const json_t *old, ty_error *err);
+    /* A kind whose stored form is not a replica map (MSJob kubeflow.org/v1:
+     * a list of replica specs) turns the job engine's working copy into one,
+     * defaults applied, before the engine reads it; never written back.
+     * NULL for every kind stored as a map. */
+    void (*engine_form)(const kf_kind *k, json_t *job);
 };
 
 /* The descriptors, defined in the kind files. */
@@ -68,10 +73,13 @@ extern const kf_kind kf_paddlejob;
 extern const kf_kind kf_jaxjob;
 extern const kf_kind kf_mxjob;
 extern const kf_kind kf_msjob;
+extern const kf_kind kf_msjob_v1; /* MSJob kubeflow.org/v1, ms-operator's first form */
 
 /* Every job kind, in a stable order. */
 const kf_kind *const *kf_kinds(size_t *n);
-/* By kind name ("PyTorchJob"); NULL if not a job kind. */
+/* By kind name ("PyTorchJob"); NULL if not a job kind. A name served in two
+ * groups (MSJob) gives the first in kf_kinds' order (mindspore.gitee.com);
+ * look such a kind up by its resource (api_find_kind, kf_kind_for_resource). */
 const kf_kind *kf_kind_for(const char *kind);
 /* By served resource; NULL if res is not a job kind. */
 const kf_kind *kf_kind_for_resource(const api_resource *res);
@@ -148,6 +156,12 @@ int kf_check_int(const json_t *obj, const char *key, const char *path, long long
 /* A CRD schema type error: `Invalid value: "string": <path> in body must be of
  * type integer: "string"`. */
 void kf_type_error(ty_error *err, const char *path, const char *want, const json_t *value);
+
+/* The runPolicy rules every kind shares (cleanPodPolicy, backoffLimit,
+ * deadlines, suspend, managedBy, schedulingPolicy and its immutable queue);
+ * old_spec NULL on create. Adds causes only. */
+void kf_check_run_policy(const kf_kind *k, const json_t *spec, const json_t *old_spec,
+                         ty_error *err);
 
 /* Forbidden `spec.<map>.<type>.replicas: must be 1` when the type is present
  * with replicas other than 1 (Master, Chief, Launcher, Scheduler rules). */

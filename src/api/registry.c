@@ -12,12 +12,15 @@
 #include "base/timeutil.h"
 
 /* Discovery, the OpenAPI index and `kubectl api-resources` list resources in
- * this order: core first, then each group together. */
+ * this order: core first, then each group together. The order of the groups
+ * is kubectl's preference for a plural served in two of them: `msjobs` means
+ * kubeflow.org's MSJob (as on a cluster, where CRD groups of equal priority
+ * come in name order), msjobs.mindspore.gitee.com the other. */
 static const api_resource *const resources[] = {
     &api_namespace, &api_node, &api_pod, &api_service, &api_configmap, &api_secret,
     &api_event, &api_pvc, &api_pv, &api_priorityclass, &api_storageclass,
     &api_tfjob, &api_pytorchjob, &api_mpijob, &api_xgboostjob, &api_paddlejob,
-    &api_jaxjob, &api_mxjob,
+    &api_jaxjob, &api_mxjob, &api_msjob_v1,
     &api_msjob,
     &api_vcjob, &api_podgroup, &api_queue,
 };

@@ -14,7 +14,8 @@ run() { # run KIND NAME FILE
 }
 run tfjob tf-ps tfjob.yaml
 expect_match "TF chief reached every task" 'chief-0 reached 4 peers and heard from 4' "$(kubectl logs tf-ps-chief-0 2>&1)"
-run msjob ms-dynamic msjob.yaml
+# `msjob` alone means kubeflow.org's MSJob (t0715): this one is named by its group.
+run msjobs.mindspore.gitee.com ms-dynamic msjob.yaml
 # MSJob's cleanPodPolicy defaults to Running, so the scheduler pod may be gone:
 # its log is still served (trainyard logs reads it without the pod object).
 expect_match "MS scheduler heard from both workers" 'MS_NODE_ID=ms-dynamic-worker-1' "$("$TRAINYARD" logs ms-dynamic-scheduler-0 2>&1)"

@@ -336,9 +336,11 @@ static void test_descriptor_lookup(void **state)
     const kf_kind *paddle = kf_kind_for("PaddleJob");
 
     (void)state;
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 9);
+    /* By name, each kind but MSJob kubeflow.org/v1, whose name the
+     * mindspore.gitee.com MSJob before it answers for (test_msjob_v1.c). */
     for (size_t i = 0; i < n; i++)
-        assert_ptr_equal(kf_kind_for(all[i]->kind), all[i]);
+        assert_ptr_equal(kf_kind_for(all[i]->kind), all[i] == &kf_msjob_v1 ? &kf_msjob : all[i]);
     assert_null(kf_kind_for("Job"));
     assert_null(kf_kind_for(NULL));
     {
@@ -380,6 +382,8 @@ static void test_defaults_every_kind(void **state)
     (void)state;
     for (size_t i = 0; i < n; i++) {
         const kf_kind *k = all[i];
+        if (k->engine_form)
+            continue; /* stored as a list, defaulted in the engine: test_msjob_v1.c */
         json_t *obj = J("{'metadata': {'name': 'x'}, 'spec': {}}");
         json_t *map = json_object();
         char lower[32];
@@ -492,7 +496,7 @@ static void test_defaults_lowercase_key_replaces_canonical(void **state)
     const kf_kind *const *all = kf_kinds(&nk);
     for (size_t i = 0; i < nk; i++) {
         const kf_kind *k = all[i];
-        for (size_t t = 0; k->types[t].name; t++) {
+        for (size_t t = 0; !k->engine_form && k->types[t].name; t++) {
             char lower[32];
             size_t j = 0;
             json_t *o = J("{'metadata': {'name': 'x'}, 'spec': {}}"), *m = json_object();

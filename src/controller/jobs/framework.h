@@ -80,6 +80,7 @@ extern const jobs_framework jf_paddle;
 extern const jobs_framework jf_jax;
 extern const jobs_framework jf_mxnet;
 extern const jobs_framework jf_mindspore;
+extern const jobs_framework jf_mindspore_v1; /* MSJob kubeflow.org/v1 */
 
 /* The plugin for a job kind; NULL when none. */
 const jobs_framework *jobs_framework_for(const kf_kind *k);

@@ -723,6 +723,8 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
         json_decref(job);
         return 0;
     }
+    if (k->engine_form)
+        k->engine_form(k, job); /* MSJob kubeflow.org/v1's list, as a map */
     kf_default_ports(k, job);
     if (pass_init(&p, s, k, job) < 0) {
         pass_free(&p);
