@@ -100,6 +100,7 @@ static const api_field podgroup_spec_fields[] = {
     API_FIELD("priorityClassName", API_T_STRING),
     API_MAP("minResources", API_T_QUANTITY),
     API_FIELD("networkTopology", API_T_OPEN),
+    API_ARRAY("subGroupPolicy", API_T_OPEN),
 };
 static const api_schema podgroup_spec = API_SCHEMA(podgroup_spec_fields);
 static const api_field podgroup_fields[] = {

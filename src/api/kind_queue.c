@@ -135,6 +135,7 @@ static const api_field queue_spec_fields[] = {
     API_FIELD("parent", API_T_STRING),
     API_MAP("deserved", API_T_QUANTITY),
     API_FIELD("priority", API_T_INTEGER),
+    API_FIELD("dequeueStrategy", API_T_STRING),
 };
 static const api_schema queue_spec = API_SCHEMA(queue_spec_fields);
 static const api_field queue_fields[] = {

@@ -166,8 +166,8 @@ static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_err
     state = json_string_value(json_object_get(json_object_get(store_obj_json(q), "status"),
                                               "state"));
     if (state && strcmp(state, "Open") != 0) {
-        ty_seterr(err, TY_EFORBIDDEN, "can only submit job to queue with state 'Open', queue "
-                  "'%s' status is '%s'", queue, state);
+        ty_seterr(err, TY_EFORBIDDEN, "can only submit job to queue with state `Open`, queue "
+                  "`%s` status is `%s`", queue, state);
         store_obj_unref(q);
         return -1;
     }

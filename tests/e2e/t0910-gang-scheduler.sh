@@ -197,7 +197,7 @@ YAML
 kubectl patch queue shut --subresource=status --type=merge -p '{"status":{"state":"Closed"}}' >/dev/null
 out=$(vcjob closed1 shut 1 1 2>&1); rc=$?
 expect_eq "a job for a closed queue is rejected" 1 "$rc"
-expect_match "with a clear error" "queue 'shut' status is 'Closed'" "$out"
+expect_match "with a clear error" 'queue `shut` status is `Closed`' "$out"
 
 # Volcano's rules for deleting a Queue: never `default`, only a Closed one
 out=$(kubectl delete queue default 2>&1); rc=$?

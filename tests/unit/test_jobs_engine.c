@@ -665,11 +665,30 @@ static void test_created_secret_event(void **state)
     json_decref(owner);
 }
 
+/* runPolicy.managedBy naming another controller: that one runs the job; this
+ * engine makes no pods and writes no status (it used to run it anyway). */
+static void test_managed_elsewhere(void **state)
+{
+    fixture *f = *state;
+    json_t *j;
+
+    create_job(f, PTJOB("mk", "", "managedBy: kueue.x-k8s.io/multikueue", "Never", 1));
+    create_job(f, PTJOB("own", "", "managedBy: kubeflow.org/training-operator", "Never", 1));
+    /* The job this engine manages is run, so the other one was looked at. */
+    assert_true(wait_for(f, pod_exists, "own-master-0", NULL));
+    usleep(200 * 1000);
+    assert_false(exists(f, "pods", "mk-master-0"));
+    j = get(f, "pytorchjobs.kubeflow.org", "mk");
+    assert_null(json_object_get(json_object_get(j, "status"), "conditions"));
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_managed_elsewhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),

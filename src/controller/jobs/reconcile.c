@@ -706,6 +706,17 @@ static void pass_free(pass *p)
     json_decref(p->failed);
 }
 
+/* runPolicy.managedBy names another controller (Kueue's MultiKueue): that
+ * one runs the job and writes its status, as the training operator leaves
+ * such a job alone. */
+static bool managed_elsewhere(const json_t *job)
+{
+    const char *by = json_string_value(json_object_get(
+        json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
+
+    return by && *by && strcmp(by, "kubeflow.org/training-operator") != 0;
+}
+
 int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
                    time_t *wake_at, uint64_t *wrote_rv)
 {
@@ -719,7 +730,7 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
     job = store_obj_json_copy(o);
     ty_tree_arena_end();
     store_obj_unref(o);
-    if (!job || jobs_is_terminating(job)) {
+    if (!job || jobs_is_terminating(job) || managed_elsewhere(job)) {
         json_decref(job);
         return 0;
     }
