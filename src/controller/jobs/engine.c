@@ -3,7 +3,8 @@
  * queue, the workers and the timers are the controllers' shared loop
  * (controller/workqueue.c).
  *
- * Keys are "Kind/namespace/name" (names hold no '/'). Fed by watch events on
+ * Keys are "Kind.version/namespace/name" (names hold no '/'; the version
+ * tells MPIJob v1 from v2beta1). Fed by watch events on
  * the job kinds and on pods, services, config maps and PodGroups that a job
  * controls (mapped back through the controller ownerReference, or failing
  * that the job-name and operator-name labels); a (re)opened watch lists
@@ -36,7 +37,7 @@ static void enqueue(ty_workqueue *q, const kf_kind *k, const char *ns, const cha
 
     if (!k || !ns || !name)
         return;
-    snprintf(key, sizeof(key), "%s/%s/%s", k->kind, ns, name);
+    snprintf(key, sizeof(key), "%s.%s/%s/%s", k->kind, k->resource->version, ns, name);
     wq_add(q, key);
 }
 
@@ -46,7 +47,7 @@ static void enqueue_job(ty_workqueue *q, const kf_kind *k, const char *ns, const
 {
     char key[600];
 
-    snprintf(key, sizeof(key), "%s/%s/%s", k->kind, ns, name);
+    snprintf(key, sizeof(key), "%s.%s/%s/%s", k->kind, k->resource->version, ns, name);
     wq_add_event(q, key, rv);
 }
 
@@ -83,7 +84,8 @@ static void enqueue_owner(ty_workqueue *q, const json_t *meta)
     json_t *r;
 
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
-        k = kf_kind_for(json_string_value(json_object_get(r, "kind")));
+        k = kf_kind_for_resource(api_find_kind(json_string_value(json_object_get(r, "apiVersion")),
+                                               json_string_value(json_object_get(r, "kind"))));
         if (k && json_is_true(json_object_get(r, "controller"))) {
             enqueue(q, k, ns, json_string_value(json_object_get(r, "name")));
             return;
@@ -154,10 +156,11 @@ static void resync(ty_workqueue *q, ty_store *s, void *ctx)
 static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
 {
     ty_jobs *j = ctx;
-    char kind[64], ns[256], name[300];
+    char kind[64], version[16], ns[256], name[300];
     const kf_kind *k;
 
-    if (sscanf(key, "%63[^/]/%255[^/]/%299s", kind, ns, name) != 3 || !(k = kf_kind_for(kind))) {
+    if (sscanf(key, "%63[^./].%15[^/]/%255[^/]/%299s", kind, version, ns, name) != 4 ||
+        !(k = kf_kind_for_version(kind, version))) {
         ty_warn("jobs: bad work queue key %s", key);
         return 0;
     }

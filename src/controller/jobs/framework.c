@@ -9,6 +9,7 @@
 static const jobs_framework *const frameworks[] = {
     &jf_tensorflow, &jf_pytorch, &jf_mpi,   &jf_xgboost,
     &jf_paddle,     &jf_jax,     &jf_mxnet, &jf_mindspore,
+    &jf_mpi_v2,
 };
 
 const jobs_framework *jobs_framework_for(const kf_kind *k)

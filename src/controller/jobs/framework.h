@@ -69,6 +69,11 @@ typedef struct jobs_framework {
      * wait for running workers; it is created with them, as upstream). */
     bool (*may_create)(const job_ctx *c, const char *rtype, const jf_counts *counts,
                        size_t ntypes);
+    /* Optional: other objects the job needs (MPIJob v2beta1's Service and
+     * Secret), an array the caller owns; each is created when absent (with
+     * the job's controller reference) and never updated. A Secret of type
+     * kubernetes.io/ssh-auth without data gets a new key pair. */
+    json_t *(*extras)(const job_ctx *c);
 } jobs_framework;
 
 /* The plugins, one per file. */
@@ -80,6 +85,12 @@ extern const jobs_framework jf_paddle;
 extern const jobs_framework jf_jax;
 extern const jobs_framework jf_mxnet;
 extern const jobs_framework jf_mindspore;
+extern const jobs_framework jf_mpi_v2;
+
+/* MPIJob v2beta1's launcher env (mpi_v2.c): K_MPI_JOB_ROLE, the hostfile and
+ * ssh-argument variables of spec.mpiImplementation, the slots, the rsh agent
+ * and, unless the launcher runs ranks, NVIDIA_* emptied. */
+void jf_mpi2_launcher_env(const job_ctx *c, json_t *env);
 
 /* The plugin for a job kind; NULL when none. */
 const jobs_framework *jobs_framework_for(const kf_kind *k);
