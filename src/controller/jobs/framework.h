@@ -65,8 +65,9 @@ typedef struct jobs_framework {
     json_t *(*configmap)(const job_ctx *c, const json_t *pods);
     /* Optional: whether pods of rtype may be created yet, given per-type counts.
      * Types held back are left out of the PodGroup's minMember and
-     * minResources until then. No kind uses it now (the MPI launcher used to
-     * wait for running workers; it is created with them, as upstream). */
+     * minResources until then. MPIJob v2beta1's launcher waits so with
+     * launcherCreationPolicy WaitForWorkersReady; v1's is created with its
+     * workers, as upstream. */
     bool (*may_create)(const job_ctx *c, const char *rtype, const jf_counts *counts,
                        size_t ntypes);
     /* Optional: other objects the job needs (MPIJob v2beta1's Service and
