@@ -158,5 +158,28 @@ expect_match "slotsPerWorker must not be negative" \
 expect_match "mpiImplementation is one of three" \
     'spec.mpiImplementation: Unsupported value: "LAM": supported values: "Intel", "MPICH", "OpenMPI"' "$out"
 
+# launcherCreationPolicy WaitForWorkersReady: the launcher comes once both
+# workers run, and the job runs as before.
+sed -e 's/name: allreduce/name: waiter/' -e 's/-np 4/-np 2/' \
+    -e 's/slotsPerWorker: 2/slotsPerWorker: 1\n  launcherCreationPolicy: WaitForWorkersReady/' \
+    "$E2E_TMP/mpi2.yaml" >"$E2E_TMP/waiter.yaml"
+check "a WaitForWorkersReady MPIJob is accepted" kubectl apply -f "$E2E_TMP/waiter.yaml"
+state=$(wait_job mpijobs.v2beta1.kubeflow.org waiter Succeeded 240)
+expect_eq "the WaitForWorkersReady MPIJob succeeds" Succeeded "$state"
+[ "$state" = Succeeded ] || dump_job mpijobs.v2beta1.kubeflow.org waiter
+expect_match "its 2 ranks allreduce to 3" 'rank 1 of 2 on waiter-worker-1 allreduce 3' \
+    "$(kubectl logs waiter-launcher 2>&1)"
+
+# runPolicy.suspend: no pods, condition Suspended.
+sed -e 's/name: allreduce/name: held/' -e 's/cleanPodPolicy: Running/suspend: true/' \
+    "$E2E_TMP/mpi2.yaml" >"$E2E_TMP/held.yaml"
+check "a suspended MPIJob is accepted" kubectl apply -f "$E2E_TMP/held.yaml"
+expect_eq "it is Suspended" Suspended "$(wait_job mpijobs.v2beta1.kubeflow.org held Suspended 60)"
+expect_eq "a suspended MPIJob has no pods" "" \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=held -o name 2>&1)"
+
 check "the MPIJob v2beta1 is deleted" kubectl delete mpijobs.v2beta1.kubeflow.org allreduce
+wait_until sh -c '[ -z "$(kubectl get pods -l training.kubeflow.org/job-name=allreduce -o name)" ]'
+expect_eq "its pods go with it" "" \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=allreduce -o name 2>&1)"
 finish
