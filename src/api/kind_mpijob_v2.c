@@ -147,6 +147,19 @@ static const api_field top_fields[] = {
 };
 static const api_schema mpijob_v2_schema = API_SCHEMA(top_fields);
 
+/* mpi-operator's CRD declares no printer columns: kubectl shows NAME, AGE. */
+static const api_column columns[] = {
+    {.name = "Age", .type = "date", .format = "", .description = "", .priority = 0},
+};
+
+static void mpi2_row_cells(const json_t *obj, time_t now, json_t *cells)
+{
+    char age[32];
+
+    api_age(obj, now, age, sizeof(age));
+    json_array_append_new(cells, json_string(age));
+}
+
 static void mpi2_apply_defaults(json_t *obj)
 {
     kf_apply_defaults(&kf_mpijob_v2, obj);
@@ -157,6 +170,6 @@ const api_resource api_mpijob_v2 = {
     .list_kind = "MPIJobList", .plural = "mpijobs", .singular = "mpijob",
     .namespaced = true, .has_status = true, .builtin = false,
     .apply_defaults = mpi2_apply_defaults, .validate = mpi2_validate_all,
-    .columns = kf_columns, .ncolumns = KF_NCOLUMNS, .row_cells = kf_row_cells,
+    .columns = columns, .ncolumns = 1, .row_cells = mpi2_row_cells,
     .schema = &mpijob_v2_schema,
 };

@@ -77,6 +77,9 @@ expect_eq "the succeeded condition's reason" MPIJobSucceeded \
 expect_eq "the launcher pod carries its job role" launcher \
     "$(kubectl get pod allreduce-launcher -o jsonpath='{.metadata.labels.training\.kubeflow\.org/job-role}')"
 
+expect_match "kubectl prints NAME and AGE, as for mpi-operator's CRD" '^NAME +AGE$' \
+    "$(kubectl get mpijobs.v2beta1.kubeflow.org 2>&1 | head -1)"
+
 # Versions: kubeflow.org prefers v1, so `kubectl get mpijobs` lists v1 jobs.
 expect_eq "discovery prefers kubeflow.org/v1" kubeflow.org/v1 \
     "$(kubectl get --raw /apis/kubeflow.org | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["preferredVersion"]["groupVersion"])')"
