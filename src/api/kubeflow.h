@@ -50,8 +50,10 @@ struct kf_kind {
     const char *framework;          /* metrics label: "pytorch", "tensorflow", ... */
     bool has_success_policy;        /* spec.successPolicy, defaulted to "" (TF, MS) */
     bool legacy_clean_pod_policy;   /* MPIJob v1: the deprecated spec.cleanPodPolicy */
-    /* The values runPolicy.managedBy may take (NULL-terminated); NULL: the
-     * training operator's (MPIJob v2beta1 has mpi-operator's). */
+    /* The values runPolicy.managedBy may take (NULL-terminated), this
+     * kind's own controller first; NULL: the training operator's (MPIJob
+     * v2beta1 has mpi-operator's, and the engine leaves its jobs managed
+     * by another alone). */
     const char *const *managed_by;
 
     /* Kind-specific defaulting, run after the common defaults (keys are

@@ -34,7 +34,7 @@ spec:
               sed 's/^/hostfile /' /etc/mpi/hostfile
               sh /etc/mpi/discover_hosts.sh | sed 's/^/discover /'
               ls /root/.ssh | sed 's/^/ssh /'
-              exec mpirun --allow-run-as-root -np 4 --mca btl self,tcp /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD; print('rank', c.rank, 'of', c.size, 'on', MPI.Get_processor_name(), 'allreduce', c.allreduce(c.rank + 1), flush=True)"
+              exec mpirun --allow-run-as-root -np 4 --mca btl self,tcp /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD; s = c.allreduce(c.rank + 1); h = c.gather(MPI.Get_processor_name()); c.rank or print('allreduce', s, 'over', c.size, 'ranks on', ','.join(h), flush=True)"
             resources:
               limits:
                 cpu: 100m
@@ -64,8 +64,9 @@ expect_match "the hostfile names the workers through the Service, 2 slots each" 
 expect_match "discover_hosts.sh lists the workers" \
     '^discover allreduce-worker-0.allreduce.default.svc$' "$log"
 expect_match "the ssh Secret is mounted at sshAuthMountPath" '^ssh authorized_keys$' "$log"
-expect_match "mpirun ran 4 ranks that allreduce to 10" 'rank 3 of 4 on allreduce-worker-1 allreduce 10' "$log"
-expect_match "ranks 0 and 1 ran as worker 0" 'rank 1 of 4 on allreduce-worker-0 allreduce 10' "$log"
+# (rank 0 alone prints: ranks' lines interleave through mpirun)
+expect_match "mpirun ran 4 ranks, 2 on each worker, that allreduce to 10" \
+    '^allreduce 10 over 4 ranks on allreduce-worker-0,allreduce-worker-0,allreduce-worker-1,allreduce-worker-1$' "$log"
 expect_eq "the job's headless Service <job> selects its pods" "None allreduce" \
     "$(kubectl get service allreduce -o jsonpath='{.spec.clusterIP} {.spec.selector.training\.kubeflow\.org/job-name}')"
 expect_eq "the ssh Secret" kubernetes.io/ssh-auth \
@@ -170,8 +171,14 @@ check "a WaitForWorkersReady MPIJob is accepted" kubectl apply -f "$E2E_TMP/wait
 state=$(wait_job mpijobs.v2beta1.kubeflow.org waiter Succeeded 240)
 expect_eq "the WaitForWorkersReady MPIJob succeeds" Succeeded "$state"
 [ "$state" = Succeeded ] || dump_job mpijobs.v2beta1.kubeflow.org waiter
-expect_match "its 2 ranks allreduce to 3" 'rank 1 of 2 on waiter-worker-1 allreduce 3' \
+expect_match "its 2 ranks allreduce to 3" '^allreduce 3 over 2 ranks on waiter-worker-0,waiter-worker-1$' \
     "$(kubectl logs waiter-launcher 2>&1)"
+
+# runPolicy.managedBy another controller (MultiKueue): left alone.
+sed -e 's/name: allreduce/name: kueued/' \
+    -e 's#cleanPodPolicy: Running#managedBy: kueue.x-k8s.io/multikueue#' \
+    "$E2E_TMP/mpi2.yaml" >"$E2E_TMP/kueued.yaml"
+check "an MPIJob managed by MultiKueue is accepted" kubectl apply -f "$E2E_TMP/kueued.yaml"
 
 # runPolicy.suspend: no pods, condition Suspended.
 sed -e 's/name: allreduce/name: held/' -e 's/cleanPodPolicy: Running/suspend: true/' \
@@ -180,6 +187,10 @@ check "a suspended MPIJob is accepted" kubectl apply -f "$E2E_TMP/held.yaml"
 expect_eq "it is Suspended" Suspended "$(wait_job mpijobs.v2beta1.kubeflow.org held Suspended 60)"
 expect_eq "a suspended MPIJob has no pods" "" \
     "$(kubectl get pods -l training.kubeflow.org/job-name=held -o name 2>&1)"
+# (queued before the suspended one, which has been handled by now)
+expect_eq "the MultiKueue one has no pods and no status" ":" \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=kueued -o name 2>&1):$(kubectl get \
+        mpijobs.v2beta1.kubeflow.org kueued -o jsonpath='{.status.conditions}')"
 
 check "the MPIJob v2beta1 is deleted" kubectl delete mpijobs.v2beta1.kubeflow.org allreduce
 wait_until sh -c '[ -z "$(kubectl get pods -l training.kubeflow.org/job-name=allreduce -o name)" ]'

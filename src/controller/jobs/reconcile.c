@@ -753,6 +753,18 @@ static void pass_free(pass *p)
     json_decref(p->failed);
 }
 
+/* mpi-operator leaves a job whose runPolicy.managedBy names another
+ * controller (Kueue's MultiKueue) to it: no pods, no status. Only kinds with
+ * their own managedBy list (MPIJob v2beta1) are checked; its first entry is
+ * the kind's own controller. */
+static bool managed_elsewhere(const kf_kind *k, const json_t *job)
+{
+    const char *by = json_string_value(json_object_get(
+        json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
+
+    return k->managed_by && by && *by && strcmp(by, k->managed_by[0]) != 0;
+}
+
 int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
                    time_t *wake_at, uint64_t *wrote_rv)
 {
@@ -766,7 +778,7 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
     job = store_obj_json_copy(o);
     ty_tree_arena_end();
     store_obj_unref(o);
-    if (!job || jobs_is_terminating(job)) {
+    if (!job || jobs_is_terminating(job) || managed_elsewhere(k, job)) {
         json_decref(job);
         return 0;
     }
