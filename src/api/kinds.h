@@ -23,6 +23,8 @@ extern const api_resource api_priorityclass;
 extern const api_resource api_tfjob;
 extern const api_resource api_pytorchjob;
 extern const api_resource api_mpijob;
+/* kubeflow.org/v2beta1: mpi-operator's MPIJob (kind_mpijob_v2.c) */
+extern const api_resource api_mpijob_v2;
 extern const api_resource api_xgboostjob;
 extern const api_resource api_paddlejob;
 extern const api_resource api_jaxjob;

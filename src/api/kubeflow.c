@@ -16,6 +16,7 @@
 static const kf_kind *const all_kinds[] = {
     &kf_tfjob, &kf_pytorchjob, &kf_mpijob, &kf_xgboostjob,
     &kf_paddlejob, &kf_jaxjob, &kf_mxjob, &kf_msjob, &kf_msjob_v1,
+    &kf_mpijob_v2,
 };
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
 
@@ -73,6 +74,15 @@ const kf_kind *kf_kind_for(const char *kind)
 {
     for (size_t i = 0; kind && i < NKINDS; i++)
         if (strcmp(all_kinds[i]->kind, kind) == 0)
+            return all_kinds[i];
+    return NULL;
+}
+
+const kf_kind *kf_kind_for_version(const char *kind, const char *version)
+{
+    for (size_t i = 0; kind && version && i < NKINDS; i++)
+        if (strcmp(all_kinds[i]->kind, kind) == 0 &&
+            strcmp(all_kinds[i]->resource->version, version) == 0)
             return all_kinds[i];
     return NULL;
 }
@@ -375,7 +385,9 @@ void kf_apply_defaults(const kf_kind *k, json_t *obj)
             if (!rp || json_is_null(rp) ||
                 (json_is_string(rp) && json_string_value(rp)[0] == '\0'))
                 json_object_set_new(replica, "restartPolicy",
-                                    json_string(k->default_restart_policy));
+                                    json_string(t->default_restart_policy
+                                                    ? t->default_restart_policy
+                                                    : k->default_restart_policy));
         }
     }
     if (k->defaults)
@@ -616,7 +628,8 @@ void kf_check_run_policy(const kf_kind *k, const json_t *spec, const json_t *old
     v = json_object_get(rp, "suspend");
     if (v && !json_is_null(v) && !json_is_boolean(v))
         kf_type_error(err, "spec.runPolicy.suspend", "boolean", v);
-    kf_check_enum(rp, "managedBy", "spec.runPolicy.managedBy", managers, err);
+    kf_check_enum(rp, "managedBy", "spec.runPolicy.managedBy",
+                  k->managed_by ? k->managed_by : managers, err);
     if (old_spec && !same_optional_str(json_object_get(rp, "managedBy"),
                                        json_object_get(old_rp, "managedBy"))) {
         v = json_object_get(rp, "managedBy");

@@ -27,6 +27,7 @@
 typedef struct kf_replica_type {
     const char *name;      /* canonical key: "Master", "PS", "TunerTracker" */
     int default_replicas;  /* replicas when unset: 1, MPIJob's Worker 0 */
+    const char *default_restart_policy; /* NULL: the kind's (MPIJob v2beta1's Launcher differs) */
 } kf_replica_type;
 
 typedef struct kf_kind kf_kind;
@@ -49,6 +50,11 @@ struct kf_kind {
     const char *framework;          /* metrics label: "pytorch", "tensorflow", ... */
     bool has_success_policy;        /* spec.successPolicy, defaulted to "" (TF, MS) */
     bool legacy_clean_pod_policy;   /* MPIJob v1: the deprecated spec.cleanPodPolicy */
+    /* The values runPolicy.managedBy may take (NULL-terminated), this
+     * kind's own controller first; NULL: the training operator's (MPIJob
+     * v2beta1 has mpi-operator's, and the engine leaves its jobs managed
+     * by another alone). */
+    const char *const *managed_by;
 
     /* Kind-specific defaulting, run after the common defaults (keys are
      * already canonical, replicas set). May be NULL. */
@@ -68,6 +74,7 @@ struct kf_kind {
 extern const kf_kind kf_tfjob;
 extern const kf_kind kf_pytorchjob;
 extern const kf_kind kf_mpijob;
+extern const kf_kind kf_mpijob_v2; /* kubeflow.org/v2beta1 (mpi-operator) */
 extern const kf_kind kf_xgboostjob;
 extern const kf_kind kf_paddlejob;
 extern const kf_kind kf_jaxjob;
@@ -78,9 +85,13 @@ extern const kf_kind kf_msjob_v1; /* MSJob kubeflow.org/v1, ms-operator's first 
 /* Every job kind, in a stable order. */
 const kf_kind *const *kf_kinds(size_t *n);
 /* By kind name ("PyTorchJob"); NULL if not a job kind. A name served in two
- * groups (MSJob) gives the first in kf_kinds' order (mindspore.gitee.com);
- * look such a kind up by its resource (api_find_kind, kf_kind_for_resource). */
+ * groups (MSJob) gives the first in kf_kinds' order (mindspore.gitee.com); a
+ * kind served in two versions (MPIJob) gives its first (kf_kind_for_version
+ * tells them apart); look such a kind up by its resource (api_find_kind,
+ * kf_kind_for_resource). */
 const kf_kind *kf_kind_for(const char *kind);
+/* By kind name and version ("MPIJob", "v2beta1"); NULL if none. */
+const kf_kind *kf_kind_for_version(const char *kind, const char *version);
 /* By served resource; NULL if res is not a job kind. */
 const kf_kind *kf_kind_for_resource(const api_resource *res);
 

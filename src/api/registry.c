@@ -21,6 +21,7 @@ static const api_resource *const resources[] = {
     &api_event, &api_pvc, &api_pv, &api_priorityclass, &api_storageclass,
     &api_tfjob, &api_pytorchjob, &api_mpijob, &api_xgboostjob, &api_paddlejob,
     &api_jaxjob, &api_mxjob, &api_msjob_v1,
+    &api_mpijob_v2,
     &api_msjob,
     &api_vcjob, &api_podgroup, &api_queue,
 };
@@ -70,10 +71,34 @@ const api_resource *api_find_kind(const char *api_version, const char *kind)
 static char store_keys[NRESOURCES][128];
 static pthread_once_t store_keys_once = PTHREAD_ONCE_INIT;
 
+/* A resource served in a second version (MPIJob kubeflow.org/v2beta1 beside
+ * v1) is another schema, not a conversion: its objects are filed apart, under
+ * "<plural>.<version>.<group>", and the first version keeps the plain key
+ * (docs/compatibility.md, "Served versions"). */
 static void store_keys_init(void)
 {
-    for (size_t i = 0; i < NRESOURCES; i++)
-        api_group_resource(resources[i], store_keys[i], sizeof(store_keys[i]));
+    for (size_t i = 0; i < NRESOURCES; i++) {
+        const api_resource *other = api_other_version(resources[i]);
+        bool second = false;
+        for (size_t j = 0; other && j < i; j++)
+            second = second || resources[j] == other;
+        if (second)
+            snprintf(store_keys[i], sizeof(store_keys[i]), "%s.%s.%s", resources[i]->plural,
+                     resources[i]->version, resources[i]->group);
+        else
+            api_group_resource(resources[i], store_keys[i], sizeof(store_keys[i]));
+    }
+}
+
+const api_resource *api_other_version(const api_resource *res)
+{
+    for (size_t i = 0; res && i < NRESOURCES; i++) {
+        const api_resource *r = resources[i];
+        if (r != res && strcmp(r->group, res->group) == 0 &&
+            strcmp(r->plural, res->plural) == 0)
+            return r;
+    }
+    return NULL;
 }
 
 const char *api_store_key(const api_resource *res)

@@ -72,7 +72,13 @@ const api_resource *api_find(const char *group, const char *version, const char 
 /* Looks up by apiVersion ("kubeflow.org/v1" or "v1") and kind. NULL if unknown. */
 const api_resource *api_find_kind(const char *api_version, const char *kind);
 
-/* The key the store files objects under: "pods", "pytorchjobs.kubeflow.org". */
+/* The same group and plural in another version (MPIJob v1 for v2beta1 and
+ * back), or NULL. Objects of both share one name space: a name taken in one
+ * is refused in the other. */
+const api_resource *api_other_version(const api_resource *res);
+
+/* The key the store files objects under: "pods", "pytorchjobs.kubeflow.org";
+ * a second version's "mpijobs.v2beta1.kubeflow.org". */
 const char *api_store_key(const api_resource *res);
 
 /* "PyTorchJob.kubeflow.org" (or "Pod" for core): the qualified kind used in

@@ -226,6 +226,22 @@ static void create_name(const json_t *obj, char *buf, size_t len)
     snprintf(buf, len, "%s", name ? name : "");
 }
 
+/* MPIJob v1 and v2beta1 are one resource in two schemas (api_other_version):
+ * a name is one object's across both, as in a cluster's single storage. */
+static bool taken_in_other_version(http_req *r, const res_path *p, const char *name)
+{
+    const api_resource *other = api_other_version(p->res);
+    store_obj *o;
+
+    if (!other || !name || !*name)
+        return false;
+    o = store_get(server_store(r->srv), api_store_key(other), p->ns ? p->ns : "", name, NULL);
+    if (!o)
+        return false;
+    store_obj_unref(o);
+    return true;
+}
+
 static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
                                   field_validation fv)
 {
@@ -243,7 +259,11 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
         check_queue(r, p, obj, &err) < 0 || check_queue_parent(r, p->res, obj, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
-    if (dry_run(r)) {
+    if (taken_in_other_version(r, p, md_str(obj, "name"))) {
+        json_decref(obj);
+        o = NULL;
+        ty_seterr(&err, TY_EEXISTS, "exists");
+    } else if (dry_run(r)) {
         /* The one check the store makes on a create: the name is free. */
         o = md_str(obj, "name") ? store_get(server_store(r->srv), api_store_key(p->res),
                                             p->ns ? p->ns : "", name, NULL)

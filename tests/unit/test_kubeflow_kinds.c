@@ -322,8 +322,8 @@ static void test_resource_names(void **state)
         assert_string_equal(r->columns[1].name, "Age");
         assert_string_equal(r->columns[1].type, "date");
         /* The descriptor and the resource point at each other. */
-        assert_ptr_equal(kf_kind_for(r->kind)->resource, r);
-        assert_ptr_equal(kf_kind_for_resource(r), kf_kind_for(r->kind));
+        assert_ptr_equal(kf_kind_for_version(r->kind, r->version)->resource, r);
+        assert_ptr_equal(kf_kind_for_resource(r), kf_kind_for_version(r->kind, r->version));
     }
 }
 
@@ -336,11 +336,17 @@ static void test_descriptor_lookup(void **state)
     const kf_kind *paddle = kf_kind_for("PaddleJob");
 
     (void)state;
-    assert_int_equal(n, 9);
-    /* By name, each kind but MSJob kubeflow.org/v1, whose name the
-     * mindspore.gitee.com MSJob before it answers for (test_msjob_v1.c). */
+    assert_int_equal(n, 10);
+    /* By name and version, each kind but MSJob kubeflow.org/v1, whose name
+     * and version the mindspore.gitee.com MSJob before it answers for
+     * (test_msjob_v1.c). */
     for (size_t i = 0; i < n; i++)
-        assert_ptr_equal(kf_kind_for(all[i]->kind), all[i] == &kf_msjob_v1 ? &kf_msjob : all[i]);
+        assert_ptr_equal(kf_kind_for_version(all[i]->kind, all[i]->resource->version),
+                         all[i] == &kf_msjob_v1 ? &kf_msjob : all[i]);
+    /* MPIJob is served in two versions: the name alone gives v1 */
+    assert_ptr_equal(kf_kind_for("MPIJob"), &kf_mpijob);
+    assert_ptr_equal(kf_kind_for_version("MPIJob", "v2beta1"), &kf_mpijob_v2);
+    assert_null(kf_kind_for_version("MPIJob", "v3"));
     assert_null(kf_kind_for("Job"));
     assert_null(kf_kind_for(NULL));
     {
@@ -413,7 +419,10 @@ static void test_defaults_every_kind(void **state)
             if (!r)
                 fail_msg("%s: %s not canonicalised", k->kind, k->types[t].name);
             assert_int_equal(int_at(r, "replicas"), k->types[t].default_replicas);
-            assert_string_equal(str_at(r, "restartPolicy"), k->default_restart_policy);
+            assert_string_equal(str_at(r, "restartPolicy"),
+                                k->types[t].default_restart_policy
+                                    ? k->types[t].default_restart_policy
+                                    : k->default_restart_policy);
             /* The port goes to the default container, not the first one. */
             assert_null(at(r, "template.spec.containers.0.ports"));
             assert_int_equal(json_array_size(at(r, "template.spec.containers.1.ports")), 1);

@@ -38,7 +38,7 @@ static void test_find_every_kind(void **state)
     const api_resource *const *all = api_resources(&n);
     (void)state;
 
-    assert_int_equal(n, 23);
+    assert_int_equal(n, 24);
     for (size_t i = 0; i < n; i++) {
         char av[128];
         api_version_string(all[i], av, sizeof(av));
@@ -62,6 +62,15 @@ static void test_find_every_kind(void **state)
     assert_null(api_find_kind("batch/v1", "Job"));
     assert_null(api_find_kind("kubeflow.org/v1", "Pod"));
     assert_null(api_find(NULL, "v1", "pods"));
+    /* MPIJob in two versions: two resources, filed apart, one name space */
+    assert_ptr_equal(api_find("kubeflow.org", "v2beta1", "mpijobs"), &api_mpijob_v2);
+    assert_ptr_equal(api_find_kind("kubeflow.org/v2beta1", "MPIJob"), &api_mpijob_v2);
+    assert_ptr_equal(api_find_kind("kubeflow.org/v1", "MPIJob"), &api_mpijob);
+    assert_ptr_equal(api_other_version(&api_mpijob), &api_mpijob_v2);
+    assert_ptr_equal(api_other_version(&api_mpijob_v2), &api_mpijob);
+    assert_null(api_other_version(&api_pytorchjob));
+    assert_string_equal(api_store_key(&api_mpijob), "mpijobs.kubeflow.org");
+    assert_string_equal(api_store_key(&api_mpijob_v2), "mpijobs.v2beta1.kubeflow.org");
 }
 
 static void test_names(void **state)

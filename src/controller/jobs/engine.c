@@ -4,8 +4,9 @@
  * (controller/workqueue.c).
  *
  * Keys are "<resource>/namespace/name", the resource by its store key
- * ("msjobs.kubeflow.org": one kind, MSJob, is served in two groups; names
- * hold no '/'). Fed by watch events on
+ * ("msjobs.kubeflow.org": one kind, MSJob, is served in two groups;
+ * "mpijobs.v2beta1.kubeflow.org": MPIJob in two versions; names hold no
+ * '/'). Fed by watch events on
  * the job kinds and on pods, services, config maps and PodGroups that a job
  * controls (mapped back through the controller ownerReference, or failing
  * that the job-name and operator-name labels); a (re)opened watch lists

@@ -10,6 +10,7 @@ static const jobs_framework *const frameworks[] = {
     &jf_tensorflow, &jf_pytorch, &jf_mpi,   &jf_xgboost,
     &jf_paddle,     &jf_jax,     &jf_mxnet, &jf_mindspore,
     &jf_mindspore_v1,
+    &jf_mpi_v2,
 };
 
 const jobs_framework *jobs_framework_for(const kf_kind *k)

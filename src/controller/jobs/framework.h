@@ -65,10 +65,16 @@ typedef struct jobs_framework {
     json_t *(*configmap)(const job_ctx *c, const json_t *pods);
     /* Optional: whether pods of rtype may be created yet, given per-type counts.
      * Types held back are left out of the PodGroup's minMember and
-     * minResources until then. No kind uses it now (the MPI launcher used to
-     * wait for running workers; it is created with them, as upstream). */
+     * minResources until then. MPIJob v2beta1's launcher waits so with
+     * launcherCreationPolicy WaitForWorkersReady; v1's is created with its
+     * workers, as upstream. */
     bool (*may_create)(const job_ctx *c, const char *rtype, const jf_counts *counts,
                        size_t ntypes);
+    /* Optional: other objects the job needs (MPIJob v2beta1's Service and
+     * Secret), an array the caller owns; each is created when absent (with
+     * the job's controller reference) and never updated. A Secret of type
+     * kubernetes.io/ssh-auth without data gets a new key pair. */
+    json_t *(*extras)(const job_ctx *c);
 } jobs_framework;
 
 /* The plugins, one per file. */
@@ -81,6 +87,12 @@ extern const jobs_framework jf_jax;
 extern const jobs_framework jf_mxnet;
 extern const jobs_framework jf_mindspore;
 extern const jobs_framework jf_mindspore_v1; /* MSJob kubeflow.org/v1 */
+extern const jobs_framework jf_mpi_v2;
+
+/* MPIJob v2beta1's launcher env (mpi_v2.c): K_MPI_JOB_ROLE, the hostfile and
+ * ssh-argument variables of spec.mpiImplementation, the slots, the rsh agent
+ * and, unless the launcher runs ranks, NVIDIA_* emptied. */
+void jf_mpi2_launcher_env(const job_ctx *c, json_t *env);
 
 /* The plugin for a job kind; NULL when none. */
 const jobs_framework *jobs_framework_for(const kf_kind *k);

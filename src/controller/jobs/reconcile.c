@@ -23,6 +23,7 @@
 #include "base/treearena.h"
 #include "controller/events.h"
 #include "controller/jobs/jobs_int.h"
+#include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the ssh plugin's key maker */
 
 typedef struct pass {
     ty_store *s;
@@ -317,6 +318,50 @@ static void ensure_configmap(pass *p)
     ty_error_clear(&err);
 }
 
+/* The framework's other objects (extras), each made once: a Secret of type
+ * kubernetes.io/ssh-auth that comes without data gets a new key pair. */
+static void ensure_extras(pass *p)
+{
+    json_t *objs = p->fw->extras(&p->c), *obj;
+    ty_error err;
+    size_t i;
+
+    ty_error_init(&err);
+    json_array_foreach(objs, i, obj) {
+        const char *kind = json_string_value(json_object_get(obj, "kind"));
+        bool secret = kind && strcmp(kind, "Secret") == 0;
+        const api_resource *res = secret ? &api_secret : &api_service;
+        store_obj *o = store_get(p->s, api_store_key(res), p->c.ns, obj_name(obj), NULL);
+        char *priv = NULL, *pub = NULL;
+
+        if (o) {
+            store_obj_unref(o);
+            continue;
+        }
+        if (secret && !json_object_get(obj, "data")) {
+            if (vc_ssh_keygen(p->c.name, &priv, &pub, &err) < 0) {
+                ty_event(p->s, p->job, "Warning", "FailedCreateSecret",
+                         p->c.kind->operator_name, "ssh key pair: %s", err.text);
+                ty_error_clear(&err);
+                p->rc = -1;
+                continue;
+            }
+            json_object_set_new(obj, "stringData",
+                                json_pack("{s:s, s:s}", "ssh-privatekey", priv,
+                                          "ssh-publickey", pub));
+            free(priv);
+            free(pub);
+        }
+        json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
+                            json_pack("[o]", jobs_owner_ref(p->job)));
+        if (jobs_create(p->s, res, json_incref(obj), p->job, p->c.kind->operator_name,
+                        &err) < 0)
+            p->rc = -1;
+        ty_error_clear(&err);
+    }
+    json_decref(objs);
+}
+
 /* Whether a Service of that name is the job's already: its name is all a
  * pass needs of it (a name taken by anything else fails the create anyway),
  * so Services are listed without their views. */
@@ -382,6 +427,8 @@ static void create_missing(pass *p)
         return;
     if (p->fw->configmap)
         ensure_configmap(p);
+    if (p->fw->extras)
+        ensure_extras(p);
     for (size_t t = 0; t < p->ntypes; t++)
         for (long long i = 0; i < p->counts[t].replicas; i++)
             create_replica(p, &b, p->counts[t].type, (int)i);
@@ -707,14 +754,17 @@ static void pass_free(pass *p)
 }
 
 /* runPolicy.managedBy names another controller (Kueue's MultiKueue): that
- * one runs the job and writes its status, as the training operator leaves
- * such a job alone. */
-static bool managed_elsewhere(const json_t *job)
+ * one runs the job and writes its status, as the training operator and
+ * mpi-operator leave such a job alone. A kind with its own managedBy list
+ * (MPIJob v2beta1) names its own controller first; the others are the
+ * training operator's. */
+static bool managed_elsewhere(const kf_kind *k, const json_t *job)
 {
     const char *by = json_string_value(json_object_get(
         json_object_get(json_object_get(job, "spec"), "runPolicy"), "managedBy"));
 
-    return by && *by && strcmp(by, "kubeflow.org/training-operator") != 0;
+    return by && *by &&
+           strcmp(by, k->managed_by ? k->managed_by[0] : "kubeflow.org/training-operator") != 0;
 }
 
 int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
@@ -730,7 +780,7 @@ int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *na
     job = store_obj_json_copy(o);
     ty_tree_arena_end();
     store_obj_unref(o);
-    if (!job || jobs_is_terminating(job) || managed_elsewhere(job)) {
+    if (!job || jobs_is_terminating(job) || managed_elsewhere(k, job)) {
         json_decref(job);
         return 0;
     }
