@@ -29,7 +29,7 @@ spec:
             - |
               echo "agent=$OMPI_MCA_plm_rsh_agent hostfile=$OMPI_MCA_orte_default_hostfile"
               sh /etc/mpi/discover_hosts.sh | sed 's/^/discover /'
-              exec mpirun --allow-run-as-root -np 2 --mca btl self,tcp /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD; print('rank', c.rank, 'of', c.size, 'allreduce', c.allreduce(c.rank + 1), flush=True)"
+              exec mpirun --allow-run-as-root -np 2 --mca btl self,tcp /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD; s = c.allreduce(c.rank + 1); l = c.gather('rank %d of %d allreduce %d' % (c.rank, c.size, s)); c.rank == 0 and print(chr(10).join(l), flush=True)"
             resources:
               limits:
                 cpu: 100m
