@@ -24,13 +24,18 @@ pod exit1 '"command": ["sh", "-c", "exit 1"]'
 pod nosuch '"command": ["/no/such/program"]'
 pod argsonly '"args": ["--epochs", "1"]'
 
+# The back-off is 200 ms here: the pod goes from waiting to running and back
+# all the time, so each look waits until it sees the waiting side.
+backoff_message() { # POD UID
+    k get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.waiting.message}' |
+        grep -Eq "^back-off [0-9.]+m?s restarting failed container=c pod=${1}_default\\($2\\)\$"
+}
+status_column() { k get pod "$1" --no-headers | grep -Eq "^$1 +0/1 +CrashLoopBackOff +[1-9]"; }
 for p in exit1 nosuch; do
     check "$p: Running, CrashLoopBackOff, restarted" wait_until crash_looping $p
     uid=$(k get pod $p -o jsonpath='{.metadata.uid}')
-    expect_match "$p: the kubelet's back-off message" \
-        "^back-off [0-9.]+m?s restarting failed container=c pod=${p}_default\\($uid\\)\$" \
-        "$(k get pod $p -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')"
-    expect_match "$p: STATUS column" "^$p +0/1 +CrashLoopBackOff +[1-9]" "$(k get pod $p --no-headers)"
+    check "$p: the kubelet's back-off message" wait_until backoff_message $p "$uid"
+    check "$p: STATUS column" wait_until status_column $p
 done
 expect_eq "exit1: lastState.terminated" "1 Error" \
     "$(k get pod exit1 -o jsonpath='{.status.containerStatuses[0].lastState.terminated.exitCode} {.status.containerStatuses[0].lastState.terminated.reason}')"
