@@ -19,7 +19,8 @@ static const api_resource *const resources[] = {
     &api_tfjob, &api_pytorchjob, &api_mpijob, &api_xgboostjob, &api_paddlejob,
     &api_jaxjob, &api_mxjob,
     &api_msjob,
-    &api_vcjob, &api_podgroup, &api_queue,
+    &api_vcjob, &api_vccronjob, &api_podgroup, &api_queue,
+    &api_jobflow, &api_jobtemplate,
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 
