@@ -497,6 +497,7 @@ out:
 typedef struct {
     json_t *active;
     const char *last_schedule, *last_success;
+    const char *rv; /* the version the pass read: a write since is a conflict */
 } status_arg;
 
 static int write_status(json_t *obj, void *arg, ty_error *err)
@@ -505,6 +506,9 @@ static int write_status(json_t *obj, void *arg, ty_error *err)
     json_t *st = json_object_get(obj, "status");
     (void)err;
 
+    /* What the pass decided rests on the status it read (active, the last
+     * schedule): written over a newer one, it would lose that one's news. */
+    json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(a->rv));
     if (!json_is_object(st)) {
         st = json_object();
         json_object_set_new(obj, "status", st);
@@ -551,7 +555,8 @@ static int pass_cronjob(ty_vccron *c, const char *ns, const char *name, time_t *
     store_list_free(&owned);
     if (!json_is_true(json_object_get(json_object_get(p.cj, "spec"), "suspend")))
         schedule(&p, wake_at);
-    status_arg a = {p.active, p.last_schedule, p.last_success};
+    status_arg a = {p.active, p.last_schedule, p.last_success,
+                    meta_s(json_object_get(p.cj, "metadata"), "resourceVersion")};
     w = store_mutate_status(c->s, api_store_key(&api_vccronjob), ns, name, write_status, &a, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;

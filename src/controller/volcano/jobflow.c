@@ -352,10 +352,19 @@ static json_t *flow_status(const json_t *jf, const store_list *owned)
     return st;
 }
 
+typedef struct {
+    json_t *status;
+    const char *rv; /* the version the pass read: a write since is a conflict */
+} status_arg;
+
 static int set_status(json_t *obj, void *arg, ty_error *err)
 {
+    const status_arg *a = arg;
     (void)err;
-    json_object_set_new(obj, "status", json_deep_copy(arg));
+
+    /* The running histories carry on from the status the pass read. */
+    json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(a->rv));
+    json_object_set_new(obj, "status", json_deep_copy(a->status));
     return 0;
 }
 
@@ -392,7 +401,8 @@ static int pass_flow(ty_jobflows *f, const char *ns, const char *name)
         goto out_list;
     }
     st = flow_status(jf, &owned);
-    w = store_mutate_status(f->s, api_store_key(&api_jobflow), ns, name, set_status, st, &err);
+    status_arg a = {st, meta_of(jf, "resourceVersion")};
+    w = store_mutate_status(f->s, api_store_key(&api_jobflow), ns, name, set_status, &a, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;
     store_obj_unref(w);
