@@ -4,8 +4,9 @@
 # a flow of two templates runs the second only after the first completed
 # (the first holds until the test lets it go, and the second must not exist
 # meanwhile), the flow's status says Succeed with both jobs, a template lists
-# the jobs made from it, jobRetainPolicy delete removes them; a cycle or an
-# unknown target is refused; an every-minute CronJob starts a job named
+# the jobs made from it, jobRetainPolicy delete removes them; a failed job
+# fails its flow and what depends on it never starts; a cycle or an unknown
+# target is refused; an every-minute CronJob starts a job named
 # <cronjob>-<minutes> within two minutes, which completes and sets
 # lastSuccessfulTime; bad schedules, zones and names are refused.
 source "$(dirname "$0")/lib.sh"
@@ -101,6 +102,35 @@ spec:
 YAML
 expect_eq "delete policy: flow Succeed" Succeed "$(wait_for jobflow gone '{.status.state.phase}' Succeed)"
 check "delete policy: its job is deleted" wait_until bash -c "! kubectl get vcjob gone-a"
+
+kubectl apply -f - >/dev/null 2>&1 <<YAML
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobTemplate
+metadata: {name: bad}
+spec:
+  minAvailable: 1
+  tasks:
+  - replicas: 1
+    name: t
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - {name: c, image: busybox, command: ["/bin/sh", "-c", "exit 3"]}
+---
+apiVersion: flow.volcano.sh/v1alpha1
+kind: JobFlow
+metadata: {name: broken}
+spec:
+  flows:
+  - name: bad
+  - name: b
+    dependsOn:
+      targets: [bad]
+YAML
+expect_eq "a failed job fails the flow" Failed "$(wait_for jobflow broken '{.status.state.phase}' Failed)"
+expect_eq "failedJobs" broken-bad "$(jp jobflow broken '{.status.failedJobs[*]}')"
+check "the job after a failed one is never made" bash -c "! kubectl get vcjob broken-b"
 
 out=$(kubectl apply -f - 2>&1 <<YAML
 apiVersion: flow.volcano.sh/v1alpha1
