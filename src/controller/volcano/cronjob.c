@@ -242,14 +242,14 @@ static bool delete_job(pass *p, const json_t *job)
     store_obj_unref(gone);
     if (!gone && err.code != TY_ENOTFOUND) {
         ty_event(p->c->s, p->cj, "Warning", "FailedDelete", VC_COMPONENT,
-                 "Error deleting job %s: %s", meta_s(m, "name"), err.text);
+                 "Error deleting job \"%s\": %s", meta_s(m, "name"), err.text);
         ty_error_clear(&err);
         return false;
     }
     ty_error_clear(&err);
     if ((i = active_index(p->active, meta_s(m, "uid"), NULL)) >= 0)
         json_array_remove(p->active, (size_t)i);
-    ty_event(p->c->s, p->cj, "Normal", "SuccessfulDelete", VC_COMPONENT, "Deleted job %s",
+    ty_event(p->c->s, p->cj, "Normal", "SuccessfulDelete", VC_COMPONENT, "Deleted job \"%s\"",
              meta_s(m, "name"));
     return true;
 }
@@ -318,11 +318,11 @@ static void observe_jobs(pass *p, const store_list *owned)
                                  NULL);
         if (!o)
             ty_event(p->c->s, p->cj, "Warning", "StaleReference",
-                     VC_COMPONENT, "Active job %s no longer exists (UID: %s)", meta_s(r, "name"),
+                     VC_COMPONENT, "Active job \"%s\" no longer exists (UID: %s)", meta_s(r, "name"),
                      uid);
         else if (strcmp(meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"), uid))
             ty_event(p->c->s, p->cj, "Warning", "StaleReference", VC_COMPONENT,
-                     "Active job reference %s points to a different UID (expected: %s, actual: "
+                     "Active job reference \"%s\" points to a different UID (expected: %s, actual: "
                      "%s)", meta_s(r, "name"), uid,
                      meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"));
         if (!o || strcmp(meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"), uid))
@@ -437,7 +437,7 @@ static void schedule(pass *p, time_t *wake_at)
     if (json_is_string(json_object_get(spec, "timeZone"))) {
         if (!(z = own = tz_load(NULL, tzname, &err))) {
             ty_event(p->c->s, p->cj, "Warning", "InvalidTimeZone", VC_COMPONENT,
-                     "Invalid time zone %s: %s", tzname, err.text);
+                     "Invalid time zone \"%s\": %s", tzname, err.text);
             goto out;
         }
     }
