@@ -255,9 +255,10 @@ static json_t *job_status(const json_t *old_list, const json_t *job, const char 
             json_object_set_new(last, "endTimestamp", json_string(now));
         json_array_append_new(hist, json_pack("{s:s, s:s}", "startTimestamp", now, "state", phase));
     }
-    out = json_pack("{s:s, s:s, s:s, s:I, s:o}", "name", name, "state", phase, "startTimestamp",
-                    created, "restartCount", (json_int_t)meta_int(st, "retryCount", 0),
-                    "runningHistories", hist);
+    out = json_pack("{s:s, s:s, s:s, s:o}", "name", name, "state", phase, "startTimestamp",
+                    created, "runningHistories", hist);
+    if (out && meta_int(st, "retryCount", 0) > 0) /* omitted when 0, as upstream's */
+        json_object_set_new(out, "restartCount", json_integer(meta_int(st, "retryCount", 0)));
     long long ms = vc_duration_ms(str(st, "runningDuration"));
     time_t c;
     if (ms >= 0 && *str(st, "runningDuration") && ty_time_parse(created, &c) == 0) {
