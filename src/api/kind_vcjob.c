@@ -409,10 +409,10 @@ static const api_field vcjob_spec_fields[] = {
     API_FIELD("minSuccess", API_T_INTEGER),
     API_FIELD("networkTopology", API_T_OPEN),
 };
-static const api_schema vcjob_spec = API_SCHEMA(vcjob_spec_fields);
+const api_schema api_vcjob_spec_schema = API_SCHEMA(vcjob_spec_fields);
 
 static const api_field vcjob_fields[] = {
-    API_OBJECT("spec", &vcjob_spec),
+    API_OBJECT("spec", &api_vcjob_spec_schema),
     API_FIELD("status", API_T_OPEN),
 };
 static const api_schema vcjob_schema = {

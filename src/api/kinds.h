@@ -37,5 +37,12 @@ extern const api_resource api_msjob;
 extern const api_resource api_vcjob;
 extern const api_resource api_podgroup;
 extern const api_resource api_queue;
+/* batch.volcano.sh/v1alpha1 CronJob (kind_vccronjob.c); flow.volcano.sh/v1alpha1
+ * JobFlow and JobTemplate (kind_jobflow.c). They embed a Volcano Job's spec,
+ * whose schema kind_vcjob.c shares. */
+extern const api_resource api_vccronjob;
+extern const api_resource api_jobflow;
+extern const api_resource api_jobtemplate;
+extern const api_schema api_vcjob_spec_schema;
 
 #endif

@@ -23,7 +23,8 @@ static const api_resource *const resources[] = {
     &api_jaxjob, &api_mxjob, &api_msjob_v1,
     &api_mpijob_v2,
     &api_msjob,
-    &api_vcjob, &api_podgroup, &api_queue,
+    &api_vcjob, &api_vccronjob, &api_podgroup, &api_queue,
+    &api_jobflow, &api_jobtemplate,
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 

@@ -20,6 +20,7 @@
 #include "controller/volumes.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
+#include "controller/volcano/vcflow.h"
 #include "model/quantity.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
@@ -351,6 +352,8 @@ int cmd_server(int argc, char **argv)
     ty_event_ttl *ttl = NULL;
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
+    ty_vccron *crons;
+    ty_jobflows *flows;
     ty_volumes *vols;
     ty_sched *sched;
     rt_local *rt = NULL;
@@ -388,7 +391,9 @@ int cmd_server(int argc, char **argv)
     }
     jobs = gc ? jobs_start(store, &err) : NULL;
     vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
-    vols = vcjobs ? volumes_start(store, data_dir, &err) : NULL;
+    crons = vcjobs ? vccron_start(store, &err) : NULL;
+    flows = crons ? jobflows_start(store, &err) : NULL;
+    vols = flows ? volumes_start(store, data_dir, &err) : NULL;
     sched = vols ? sched_start_with(store, nf.sched_conf, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
@@ -402,6 +407,8 @@ int cmd_server(int argc, char **argv)
         rt_local_stop(rt);
         sched_stop(sched);
         volumes_stop(vols);
+        jobflows_stop(flows);
+        vccron_stop(crons);
         vcjobs_stop(vcjobs);
         jobs_stop(jobs);
         event_ttl_stop(ttl);
@@ -436,6 +443,8 @@ stop:
     rt_local_stop(rt);
     sched_stop(sched);
     volumes_stop(vols);
+    jobflows_stop(flows);
+    vccron_stop(crons);
     vcjobs_stop(vcjobs);
     jobs_stop(jobs);
     event_ttl_stop(ttl);

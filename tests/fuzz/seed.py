@@ -113,6 +113,19 @@ def main():
         put("selector", s)
     for q in ["500m", "1.5Gi", "2e3", "1Ki", "0.1", "-1", "100M", "1E", "12345678901234567890"]:
         put("quantity", q)
+    for c in ["*/1 * * * *", "0 9 * * MON-FRI", "5/20 0-6/2 1,15 jan,JUL ?", "30 2 * * *",
+              "0 0 13 * 5", "0 0 29 2 *", "@every 1h30m", "@monthly", "59 23 31 12 *"]:
+        put("cron", c)
+    # A hand-made TZif: version 2, two transitions, two types (+1 h, +2 h).
+    import struct
+    def tzif(ver, tsize, times):
+        hdr = b"TZif" + ver + b"\0" * 15 + struct.pack(">6I", 0, 0, 0, len(times), 2, 8)
+        body = b"".join(struct.pack(">q" if tsize == 8 else ">i", t) for t in times)
+        body += bytes(i % 2 for i in range(len(times)))
+        body += struct.pack(">iBB", 3600, 0, 0) + struct.pack(">iBB", 7200, 1, 4) + b"CET\0CEST"
+        return hdr + body
+    put("cron", tzif(b"2", 4, [1774746000, 1792890000]) + tzif(b"2", 8, [1774746000, 1792890000])
+        + b"\nCET-1CEST,M3.5.0,M10.5.0/3\n")
     pod = {"metadata": {"name": "p", "labels": {"a": "b"}},
            "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}]}}
     put("patch", json.dumps([pod, {"metadata": {"labels": {"a": None, "c": "d"}}}]))
