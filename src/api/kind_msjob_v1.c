@@ -148,6 +148,7 @@ static void check_replica_specs(const json_t *spec, ty_error *err)
 {
     const json_t *list = json_object_get(spec, "replicaSpecs"), *rs;
     bool seen[2] = {false, false};
+    long long total = 0;
     size_t i;
 
     if (!list || json_is_null(list)) {
@@ -184,6 +185,14 @@ static void check_replica_specs(const json_t *spec, ty_error *err)
     if (!seen[0])
         meta_required(err, "spec.replicaSpecs",
                       "must have one replica spec of replicaType MASTER");
+    json_array_foreach(list, i, rs) {
+        const json_t *r = json_object_get(rs, "replicas");
+        if (json_is_integer(r) && json_integer_value(r) > 0)
+            total += json_integer_value(r);
+    }
+    if (total > KF_MAX_JOB_PODS)
+        meta_invalid_int(err, "spec.replicaSpecs", total,
+                         "the replicas add up to more than %d pods", KF_MAX_JOB_PODS);
 }
 
 /* terminationPolicy.master names the replica whose end ends the job. With

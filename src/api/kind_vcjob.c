@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "api/kubeflow.h"
 #include "api/meta.h"
 #include "api/schema.h"
 
@@ -311,6 +312,9 @@ static int vcjob_validate(const json_t *obj, const json_t *old, ty_error *err)
     json_array_foreach(tasks, i, t)
         total += check_task(t, i, names, err);
     json_decref(names);
+    if (total > KF_MAX_JOB_PODS)
+        meta_invalid_int(err, "spec.tasks", (long long)total,
+                         "the tasks' replicas add up to more than %d pods", KF_MAX_JOB_PODS);
     if (json_array_size(tasks) && min > total)
         meta_invalid_int(err, "spec.minAvailable", (long long)min,
                          "must be less than or equal to the total replicas of tasks (%lld)",

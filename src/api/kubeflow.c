@@ -519,6 +519,7 @@ static void check_replica_map(const kf_kind *k, const json_t *spec, ty_error *er
     json_t *replica;
     const char *type;
     size_t n = 0;
+    long long total = 0;
 
     snprintf(path, sizeof(path), "spec.%s", k->replica_field);
     if (map && !json_is_null(map) && !json_is_object(map)) {
@@ -549,6 +550,14 @@ static void check_replica_map(const kf_kind *k, const json_t *spec, ty_error *er
             continue;
         }
         check_replica(k, type, replica, err);
+        if (json_is_integer(json_object_get(replica, "replicas")) &&
+            json_integer_value(json_object_get(replica, "replicas")) > 0)
+            total += json_integer_value(json_object_get(replica, "replicas"));
+    }
+    if (total > KF_MAX_JOB_PODS) {
+        snprintf(path, sizeof(path), "spec.%s", k->replica_field);
+        meta_invalid_int(err, path, total, "the replicas add up to more than %d pods",
+                         KF_MAX_JOB_PODS);
     }
 }
 

@@ -23,6 +23,11 @@
 
 /* More distinct replica types than any kind has (MXJob has six). */
 #define KF_MAX_REPLICA_TYPES 8
+/* The most pods one job may ask for, all replica types together. Upstream
+ * has no such number (an object's size in etcd bounds it); here a controller
+ * would build every pod's peer list (TF_CONFIG, MS_CONFIG, hostfiles) of
+ * 2^31 replicas in memory, so a bigger job is refused at admission. */
+#define KF_MAX_JOB_PODS 10000
 
 typedef struct kf_replica_type {
     const char *name;      /* canonical key: "Master", "PS", "TunerTracker" */

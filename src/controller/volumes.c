@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -424,6 +425,54 @@ static int set_class(json_t *claim, void *arg, ty_error *err)
     return 0;
 }
 
+/* <data>/volumes/.claims/<pv>: the uid of the claim a volume's directory was
+ * made for, out of the pods' reach (no PV name starts with '.'). A directory
+ * is deleted only where its marker names the claim its PV is bound to: a PV
+ * made by hand to look like one of ours (its annotation, its path) deletes
+ * nothing. */
+static int marker_path(const ty_volumes *v, const char *name, char *buf, size_t len)
+{
+    return snprintf(buf, len, "%s/.claims/%s", v->dir, name) < (int)len ? 0 : -1;
+}
+
+static int write_marker(ty_volumes *v, const char *name, const char *uid)
+{
+    char path[PATH_MAX + 400], dir[PATH_MAX];
+    FILE *f;
+    int rc;
+
+    snprintf(dir, sizeof(dir), "%s/.claims", v->dir);
+    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || marker_path(v, name, path, sizeof(path)) < 0)
+        return -1;
+    if (!(f = fopen(path, "we")))
+        return -1;
+    rc = fputs(uid, f) < 0 ? -1 : 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+static bool marker_says(ty_volumes *v, const char *name, const char *uid)
+{
+    char path[PATH_MAX + 400], got[128] = "";
+    FILE *f;
+
+    if (!*uid || marker_path(v, name, path, sizeof(path)) < 0 || !(f = fopen(path, "re")))
+        return false;
+    if (!fgets(got, sizeof(got), f))
+        got[0] = '\0';
+    fclose(f);
+    return !strcmp(got, uid);
+}
+
+static void forget_marker(ty_volumes *v, const char *name)
+{
+    char path[PATH_MAX + 400];
+
+    if (marker_path(v, name, path, sizeof(path)) == 0)
+        unlink(path);
+}
+
 /* A volume for claim from class sc: a directory of its own, already bound to
  * the claim. Caller unrefs. */
 static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
@@ -467,10 +516,20 @@ static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc
                  str2(sc, "metadata", "name"), path, strerror(errno));
         return NULL;
     }
+    if (write_marker(v, name, str(cm, "uid")) < 0) {
+        ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
+                 "failed to provision volume with StorageClass \"%s\": cannot record %s: %s",
+                 str2(sc, "metadata", "name"), name, strerror(errno));
+        rmdir(path);
+        return NULL;
+    }
     ty_event(v->s, claim, "Normal", "Provisioning", COMPONENT,
              "External provisioner is provisioning volume for claim \"%s/%s\"",
              str(cm, "namespace"), str(cm, "name"));
-    pv = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:O}, s:O, s:s, s:s, s:s, s:{s:s, s:s}}}",
+    /* Made bound to its claim (claimRef): no other claim can take it, even
+     * if the claim's own binding never comes (a crash in between). */
+    pv = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:O}, s:O, s:s, s:s, s:s, s:{s:s, s:s}, "
+                   "s:{s:s, s:s, s:s, s:s, s:s}}}",
                    "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", name,
                    "annotations", ANN_PROVISIONED_BY, VOLUMES_PROVISIONER, "spec", "capacity",
                    "storage",
@@ -479,9 +538,14 @@ static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc
                    "accessModes", json_object_get(cs, "accessModes"),
                    "persistentVolumeReclaimPolicy", *policy ? policy : "Delete",
                    "storageClassName", str2(sc, "metadata", "name"), "volumeMode", "Filesystem",
-                   "hostPath", "path", path, "type", "DirectoryOrCreate");
-    if (!pv)
+                   "hostPath", "path", path, "type", "DirectoryOrCreate", "claimRef", "kind",
+                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace", str(cm, "namespace"),
+                   "name", str(cm, "name"), "uid", str(cm, "uid"));
+    if (!pv) {
+        forget_marker(v, name);
+        rmdir(path);
         return NULL;
+    }
     json_object_set_new(pv, "status", json_pack("{s:s}", "phase", "Pending"));
     ty_error_init(&err);
     o = store_create_take(v->s, PVS, "", pv, &err);
@@ -490,6 +554,10 @@ static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc
                  "Successfully provisioned volume %s", name);
     else if (err.code == TY_EEXISTS)
         o = store_get(v->s, PVS, "", name, NULL);
+    else {
+        forget_marker(v, name);
+        rmdir(path); /* empty: nothing used it yet */
+    }
     ty_error_clear(&err);
     return o;
 }
@@ -510,13 +578,16 @@ static int delete_volume(ty_volumes *v, const json_t *pv)
     store_obj *o;
     ty_error err;
 
-    /* Only the directory it made for this volume, never a path put there
-     * by hand. */
+    /* Only the directory it made for this volume's claim, never a path put
+     * there by hand. */
     snprintf(want, sizeof(want), "%s/%s", v->dir, name);
-    if (!strcmp(path, want) && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 &&
-        errno != ENOENT) {
-        ty_warn("volumes: cannot remove %s: %s", path, strerror(errno));
-        return -1;
+    if (!strcmp(path, want) &&
+        marker_says(v, name, str2(json_object_get(pv, "spec"), "claimRef", "uid"))) {
+        if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
+            ty_warn("volumes: cannot remove %s: %s", path, strerror(errno));
+            return -1;
+        }
+        forget_marker(v, name);
     }
     ty_error_init(&err);
     o = store_delete(v->s, PVS, "", name, NULL, &deleted, &err);

@@ -887,6 +887,14 @@ static void test_validate_replicas_and_restart_policy(void **state)
     expect_ok(&api_pytorchjob, obj);
     json_decref(obj);
 
+    /* A job of more than KF_MAX_JOB_PODS pods: refused, at the map. */
+    obj = J(good_pytorchjob);
+    json_object_set_new(at(obj, "spec.pytorchReplicaSpecs.Worker"), "replicas",
+                        json_integer(KF_MAX_JOB_PODS));
+    expect_cause(&api_pytorchjob, obj, NULL, "spec.pytorchReplicaSpecs", "FieldValueInvalid",
+                 "Invalid value: 10001: the replicas add up to more than 10000 pods");
+    json_decref(obj);
+
     obj = J(good_xgboostjob);
     json_object_set_new(at(obj, "spec.xgbReplicaSpecs.Worker"), "restartPolicy",
                         json_string("Sometimes"));

@@ -145,6 +145,8 @@ static void test_vcjob_invalid(void **state)
                  "Required value");
     expect_cause("\"plugins\":{\"horovod\":[]},\"tasks\":[" T("a", 1) "]", "spec.plugins",
                  "Unsupported value: \"horovod\"");
+    expect_cause("\"tasks\":[" T("a", 10000) "," T("b", 1) "]", "spec.tasks",
+                 "Invalid value: 10001: the tasks' replicas add up to more than 10000 pods");
 }
 
 static void test_vcjob_policies(void **state)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 #include "controller/volumes.h"
 #include "store_fixture.h"
 
-#define WAIT_MS 20000
+#define WAIT_MS 60000
 
 typedef struct {
     store_fixture sf;
@@ -215,7 +216,7 @@ static void test_first_consumer_and_protection(void **state)
     assert_true(wait_field(f, "persistentvolumeclaims", "default", "w", "status", "phase",
                            "Pending"));
     {
-        int64_t end = ty_now_ms() + 20000;
+        int64_t end = ty_now_ms() + WAIT_MS;
         char *fin = NULL;
         do {
             store_obj *o = store_get(f->sf.s, "persistentvolumeclaims", "default", "w", NULL);
@@ -251,12 +252,47 @@ static void test_first_consumer_and_protection(void **state)
     assert_true(wait_gone(f, "persistentvolumeclaims", "default", "w"));
 }
 
+/* A PV made by hand to look like a provisioned one (the annotation, the path
+ * under <data>/volumes, a claimRef to a claim that is gone, Delete): the PV
+ * goes, the directory (whatever it holds) stays: only a directory made for
+ * the claim the PV is bound to is ever deleted. */
+static void test_forged_volume_deletes_no_directory(void **state)
+{
+    fixture *f = *state;
+    char dir[256], file[300], text[1024];
+    struct stat st;
+    FILE *fp;
+
+    snprintf(dir, sizeof(dir), "%s/volumes/pvc-forged", f->sf.dir);
+    {
+        char parent[256];
+        snprintf(parent, sizeof(parent), "%s/volumes", f->sf.dir);
+        assert_true(mkdir(parent, 0755) == 0 || errno == EEXIST);
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+    }
+    snprintf(file, sizeof(file), "%s/kept", dir);
+    assert_non_null(fp = fopen(file, "w"));
+    fclose(fp);
+    snprintf(text, sizeof(text),
+             "{`metadata`:{`name`:`pvc-forged`,`annotations`:{"
+             "`pv.kubernetes.io/provisioned-by`:`trainyard.io/local-path`}},`spec`:{"
+             "`capacity`:{`storage`:`1Gi`},`accessModes`:[`ReadWriteOnce`],"
+             "`persistentVolumeReclaimPolicy`:`Delete`,`hostPath`:{`path`:`%s`},"
+             "`claimRef`:{`namespace`:`default`,`name`:`gone`,`uid`:`nope`}}}",
+             dir);
+    make(f, &api_pv, NULL, text);
+    assert_true(wait_gone(f, "persistentvolumes", "", "pvc-forged"));
+    assert_int_equal(stat(file, &st), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_provisions_for_default_class, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_fit_and_retain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_consumer_and_protection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_volume_deletes_no_directory, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
