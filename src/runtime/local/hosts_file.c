@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/strmap.h"
 #include "runtime/local/rt_internal.h"
 
@@ -103,15 +104,24 @@ static void ignore_sigio(void)
         signal(SIGIO, SIG_IGN);
 }
 
-/* 1 when written under a lease; 0 when one cannot be had (errno says why). */
-static int try_leased(int fd, const char *text, size_t len, int *rc)
+/* 1 when written under a lease; 0 when one cannot be had (errno says why).
+ * A write that fails half way puts the old text (old, olen) back before
+ * the lease goes, so that no reader sees the half. */
+static int try_leased(int fd, const char *text, size_t len, const char *old, size_t olen,
+                      int *rc)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
 
     pthread_once(&once, ignore_sigio);
     if (fcntl(fd, F_SETLEASE, F_WRLCK) < 0)
         return 0;
-    *rc = write_whole(fd, text, len);
+    if ((*rc = write_whole(fd, text, len)) < 0 && old) {
+        int saved = errno;
+        if (write_whole(fd, old, olen) < 0)
+            ty_warn("runtime: a hosts file could not be written, nor put back: %s",
+                    strerror(errno));
+        errno = saved;
+    }
     {
         int saved = errno;
         fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -159,8 +169,10 @@ static int append(int fd, size_t size, bool need_nl, const char **adds, const si
 
     for (size_t i = 0; i < k; i++)
         total += lens[i] + 1;
-    if ((errno = posix_fallocate(fd, (off_t)size, (off_t)total)) != 0 && errno != EOPNOTSUPP &&
-        errno != EINVAL)
+    /* Room without growing the file: readers must not see the new size
+     * before the bytes (posix_fallocate would show them zeros). */
+    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)size, (off_t)total) < 0 &&
+        errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS)
         return -1;
     if (!(w = malloc(total)))
         return -1;
@@ -293,21 +305,25 @@ int rt_hosts_file_update(const char *path, const char *text)
         goto out;
     size = (size_t)st.st_size;
     if (size > MAX_FILE) {
-        if (!try_leased(fd, text, len, &rc))
+        if (!try_leased(fd, text, len, NULL, 0, &rc))
             rc = write_whole(fd, text, len);
         goto out;
     }
     if (!(buf = malloc(size + 1)))
         goto out;
-    if (size && pread(fd, buf, size, 0) != (ssize_t)size) {
-        errno = errno ? errno : EIO;
-        goto out;
+    if (size) {
+        ssize_t got = pread(fd, buf, size, 0);
+        if (got != (ssize_t)size) {
+            if (got >= 0)
+                errno = EIO; /* it shrank meanwhile: not ours to patch now */
+            goto out;
+        }
     }
     if (size == len && !memcmp(buf, text, len)) {
         rc = 0; /* it shows text already */
         goto out;
     }
-    if (!try_leased(fd, text, len, &rc))
+    if (!try_leased(fd, text, len, buf, size, &rc))
         rc = patch(fd, buf, size, text, errno == EAGAIN); /* EAGAIN: it is open now */
 out:
     saved = errno;
