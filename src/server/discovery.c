@@ -4,6 +4,7 @@
  * aggregated discovery first but accepts APIVersions / APIGroupList and then
  * walks /api/v1 and /apis/<group>/<version>.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -162,21 +163,35 @@ static enum MHD_Result send_or_404(http_req *r, json_t *doc)
     return doc ? http_send_json(r, 200, doc) : not_found(r);
 }
 
+/* The /openapi/v2 document in both forms, made once: the served kinds never
+ * change while the server runs, and making it costs tens of milliseconds
+ * (an anonymous GET must not cost that each time). */
+static struct {
+    pthread_once_t once;
+    char *json, *pb;
+    size_t json_len, pb_len;
+} v2 = {.once = PTHREAD_ONCE_INIT};
+
+static void make_v2(void)
+{
+    json_t *doc = api_openapi_v2();
+
+    if (!doc)
+        return;
+    v2.json = json_dumps(doc, JSON_COMPACT);
+    v2.json_len = v2.json ? strlen(v2.json) : 0;
+    v2.pb = api_openapi_v2_protobuf(doc, &v2.pb_len);
+    json_decref(doc);
+}
+
 /* GET /openapi/v2: protobuf when asked for (kubectl does), else JSON. */
 static enum MHD_Result openapi_v2(http_req *r)
 {
-    json_t *doc = api_openapi_v2();
-    char *pb;
-    size_t len;
-
+    pthread_once(&v2.once, make_v2);
     if (!r->accept || !strstr(r->accept, "protobuf"))
-        return http_send_json(r, 200, doc);
-    pb = api_openapi_v2_protobuf(doc, &len);
-    json_decref(doc);
-    if (!pb)
-        return MHD_NO; /* memory ran out: close, as every allocation failure does */
-    return http_send_buffer(r, 200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-                            pb, len);
+        return http_send_text(r, 200, "application/json", v2.json, v2.json_len);
+    return http_send_text(r, 200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+                          v2.pb, v2.pb_len);
 }
 
 static enum MHD_Result openapi(http_req *r)
