@@ -93,6 +93,13 @@ extern const jobs_framework jf_mpi_v2;
  * ssh-argument variables of spec.mpiImplementation, the slots, the rsh agent
  * and, unless the launcher runs ranks, NVIDIA_* emptied. */
 void jf_mpi2_launcher_env(const job_ctx *c, json_t *env);
+/* What MPIJob v1 and v2beta1 share (mpi.c): the Launcher is the master and
+ * its success the job's; no Service per pod; pods `<job>-launcher` and
+ * `<job>-worker-<i>`. */
+bool jf_mpi_is_master(const job_ctx *c, const char *rtype, int index);
+bool jf_mpi_succeeded(const job_ctx *c, const jf_counts *counts, size_t n);
+jf_service_mode jf_mpi_service(const job_ctx *c, const char *rtype);
+void jf_mpi_pod_name(const job_ctx *c, const char *rtype, int index, char *buf, size_t len);
 
 /* The plugin for a job kind; NULL when none. */
 const jobs_framework *jobs_framework_for(const kf_kind *k);

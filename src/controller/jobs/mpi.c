@@ -57,25 +57,25 @@ static void mpi_env(const job_ctx *c, const char *rtype, int index, json_t *env)
     jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", CONFIG_PATH "/kubexec.sh");
 }
 
-static bool mpi_is_master(const job_ctx *c, const char *rtype, int index)
+bool jf_mpi_is_master(const job_ctx *c, const char *rtype, int index)
 {
     (void)c, (void)index;
     return strcmp(rtype, "Launcher") == 0;
 }
 
-static bool mpi_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
+bool jf_mpi_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
 {
     (void)c;
     return jf_all_succeeded(jf_find(counts, n, "Launcher"));
 }
 
-static jf_service_mode mpi_service(const job_ctx *c, const char *rtype)
+jf_service_mode jf_mpi_service(const job_ctx *c, const char *rtype)
 {
     (void)c, (void)rtype;
     return JF_SVC_NONE;
 }
 
-static void mpi_pod_name(const job_ctx *c, const char *rtype, int index, char *buf, size_t len)
+void jf_mpi_pod_name(const job_ctx *c, const char *rtype, int index, char *buf, size_t len)
 {
     if (strcmp(rtype, "Launcher") == 0)
         snprintf(buf, len, "%s-launcher", c->name);
@@ -179,10 +179,10 @@ const jobs_framework jf_mpi = {
     .kind = &kf_mpijob,
     .env_all_containers = true,
     .env = mpi_env,
-    .is_master = mpi_is_master,
-    .succeeded = mpi_succeeded,
-    .service = mpi_service,
-    .pod_name = mpi_pod_name,
+    .is_master = jf_mpi_is_master,
+    .succeeded = jf_mpi_succeeded,
+    .service = jf_mpi_service,
+    .pod_name = jf_mpi_pod_name,
     .decorate = mpi_decorate,
     .configmap = mpi_configmap,
 };

@@ -112,33 +112,6 @@ void jf_mpi2_launcher_env(const job_ctx *c, json_t *env)
     }
 }
 
-static bool mpi2_is_master(const job_ctx *c, const char *rtype, int index)
-{
-    (void)c, (void)index;
-    return strcmp(rtype, "Launcher") == 0;
-}
-
-static bool mpi2_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
-{
-    (void)c;
-    return jf_all_succeeded(jf_find(counts, n, "Launcher"));
-}
-
-/* No Service per pod: the job's one headless Service comes from extras. */
-static jf_service_mode mpi2_service(const job_ctx *c, const char *rtype)
-{
-    (void)c, (void)rtype;
-    return JF_SVC_NONE;
-}
-
-static void mpi2_pod_name(const job_ctx *c, const char *rtype, int index, char *buf, size_t len)
-{
-    if (strcmp(rtype, "Launcher") == 0)
-        snprintf(buf, len, "%s-launcher", c->name);
-    else
-        jf_host(c, rtype, index, buf, len);
-}
-
 static json_t *array_member(json_t *obj, const char *key)
 {
     json_t *a = json_object_get(obj, key);
@@ -206,7 +179,7 @@ static void mpi2_decorate(const job_ctx *c, const char *rtype, int index, json_t
         json_decref(env);
         return;
     }
-    mpi2_pod_name(c, rtype, index, host, sizeof(host));
+    jf_mpi_pod_name(c, rtype, index, host, sizeof(host));
     json_object_set_new(spec, "hostname", json_string(host));
     json_object_set_new(spec, "subdomain", json_string(c->name));
     if (json_is_object(labels))
@@ -268,7 +241,7 @@ static json_t *mpi2_configmap(const job_ctx *c, const json_t *pods)
 
     ty_buf_puts(&discover, "#!/bin/sh\n");
     if (launcher_as_worker(c)) {
-        mpi2_pod_name(c, "Launcher", 0, host, sizeof(host));
+        jf_mpi_pod_name(c, "Launcher", 0, host, sizeof(host));
         host_line(c, &hosts, &discover, host, true);
     }
     for (long long w = 0; w < n; w++) {
@@ -323,10 +296,10 @@ static json_t *mpi2_extras(const job_ctx *c)
 const jobs_framework jf_mpi_v2 = {
     .kind = &kf_mpijob_v2,
     .env_all_containers = false, /* decorate gives the first container its env */
-    .is_master = mpi2_is_master,
-    .succeeded = mpi2_succeeded,
-    .service = mpi2_service,
-    .pod_name = mpi2_pod_name,
+    .is_master = jf_mpi_is_master,
+    .succeeded = jf_mpi_succeeded,
+    .service = jf_mpi_service,
+    .pod_name = jf_mpi_pod_name,
     .decorate = mpi2_decorate,
     .configmap = mpi2_configmap,
     .may_create = mpi2_may_create,
