@@ -139,12 +139,37 @@ static int check_namespace(http_req *r, const res_path *p, ty_error *err)
     return 0;
 }
 
-/* A job may not be submitted to a queue that is not Open (Volcano's
- * admission rule, applied to every job kind that names a queue). */
+static bool child_of(const json_t *queue, void *parent)
+{
+    const char *p = json_string_value(json_object_get(json_object_get(queue, "spec"), "parent"));
+    return p && strcmp(p, parent) == 0;
+}
+
+/* How many queues name queue as their parent (0 when it cannot be told). */
+static size_t child_queues(ty_store *s, const char *queue)
+{
+    store_list l = {0};
+    ty_error err;
+    size_t n = 0;
+
+    ty_error_init(&err);
+    if (store_list_objects(s, api_store_key(&api_queue),
+                           &(store_list_opts){.filter = child_of, .filter_arg = (void *)queue},
+                           &l, &err) == 0)
+        n = l.n;
+    store_list_free(&l);
+    ty_error_clear(&err);
+    return n;
+}
+
+/* A job may not be submitted to a queue that is not Open, nor to the root
+ * queue or one that has child queues (Volcano's admission rules, applied to
+ * every job kind that names a queue). */
 static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_error *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const char *queue = NULL, *state;
+    size_t children;
     store_obj *q;
 
     if (p->res == &api_podgroup || p->res == &api_queue)
@@ -172,6 +197,12 @@ static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_err
         return -1;
     }
     store_obj_unref(q);
+    if (strcmp(queue, "root") == 0)
+        return ty_seterr(err, TY_EFORBIDDEN, "can not submit job to root queue");
+    if ((children = child_queues(server_store(r->srv), queue)) > 0)
+        return ty_seterr(err, TY_EFORBIDDEN,
+                         "can only submit job to leaf queue, queue `%s` has %zu child queues",
+                         queue, children);
     return 0;
 }
 

@@ -199,6 +199,27 @@ out=$(vcjob closed1 shut 1 1 2>&1); rc=$?
 expect_eq "a job for a closed queue is rejected" 1 "$rc"
 expect_match "with a clear error" 'queue `shut` status is `Closed`' "$out"
 
+# only a leaf queue takes jobs (Volcano's rule): not one with a child queue
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: parentq}
+spec: {weight: 1}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: childq}
+spec: {weight: 1, parent: parentq}
+YAML
+out=$(vcjob toparent parentq 1 1 2>&1); rc=$?
+expect_eq "a job for a queue with a child queue is rejected" 1 "$rc"
+expect_match "saying only a leaf queue takes jobs" \
+    'can only submit job to leaf queue, queue `parentq` has 1 child queues' "$out"
+for q in childq parentq; do
+    kubectl patch queue $q --subresource=status --type=merge -p '{"status":{"state":"Closed"}}' >/dev/null
+    kubectl delete queue $q >/dev/null
+done
+
 # Volcano's rules for deleting a Queue: never `default`, only a Closed one
 out=$(kubectl delete queue default 2>&1); rc=$?
 expect_eq "the default queue cannot be deleted" "1 Error from server (Forbidden): \`default\` queue can not be deleted" "$rc $out"
