@@ -267,5 +267,41 @@ while [ $SECONDS -lt $end ]; do
 done
 check "ttlSecondsAfterFinished deletes the job" bash -c '! kubectl get vcjob shortlived'
 
+# --- the job's schedulerName and priorityClassName fill in what a task's
+# template leaves out; a template's own stay (upstream's createJobPod)
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vc-high}
+value: 1000
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: names}
+spec:
+  priorityClassName: vc-high
+  tasks:
+  - name: plain
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "true"]}]
+  - name: own
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        schedulerName: volcano
+        priorityClassName: system-cluster-critical
+        containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "true"]}]
+YAML
+pod_sched() { kubectl get pod "$1" -o jsonpath='{.spec.schedulerName} {.spec.priorityClassName}' 2>/dev/null; }
+check "the job's pods exist" wait_until bash -c 'kubectl get pod names-plain-0 names-own-0 >/dev/null 2>&1'
+expect_eq "a template naming neither gets the job's" "volcano vc-high" "$(pod_sched names-plain-0)"
+expect_eq "a template's own priorityClassName stays" "volcano system-cluster-critical" \
+    "$(pod_sched names-own-0)"
+kubectl delete vcjob names >/dev/null 2>&1
+
 [ "$E2E_FAILS" -eq 0 ] || { kubectl get vcjob,pods 2>&1 | sed 's/^/     | /'; }
 finish

@@ -528,6 +528,7 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
     const char *rp = str_at(tmpl, "spec", "restartPolicy");
     const char *queue = str_at(p->job, "spec", "queue");
     const char *sched = str_at(p->job, "spec", "schedulerName");
+    const char *prio = str_at(p->job, "spec", "priorityClassName");
     json_t *env = json_array(), *labels, *pod, *meta, *ann, *extra;
     char idx[16], ver[32], group[512];
 
@@ -555,8 +556,14 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
                       ver, VC_ANN_GROUP, group);
     json_object_update(ann, extra);
     json_decref(extra);
-    json_object_set_new(json_object_get(pod, "spec"), "schedulerName",
-                        json_string(sched ? sched : "volcano"));
+    /* A template's own schedulerName and priorityClassName stay; the job's
+     * fill in where it names none, as upstream's controller does. */
+    if (!json_string_length(json_object_get(json_object_get(pod, "spec"), "schedulerName")))
+        json_object_set_new(json_object_get(pod, "spec"), "schedulerName",
+                            json_string(sched ? sched : "volcano"));
+    if (prio && *prio &&
+        !json_string_length(json_object_get(json_object_get(pod, "spec"), "priorityClassName")))
+        json_object_set_new(json_object_get(pod, "spec"), "priorityClassName", json_string(prio));
     vc_job_volumes(p->job, pod);
     vc_plugins_decorate(p->job, pod);
     return pod;
