@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "api/kinds.h"
@@ -244,7 +245,17 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
     js.priority = class_value(sc, json_string_value(json_object_get(spec, "priorityClassName")));
     js.created = created_of(pg);
     js.inqueue = phase && strcmp(phase, "Pending") != 0;
-    js.preemptable = true;
+    /* volcano.sh/preemptable "false" (annotation, else label) keeps the
+     * gang from being a victim of preempt and reclaim. */
+    {
+        const json_t *m = json_object_get(pg, "metadata");
+        const char *pre = json_string_value(
+            json_object_get(json_object_get(m, "annotations"), "volcano.sh/preemptable"));
+        if (!pre)
+            pre = json_string_value(
+                json_object_get(json_object_get(m, "labels"), "volcano.sh/preemptable"));
+        js.preemptable = !pre || strcasecmp(pre, "false") != 0;
+    }
     /* Completed is the scheduler's own word: a job that restarts its pods
      * is scheduled again, so it is not taken from the object. */
     j = sc_job_upsert(sc->cluster, &js);

@@ -303,4 +303,38 @@ while [ $SECONDS -lt $end ]; do
 done
 expect_match "the preemptor's PodGroup, running, says Scheduled" '^Running .*Scheduled=True' "$conds"
 expect_eq "and no longer Unschedulable" "" "$(printf '%s' "$conds" | grep -o 'Unschedulable=True')"
+
+# volcano.sh/preemptable: "false" on a job keeps its gang from being a victim
+kubectl delete vcjob --all >/dev/null
+wait_until no_pods
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: keep
+  annotations: {volcano.sh/preemptable: "false"}
+spec:
+  queue: default
+  minAvailable: 8
+  priorityClassName: low
+  tasks:
+  - name: t
+    replicas: 8
+    template:
+      metadata:
+        annotations: {trainyard.io/sim-duration: "600"}
+      spec:
+        containers: [{name: c, image: sim, resources: {limits: {nvidia.com/gpu: 1}}}]
+YAML
+expect_eq "the non-preemptable low gang fills the cluster" 8 "$(wait_bound volcano.sh/job-name=keep 8)"
+expect_eq "its PodGroup carries the job's annotation" false \
+    "$(kubectl get podgroups -o jsonpath='{.items[0].metadata.annotations.volcano\.sh/preemptable}')"
+vcjob urgent default 1 4 "priorityClassName: high"
+urgent_waits() {
+    kubectl get podgroups -o jsonpath='{range .items[*]}{.metadata.name} {range .status.conditions[*]}{.type}={.status} {end}{"\n"}{end}' |
+        grep -q '^urgent-.*Unschedulable=True'
+}
+check "the high-priority job waits, unschedulable" wait_until urgent_waits
+expect_eq "and the non-preemptable gang keeps every pod" 8 "$(bound_pods volcano.sh/job-name=keep)"
+expect_eq "none of the high-priority job is placed" 0 "$(bound_pods volcano.sh/job-name=urgent)"
 finish

@@ -302,6 +302,25 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
 
 /* Creates the job's PodGroup, keeps its spec in line with the job and reads
  * whether it is admitted (pods are created only then). */
+/* The PodGroup carries the job's labels and annotations, as upstream's
+ * controller makes it (the scheduler reads volcano.sh/preemptable there);
+ * kubectl's last-applied copy of the whole job is left out. */
+static void copy_meta(const json_t *job, json_t *pg)
+{
+    const json_t *jm = json_object_get(job, "metadata");
+    json_t *pm = json_object_get(pg, "metadata"), *ann;
+
+    if (json_object_size(json_object_get(jm, "labels")))
+        json_object_set_new(pm, "labels", json_deep_copy(json_object_get(jm, "labels")));
+    ann = json_deep_copy(json_object_get(jm, "annotations"));
+    if (json_is_object(ann)) {
+        json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+        if (json_object_size(ann))
+            json_object_set(pm, "annotations", ann);
+    }
+    json_decref(ann);
+}
+
 static void ensure_podgroup(pass *p)
 {
     const json_t *spec = json_object_get(p->job, "spec");
@@ -340,6 +359,7 @@ static void ensure_podgroup(pass *p)
     if (json_is_string(json_object_get(spec, "priorityClassName")))
         json_object_set(json_object_get(pg, "spec"), "priorityClassName",
                         json_object_get(spec, "priorityClassName"));
+    copy_meta(p->job, pg);
     json_object_set_new(json_object_get(pg, "spec"), "minResources",
                         vc_min_resources(p->s, tasks_of(p), min_member, staged));
     want = json_deep_copy(json_object_get(pg, "spec"));
