@@ -2743,6 +2743,13 @@ static void test_rows_written_compressed(void **state)
         snprintf(name, sizeof(name), "late%02d", i);
         o = create(f->s, "pods", "default", name);
         texts[i] = strdup(store_obj_text(o, &len));
+        {
+            /* It holds its plain text, as every object just written. */
+            char *owned = NULL;
+            size_t n;
+            assert_non_null(store_obj_text_read(o, &n, &owned));
+            assert_null(owned);
+        }
         store_obj_unref(o);
         snprintf(sql, sizeof(sql),
                  "SELECT dict FROM objects WHERE name = '%s' AND length(data) < %zu", name,
@@ -2756,9 +2763,11 @@ static void test_rows_written_compressed(void **state)
                  dict);
         assert_int_equal(db_number(f, sql), 1);
     }
+    /* Each was compressed at once, not when cold (its row above); the
+     * sweeper may meanwhile have compressed older pods that went cold (on a
+     * loaded machine it did: the counts were compared for equality). */
     store_memory(f->s, &m);
-    assert_int_equal(m.compressed, m0.compressed + NLATE); /* at once, not when cold */
-    assert_int_equal(m.plain, m0.plain + NLATE);
+    assert_true(m.compressed >= m0.compressed + NLATE);
 
     reopen(f);
     store_memory(f->s, &m);
