@@ -2,8 +2,10 @@
 #include "model/podcond.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "base/jsonown.h"
+#include "base/timeutil.h"
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -68,4 +70,29 @@ const char *podcond_qos_class(const json_t *pod)
             return "Burstable";
     }
     return "BestEffort";
+}
+
+int podcond_bind(json_t *pod, const char *node, const char *uid, ty_error *err)
+{
+    json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const char *name = str(meta, "name"), *cur = str(spec, "nodeName");
+    char now[40];
+
+    if (uid && *uid && strcmp(uid, str(meta, "uid")))
+        return ty_seterr(err, TY_ECONFLICT,
+                         "Operation cannot be fulfilled on pods/binding \"%s\": "
+                         "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                         name, uid, str(meta, "uid"));
+    if (json_object_get(meta, "deletionTimestamp"))
+        return ty_seterr(err, TY_ECONFLICT,
+                         "pod %s is being deleted, cannot be assigned to a host", name);
+    if (*cur)
+        return ty_seterr(err, TY_ECONFLICT, "pod %s is already assigned to node \"%s\"", name,
+                         cur);
+    if (!json_is_object(spec))
+        return ty_seterr(err, TY_EINVALID, "pod %s has no spec", name);
+    json_object_set_new(spec, "nodeName", json_string(node));
+    ty_time_format(time(NULL), now, sizeof(now));
+    podcond_set(podcond_status(pod), "PodScheduled", "True", NULL, "", now, true);
+    return 0;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "model/podcond.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -207,42 +208,14 @@ error:
 /* ---- pods/binding ---- */
 
 typedef struct bind_args {
-    const char *node;
+    const char *node, *uid;
 } bind_args;
 
 static int bind_fn(json_t *pod, void *arg, ty_error *err)
 {
-    bind_args *b = arg;
-    json_t *spec = json_object_get(pod, "spec");
-    const char *cur = json_string_value(json_object_get(spec, "nodeName"));
-    const char *name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
-    json_t *status, *conds;
+    const bind_args *b = arg;
 
-    if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
-        return ty_seterr(err, TY_ECONFLICT, "pod %s is being deleted, cannot be assigned to a host",
-                         name);
-    if (cur && *cur)
-        return ty_seterr(err, TY_ECONFLICT, "pod %s is already assigned to node \"%s\"", name, cur);
-    json_object_set_new(spec, "nodeName", json_string(b->node));
-    status = json_object_get(pod, "status");
-    if (!status) {
-        status = json_object();
-        json_object_set_new(pod, "status", status);
-    }
-    conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_array_append_new(conds, json_pack("{s:s, s:s, s:n, s:s}", "type", "PodScheduled",
-                                           "status", "True", "lastProbeTime",
-                                           "lastTransitionTime", now));
-    return 0;
+    return podcond_bind(pod, b->node, b->uid, err);
 }
 
 enum MHD_Result resource_bind(http_req *r, const res_path *p)
@@ -258,6 +231,8 @@ enum MHD_Result resource_bind(http_req *r, const res_path *p)
     if (!body)
         goto error;
     b.node = json_string_value(json_object_get(json_object_get(body, "target"), "name"));
+    /* kube-apiserver takes the Binding's own uid as a precondition on the pod's */
+    b.uid = json_string_value(json_object_get(json_object_get(body, "metadata"), "uid"));
     if (!b.node || !*b.node) {
         ty_seterr(&err, TY_EINVALID, "Binding \"%s\" is invalid: target.name: Required value",
                   p->name);

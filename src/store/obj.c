@@ -11,6 +11,8 @@
 
 /* ---- snapshots ---- */
 
+static const ty_obj_class store_class;
+
 static const char *meta_string(const json_t *json, const char *field)
 {
     const char *v = json_string_value(json_object_get(json_object_get(json, "metadata"), field));
@@ -24,6 +26,7 @@ static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
 
     if (!o)
         return NULL;
+    o->base.cls = &store_class;
     atomic_init(&o->refs, 1);
     atomic_init(&o->tree, NULL);
     atomic_init(&o->light, NULL);
@@ -512,3 +515,42 @@ int obj_random_suffix(char *buf, size_t n)
     buf[n] = '\0';
     return 0;
 }
+
+/* ---- the ty_obj class of store snapshots (model/obj.h) ---- */
+
+#define SO(o) ((const store_obj *)(o))
+
+static const json_t *c_json(const ty_obj *o) { return store_obj_json(SO(o)); }
+static const json_t *c_light(const ty_obj *o, bool *l) { return store_obj_json_light(SO(o), l); }
+static json_t *c_copy(const ty_obj *o) { return store_obj_json_copy(SO(o)); }
+static json_t *c_read(const ty_obj *o) { return store_obj_json_read(SO(o)); }
+static json_t *c_meta(const ty_obj *o) { return store_obj_metadata(SO(o)); }
+
+static json_t *c_view(const ty_obj *o, const ty_view *v)
+{
+    return store_obj_view(SO(o), v);
+}
+
+static const char *c_text(const ty_obj *o, size_t *len, char **owned)
+{
+    return store_obj_text_read(SO(o), len, owned);
+}
+
+static void c_key(const ty_obj *o, const char **ns, const char **name)
+{
+    store_obj_key(SO(o), ns, name);
+}
+
+static void c_rv(const ty_obj *o, char *buf, size_t len)
+{
+    snprintf(buf, len, "%llu", (unsigned long long)SO(o)->rv);
+}
+
+static ty_obj *c_ref(ty_obj *o) { return store_obj_base(store_obj_ref(store_obj_of(o))); }
+static void c_unref(ty_obj *o) { store_obj_unref(store_obj_of(o)); }
+
+static const ty_obj_class store_class = {
+    .json = c_json, .json_light = c_light, .json_copy = c_copy, .json_read = c_read,
+    .metadata = c_meta, .view = c_view, .text_read = c_text, .key = c_key, .rv = c_rv,
+    .ref = c_ref, .unref = c_unref,
+};

@@ -35,12 +35,15 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "model/obj.h"
 
 typedef struct ty_store ty_store;
 
 /* An immutable snapshot of one stored object: its JSON and that JSON's compact
  * serialisation. Reference counted (atomically); share freely between threads,
- * never modify what store_obj_json returns (json_deep_copy it first). */
+ * never modify what store_obj_json returns (json_deep_copy it first). It
+ * begins with a ty_obj (model/obj.h): a store_obj * is a ty_obj * (store_obj_base),
+ * and the ty_obj accessors of one call the store_obj functions below. */
 typedef struct store_obj store_obj;
 
 /* A snapshot's JSON and its compact text, borrowed, valid while the caller
@@ -84,18 +87,9 @@ json_t *store_obj_metadata(const store_obj *o);
  * containers). *light (may be NULL) says which was given; a reader that
  * finds it needs more asks store_obj_json. */
 const json_t *store_obj_json_light(const store_obj *o, bool *light);
-/* A view: the few fields of an object that a controller reads pass after
- * pass (of a pod, the job engines want its names, labels, phase and
- * container states, not its spec). make builds it from the whole object
- * (a new tree; NULL when there is nothing to show). */
-typedef struct store_view {
-    const char *name;
-    json_t *(*make)(const json_t *obj);
-    /* The members make reads (NULL-terminated), or NULL for any: an object
-     * without its tree is then parsed for those alone. "a" is all of
-     * top-level member a, "a.b" only member b of it (of an object a). */
-    const char *const *members;
-} store_view;
+/* A view (model/obj.h): the few fields of an object that a controller
+ * reads pass after pass. */
+typedef ty_view store_view;
 /* o as view shows it, a new tree the caller owns (decref), NULL when make
  * gave nothing or memory runs out. Made once per version, from o's tree
  * when it has one and else from a parse nothing keeps, and kept on o as
@@ -115,6 +109,9 @@ bool store_obj_has_tree(const store_obj *o);
  * Borrowed, valid while o is. */
 void store_obj_key(const store_obj *o, const char **ns, const char **name);
 store_obj *store_obj_ref(store_obj *o);
+/* o as a ty_obj, and back (only for a ty_obj that store_obj_base gave). */
+static inline ty_obj *store_obj_base(store_obj *o) { return (ty_obj *)o; }
+static inline store_obj *store_obj_of(ty_obj *o) { return (store_obj *)o; }
 void store_obj_unref(store_obj *o);
 
 /* Opens (creating if needed) <dir>/trainyard.db. Creates namespaces "default"

@@ -113,6 +113,7 @@ typedef struct obj_view {
 } obj_view;
 
 struct store_obj {
+    ty_obj base; /* first: a store_obj * is a ty_obj * */
     atomic_size_t refs;
     uint64_t rv;
     /* The parsed JSON, or NULL until obj_json needs it: the watch history
