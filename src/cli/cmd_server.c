@@ -15,7 +15,8 @@
 #include "base/thread.h"
 #include "base/timeutil.h"
 #include "cli/cli.h"
-#include "controller/event_ttl.h"
+#include "server/event_ttl.h"
+#include "client/kc_embedded.h"
 #include "controller/gc.h"
 #include "controller/volumes.h"
 #include "controller/jobs/engine.h"
@@ -348,6 +349,7 @@ int cmd_server(int argc, char **argv)
     char data_dir[4096];
     ty_error err;
     ty_store *store;
+    ty_kc *kc;
     ty_gc *gc;
     ty_event_ttl *ttl = NULL;
     ty_jobs *jobs;
@@ -384,22 +386,27 @@ int cmd_server(int argc, char **argv)
         return 1;
     }
     ro.data_dir = data_dir;
-    gc = gc_start(store, &err);
+    /* Controllers, the scheduler and the runtimes see the store only
+     * through the client interface (client/kc.h) */
+    kc = kc_embedded_new(store);
+    gc = kc ? gc_start(kc, &err) : NULL;
+    if (!kc)
+        ty_seterr(&err, TY_EINTERNAL, "out of memory");
     if (gc && nf.event_ttl_ms > 0 && !(ttl = event_ttl_start(store, nf.event_ttl_ms, &err))) {
         gc_stop(gc);
         gc = NULL;
     }
-    jobs = gc ? jobs_start(store, &err) : NULL;
-    vcjobs = jobs ? vcjobs_start(store, &err) : NULL;
-    crons = vcjobs ? vccron_start(store, &err) : NULL;
-    flows = crons ? jobflows_start(store, &err) : NULL;
-    vols = flows ? volumes_start(store, data_dir, &err) : NULL;
-    sched = vols ? sched_start_with(store, nf.sched_conf, &err) : NULL;
+    jobs = gc ? jobs_start(kc, &err) : NULL;
+    vcjobs = jobs ? vcjobs_start(kc, &err) : NULL;
+    crons = vcjobs ? vccron_start(kc, &err) : NULL;
+    flows = crons ? jobflows_start(kc, &err) : NULL;
+    vols = flows ? volumes_start(kc, data_dir, &err) : NULL;
+    sched = vols ? sched_start_with(kc, nf.sched_conf, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
-        ok = (rt = rt_local_start(store, &ro, &err)) != NULL;
+        ok = (rt = rt_local_start(kc, &ro, &err)) != NULL;
     if (ok && nf.sim_spec)
-        ok = (sim = rt_sim_start(store, &nf.sim, &err)) != NULL;
+        ok = (sim = rt_sim_start(kc, &nf.sim, &err)) != NULL;
     srv = ok ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
@@ -413,6 +420,7 @@ int cmd_server(int argc, char **argv)
         jobs_stop(jobs);
         event_ttl_stop(ttl);
         gc_stop(gc);
+        kc_free(kc);
         store_close(store);
         ty_error_clear(&err);
         return 1;
@@ -449,6 +457,7 @@ stop:
     jobs_stop(jobs);
     event_ttl_stop(ttl);
     gc_stop(gc);
+    kc_free(kc);
     store_close(store);
     return rc;
 }

@@ -181,8 +181,9 @@ typedef struct kc_op {
      * store_op_record_text for what the metadata may hold). */
     char *text;
     size_t text_len, meta_end;
-    /* outcome (CREATE, MUTATE, DELETE, BIND): result a new reference (not for
-     * BIND) or NULL with err set */
+    /* outcome (CREATE, MUTATE, DELETE, BIND): result a new reference, or
+     * NULL with err set; for BIND the bound pod where the implementation
+     * has it at no cost, else NULL also on success (err.code says) */
     ty_obj *result;
     ty_error err;
 } kc_op;
@@ -194,6 +195,46 @@ typedef struct kc_op {
  * afterwards (RECORD ops report nothing). */
 size_t kc_write_all(ty_kc *c, kc_op *ops, size_t n);
 void kc_op_clear(kc_op *op);
+
+static inline kc_op kc_op_create(const char *resource, const char *ns, json_t *obj)
+{
+    return (kc_op){.kind = KC_OP_CREATE, .resource = resource, .ns = ns, .obj = obj};
+}
+
+static inline kc_op kc_op_mutate(const char *resource, const char *ns, const char *name,
+                                 kc_mutate_fn fn, void *arg, unsigned flags)
+{
+    return (kc_op){.kind = KC_OP_MUTATE, .resource = resource, .ns = ns, .name = name,
+                   .fn = fn, .arg = arg, .flags = flags};
+}
+
+static inline kc_op kc_op_delete(const char *resource, const char *ns, const char *name,
+                                 const kc_delete_opts *dopts)
+{
+    return (kc_op){.kind = KC_OP_DELETE, .resource = resource, .ns = ns, .name = name,
+                   .dopts = dopts};
+}
+
+static inline kc_op kc_op_bind(const char *ns, const char *name, const char *uid,
+                               const char *node)
+{
+    return (kc_op){.kind = KC_OP_BIND, .resource = "pods", .ns = ns, .name = name,
+                   .uid = uid, .node = node};
+}
+
+static inline kc_op kc_op_record(const char *resource, const char *ns, json_t *obj,
+                                 kc_mutate_fn fn, void *arg)
+{
+    return (kc_op){.kind = KC_OP_RECORD, .resource = resource, .ns = ns, .obj = obj,
+                   .fn = fn, .arg = arg};
+}
+
+static inline kc_op kc_op_record_text(const char *resource, const char *ns, char *text,
+                                      size_t len, size_t meta_end, kc_mutate_fn fn, void *arg)
+{
+    return (kc_op){.kind = KC_OP_RECORD, .resource = resource, .ns = ns, .text = text,
+                   .text_len = len, .meta_end = meta_end, .fn = fn, .arg = arg};
+}
 
 /* ---- watches ---- */
 

@@ -213,10 +213,6 @@ static size_t e_write_all(ty_kc *c, kc_op *ops, size_t n)
             ops[i].err = sops[i].err; /* the causes move with it */
         else
             store_op_clear(&sops[i]);
-        if (ops[i].kind == KC_OP_BIND) { /* a binding gives no object back */
-            ty_obj_unref(ops[i].result);
-            ops[i].result = NULL;
-        }
     }
     if (n != 1) {
         free(sops);
@@ -306,7 +302,7 @@ static int e_bind(ty_kc *c, const char *ns, const char *name, const char *uid,
     ty_error e;
 
     ty_error_init(&e);
-    one_op(c, (kc_op){.kind = KC_OP_BIND, .ns = ns, .name = name, .uid = uid, .node = node}, &e);
+    ty_obj_unref(one_op(c, kc_op_bind(ns, name, uid, node), &e));
     if (e.code) {
         if (err)
             *err = e;

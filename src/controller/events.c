@@ -55,7 +55,7 @@ static bool member(ty_buf *b, bool first, const char *key, const char *value)
            ty_json_append_str(b, value, strlen(value)) == 0;
 }
 
-/* The Event's text as store_op_record_text takes it (*meta_end: the '}'
+/* The Event's text as kc_op_record_text takes it (*meta_end: the '}'
  * closing its metadata); NULL when a string is not UTF-8 or memory ran out.
  * The members and their order are those of an Event written by a tree. */
 static char *event_text(const char *evname, const char *ns, const json_t *involved,
@@ -93,7 +93,7 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
          member(&b, false, "\"reportingComponent\":", component) &&
          member(&b, false, "\"reportingInstance\":", component) && ty_buf_puts(&b, "}") == 0;
     *len = b.len;
-    /* the name trails the JSON (store_op_record_text) */
+    /* the name trails the JSON (kc_op_record_text) */
     if (!ok || ty_buf_append(&b, "", 1) < 0 || ty_buf_puts(&b, evname) < 0) {
         ty_buf_free(&b);
         return NULL;
@@ -105,7 +105,7 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
  * false when it cannot be built. Built as text: Events are a third of the
  * objects a training job writes and nothing in the server reads them as
  * trees. */
-static bool vevent_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+static bool vevent_op(kc_op *op, const json_t *involved, const char *type, const char *reason,
                       const char *component, const char *fmt, va_list ap)
 {
     const json_t *meta = json_object_get(involved, "metadata");
@@ -128,14 +128,14 @@ static bool vevent_op(store_op *op, const json_t *involved, const char *type, co
         return false;
     }
     /* A repeat (same name) bumps the Event that is there. */
-    *op = store_op_record_text("events", ns, text, len, meta_end, ty_event_bump, NULL);
+    *op = kc_op_record_text("events", ns, text, len, meta_end, ty_event_bump, NULL);
     return true;
 }
 
-void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
+void ty_event(ty_kc *s, const json_t *involved, const char *type, const char *reason,
               const char *component, const char *fmt, ...)
 {
-    store_op op;
+    kc_op op;
     va_list ap;
     bool ok;
 
@@ -145,10 +145,10 @@ void ty_event(ty_store *s, const json_t *involved, const char *type, const char 
     /* A record alone: nobody waits, it joins the batch being committed, if
      * any, ahead of whatever this thread writes next. */
     if (ok)
-        store_write_all(s, &op, 1);
+        kc_write_all(s, &op, 1);
 }
 
-bool ty_event_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+bool ty_event_op(kc_op *op, const json_t *involved, const char *type, const char *reason,
                  const char *component, const char *fmt, ...)
 {
     va_list ap;

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "store/store.h"
+#include "client/kc.h"
 
 /* involved: the object the event is about (borrowed; its apiVersion, kind,
  * metadata.namespace/name/uid/resourceVersion are copied into involvedObject).
@@ -18,14 +18,14 @@
  * written is logged and dropped. Asynchronous: when another writer is
  * committing, the Event is written with its next batch, after this returns
  * but before anything the calling thread writes afterwards. */
-void ty_event(ty_store *s, const json_t *involved, const char *type, const char *reason,
+void ty_event(ty_kc *s, const json_t *involved, const char *type, const char *reason,
               const char *component, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* ty_event as an op for store_write_all instead of a write of its own, so
+/* ty_event as an op for kc_write_all instead of a write of its own, so
  * that a controller writes a burst of Events in one go. involved must stay
  * valid until the op is written (the op borrows its namespace). false (op
  * untouched) when the Event has no name to be about or memory ran out. */
-bool ty_event_op(store_op *op, const json_t *involved, const char *type, const char *reason,
+bool ty_event_op(kc_op *op, const json_t *involved, const char *type, const char *reason,
                  const char *component, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 

@@ -116,25 +116,25 @@ static int settle(ty_error *err, const char *what, const gc_node *n)
     return -1;
 }
 
-static int mutate(ty_gc *g, gc_node *n, store_mutate_fn fn, gc_edit *e, const char *what)
+static int mutate(ty_gc *g, gc_node *n, kc_mutate_fn fn, gc_edit *e, const char *what)
 {
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     ty_error_init(&err);
     e->uid = n->uid;
-    o = store_mutate(g->s, n->resource, n->ns, n->name, fn, e, &err);
+    o = kc_mutate(g->s, n->resource, n->ns, n->name, fn, e, 0, &err);
     if (!o)
         return settle(&err, what, n);
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
-static int delete_node(ty_gc *g, gc_node *n, store_propagation p)
+static int delete_node(ty_gc *g, gc_node *n, kc_propagation p)
 {
-    store_delete_opts opts = {.propagation = p, .precondition_uid = n->uid};
+    kc_delete_opts opts = {.propagation = p, .precondition_uid = n->uid};
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
     bool deleted;
 
     /* Once asked, never again: a second request could change the
@@ -142,10 +142,10 @@ static int delete_node(ty_gc *g, gc_node *n, store_propagation p)
     if (n->deleting || n->delete_sent)
         return 0;
     ty_error_init(&err);
-    o = store_delete(g->s, n->resource, n->ns, n->name, &opts, &deleted, &err);
+    o = kc_delete(g->s, n->resource, n->ns, n->name, &opts, &deleted, &err);
     if (!o)
         return settle(&err, "delete", n);
-    store_obj_unref(o);
+    ty_obj_unref(o);
     n->delete_sent = true;
     return 0;
 }
@@ -165,9 +165,9 @@ static bool has_blocking_dependents(const gc_node *n)
 
 /* Foreground cascades: a dependent that others block on is itself deleted in
  * the foreground, so the chain goes bottom-up. */
-static store_propagation cascade_policy(const gc_node *dep)
+static kc_propagation cascade_policy(const gc_node *dep)
 {
-    return has_blocking_dependents(dep) ? STORE_PROPAGATE_FOREGROUND : STORE_PROPAGATE_BACKGROUND;
+    return has_blocking_dependents(dep) ? KC_PROPAGATE_FOREGROUND : KC_PROPAGATE_BACKGROUND;
 }
 
 static int reconcile_foreground(ty_gc *g, gc_node *n)
@@ -213,15 +213,15 @@ static int reconcile_owners(ty_gc *g, gc_node *n)
     }
     if (solid || n->deleting)
         return 0;
-    return delete_node(g, n, waiting ? cascade_policy(n) : STORE_PROPAGATE_BACKGROUND);
+    return delete_node(g, n, waiting ? cascade_policy(n) : KC_PROPAGATE_BACKGROUND);
 }
 
 /* Deletes everything in the namespace; when nothing is left, lets the
  * namespace itself go by removing its finalizer. */
 static int reconcile_namespace(ty_gc *g, gc_node *n)
 {
-    json_t *resources = store_resources(g->s), *r;
-    store_list_opts lo = {.ns = n->name};
+    json_t *resources = kc_resources(g->s), *r;
+    kc_list_opts lo = {.ns = n->name};
     gc_edit e = {0};
     size_t i, left = 0;
     int rc = 0;
@@ -230,32 +230,32 @@ static int reconcile_namespace(ty_gc *g, gc_node *n)
         rc = -1;
     json_array_foreach(resources, i, r) {
         const char *res = json_string_value(r);
-        store_list l;
+        kc_list l;
         ty_error err;
         ty_error_init(&err);
         if (!strcmp(res, NS_RESOURCE))
             continue;
-        if (store_list_objects(g->s, res, &lo, &l, &err) < 0) {
+        if (kc_list_objects(g->s, res, &lo, &l, &err) < 0) {
             rc = settle(&err, "list contents of", n);
             continue;
         }
         for (size_t k = 0; k < l.n; k++) {
-            const json_t *meta = json_object_get(store_obj_json(l.items[k]), "metadata");
+            const json_t *meta = json_object_get(ty_obj_json(l.items[k]), "metadata");
             const char *name = json_string_value(json_object_get(meta, "name"));
-            store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+            kc_delete_opts opts = {.propagation = KC_PROPAGATE_BACKGROUND,
                                       .precondition_uid =
                                           json_string_value(json_object_get(meta, "uid"))};
-            store_obj *o;
+            ty_obj *o;
             bool deleted = false;
             if (!json_object_get(meta, "deletionTimestamp")) {
-                o = store_delete(g->s, res, n->name, name, &opts, &deleted, &err);
+                o = kc_delete(g->s, res, n->name, name, &opts, &deleted, &err);
                 if (!o && settle(&err, "delete contents of", n) < 0)
                     rc = -1;
-                store_obj_unref(o);
+                ty_obj_unref(o);
             }
             left += !deleted;
         }
-        store_list_free(&l);
+        kc_list_free(&l);
     }
     json_decref(resources);
     if (rc == 0 && !left && n->present && n->ns_finalizer) {
@@ -284,15 +284,15 @@ static int reconcile(ty_gc *g, gc_node *n)
 
 /* ---- the thread ---- */
 
-static void apply_event(ty_gc *g, const store_event *ev)
+static void apply_event(ty_gc *g, const kc_event *ev)
 {
-    gc_observe_obj(g, ev->resource, ev->obj, ev->type == STORE_DELETED);
+    gc_observe_obj(g, ev->resource, ev->obj, ev->type == KC_DELETED);
 }
 
 static void drop_watch(ty_gc *g)
 {
     pthread_mutex_lock(&g->mu);
-    store_watch_close(g->w);
+    kc_watch_close(g->w);
     g->w = NULL;
     pthread_mutex_unlock(&g->mu);
 }
@@ -306,64 +306,62 @@ static bool stopping(ty_gc *g)
     return stop;
 }
 
-/* Rebuilds the graph: watch from now, list everything, then replay the watch
- * up to the newest list so that no node is judged on a partial picture (a
- * dependent listed before its owner's resource was). */
+/* Rebuilds the graph: watch from now, list everything, then replay what
+ * the watch has gathered meanwhile, so that no node is judged on a partial
+ * picture (a dependent listed before its owner's resource was). Every change
+ * committed before the lists ended is in the watch by then: draining it
+ * until it has nothing at hand reaches past the lists without comparing
+ * resourceVersions (they are opaque). Replaying a change the lists already
+ * showed does no harm: the graph takes each event as the object's state. */
 static int resync(ty_gc *g)
 {
     ty_error err;
     json_t *resources;
     json_t *r;
     size_t i;
-    uint64_t from, upto = 0;
-    store_event ev;
+    kc_event ev;
+    int rc;
 
     ty_error_init(&err);
     gc_graph_clear(g);
-    /* Start from a known rv (not "now"), so that a list at that same rv
-     * needs no replay: the watch only ever delivers rv > from. */
-    from = store_current_rv(g->s);
     pthread_mutex_lock(&g->mu);
     if (!g->stop)
-        g->w = store_watch_open(g->s, NULL, NULL, from, &err);
+        g->w = kc_watch_open(g->s, NULL, NULL, &err);
     pthread_mutex_unlock(&g->mu);
     if (!g->w)
         return -1;
-    resources = store_resources(g->s);
+    resources = kc_resources(g->s);
     json_array_foreach(resources, i, r) {
-        store_list l;
+        kc_list l;
         if (gc_ignored(json_string_value(r)))
             continue;
-        if (store_list_objects(g->s, json_string_value(r), NULL, &l, &err) < 0)
+        if (kc_list_objects(g->s, json_string_value(r), NULL, &l, &err) < 0)
             continue; /* cannot fail without a token, short of memory */
         for (size_t k = 0; k < l.n; k++)
             gc_observe_obj(g, json_string_value(r), l.items[k], false);
-        if (l.rv > upto)
-            upto = l.rv;
-        store_list_free(&l);
+        kc_list_free(&l);
     }
     json_decref(resources);
-    while (upto > from && store_watch_next(g->w, -1, &ev, &err) == 1) {
+    while ((rc = kc_watch_next(g->w, 0, &ev, &err)) == 1) {
         apply_event(g, &ev);
-        store_event_release(&ev);
-        if (ev.rv >= upto)
-            return 0;
+        kc_event_release(&ev);
     }
-    return upto > from ? -1 : 0; /* stopping, or fell behind already */
+    ty_error_clear(&err);
+    return rc < 0 ? -1 : 0; /* stopping, or fell behind already */
 }
 
 /* Waits for events (not at all when work is queued), applies a batch of them,
  * then works the queue. Returns -1 when the watch ended. */
 static int step(ty_gc *g)
 {
-    store_event ev;
+    kc_event ev;
     ty_error err;
     gc_node *n;
     int timeout = g->qhead ? 0 : g->nretries ? RETRY_MS : -1, rc;
 
     ty_error_init(&err);
     for (int i = 0; i < EVENT_BATCH; i++) {
-        rc = store_watch_next(g->w, i ? 0 : timeout, &ev, &err);
+        rc = kc_watch_next(g->w, i ? 0 : timeout, &ev, &err);
         if (rc < 0) {
             if (err.code == TY_EGONE)
                 ty_warn("gc: fell behind the store's watch history; rebuilding the graph");
@@ -373,7 +371,7 @@ static int step(ty_gc *g)
         if (rc == 0)
             break;
         apply_event(g, &ev);
-        store_event_release(&ev);
+        kc_event_release(&ev);
     }
     if (g->nretries && ty_now_ms() >= g->retry_at)
         gc_requeue_retries(g);
@@ -405,7 +403,7 @@ static void *gc_main(void *arg)
     return NULL;
 }
 
-ty_gc *gc_start(ty_store *s, ty_error *err)
+ty_gc *gc_start(ty_kc *s, ty_error *err)
 {
     ty_gc *g = calloc(1, sizeof(*g));
 
@@ -436,7 +434,7 @@ void gc_stop(ty_gc *g)
     pthread_mutex_lock(&g->mu);
     g->stop = true;
     if (g->w)
-        store_watch_cancel(g->w);
+        kc_watch_cancel(g->w);
     pthread_mutex_unlock(&g->mu);
     pthread_join(g->thread, NULL);
     gc_graph_clear(g);

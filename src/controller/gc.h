@@ -15,13 +15,13 @@
 #define TY_CONTROLLER_GC_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_gc ty_gc;
 
 /* Starts the collector's thread on s, which must outlive it. Caller stops it
  * with gc_stop. NULL with err filled when the thread cannot start. */
-ty_gc *gc_start(ty_store *s, ty_error *err);
+ty_gc *gc_start(ty_kc *s, ty_error *err);
 
 /* Stops the thread, waits for it and frees everything. NULL is fine. */
 void gc_stop(ty_gc *gc);

@@ -323,18 +323,18 @@ static void observe(ty_gc *g, const char *resource, const json_t *meta, const js
  * name would need another index, so look the namespace up in the store. */
 static gc_node *find_namespace(ty_gc *g, const char *name)
 {
-    store_obj *o = store_get(g->s, NS_RESOURCE, "", name, NULL);
+    ty_obj *o = kc_get(g->s, NS_RESOURCE, "", name, NULL);
     const json_t *meta;
     gc_node *n = NULL;
 
     if (!o)
         return NULL;
-    meta = json_object_get(store_obj_json(o), "metadata");
+    meta = json_object_get(ty_obj_json(o), "metadata");
     if (json_object_get(meta, "deletionTimestamp")) {
         const char *uid = str_or_empty(json_string_value(json_object_get(meta, "uid")));
         n = node_find(g, uid, hash_uid(uid));
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return n;
 }
 
@@ -366,7 +366,7 @@ bool gc_ignored(const char *resource)
 /* Only a Namespace is parsed whole: of everything else the metadata alone
  * is read, and no tree is kept (a resync looks at every object; giving each
  * a tree took the server's memory up by half at 40,000 benchmark pods). */
-void gc_observe_obj(ty_gc *g, const char *resource, const store_obj *o, bool deleted)
+void gc_observe_obj(ty_gc *g, const char *resource, const ty_obj *o, bool deleted)
 {
     const json_t *obj;
     json_t *meta;
@@ -374,18 +374,18 @@ void gc_observe_obj(ty_gc *g, const char *resource, const store_obj *o, bool del
     gc_node *nsn;
 
     if (gc_ignored(resource)) {
-        store_obj_key(o, &ns, &name);
+        ty_obj_key(o, &ns, &name);
         if (deleted && *ns && (nsn = find_namespace(g, ns)))
             enqueue(g, nsn);
         return;
     }
     if (strcmp(resource, NS_RESOURCE) == 0) {
-        obj = store_obj_json(o);
+        obj = ty_obj_json(o);
         observe(g, resource, json_object_get(obj, "metadata"),
                 json_object_get(json_object_get(obj, "spec"), "finalizers"), deleted);
         return;
     }
-    meta = store_obj_metadata(o);
+    meta = ty_obj_metadata(o);
     observe(g, resource, meta, NULL, deleted);
     json_decref(meta);
 }

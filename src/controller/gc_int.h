@@ -46,11 +46,11 @@ struct gc_node {
 };
 
 struct ty_gc {
-    ty_store *s;
+    ty_kc *s;
     pthread_t thread;
     pthread_mutex_t mu; /* guards stop and w against gc_stop */
     bool stop;
-    store_watch *w;
+    kc_watch *w;
     /* The graph: a chained hash table keyed by uid. */
     gc_node **buckets;
     size_t nbuckets, nnodes;
@@ -80,7 +80,7 @@ void gc_requeue_retries(ty_gc *g);
 /* Tries n again after RETRY_MS (a store call failed). */
 void gc_retry_later(ty_gc *g, gc_node *n);
 /* Applies one object state (or its deletion) from the store to the graph. */
-void gc_observe_obj(ty_gc *g, const char *resource, const store_obj *o, bool deleted);
+void gc_observe_obj(ty_gc *g, const char *resource, const ty_obj *o, bool deleted);
 /* Resources left out of the graph (Events). */
 bool gc_ignored(const char *resource);
 

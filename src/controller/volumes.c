@@ -25,7 +25,7 @@
 #define ANN_DEFAULT_CLASS "storageclass.kubernetes.io/is-default-class"
 
 struct ty_volumes {
-    ty_store *s;
+    ty_kc *s;
     char dir[PATH_MAX - 64]; /* <data>/volumes */
     ty_workqueue *q;
 };
@@ -77,7 +77,7 @@ static void pod_claims(ty_workqueue *q, const json_t *pod)
     }
 }
 
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     const json_t *obj;
     (void)ctx;
@@ -86,7 +86,7 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
         wq_add(q, "*"); /* a class came or changed: pending claims look again */
         return;
     }
-    obj = store_obj_json(ev->obj);
+    obj = ty_obj_json(ev->obj);
     if (!strcmp(ev->resource, PVCS)) {
         add_key(q, "c", str2(obj, "metadata", "namespace"), str2(obj, "metadata", "name"));
     } else if (!strcmp(ev->resource, PVS)) {
@@ -99,25 +99,25 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     }
 }
 
-static void list_keys(ty_workqueue *q, ty_store *s, const char *res, const char *kind,
+static void list_keys(ty_workqueue *q, ty_kc *s, const char *res, const char *kind,
                       bool pending_only)
 {
-    store_list l = {0};
+    kc_list l = {0};
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(s, res, &(store_list_opts){0}, &l, &err) == 0)
+    if (kc_list_objects(s, res, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
-            const json_t *o = store_obj_json(l.items[i]);
+            const json_t *o = ty_obj_json(l.items[i]);
             if (pending_only && !strcmp(str2(o, "status", "phase"), "Bound"))
                 continue;
             add_key(q, kind, str2(o, "metadata", "namespace"), str2(o, "metadata", "name"));
         }
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
     (void)ctx;
     list_keys(q, s, PVCS, "c", false);
@@ -201,21 +201,21 @@ static bool pod_uses(const json_t *pod, void *arg)
 /* Whether a pod of ns that has not finished names the claim (scheduled:
  * one bound to a node, as the protection counts); true when it cannot be
  * told. */
-static bool claim_in_use(ty_store *s, const char *ns, const char *claim, bool scheduled)
+static bool claim_in_use(ty_kc *s, const char *ns, const char *claim, bool scheduled)
 {
     uses_arg u = {claim, scheduled};
-    store_list l = {0};
+    kc_list l = {0};
     ty_error err;
     bool used;
 
     ty_error_init(&err);
-    if (store_list_objects(s, "pods", &(store_list_opts){.ns = ns, .filter = pod_uses,
+    if (kc_list_objects(s, "pods", &(kc_list_opts){.ns = ns, .filter = pod_uses,
                                                           .filter_arg = &u, .limit = 1},
                            &l, &err) < 0)
         used = true;
     else
         used = l.n > 0;
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
     return used;
 }
@@ -281,25 +281,25 @@ static bool pv_fits(const json_t *pv, const json_t *claim, const char *cls)
 }
 
 /* The smallest volume that fits claim, or NULL. Caller unrefs. */
-static store_obj *find_volume(ty_store *s, const json_t *claim, const char *cls)
+static ty_obj *find_volume(ty_kc *s, const json_t *claim, const char *cls)
 {
-    store_list l = {0};
-    store_obj *best = NULL;
+    kc_list l = {0};
+    ty_obj *best = NULL;
     int64_t best_size = 0;
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(s, PVS, &(store_list_opts){0}, &l, &err) == 0)
+    if (kc_list_objects(s, PVS, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
-            const json_t *pv = store_obj_json(l.items[i]);
+            const json_t *pv = ty_obj_json(l.items[i]);
             int64_t size = storage_of(json_object_get(json_object_get(pv, "spec"), "capacity"));
             if (!pv_fits(pv, claim, cls) || (best && size >= best_size))
                 continue;
-            store_obj_unref(best);
-            best = store_obj_ref(l.items[i]);
+            ty_obj_unref(best);
+            best = ty_obj_ref(l.items[i]);
             best_size = size;
         }
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
     return best;
 }
@@ -360,45 +360,45 @@ static int claim_bind(json_t *claim, void *arg, ty_error *err)
 
 /* pv (bound to nothing else) and claim bound to each other: the volume
  * first, so that a claim never names a volume that does not name it. */
-static int bind(ty_volumes *v, const json_t *claim, store_obj *pvo, bool chosen)
+static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
 {
     const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
-    const char *pvname = str2(store_obj_json(pvo), "metadata", "name");
+    const char *pvname = str2(ty_obj_json(pvo), "metadata", "name");
     ref_arg ra = {claim};
-    store_obj *pv, *c;
+    ty_obj *pv, *c;
     ty_error err;
 
     ty_error_init(&err);
-    pv = store_mutate(v->s, PVS, "", pvname, pv_claim, &ra, &err);
+    pv = kc_mutate(v->s, PVS, "", pvname, pv_claim, &ra, 0, &err);
     if (!pv) {
         ty_debug("volumes: cannot bind %s to %s/%s: %s", pvname, ns, name, err.text);
         ty_error_clear(&err);
         return -1;
     }
-    bind_arg ba = {store_obj_json(pv), chosen};
-    c = store_mutate(v->s, PVCS, ns, name, claim_bind, &ba, &err);
-    store_obj_unref(pv);
+    bind_arg ba = {ty_obj_json(pv), chosen};
+    c = kc_mutate(v->s, PVCS, ns, name, claim_bind, &ba, 0, &err);
+    ty_obj_unref(pv);
     if (!c) {
         ty_error_clear(&err);
         return -1;
     }
-    store_obj_unref(c);
+    ty_obj_unref(c);
     return 0;
 }
 
 /* ---- provisioning ---- */
 
-static store_obj *default_class(ty_store *s)
+static ty_obj *default_class(ty_kc *s)
 {
-    store_list l = {0};
-    store_obj *best = NULL;
+    kc_list l = {0};
+    ty_obj *best = NULL;
     const char *best_ts = "";
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(s, SCS, &(store_list_opts){0}, &l, &err) == 0)
+    if (kc_list_objects(s, SCS, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
-            const json_t *sc = store_obj_json(l.items[i]);
+            const json_t *sc = ty_obj_json(l.items[i]);
             const char *ts = str2(sc, "metadata", "creationTimestamp");
             if (strcmp(str(json_object_get(json_object_get(sc, "metadata"), "annotations"),
                            ANN_DEFAULT_CLASS),
@@ -406,12 +406,12 @@ static store_obj *default_class(ty_store *s)
                 continue;
             /* Several defaults: the newest, as kube-apiserver picks. */
             if (!best || strcmp(ts, best_ts) > 0) {
-                store_obj_unref(best);
-                best = store_obj_ref(l.items[i]);
-                best_ts = str2(store_obj_json(best), "metadata", "creationTimestamp");
+                ty_obj_unref(best);
+                best = ty_obj_ref(l.items[i]);
+                best_ts = str2(ty_obj_json(best), "metadata", "creationTimestamp");
             }
         }
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
     return best;
 }
@@ -475,20 +475,20 @@ static void forget_marker(ty_volumes *v, const char *name)
 
 /* A volume for claim from class sc: a directory of its own, already bound to
  * the claim. Caller unrefs. */
-static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
+static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
 {
     const json_t *cm = json_object_get(claim, "metadata"), *cs = json_object_get(claim, "spec");
     char name[300], path[PATH_MAX + 320];
     const char *policy = str(sc, "reclaimPolicy");
     json_t *pv;
-    store_obj *o;
+    ty_obj *o;
     ty_error err;
 
     snprintf(name, sizeof(name), "pvc-%s", str(cm, "uid"));
-    if ((o = store_get(v->s, PVS, "", name, NULL))) {
+    if ((o = kc_get(v->s, PVS, "", name, NULL))) {
         /* Made by an earlier pass; one of that name made by somebody else
          * (any path) is not taken for the claim. */
-        const json_t *pv = store_obj_json(o);
+        const json_t *pv = ty_obj_json(o);
         if (!strcmp(str(json_object_get(json_object_get(pv, "metadata"), "annotations"),
                         ANN_PROVISIONED_BY),
                     VOLUMES_PROVISIONER) &&
@@ -496,7 +496,7 @@ static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc
             !strcmp(str(json_object_get(json_object_get(pv, "spec"), "claimRef"), "uid"),
                     str(cm, "uid")))
             return o;
-        store_obj_unref(o);
+        ty_obj_unref(o);
         ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
                  "failed to provision volume: persistentvolume \"%s\" exists and is not this "
                  "claim's", name);
@@ -548,12 +548,12 @@ static store_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc
     }
     json_object_set_new(pv, "status", json_pack("{s:s}", "phase", "Pending"));
     ty_error_init(&err);
-    o = store_create_take(v->s, PVS, "", pv, &err);
+    o = kc_create(v->s, PVS, "", pv, &err);
     if (o)
         ty_event(v->s, claim, "Normal", "ProvisioningSucceeded", COMPONENT,
                  "Successfully provisioned volume %s", name);
     else if (err.code == TY_EEXISTS)
-        o = store_get(v->s, PVS, "", name, NULL);
+        o = kc_get(v->s, PVS, "", name, NULL);
     else {
         forget_marker(v, name);
         rmdir(path); /* empty: nothing used it yet */
@@ -575,7 +575,7 @@ static int delete_volume(ty_volumes *v, const json_t *pv)
     const char *path = str2(json_object_get(pv, "spec"), "hostPath", "path");
     char want[PATH_MAX + 320];
     bool deleted;
-    store_obj *o;
+    ty_obj *o;
     ty_error err;
 
     /* Only the directory it made for this volume's claim, never a path put
@@ -590,8 +590,8 @@ static int delete_volume(ty_volumes *v, const json_t *pv)
         forget_marker(v, name);
     }
     ty_error_init(&err);
-    o = store_delete(v->s, PVS, "", name, NULL, &deleted, &err);
-    store_obj_unref(o);
+    o = kc_delete(v->s, PVS, "", name, NULL, &deleted, &err);
+    ty_obj_unref(o);
     ty_error_clear(&err);
     return 0;
 }
@@ -600,25 +600,25 @@ static int delete_volume(ty_volumes *v, const json_t *pv)
 
 static int pass_volume(ty_volumes *v, const char *name)
 {
-    store_obj *o = store_get(v->s, PVS, "", name, NULL), *c = NULL;
+    ty_obj *o = kc_get(v->s, PVS, "", name, NULL), *c = NULL;
     const json_t *pv, *ref;
     int rc = 0;
 
     if (!o)
         return 0;
-    pv = store_obj_json(o);
+    pv = ty_obj_json(o);
     ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
     if (!ref) {
         if (strcmp(str2(pv, "status", "phase"), "Available") &&
             strcmp(str2(pv, "status", "phase"), "Released") &&
             strcmp(str2(pv, "status", "phase"), "Failed"))
-            store_obj_unref(store_mutate_status(v->s, PVS, "", name, set_phase, "Available",
+            ty_obj_unref(kc_mutate(v->s, PVS, "", name, set_phase, "Available", KC_STATUS,
                                                 NULL));
         goto out;
     }
-    c = store_get(v->s, PVCS, str(ref, "namespace"), str(ref, "name"), NULL);
+    c = kc_get(v->s, PVCS, str(ref, "namespace"), str(ref, "name"), NULL);
     if (c && (!*str(ref, "uid") || !strcmp(str(ref, "uid"),
-                                           str2(store_obj_json(c), "metadata", "uid")))) {
+                                           str2(ty_obj_json(c), "metadata", "uid")))) {
         add_key(v->q, "c", str(ref, "namespace"), str(ref, "name"));
         goto out;
     }
@@ -634,31 +634,31 @@ static int pass_volume(ty_volumes *v, const char *name)
                     VOLUMES_PROVISIONER))
             rc = delete_volume(v, pv);
         else
-            store_obj_unref(store_mutate_status(v->s, PVS, "", name, set_phase, "Failed", NULL));
+            ty_obj_unref(kc_mutate(v->s, PVS, "", name, set_phase, "Failed", KC_STATUS, NULL));
     } else {
-        store_obj_unref(store_mutate_status(v->s, PVS, "", name, set_phase, "Released", NULL));
+        ty_obj_unref(kc_mutate(v->s, PVS, "", name, set_phase, "Released", KC_STATUS, NULL));
     }
 out:
-    store_obj_unref(c);
-    store_obj_unref(o);
+    ty_obj_unref(c);
+    ty_obj_unref(o);
     return rc;
 }
 
 /* The volumes whose claimRef names ns/name (the claim went). */
 static void volumes_of(ty_volumes *v, const char *ns, const char *name)
 {
-    store_list l = {0};
+    kc_list l = {0};
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(v->s, PVS, &(store_list_opts){0}, &l, &err) == 0)
+    if (kc_list_objects(v->s, PVS, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
-            const json_t *pv = store_obj_json(l.items[i]);
+            const json_t *pv = ty_obj_json(l.items[i]);
             const json_t *ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
             if (ref && !strcmp(str(ref, "namespace"), ns) && !strcmp(str(ref, "name"), name))
                 add_key(v->q, "v", "", str2(pv, "metadata", "name"));
         }
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
 }
 
@@ -668,14 +668,14 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
                                                                                 "storageClassName");
     const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
     const char *vol = str(cs, "volumeName"), *cls = json_string_value(cls_v);
-    store_obj *pv = NULL, *sco = NULL;
+    ty_obj *pv = NULL, *sco = NULL;
     int rc = 0;
 
     if (*vol) {
         /* It names its volume: that one or none. */
-        pv = store_get(v->s, PVS, "", vol, NULL);
-        if (pv && pv_fits(store_obj_json(pv), claim,
-                          str(json_object_get(store_obj_json(pv), "spec"), "storageClassName")))
+        pv = kc_get(v->s, PVS, "", vol, NULL);
+        if (pv && pv_fits(ty_obj_json(pv), claim,
+                          str(json_object_get(ty_obj_json(pv), "spec"), "storageClassName")))
             rc = bind(v, claim, pv, false);
         else
             ty_event(v->s, claim, "Warning", "FailedBinding", COMPONENT,
@@ -687,8 +687,8 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
     if (!cls_v) {
         /* No class: the default class's, when there is one (it may come later). */
         if ((sco = default_class(v->s))) {
-            store_obj_unref(store_mutate(v->s, PVCS, ns, name, set_class,
-                                         (void *)str2(store_obj_json(sco), "metadata", "name"),
+            ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, set_class,
+                                         (void *)str2(ty_obj_json(sco), "metadata", "name"), 0,
                                          NULL));
             goto out;
         }
@@ -703,33 +703,33 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
                  "no persistent volumes available for this claim and no storage class is set");
         goto out;
     }
-    if (!(sco = store_get(v->s, SCS, "", cls, NULL))) {
+    if (!(sco = kc_get(v->s, SCS, "", cls, NULL))) {
         ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
                  "storageclass.storage.k8s.io \"%s\" not found", cls);
         goto out;
     }
-    if (strcmp(str(store_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
+    if (strcmp(str(ty_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
         ty_event(v->s, claim, "Normal", "ExternalProvisioning", COMPONENT,
                  "Waiting for a volume to be created either by the external provisioner '%s' "
                  "or manually by the system administrator. If volume creation is delayed, "
                  "please verify that the provisioner is running and correctly registered.",
-                 str(store_obj_json(sco), "provisioner"));
+                 str(ty_obj_json(sco), "provisioner"));
         goto out;
     }
-    if (!strcmp(str(store_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
+    if (!strcmp(str(ty_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
         !claim_in_use(v->s, ns, name, false)) {
         ty_event(v->s, claim, "Normal", "WaitForFirstConsumer", COMPONENT,
                  "waiting for first consumer to be created before binding");
         goto out;
     }
-    if (!(pv = provision(v, claim, store_obj_json(sco)))) {
+    if (!(pv = provision(v, claim, ty_obj_json(sco)))) {
         rc = -1;
         goto out;
     }
     rc = bind(v, claim, pv, false);
 out:
-    store_obj_unref(sco);
-    store_obj_unref(pv);
+    ty_obj_unref(sco);
+    ty_obj_unref(pv);
     return rc;
 }
 
@@ -746,7 +746,7 @@ static bool has_finalizer(const json_t *obj, const char *fin)
 
 static int pass_claim(ty_volumes *v, const char *ns, const char *name)
 {
-    store_obj *o = store_get(v->s, PVCS, ns, name, NULL), *pv;
+    ty_obj *o = kc_get(v->s, PVCS, ns, name, NULL), *pv;
     const json_t *claim;
     fin_arg fa = {PROTECTION, true};
     int rc = 0;
@@ -755,34 +755,34 @@ static int pass_claim(ty_volumes *v, const char *ns, const char *name)
         volumes_of(v, ns, name);
         return 0;
     }
-    claim = store_obj_json(o);
+    claim = ty_obj_json(o);
     if (json_object_get(json_object_get(claim, "metadata"), "deletionTimestamp")) {
         /* Kept while a pod that has not finished uses it. */
         if (has_finalizer(claim, PROTECTION) && !claim_in_use(v->s, ns, name, true)) {
             fa.add = false;
-            store_obj_unref(store_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, NULL));
+            ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         }
         goto out;
     }
     if (!has_finalizer(claim, PROTECTION)) {
-        store_obj_unref(store_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, NULL));
+        ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         goto out; /* its event brings the next pass */
     }
     if (!strcmp(str2(claim, "status", "phase"), "Bound")) {
-        pv = store_get(v->s, PVS, "", str2(claim, "spec", "volumeName"), NULL);
+        pv = kc_get(v->s, PVS, "", str2(claim, "spec", "volumeName"), NULL);
         if (!pv) {
-            store_obj_unref(store_mutate_status(v->s, PVCS, ns, name, set_phase, "Lost", NULL));
+            ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, set_phase, "Lost", KC_STATUS, NULL));
             ty_event(v->s, claim, "Warning", "ClaimLost", COMPONENT,
                      "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
         }
-        store_obj_unref(pv);
+        ty_obj_unref(pv);
         goto out;
     }
     if (!strcmp(str2(claim, "status", "phase"), "Lost"))
         goto out;
     rc = pass_pending(v, claim);
 out:
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return rc;
 }
 
@@ -813,13 +813,13 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 /* The built-in class, when there is no class at all (a first start): a
  * class deleted while others exist stays deleted. */
-static void ensure_class(ty_store *s)
+static void ensure_class(ty_kc *s)
 {
     json_t *sc;
-    store_obj *o;
+    ty_obj *o;
     ty_error err;
 
-    if (store_count(s, SCS) > 0)
+    if (kc_count(s, SCS) > 0)
         return;
     sc = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:s, s:s, s:s}", "apiVersion",
                    "storage.k8s.io/v1", "kind", "StorageClass", "metadata", "name",
@@ -827,16 +827,16 @@ static void ensure_class(ty_store *s)
                    "provisioner", VOLUMES_PROVISIONER, "reclaimPolicy", "Delete",
                    "volumeBindingMode", "Immediate");
     ty_error_init(&err);
-    o = sc ? store_create_take(s, SCS, "", sc, &err) : NULL;
+    o = sc ? kc_create(s, SCS, "", sc, &err) : NULL;
     if (!o && err.code != TY_EEXISTS)
         ty_warn("volumes: cannot make StorageClass %s: %s", VOLUMES_DEFAULT_CLASS, err.text);
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
 static const char *const followed[] = {PVCS, PVS, SCS, "pods", NULL};
 
-ty_volumes *volumes_start(ty_store *s, const char *data_dir, ty_error *err)
+ty_volumes *volumes_start(ty_kc *s, const char *data_dir, ty_error *err)
 {
     static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile,
                                .resources = followed};

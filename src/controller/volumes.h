@@ -14,7 +14,7 @@
 #define TY_CONTROLLER_VOLUMES_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 /* The provisioner of the built-in class, and the class's name. */
 #define VOLUMES_PROVISIONER "trainyard.io/local-path"
@@ -25,7 +25,7 @@ typedef struct ty_volumes ty_volumes;
 /* Starts the controller on s; volumes it makes live under data_dir/volumes.
  * Makes the default StorageClass when the store has no StorageClass at all.
  * NULL with err when it cannot start. */
-ty_volumes *volumes_start(ty_store *s, const char *data_dir, ty_error *err);
+ty_volumes *volumes_start(ty_kc *s, const char *data_dir, ty_error *err);
 /* NULL is fine. */
 void volumes_stop(ty_volumes *v);
 

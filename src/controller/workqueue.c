@@ -21,25 +21,28 @@
  * timer while it waits. */
 #define MAX_WAIT_MS 50
 #define MAX_WORKERS 64
+/* How many resourceVersions of the events that come during a pass are kept
+ * to recognise the pass's own write among them. */
+#define DIRTY_RVS 4
 
 typedef struct wq_key {
     char *key;
     int64_t due_ms;      /* timers only: CLOCK_MONOTONIC */
     /* Events that came while it was being reconciled (it is queued again
-     * when its pass ends), and the resourceVersion of the last (0: not
-     * known). */
+     * when its pass ends), and the resourceVersions of the last few ("":
+     * not known): a pass's own write may be among them (wq_wrote). */
     unsigned dirty_n;
-    uint64_t dirty_rv;
+    char dirty_rv[DIRTY_RVS][TY_RV_MAX];
     struct wq_key *next;
 } wq_key;
 
 typedef struct wq_note {
-    uint64_t rv;
+    char rv[TY_RV_MAX];
     char key[]; /* the map's key */
 } wq_note;
 
 struct ty_workqueue {
-    ty_store *s;
+    ty_kc *s;
     char *name;
     wq_ops ops;
     void *ctx;
@@ -49,7 +52,7 @@ struct ty_workqueue {
     pthread_mutex_t mu;  /* guards everything below */
     pthread_cond_t work_cv;
     bool stop;
-    store_watch *w;
+    kc_watch *w;
     wq_key *queue, *qtail;
     strmap queued;       /* key -> wq_key in the queue */
     strmap active;       /* key -> its wq_key, while a worker reconciles it */
@@ -118,15 +121,14 @@ static void push(ty_workqueue *q, wq_key *k)
     pthread_cond_signal(&q->work_cv);
 }
 
-static void add_locked(ty_workqueue *q, const char *key, uint64_t rv)
+static void add_locked(ty_workqueue *q, const char *key, const char *rv)
 {
     wq_key *k;
 
     if (strmap_get(&q->queued, key))
         return;
     if ((k = strmap_get(&q->active, key))) {
-        k->dirty_n++;
-        k->dirty_rv = rv;
+        snprintf(k->dirty_rv[k->dirty_n++ % DIRTY_RVS], TY_RV_MAX, "%s", rv);
         return;
     }
     if ((k = key_new(key)))
@@ -135,25 +137,26 @@ static void add_locked(ty_workqueue *q, const char *key, uint64_t rv)
 
 void wq_add(ty_workqueue *q, const char *key)
 {
-    wq_add_event(q, key, 0);
+    wq_add_event(q, key, "");
 }
 
 /* Whether the event at rv is key's own write (wq_wrote), forgetting the
- * note once its event or a later one came. */
-static bool own_write(ty_workqueue *q, const char *key, uint64_t rv)
+ * note once its event came. resourceVersions are opaque: an event of
+ * another rv is somebody else's write, before or after, and the note waits
+ * for its own (the watch delivers every event in order; a resync forgets
+ * every note). */
+static bool own_write(ty_workqueue *q, const char *key, const char *rv)
 {
-    wq_note *w = rv ? strmap_get(&q->wrote, key) : NULL;
-    bool mine;
+    wq_note *w = *rv ? strmap_get(&q->wrote, key) : NULL;
 
-    if (!w || rv < w->rv)
+    if (!w || strcmp(rv, w->rv))
         return false;
-    mine = rv == w->rv;
     strmap_del(&q->wrote, key);
     free(w);
-    return mine;
+    return true;
 }
 
-void wq_add_event(ty_workqueue *q, const char *key, uint64_t rv)
+void wq_add_event(ty_workqueue *q, const char *key, const char *rv)
 {
     if (!key || !*key)
         return;
@@ -165,22 +168,35 @@ void wq_add_event(ty_workqueue *q, const char *key, uint64_t rv)
     pthread_mutex_unlock(&q->mu);
 }
 
-void wq_wrote(ty_workqueue *q, const char *key, uint64_t rv)
+/* Whether one of the last events k got during its pass was at rv. */
+static bool dirty_at(const wq_key *k, const char *rv)
+{
+    for (unsigned i = 0; i < k->dirty_n && i < DIRTY_RVS; i++)
+        if (!strcmp(k->dirty_rv[i], rv))
+            return true;
+    return false;
+}
+
+void wq_wrote(ty_workqueue *q, const char *key, const char *rv)
 {
     wq_key *k;
     wq_note *w;
 
+    if (!rv || !*rv)
+        return;
     pthread_mutex_lock(&q->mu);
     k = strmap_get(&q->active, key);
-    if (k && k->dirty_n && k->dirty_rv >= rv) {
+    if (k && k->dirty_n && dirty_at(k, rv)) {
         /* Its event came during the pass: nothing more when it was alone. */
-        if (k->dirty_n == 1 && k->dirty_rv == rv) {
+        if (k->dirty_n == 1) {
             k->dirty_n = 0;
             q->own_writes++;
         }
+    } else if (k && k->dirty_n > DIRTY_RVS) {
+        /* too many events to tell: the key goes round again anyway */
     } else if ((w = malloc(sizeof(*w) + strlen(key) + 1))) {
         free(strmap_del(&q->wrote, key)); /* an older note (its event missed) */
-        w->rv = rv;
+        snprintf(w->rv, sizeof(w->rv), "%s", rv);
         strcpy(w->key, key);
         if (strmap_put(&q->wrote, w->key, w) < 0)
             free(w);
@@ -283,7 +299,6 @@ static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
         timer_add(q, k->key, mono_of_wall_ms((int64_t)wake_at * 1000 + 20));
     if (k->dirty_n) {
         k->dirty_n = 0;
-        k->dirty_rv = 0;
         push(q, k); /* the key goes round again */
         k = NULL;
     }
@@ -315,7 +330,7 @@ static void *worker_main(void *arg)
 static void drop_watch(ty_workqueue *q)
 {
     pthread_mutex_lock(&q->mu);
-    store_watch_close(q->w);
+    kc_watch_close(q->w);
     q->w = NULL;
     pthread_mutex_unlock(&q->mu);
 }
@@ -330,8 +345,8 @@ static int open_watch(ty_workqueue *q)
     pthread_mutex_lock(&q->mu);
     if (!q->stop)
         q->w = q->ops.resources
-                   ? store_watch_open_only(q->s, q->ops.resources, store_current_rv(q->s), &err)
-                   : store_watch_open(q->s, NULL, NULL, store_current_rv(q->s), &err);
+                   ? kc_watch_open(q->s, q->ops.resources, NULL, &err)
+                   : kc_watch_open(q->s, NULL, NULL, &err);
     /* The resync looks at everything: notes of writes whose events were
      * missed would only drop a later event. */
     strmap_free_values(&q->wrote);
@@ -381,7 +396,7 @@ static int step(ty_workqueue *q)
 {
     int64_t next;
     int timeout;
-    store_event ev;
+    kc_event ev;
     ty_error err;
     int rc;
 
@@ -391,7 +406,7 @@ static int step(ty_workqueue *q)
     timeout = (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
     ty_error_init(&err);
     for (int i = 0; i < EVENT_BATCH; i++) {
-        rc = store_watch_next(q->w, i ? 0 : timeout, &ev, &err);
+        rc = kc_watch_next(q->w, i ? 0 : timeout, &ev, &err);
         if (rc < 0) {
             if (err.code == TY_EGONE)
                 ty_warn("%s: fell behind the store's watch history; queueing everything again",
@@ -402,7 +417,7 @@ static int step(ty_workqueue *q)
         if (rc == 0)
             break;
         q->ops.on_event(q, &ev, q->ctx);
-        store_event_release(&ev);
+        kc_event_release(&ev);
     }
     publish(q);
     return 0;
@@ -432,7 +447,7 @@ static void stop_workers(ty_workqueue *q)
     pthread_mutex_lock(&q->mu);
     q->stop = true;
     if (q->w)
-        store_watch_cancel(q->w);
+        kc_watch_cancel(q->w);
     pthread_cond_broadcast(&q->work_cv);
     pthread_mutex_unlock(&q->mu);
     for (size_t i = 0; i < q->nworkers; i++)
@@ -462,7 +477,7 @@ static void thread_name(pthread_t t, const char *name, const char *suffix)
     ty_thread_setup(t, buf, TY_THREAD_BACKGROUND);
 }
 
-ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
+ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops *ops,
                        void *ctx, ty_error *err)
 {
     ty_workqueue *q = calloc(1, sizeof(*q));
@@ -511,7 +526,7 @@ ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_o
         return q;
     }
     stop_workers(q);
-    store_watch_close(q->w);
+    kc_watch_close(q->w);
     free_queue(q);
     ty_seterr(err, TY_EINTERNAL, "%s: cannot start threads", name);
     return NULL;

@@ -20,16 +20,16 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_workqueue ty_workqueue;
 
 typedef struct wq_ops {
     /* The keys an event concerns (wq_add each). Runs on the watch thread;
      * must be quick: look at ev->resource before the object's JSON. */
-    void (*on_event)(ty_workqueue *q, const store_event *ev, void *ctx);
+    void (*on_event)(ty_workqueue *q, const kc_event *ev, void *ctx);
     /* Queues every object the controller follows (wq_add each). */
-    void (*resync)(ty_workqueue *q, ty_store *s, void *ctx);
+    void (*resync)(ty_workqueue *q, ty_kc *s, void *ctx);
     /* One pass over key, on a worker (which may run it before wq_start
      * returns: the queue is q). -1: retried a second later. *wake_at
      * (seconds since the epoch, 0 = never) asks for another look then. */
@@ -43,21 +43,22 @@ typedef struct wq_ops {
  * watch and queues what exists (resync) before it returns, then starts the
  * watch thread: a change made after wq_start returns comes as an event. name
  * is for logs. NULL with err when a thread cannot start. */
-ty_workqueue *wq_start(ty_store *s, const char *name, size_t workers, const wq_ops *ops,
+ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops *ops,
                        void *ctx, ty_error *err);
 
 /* Queues key (copied) unless it is queued already; marks it dirty when a
  * worker has it. From on_event and resync (or any thread). */
 void wq_add(ty_workqueue *q, const char *key);
 
-/* As wq_add, for an event at resourceVersion rv (0: not known): dropped when
- * it is the controller's own write of key noted by wq_wrote. */
-void wq_add_event(ty_workqueue *q, const char *key, uint64_t rv);
+/* As wq_add, for an event at resourceVersion rv ("": not known; opaque,
+ * compared for equality): dropped when it is the controller's own write of
+ * key noted by wq_wrote. */
+void wq_add_event(ty_workqueue *q, const char *key, const char *rv);
 
 /* From a pass over key: it wrote key's object itself, at rv. That write's
  * event brings no pass of its own: the pass saw everything before it, and
  * an event that came meanwhile from somebody else's write still does. */
-void wq_wrote(ty_workqueue *q, const char *key, uint64_t rv);
+void wq_wrote(ty_workqueue *q, const char *key, const char *rv);
 
 /* Stops the threads (a pass under way finishes first), frees everything.
  * NULL is fine. */

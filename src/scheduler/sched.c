@@ -45,29 +45,10 @@ static void set_condition(json_t *obj, const char *type, const char *status, con
     podcond_set(podcond_status(obj), type, status, reason, msg ? msg : "", now, probe_time);
 }
 
-typedef struct bind_args {
-    const char *node;
-} bind_args;
-
-static int bind_fn(json_t *pod, void *arg, ty_error *err)
-{
-    const bind_args *b = arg;
-    json_t *spec = json_object_get(pod, "spec");
-    const char *cur = json_string_value(json_object_get(spec, "nodeName"));
-
-    if (cur && *cur)
-        return ty_seterr(err, TY_ECONFLICT, "already bound to %s", cur);
-    if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
-        return ty_seterr(err, TY_ECONFLICT, "being deleted");
-    json_object_set_new(spec, "nodeName", json_string(b->node));
-    set_condition(pod, "PodScheduled", "True", NULL, NULL, true);
-    return 0;
-}
-
 /* ---- decisions, written together ----
  *
  * A cycle's bindings, PodGroup statuses and pending pods' reasons are
- * gathered as it makes them and written in one store_write_all when it ends
+ * gathered as it makes them and written in one kc_write_all when it ends
  * (flush_writes), then their Events in another: a cycle that binds 500 pods
  * used to wait for 500 transactions one after the other. A binding that
  * fails (the pod went, or was bound meanwhile) gives the task back to the
@@ -138,23 +119,23 @@ static void hook_evict(void *ctx, sc_task *t, const char *reason, const sc_job *
     ty_sched *sc = ctx;
     char ns[256], msg[600];
     const char *name;
-    store_delete_opts opts = {0};
+    kc_delete_opts opts = {0};
     bool deleted;
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     split_key(sc_task_key(t), ns, sizeof(ns), &name);
     snprintf(msg, sizeof(msg), "%s by pod group %s", reason, by ? sc_job_key(by) : "?");
     ty_error_init(&err);
     evict_args e = {msg};
-    o = store_mutate(sc->store, "pods", ns, name, mark_evicted, &e, &err);
+    o = kc_mutate(sc->store, "pods", ns, name, mark_evicted, &e, 0, &err);
     if (o) {
-        ty_event(sc->store, store_obj_json(o), "Warning", reason, COMPONENT, "%s", msg);
-        store_obj_unref(o);
+        ty_event(sc->store, ty_obj_json(o), "Warning", reason, COMPONENT, "%s", msg);
+        ty_obj_unref(o);
     }
     ty_error_clear(&err);
-    o = store_delete(sc->store, "pods", ns, name, &opts, &deleted, &err);
-    store_obj_unref(o);
+    o = kc_delete(sc->store, "pods", ns, name, &opts, &deleted, &err);
+    ty_obj_unref(o);
     ty_error_clear(&err);
     ty_info("scheduler: evicted %s (%s)", sc_task_key(t), msg);
 }
@@ -273,16 +254,16 @@ static void write_job(ty_sched *sc, sc_job *j)
 
 /* Events for a PodGroup that waits: on it, and on the job that owns it, so
  * that `kubectl describe` of the job says why it waits. */
-static size_t pg_events(store_op *evs, const store_obj *o, const char *ns, const char *msg,
+static size_t pg_events(kc_op *evs, const ty_obj *o, const char *ns, const char *msg,
                         json_t **owners)
 {
-    const json_t *refs = json_object_get(json_object_get(store_obj_json(o), "metadata"),
+    const json_t *refs = json_object_get(json_object_get(ty_obj_json(o), "metadata"),
                                          "ownerReferences");
     size_t i, n = 0;
     json_t *r;
 
     *owners = NULL;
-    n += ty_event_op(&evs[n], store_obj_json(o), "Warning", "Unschedulable", COMPONENT, "%s", msg);
+    n += ty_event_op(&evs[n], ty_obj_json(o), "Warning", "Unschedulable", COMPONENT, "%s", msg);
     json_array_foreach(refs, i, r) {
         if (!json_is_true(json_object_get(r, "controller")))
             continue;
@@ -301,15 +282,14 @@ static size_t pg_events(store_op *evs, const store_obj *o, const char *ns, const
 static void flush_writes(ty_sched *sc)
 {
     size_t n = sc->nwrites, nev = 0;
-    store_op *ops = calloc(n + 1, sizeof(*ops)), *evs = calloc(2 * n + 1, sizeof(*evs));
-    bind_args *binds = calloc(n + 1, sizeof(*binds));
+    kc_op *ops = calloc(n + 1, sizeof(*ops)), *evs = calloc(2 * n + 1, sizeof(*evs));
     pg_args *pgs = calloc(n + 1, sizeof(*pgs));
     json_t **owners = calloc(n + 1, sizeof(*owners));
     char (*nss)[256] = calloc(n + 1, sizeof(*nss));
 
     if (!n)
         goto out;
-    if (!ops || !evs || !binds || !pgs || !owners || !nss) {
+    if (!ops || !evs || !pgs || !owners || !nss) {
         ty_warn("scheduler: out of memory writing %zu decisions", n);
         for (size_t i = 0; i < n; i++)
             if (sc->writes[i].kind == W_BIND)
@@ -322,36 +302,36 @@ static void flush_writes(ty_sched *sc)
         split_key(w->key, nss[i], sizeof(nss[i]), &name);
         switch (w->kind) {
         case W_BIND:
-            binds[i].node = w->text;
-            /* bind_fn sets spec.nodeName and a condition: the rest of the
-             * spec (most of a pod) is shared, not copied */
-            ops[i] = store_op_mutate_spec_top("pods", nss[i], name, bind_fn, &binds[i]);
-            ops[i].arena = true; /* the bound version's top lives with the pod */
+            ops[i] = kc_op_bind(nss[i], name, NULL, w->text);
             break;
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text, w->counts};
-            ops[i] = store_op_mutate_status(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i]);
-            ops[i].arena = true; /* a PodGroup's versions are as short-lived */
+            ops[i] = kc_op_mutate(sc->k_podgroups, nss[i], name, pg_status_fn, &pgs[i], KC_STATUS);
+            ops[i].flags |= KC_ARENA; /* a PodGroup's versions are as short-lived */
             break;
         case W_UNSCHED:
-            ops[i] = store_op_mutate_status("pods", nss[i], name, pod_unsched_fn, w->text);
+            ops[i] = kc_op_mutate("pods", nss[i], name, pod_unsched_fn, w->text, KC_STATUS);
             break;
         }
     }
-    store_write_all(sc->store, ops, n);
+    kc_write_all(sc->store, ops, n);
     for (size_t i = 0; i < n; i++) {
         sched_write *w = &sc->writes[i];
-        store_obj *o = ops[i].result;
+        ty_obj *o = ops[i].result;
         switch (w->kind) {
         case W_BIND:
             free(strmap_del(&sc->told, w->key));
-            if (!o) {
+            if (ops[i].err.code) {
                 ty_debug("scheduler: binding %s to %s: %s", w->key, w->text, ops[i].err.text);
                 sc_task_unbind(sc->cluster, w->t);
                 break;
             }
-            nev += ty_event_op(&evs[nev], store_obj_json(o), "Normal", "Scheduled", COMPONENT,
-                               "Successfully assigned %s to %s", w->key, w->text);
+            if (!o) /* a client that gives no pod back: the Event names it */
+                owners[i] = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
+                                      "Pod", "metadata", "name", strchr(w->key, '/') + 1,
+                                      "namespace", nss[i]);
+            nev += ty_event_op(&evs[nev], o ? ty_obj_json(o) : owners[i], "Normal", "Scheduled",
+                               COMPONENT, "Successfully assigned %s to %s", w->key, w->text);
             break;
         case W_PG:
             if (o && *w->text)
@@ -360,15 +340,15 @@ static void flush_writes(ty_sched *sc)
         case W_UNSCHED:
             if (!o)
                 break;
-            nev += ty_event_op(&evs[nev], store_obj_json(o), "Warning", "FailedScheduling",
+            nev += ty_event_op(&evs[nev], ty_obj_json(o), "Warning", "FailedScheduling",
                                COMPONENT, "%s", w->text);
             told_pod(sc, w->key, w->text);
             break;
         }
     }
-    store_write_all(sc->store, evs, nev);
+    kc_write_all(sc->store, evs, nev);
     for (size_t i = 0; i < n; i++) {
-        store_op_clear(&ops[i]);
+        kc_op_clear(&ops[i]);
         json_decref(owners[i]);
     }
 out:
@@ -379,7 +359,6 @@ out:
     sc->nwrites = 0;
     free(ops);
     free(evs);
-    free(binds);
     free(pgs);
     free(owners);
     free(nss);
@@ -522,7 +501,7 @@ static void write_queue_status(ty_sched *sc)
         const sc_res *a = sc_queue_allocated(q);
         json_t *alloc = json_object(), *st;
         ty_error err;
-        store_obj *o;
+        ty_obj *o;
 
         if (!sc_queue_defined(q))
             continue;
@@ -538,8 +517,8 @@ static void write_queue_status(ty_sched *sc)
                        "running", counts[k][SC_JOB_RUNNING], "completed",
                        counts[k][SC_JOB_COMPLETED], "unknown", 0);
         ty_error_init(&err);
-        o = store_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st, &err);
-        store_obj_unref(o);
+        o = kc_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st, 0, &err);
+        ty_obj_unref(o);
         ty_error_clear(&err);
         json_decref(st);
     }
@@ -571,7 +550,7 @@ static void *sched_main(void *arg)
 
     sched_load_all(sc);
     while (!atomic_load(&sc->stop)) {
-        store_event ev;
+        kc_event ev;
         ty_error err;
         int64_t now = ty_now_ms(), due;
         int wait = 1000;
@@ -585,16 +564,16 @@ static void *sched_main(void *arg)
                 due = first_dirty + MAX_BATCH_MS;
             wait = due > now ? (int)(due - now) : 0;
         }
-        int rc = wait ? store_watch_next(sc->w, wait, &ev, &err) : 0;
+        int rc = wait ? kc_watch_next(sc->w, wait, &ev, &err) : 0;
         if (rc == 1) {
             if (sched_interesting(sc, ev.resource)) {
-                sched_apply_obj(sc, ev.resource, ev.obj, ev.type == STORE_DELETED);
+                sched_apply_obj(sc, ev.resource, ev.obj, ev.type == KC_DELETED);
                 last_change = ty_now_ms();
                 if (!dirty)
                     first_dirty = last_change;
                 dirty = true;
             }
-            store_event_release(&ev);
+            kc_event_release(&ev);
             continue;
         }
         if (rc < 0) {
@@ -606,9 +585,9 @@ static void *sched_main(void *arg)
                 break;
             /* Fell behind the watch history: rebuild the model from lists. */
             pthread_mutex_lock(&sc->w_mu);
-            store_watch_close(sc->w);
+            kc_watch_close(sc->w);
             sc->w = atomic_load(&sc->stop) ? NULL
-                                           : store_watch_open_only(sc->store, sc->watched, 0,
+                                           : kc_watch_open(sc->store, sc->watched, NULL,
                                                                    NULL);
             pthread_mutex_unlock(&sc->w_mu);
             if (!sc->w)
@@ -631,12 +610,12 @@ static void *sched_main(void *arg)
     return NULL;
 }
 
-ty_sched *sched_start(ty_store *s, ty_error *err)
+ty_sched *sched_start(ty_kc *s, ty_error *err)
 {
     return sched_start_with(s, NULL, err);
 }
 
-ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
+ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
 {
     ty_sched *sc = calloc(1, sizeof(*sc));
 
@@ -662,12 +641,12 @@ ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err)
     pthread_mutex_init(&sc->w_mu, NULL);
     if (!sc->conf || !sc->cluster)
         goto error;
-    sc->w = store_watch_open_only(s, sc->watched, 0, err);
+    sc->w = kc_watch_open(s, sc->watched, NULL, err);
     if (!sc->w)
         goto error;
     if (pthread_create(&sc->thread, NULL, sched_main, sc) != 0) {
         ty_seterr(err, TY_EINTERNAL, "cannot start the scheduler thread");
-        store_watch_close(sc->w);
+        kc_watch_close(sc->w);
         goto error;
     }
     ty_thread_setup(sc->thread, "ty-sched", TY_THREAD_BACKGROUND);
@@ -689,11 +668,11 @@ void sched_stop(ty_sched *sc)
     atomic_store(&sc->stop, true);
     pthread_mutex_lock(&sc->w_mu);
     if (sc->w)
-        store_watch_cancel(sc->w);
+        kc_watch_cancel(sc->w);
     pthread_mutex_unlock(&sc->w_mu);
     pthread_join(sc->thread, NULL);
     if (sc->w)
-        store_watch_close(sc->w);
+        kc_watch_close(sc->w);
     pthread_mutex_destroy(&sc->w_mu);
     sc_conf_free(sc->conf);
     sc_cluster_free(sc->cluster);

@@ -6,7 +6,7 @@
 #define TY_SCHEDULER_SCHED_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_sched ty_sched;
 
@@ -14,8 +14,8 @@ typedef struct ty_sched ty_sched;
  * with the volcano-scheduler.conf-shaped file at conf_path. Pods whose
  * spec.schedulerName is one of "default-scheduler", "trainyard", "volcano"
  * (or empty) are scheduled. NULL + err on a bad configuration. */
-ty_sched *sched_start(ty_store *s, ty_error *err);
-ty_sched *sched_start_with(ty_store *s, const char *conf_path, ty_error *err);
+ty_sched *sched_start(ty_kc *s, ty_error *err);
+ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err);
 void sched_stop(ty_sched *sc);
 
 #endif

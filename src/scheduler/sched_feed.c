@@ -356,7 +356,7 @@ static sc_task_status pod_status(const json_t *meta, const char *phase, const ch
 }
 
 /* What a pod event does to the model when that needs nothing of the pod but
- * its metadata, its status and its spec's scalars (store_obj_json_light):
+ * its metadata, its status and its spec's scalars (ty_obj_json_light):
  * true when done; false when the pod's requests and placement rules must be
  * read (apply_pod). */
 static bool apply_pod_short(ty_sched *sc, const json_t *pod, bool deleted)
@@ -437,22 +437,22 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
     sc_task_upsert(sc->cluster, &ts);
 }
 
-void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted)
+void sched_apply_obj(ty_sched *sc, const char *resource, const ty_obj *o, bool deleted)
 {
     const json_t *pod;
     bool light = false;
 
     if (strcmp(resource, "pods") != 0) {
-        sched_apply(sc, resource, store_obj_json(o), deleted);
+        sched_apply(sc, resource, ty_obj_json(o), deleted);
         return;
     }
     /* An ended pod's version is often light (the simulated nodes' ends):
      * read whole only when the model must learn its spec. */
-    pod = store_obj_json_light(o, &light);
+    pod = ty_obj_json_light(o, &light);
     if (!light)
         apply_pod(sc, pod, deleted);
     else if (!apply_pod_short(sc, pod, deleted))
-        apply_pod(sc, store_obj_json(o), deleted);
+        apply_pod(sc, ty_obj_json(o), deleted);
 }
 
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted)
@@ -482,17 +482,17 @@ void sched_load_all(ty_sched *sc)
     /* priority classes and queues first: pod groups and pods refer to them */
     const char *order[] = {sc->k_pcs, sc->k_queues, "nodes", sc->k_podgroups, "pods"};
     for (size_t r = 0; r < sizeof(order) / sizeof(order[0]); r++) {
-        store_list l = {0};
-        store_list_opts all = {0};
-        if (store_list_objects(sc->store, order[r], &all, &l, NULL) < 0)
+        kc_list l = {0};
+        kc_list_opts all = {0};
+        if (kc_list_objects(sc->store, order[r], &all, &l, NULL) < 0)
             continue;
         /* Each read once, and its tree not kept: 150,000 pods loaded at
          * start would otherwise hold 3.7 GB of trees until the sweeper came. */
         for (size_t i = 0; i < l.n; i++) {
-            json_t *obj = store_obj_json_read(l.items[i]);
+            json_t *obj = ty_obj_json_read(l.items[i]);
             sched_apply(sc, order[r], obj, false);
             json_decref(obj);
         }
-        store_list_free(&l);
+        kc_list_free(&l);
     }
 }

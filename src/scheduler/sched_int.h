@@ -21,11 +21,11 @@
 #define MAX_KV 64
 
 struct ty_sched {
-    ty_store *store;
+    ty_kc *store;
     pthread_t thread;
     atomic_bool stop;
     pthread_mutex_t w_mu;
-    store_watch *w;
+    kc_watch *w;
     sc_cluster *cluster;
     sc_conf *conf;
     json_t *pcs;        /* PriorityClass name -> value */
@@ -44,7 +44,7 @@ struct ty_sched {
 /* sched_feed.c: one store object (event or listing) into the model. */
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted);
 /* As sched_apply, of a stored version (a pod's is read light when it can be). */
-void sched_apply_obj(ty_sched *sc, const char *resource, const store_obj *o, bool deleted);
+void sched_apply_obj(ty_sched *sc, const char *resource, const ty_obj *o, bool deleted);
 /* Does the scheduler follow this resource? */
 bool sched_interesting(const ty_sched *sc, const char *resource);
 /* sched.c: a PodGroup went; what was last written for it goes too. */

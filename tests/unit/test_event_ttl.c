@@ -19,7 +19,7 @@
 #include "store_fixture.h"
 
 #include "base/timeutil.h"
-#include "controller/event_ttl.h"
+#include "server/event_ttl.h"
 #include "controller/events.h"
 #include "store/store.h"
 

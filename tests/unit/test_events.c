@@ -23,6 +23,7 @@
 #include "base/timeutil.h"
 #include "controller/events.h"
 #include "store/store.h"
+#include "kc_fixture.h"
 
 static json_t *pod(const char *ns, const char *name, const char *uid, const char *rv)
 {
@@ -87,7 +88,7 @@ static void test_text_as_a_tree_wrote_it(void **state)
     size_t len;
 
     store_memory(f->s, &m0);
-    ty_event(f->s, p, "Normal", "Scheduled", "volcano",
+    ty_event(KC(f->s), p, "Normal", "Scheduled", "volcano",
              "Successfully assigned %s/%s to %s", "team-a", "job-0-master-0", "node-7");
     e = only_event(f->s, "team-a");
     assert_non_null(e);
@@ -133,7 +134,7 @@ static void test_repeat_bumps(void **state)
     const json_t *ev;
 
     for (int i = 0; i < 3; i++)
-        ty_event(f->s, p, "Warning", "FailedScheduling", "volcano", "0/%d nodes", 4);
+        ty_event(KC(f->s), p, "Warning", "FailedScheduling", "volcano", "0/%d nodes", 4);
     e = only_event(f->s, "ns1");
     assert_non_null(e);
     ev = store_obj_json(e);
@@ -141,7 +142,7 @@ static void test_repeat_bumps(void **state)
     assert_string_equal(json_string_value(json_object_get(ev, "message")), "0/4 nodes");
     store_obj_unref(e);
     /* Another message is another Event. */
-    ty_event(f->s, p, "Warning", "FailedScheduling", "volcano", "0/%d nodes", 5);
+    ty_event(KC(f->s), p, "Warning", "FailedScheduling", "volcano", "0/%d nodes", 5);
     {
         store_list l;
         store_list_opts o = {.ns = "ns1"};
@@ -163,7 +164,7 @@ static void test_odd_strings(void **state)
     store_obj *e;
     const json_t *ev, *inv;
 
-    ty_event(f->s, p, "Warning", "Odd", "c", "say \"%s\"\\%s\n\ttab\x01", "hi", "x");
+    ty_event(KC(f->s), p, "Warning", "Odd", "c", "say \"%s\"\\%s\n\ttab\x01", "hi", "x");
     e = only_event(f->s, "ns2");
     assert_non_null(e);
     ev = store_obj_json(e);
@@ -175,12 +176,12 @@ static void test_odd_strings(void **state)
     assert_null(json_object_get(inv, "resourceVersion"));
     store_obj_unref(e);
 
-    ty_event(f->s, p, "Warning", "Bad", "c", "bytes %s", "\xff\xfe");
+    ty_event(KC(f->s), p, "Warning", "Bad", "c", "bytes %s", "\xff\xfe");
     e = only_event(f->s, "ns2");
     assert_string_equal(json_string_value(json_object_get(store_obj_json(e), "reason")), "Odd");
     store_obj_unref(e);
 
-    ty_event(f->s, q, "Normal", "Seen", "c", "ok");
+    ty_event(KC(f->s), q, "Normal", "Seen", "c", "ok");
     e = only_event(f->s, "default");
     assert_non_null(e);
     ev = store_obj_json(e);
@@ -197,7 +198,7 @@ static void test_odd_strings(void **state)
     /* No apiVersion: involvedObject starts at its kind, still valid JSON. */
     q = json_pack("{s:s, s:{s:s, s:s}}", "kind", "Thing", "metadata", "name", "t", "namespace",
                   "ns5");
-    ty_event(f->s, q, "Normal", "Seen", "c", "ok");
+    ty_event(KC(f->s), q, "Normal", "Seen", "c", "ok");
     e = only_event(f->s, "ns5");
     assert_non_null(e);
     assert_non_null(strstr(store_obj_text(e, NULL), "\"involvedObject\":{\"kind\":\"Thing\","
@@ -215,18 +216,18 @@ static void test_batch_with_other_writes(void **state)
     json_t *cm = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
                            "metadata", "name", "cm");
     json_t *p = pod("ns3", "p", "u-3", "9");
-    store_op ops[3];
+    kc_op ops[3];
     size_t n = 0;
     store_obj *e;
 
     assert_true(ty_event_op(&ops[n++], p, "Normal", "A", "c", "first"));
-    ops[n++] = store_op_create("configmaps", "ns3", cm);
+    ops[n++] = kc_op_create("configmaps", "ns3", cm);
     assert_true(ty_event_op(&ops[n++], p, "Normal", "B", "c", "second"));
-    assert_int_equal(store_write_all(f->s, ops, n), 0);
+    assert_int_equal(kc_write_all(KC(f->s), ops, n), 0);
     json_decref(p);
     assert_non_null(ops[1].result);
     for (size_t i = 0; i < n; i++)
-        store_op_clear(&ops[i]);
+        kc_op_clear(&ops[i]);
     {
         store_list l;
         store_list_opts o = {.ns = "ns3"};
@@ -258,7 +259,7 @@ static void test_uids(void **state)
 
     strmap_init(&seen);
     for (int i = 0; i < 600; i++) /* past one pool of 4 KB (256 uids) twice */
-        ty_event(f->s, p, "Normal", "N", "c", "event %d", i);
+        ty_event(KC(f->s), p, "Normal", "N", "c", "event %d", i);
     assert_int_equal(store_list_objects(f->s, "events", &o, &l, NULL), 0);
     assert_int_equal(l.n, 600);
     for (size_t i = 0; i < l.n; i++) {
@@ -308,18 +309,18 @@ static void test_compressed_before_the_rv(void **state)
     assert_non_null(f->s);
     /* 16 Events give the sweeper what it makes a dictionary of */
     for (i = 0; i < 20; i++)
-        ty_event(f->s, q, "Normal", "Early", "c", "early %d", i);
+        ty_event(KC(f->s), q, "Normal", "Early", "c", "early %d", i);
     for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline; tries++) {
         store_memory(f->s, &m0);
         if (m0.compressed)
             break;
-        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", tries);
+        ty_event(KC(f->s), q, "Normal", "Tick", "c", "tick %d", tries);
         usleep(20000);
     }
     assert_true(m0.compressed > 0);
     store_memory(f->s, &m0);
     for (i = 0; i < N; i++)
-        ty_event(f->s, p, "Warning", "Late", "c", "late event %d of the test", i);
+        ty_event(KC(f->s), p, "Warning", "Late", "c", "late event %d of the test", i);
     store_memory(f->s, &m);
     assert_true(m.compressed >= m0.compressed + N); /* compressed as they were written */
     assert_int_equal(event_texts(f->s, "team-c", before, N), N);
@@ -328,7 +329,7 @@ static void test_compressed_before_the_rv(void **state)
         store_memory(f->s, &m);
         if (m.plain + N <= m.objects)
             break;
-        ty_event(f->s, q, "Normal", "Tick", "c", "tick %d", 100000 + tries);
+        ty_event(KC(f->s), q, "Normal", "Tick", "c", "tick %d", 100000 + tries);
         usleep(20000);
     }
     assert_true(m.plain + N <= m.objects);

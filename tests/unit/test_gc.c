@@ -20,6 +20,7 @@
 #include "base/timeutil.h"
 #include "controller/gc.h"
 #include "store/store.h"
+#include "kc_fixture.h"
 
 typedef struct fixture {
     char dir[64];
@@ -34,7 +35,7 @@ static int setup(void **state)
 
     ty_error_init(&err);
     f->s = store_fixture_open(f->dir, NULL);
-    f->gc = gc_start(f->s, &err);
+    f->gc = gc_start(KC(f->s), &err);
     assert_non_null(f->gc);
     *state = f;
     return 0;
@@ -390,7 +391,7 @@ static void test_start_scan_finds_orphans(void **state)
     f->s = store_open(f->dir, &err);
     assert_non_null(f->s);
     assert_true(exists(f->s, "pods", "default", "left"));
-    f->gc = gc_start(f->s, &err);
+    f->gc = gc_start(KC(f->s), &err);
     assert_non_null(f->gc);
     assert_true(wait_exists(f->s, "pods", "default", "left", false));
     assert_true(wait_exists(f->s, "pods", "default", "bogus", false));

@@ -28,6 +28,7 @@
 #include "controller/jobs/jobs_int.h"
 #include "scheduler/sched.h"
 #include "model/yaml.h"
+#include "kc_fixture.h"
 
 #define PT "pytorchjobs.kubeflow.org"
 #define WAIT_MS 60000 /* far past what any machine needs: ASan builds on loaded machines */
@@ -47,11 +48,11 @@ static int setup(void **state)
 
     ty_error_init(&err);
     f->s = store_fixture_open(f->dir, NULL);
-    f->gc = gc_start(f->s, &err);
+    f->gc = gc_start(KC(f->s), &err);
     assert_non_null(f->gc);
-    f->jobs = jobs_start(f->s, &err);
+    f->jobs = jobs_start(KC(f->s), &err);
     assert_non_null(f->jobs);
-    f->sched = sched_start(f->s, &err);
+    f->sched = sched_start(KC(f->s), &err);
     assert_non_null(f->sched);
     *state = f;
     return 0;
@@ -655,7 +656,7 @@ static void test_created_secret_event(void **state)
 
     (void)state;
     ty_error_init(&err);
-    assert_int_equal(jobs_create(f->s, &api_secret, secret, owner, "vc-controller-manager",
+    assert_int_equal(jobs_create(KC(f->s), &api_secret, secret, owner, "vc-controller-manager",
                                  &err), 0);
     msg = event_message(f, "SuccessfulCreateSecret");
     assert_non_null(msg);

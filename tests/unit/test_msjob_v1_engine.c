@@ -24,6 +24,7 @@
 #include "controller/jobs/engine.h"
 #include "model/yaml.h"
 #include "scheduler/sched.h"
+#include "kc_fixture.h"
 
 #define V1 "msjobs.kubeflow.org"
 #define GITEE "msjobs.mindspore.gitee.com"
@@ -44,11 +45,11 @@ static int setup(void **state)
 
     ty_error_init(&err);
     f->s = store_fixture_open(f->dir, NULL);
-    f->gc = gc_start(f->s, &err);
+    f->gc = gc_start(KC(f->s), &err);
     assert_non_null(f->gc);
-    f->jobs = jobs_start(f->s, &err);
+    f->jobs = jobs_start(KC(f->s), &err);
     assert_non_null(f->jobs);
-    f->sched = sched_start(f->s, &err);
+    f->sched = sched_start(KC(f->s), &err);
     assert_non_null(f->sched);
     *state = f;
     return 0;

@@ -21,6 +21,7 @@
 #include "base/treearena.h"
 #include "runtime/sim/sim.h"
 #include "store/store.h"
+#include "kc_fixture.h"
 
 typedef struct fixture {
     char dir[64];
@@ -35,7 +36,7 @@ static rt_sim *start_sim(fixture *f, int count)
     rt_sim *rt;
 
     ty_error_init(&err);
-    rt = rt_sim_start(f->s, &o, &err);
+    rt = rt_sim_start(KC(f->s), &o, &err);
     if (!rt)
         fail_msg("rt_sim_start: %s", err.text);
     return rt;

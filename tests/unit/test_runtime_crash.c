@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "runtime/local/rt_internal.h"
+#include "kc_fixture.h"
 
 /* The pod's directory under the fixture's data dir. */
 static void pod_dir(fixture *f, const char *name, char *buf, size_t len)
@@ -358,7 +359,7 @@ static void test_disk_pressure_condition(void **state)
     rt_local_stop(f->rt);
     f->rt = NULL;
     ty_error_init(&err);
-    f->rt = rt_local_start(f->s, &o, &err);
+    f->rt = rt_local_start(KC(f->s), &o, &err);
     assert_non_null(f->rt);
     node = wait_disk_pressure(f, "True");
     assert_string_equal(json_string_value(json_object_get(node_condition(node, "DiskPressure"),
@@ -376,7 +377,7 @@ static void test_disk_pressure_condition(void **state)
     assert_null(json_object_get(json_object_get(node, "spec"), "taints"));
     json_decref(node);
     o.disk_free_min = "lots";
-    assert_null(rt_local_start(f->s, &o, &err));
+    assert_null(rt_local_start(KC(f->s), &o, &err));
     assert_int_equal(err.code, TY_EINVALID);
     ty_error_clear(&err);
 }

@@ -27,6 +27,7 @@
 #include "base/timeutil.h"
 #include "runtime/local/runtime.h"
 #include "store/store.h"
+#include "kc_fixture.h"
 
 #define NODE "testnode"
 
@@ -50,7 +51,7 @@ static inline rt_local *start_agent(fixture *f)
     rt_local *rt;
 
     ty_error_init(&err);
-    rt = rt_local_start(f->s, &o, &err);
+    rt = rt_local_start(KC(f->s), &o, &err);
     if (!rt)
         fail_msg("rt_local_start: %s", err.text);
     return rt;

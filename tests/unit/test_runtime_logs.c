@@ -8,6 +8,7 @@
 
 #include "runtime/local/rt_internal.h"
 #include "server/logfile.h"
+#include "kc_fixture.h"
 
 static void mkdir_p(const char *path)
 {
@@ -39,7 +40,7 @@ static void restart_agent(fixture *f, long long max_bytes, int64_t retention_ms)
 
     rt_local_stop(f->rt);
     ty_error_init(&err);
-    f->rt = rt_local_start(f->s, &o, &err);
+    f->rt = rt_local_start(KC(f->s), &o, &err);
     if (!f->rt)
         fail_msg("rt_local_start: %s", err.text);
 }
@@ -62,21 +63,21 @@ static void test_sweep_retention(void **state)
     snprintf(mark, sizeof(mark), "%s/.gone", live);
     fclose(fopen(mark, "w")); /* left by an earlier pod of the same name */
 
-    assert_int_equal(rt_logs_sweep(f->s, f->dir, 0, 1000000), 0);
+    assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 0, 1000000), 0);
     assert_true(exists(gone));
-    assert_int_equal(rt_logs_sweep(f->s, f->dir, 500, 1000000), 0); /* marked now */
+    assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 500, 1000000), 0); /* marked now */
     assert_true(exists(gone));
     assert_false(exists(mark));
-    assert_int_equal(rt_logs_sweep(f->s, f->dir, 500, 1000499), 0);
+    assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 500, 1000499), 0);
     assert_true(exists(gone));
-    assert_int_equal(rt_logs_sweep(f->s, f->dir, 500, 1000500), 1);
+    assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 500, 1000500), 1);
     assert_false(exists(gone));
     assert_true(exists(live));
 
     /* Marked when it went: from then, not from the first sweep. */
     mkdir_p(gone);
     rt_logs_mark_gone(f->dir, "default", "gone");
-    assert_int_equal(rt_logs_sweep(f->s, f->dir, 1000, rt_logs_wall_ms() + 1000), 1);
+    assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 1000, rt_logs_wall_ms() + 1000), 1);
     assert_false(exists(gone));
     f->rt = start_agent(f); /* for teardown */
 }

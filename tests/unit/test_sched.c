@@ -15,6 +15,7 @@
 #include "base/treearena.h"
 #include "scheduler/sched.h"
 #include "store/store.h"
+#include "kc_fixture.h"
 
 typedef struct fixture {
     char dir[64];
@@ -39,7 +40,7 @@ static int setup_with(void **state, const store_options *opts)
     assert_non_null(o);
     store_obj_unref(o);
     json_decref(node);
-    f->sc = sched_start(f->s, &err);
+    f->sc = sched_start(KC(f->s), &err);
     assert_non_null(f->sc);
     *state = f;
     return 0;

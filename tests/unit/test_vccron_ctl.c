@@ -21,6 +21,7 @@
 #include "base/timeutil.h"
 #include "controller/volcano/vcflow.h"
 #include "store_fixture.h"
+#include "kc_fixture.h"
 
 #define WAIT_MS 30000
 
@@ -36,7 +37,7 @@ static int setup(void **state)
 
     ty_error_init(&err);
     f->sf.s = store_fixture_open(f->sf.dir, NULL);
-    f->c = vccron_start(f->sf.s, &err);
+    f->c = vccron_start(KC(f->sf.s), &err);
     assert_non_null(f->c);
     *state = f;
     return 0;

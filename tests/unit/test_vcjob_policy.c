@@ -15,6 +15,7 @@
 #include "api/registry.h"
 #include "controller/volcano/vc_int.h"
 #include "store_fixture.h"
+#include "kc_fixture.h"
 
 typedef struct match_row {
     const char *task;  /* task policies (JSON), may be NULL */
@@ -567,12 +568,12 @@ static void test_min_resources(void **state)
         0, NULL);
     assert_non_null(tasks);
     /* staged: z waits for a; b's two pods (high) come first, then one of a */
-    mr = vc_min_resources(s, tasks, 3, true);
+    mr = vc_min_resources(KC(s), tasks, 3, true);
     assert_string_equal(json_string_value(json_object_get(mr, "nvidia.com/gpu")), "9");
     assert_string_equal(json_string_value(json_object_get(mr, "cpu")), "500m");
     json_decref(mr);
     /* not staged, z counts: the high ones in their order, b's two and z's one */
-    mr = vc_min_resources(s, tasks, 3, false);
+    mr = vc_min_resources(KC(s), tasks, 3, false);
     assert_string_equal(json_string_value(json_object_get(mr, "nvidia.com/gpu")), "16");
     assert_null(json_object_get(mr, "cpu"));
     json_decref(mr);

@@ -19,6 +19,7 @@
 #include "base/timeutil.h"
 #include "controller/volumes.h"
 #include "store_fixture.h"
+#include "kc_fixture.h"
 
 #define WAIT_MS 60000
 
@@ -35,7 +36,7 @@ static int setup(void **state)
     assert_non_null(f);
     f->sf.s = store_fixture_open(f->sf.dir, NULL);
     ty_error_init(&err);
-    f->v = volumes_start(f->sf.s, f->sf.dir, &err);
+    f->v = volumes_start(KC(f->sf.s), f->sf.dir, &err);
     if (!f->v)
         fail_msg("volumes_start: %s", err.text);
     *state = f;

@@ -26,6 +26,7 @@
 #include "base/metrics.h"
 #include "base/timeutil.h"
 #include "controller/workqueue.h"
+#include "kc_fixture.h"
 
 enum { NKEYS = 4 };
 
@@ -43,7 +44,7 @@ typedef struct counts {
     /* key c writes its own object each pass and says so (wq_wrote), after
      * own_sleep_ms */
     atomic_int write_own;
-    ty_store *s;
+    ty_kc *s;
     int own_sleep_ms;
     ty_workqueue *q;
 } counts;
@@ -54,7 +55,7 @@ static int key_index(const char *key)
     return i >= 0 && i < NKEYS && key[1] == '\0' ? i : -1;
 }
 
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     counts *c = ctx;
     const char *ns, *name;
@@ -62,8 +63,10 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     if (strcmp(ev->resource, "configmaps") != 0)
         return;
     atomic_fetch_add(&c->events, 1);
-    store_obj_key(ev->obj, &ns, &name);
-    wq_add_event(q, name, ev->rv);
+    char rv[TY_RV_MAX];
+    ty_obj_key(ev->obj, &ns, &name);
+    ty_obj_rv(ev->obj, rv, sizeof(rv));
+    wq_add_event(q, name, rv);
 }
 
 static int bump_seen(json_t *obj, void *arg, ty_error *err)
@@ -76,20 +79,20 @@ static int bump_seen(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
-    store_list l;
+    kc_list l;
     ty_error err;
     (void)ctx;
 
     ty_error_init(&err);
-    assert_int_equal(store_list_objects(s, "configmaps", NULL, &l, &err), 0);
+    assert_int_equal(kc_list_objects(s, "configmaps", NULL, &l, &err), 0);
     for (size_t i = 0; i < l.n; i++) {
         const char *ns, *name;
-        store_obj_key(l.items[i], &ns, &name);
+        ty_obj_key(l.items[i], &ns, &name);
         wq_add(q, name);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
 }
 
 static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
@@ -104,12 +107,14 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     while (now > max && !atomic_compare_exchange_weak(&c->max_inflight, &max, now))
         ;
     if (i == 2 && atomic_load(&c->write_own)) {
-        store_obj *o = store_mutate(c->s, "configmaps", "default", key, bump_seen, NULL, NULL);
+        ty_obj *o = kc_mutate(c->s, "configmaps", "default", key, bump_seen, NULL, 0, NULL);
         if (!o) /* no assert on a worker: cmocka's longjmp is the test thread's */
             abort();
         usleep((useconds_t)c->own_sleep_ms * 1000);
-        wq_wrote(q, key, store_obj_rv(o));
-        store_obj_unref(o);
+        char rv[TY_RV_MAX];
+        ty_obj_rv(o, rv, sizeof(rv));
+        wq_wrote(q, key, rv);
+        ty_obj_unref(o);
     }
     while (atomic_load(&c->hold[i])) {
         atomic_store(&c->held[i], 1);
@@ -127,24 +132,24 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 static const wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
 
-static void put(ty_store *s, const char *name, int v)
+static void put(ty_kc *s, const char *name, int v)
 {
     json_t *o = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind",
                           "ConfigMap", "metadata", "name", name, "data", "v", v);
     ty_error err;
-    store_obj *r;
+    ty_obj *r;
 
     ty_error_init(&err);
-    r = store_create_take(s, "configmaps", "default", o, &err);
+    r = kc_create(s, "configmaps", "default", o, &err);
     if (!r) {
         o = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion", "v1", "kind", "ConfigMap",
                       "metadata", "name", name, "data", "v", v);
         ty_error_clear(&err);
-        r = store_update(s, "configmaps", "default", o, &err);
+        r = kc_update(s, "configmaps", "default", o, &err);
         json_decref(o);
     }
     assert_non_null(r);
-    store_obj_unref(r);
+    ty_obj_unref(r);
 }
 
 /* Waits for *v >= n, up to a deadline far past what any machine needs. */
@@ -199,8 +204,8 @@ static void test_keys_never_on_two_workers(void **state)
     ty_workqueue *q;
 
     ty_error_init(&err);
-    put(f->s, "c", 1); /* exists before the queue starts */
-    q = wq_start(f->s, "test", 8, &ops, &c, &err);
+    put(KC(f->s), "c", 1); /* exists before the queue starts */
+    q = wq_start(KC(f->s), "test", 8, &ops, &c, &err);
     assert_non_null(q);
     /* top -H and perf tell the queue's threads apart */
     assert_int_equal(threads_named("wq-test"), 8);
@@ -209,10 +214,10 @@ static void test_keys_never_on_two_workers(void **state)
     /* d's first pass held while 39 more changes come as events: they wait
      * for it (no second worker takes d) and make one pass more */
     atomic_store(&c.hold[3], 1);
-    put(f->s, "d", 0);
+    put(KC(f->s), "d", 0);
     assert_true(wait_at_least(&c.held[3], 1));
     for (int v = 1; v < 40; v++)
-        put(f->s, "d", v);
+        put(KC(f->s), "d", v);
     assert_true(wait_at_least(&c.events, 40)); /* d's changes came as events */
     atomic_store(&c.hold[3], 0);
     assert_true(wait_passes(&c, 3, 2));
@@ -235,11 +240,11 @@ static void test_retry_and_wake(void **state)
     ty_error_init(&err);
     atomic_store(&c.fail_first, 1);
     atomic_store(&c.wake_once, 1);
-    q = wq_start(f->s, "test", 2, &ops, &c, &err);
+    q = wq_start(KC(f->s), "test", 2, &ops, &c, &err);
     assert_non_null(q);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    put(f->s, "a", 1);
-    put(f->s, "b", 1);
+    put(KC(f->s), "a", 1);
+    put(KC(f->s), "b", 1);
     assert_true(wait_passes(&c, 0, 1));
     assert_true(wait_passes(&c, 1, 1));
     assert_true(wait_passes(&c, 0, 2)); /* the retry */
@@ -274,11 +279,11 @@ static void test_own_writes(void **state)
 
     ty_error_init(&err);
     for (int during = 0; during < 2; during++) {
-        counts c = {.s = f->s, .own_sleep_ms = during ? 100 : 0};
+        counts c = {.s = KC(f->s), .own_sleep_ms = during ? 100 : 0};
         atomic_store(&c.write_own, 1);
-        c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
+        c.q = wq_start(KC(f->s), "own", 2, &ops, &c, &err);
         assert_non_null(c.q);
-        put(f->s, "c", during);
+        put(KC(f->s), "c", during);
         assert_true(wait_passes(&c, 2, 1));
         usleep(400 * 1000);
         assert_int_equal(atomic_load(&c.passes[2]), 1);
@@ -286,18 +291,18 @@ static void test_own_writes(void **state)
         assert_int_equal(ty_metric_get("trainyard_workqueue_own_writes_total", "name=\"own\""),
                          1);
         /* gone before the next queue starts (its first listing would queue it) */
-        store_obj_unref(store_delete(f->s, "configmaps", "default", "c", NULL, NULL, NULL));
+        ty_obj_unref(kc_delete(KC(f->s), "configmaps", "default", "c", NULL, NULL, NULL));
     }
     /* Another write while the pass runs: one more pass (which writes too, and
      * that is the end of it). */
-    counts c = {.s = f->s};
+    counts c = {.s = KC(f->s)};
     atomic_store(&c.write_own, 1);
-    c.q = wq_start(f->s, "own", 2, &ops, &c, &err);
+    c.q = wq_start(KC(f->s), "own", 2, &ops, &c, &err);
     assert_non_null(c.q);
     atomic_store(&c.hold[2], 1);
-    put(f->s, "c", 7);
+    put(KC(f->s), "c", 7);
     assert_true(wait_at_least(&c.held[2], 1)); /* c's first pass, held at its end */
-    put(f->s, "c", 8);
+    put(KC(f->s), "c", 8);
     /* the queue saw it during the pass (7, the pass's own, 8) */
     assert_true(wait_at_least(&c.events, 3));
     atomic_store(&c.hold[2], 0);

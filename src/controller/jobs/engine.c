@@ -28,7 +28,7 @@
 #define WATCHED_MAX 32
 
 struct ty_jobs {
-    ty_store *s;
+    ty_kc *s;
     ty_workqueue *q;
     const char *watched[WATCHED_MAX + 1];
 };
@@ -45,7 +45,7 @@ static void enqueue(ty_workqueue *q, const kf_kind *k, const char *ns, const cha
 
 /* A job's own event: dropped when it is the status this engine wrote. */
 static void enqueue_job(ty_workqueue *q, const kf_kind *k, const char *ns, const char *name,
-                        uint64_t rv)
+                        const char *rv)
 {
     char key[600];
 
@@ -101,13 +101,13 @@ static void enqueue_owner(ty_workqueue *q, const json_t *meta)
  * not follow (Events are a third of all writes) is never read; of the rest
  * only the metadata (an event outside the store's tree window is parsed
  * for it alone, and nothing is kept). The view of a job's pod or Service
- * that a pass reads is made when the pass first asks (store_obj_view, from
+ * that a pass reads is made when the pass first asks (ty_obj_view, from
  * the tree when the version still has it, as it mostly does that soon).
  * It used to be made here for every version, while the tree was there
  * for sure; most versions (a pod's create and binding) were replaced
  * before any pass read them: at 150,000 pods that cost 5 % of the
  * throughput and 40 MB. */
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     const char *ns, *name;
     const kf_kind *k;
@@ -117,22 +117,24 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     if (!strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
         !strcmp(ev->resource, "configmaps") ||
         !strcmp(ev->resource, api_store_key(&api_podgroup))) {
-        meta = store_obj_metadata(ev->obj);
+        meta = ty_obj_metadata(ev->obj);
         enqueue_owner(q, meta);
         json_decref(meta);
         return;
     }
     if (!(k = kind_for_store_key(ev->resource)))
         return;
-    store_obj_key(ev->obj, &ns, &name);
-    if (ev->type == STORE_DELETED) {
+    ty_obj_key(ev->obj, &ns, &name);
+    if (ev->type == KC_DELETED) {
         jobs_metric_bump("training_operator_jobs_deleted_total", ns, k);
         return;
     }
-    enqueue_job(q, k, ns, name, ev->rv);
+    char rv[TY_RV_MAX];
+    ty_obj_rv(ev->obj, rv, sizeof(rv));
+    enqueue_job(q, k, ns, name, rv);
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
     size_t n;
     const kf_kind *const *kinds = kf_kinds(&n);
@@ -141,17 +143,17 @@ static void resync(ty_workqueue *q, ty_store *s, void *ctx)
     (void)ctx;
     ty_error_init(&err);
     for (size_t i = 0; i < n; i++) {
-        store_list l;
-        if (store_list_objects(s, api_store_key(kinds[i]->resource), NULL, &l, &err) < 0) {
+        kc_list l;
+        if (kc_list_objects(s, api_store_key(kinds[i]->resource), NULL, &l, &err) < 0) {
             ty_error_clear(&err);
             continue;
         }
         for (size_t k = 0; k < l.n; k++) {
             const char *ns, *name;
-            store_obj_key(l.items[k], &ns, &name);
+            ty_obj_key(l.items[k], &ns, &name);
             enqueue(q, kinds[i], ns, name);
         }
-        store_list_free(&l);
+        kc_list_free(&l);
     }
 }
 
@@ -166,14 +168,14 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
         ty_warn("jobs: bad work queue key %s", key);
         return 0;
     }
-    uint64_t wrote = 0;
-    int rc = jobs_reconcile(j->s, k, ns, name, wake_at, &wrote);
-    if (wrote)
+    char wrote[TY_RV_MAX] = "";
+    int rc = jobs_reconcile(j->s, k, ns, name, wake_at, wrote);
+    if (*wrote)
         wq_wrote(q, key, wrote); /* not j->q: set only when wq_start returns */
     return rc;
 }
 
-ty_jobs *jobs_start(ty_store *s, ty_error *err)
+ty_jobs *jobs_start(ty_kc *s, ty_error *err)
 {
     wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_jobs *j = calloc(1, sizeof(*j));

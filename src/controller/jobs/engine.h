@@ -15,13 +15,13 @@
 #define TY_CONTROLLER_JOBS_ENGINE_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_jobs ty_jobs;
 
 /* Starts the engine's threads on s, which must outlive them. NULL with err
  * filled when they cannot start. */
-ty_jobs *jobs_start(ty_store *s, ty_error *err);
+ty_jobs *jobs_start(ty_kc *s, ty_error *err);
 
 /* Stops the threads, waits for them and frees everything. NULL is fine. */
 void jobs_stop(ty_jobs *j);

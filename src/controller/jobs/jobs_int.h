@@ -19,7 +19,7 @@
 
 #include "api/registry.h"
 #include "controller/jobs/framework.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 /* Label keys (upstream's). */
 #define JOBS_LABEL_OPERATOR "training.kubeflow.org/operator-name"
@@ -58,13 +58,13 @@ json_t *jobs_service_new(const json_t *owner, const char *name, const json_t *la
 /* Defaults, validates (api_prepare) and creates obj (stolen). An existing
  * object of that name counts as success. Records SuccessfulCreate<Kind> or
  * FailedCreate<Kind> on job. */
-int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
+int jobs_create(ty_kc *s, const api_resource *res, json_t *obj, const json_t *job,
                 const char *component, ty_error *err);
-/* Creations gathered to be written together (store_write_all): a pass that
+/* Creations gathered to be written together (kc_write_all): a pass that
  * creates a job's 8 pods and 8 services commits them in one go, and their
  * Events in another, instead of 32 writes one after the other. */
 typedef struct jobs_batch {
-    store_op *ops;
+    kc_op *ops;
     const api_resource **res; /* what each op creates */
     size_t n, cap;
 } jobs_batch;
@@ -73,36 +73,36 @@ typedef struct jobs_batch {
  * creation. A manifest that does not validate is reported (FailedCreate<Kind>
  * on job) and not queued: -1 with *err. */
 int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const json_t *job,
-                   const char *component, ty_store *s, ty_error *err);
+                   const char *component, ty_kc *s, ty_error *err);
 /* Writes what was queued, then records SuccessfulCreate<Kind> or
  * FailedCreate<Kind> on job for each (a name taken counts as success, with
  * no Event), as jobs_create does; empties b for reuse. Returns how many
  * failed. */
-size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const char *component);
+size_t jobs_batch_commit(jobs_batch *b, ty_kc *s, const json_t *job, const char *component);
 void jobs_batch_free(jobs_batch *b);
 
 /* Deletes resource ns/name if it is still the object with uid (Background).
  * Gone already counts as success. Records SuccessfulDelete<Kind> on job when
  * job is not NULL. */
-int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
+int jobs_delete(ty_kc *s, const char *resource, const json_t *obj, const json_t *job,
                 const char *component);
 /* The objects of resource in ns controlled by owner_uid (the store's owner
- * index; out is empty on failure; caller calls store_list_free). */
-void jobs_list_owned_objects(ty_store *s, const char *resource, const char *ns,
-                             const char *owner_uid, store_list *out);
+ * index; out is empty on failure; caller calls kc_list_free). */
+void jobs_list_owned_objects(ty_kc *s, const char *resource, const char *ns,
+                             const char *owner_uid, kc_list *out);
 /* o's view (jobs_owned) when it carries the label job-name=job_name, else
  * NULL; caller owns it. */
-json_t *jobs_owned_view(const store_obj *o, const char *job_name);
+json_t *jobs_owned_view(const ty_obj *o, const char *job_name);
 /* Objects of resource in ns labelled job-name=job_name and controlled by
  * owner_uid, as a JSON array of their views (jobs_owned_view; caller owns
  * the array). */
-json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
+json_t *jobs_list_owned(ty_kc *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid);
-/* What the job engines see of a pod or a Service (store_obj_view):
+/* What the job engines see of a pod or a Service (ty_obj_view):
  * metadata name, namespace, uid, labels, annotations, creationTimestamp and
  * deletionTimestamp; status phase and reason; per
  * container status its name, restartCount, state and lastState. */
-extern const store_view jobs_owned;
+extern const ty_view jobs_owned;
 
 /* ---- pods.c: Kubeflow replica pods ---- */
 
@@ -172,7 +172,7 @@ json_t *jobs_quantities(const json_t *sums);
  * its spec in line, and says whether the gang scheduler has admitted it:
  * 1 (phase past Pending: pods may be created), 0 (not yet), -1 (it could
  * not be read or written: the pass fails and is retried). */
-int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
+int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes);
 /* A store_mutate function that merges arg (the fields a PodGroup's spec
  * should hold) into the object's spec; the Volcano engine's too. */
@@ -183,9 +183,9 @@ int jobs_pg_follow(json_t *obj, void *arg, ty_error *err);
 /* Brings one job's world in line with its spec. Returns 0 or -1 (retry
  * later). *wake_at (wall-clock seconds) is set to when the job wants another
  * look (deadline, TTL), or left alone; *wrote_rv to the resourceVersion of
- * the job's status when the pass wrote it (else left alone). */
-int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
-                   time_t *wake_at, uint64_t *wrote_rv);
+ * the job's status when the pass wrote it (TY_RV_MAX bytes; else left alone). */
+int jobs_reconcile(ty_kc *s, const kf_kind *k, const char *ns, const char *name,
+                   time_t *wake_at, char *wrote_rv);
 
 /* Metrics, declared once by jobs_start. */
 void jobs_metrics_declare(void);

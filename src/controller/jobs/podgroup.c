@@ -101,7 +101,7 @@ static bool spec_follows(const json_t *pg, const json_t *want)
 
 /* Pods are created only once the gang scheduler has admitted the
  * PodGroup (phase past Pending). */
-int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
+int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes)
 {
     const json_t *sp = json_object_get(
@@ -112,7 +112,7 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
     json_t *spec, *pg;
     const char *phase;
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
     int open;
 
     /* Replicas the framework creates only later (MPI's launcher waits for
@@ -138,10 +138,10 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
      * mutate that changes nothing still took a turn on the store's one
      * writer (a copy and a comparison of the PodGroup, in line behind every
      * other write). */
-    o = store_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
-    if (o && !spec_follows(store_obj_json(o), spec)) {
-        store_obj_unref(o);
-        o = store_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, jobs_pg_follow, spec,
+    o = kc_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
+    if (o && !spec_follows(ty_obj_json(o), spec)) {
+        ty_obj_unref(o);
+        o = kc_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, jobs_pg_follow, spec, 0,
                          &err);
     }
     if (!o && err.code == TY_ENOTFOUND) {
@@ -150,7 +150,7 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
                        "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
                        c->name, "namespace", c->ns, "ownerReferences", jobs_owner_ref(job),
                        "spec", spec, "status", "phase", "Pending");
-        o = store_create_take(s, api_store_key(&api_podgroup), c->ns, pg, &err);
+        o = kc_create(s, api_store_key(&api_podgroup), c->ns, pg, &err);
     }
     json_decref(spec);
     if (!o) {
@@ -159,10 +159,10 @@ int jobs_podgroup_gate(ty_store *s, const jobs_framework *fw, const job_ctx *c,
         ty_error_clear(&err);
         return open;
     }
-    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"),
+    phase = json_string_value(json_object_get(json_object_get(ty_obj_json(o), "status"),
                                               "phase"));
     open = phase && strcmp(phase, "Pending") != 0 ? 1 : 0;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
     return open;
 }

@@ -138,7 +138,7 @@ static void created_reason(const api_resource *res, bool ok, char *buf, size_t l
 }
 
 /* api_prepare, reporting a manifest that does not validate on job. */
-static int prepare(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
+static int prepare(ty_kc *s, const api_resource *res, json_t *obj, const json_t *job,
                    const char *component, ty_error *err)
 {
     char reason[64];
@@ -150,12 +150,12 @@ static int prepare(ty_store *s, const api_resource *res, json_t *obj, const json
     return -1;
 }
 
-int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t *job,
+int jobs_create(ty_kc *s, const api_resource *res, json_t *obj, const json_t *job,
                 const char *component, ty_error *err)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     char name[256], ns[256], reason[64];
-    store_obj *o;
+    ty_obj *o;
 
     snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(meta, "name")));
     snprintf(ns, sizeof(ns), "%s", json_string_value(json_object_get(meta, "namespace")));
@@ -163,7 +163,7 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
         json_decref(obj);
         return -1;
     }
-    o = store_create_take(s, api_store_key(res), ns, obj, err);
+    o = kc_create(s, api_store_key(res), ns, obj, err);
     if (!o) {
         if (err->code == TY_EEXISTS) {
             ty_error_clear(err);
@@ -173,14 +173,14 @@ int jobs_create(ty_store *s, const api_resource *res, json_t *obj, const json_t 
                  res->kind, name, err->text);
         return -1;
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     created_reason(res, true, reason, sizeof(reason));
     ty_event(s, job, "Normal", reason, component, "Created %s: %s", created_noun(res), name);
     return 0;
 }
 
 int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const json_t *job,
-                   const char *component, ty_store *s, ty_error *err)
+                   const char *component, ty_kc *s, ty_error *err)
 {
     const char *ns;
 
@@ -192,7 +192,7 @@ int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const js
     }
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 16;
-        store_op *ops = realloc(b->ops, cap * sizeof(*ops));
+        kc_op *ops = realloc(b->ops, cap * sizeof(*ops));
         const api_resource **rs = ops ? realloc(b->res, cap * sizeof(*rs)) : NULL;
         if (ops)
             b->ops = ops;
@@ -206,13 +206,13 @@ int jobs_batch_add(jobs_batch *b, const api_resource *res, json_t *obj, const js
     /* The namespace is borrowed from the object, which lives until written. */
     ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
     b->res[b->n] = res;
-    b->ops[b->n++] = store_op_create(api_store_key(res), ns, obj);
+    b->ops[b->n++] = kc_op_create(api_store_key(res), ns, obj);
     return 0;
 }
 
-size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const char *component)
+size_t jobs_batch_commit(jobs_batch *b, ty_kc *s, const json_t *job, const char *component)
 {
-    store_op *evs;
+    kc_op *evs;
     size_t failed = 0, nev = 0;
 
     if (!b->n)
@@ -224,14 +224,14 @@ size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const ch
         snprintf(names[i], sizeof(names[i]), "%s",
                  json_string_value(json_object_get(json_object_get(b->ops[i].obj, "metadata"),
                                                    "name")) ?: "");
-    store_write_all(s, b->ops, b->n);
+    kc_write_all(s, b->ops, b->n);
     evs = calloc(b->n, sizeof(*evs));
     for (size_t i = 0; i < b->n; i++) {
-        store_op *op = &b->ops[i];
+        kc_op *op = &b->ops[i];
         const char *name = names ? names[i] : "?";
         bool ok = op->result != NULL;
         if (!ok && op->err.code == TY_EEXISTS) {
-            store_op_clear(op);
+            kc_op_clear(op);
             continue;
         }
         failed += !ok;
@@ -244,10 +244,10 @@ size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const ch
             nev += ty_event_op(&evs[nev], job, "Warning", "FailedCreate", component,
                                "Error creating %s %s: %s", b->res[i]->kind, name,
                                op->err.text);
-        store_op_clear(op);
+        kc_op_clear(op);
     }
     if (evs)
-        store_write_all(s, evs, nev);
+        kc_write_all(s, evs, nev);
     free(evs);
     free(names);
     b->n = 0;
@@ -257,28 +257,28 @@ size_t jobs_batch_commit(jobs_batch *b, ty_store *s, const json_t *job, const ch
 void jobs_batch_free(jobs_batch *b)
 {
     for (size_t i = 0; i < b->n; i++)
-        store_op_clear(&b->ops[i]);
+        kc_op_clear(&b->ops[i]);
     free(b->ops);
     free(b->res);
     *b = (jobs_batch){0};
 }
 
-int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json_t *job,
+int jobs_delete(ty_kc *s, const char *resource, const json_t *obj, const json_t *job,
                 const char *component)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
-    store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+    kc_delete_opts opts = {.propagation = KC_PROPAGATE_BACKGROUND,
                               .precondition_uid =
                                   json_string_value(json_object_get(meta, "uid"))};
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
     bool deleted;
 
     if (jobs_is_terminating(obj))
         return 0;
     ty_error_init(&err);
-    o = store_delete(s, resource, json_string_value(json_object_get(meta, "namespace")), name,
+    o = kc_delete(s, resource, json_string_value(json_object_get(meta, "namespace")), name,
                      &opts, &deleted, &err);
     if (!o) {
         int rc = err.code == TY_ENOTFOUND || err.code == TY_ECONFLICT ? 0 : -1;
@@ -287,7 +287,7 @@ int jobs_delete(ty_store *s, const char *resource, const json_t *obj, const json
         ty_error_clear(&err);
         return rc;
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     if (job)
         ty_event(s, job, "Normal",
                  strcmp(resource, "pods") == 0 ? "SuccessfulDeletePod" : "SuccessfulDeleteService",
@@ -306,7 +306,7 @@ static void keep(json_t *to, const json_t *from, const char *key)
         json_object_set(to, key, v);
 }
 
-/* The view of a pod or a Service the job engines read (store_obj_view; the
+/* The view of a pod or a Service the job engines read (ty_obj_view; the
  * Kubeflow engine and the Volcano Job controller share it): its names, uid,
  * labels, annotations, creation time and deletion mark, and of a pod
  * its phase, reason and, per container, its name, restart count and states
@@ -354,7 +354,7 @@ static json_t *owned_view(const json_t *obj)
 
 /* What owned_view reads: a pod whose tree was dropped has these parsed
  * alone (not its owner references, finalizers, spec or conditions). */
-const store_view jobs_owned = {
+const ty_view jobs_owned = {
     "jobs-owned", owned_view,
     (const char *const[]){"metadata.name", "metadata.namespace", "metadata.uid",
                           "metadata.labels", "metadata.annotations",
@@ -364,21 +364,21 @@ const store_view jobs_owned = {
 /* The objects a job controls: whose controller ownerReference is the job
  * (the store's owner index; O(pods of the job), not O(pods of the
  * namespace)). */
-void jobs_list_owned_objects(ty_store *s, const char *resource, const char *ns,
-                             const char *owner_uid, store_list *out)
+void jobs_list_owned_objects(ty_kc *s, const char *resource, const char *ns,
+                             const char *owner_uid, kc_list *out)
 {
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_owned(s, resource, ns, owner_uid, out, &err) < 0) {
+    if (kc_list_owned(s, resource, ns, owner_uid, out, &err) < 0) {
         ty_error_clear(&err);
-        store_list_free(out); /* empty */
+        kc_list_free(out); /* empty */
     }
 }
 
-json_t *jobs_owned_view(const store_obj *o, const char *job_name)
+json_t *jobs_owned_view(const ty_obj *o, const char *job_name)
 {
-    json_t *v = store_obj_view(o, &jobs_owned);
+    json_t *v = ty_obj_view(o, &jobs_owned);
     const char *jn = json_string_value(json_object_get(
         json_object_get(json_object_get(v, "metadata"), "labels"), JOBS_LABEL_JOB_NAME));
 
@@ -390,11 +390,11 @@ json_t *jobs_owned_view(const store_obj *o, const char *job_name)
 
 /* What the job controls, as upstream selects it: the objects it controls
  * that carry its job-name label, each as its view. */
-json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
+json_t *jobs_list_owned(ty_kc *s, const char *resource, const char *ns,
                         const char *job_name, const char *owner_uid)
 {
     json_t *out = json_array();
-    store_list l;
+    kc_list l;
 
     jobs_list_owned_objects(s, resource, ns, owner_uid, &l);
     for (size_t i = 0; i < l.n; i++) {
@@ -402,7 +402,7 @@ json_t *jobs_list_owned(ty_store *s, const char *resource, const char *ns,
         if (v)
             json_array_append_new(out, v);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
     return out;
 }
 

@@ -26,13 +26,13 @@
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the ssh plugin's key maker */
 
 typedef struct pass {
-    ty_store *s;
+    ty_kc *s;
     const jobs_framework *fw;
     job_ctx c;
     json_t *job;           /* working copy (owned) */
     json_t *status;        /* the status being built (owned) */
     json_t *pods;          /* the pods the job controls now (views, jobs_list_owned) */
-    store_list svcs;       /* the Services it controls (a view made only to delete one) */
+    kc_list svcs;       /* the Services it controls (a view made only to delete one) */
     json_t *present;       /* names of pods that exist, terminating included */
     json_t *retry;         /* failed pods to recreate (borrowed from pods) */
     json_t *failed;        /* permanently failed pods (borrowed from pods) */
@@ -45,7 +45,7 @@ typedef struct pass {
     time_t now;
     char nows[40];
     time_t *wake_at;
-    uint64_t *wrote_rv;     /* the job's status write, if any */
+    char *wrote_rv;         /* the job's status write's rv, if any (TY_RV_MAX bytes) */
     int rc;
 } pass;
 
@@ -292,7 +292,7 @@ static void ensure_configmap(pass *p)
 {
     json_t *cm = p->fw->configmap(&p->c, p->pods);
     const char *name = obj_name(cm);
-    store_obj *o = store_get(p->s, "configmaps", p->c.ns, name, NULL);
+    ty_obj *o = kc_get(p->s, "configmaps", p->c.ns, name, NULL);
     ty_error err;
 
     ty_error_init(&err);
@@ -304,16 +304,16 @@ static void ensure_configmap(pass *p)
         ty_error_clear(&err);
         return;
     }
-    if (!json_equal(json_object_get(store_obj_json(o), "data"), json_object_get(cm, "data"))) {
-        json_t *copy = store_obj_json_copy(o);
+    if (!json_equal(json_object_get(ty_obj_json(o), "data"), json_object_get(cm, "data"))) {
+        json_t *copy = ty_obj_json_copy(o);
         json_object_set(copy, "data", json_object_get(cm, "data"));
-        store_obj *u = store_update(p->s, "configmaps", p->c.ns, copy, &err);
+        ty_obj *u = kc_update(p->s, "configmaps", p->c.ns, copy, &err);
         if (!u)
             p->rc = -1;
-        store_obj_unref(u);
+        ty_obj_unref(u);
         json_decref(copy);
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     json_decref(cm);
     ty_error_clear(&err);
 }
@@ -331,11 +331,11 @@ static void ensure_extras(pass *p)
         const char *kind = json_string_value(json_object_get(obj, "kind"));
         bool secret = kind && strcmp(kind, "Secret") == 0;
         const api_resource *res = secret ? &api_secret : &api_service;
-        store_obj *o = store_get(p->s, api_store_key(res), p->c.ns, obj_name(obj), NULL);
+        ty_obj *o = kc_get(p->s, api_store_key(res), p->c.ns, obj_name(obj), NULL);
         char *priv = NULL, *pub = NULL;
 
         if (o) {
-            store_obj_unref(o);
+            ty_obj_unref(o);
             continue;
         }
         if (secret && !json_object_get(obj, "data")) {
@@ -369,7 +369,7 @@ static bool has_service(const pass *p, const char *name)
 {
     for (size_t i = 0; i < p->svcs.n; i++) {
         const char *ns, *n;
-        store_obj_key(p->svcs.items[i], &ns, &n);
+        ty_obj_key(p->svcs.items[i], &ns, &n);
         if (strcmp(n, name) == 0)
             return true;
     }
@@ -632,7 +632,7 @@ static void commit(pass *p)
 {
     const json_t *old = json_object_get(p->job, "status");
     write_args w = {.status = p->status, .restarts = p->added ? p->restarts + p->added : -1};
-    store_op op;
+    kc_op op;
 
     if (json_equal(old, p->status) && w.restarts < 0)
         return;
@@ -644,18 +644,18 @@ static void commit(pass *p)
      * goes when its event leaves the store's tree window, and the reaper's
      * walk over one carved in order costs a third of one malloc scattered
      * (docs/benchmarks.md, stop 21). */
-    op = store_op_mutate_status(api_store_key(p->c.kind->resource), p->c.ns, p->c.name,
-                                write_status, &w);
-    op.arena = true;
-    store_write_all(p->s, &op, 1);
+    op = kc_op_mutate(api_store_key(p->c.kind->resource), p->c.ns, p->c.name,
+                                write_status, &w, KC_STATUS);
+    op.flags |= KC_ARENA;
+    kc_write_all(p->s, &op, 1);
     if (!op.result && op.err.code != TY_ENOTFOUND) {
         ty_warn("jobs: status of %s %s/%s: %s", p->c.kind->kind, p->c.ns, p->c.name,
                 op.err.text);
         p->rc = -1;
     }
     if (op.result)
-        *p->wrote_rv = store_obj_rv(op.result);
-    store_op_clear(&op);
+        ty_obj_rv(op.result, p->wrote_rv, TY_RV_MAX);
+    kc_op_clear(&op);
 }
 
 /* ---- the pass ---- */
@@ -710,7 +710,7 @@ static void run(pass *p)
         cleanup_and_ttl(p);
 }
 
-static int pass_init(pass *p, ty_store *s, const kf_kind *k, json_t *job)
+static int pass_init(pass *p, ty_kc *s, const kf_kind *k, json_t *job)
 {
     const json_t *meta = json_object_get(job, "metadata");
     const char *uid = json_string_value(json_object_get(meta, "uid"));
@@ -747,7 +747,7 @@ static void pass_free(pass *p)
     json_decref(p->job);
     json_decref(p->status);
     json_decref(p->pods);
-    store_list_free(&p->svcs);
+    kc_list_free(&p->svcs);
     json_decref(p->present);
     json_decref(p->retry);
     json_decref(p->failed);
@@ -767,19 +767,19 @@ static bool managed_elsewhere(const kf_kind *k, const json_t *job)
            strcmp(by, k->managed_by ? k->managed_by[0] : "kubeflow.org/training-operator") != 0;
 }
 
-int jobs_reconcile(ty_store *s, const kf_kind *k, const char *ns, const char *name,
-                   time_t *wake_at, uint64_t *wrote_rv)
+int jobs_reconcile(ty_kc *s, const kf_kind *k, const char *ns, const char *name,
+                   time_t *wake_at, char *wrote_rv)
 {
-    store_obj *o = store_get(s, api_store_key(k->resource), ns, name, NULL);
+    ty_obj *o = kc_get(s, api_store_key(k->resource), ns, name, NULL);
     pass p = {.wake_at = wake_at, .wrote_rv = wrote_rv};
     json_t *job;
 
     if (!o)
         return 0; /* deleted: the garbage collector takes its pods */
     ty_tree_arena_begin(TY_TREES_BRIEF);
-    job = store_obj_json_copy(o);
+    job = ty_obj_json_copy(o);
     ty_tree_arena_end();
-    store_obj_unref(o);
+    ty_obj_unref(o);
     if (!job || jobs_is_terminating(job) || managed_elsewhere(k, job)) {
         json_decref(job);
         return 0;

@@ -37,7 +37,7 @@
 #define TOO_MANY_MISSED 100
 
 struct ty_vccron {
-    ty_store *s;
+    ty_kc *s;
     ty_workqueue *q;
     tz_zone *local; /* the zone of CronJobs without spec.timeZone */
     const char *watched[3];
@@ -140,22 +140,22 @@ static void enqueue(ty_workqueue *q, const char *ns, const char *name)
     wq_add(q, key);
 }
 
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     ty_vccron *c = ctx;
     const char *ns, *name;
     json_t *meta, *r;
     size_t i;
 
-    store_obj_key(ev->obj, &ns, &name);
+    ty_obj_key(ev->obj, &ns, &name);
     if (strcmp(ev->resource, api_store_key(&api_vccronjob)) == 0) {
-        if (ev->type != STORE_DELETED)
+        if (ev->type != KC_DELETED)
             enqueue(q, ns, name);
         return;
     }
-    if (store_count(c->s, api_store_key(&api_vccronjob)) == 0)
+    if (kc_count(c->s, api_store_key(&api_vccronjob)) == 0)
         return;
-    meta = store_obj_metadata(ev->obj);
+    meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
         if (json_is_true(json_object_get(r, "controller")) &&
             !strcmp(meta_s(r, "apiVersion"), VC_API_VERSION) &&
@@ -164,23 +164,23 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     json_decref(meta);
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
-    store_list l;
+    kc_list l;
     ty_error err;
     (void)ctx;
 
     ty_error_init(&err);
-    if (store_list_objects(s, api_store_key(&api_vccronjob), NULL, &l, &err) < 0) {
+    if (kc_list_objects(s, api_store_key(&api_vccronjob), NULL, &l, &err) < 0) {
         ty_error_clear(&err);
         return;
     }
     for (size_t k = 0; k < l.n; k++) {
         const char *ns, *name;
-        store_obj_key(l.items[k], &ns, &name);
+        ty_obj_key(l.items[k], &ns, &name);
         enqueue(q, ns, name);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
 }
 
 /* ---- one pass ------------------------------------------------------------ */
@@ -229,17 +229,17 @@ static json_t *ref_of(const json_t *job)
 static bool delete_job(pass *p, const json_t *job)
 {
     const json_t *m = json_object_get(job, "metadata");
-    store_delete_opts o = {.propagation = STORE_PROPAGATE_BACKGROUND,
+    kc_delete_opts o = {.propagation = KC_PROPAGATE_BACKGROUND,
                            .precondition_uid = meta_s(m, "uid")};
     bool deleted;
     long i;
     ty_error err;
-    store_obj *gone;
+    ty_obj *gone;
 
     ty_error_init(&err);
-    gone = store_delete(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(m, "name"), &o,
+    gone = kc_delete(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(m, "name"), &o,
                         &deleted, &err);
-    store_obj_unref(gone);
+    ty_obj_unref(gone);
     if (!gone && err.code != TY_ENOTFOUND) {
         ty_event(p->c->s, p->cj, "Warning", "FailedDelete", VC_COMPONENT,
                  "Error deleting job \"%s\": %s", meta_s(m, "name"), err.text);
@@ -272,7 +272,7 @@ static void trim_history(pass *p, const json_t **jobs, size_t n, json_int_t limi
         delete_job(p, jobs[i]);
 }
 
-static void observe_jobs(pass *p, const store_list *owned)
+static void observe_jobs(pass *p, const kc_list *owned)
 {
     const json_t *spec = json_object_get(p->cj, "spec");
     const json_t **ok = calloc(owned->n + 1, sizeof(*ok)), **bad = calloc(owned->n + 1, sizeof(*bad));
@@ -280,7 +280,7 @@ static void observe_jobs(pass *p, const store_list *owned)
     json_t *r;
 
     for (i = 0; i < owned->n; i++) {
-        const json_t *job = store_obj_json(owned->items[i]);
+        const json_t *job = ty_obj_json(owned->items[i]);
         const char *uid = meta_s(json_object_get(job, "metadata"), "uid");
         long k;
         if (!finished(job))
@@ -310,24 +310,24 @@ static void observe_jobs(pass *p, const store_list *owned)
         const char *uid = meta_s(r = json_array_get(p->active, i), "uid");
         bool found = false;
         for (size_t k = 0; k < owned->n && !found; k++)
-            found = !strcmp(meta_s(json_object_get(store_obj_json(owned->items[k]), "metadata"),
+            found = !strcmp(meta_s(json_object_get(ty_obj_json(owned->items[k]), "metadata"),
                                    "uid"), uid);
         if (found)
             continue;
-        store_obj *o = store_get(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(r, "name"),
+        ty_obj *o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(r, "name"),
                                  NULL);
         if (!o)
             ty_event(p->c->s, p->cj, "Warning", "StaleReference",
                      VC_COMPONENT, "Active job \"%s\" no longer exists (UID: %s)", meta_s(r, "name"),
                      uid);
-        else if (strcmp(meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"), uid))
+        else if (strcmp(meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid))
             ty_event(p->c->s, p->cj, "Warning", "StaleReference", VC_COMPONENT,
                      "Active job reference \"%s\" points to a different UID (expected: %s, actual: "
                      "%s)", meta_s(r, "name"), uid,
-                     meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"));
-        if (!o || strcmp(meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"), uid))
+                     meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"));
+        if (!o || strcmp(meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid))
             json_array_remove(p->active, i);
-        store_obj_unref(o);
+        ty_obj_unref(o);
     }
     if (ok && bad) {
         trim_history(p, ok, nok, meta_int(spec, "successfulJobsHistoryLimit", -1));
@@ -379,7 +379,7 @@ static bool start_job(pass *p, int64_t t, const tz_zone *z)
     json_t *job = job_from_template(p, t, z);
     const char *uid = meta_s(json_object_get(p->cj, "metadata"), "uid");
     char name[320];
-    store_obj *o;
+    ty_obj *o;
     ty_error err;
 
     vccron_job_name(p->name, t, name, sizeof(name));
@@ -391,16 +391,16 @@ static bool start_job(pass *p, int64_t t, const tz_zone *z)
         ty_error_clear(&err);
         return false;
     }
-    o = store_create_take(p->c->s, api_store_key(&api_vcjob), p->ns, job, &err);
+    o = kc_create(p->c->s, api_store_key(&api_vcjob), p->ns, job, &err);
     if (!o && err.code == TY_EEXISTS) {
-        o = store_get(p->c->s, api_store_key(&api_vcjob), p->ns, name, NULL);
-        if (o && !controlled_by(store_obj_json(o), uid)) {
+        o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns, name, NULL);
+        if (o && !controlled_by(ty_obj_json(o), uid)) {
             ty_event(p->c->s, p->cj, "Warning", "ForeignJob", VC_COMPONENT,
                      "Job %s exists but is not owned by this CronJob", name);
-            store_obj_unref(o);
+            ty_obj_unref(o);
             o = NULL;
-        } else if (o && finished(store_obj_json(o))) {
-            store_obj_unref(o);
+        } else if (o && finished(ty_obj_json(o))) {
+            ty_obj_unref(o);
             o = NULL;
         }
     } else if (!o) {
@@ -413,10 +413,10 @@ static bool start_job(pass *p, int64_t t, const tz_zone *z)
     ty_error_clear(&err);
     if (!o)
         return false;
-    if (active_index(p->active, meta_s(json_object_get(store_obj_json(o), "metadata"), "uid"),
+    if (active_index(p->active, meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"),
                      NULL) < 0)
-        json_array_append_new(p->active, ref_of(store_obj_json(o)));
-    store_obj_unref(o);
+        json_array_append_new(p->active, ref_of(ty_obj_json(o)));
+    ty_obj_unref(o);
     return true;
 }
 
@@ -477,10 +477,10 @@ static void schedule(pass *p, time_t *wake_at)
                  "Replacing active job for CronJob");
         for (size_t i = json_array_size(p->active); i-- > 0;) {
             json_t *r = json_array_get(p->active, i);
-            store_obj *o = store_get(p->c->s, api_store_key(&api_vcjob), p->ns,
+            ty_obj *o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns,
                                      meta_s(r, "name"), NULL);
-            bool gone = !o || delete_job(p, store_obj_json(o));
-            store_obj_unref(o);
+            bool gone = !o || delete_job(p, ty_obj_json(o));
+            ty_obj_unref(o);
             if (!gone)
                 goto out; /* retried at the next look */
             if (!o && i < json_array_size(p->active))
@@ -526,16 +526,16 @@ static int write_status(json_t *obj, void *arg, ty_error *err)
 
 static int pass_cronjob(ty_vccron *c, const char *ns, const char *name, time_t *wake_at)
 {
-    store_obj *o = store_get(c->s, api_store_key(&api_vccronjob), ns, name, NULL), *w;
+    ty_obj *o = kc_get(c->s, api_store_key(&api_vccronjob), ns, name, NULL), *w;
     const json_t *st;
-    store_list owned = {0};
+    kc_list owned = {0};
     ty_error err;
     pass p = {.c = c, .ns = ns, .name = name};
     int rc = 0;
 
     if (!o)
         return 0;
-    p.cj = store_obj_json(o);
+    p.cj = ty_obj_json(o);
     if (json_object_get(json_object_get(p.cj, "metadata"), "deletionTimestamp"))
         goto done;
     st = json_object_get(p.cj, "status");
@@ -545,26 +545,26 @@ static int pass_cronjob(ty_vccron *c, const char *ns, const char *name, time_t *
     snprintf(p.last_schedule, sizeof(p.last_schedule), "%s", meta_s(st, "lastScheduleTime"));
     snprintf(p.last_success, sizeof(p.last_success), "%s", meta_s(st, "lastSuccessfulTime"));
     ty_error_init(&err);
-    if (store_list_owned(c->s, api_store_key(&api_vcjob), ns,
+    if (kc_list_owned(c->s, api_store_key(&api_vcjob), ns,
                          meta_s(json_object_get(p.cj, "metadata"), "uid"), &owned, &err) < 0) {
         ty_error_clear(&err);
         rc = -1;
         goto done;
     }
     observe_jobs(&p, &owned);
-    store_list_free(&owned);
+    kc_list_free(&owned);
     if (!json_is_true(json_object_get(json_object_get(p.cj, "spec"), "suspend")))
         schedule(&p, wake_at);
     status_arg a = {p.active, p.last_schedule, p.last_success,
                     meta_s(json_object_get(p.cj, "metadata"), "resourceVersion")};
-    w = store_mutate_status(c->s, api_store_key(&api_vccronjob), ns, name, write_status, &a, &err);
+    w = kc_mutate(c->s, api_store_key(&api_vccronjob), ns, name, write_status, &a, KC_STATUS, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;
-    store_obj_unref(w);
+    ty_obj_unref(w);
     ty_error_clear(&err);
 done:
     json_decref(p.active);
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return rc;
 }
 
@@ -578,7 +578,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     return pass_cronjob(ctx, ns, name, wake_at);
 }
 
-ty_vccron *vccron_start(ty_store *s, ty_error *err)
+ty_vccron *vccron_start(ty_kc *s, ty_error *err)
 {
     wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_vccron *c = calloc(1, sizeof(*c));

@@ -23,7 +23,7 @@
 #define VC_API_VERSION "batch.volcano.sh/v1alpha1"
 
 struct ty_vcjobs {
-    ty_store *s;
+    ty_kc *s;
     ty_workqueue *q;
     const char *watched[7]; /* Volcano Jobs and what may_be_owned names */
 };
@@ -47,7 +47,7 @@ static bool may_be_owned(const char *resource)
            !strcmp(resource, api_store_key(&api_podgroup));
 }
 
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     ty_vcjobs *v = ctx;
     json_t *meta;
@@ -57,8 +57,8 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
 
     if (strcmp(ev->resource, api_store_key(&api_vcjob)) == 0) {
         const char *jns, *name;
-        store_obj_key(ev->obj, &jns, &name);
-        if (ev->type != STORE_DELETED)
+        ty_obj_key(ev->obj, &jns, &name);
+        if (ev->type != KC_DELETED)
             enqueue(q, jns, name);
         return;
     }
@@ -66,9 +66,9 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
      * is none (a Job made later is queued by its own event, and a pass lists
      * what it owns): at 150,000 pods of Kubeflow jobs this was 1.4 % of the
      * server's CPU for nothing. */
-    if (!may_be_owned(ev->resource) || store_count(v->s, api_store_key(&api_vcjob)) == 0)
+    if (!may_be_owned(ev->resource) || kc_count(v->s, api_store_key(&api_vcjob)) == 0)
         return;
-    meta = store_obj_metadata(ev->obj); /* an owned pod's JSON is not wanted here */
+    meta = ty_obj_metadata(ev->obj); /* an owned pod's JSON is not wanted here */
     ns = json_string_value(json_object_get(meta, "namespace"));
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r) {
         const char *api = json_string_value(json_object_get(r, "apiVersion"));
@@ -81,23 +81,23 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     json_decref(meta);
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
-    store_list l;
+    kc_list l;
     ty_error err;
 
     (void)ctx;
     ty_error_init(&err);
-    if (store_list_objects(s, api_store_key(&api_vcjob), NULL, &l, &err) < 0) {
+    if (kc_list_objects(s, api_store_key(&api_vcjob), NULL, &l, &err) < 0) {
         ty_error_clear(&err);
         return;
     }
     for (size_t k = 0; k < l.n; k++) {
         const char *ns, *name;
-        store_obj_key(l.items[k], &ns, &name);
+        ty_obj_key(l.items[k], &ns, &name);
         enqueue(q, ns, name);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
 }
 
 static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
@@ -113,7 +113,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     return vc_reconcile(v->s, ns, name, wake_at);
 }
 
-ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err)
+ty_vcjobs *vcjobs_start(ty_kc *s, ty_error *err)
 {
     wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_vcjobs *v = calloc(1, sizeof(*v));

@@ -40,7 +40,7 @@
 #define BY_TEMPLATE "volcano.sh/createdByJobTemplate"
 
 struct ty_jobflows {
-    ty_store *s;
+    ty_kc *s;
     ty_workqueue *q;
     const char *watched[4];
 };
@@ -71,29 +71,29 @@ static void add_key(ty_workqueue *q, char kind, const char *ns, const char *name
 
 /* ---- keys ---------------------------------------------------------------- */
 
-static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
+static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     ty_jobflows *f = ctx;
     const char *ns, *name;
     json_t *meta, *r;
     size_t i;
 
-    store_obj_key(ev->obj, &ns, &name);
+    ty_obj_key(ev->obj, &ns, &name);
     if (!strcmp(ev->resource, api_store_key(&api_jobflow))) {
-        if (ev->type != STORE_DELETED)
+        if (ev->type != KC_DELETED)
             add_key(q, 'f', ns, name);
         return;
     }
     if (!strcmp(ev->resource, api_store_key(&api_jobtemplate))) {
-        if (ev->type != STORE_DELETED)
+        if (ev->type != KC_DELETED)
             add_key(q, 't', ns, name);
         add_key(q, 'n', ns, NULL);
         return;
     }
-    if (store_count(f->s, api_store_key(&api_jobflow)) == 0 &&
-        store_count(f->s, api_store_key(&api_jobtemplate)) == 0)
+    if (kc_count(f->s, api_store_key(&api_jobflow)) == 0 &&
+        kc_count(f->s, api_store_key(&api_jobtemplate)) == 0)
         return;
-    meta = store_obj_metadata(ev->obj);
+    meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
         if (json_is_true(json_object_get(r, "controller")) &&
             !strcmp(str(r, "apiVersion"), FLOW_API_VERSION) && !strcmp(str(r, "kind"), "JobFlow"))
@@ -105,26 +105,26 @@ static void on_event(ty_workqueue *q, const store_event *ev, void *ctx)
     json_decref(meta);
 }
 
-static void list_keys(ty_workqueue *q, ty_store *s, const api_resource *res, char kind,
+static void list_keys(ty_workqueue *q, ty_kc *s, const api_resource *res, char kind,
                       const char *ns)
 {
-    store_list l;
+    kc_list l;
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_objects(s, api_store_key(res), &(store_list_opts){.ns = ns}, &l, &err) < 0) {
+    if (kc_list_objects(s, api_store_key(res), &(kc_list_opts){.ns = ns}, &l, &err) < 0) {
         ty_error_clear(&err);
         return;
     }
     for (size_t k = 0; k < l.n; k++) {
         const char *ons, *name;
-        store_obj_key(l.items[k], &ons, &name);
+        ty_obj_key(l.items[k], &ons, &name);
         add_key(q, kind, ons, name);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
 }
 
-static void resync(ty_workqueue *q, ty_store *s, void *ctx)
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
     (void)ctx;
     list_keys(q, s, &api_jobflow, 'f', NULL);
@@ -133,35 +133,35 @@ static void resync(ty_workqueue *q, ty_store *s, void *ctx)
 
 /* ---- making Jobs --------------------------------------------------------- */
 
-static store_obj *get_job(ty_store *s, const char *ns, const char *flow, const char *step)
+static ty_obj *get_job(ty_kc *s, const char *ns, const char *flow, const char *step)
 {
     char name[600];
 
     snprintf(name, sizeof(name), "%s-%s", flow, step);
-    return store_get(s, api_store_key(&api_vcjob), ns, name, NULL);
+    return kc_get(s, api_store_key(&api_vcjob), ns, name, NULL);
 }
 
 /* Every target's Job exists and is Completed. */
-static bool targets_done(ty_store *s, const char *ns, const char *flow, const json_t *targets)
+static bool targets_done(ty_kc *s, const char *ns, const char *flow, const json_t *targets)
 {
     size_t i;
     json_t *t;
 
     json_array_foreach(targets, i, t) {
-        store_obj *o = get_job(s, ns, flow, json_string_value(t) ? json_string_value(t) : "");
-        bool done = o && !strcmp(str(json_object_get(json_object_get(store_obj_json(o), "status"),
+        ty_obj *o = get_job(s, ns, flow, json_string_value(t) ? json_string_value(t) : "");
+        bool done = o && !strcmp(str(json_object_get(json_object_get(ty_obj_json(o), "status"),
                                                      "state"), "phase"), "Completed");
-        store_obj_unref(o);
+        ty_obj_unref(o);
         if (!done)
             return false;
     }
     return true;
 }
 
-static void create_job(ty_store *s, const json_t *jf, const char *step)
+static void create_job(ty_kc *s, const json_t *jf, const char *step)
 {
     const char *ns = meta_of(jf, "namespace"), *flow = meta_of(jf, "name");
-    store_obj *t = store_get(s, api_store_key(&api_jobtemplate), ns, step, NULL), *o;
+    ty_obj *t = kc_get(s, api_store_key(&api_jobtemplate), ns, step, NULL), *o;
     char name[600], by_flow[600], by_tmpl[600];
     json_t *job, *spec;
     ty_error err;
@@ -171,8 +171,8 @@ static void create_job(ty_store *s, const json_t *jf, const char *step)
     snprintf(name, sizeof(name), "%s-%s", flow, step);
     snprintf(by_flow, sizeof(by_flow), "%s.%s", ns, flow);
     snprintf(by_tmpl, sizeof(by_tmpl), "%s.%s", ns, step);
-    spec = json_deep_copy(json_object_get(store_obj_json(t), "spec"));
-    store_obj_unref(t);
+    spec = json_deep_copy(json_object_get(ty_obj_json(t), "spec"));
+    ty_obj_unref(t);
     job = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:[o]}, s:o}",
                     "apiVersion", "batch.volcano.sh/v1alpha1", "kind", "Job", "metadata",
                     "name", name, "namespace", ns, "labels", BY_TEMPLATE, by_tmpl, BY_FLOW,
@@ -189,17 +189,17 @@ static void create_job(ty_store *s, const json_t *jf, const char *step)
         ty_error_clear(&err);
         return;
     }
-    o = store_create_take(s, api_store_key(&api_vcjob), ns, job, &err);
+    o = kc_create(s, api_store_key(&api_vcjob), ns, job, &err);
     if (o)
         ty_event(s, jf, "Normal", "Created", VC_COMPONENT, "create a job named %s!", name);
     else if (err.code != TY_EEXISTS)
         ty_event(s, jf, "Warning", "FailedCreate", VC_COMPONENT, "Failed to create job %s: %s",
                  name, err.text);
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
-static void deploy(ty_store *s, const json_t *jf)
+static void deploy(ty_kc *s, const json_t *jf)
 {
     const char *ns = meta_of(jf, "namespace"), *flow = meta_of(jf, "name");
     size_t i;
@@ -208,9 +208,9 @@ static void deploy(ty_store *s, const json_t *jf)
     json_array_foreach(json_object_get(json_object_get(jf, "spec"), "flows"), i, step) {
         const char *sname = str(step, "name");
         json_t *targets = json_object_get(json_object_get(step, "dependsOn"), "targets");
-        store_obj *o = get_job(s, ns, flow, sname);
+        ty_obj *o = get_job(s, ns, flow, sname);
         if (o) {
-            store_obj_unref(o);
+            ty_obj_unref(o);
             continue;
         }
         if (!json_is_array(targets) || targets_done(s, ns, flow, targets))
@@ -270,7 +270,7 @@ static json_t *job_status(const json_t *old_list, const json_t *job, const char 
 }
 
 /* The status of jf from the Jobs it controls (owned), as upstream's. */
-static json_t *flow_status(const json_t *jf, const store_list *owned)
+static json_t *flow_status(const json_t *jf, const kc_list *owned)
 {
     const json_t *old = json_object_get(jf, "status");
     const json_t *old_list = json_object_get(old, "jobStatusList");
@@ -284,7 +284,7 @@ static json_t *flow_status(const json_t *jf, const store_list *owned)
     json_array_foreach(old_list, i, e)
         json_array_append(list, e);
     for (i = 0; i < owned->n; i++) {
-        const json_t *job = store_obj_json(owned->items[i]), *js = json_object_get(job, "status");
+        const json_t *job = ty_obj_json(owned->items[i]), *js = json_object_get(job, "status");
         const char *name = meta_of(job, "name");
         const char *phase = str(json_object_get(js, "state"), "phase");
         bool known = false;
@@ -371,48 +371,48 @@ static int set_status(json_t *obj, void *arg, ty_error *err)
 
 static int pass_flow(ty_jobflows *f, const char *ns, const char *name)
 {
-    store_obj *o = store_get(f->s, api_store_key(&api_jobflow), ns, name, NULL), *w;
+    ty_obj *o = kc_get(f->s, api_store_key(&api_jobflow), ns, name, NULL), *w;
     const json_t *jf;
-    store_list owned = {0};
+    kc_list owned = {0};
     ty_error err;
     json_t *st;
     int rc = 0;
 
     if (!o)
         return 0;
-    jf = store_obj_json(o);
+    jf = ty_obj_json(o);
     if (json_object_get(json_object_get(jf, "metadata"), "deletionTimestamp"))
         goto out;
     ty_error_init(&err);
     if (!strcmp(str(json_object_get(jf, "spec"), "jobRetainPolicy"), "delete") &&
         !strcmp(str(json_object_get(json_object_get(jf, "status"), "state"), "phase"), "Succeed")) {
-        if (store_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
+        if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
                              &err) < 0)
             rc = -1;
         for (size_t i = 0; i < owned.n; i++)
-            if (jobs_delete(f->s, api_store_key(&api_vcjob), store_obj_json(owned.items[i]), NULL,
+            if (jobs_delete(f->s, api_store_key(&api_vcjob), ty_obj_json(owned.items[i]), NULL,
                             VC_COMPONENT) < 0)
                 rc = -1;
         goto out_list;
     }
     deploy(f->s, jf);
-    if (store_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
+    if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
                          &err) < 0) {
         rc = -1;
         goto out_list;
     }
     st = flow_status(jf, &owned);
     status_arg a = {st, meta_of(jf, "resourceVersion")};
-    w = store_mutate_status(f->s, api_store_key(&api_jobflow), ns, name, set_status, &a, &err);
+    w = kc_mutate(f->s, api_store_key(&api_jobflow), ns, name, set_status, &a, KC_STATUS, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;
-    store_obj_unref(w);
+    ty_obj_unref(w);
     json_decref(st);
 out_list:
-    store_list_free(&owned);
+    kc_list_free(&owned);
     ty_error_clear(&err);
 out:
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return rc;
 }
 
@@ -440,16 +440,16 @@ static int set_depends_on(json_t *obj, void *arg, ty_error *err)
 static int pass_template(ty_jobflows *f, const char *ns, const char *name)
 {
     char by[600];
-    store_list l = {0};
+    kc_list l = {0};
     ty_error err;
     json_t *names;
-    store_obj *w;
+    ty_obj *w;
     int rc = 0;
 
     snprintf(by, sizeof(by), "%s.%s", ns, name);
     ty_error_init(&err);
-    if (store_list_objects(f->s, api_store_key(&api_vcjob),
-                           &(store_list_opts){.ns = ns, .filter = made_from, .filter_arg = by}, &l,
+    if (kc_list_objects(f->s, api_store_key(&api_vcjob),
+                           &(kc_list_opts){.ns = ns, .filter = made_from, .filter_arg = by}, &l,
                            &err) < 0) {
         ty_error_clear(&err);
         return -1;
@@ -458,15 +458,15 @@ static int pass_template(ty_jobflows *f, const char *ns, const char *name)
     if (l.n > 0) {
         names = json_array();
         for (size_t i = 0; i < l.n; i++)
-            json_array_append_new(names, json_string(meta_of(store_obj_json(l.items[i]), "name")));
-        w = store_mutate_status(f->s, api_store_key(&api_jobtemplate), ns, name, set_depends_on,
-                                names, &err);
+            json_array_append_new(names, json_string(meta_of(ty_obj_json(l.items[i]), "name")));
+        w = kc_mutate(f->s, api_store_key(&api_jobtemplate), ns, name, set_depends_on,
+                                names, KC_STATUS, &err);
         if (!w && err.code != TY_ENOTFOUND)
             rc = -1;
-        store_obj_unref(w);
+        ty_obj_unref(w);
         json_decref(names);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
     ty_error_clear(&err);
     return rc;
 }
@@ -486,7 +486,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     return key[0] == 'f' ? pass_flow(f, ns, name) : pass_template(f, ns, name);
 }
 
-ty_jobflows *jobflows_start(ty_store *s, ty_error *err)
+ty_jobflows *jobflows_start(ty_kc *s, ty_error *err)
 {
     wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_jobflows *f = calloc(1, sizeof(*f));

@@ -23,7 +23,7 @@ typedef struct target {
 } target;
 
 typedef struct pass {
-    ty_store *s;
+    ty_kc *s;
     const char *ns, *name, *uid;
     json_t *job;     /* stored job (copy) */
     json_t *pods;    /* owned pods */
@@ -58,11 +58,11 @@ static const json_t *tasks_of(const pass *p)
 static json_t *list_owned(pass *p, const char *resource)
 {
     json_t *out = json_array();
-    store_list l;
+    kc_list l;
     ty_error err;
 
     ty_error_init(&err);
-    if (store_list_owned(p->s, resource, p->ns, p->uid, &l, &err) < 0) {
+    if (kc_list_owned(p->s, resource, p->ns, p->uid, &l, &err) < 0) {
         ty_error_clear(&err);
         p->rc = -1;
         return out;
@@ -70,8 +70,8 @@ static json_t *list_owned(pass *p, const char *resource)
     /* Each as the job engines' view (jobs_owned): the engine reads a few
      * fields of its pods, never their spec, and never changes them. */
     for (size_t i = 0; i < l.n; i++)
-        json_array_append_new(out, store_obj_view(l.items[i], &jobs_owned));
-    store_list_free(&l);
+        json_array_append_new(out, ty_obj_view(l.items[i], &jobs_owned));
+    kc_list_free(&l);
     return out;
 }
 
@@ -282,7 +282,7 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
 {
     const char *name = str_at(obj, "metadata", "name");
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     ty_error_init(&err);
     if (api_prepare(res, obj, NULL, &err) < 0) {
@@ -293,10 +293,10 @@ static void create_plain(pass *p, const api_resource *res, json_t *obj, const js
     }
     if (status)
         json_object_set(obj, "status", (json_t *)status);
-    o = store_create_take(p->s, api_store_key(res), p->ns, obj, &err);
+    o = kc_create(p->s, api_store_key(res), p->ns, obj, &err);
     if (!o && err.code != TY_EEXISTS)
         p->rc = -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
@@ -327,7 +327,7 @@ static void ensure_podgroup(pass *p)
     const char *queue = str_at(p->job, "spec", "queue"), *phase;
     json_t *mtm = json_object(), *t, *pg, *st, *want;
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
     char name[512];
     size_t i;
 
@@ -370,17 +370,17 @@ static void ensure_podgroup(pass *p)
     /* The job's minAvailable, task minAvailable and priorityClassName may be
      * updated: the PodGroup follows (a no-op write when nothing changed). */
     ty_error_init(&err);
-    o = store_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, jobs_pg_follow, want, &err);
+    o = kc_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, jobs_pg_follow, want, 0, &err);
     json_decref(want);
     if (!o) {
         ty_error_clear(&err);
         p->rc = -1;
         return;
     }
-    phase = json_string_value(json_object_get(json_object_get(store_obj_json(o), "status"),
+    phase = json_string_value(json_object_get(json_object_get(ty_obj_json(o), "status"),
                                               "phase"));
     p->admitted = phase && strcmp(phase, "Pending") != 0;
-    store_obj_unref(o);
+    ty_obj_unref(o);
 }
 
 static void ensure_svc(pass *p)
@@ -493,14 +493,14 @@ static bool ensure_ssh(pass *p)
     char secret_name[300], *priv = NULL, *pub = NULL;
     json_t *secret;
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     if (!vc_plugin_on(p->job, "ssh"))
         return true;
     snprintf(secret_name, sizeof(secret_name), "%s-ssh", p->name);
     ty_error_init(&err);
-    if ((o = store_get(p->s, api_store_key(&api_secret), p->ns, secret_name, &err))) {
-        store_obj_unref(o);
+    if ((o = kc_get(p->s, api_store_key(&api_secret), p->ns, secret_name, &err))) {
+        ty_obj_unref(o);
         return true;
     }
     ty_error_clear(&err);
@@ -739,19 +739,19 @@ static void commit(pass *p)
     const json_t *old = json_object_get(p->job, "status");
     write_args w = {.uid = p->uid, .status = p->status, .consume = p->consume};
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     if (json_equal(old, p->status) && !p->consume)
         return;
     /* Only when something else changed, or this pass would wake itself. */
     running_duration(p);
     ty_error_init(&err);
-    o = store_mutate(p->s, api_store_key(&api_vcjob), p->ns, p->name, write_status, &w, &err);
+    o = kc_mutate(p->s, api_store_key(&api_vcjob), p->ns, p->name, write_status, &w, 0, &err);
     if (!o && err.code != TY_ENOTFOUND) {
         ty_warn("vcjob %s/%s: status: %s", p->ns, p->name, err.text);
         p->rc = -1;
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
@@ -761,11 +761,11 @@ static void commit(pass *p)
 static void expire(pass *p, vc_phase phase)
 {
     json_t *ttl = json_object_get(json_object_get(p->job, "spec"), "ttlSecondsAfterFinished");
-    store_delete_opts opts = {.propagation = STORE_PROPAGATE_BACKGROUND,
+    kc_delete_opts opts = {.propagation = KC_PROPAGATE_BACKGROUND,
                               .precondition_uid = p->uid};
     time_t done = parse_time(str_at(p->status, "state", "lastTransitionTime"));
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
     bool deleted;
 
     if (!json_is_integer(ttl) || !done ||
@@ -776,10 +776,10 @@ static void expire(pass *p, vc_phase phase)
         return;
     }
     ty_error_init(&err);
-    o = store_delete(p->s, api_store_key(&api_vcjob), p->ns, p->name, &opts, &deleted, &err);
+    o = kc_delete(p->s, api_store_key(&api_vcjob), p->ns, p->name, &opts, &deleted, &err);
     if (!o && err.code != TY_ENOTFOUND && err.code != TY_ECONFLICT)
         p->rc = -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
@@ -813,22 +813,22 @@ static void run_pass(pass *p)
         expire(p, step.next);
 }
 
-int vc_reconcile(ty_store *s, const char *ns, const char *name, time_t *wake_at)
+int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
 {
     pass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at};
     const json_t *st;
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     ty_error_init(&err);
-    o = store_get(s, api_store_key(&api_vcjob), ns, name, &err);
+    o = kc_get(s, api_store_key(&api_vcjob), ns, name, &err);
     if (!o) {
         int rc = err.code == TY_ENOTFOUND ? 0 : -1;
         ty_error_clear(&err);
         return rc;
     }
-    p.job = store_obj_json_copy(o);
-    store_obj_unref(o);
+    p.job = ty_obj_json_copy(o);
+    ty_obj_unref(o);
     p.uid = str_at(p.job, "metadata", "uid");
     if (!p.uid || jobs_is_terminating(p.job)) {
         json_decref(p.job);

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "store/store.h"
+#include "client/kc.h"
 
 #define VC_ANN_TASK_INDEX "volcano.sh/task-index"
 #define VC_ANN_TASK_SPEC "volcano.sh/task-spec"
@@ -198,12 +198,12 @@ json_t *vc_ssh_secret_data(const json_t *job, const char *private_key, const cha
 
 /* One pass; 0, or -1 to be retried later. *wake_at (wall-clock seconds) is
  * set when the job wants another look then (ttlSecondsAfterFinished). */
-int vc_reconcile(ty_store *s, const char *ns, const char *name, time_t *wake_at);
+int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at);
 
 /* vc_podgroup.c: the PodGroup's minResources (a new resource list): the
  * requests of the first min_member pods of tasks, taken by their
  * template's priority, highest first; tasks with dependsOn left out when
  * staged (they are made later). */
-json_t *vc_min_resources(ty_store *s, const json_t *tasks, json_int_t min_member, bool staged);
+json_t *vc_min_resources(ty_kc *s, const json_t *tasks, json_int_t min_member, bool staged);
 
 #endif

@@ -8,16 +8,16 @@
 #include "controller/volcano/vc_int.h"
 
 /* A PriorityClass's value (0 when there is none of that name). */
-static long long class_value(ty_store *s, const char *name)
+static long long class_value(ty_kc *s, const char *name)
 {
-    store_obj *o;
+    ty_obj *o;
     long long v;
 
     if (!name || !*name ||
-        !(o = store_get(s, api_store_key(&api_priorityclass), "", name, NULL)))
+        !(o = kc_get(s, api_store_key(&api_priorityclass), "", name, NULL)))
         return 0;
-    v = json_integer_value(json_object_get(store_obj_json(o), "value"));
-    store_obj_unref(o);
+    v = json_integer_value(json_object_get(ty_obj_json(o), "value"));
+    ty_obj_unref(o);
     return v;
 }
 
@@ -27,7 +27,7 @@ static long long class_value(ty_store *s, const char *name)
  * not part of the gang. The enqueue action holds a group Pending until its
  * minResources fit its queue: without them a Volcano Job in a full or
  * capped queue had its pods made, to wait unschedulable. */
-json_t *vc_min_resources(ty_store *s, const json_t *tasks, json_int_t min_member, bool staged)
+json_t *vc_min_resources(ty_kc *s, const json_t *tasks, json_int_t min_member, bool staged)
 {
     size_t n = json_array_size(tasks), *order = calloc(n + 1, sizeof(*order));
     long long *prio = calloc(n + 1, sizeof(*prio));

@@ -14,15 +14,15 @@
 #include "base/cron.h"
 #include "base/error.h"
 #include "base/tzfile.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_vccron ty_vccron;
 typedef struct ty_jobflows ty_jobflows;
 
 /* Start the controllers on s, which must outlive them. NULL with err when
  * they cannot start. */
-ty_vccron *vccron_start(ty_store *s, ty_error *err);
-ty_jobflows *jobflows_start(ty_store *s, ty_error *err);
+ty_vccron *vccron_start(ty_kc *s, ty_error *err);
+ty_jobflows *jobflows_start(ty_kc *s, ty_error *err);
 
 /* Stop the threads and free everything. NULL is fine. */
 void vccron_stop(ty_vccron *c);

@@ -11,13 +11,13 @@
 #define TY_CONTROLLER_VOLCANO_VCJOB_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct ty_vcjobs ty_vcjobs;
 
 /* Starts the controller's threads on s, which must outlive them. NULL with
  * err filled when they cannot start. */
-ty_vcjobs *vcjobs_start(ty_store *s, ty_error *err);
+ty_vcjobs *vcjobs_start(ty_kc *s, ty_error *err);
 
 /* Stops the threads, waits for them and frees everything. NULL is fine. */
 void vcjobs_stop(ty_vcjobs *v);

@@ -247,23 +247,23 @@ static void mark_pod(rt_local *rt, const json_t *pod)
                                                   "name", str(meta, "name")));
 }
 
-static void apply_event(rt_local *rt, const store_event *ev)
+static void apply_event(rt_local *rt, const kc_event *ev)
 {
-    const json_t *obj = store_obj_json(ev->obj);
+    const json_t *obj = ty_obj_json(ev->obj);
     const char *ns = str(json_object_get(obj, "metadata"), "namespace");
 
     /* Most pod updates are status only: they change no hosts file, and
      * must not cost a rewrite of every hosts file of the namespace each. */
     if (!strcmp(ev->resource, "pods")) {
         mark_pod(rt, obj);
-        if (rt_hosts_put_pod(rt->hosts, obj, ev->type == STORE_DELETED))
+        if (rt_hosts_put_pod(rt->hosts, obj, ev->type == KC_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
         /* Before any pod this batch binds starts (reconcile_dirty). */
-        addr_note_pod(rt, obj, ev->type == STORE_DELETED);
+        addr_note_pod(rt, obj, ev->type == KC_DELETED);
     } else if (!strcmp(ev->resource, "services")) {
-        if (rt_hosts_put_service(rt->hosts, obj, ev->type == STORE_DELETED))
+        if (rt_hosts_put_service(rt->hosts, obj, ev->type == KC_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
-    } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED &&
+    } else if (!strcmp(ev->resource, "nodes") && ev->type == KC_DELETED &&
                !strcmp(str(json_object_get(obj, "metadata"), "name"), rt->node_name)) {
         rt->next_beat_ms = 0; /* registers again */
     }
@@ -275,11 +275,11 @@ static void take_events(rt_local *rt)
 {
     bool again;
     size_t n;
-    store_event *q = agent_take_queue(rt, &n, &again);
+    kc_event *q = agent_take_queue(rt, &n, &again);
 
     for (size_t i = 0; i < n; i++) {
         apply_event(rt, &q[i]);
-        store_event_release(&q[i]);
+        kc_event_release(&q[i]);
     }
     free(q);
     if (again)
@@ -294,19 +294,19 @@ static void reconcile_dirty(rt_local *rt)
     rt->dirty = json_object();
     json_object_foreach(dirty, uid, v) {
         rt_pod *p = agent_find(rt, uid);
-        store_obj *o;
+        ty_obj *o;
         if (agent_stopping(rt))
             break; /* level-triggered: the next agent redoes what is left */
         if (p) {
             pod_reconcile(rt, p);
             continue;
         }
-        o = store_get(rt->s, "pods", str(v, "ns"), str(v, "name"), NULL);
-        if (o && !strcmp(str(json_object_get(store_obj_json(o), "metadata"), "uid"), uid) &&
-            !strcmp(str(json_object_get(store_obj_json(o), "spec"), "nodeName"),
+        o = kc_get(rt->s, "pods", str(v, "ns"), str(v, "name"), NULL);
+        if (o && !strcmp(str(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid) &&
+            !strcmp(str(json_object_get(ty_obj_json(o), "spec"), "nodeName"),
                     rt->node_name))
-            pod_new_object(rt, store_obj_json(o));
-        store_obj_unref(o);
+            pod_new_object(rt, ty_obj_json(o));
+        ty_obj_unref(o);
     }
     json_decref(dirty);
 }
@@ -323,23 +323,23 @@ static void mark_entry(rt_local *rt, rt_pod *p)
  * every namespace with an entry gets its hosts files checked. */
 static void resync(rt_local *rt)
 {
-    store_list_opts all = {0};
-    store_list l;
+    kc_list_opts all = {0};
+    kc_list l;
 
     rt_hosts_clear(rt->hosts);
-    if (store_list_objects(rt->s, "pods", &all, &l, NULL) == 0) {
+    if (kc_list_objects(rt->s, "pods", &all, &l, NULL) == 0) {
         for (size_t i = 0; i < l.n; i++) {
-            const json_t *pod = store_obj_json(l.items[i]);
+            const json_t *pod = ty_obj_json(l.items[i]);
             rt_hosts_put_pod(rt->hosts, pod, false);
             mark_pod(rt, pod);
         }
         addr_note_listing(rt, l.items, l.n);
-        store_list_free(&l);
+        kc_list_free(&l);
     }
-    if (store_list_objects(rt->s, "services", &all, &l, NULL) == 0) {
+    if (kc_list_objects(rt->s, "services", &all, &l, NULL) == 0) {
         for (size_t i = 0; i < l.n; i++)
-            rt_hosts_put_service(rt->hosts, store_obj_json(l.items[i]), false);
-        store_list_free(&l);
+            rt_hosts_put_service(rt->hosts, ty_obj_json(l.items[i]), false);
+        kc_list_free(&l);
     }
     for (size_t i = 0; i < rt->npods; i++)
         mark_entry(rt, rt->pods[i]);
@@ -596,7 +596,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
 }
 
-rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err)
+rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err)
 {
     rt_local *rt = calloc(1, sizeof(*rt));
 

@@ -44,7 +44,7 @@ typedef struct rt_resv rt_resv; /* agent_addr.c: an address held for a pod not s
 typedef struct addr_wait addr_wait; /* agent_addr.c: a pod waiting for its gang's binding */
 
 struct rt_local {
-    ty_store *s;
+    ty_kc *s;
     char *data_dir, *node_name, *self_exe, *shim;
     char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
@@ -57,8 +57,8 @@ struct rt_local {
     pthread_mutex_t mu;     /* guards w, the queue and the flags below */
     pthread_cond_t cv;      /* the pump waiting to reopen the watch */
     atomic_bool stop;       /* read in the agent's loops without the lock */
-    store_watch *w;         /* owned by the pump thread */
-    store_event *queue;     /* events the pump took, for the agent (under mu) */
+    kc_watch *w;         /* owned by the pump thread */
+    kc_event *queue;     /* events the pump took, for the agent (under mu) */
     size_t nqueue, qcap;
     bool resync_due;        /* the watch was (re)opened or the queue overflowed */
     int epfd;               /* the agent waits here: evfd, infd, every pidfd */
@@ -112,7 +112,7 @@ void addr_free_all(rt_local *rt);    /* reservations and maps; entries go first 
 void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted);
 /* The same for a full listing of the pods (borrowed), unbound ones first;
  * reservations of pods it does not show are dropped. */
-void addr_note_listing(rt_local *rt, store_obj *const *items, size_t n);
+void addr_note_listing(rt_local *rt, ty_obj *const *items, size_t n);
 /* p gets the address reserved for its uid, else the next free one ("" when
  * none is free or out of memory). */
 void addr_take(rt_local *rt, rt_pod *p);
@@ -128,7 +128,7 @@ void agent_watch_stop(rt_local *rt);                 /* wakes both threads, join
 void agent_watch_free(rt_local *rt);
 /* Moves the queued store events to the caller (release each, free the array);
  * sets *resync when the watch was reopened or events were dropped. */
-store_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync);
+kc_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync);
 /* Waits up to timeout_ms for something to do; marks pods poll_due. */
 void agent_wait(rt_local *rt, int timeout_ms);
 /* Wakes on p's state.json renames (call before its supervisor starts) and,

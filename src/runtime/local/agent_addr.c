@@ -314,7 +314,7 @@ void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted)
         gang_bound(rt, ns, group);
 }
 
-void addr_note_listing(rt_local *rt, store_obj *const *items, size_t n)
+void addr_note_listing(rt_local *rt, ty_obj *const *items, size_t n)
 {
     rt->resv_listing++;
     /* The waiting pods are known again from the listing alone. */
@@ -324,7 +324,7 @@ void addr_note_listing(rt_local *rt, store_obj *const *items, size_t n)
      * other member waiting, whatever order the listing has. */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
-            const json_t *pod = store_obj_json(items[i]);
+            const json_t *pod = ty_obj_json(items[i]);
             bool unbound = !*str(json_object_get(pod, "spec"), "nodeName");
             if (unbound == (pass == 0))
                 addr_note_pod(rt, pod, false);

@@ -49,12 +49,12 @@ static bool same_uid(const json_t *pod, const char *uid)
 }
 
 /* The pod object if it is still this entry's pod (caller unrefs). */
-static store_obj *current(rt_local *rt, const rt_pod *p)
+static ty_obj *current(rt_local *rt, const rt_pod *p)
 {
-    store_obj *o = store_get(rt->s, "pods", p->ns, p->name, NULL);
+    ty_obj *o = kc_get(rt->s, "pods", p->ns, p->name, NULL);
 
-    if (o && !same_uid(store_obj_json(o), p->uid)) {
-        store_obj_unref(o);
+    if (o && !same_uid(ty_obj_json(o), p->uid)) {
+        ty_obj_unref(o);
         return NULL;
     }
     return o;
@@ -110,11 +110,11 @@ static int set_finalizer(rt_local *rt, const char *ns, const char *name, const c
                          bool add, const rt_pod *with_status, ty_error *err)
 {
     pod_edit e = {.uid = uid, .add = add, .p = with_status};
-    store_obj *o = store_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, err);
+    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, 0, err);
 
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
@@ -141,10 +141,10 @@ static void write_status(rt_local *rt, rt_pod *p)
 {
     pod_edit e = {.p = p};
     ty_error err;
-    store_obj *o;
+    ty_obj *o;
 
     ty_error_init(&err);
-    o = store_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, &err);
+    o = kc_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, 0, &err);
     if (!o && err.code != TY_ENOTFOUND) {
         /* A full disk, say: the state is kept and the write retried at
          * the next sweep (pod_poll), so what is reported is never stale
@@ -155,7 +155,7 @@ static void write_status(rt_local *rt, rt_pod *p)
     } else {
         p->status_pending = false;
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     ty_error_clear(&err);
 }
 
@@ -402,19 +402,19 @@ static void begin_kill(rt_local *rt, rt_pod *p, const json_t *pod)
  * GPUs and the address are freed, the directory removed. Logs stay. */
 static bool finalize(rt_local *rt, rt_pod *p)
 {
-    store_obj *o = current(rt, p);
+    ty_obj *o = current(rt, p);
     ty_error err;
 
     ty_error_init(&err);
-    if (o && has_finalizer(store_obj_json(o)) &&
+    if (o && has_finalizer(ty_obj_json(o)) &&
         set_finalizer(rt, p->ns, p->name, p->uid, false, NULL, &err) < 0 &&
         err.code != TY_ENOTFOUND) {
         ty_warn("runtime: cannot release pod %s/%s: %s", p->ns, p->name, err.text);
         ty_error_clear(&err);
-        store_obj_unref(o);
+        ty_obj_unref(o);
         return false; /* retried at the next poll */
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     release_gpus(rt, p);
     rt_remove_tree(p->dir);
     /* Its logs outlive it by the retention, counted from now. */
@@ -459,7 +459,7 @@ static void observe(rt_local *rt, rt_pod *p)
     char path[PATH_MAX + 16];
     char *text;
     json_t *st, *before;
-    store_obj *o;
+    ty_obj *o;
 
     path_in(p, "state.json", path, sizeof(path));
     text = rt_read_file(path, RT_MAX_FILE, NULL);
@@ -476,8 +476,8 @@ static void observe(rt_local *rt, rt_pod *p)
     /* The status first: watchers wait for it, nobody waits for the Events. */
     write_status(rt, p);
     if (o)
-        rt_state_events(rt->s, store_obj_json(o), before, st);
-    store_obj_unref(o);
+        rt_state_events(rt->s, ty_obj_json(o), before, st);
+    ty_obj_unref(o);
     json_decref(before);
 }
 
@@ -556,8 +556,8 @@ void pod_poll(rt_local *rt, rt_pod *p)
 
 void pod_reconcile(rt_local *rt, rt_pod *p)
 {
-    store_obj *o = current(rt, p);
-    const json_t *pod = o ? store_obj_json(o) : NULL;
+    ty_obj *o = current(rt, p);
+    const json_t *pod = o ? ty_obj_json(o) : NULL;
 
     if (!pod) {
         p->gone = true;
@@ -567,7 +567,7 @@ void pod_reconcile(rt_local *rt, rt_pod *p)
     } else if (!p->started && !p->killing && ty_now_ms() >= p->retry_at_ms) {
         try_start(rt, p, pod);
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
 }
 
 static int edit_lost(json_t *obj, void *arg, ty_error *err)
@@ -605,7 +605,7 @@ void pod_new_object(rt_local *rt, const json_t *pod)
         /* finished before; nothing to run */
     } else if (has_finalizer(pod)) {
         /* We ran it once, but its directory is gone: say so, do not rerun. */
-        store_obj_unref(store_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, &err));
+        ty_obj_unref(kc_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, 0, &err));
     } else if ((p = agent_add(rt, uid, ns, name))) {
         pod_reconcile(rt, p);
     }

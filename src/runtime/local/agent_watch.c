@@ -9,7 +9,7 @@
  *   - one pidfd per live supervisor, readable when it exits (supervisors are
  *     not necessarily our children: adopted ones belong to nobody here).
  *
- * The store's watch has no descriptor (store_watch_next blocks on a condition
+ * The store's watch has no descriptor (kc_watch_next blocks on a condition
  * variable), hence the pump: a thread that only moves events of the resources
  * the agent cares about into a queue. It owns the watch, reopens it when it
  * falls behind and then asks the agent for a resync, so the agent stays
@@ -57,18 +57,18 @@ static void wake(rt_local *rt)
 /* What the watch takes (wanted says the same of an event). */
 static const char *const agent_watched[] = {"pods", "services", "nodes", NULL};
 
-static bool wanted(const store_event *ev)
+static bool wanted(const kc_event *ev)
 {
     return !strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
            !strcmp(ev->resource, "nodes");
 }
 
 /* Called with rt->mu held. */
-static void enqueue(rt_local *rt, store_event *ev)
+static void enqueue(rt_local *rt, kc_event *ev)
 {
     if (rt->nqueue == rt->qcap && rt->qcap < QUEUE_MAX) {
         size_t cap = rt->qcap ? rt->qcap * 2 : 256;
-        store_event *q = realloc(rt->queue, (cap < QUEUE_MAX ? cap : QUEUE_MAX) * sizeof(*q));
+        kc_event *q = realloc(rt->queue, (cap < QUEUE_MAX ? cap : QUEUE_MAX) * sizeof(*q));
         if (q) {
             rt->queue = q;
             rt->qcap = cap < QUEUE_MAX ? cap : QUEUE_MAX;
@@ -76,7 +76,7 @@ static void enqueue(rt_local *rt, store_event *ev)
     }
     if (rt->nqueue == rt->qcap) {
         /* Dropped: the resync that follows finds what it would have said. */
-        store_event_release(ev);
+        kc_event_release(ev);
         if (!rt->resync_due) {
             rt->resync_due = true;
             wake(rt);
@@ -98,16 +98,16 @@ static void wait_to_reopen(rt_local *rt)
 static void *pump_main(void *arg)
 {
     rt_local *rt = arg;
-    store_event ev;
+    kc_event ev;
     ty_error err;
 
     ty_error_init(&err);
     pthread_mutex_lock(&rt->mu);
     while (!rt->stop) {
-        store_watch *w = rt->w;
+        kc_watch *w = rt->w;
         int rc;
         if (!w) {
-            w = rt->w = store_watch_open_only(rt->s, agent_watched, store_current_rv(rt->s), &err);
+            w = rt->w = kc_watch_open(rt->s, agent_watched, NULL, &err);
             ty_error_clear(&err);
             if (!w) {
                 wait_to_reopen(rt);
@@ -119,27 +119,27 @@ static void *pump_main(void *arg)
         }
         pthread_mutex_unlock(&rt->mu);
         /* Only this thread closes w; rt_local_stop cancels it under mu. */
-        rc = store_watch_next(w, -1, &ev, &err);
+        rc = kc_watch_next(w, -1, &ev, &err);
         ty_error_clear(&err);
         pthread_mutex_lock(&rt->mu);
         if (rc < 0) {
-            store_watch_close(w); /* fell behind, or stopping: reopen + resync */
+            kc_watch_close(w); /* fell behind, or stopping: reopen + resync */
             rt->w = NULL;
         } else if (rc > 0 && wanted(&ev)) {
             enqueue(rt, &ev);
         } else if (rc > 0) {
-            store_event_release(&ev);
+            kc_event_release(&ev);
         }
     }
-    store_watch_close(rt->w);
+    kc_watch_close(rt->w);
     rt->w = NULL;
     pthread_mutex_unlock(&rt->mu);
     return NULL;
 }
 
-store_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync)
+kc_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync)
 {
-    store_event *q;
+    kc_event *q;
 
     pthread_mutex_lock(&rt->mu);
     q = rt->queue;
@@ -192,7 +192,7 @@ void agent_watch_stop(rt_local *rt)
     pthread_mutex_lock(&rt->mu);
     atomic_store(&rt->stop, true);
     if (rt->w)
-        store_watch_cancel(rt->w);
+        kc_watch_cancel(rt->w);
     pthread_cond_broadcast(&rt->cv);
     pthread_mutex_unlock(&rt->mu);
     wake(rt);
@@ -204,7 +204,7 @@ void agent_watch_stop(rt_local *rt)
 void agent_watch_free(rt_local *rt)
 {
     for (size_t i = 0; i < rt->nqueue; i++)
-        store_event_release(&rt->queue[i]);
+        kc_event_release(&rt->queue[i]);
     free(rt->queue);
     rt->queue = NULL;
     rt->nqueue = rt->qcap = 0;

@@ -169,7 +169,7 @@ static int set_node(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
-int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err)
+int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 {
     json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{}, s:o}",
                              "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
@@ -177,7 +177,7 @@ int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err)
                              "linux", "kubernetes.io/arch", "amd64",
                              "trainyard.io/runtime", "local",
                              "spec", "status", node_status(name, gpus));
-    store_obj *o;
+    ty_obj *o;
     struct utsname u;
 
     if (!node)
@@ -185,15 +185,15 @@ int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err)
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
-    o = store_mutate(s, "nodes", "", name, set_node, node, err);
+    o = kc_mutate(s, "nodes", "", name, set_node, node, 0, err);
     if (!o && err && err->code == TY_ENOTFOUND) {
         ty_error_clear(err);
-        o = store_create(s, "nodes", "", node, err);
+        o = kc_create(s, "nodes", "", json_deep_copy(node), err);
     }
     json_decref(node);
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
@@ -221,16 +221,16 @@ static int beat(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
-int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err)
+int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err)
 {
     char now[32];
-    store_obj *o;
+    ty_obj *o;
 
     rt_now_sec(now, sizeof(now));
-    o = store_mutate(s, "nodes", "", name, beat, now, err);
+    o = kc_mutate(s, "nodes", "", name, beat, now, 0, err);
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
@@ -333,12 +333,12 @@ static int set_disk(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
-int rt_node_set_disk_pressure(ty_store *s, const char *name, bool pressure, ty_error *err)
+int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_error *err)
 {
-    store_obj *o = store_mutate(s, "nodes", "", name, set_disk, &pressure, err);
+    ty_obj *o = kc_mutate(s, "nodes", "", name, set_disk, &pressure, 0, err);
 
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }

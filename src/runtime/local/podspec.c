@@ -67,7 +67,7 @@ static char *b64_decode(const char *in, size_t *len)
 /* ---- lookups ---- */
 
 typedef struct spec_ctx {
-    ty_store *s;
+    ty_kc *s;
     const json_t *pod;
     const rt_prep *p;
     const char *ns;
@@ -77,7 +77,7 @@ typedef struct spec_ctx {
 /* The data map of a ConfigMap or Secret; *missing tells absence apart. */
 static json_t *source_data(spec_ctx *c, const char *res, const char *name, bool *missing)
 {
-    store_obj *o = name ? store_get(c->s, res, c->ns, name, NULL) : NULL;
+    ty_obj *o = name ? kc_get(c->s, res, c->ns, name, NULL) : NULL;
     json_t *data = json_object(), *src;
     const char *k;
     json_t *v;
@@ -85,7 +85,7 @@ static json_t *source_data(spec_ctx *c, const char *res, const char *name, bool 
     *missing = !o;
     if (!o)
         return data;
-    src = json_object_get(store_obj_json(o), "data");
+    src = json_object_get(ty_obj_json(o), "data");
     json_object_foreach(src, k, v) {
         const char *sv = json_string_value(v);
         if (!sv)
@@ -101,14 +101,14 @@ static json_t *source_data(spec_ctx *c, const char *res, const char *name, bool 
         }
     }
     /* binaryData of a ConfigMap is base64 like a Secret's data. */
-    json_object_foreach(json_object_get(store_obj_json(o), "binaryData"), k, v) {
+    json_object_foreach(json_object_get(ty_obj_json(o), "binaryData"), k, v) {
         size_t n;
         char *dec = json_string_value(v) ? b64_decode(json_string_value(v), &n) : NULL;
         if (dec)
             json_object_set_new(data, k, json_stringn_nocheck(dec, n));
         free(dec);
     }
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return data;
 }
 
@@ -448,16 +448,16 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
 static char *claim_path(spec_ctx *c, const json_t *src)
 {
     const char *claim = str(src, "claimName"), *vol, *path = NULL;
-    store_obj *pvc, *pv = NULL;
+    ty_obj *pvc, *pv = NULL;
     const json_t *cj, *pspec;
     char *out = NULL;
 
-    if (!claim || !(pvc = store_get(c->s, "persistentvolumeclaims", c->ns, claim, NULL))) {
+    if (!claim || !(pvc = kc_get(c->s, "persistentvolumeclaims", c->ns, claim, NULL))) {
         ty_seterr(c->err, TY_ENOTFOUND, "persistentvolumeclaim \"%s\" not found",
                   claim ? claim : "");
         return NULL;
     }
-    cj = store_obj_json(pvc);
+    cj = ty_obj_json(pvc);
     vol = str(json_object_get(cj, "spec"), "volumeName");
     if (json_object_get(json_object_get(cj, "metadata"), "deletionTimestamp")) {
         ty_seterr(c->err, TY_ECONFLICT, "persistentvolumeclaim \"%s\" is being deleted", claim);
@@ -465,11 +465,11 @@ static char *claim_path(spec_ctx *c, const json_t *src)
     }
     if (!vol || !*vol || strcmp(str(json_object_get(cj, "status"), "phase") ?
                                 str(json_object_get(cj, "status"), "phase") : "", "Bound") ||
-        !(pv = store_get(c->s, "persistentvolumes", "", vol, NULL))) {
+        !(pv = kc_get(c->s, "persistentvolumes", "", vol, NULL))) {
         ty_seterr(c->err, TY_ECONFLICT, "persistentvolumeclaim \"%s\" is not bound", claim);
         goto out;
     }
-    pspec = json_object_get(store_obj_json(pv), "spec");
+    pspec = json_object_get(ty_obj_json(pv), "spec");
     if (strcmp(str(json_object_get(pspec, "claimRef"), "uid") ?
                str(json_object_get(pspec, "claimRef"), "uid") : "",
                str(json_object_get(cj, "metadata"), "uid") ?
@@ -495,8 +495,8 @@ static char *claim_path(spec_ctx *c, const json_t *src)
     if (!(out = strdup(path)))
         ty_seterr(c->err, TY_EINTERNAL, "out of memory");
 out:
-    store_obj_unref(pv);
-    store_obj_unref(pvc);
+    ty_obj_unref(pv);
+    ty_obj_unref(pvc);
     return out;
 }
 
@@ -607,7 +607,7 @@ static void gpu_list(uint64_t mask, char *buf, size_t len)
             o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", i);
 }
 
-json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error *err)
+json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
     spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err};

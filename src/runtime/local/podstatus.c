@@ -163,7 +163,7 @@ json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
 
 /* A run is reported once: when a state shows it started that the previous
  * state did not (a run may start and end between two observations). */
-static void container_events(ty_store *s, const json_t *pod, const json_t *b, const json_t *a)
+static void container_events(ty_kc *s, const json_t *pod, const json_t *b, const json_t *a)
 {
     const char *name = str(a, "name"), *state = str(a, "state"), *reason = str(a, "reason");
     json_int_t rc_a = json_integer_value(json_object_get(a, "restartCount"));
@@ -196,7 +196,7 @@ static void container_events(ty_store *s, const json_t *pod, const json_t *b, co
     }
 }
 
-void rt_args_only_events(ty_store *s, const json_t *pod)
+void rt_args_only_events(ty_kc *s, const json_t *pod)
 {
     const char *lists[] = {"initContainers", "containers"};
     const json_t *spec = json_object_get(pod, "spec");
@@ -216,7 +216,7 @@ void rt_args_only_events(ty_store *s, const json_t *pod)
                              : "");
 }
 
-void rt_state_events(ty_store *s, const json_t *pod, const json_t *before, const json_t *after)
+void rt_state_events(ty_kc *s, const json_t *pod, const json_t *before, const json_t *after)
 {
     const char *lists[] = {"initContainers", "containers"};
     size_t i;

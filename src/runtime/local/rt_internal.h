@@ -21,7 +21,7 @@
 
 #include "base/error.h"
 #include "runtime/local/runtime.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 #define RT_FINALIZER "trainyard.io/local-runtime"
 #define RT_COMPONENT "kubelet"
@@ -85,13 +85,13 @@ typedef struct rt_prep {
  * writes volume contents under pod_dir/volumes and returns the spec.json
  * document (caller decrefs). NULL with err (reason in err->text, e.g. a missing
  * ConfigMap) when the pod cannot start yet. */
-json_t *rt_build_spec(ty_store *s, const json_t *pod, const rt_prep *p, ty_error *err);
+json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *err);
 /* A container with args and no command: its args run as the whole command
  * line (no image ENTRYPOINT before them; podspec.c says why). */
 bool rt_args_only(const json_t *ct);
 /* One Warning event (reason ArgsWithoutCommand) per such container of pod,
  * when its supervisor starts. */
-void rt_args_only_events(ty_store *s, const json_t *pod);
+void rt_args_only_events(ty_kc *s, const json_t *pod);
 /* GPUs a pod asks for: sum over containers of limits["nvidia.com/gpu"]
  * (init containers: their max, since they run one at a time). */
 int rt_pod_gpu_request(const json_t *pod);
@@ -143,7 +143,7 @@ void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name);
  * wall clock, a parameter so that a test can move it); one found gone for
  * the first time is marked gone from now_ms. Returns how many went. Nothing
  * when retention_ms <= 0 (kept for ever). */
-int rt_logs_sweep(ty_store *s, const char *data_dir, int64_t retention_ms, int64_t now_ms);
+int rt_logs_sweep(ty_kc *s, const char *data_dir, int64_t retention_ms, int64_t now_ms);
 
 /* ---- podstatus.c ---- */
 
@@ -153,7 +153,7 @@ int rt_logs_sweep(ty_store *s, const char *data_dir, int64_t retention_ms, int64
 json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
                       const char *host_ip, const char *wait_reason, const char *wait_msg);
 /* Records kubelet-style Events for what changed between two states. */
-void rt_state_events(ty_store *s, const json_t *pod, const json_t *before,
+void rt_state_events(ty_kc *s, const json_t *pod, const json_t *before,
                      const json_t *after);
 
 /* ---- node.c ---- */
@@ -161,15 +161,15 @@ void rt_state_events(ty_store *s, const json_t *pod, const json_t *before,
 /* GPUs on this machine: NVML, then nvidia-smi -L, else 0. */
 int rt_detect_gpus(void);
 /* Creates or updates the Node. */
-int rt_node_register(ty_store *s, const char *name, int gpus, ty_error *err);
+int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err);
 /* Updates the Ready condition's lastHeartbeatTime. */
-int rt_node_heartbeat(ty_store *s, const char *name, ty_error *err);
+int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err);
 /* 1 when the file system of dir has less free space than m allows (the
  * smaller of m's size and percentage, whichever are set), 0 when not, -1
  * when it cannot be read. *free_bytes (may be NULL): what is free. */
 int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_bytes);
 /* The DiskPressure condition and the node.kubernetes.io/disk-pressure
  * NoSchedule taint, set or cleared. */
-int rt_node_set_disk_pressure(ty_store *s, const char *name, bool pressure, ty_error *err);
+int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_error *err);
 
 #endif

@@ -77,15 +77,15 @@ static bool is_dir(const char *path)
 }
 
 /* One pod's log directory; true when it was removed. */
-static bool sweep_pod(ty_store *s, const char *dir, const char *ns, const char *name,
+static bool sweep_pod(ty_kc *s, const char *dir, const char *ns, const char *name,
                       int64_t retention_ms, int64_t now_ms)
 {
-    store_obj *o = store_get(s, "pods", ns, name, NULL);
+    ty_obj *o = kc_get(s, "pods", ns, name, NULL);
     char mark[PATH_MAX + 600];
     int64_t gone;
 
     if (o) {
-        store_obj_unref(o);
+        ty_obj_unref(o);
         snprintf(mark, sizeof(mark), "%s/%s", dir, GONE_MARK);
         unlink(mark); /* a pod of that name again: its logs, not a leftover */
         return false;
@@ -103,7 +103,7 @@ static bool sweep_pod(ty_store *s, const char *dir, const char *ns, const char *
     return true;
 }
 
-int rt_logs_sweep(ty_store *s, const char *data_dir, int64_t retention_ms, int64_t now_ms)
+int rt_logs_sweep(ty_kc *s, const char *data_dir, int64_t retention_ms, int64_t now_ms)
 {
     char root[PATH_MAX], nsdir[PATH_MAX + 256], poddir[PATH_MAX + 512];
     struct dirent *n, *p;

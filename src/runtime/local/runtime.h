@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 typedef struct rt_local rt_local;
 
@@ -58,7 +58,7 @@ typedef struct rt_local_opts {
  * <data_dir>/pods and starts the agent thread. s must outlive the agent. The
  * strings in o are copied. NULL with err filled on failure (nothing is left
  * running then). */
-rt_local *rt_local_start(ty_store *s, const rt_local_opts *o, ty_error *err);
+rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err);
 
 /* Stops the agent thread and frees it. Supervisors and their processes keep
  * running; a later rt_local_start on the same data directory adopts them.

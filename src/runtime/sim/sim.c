@@ -208,7 +208,7 @@ static void adopt_running(rt_sim *rt, const json_t *pod, const char *uid, const 
 /* ---- starts and ends, written together ----
  *
  * The pods a round starts (and the ones whose time is up) are written in one
- * store_write_all at its end (flush_writes) instead of a transaction each.
+ * kc_write_all at its end (flush_writes) instead of a transaction each.
  * A pod is in the table from the moment its start is queued, so that the
  * echo of a second event about it in the same round is recognised. */
 
@@ -239,7 +239,7 @@ static sim_write *queue_write(rt_sim *rt, sim_pod *p, bool start)
 static void flush_writes(rt_sim *rt)
 {
     size_t n = rt->pend_n;
-    store_op *ops;
+    kc_op *ops;
 
     if (!n)
         return;
@@ -262,7 +262,7 @@ static void flush_writes(rt_sim *rt)
             ops[i] = sim_pod_finish_op(&w->a, w->p, w->code);
         }
     }
-    store_write_all(rt->s, ops, n);
+    kc_write_all(rt->s, ops, n);
     for (size_t i = 0; i < n; i++) {
         sim_write *w = &rt->pend[i];
         sim_pod *p = w->p;
@@ -270,7 +270,7 @@ static void flush_writes(rt_sim *rt)
         p->pending = false;
         if (!ok)
             warn_write(w->start ? "start" : "end", p->ns, p->name, &ops[i].err);
-        store_op_clear(&ops[i]);
+        kc_op_clear(&ops[i]);
         if (p->dead) {
             if (!p->in_heap)
                 free(p);
@@ -322,9 +322,9 @@ static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char 
 
 /* Everything the runtime does for one pod, from its current object alone:
  * its metadata, its status and spec.nodeName, all that a light tree holds
- * (store_obj_json_light), which is what the store keeps of an ended pod
+ * (ty_obj_json_light), which is what the store keeps of an ended pod
  * whose tree went while it ran. */
-static void handle_pod(rt_sim *rt, store_event_type type, const json_t *pod)
+static void handle_pod(rt_sim *rt, kc_event_type type, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
     const char *uid = str(meta, "uid"), *ns = str(meta, "namespace"), *name = str(meta, "name");
@@ -334,13 +334,13 @@ static void handle_pod(rt_sim *rt, store_event_type type, const json_t *pod)
 
     if (node < 0) {
         /* Bound to a sim node that is no longer ours: still let it go. */
-        if (type != STORE_DELETED && json_object_get(meta, "deletionTimestamp") &&
+        if (type != KC_DELETED && json_object_get(meta, "deletionTimestamp") &&
             sim_pod_has_finalizer(pod))
             release_pod(rt, uid, ns, name);
         return;
     }
     p = find(rt, uid);
-    if (type == STORE_DELETED) {
+    if (type == KC_DELETED) {
         if (p)
             forget(rt, p);
         return;
@@ -460,14 +460,14 @@ static bool text_may_be_ours(const rt_sim *rt, const char *text)
  * (what a failed write left behind). */
 static void resync(rt_sim *rt, bool full)
 {
-    store_list_opts lo = {0};
+    kc_list_opts lo = {0};
     known_set k = {0};
-    store_list l;
+    kc_list l;
 
     rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
     if (!full && known_build(rt, &k) < 0)
         full = true;
-    if (store_list_objects(rt->s, "pods", &lo, &l, NULL) < 0) {
+    if (kc_list_objects(rt->s, "pods", &lo, &l, NULL) < 0) {
         free(k.slot);
         return;
     }
@@ -477,20 +477,20 @@ static void resync(rt_sim *rt, bool full)
         size_t len;
         json_t *pod = NULL;
 
-        store_obj_key(l.items[i], &ns, &name);
+        ty_obj_key(l.items[i], &ns, &name);
         if (!full && known(&k, ns, name))
             continue;
         /* read once, not kept: a cold pod stays cold */
-        text = store_obj_text_read(l.items[i], &len, &owned);
+        text = ty_obj_text_read(l.items[i], &len, &owned);
         if (text && text_may_be_ours(rt, text))
             pod = json_loadb(text, len, 0, NULL);
         free(owned);
         if (!pod)
             continue;
-        handle_pod(rt, STORE_MODIFIED, pod);
+        handle_pod(rt, KC_MODIFIED, pod);
         json_decref(pod);
     }
-    store_list_free(&l);
+    kc_list_free(&l);
     free(k.slot);
     flush_writes(rt);
 }
@@ -500,14 +500,14 @@ static void resync(rt_sim *rt, bool full)
 static const char *const sim_watched[] = {"pods", "nodes", NULL};
 
 /* Pods and deleted nodes matter. */
-static void handle_event(rt_sim *rt, const store_event *ev)
+static void handle_event(rt_sim *rt, const kc_event *ev)
 {
     const json_t *obj;
 
     if (!strcmp(ev->resource, "pods")) {
-        handle_pod(rt, ev->type, store_obj_json_light(ev->obj, NULL));
-    } else if (!strcmp(ev->resource, "nodes") && ev->type == STORE_DELETED) {
-        obj = store_obj_json(ev->obj);
+        handle_pod(rt, ev->type, ty_obj_json_light(ev->obj, NULL));
+    } else if (!strcmp(ev->resource, "nodes") && ev->type == KC_DELETED) {
+        obj = ty_obj_json(ev->obj);
         /* As a kubelet does: a deleted node of ours registers again. */
         int i = sim_node_index(rt, str(json_object_get(obj, "metadata"), "name"));
         ty_error err;
@@ -535,7 +535,7 @@ static void open_watch(rt_sim *rt)
     ty_error_init(&err);
     pthread_mutex_lock(&rt->mu);
     if (!rt->stop)
-        rt->w = store_watch_open_only(rt->s, sim_watched, store_current_rv(rt->s), &err);
+        rt->w = kc_watch_open(rt->s, sim_watched, NULL, &err);
     pthread_mutex_unlock(&rt->mu);
     ty_error_clear(&err);
     if (rt->w)
@@ -545,7 +545,7 @@ static void open_watch(rt_sim *rt)
 static void drop_watch(rt_sim *rt)
 {
     pthread_mutex_lock(&rt->mu);
-    store_watch_close(rt->w);
+    kc_watch_close(rt->w);
     rt->w = NULL;
     pthread_mutex_unlock(&rt->mu);
 }
@@ -562,13 +562,13 @@ static int wait_ms(const rt_sim *rt)
 
 static void take_events(rt_sim *rt)
 {
-    store_event ev;
+    kc_event ev;
     ty_error err;
     int timeout = wait_ms(rt);
 
     ty_error_init(&err);
     for (int i = 0; i < EVENT_BATCH; i++) {
-        int rc = store_watch_next(rt->w, i ? 0 : timeout, &ev, &err);
+        int rc = kc_watch_next(rt->w, i ? 0 : timeout, &ev, &err);
         if (rc < 0) {
             if (err.code == TY_EGONE)
                 ty_warn("sim: fell behind the store's watch history; listing pods again");
@@ -578,7 +578,7 @@ static void take_events(rt_sim *rt)
         if (rc == 0)
             break;
         handle_event(rt, &ev);
-        store_event_release(&ev);
+        kc_event_release(&ev);
     }
     ty_error_clear(&err);
     flush_writes(rt);
@@ -662,7 +662,7 @@ static int init_rt(rt_sim *rt, const rt_sim_opts *o, ty_error *err)
     return sim_nodes_register(rt, err);
 }
 
-rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
+rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err)
 {
     rt_sim *rt = calloc(1, sizeof(*rt));
 
@@ -680,7 +680,7 @@ rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
         goto error;
     /* Opened here, so that whatever happens once start returns is seen; the
      * thread's first round lists what was bound before (next_resync_ms 0). */
-    rt->w = store_watch_open_only(s, sim_watched, store_current_rv(s), err);
+    rt->w = kc_watch_open(s, sim_watched, NULL, err);
     if (!rt->w)
         goto error;
     if (pthread_create(&rt->thread, NULL, sim_main, rt) != 0) {
@@ -690,7 +690,7 @@ rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err)
     ty_thread_setup(rt->thread, "ty-sim", TY_THREAD_BACKGROUND);
     return rt;
 error:
-    store_watch_close(rt->w);
+    kc_watch_close(rt->w);
     free_rt(rt);
     return NULL;
 }
@@ -702,7 +702,7 @@ void rt_sim_stop(rt_sim *rt)
     pthread_mutex_lock(&rt->mu);
     rt->stop = true;
     if (rt->w)
-        store_watch_cancel(rt->w);
+        kc_watch_cancel(rt->w);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
     free_rt(rt);

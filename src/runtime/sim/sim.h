@@ -14,7 +14,7 @@
 #define TY_RUNTIME_SIM_SIM_H
 
 #include "base/error.h"
-#include "store/store.h"
+#include "client/kc.h"
 
 #define RT_SIM_FINALIZER "trainyard.io/sim-runtime"
 #define RT_SIM_ANN_DURATION "trainyard.io/sim-duration"
@@ -37,7 +37,7 @@ typedef struct rt_sim_opts {
  * nodes of the same prefix beyond count, picks up pods already bound to the
  * nodes and starts the runtime's thread. s must outlive the runtime; strings
  * in o are copied. NULL with err filled on failure (nothing left running). */
-rt_sim *rt_sim_start(ty_store *s, const rt_sim_opts *o, ty_error *err);
+rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err);
 
 /* Stops the thread and frees the runtime; the Node objects and pods stay as
  * they are. NULL is fine. */

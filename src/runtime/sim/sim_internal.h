@@ -28,7 +28,7 @@ typedef struct sim_pod {
 } sim_pod;
 
 struct rt_sim {
-    ty_store *s;
+    ty_kc *s;
     char *prefix;
     size_t prefix_len;
     int width; /* digits of the zero-padded index */
@@ -38,7 +38,7 @@ struct rt_sim {
     pthread_t thread;
     pthread_mutex_t mu; /* guards stop and w against rt_sim_stop's cancel */
     bool stop;
-    store_watch *w;
+    kc_watch *w;
 
     sim_pod **tab; /* uid -> pod, chained */
     size_t tab_cap, tab_n;
@@ -65,7 +65,7 @@ int sim_node_ensure(rt_sim *rt, int i, ty_error *err);
 /* ---- sim_pod.c: the status writes ---- */
 
 /* What a start or an end writes, kept by the caller until the write is done
- * (a store_write_all op borrows it). */
+ * (a kc_write_all op borrows it). */
 typedef struct sim_pod_args {
     const char *uid;
     char node_ip[16], pod_ip[16]; /* start */
@@ -77,9 +77,9 @@ typedef struct sim_pod_args {
  * Ready, podIP) and adds the finalizer; fills a (uid borrowed from p).
  * Nothing is written when the pod is gone, replaced (another uid) or being
  * deleted (TY_ENOTFOUND when gone). */
-store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip);
+kc_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip);
 /* sim_pod_finish as an op. */
-store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code);
+kc_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code);
 
 /* Ends the pod: Succeeded (exit_code 0) or Failed, containers terminated. */
 int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid,

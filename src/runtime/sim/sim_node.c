@@ -169,19 +169,19 @@ static int ensure(rt_sim *rt, int i, const char *now, int *created, ty_error *er
 {
     char name[256];
     fix_args a = {.rt = rt, .index = i, .now = now};
-    store_obj *o;
+    ty_obj *o;
 
     rt_sim_node_name(rt, i, name, sizeof(name));
-    o = store_mutate(rt->s, "nodes", "", name, fix_node, &a, err);
+    o = kc_mutate(rt->s, "nodes", "", name, fix_node, &a, 0, err);
     if (!o && err && err->code == TY_ENOTFOUND) {
         ty_error_clear(err);
-        o = store_create_take(rt->s, "nodes", "", new_node(rt, i, now), err);
+        o = kc_create(rt->s, "nodes", "", new_node(rt, i, now), err);
         if (o && created)
             (*created)++;
     }
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
@@ -213,22 +213,22 @@ static bool stale_node(const json_t *obj, void *arg)
 static void delete_stale(rt_sim *rt)
 {
     stale_args a = {.rt = rt};
-    store_list_opts lo = {.filter = stale_node, .filter_arg = &a};
-    store_list l;
+    kc_list_opts lo = {.filter = stale_node, .filter_arg = &a};
+    kc_list l;
 
-    if (store_list_objects(rt->s, "nodes", &lo, &l, NULL) < 0)
+    if (kc_list_objects(rt->s, "nodes", &lo, &l, NULL) < 0)
         return;
     for (size_t i = 0; i < l.n; i++) {
         const char *name = json_string_value(
-            json_object_get(json_object_get(store_obj_json(l.items[i]), "metadata"), "name"));
+            json_object_get(json_object_get(ty_obj_json(l.items[i]), "metadata"), "name"));
         ty_error err;
         ty_error_init(&err);
-        store_obj_unref(store_delete(rt->s, "nodes", "", name, NULL, NULL, &err));
+        ty_obj_unref(kc_delete(rt->s, "nodes", "", name, NULL, NULL, &err));
         ty_error_clear(&err);
     }
     if (l.n)
         ty_info("sim: deleted %zu simulated node(s) left by an earlier, larger run", l.n);
-    store_list_free(&l);
+    kc_list_free(&l);
 }
 
 int sim_nodes_register(rt_sim *rt, ty_error *err)

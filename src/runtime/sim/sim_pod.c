@@ -123,7 +123,7 @@ static json_t *statuses(const json_t *pod, const char *which, bool init, int cod
 }
 
 /* The containers' statuses at their end made from those the Running status
- * lists, for a light copy of the pod (store_obj_json_light: no containers in
+ * lists, for a light copy of the pod (ty_obj_json_light: no containers in
  * its spec): what statuses() makes of the spec's containers, one for each,
  * since the Running status listed every one with its name and image. The
  * init containers' statuses stay as they are: they ended before Running.
@@ -207,15 +207,15 @@ static void next_pod_ip(rt_sim *rt, char *buf, size_t len)
     snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
 }
 
-store_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip)
+kc_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char *node_ip)
 {
-    store_op op;
+    kc_op op;
 
     *a = (sim_pod_args){.uid = p->uid};
     snprintf(a->node_ip, sizeof(a->node_ip), "%s", node_ip);
     next_pod_ip(rt, a->pod_ip, sizeof(a->pod_ip));
-    op = store_op_mutate_status("pods", p->ns, p->name, start_fn, a);
-    op.arena = true; /* the Running status lives with the pod */
+    op = kc_op_mutate("pods", p->ns, p->name, start_fn, a, KC_STATUS);
+    op.flags |= KC_ARENA; /* the Running status lives with the pod */
     return op;
 }
 
@@ -253,7 +253,7 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
          * (a whole pod always has: the API requires one) */
         if (json_is_object(spec) && !json_object_get(spec, "containers") &&
             !(ended = ended_from_status(pod, st, a->exit_code, started, now)))
-            return STORE_FN_NEEDS_SPEC;
+            return KC_FN_NEEDS_SPEC;
         json_object_set_new(st, "phase", json_string(a->exit_code ? "Failed" : "Succeeded"));
         if (ended)
             json_object_set_new(st, "containerStatuses", ended);
@@ -270,10 +270,10 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
 static int end(rt_sim *rt, const char *ns, const char *name, const sim_pod_args *a,
                ty_error *err)
 {
-    store_obj *o = store_mutate_status(rt->s, "pods", ns, name, end_fn, (void *)a, err);
+    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, end_fn, (void *)a, KC_STATUS, err);
     if (!o)
         return -1;
-    store_obj_unref(o);
+    ty_obj_unref(o);
     return 0;
 }
 
@@ -284,22 +284,22 @@ int sim_pod_finish(rt_sim *rt, const char *ns, const char *name, const char *uid
     return end(rt, ns, name, &a, err);
 }
 
-store_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
+kc_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
 {
     *a = (sim_pod_args){.uid = p->uid, .exit_code = exit_code};
-    store_op op = store_op_mutate_status("pods", p->ns, p->name, end_fn, a);
+    kc_op op = kc_op_mutate("pods", p->ns, p->name, end_fn, a, KC_STATUS);
     /* The ended version's tree goes when its event leaves the store's tree
      * window, as the Running one's does; built in the arena, so is the
      * parse of a pod whose tree went before it ended (most: they run for
      * seconds), and the reaper's walk over it is not a miss a block
      * (docs/benchmarks.md, stop 21: +3 % pods/s at 150,000 pods). */
-    op.arena = true;
+    op.flags |= KC_ARENA;
     /* A pod whose tree went before it ended is parsed light: its metadata
      * and status, not the containers (end_fn needs only their statuses);
      * the ended version keeps that light tree, which is all the watchers of
      * an ended pod read (the scheduler, this runtime, the job engine, the
      * garbage collector), and its text carries the spec over unparsed. */
-    op.light = true;
+    op.flags |= KC_LIGHT;
     return op;
 }
 

@@ -1,6 +1,6 @@
 /* event_ttl.c - Events expire a while after their last write (see
  * event_ttl.h). */
-#include "controller/event_ttl.h"
+#include "server/event_ttl.h"
 
 #include <inttypes.h>
 #include <pthread.h>

@@ -16,8 +16,8 @@
  * Events already in the store when the server starts count as written then
  * (the store keeps no write times): after a restart they get a full TTL.
  */
-#ifndef TY_CONTROLLER_EVENT_TTL_H
-#define TY_CONTROLLER_EVENT_TTL_H
+#ifndef TY_SERVER_EVENT_TTL_H
+#define TY_SERVER_EVENT_TTL_H
 
 #include <stdint.h>
 
