@@ -12,7 +12,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "controller/workqueue.h"
 #include "model/quantity.h"
 

@@ -17,7 +17,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "base/thread.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "model/podcond.h"
 #include "model/quantity.h"
 #include "scheduler/sched_int.h"

@@ -20,7 +20,7 @@
 
 #include "base/timeutil.h"
 #include "server/event_ttl.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "store/store.h"
 
 #define TTL_MS 600

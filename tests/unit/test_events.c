@@ -21,7 +21,7 @@
 
 #include "base/strmap.h"
 #include "base/timeutil.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "store/store.h"
 #include "kc_fixture.h"
 

@@ -21,7 +21,7 @@
 #include "base/metrics.h"
 #include "base/timeutil.h"
 #include "base/treearena.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the ssh plugin's key maker */
 

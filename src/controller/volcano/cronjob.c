@@ -25,7 +25,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "api/meta.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcflow.h"

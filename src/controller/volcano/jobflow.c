@@ -28,7 +28,7 @@
 #include "api/registry.h"
 #include "base/log.h"
 #include "base/timeutil.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcflow.h"

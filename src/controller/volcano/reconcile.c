@@ -11,7 +11,7 @@
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/log.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h"
 

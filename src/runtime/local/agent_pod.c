@@ -18,7 +18,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "runtime/local/agent.h"
 
 extern char **environ;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "model/podcond.h"
-#include "controller/events.h"
+#include "client/events.h"
 #include "runtime/local/rt_internal.h"
 
 static const char *str(const json_t *o, const char *k)

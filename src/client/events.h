@@ -3,8 +3,8 @@
  * Repeats of the same (object, type, reason, message) within the same
  * component fold into one Event whose count and lastTimestamp go up, as
  * Kubernetes' event recorder does. */
-#ifndef TY_CONTROLLER_EVENTS_H
-#define TY_CONTROLLER_EVENTS_H
+#ifndef TY_CLIENT_EVENTS_H
+#define TY_CLIENT_EVENTS_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -6,7 +6,7 @@
  * Event per pod it creates or binds used to wait for a transaction of its
  * own each time (after a failed lookup for a repeat, which cost a round
  * through the writer too). */
-#include "controller/events.h"
+#include "client/events.h"
 
 #include <stdarg.h>
 #include <stdint.h>
