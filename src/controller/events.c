@@ -3,9 +3,8 @@
  * Recording is asynchronous, as in Kubernetes' event recorder: an Event is
  * queued to the store (store_create_async) and the caller goes on while
  * another writer commits it with its own batch. A controller writing an
- * Event per pod it creates or binds used to wait for a transaction of its
- * own each time (after a failed lookup for a repeat, which cost a round
- * through the writer too). */
+ * Event per pod it creates or binds would otherwise wait for a transaction
+ * of its own each time. */
 #include "controller/events.h"
 
 #include <stdarg.h>
