@@ -68,8 +68,8 @@ static int bind_fn(json_t *pod, void *arg, ty_error *err)
  *
  * A cycle's bindings, PodGroup statuses and pending pods' reasons are
  * gathered as it makes them and written in one store_write_all when it ends
- * (flush_writes), then their Events in another: a cycle that binds 500 pods
- * used to wait for 500 transactions one after the other. A binding that
+ * (flush_writes), then their Events in another, so that a cycle that binds
+ * 500 pods waits for one group, not 500 transactions in turn. A binding that
  * fails (the pod went, or was bound meanwhile) gives the task back to the
  * model then. Evictions stay immediate: they are rare and the preemptor
  * waits for them anyway. */
