@@ -8,7 +8,7 @@
  *
  * Memory: a snapshot's parsed tree takes about ten times its compact text
  * (jansson allocates every key, value and hash table separately: 25 KB for a
- * 2.6 KB pod), so 100,000 events of trees were gigabytes. Watchers in the
+ * 2.6 KB pod), so 100,000 events of trees would be gigabytes. Watchers in the
  * process read an event within moments of its commit, so only the newest
  * max_trees events keep trees that nothing else holds: when an event falls
  * past that window, or the version it carries is replaced in the index while
