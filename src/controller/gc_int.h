@@ -59,8 +59,8 @@ struct ty_gc {
     size_t nretries, capretries;
     int64_t retry_at;
     /* The resource and namespace names of the nodes, each held once (a
-     * copy per node was two blocks more per object, ~19 MB at 150,000
-     * pods); dropped with the graph (gc_graph_clear), so a namespace gone
+     * copy per node would be two blocks more for every object in the
+     * store); dropped with the graph (gc_graph_clear), so a namespace gone
      * is held until the next full scan. */
     strmap names;
 };

@@ -49,8 +49,8 @@ static void set_condition(json_t *obj, const char *type, const char *status, con
  *
  * A cycle's bindings, PodGroup statuses and pending pods' reasons are
  * gathered as it makes them and written in one kc_write_all when it ends
- * (flush_writes), then their Events in another: a cycle that binds 500 pods
- * used to wait for 500 transactions one after the other. A binding that
+ * (flush_writes), then their Events in another, so that a cycle that binds
+ * 500 pods waits for one group, not 500 transactions in turn. A binding that
  * fails (the pod went, or was bound meanwhile) gives the task back to the
  * model then. Evictions stay immediate: they are rare and the preemptor
  * waits for them anyway. */

@@ -192,9 +192,9 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
  * the function leaves alone, the new version shares, so the parse lives as
  * long as the object's versions: with req->arena it is carved in the tree
  * arena's stored lane, beside the copy (base/treearena.h). Parsed by plain
- * malloc, a pod's ~330 blocks lay scattered among everything else the
- * threads allocated, and the reaper's walk over them when the pod went cold
- * was a cache miss a block: +3-13 % pods/s at 150,000 pods. With text, the
+ * malloc, a pod's ~330 blocks would lie scattered among everything else the
+ * threads allocated, and the reaper's walk over them when the pod goes cold
+ * would be a cache miss a block (docs/benchmarks.md). With text, the
  * text it parsed when that had to be decompressed (*text is then the
  * caller's to free; NULL when cur has its plain text, or when nothing was
  * parsed), for prep_text to cut the spec from. With light, cur's light tree

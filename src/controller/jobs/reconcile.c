@@ -643,7 +643,7 @@ static void commit(pass *p)
     /* In the tree arena, as the pods' status writes are: a version's tree
      * goes when its event leaves the store's tree window, and the reaper's
      * walk over one carved in order costs a third of one malloc scattered
-     * (docs/benchmarks.md, stop 21). */
+     * (base/treearena.h). */
     op = kc_op_mutate(api_store_key(p->c.kind->resource), p->c.ns, p->c.name,
                                 write_status, &w, KC_STATUS);
     op.flags |= KC_ARENA;
