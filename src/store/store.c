@@ -19,6 +19,7 @@
 #include "base/jsonout.h"
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "model/finalizers.h"
 #include "store/store_int.h"
 
 /* Kubernetes keeps generated names within a 63-character DNS label. */
@@ -93,7 +94,7 @@ static int assign_name(ty_store *s, store_res *r, const char *resource, const ch
                        json_t *obj, ty_error *err)
 {
     json_t *meta = meta_of(obj);
-    const char *name = meta_str(obj, "name");
+    const char *name = ty_jmeta(obj, "name");
     char cand[GENERATE_NAME_PREFIX_MAX + GENERATE_NAME_SUFFIX + 1];
     const char *prefix;
     size_t plen;
@@ -105,7 +106,7 @@ static int assign_name(ty_store *s, store_res *r, const char *resource, const ch
             return ty_seterr(err, TY_EEXISTS, "%s \"%s\" already exists", resource, name);
         return 0;
     }
-    prefix = meta_str(obj, "generateName");
+    prefix = ty_jmeta(obj, "generateName");
     if (!*prefix) {
         ty_seterr(err, TY_EINVALID, "metadata.name: Required value: name or generateName is "
                   "required");
@@ -295,7 +296,7 @@ static void exec_create(ty_store *s, write_req *req)
          * holds the name. */
         if (req->fn && req->err && req->err->code == TY_EEXISTS) {
             ty_error_clear(req->err);
-            req->name = meta_str(obj, "name");
+            req->name = ty_jmeta(obj, "name");
             req->kind = WR_MUTATE;
             store_exec_mutate(s, req);
         }
@@ -339,32 +340,6 @@ uint64_t store_current_rv(ty_store *s)
 
 
 /* ---- delete ---- */
-
-static void finalizer_set(json_t *obj, const char *fin, bool want)
-{
-    json_t *meta = meta_of(obj), *list = json_object_get(meta, "finalizers");
-    size_t i;
-    json_t *v;
-
-    if (!json_is_array(list)) {
-        if (!want)
-            return;
-        list = json_array();
-        json_object_set_new(meta, "finalizers", list);
-    }
-    json_array_foreach(list, i, v) {
-        if (json_is_string(v) && !strcmp(json_string_value(v), fin)) {
-            if (want)
-                return;
-            json_array_remove(list, i);
-            break;
-        }
-    }
-    if (want)
-        json_array_append_new(list, json_string(fin));
-    else if (!json_array_size(list))
-        json_object_del(meta, "finalizers");
-}
 
 static void apply_propagation(json_t *obj, store_propagation p)
 {
