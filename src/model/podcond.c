@@ -87,7 +87,7 @@ int podcond_bind(json_t *pod, const char *node, const char *uid, ty_error *err)
     if (!json_is_object(spec))
         return ty_seterr(err, TY_EINVALID, "pod %s has no spec", name);
     json_object_set_new(spec, "nodeName", json_string(node));
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     podcond_set(podcond_status(pod), "PodScheduled", "True", NULL, "", now, true);
     return 0;
 }

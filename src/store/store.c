@@ -27,10 +27,6 @@
 #define GENERATE_NAME_SUFFIX 5
 #define GENERATE_NAME_TRIES 16
 
-static void now_rfc3339(char *buf, size_t len)
-{
-    ty_time_format(time(NULL), buf, len);
-}
 
 /* The bucket for a write; adding one changes the table readers search. */
 static store_res *res_for_write(ty_store *s, const char *resource, ty_error *err)
@@ -62,7 +58,7 @@ int store_init_create_meta(json_t *obj, const char *ns, ty_error *err)
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
     if (obj_uuid(uid, sizeof(uid)) < 0)
         return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a uid");
-    now_rfc3339(ts, sizeof(ts));
+    ty_time_now(ts, sizeof(ts));
     json_object_del(meta, "resourceVersion");
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
@@ -229,7 +225,7 @@ int store_text_prepare(char **text, size_t *len, size_t *meta_end, ty_error *err
         return ty_seterr(err, TY_EBADREQUEST, "a text record needs a name");
     if (obj_uuid(uid, sizeof(uid)) < 0)
         return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a uid");
-    now_rfc3339(ts, sizeof(ts));
+    ty_time_now(ts, sizeof(ts));
     if (ty_buf_append(&b, *text, at) < 0 ||
         ty_buf_printf(&b, ",\"uid\":\"%s\",\"creationTimestamp\":\"%s\",\"generation\":1", uid,
                       ts) < 0)
@@ -428,7 +424,7 @@ static void mark_deleting(const char *resource, json_t *obj, const store_delete_
     int64_t grace = grace_for(resource, obj, opts);
 
     if (!json_object_get(meta, "deletionTimestamp")) {
-        now_rfc3339(ts, sizeof(ts));
+        ty_time_now(ts, sizeof(ts));
         json_object_set_new(meta, "deletionTimestamp", json_string(ts));
         json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
     } else if (opts && opts->has_grace &&
