@@ -141,7 +141,7 @@ int ty_time_parse_flags(const char *s, unsigned flags, struct timespec *out)
     if (!s || !digits_at(&p, 4, &y) || *p++ != '-' || !digits_at(&p, 2, &mo) || *p++ != '-' ||
         !digits_at(&p, 2, &d))
         return -1;
-    if (!(*p == 'T' || *p == 't' || (*p == ' ' && (flags & TY_TIME_SPACE))))
+    if (!(*p == 'T' || (*p == ' ' && (flags & TY_TIME_SPACE))))
         return -1;
     p++;
     if (!digits_at(&p, 2, &h) || *p++ != ':' || !digits_at(&p, 2, &mi) || *p++ != ':' ||
@@ -160,7 +160,7 @@ int ty_time_parse_flags(const char *s, unsigned flags, struct timespec *out)
         for (; nd < 9; nd++)
             ns *= 10;
     }
-    if (*p == 'Z' || *p == 'z') {
+    if (*p == 'Z') {
         p++;
     } else if (*p == '+' || *p == '-') {
         int sign = *p++ == '+' ? 1 : -1;

@@ -32,10 +32,11 @@ void ty_time_now_frac(int digits, char *buf, size_t len);
 void ty_time_format_offset(time_t t, int32_t offset, char *buf, size_t len);
 
 /* Parses RFC 3339: YYYY-MM-DDTHH:MM:SS, a fraction of any number of digits
- * (the first 9 kept), then "Z" or "+hh:mm"/"-hh:mm" ('t' and 'z' in lower
- * case too, as RFC 3339 allows). Every field is range-checked (the day
- * against its month and leap years, hours < 24, seconds < 60 as Go reads
- * them); nothing may follow. 0, or -1 with *out untouched. */
+ * (the first 9 kept), then "Z" or "+hh:mm"/"-hh:mm"; upper case 'T' and
+ * 'Z' only, as Go's time.RFC3339 (kube-apiserver) reads them. Every field
+ * is range-checked (the day against its month and leap years, hours < 24,
+ * seconds < 60 as Go has it); nothing may follow. 0, or -1 with *out
+ * untouched. */
 int ty_time_parse(const char *s, time_t *out);
 /* The same keeping the fraction in tv_nsec. */
 int ty_time_parse_ts(const char *s, struct timespec *out);
