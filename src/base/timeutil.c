@@ -64,7 +64,7 @@ void ty_time_now(char *buf, size_t len)
 
 void ty_time_format_frac(struct timespec ts, int digits, char *buf, size_t len)
 {
-    char frac[16];
+    char frac[32]; /* room for any long: -Wformat-truncation cannot see ns < 1e9 */
     long ns = ts.tv_nsec;
 
     if (digits < 0)
