@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/registry.h"
+#include "api/schema.h"
 #include "model/patch.h"
 #include "model/podcond.h"
 #include "model/selector.h"
@@ -255,10 +257,14 @@ typedef struct patch_arg {
 static int patch_fn(json_t *obj, void *arg, ty_error *err)
 {
     const patch_arg *p = arg;
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    /* Strategic: the merge keys the object's kind declares in its schema
+     * (a kind the API does not serve: the pod-template keys anywhere). */
+    patch_schema ps = api_patch_schema(api_find_kind(
+        json_string_value(json_object_get(obj, "apiVersion")),
+        json_string_value(json_object_get(obj, "kind"))));
     json_t *next = p->type == KC_PATCH_MERGE ? patch_merge(obj, p->patch)
                    : p->type == KC_PATCH_JSON ? patch_json(obj, p->patch, err)
-                                              : patch_strategic(obj, p->patch, kind, err);
+                                              : patch_strategic(obj, p->patch, &ps, err);
 
     if (!next)
         return -1;

@@ -263,8 +263,11 @@ static json_t *compute_new(write_ctx *w, const json_t *cur, ty_error *err)
         return patch_merge(cur, w->body);
     case W_JSONPATCH:
         return patch_json(cur, w->body, err);
-    case W_STRATEGIC:
-        return patch_strategic(cur, w->body, w->p->res->kind, err);
+    case W_STRATEGIC: {
+        /* The merge keys are the ones the kind's schema declares. */
+        patch_schema ps = api_patch_schema(w->p->res);
+        return patch_strategic(cur, w->body, &ps, err);
+    }
     }
     return NULL;
 }

@@ -75,8 +75,8 @@ static int prepare_update(const char *resource, const char *name, const json_t *
     }
     if (!json_is_object(nmeta))
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
-    want_rv = meta_str(next, "resourceVersion");
-    if (*want_rv && strcmp(want_rv, meta_str(curj, "resourceVersion")) != 0)
+    want_rv = ty_jmeta(next, "resourceVersion");
+    if (*want_rv && strcmp(want_rv, ty_jmeta(curj, "resourceVersion")) != 0)
         return ty_seterr(err, TY_ECONFLICT,
                          "Operation cannot be fulfilled on %s \"%s\": the object has been "
                          "modified; please apply your changes to the latest version and try "
@@ -459,7 +459,7 @@ static bool preparable(const write_req *req)
     if (req->kind == WR_MUTATE)
         return req->fn && (req->status_only || req->spec_top);
     return req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
-           *meta_str(req->obj, "name");
+           *ty_jmeta(req->obj, "name");
 }
 
 /* As prep_mutate, for either kind. */
@@ -593,7 +593,7 @@ static int replace_with(json_t *obj, void *arg, ty_error *err)
 store_obj *store_update(ty_store *s, const char *resource, const char *ns, const json_t *newobj,
                         ty_error *err)
 {
-    const char *name = json_is_object(newobj) ? meta_str(newobj, "name") : "";
+    const char *name = json_is_object(newobj) ? ty_jmeta(newobj, "name") : "";
 
     if (!json_is_object(newobj)) {
         ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");

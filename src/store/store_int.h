@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jsonget.h"
 #include "base/thread.h"
 #include "store/store.h"
 
@@ -502,12 +503,6 @@ void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows);
 static inline json_t *meta_of(json_t *obj)
 {
     return json_object_get(obj, "metadata");
-}
-
-static inline const char *meta_str(const json_t *obj, const char *field)
-{
-    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
-    return v ? v : "";
 }
 
 static inline bool array_nonempty(const json_t *a)
