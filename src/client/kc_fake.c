@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/registry.h"
 #include "base/timeutil.h"
 #include "model/patch.h"
 #include "model/podcond.h"
@@ -43,6 +44,7 @@ typedef struct fake {
     pthread_mutex_t mu;
     uint64_t rv, uids, names;
     time_t now; /* 0: the wall clock */
+    bool lax_status; /* kc_fake_set_lax_status */
     char **res;
     size_t nres, capres;
     fobj *objs;
@@ -120,6 +122,23 @@ static void set_rv(json_t *obj, uint64_t rv)
 
     snprintf(buf, sizeof(buf), "%" PRIu64, rv);
     json_object_set_new(meta_of(obj), "resourceVersion", json_string(buf));
+}
+
+/* Whether a create or a write of the object itself (not of a subresource)
+ * leaves .status as it was: the API server's rule for every resource that
+ * serves /status, unless the test asked for the store's (lax). */
+static bool status_ignored(const fake *f, const char *resource, const char *sub)
+{
+    size_t n;
+    const api_resource *const *all;
+
+    if (f->lax_status || *sub)
+        return false;
+    all = api_resources(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(api_store_key(all[i]), resource))
+            return all[i]->has_status;
+    return false;
 }
 
 static long find(const fake *f, const char *resource, const char *ns, const char *name)
@@ -336,6 +355,12 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
             json_object_del(nmeta, kept_fields[i]);
     }
     json_object_set_new(nmeta, "resourceVersion", json_string(cur_rv));
+    if (status_ignored(f, resource, sub)) {
+        if (json_object_get(cur, "status"))
+            json_object_set_new(next, "status", json_deep_copy(json_object_get(cur, "status")));
+        else
+            json_object_del(next, "status");
+    }
     if (!equal_outside_meta_status(cur, next))
         json_object_set_new(nmeta, "generation",
                             json_integer(json_integer_value(json_object_get(cmeta, "generation")) +
@@ -645,6 +670,8 @@ static ty_obj *f_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
         goto out;
     }
     init_meta(f, meta, ns, false);
+    if (status_ignored(f, res, ""))
+        json_object_del(obj, "status");
     o = store(f, -1, res, json_incref(obj), err);
     record(f, "create", res, "", ns, name, o ? TY_OK : TY_EINTERNAL, o);
     o = ty_obj_ref(o);
@@ -1103,6 +1130,13 @@ ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err)
     o = ty_obj_ref(store(f, find(f, resource, ns, meta_str(obj, "name")), resource, obj, err));
     pthread_mutex_unlock(&f->mu);
     return o;
+}
+
+void kc_fake_set_lax_status(ty_kc *c, bool lax)
+{
+    pthread_mutex_lock(&F(c)->mu);
+    F(c)->lax_status = lax;
+    pthread_mutex_unlock(&F(c)->mu);
 }
 
 void kc_fake_set_time(ty_kc *c, time_t t)

@@ -8,7 +8,10 @@
  * creationTimestamp and generation set on create, generateName honoured;
  * a non-empty metadata.resourceVersion on update is a precondition
  * (TY_ECONFLICT); generation goes up when anything outside metadata and
- * status changes; KC_STATUS writes and status patches change .status alone;
+ * status changes; KC_STATUS writes and status patches change .status alone,
+ * and for a resource that serves /status a create or a write of the object
+ * itself leaves .status alone (drops what it carries), as kube-apiserver
+ * and Trainyard's own server do (kc_fake_set_lax_status relaxes this);
  * delete honours uid/resourceVersion preconditions and finalizers (the
  * propagation finalizers included: the object is marked with
  * deletionTimestamp, and goes when its last finalizer is removed); bind
@@ -39,6 +42,12 @@ ty_kc *kc_fake_new(void);
  * does not. Returns the stored object (a new reference; unref it, or pass
  * it to ty_obj_unref at once), NULL with err when obj has no name. */
 ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err);
+
+/* lax: creates and writes of the object itself keep the .status they
+ * carry, as the embedded client's store does, instead of the API server's
+ * rule (the default). For a controller that still writes status that way:
+ * over HTTP its status would be lost, so say why where a test sets it. */
+void kc_fake_set_lax_status(ty_kc *c, bool lax);
 
 /* The clock that timestamps (creationTimestamp, deletionTimestamp): t, or
  * the wall clock again when t is 0 (the default). */

@@ -293,6 +293,7 @@ static void test_restart_count_kept(void **state)
     pod_set(c, "mnist-worker-0", "Failed", 137);
     assert_int_equal(pass(c), 0);
     job = ctl_get(c, PT, "mnist");
+    assert_true(cond_true(job, "Restarting"));
     count = json_string_value(json_object_get(ctl_at(job, "metadata.annotations"),
                                               JOBS_ANN_RESTARTS));
     if (!count) {
