@@ -57,8 +57,9 @@ void kc_fake_set_time(ty_kc *c, time_t t);
  * API's: "create", "update" (kc_update and kc_mutate), "patch", "delete";
  * a status write (KC_STATUS, a status patch) names subresource "status", a
  * kc_bind is a "create" of pods subresource "binding". A kc_mutate whose
- * function changed nothing and an update equal to the object are no writes
- * and are not recorded; a write that failed is, with its code. */
+ * function changed nothing (or refused) and an update equal to the object
+ * are no writes and are not recorded; a write that failed is, with its
+ * code. */
 typedef struct kc_fake_action {
     const char *verb;
     const char *resource;    /* the store key */
