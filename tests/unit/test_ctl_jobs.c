@@ -434,6 +434,42 @@ static void test_ttl(void **state)
     assert_false(ctl_exists(c, PT, "mnist"));
 }
 
+static int set_start(json_t *job, void *arg, ty_error *err)
+{
+    char ts[32];
+
+    (void)err;
+    ty_time_format(*(time_t *)arg, ts, sizeof(ts));
+    json_object_set_new(json_object_get(job, "status"), "startTime", json_string(ts));
+    return 0;
+}
+
+/* activeDeadlineSeconds: the pass asks to be woken at the deadline; past
+ * it the job fails (DeadlineExceeded). */
+static void test_deadline(void **state)
+{
+    ty_kc *c = *state;
+    time_t wake_at, start;
+    json_t *job;
+
+    started(c, PTJOB("activeDeadlineSeconds: 600", "OnFailure"));
+    job = ctl_get(c, PT, "mnist");
+    assert_int_equal(ty_time_parse(ctl_str(job, "status.startTime"), &start), 0);
+    json_decref(job);
+    assert_int_equal(pass_at(c, &wake_at), 0);
+    assert_int_equal(wake_at, start + 600);
+
+    start = time(NULL) - 601;
+    ty_obj_unref(kc_mutate(c, PT, "default", "mnist", set_start, &start, KC_STATUS, NULL));
+    kc_fake_clear_actions(c);
+    assert_int_equal(pass(c), 0);
+    job = ctl_get(c, PT, "mnist");
+    assert_true(cond_true(job, "Failed"));
+    assert_string_equal(ctl_str(cond(job, "Failed"), "reason"), "DeadlineExceeded");
+    json_decref(job);
+    assert_int_equal(ctl_events(c, "DeadlineExceeded"), 1);
+}
+
 /* A failed status write fails the pass (the work queue retries it); the
  * retry writes it. */
 static void test_status_write_fails(void **state)
@@ -465,6 +501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_succeeded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspend_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_write_fails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
