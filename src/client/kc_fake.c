@@ -1,16 +1,16 @@
 /* kc_fake.c - the client interface over an in-memory map, for tests (see
- * kc_fake.h).
+ * kc_fake.h): the map, the history and the writes; the reads are in
+ * kc_fake_read.c, the action log, injected failures and watches in
+ * kc_fake_log.c.
  *
  * Plain arrays searched linearly: a test holds tens of objects, and plain
  * code is what a reader of a failing test wants to step through. Every
  * stored tree is frozen in a ty_obj (ty_obj_new) and never changed again; a
  * write builds the next version as a new tree. The watch history is every
  * change ever made, so a watch is a cursor into it and needs no queue. */
-#include "client/kc_fake.h"
+#include "client/kc_fake_int.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,60 +19,11 @@
 #include "base/timeutil.h"
 #include "model/patch.h"
 #include "model/podcond.h"
-#include "model/selector.h"
-
-typedef struct fobj {
-    const char *resource; /* interned */
-    char *ns, *name;
-    ty_obj *obj;
-} fobj;
-
-typedef struct fhist {
-    kc_event_type type;
-    const char *resource; /* interned */
-    uint64_t rv;
-    ty_obj *obj;
-} fhist;
-
-typedef struct ffail {
-    char *verb, *what; /* NULL: any */
-    ty_errcode code;
-} ffail;
-
-typedef struct fake {
-    ty_kc base;
-    pthread_mutex_t mu;
-    uint64_t rv, uids, names;
-    time_t now; /* 0: the wall clock */
-    bool lax_status; /* kc_fake_set_lax_status */
-    char **res;
-    size_t nres, capres;
-    fobj *objs;
-    size_t nobjs, capobjs;
-    fhist *hist;
-    size_t nhist, caphist;
-    kc_fake_action *acts;
-    size_t nacts, capacts;
-    ffail *fails;
-    size_t nfails, capfails;
-} fake;
-
-typedef struct fwatch {
-    kc_watch base;
-    fake *f;
-    char **only; /* NULL-terminated, or NULL for every resource */
-    size_t pos;  /* the next history entry to look at */
-    bool cancelled;
-} fwatch;
-
-#define F(c) ((fake *)(c))
-
-static const kc_ops fake_ops;
 
 /* ---- small helpers ---- */
 
 /* Room for one more element in *arr (n used of *cap, each size bytes). */
-static int grow(void *arr, size_t *cap, size_t n, size_t size)
+int kc_fake_grow(void *arr, size_t *cap, size_t n, size_t size)
 {
     void **p = arr, *next;
     size_t ncap;
@@ -87,28 +38,17 @@ static int grow(void *arr, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-static const char *intern(fake *f, const char *resource)
+const char *kc_fake_intern(fake *f, const char *resource)
 {
     char *copy;
 
     for (size_t i = 0; i < f->nres; i++)
         if (!strcmp(f->res[i], resource))
             return f->res[i];
-    if (grow(&f->res, &f->capres, f->nres, sizeof(*f->res)) < 0 || !(copy = strdup(resource)))
+    if (kc_fake_grow(&f->res, &f->capres, f->nres, sizeof(*f->res)) < 0 || !(copy = strdup(resource)))
         return NULL;
     f->res[f->nres++] = copy;
     return copy;
-}
-
-static json_t *meta_of(const json_t *obj)
-{
-    return json_object_get(obj, "metadata");
-}
-
-static const char *meta_str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(meta_of(obj), key));
-    return s ? s : "";
 }
 
 static void now_rfc3339(const fake *f, char *buf, size_t len)
@@ -141,7 +81,7 @@ static bool status_ignored(const fake *f, const char *resource, const char *sub)
     return false;
 }
 
-static long find(const fake *f, const char *resource, const char *ns, const char *name)
+long kc_fake_index(const fake *f, const char *resource, const char *ns, const char *name)
 {
     for (size_t i = 0; i < f->nobjs; i++)
         if (!strcmp(f->objs[i].resource, resource) && !strcmp(f->objs[i].ns, ns) &&
@@ -150,73 +90,11 @@ static long find(const fake *f, const char *resource, const char *ns, const char
     return -1;
 }
 
-/* "pods" names pods without a subresource, "pods/binding" their bindings;
- * NULL anything. */
-static bool what_matches(const char *what, const char *resource, const char *sub)
-{
-    const char *slash;
-
-    if (!what)
-        return true;
-    if (!(slash = strchr(what, '/')))
-        return !strcmp(what, resource) && !*sub;
-    return strlen(resource) == (size_t)(slash - what) &&
-           !strncmp(what, resource, (size_t)(slash - what)) && !strcmp(slash + 1, sub);
-}
-
-/* ---- the action log and injected failures ---- */
-
-static void record(fake *f, const char *verb, const char *resource, const char *sub,
-                   const char *ns, const char *name, ty_errcode code, ty_obj *obj)
-{
-    kc_fake_action *a;
-    char *n = strdup(ns ? ns : ""), *m = strdup(name ? name : "");
-    const char *r = intern(f, resource);
-
-    if (!n || !m || !r || grow(&f->acts, &f->capacts, f->nacts, sizeof(*f->acts)) < 0) {
-        free(n);
-        free(m);
-        return; /* out of memory in a test: the assertions will say */
-    }
-    a = &f->acts[f->nacts++];
-    *a = (kc_fake_action){.verb = verb, .resource = r, .subresource = sub, .ns = n,
-                          .name = m, .code = code, .obj = ty_obj_ref(obj)};
-}
-
-static void action_clear(kc_fake_action *a)
-{
-    free((char *)a->ns);
-    free((char *)a->name);
-    ty_obj_unref(a->obj);
-}
-
-/* Whether an injected failure takes this call: err filled and the failure
- * recorded (reads are not) when it does. */
-static bool injected(fake *f, const char *verb, const char *resource, const char *sub,
-                     const char *ns, const char *name, ty_error *err)
-{
-    for (size_t i = 0; i < f->nfails; i++) {
-        ffail *x = &f->fails[i];
-        if ((x->verb && strcmp(x->verb, verb)) || !what_matches(x->what, resource, sub))
-            continue;
-        ty_seterr(err, x->code, "injected failure: %s %s%s%s %s/%s", verb, resource,
-                  *sub ? "/" : "", sub, ns ? ns : "", name ? name : "");
-        if (strcmp(verb, "get") && strcmp(verb, "list"))
-            record(f, verb, resource, sub, ns, name, x->code, NULL);
-        free(x->verb);
-        free(x->what);
-        memmove(x, x + 1, (f->nfails - i - 1) * sizeof(*x));
-        f->nfails--;
-        return true;
-    }
-    return false;
-}
-
 /* ---- the map and the history ---- */
 
 static int history_add(fake *f, kc_event_type type, const char *resource, ty_obj *obj)
 {
-    if (grow(&f->hist, &f->caphist, f->nhist, sizeof(*f->hist)) < 0)
+    if (kc_fake_grow(&f->hist, &f->caphist, f->nhist, sizeof(*f->hist)) < 0)
         return -1;
     f->hist[f->nhist++] = (fhist){type, resource, f->rv, ty_obj_ref(obj)};
     return 0;
@@ -226,11 +104,11 @@ static int history_add(fake *f, kc_event_type type, const char *resource, ty_obj
  * or as a new object when idx < 0. Returns the stored object (borrowed). */
 static ty_obj *store(fake *f, long idx, const char *resource, json_t *next, ty_error *err)
 {
-    const char *r = intern(f, resource);
+    const char *r = kc_fake_intern(f, resource);
     char *ns = NULL, *name = NULL;
     ty_obj *o;
 
-    if (!r || (idx < 0 && (grow(&f->objs, &f->capobjs, f->nobjs, sizeof(*f->objs)) < 0 ||
+    if (!r || (idx < 0 && (kc_fake_grow(&f->objs, &f->capobjs, f->nobjs, sizeof(*f->objs)) < 0 ||
                            !(ns = strdup(meta_str(next, "namespace"))) ||
                            !(name = strdup(meta_str(next, "name")))))) {
         free(ns);
@@ -317,7 +195,7 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
                           const char *ns, const char *name, json_t *next, const char *want_rv,
                           ty_error *err)
 {
-    long idx = find(f, resource, ns, name);
+    long idx = kc_fake_index(f, resource, ns, name);
     const json_t *cur, *cmeta;
     json_t *nmeta;
     ty_obj *o;
@@ -326,7 +204,7 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
     if (idx < 0) {
         json_decref(next);
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", resource, name);
-        record(f, verb, resource, sub, ns, name, TY_ENOTFOUND, NULL);
+        kc_fake_record(f, verb, resource, sub, ns, name, TY_ENOTFOUND, NULL);
         return NULL;
     }
     cur = ty_obj_json(f->objs[idx].obj);
@@ -334,7 +212,7 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
     if (!json_is_object(next) || !json_is_object(nmeta = meta_of(next))) {
         json_decref(next);
         ty_seterr(err, TY_EBADREQUEST, "object and its metadata must be JSON objects");
-        record(f, verb, resource, sub, ns, name, TY_EBADREQUEST, NULL);
+        kc_fake_record(f, verb, resource, sub, ns, name, TY_EBADREQUEST, NULL);
         return NULL;
     }
     ty_obj_rv(f->objs[idx].obj, cur_rv, sizeof(cur_rv));
@@ -344,7 +222,7 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
                   "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
                   "please apply your changes to the latest version and try again",
                   resource, name);
-        record(f, verb, resource, sub, ns, name, TY_ECONFLICT, NULL);
+        kc_fake_record(f, verb, resource, sub, ns, name, TY_ECONFLICT, NULL);
         return NULL;
     }
     for (size_t i = 0; i < sizeof(kept_fields) / sizeof(kept_fields[0]); i++) {
@@ -373,220 +251,8 @@ static ty_obj *write_next(fake *f, const char *verb, const char *resource, const
         o = remove_at(f, (size_t)idx, next);
     else
         o = store(f, idx, resource, next, err);
-    record(f, verb, resource, sub, ns, name, o ? TY_OK : err ? err->code : TY_EINTERNAL, o);
+    kc_fake_record(f, verb, resource, sub, ns, name, o ? TY_OK : err ? err->code : TY_EINTERNAL, o);
     return ty_obj_ref(o);
-}
-
-/* ---- reads ---- */
-
-static ty_obj *f_get(ty_kc *c, const char *res, const char *ns, const char *name, ty_error *err)
-{
-    fake *f = F(c);
-    ty_obj *o = NULL;
-    long idx;
-
-    pthread_mutex_lock(&f->mu);
-    if (!injected(f, "get", res, "", ns, name, err)) {
-        if ((idx = find(f, res, ns, name)) >= 0)
-            o = ty_obj_ref(f->objs[idx].obj);
-        else
-            ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", res, name);
-    }
-    pthread_mutex_unlock(&f->mu);
-    return o;
-}
-
-static int by_key(const void *a, const void *b)
-{
-    const fobj *x = *(fobj *const *)a, *y = *(fobj *const *)b;
-    int c = strcmp(x->ns, y->ns);
-
-    return c ? c : strcmp(x->name, y->name);
-}
-
-typedef bool (*match_fn)(const fobj *o, const void *arg);
-
-/* The objects of resource in ns (NULL: any) that match, sorted by namespace
- * and name, into out (items referenced; rv the client's). */
-static int collect(fake *f, const char *res, const char *ns, match_fn match, const void *arg,
-                   kc_list *out, ty_error *err)
-{
-    fobj **sel = f->nobjs ? malloc(f->nobjs * sizeof(*sel)) : NULL;
-    size_t n = 0;
-
-    if (f->nobjs && !sel)
-        return ty_seterr(err, TY_EINTERNAL, "out of memory");
-    for (size_t i = 0; i < f->nobjs; i++)
-        if (!strcmp(f->objs[i].resource, res) && (!ns || !strcmp(f->objs[i].ns, ns)) &&
-            match(&f->objs[i], arg))
-            sel[n++] = &f->objs[i];
-    if (n)
-        qsort(sel, n, sizeof(*sel), by_key);
-    if (n && !(out->items = malloc(n * sizeof(*out->items)))) {
-        free(sel);
-        return ty_seterr(err, TY_EINTERNAL, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        out->items[i] = ty_obj_ref(sel[i]->obj);
-    out->n = n;
-    out->remaining = 0;
-    snprintf(out->rv, sizeof(out->rv), "%" PRIu64, f->rv);
-    free(sel);
-    return 0;
-}
-
-typedef struct list_arg {
-    ty_label_selector *labels;
-    ty_field_selector *fields;
-    const kc_list_opts *o;
-} list_arg;
-
-static bool list_match(const fobj *o, const void *arg)
-{
-    const list_arg *a = arg;
-    const json_t *j = ty_obj_json(o->obj);
-
-    if (a->labels && !label_selector_matches(a->labels, json_object_get(meta_of(j), "labels")))
-        return false;
-    if (a->fields && !field_selector_matches(a->fields, j))
-        return false;
-    return !a->o->filter || a->o->filter(j, a->o->filter_arg);
-}
-
-/* Pages a sorted list: items after the continue token "<ns>/<name>", at
- * most limit of them. */
-static int page(kc_list *out, const kc_list_opts *o, ty_error *err)
-{
-    size_t from = 0, to;
-
-    if (o->continue_token && *o->continue_token) {
-        const char *slash = strchr(o->continue_token, '/');
-        if (!slash)
-            return ty_seterr(err, TY_EBADREQUEST, "invalid continue token");
-        while (from < out->n) {
-            const char *ns, *name;
-            int c;
-            ty_obj_key(out->items[from], &ns, &name);
-            c = strncmp(ns, o->continue_token, (size_t)(slash - o->continue_token));
-            if (!c && strlen(ns) != (size_t)(slash - o->continue_token))
-                c = 1;
-            if (c > 0 || (!c && strcmp(name, slash + 1) > 0))
-                break;
-            from++;
-        }
-    }
-    to = o->limit && out->n - from > o->limit ? from + o->limit : out->n;
-    if (to < out->n) {
-        const char *ns, *name;
-        ty_obj_key(out->items[to - 1], &ns, &name);
-        if (asprintf(&out->continue_token, "%s/%s", ns, name) < 0) {
-            out->continue_token = NULL;
-            return ty_seterr(err, TY_EINTERNAL, "out of memory");
-        }
-    }
-    for (size_t i = 0; i < from; i++)
-        ty_obj_unref(out->items[i]);
-    for (size_t i = to; i < out->n; i++)
-        ty_obj_unref(out->items[i]);
-    if (from)
-        memmove(out->items, out->items + from, (to - from) * sizeof(*out->items));
-    out->remaining = (int64_t)(out->n - to);
-    out->n = to - from;
-    return 0;
-}
-
-static int f_list(ty_kc *c, const char *res, const kc_list_opts *o, kc_list *out, ty_error *err)
-{
-    fake *f = F(c);
-    list_arg a = {.o = o};
-    int rc = -1;
-
-    if (o->label_selector && *o->label_selector &&
-        !(a.labels = label_selector_parse(o->label_selector, err)))
-        return -1;
-    if (o->field_selector && *o->field_selector &&
-        !(a.fields = field_selector_parse(o->field_selector, NULL, err)))
-        goto out;
-    pthread_mutex_lock(&f->mu);
-    if (!injected(f, "list", res, "", o->ns, NULL, err) &&
-        collect(f, res, o->ns, list_match, &a, out, err) == 0)
-        rc = page(out, o, err);
-    pthread_mutex_unlock(&f->mu);
-    if (rc < 0)
-        kc_list_items_free(out);
-out:
-    label_selector_free(a.labels);
-    field_selector_free(a.fields);
-    return rc;
-}
-
-static bool owned_by(const fobj *o, const void *uid)
-{
-    const json_t *r;
-    size_t i;
-
-    json_array_foreach(json_object_get(meta_of(ty_obj_json(o->obj)), "ownerReferences"), i, r)
-        if (json_is_true(json_object_get(r, "controller")))
-            return !strcmp(json_string_value(json_object_get(r, "uid")) ?: "", uid);
-    return false;
-}
-
-static int f_list_owned(ty_kc *c, const char *res, const char *ns, const char *uid,
-                        kc_list *out, ty_error *err)
-{
-    fake *f = F(c);
-    int rc = -1;
-
-    pthread_mutex_lock(&f->mu);
-    if (!injected(f, "list", res, "", ns, NULL, err))
-        rc = collect(f, res, ns, owned_by, uid ? uid : "", out, err);
-    pthread_mutex_unlock(&f->mu);
-    return rc;
-}
-
-static size_t f_count(ty_kc *c, const char *res)
-{
-    fake *f = F(c);
-    size_t n = 0;
-
-    pthread_mutex_lock(&f->mu);
-    for (size_t i = 0; i < f->nobjs; i++)
-        n += !strcmp(f->objs[i].resource, res);
-    pthread_mutex_unlock(&f->mu);
-    return n;
-}
-
-static int by_string(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static json_t *f_resources(ty_kc *c)
-{
-    fake *f = F(c);
-    const char **names;
-    json_t *out = json_array();
-    size_t n = 0;
-
-    pthread_mutex_lock(&f->mu);
-    names = malloc((f->nres ? f->nres : 1) * sizeof(*names));
-    for (size_t r = 0; names && r < f->nres; r++)
-        for (size_t i = 0; i < f->nobjs; i++)
-            if (f->objs[i].resource == f->res[r]) {
-                names[n++] = f->res[r];
-                break;
-            }
-    if (n)
-        qsort(names, n, sizeof(*names), by_string);
-    for (size_t i = 0; out && i < n; i++)
-        json_array_append_new(out, json_string(names[i]));
-    pthread_mutex_unlock(&f->mu);
-    if (!names) {
-        json_decref(out);
-        out = NULL;
-    }
-    free(names);
-    return out;
 }
 
 /* ---- writes ---- */
@@ -642,17 +308,17 @@ static ty_obj *f_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
     ty_obj *o = NULL;
 
     pthread_mutex_lock(&f->mu);
-    if (injected(f, "create", res, "", ns, name, err))
+    if (kc_fake_injected(f, "create", res, "", ns, name, err))
         goto out;
     if (!json_is_object(obj) || !json_is_object(meta)) {
         ty_seterr(err, TY_EBADREQUEST, "object and its metadata must be JSON objects");
-        record(f, "create", res, "", ns, name, TY_EBADREQUEST, NULL);
+        kc_fake_record(f, "create", res, "", ns, name, TY_EBADREQUEST, NULL);
         goto out;
     }
     if (!*name && *prefix) {
         do
             generated_name(f, prefix, gen, sizeof(gen));
-        while (find(f, res, ns, gen) >= 0);
+        while (kc_fake_index(f, res, ns, gen) >= 0);
         json_object_set_new(meta, "name", json_string(gen));
         name = meta_str(obj, "name");
     }
@@ -661,19 +327,19 @@ static ty_obj *f_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
                   "metadata.name: Required value: name or generateName is required");
         ty_error_add_cause(err, "FieldValueRequired", "metadata.name",
                            "name or generateName is required");
-        record(f, "create", res, "", ns, name, TY_EINVALID, NULL);
+        kc_fake_record(f, "create", res, "", ns, name, TY_EINVALID, NULL);
         goto out;
     }
-    if (find(f, res, ns, name) >= 0) {
+    if (kc_fake_index(f, res, ns, name) >= 0) {
         ty_seterr(err, TY_EEXISTS, "%s \"%s\" already exists", res, name);
-        record(f, "create", res, "", ns, name, TY_EEXISTS, NULL);
+        kc_fake_record(f, "create", res, "", ns, name, TY_EEXISTS, NULL);
         goto out;
     }
     init_meta(f, meta, ns, false);
     if (status_ignored(f, res, ""))
         json_object_del(obj, "status");
     o = store(f, -1, res, json_incref(obj), err);
-    record(f, "create", res, "", ns, name, o ? TY_OK : TY_EINTERNAL, o);
+    kc_fake_record(f, "create", res, "", ns, name, o ? TY_OK : TY_EINTERNAL, o);
     o = ty_obj_ref(o);
 out:
     pthread_mutex_unlock(&f->mu);
@@ -691,7 +357,7 @@ static ty_obj *f_update(ty_kc *c, const char *res, const char *ns, const json_t 
     snprintf(name, sizeof(name), "%s", meta_str(obj, "name"));
     snprintf(rv, sizeof(rv), "%s", meta_str(obj, "resourceVersion"));
     pthread_mutex_lock(&f->mu);
-    if (!injected(f, "update", res, "", ns, name, err))
+    if (!kc_fake_injected(f, "update", res, "", ns, name, err))
         o = write_next(f, "update", res, "", ns, name, json_deep_copy(obj), rv, err);
     pthread_mutex_unlock(&f->mu);
     return o;
@@ -722,11 +388,11 @@ static ty_obj *f_mutate(ty_kc *c, const char *res, const char *ns, const char *n
     int rc;
 
     pthread_mutex_lock(&f->mu);
-    if (injected(f, "update", res, sub, ns, name, err))
+    if (kc_fake_injected(f, "update", res, sub, ns, name, err))
         goto out;
-    if ((idx = find(f, res, ns, name)) < 0) {
+    if ((idx = kc_fake_index(f, res, ns, name)) < 0) {
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", res, name);
-        record(f, "update", res, sub, ns, name, TY_ENOTFOUND, NULL);
+        kc_fake_record(f, "update", res, sub, ns, name, TY_ENOTFOUND, NULL);
         goto out;
     }
     /* fn gets the whole object (never a light copy) and a tree of its own */
@@ -779,15 +445,15 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
     long idx;
 
     pthread_mutex_lock(&f->mu);
-    if (injected(f, "patch", res, sub, ns, name, err))
+    if (kc_fake_injected(f, "patch", res, sub, ns, name, err))
         goto out;
-    if ((idx = find(f, res, ns, name)) < 0) {
+    if ((idx = kc_fake_index(f, res, ns, name)) < 0) {
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", res, name);
-        record(f, "patch", res, sub, ns, name, TY_ENOTFOUND, NULL);
+        kc_fake_record(f, "patch", res, sub, ns, name, TY_ENOTFOUND, NULL);
         goto out;
     }
     if (!(next = apply_patch(ty_obj_json(f->objs[idx].obj), type, patch, err))) {
-        record(f, "patch", res, sub, ns, name, err ? err->code : TY_EINVALID, NULL);
+        kc_fake_record(f, "patch", res, sub, ns, name, err ? err->code : TY_EINVALID, NULL);
         goto out;
     }
     if (status) {
@@ -865,15 +531,15 @@ static ty_obj *f_delete(ty_kc *c, const char *res, const char *ns, const char *n
 
     *deleted = false;
     pthread_mutex_lock(&f->mu);
-    if (injected(f, "delete", res, "", ns, name, err))
+    if (kc_fake_injected(f, "delete", res, "", ns, name, err))
         goto out;
-    if ((idx = find(f, res, ns, name)) < 0) {
+    if ((idx = kc_fake_index(f, res, ns, name)) < 0) {
         ty_seterr(err, TY_ENOTFOUND, "%s \"%s\" not found", res, name);
-        record(f, "delete", res, "", ns, name, TY_ENOTFOUND, NULL);
+        kc_fake_record(f, "delete", res, "", ns, name, TY_ENOTFOUND, NULL);
         goto out;
     }
     if (preconditions(ty_obj_json(f->objs[idx].obj), opts, err) < 0) {
-        record(f, "delete", res, "", ns, name, TY_ECONFLICT, NULL);
+        kc_fake_record(f, "delete", res, "", ns, name, TY_ECONFLICT, NULL);
         goto out;
     }
     next = ty_obj_json_copy(f->objs[idx].obj);
@@ -911,7 +577,7 @@ static ty_obj *f_delete(ty_kc *c, const char *res, const char *ns, const char *n
             o = ty_obj_ref(store(f, idx, res, next, err));
         }
     }
-    record(f, "delete", res, "", ns, name, o ? TY_OK : TY_EINTERNAL, o);
+    kc_fake_record(f, "delete", res, "", ns, name, o ? TY_OK : TY_EINTERNAL, o);
 out:
     pthread_mutex_unlock(&f->mu);
     return o;
@@ -926,17 +592,17 @@ static int f_bind(ty_kc *c, const char *ns, const char *name, const char *uid,
     long idx;
 
     pthread_mutex_lock(&f->mu);
-    if (injected(f, "create", "pods", "binding", ns, name, err))
+    if (kc_fake_injected(f, "create", "pods", "binding", ns, name, err))
         goto out;
-    if ((idx = find(f, "pods", ns, name)) < 0) {
+    if ((idx = kc_fake_index(f, "pods", ns, name)) < 0) {
         ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", name);
-        record(f, "create", "pods", "binding", ns, name, TY_ENOTFOUND, NULL);
+        kc_fake_record(f, "create", "pods", "binding", ns, name, TY_ENOTFOUND, NULL);
         goto out;
     }
     next = ty_obj_json_copy(f->objs[idx].obj);
     if (podcond_bind(next, node, uid, err) < 0) {
         json_decref(next);
-        record(f, "create", "pods", "binding", ns, name, err ? err->code : TY_ECONFLICT, NULL);
+        kc_fake_record(f, "create", "pods", "binding", ns, name, err ? err->code : TY_ECONFLICT, NULL);
         goto out;
     }
     o = write_next(f, "create", "pods", "binding", ns, name, next, NULL, err);
@@ -944,108 +610,6 @@ out:
     pthread_mutex_unlock(&f->mu);
     ty_obj_unref(o);
     return o ? 0 : -1;
-}
-
-/* ---- watches ---- */
-
-static kc_watch *f_watch_open(ty_kc *c, const char *const *only, const char *from_rv,
-                              ty_error *err)
-{
-    fake *f = F(c);
-    fwatch *w = calloc(1, sizeof(*w));
-    size_t n = 0;
-    uint64_t rv = 0;
-    char *end;
-
-    if (!w) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        return NULL;
-    }
-    if (from_rv) {
-        errno = 0;
-        rv = strtoull(from_rv, &end, 10);
-        if (errno || *end || end == from_rv) {
-            free(w);
-            ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", from_rv);
-            return NULL;
-        }
-    }
-    while (only && only[n])
-        n++;
-    if (only && !(w->only = calloc(n + 1, sizeof(*w->only)))) {
-        free(w);
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!(w->only[i] = strdup(only[i]))) {
-            ty_seterr(err, TY_EINTERNAL, "out of memory");
-            w->base.ops = &fake_ops;
-            kc_watch_close(&w->base);
-            return NULL;
-        }
-    w->base.ops = &fake_ops;
-    w->f = f;
-    pthread_mutex_lock(&f->mu);
-    w->pos = f->nhist;
-    if (from_rv)
-        for (w->pos = 0; w->pos < f->nhist && f->hist[w->pos].rv <= rv; w->pos++)
-            ;
-    pthread_mutex_unlock(&f->mu);
-    return &w->base;
-}
-
-static bool watched(const fwatch *w, const char *resource)
-{
-    if (!w->only)
-        return true;
-    for (size_t i = 0; w->only[i]; i++)
-        if (!strcmp(w->only[i], resource))
-            return true;
-    return false;
-}
-
-/* Never waits: nothing else can write while the test's one thread is here. */
-static int f_watch_next(kc_watch *kw, int timeout_ms, kc_event *ev, ty_error *err)
-{
-    fwatch *w = (fwatch *)kw;
-    fake *f = w->f;
-    int rc = 0;
-
-    (void)timeout_ms;
-    pthread_mutex_lock(&f->mu);
-    if (w->cancelled) {
-        ty_seterr(err, TY_EUNAVAILABLE, "watch cancelled");
-        rc = -1;
-    }
-    while (rc == 0 && w->pos < f->nhist) {
-        const fhist *h = &f->hist[w->pos++];
-        if (!watched(w, h->resource))
-            continue;
-        *ev = (kc_event){.type = h->type, .resource = h->resource, .obj = ty_obj_ref(h->obj)};
-        rc = 1;
-    }
-    pthread_mutex_unlock(&f->mu);
-    return rc;
-}
-
-static void f_watch_cancel(kc_watch *kw)
-{
-    fwatch *w = (fwatch *)kw;
-
-    pthread_mutex_lock(&w->f->mu);
-    w->cancelled = true;
-    pthread_mutex_unlock(&w->f->mu);
-}
-
-static void f_watch_close(kc_watch *kw)
-{
-    fwatch *w = (fwatch *)kw;
-
-    for (size_t i = 0; w->only && w->only[i]; i++)
-        free(w->only[i]);
-    free(w->only);
-    free(w);
 }
 
 /* ---- the client ---- */
@@ -1062,7 +626,7 @@ static void f_free(ty_kc *c)
     for (size_t i = 0; i < f->nhist; i++)
         ty_obj_unref(f->hist[i].obj);
     for (size_t i = 0; i < f->nacts; i++)
-        action_clear(&f->acts[i]);
+        kc_fake_action_clear(&f->acts[i]);
     for (size_t i = 0; i < f->nfails; i++) {
         free(f->fails[i].verb);
         free(f->fails[i].what);
@@ -1080,11 +644,11 @@ static void f_free(ty_kc *c)
 
 static const kc_ops fake_ops = {
     .kind = "fake",
-    .get = f_get,
-    .list = f_list,
-    .list_owned = f_list_owned,
-    .count = f_count,
-    .resources = f_resources,
+    .get = kc_fake_op_get,
+    .list = kc_fake_op_list,
+    .list_owned = kc_fake_op_list_owned,
+    .count = kc_fake_op_count,
+    .resources = kc_fake_op_resources,
     .create = f_create,
     .update = f_update,
     .mutate = f_mutate,
@@ -1092,10 +656,10 @@ static const kc_ops fake_ops = {
     .del = f_delete,
     .bind = f_bind,
     .write_all = NULL, /* kc_write_all runs the ops one by one */
-    .watch_open = f_watch_open,
-    .watch_next = f_watch_next,
-    .watch_cancel = f_watch_cancel,
-    .watch_close = f_watch_close,
+    .watch_open = kc_fake_op_watch_open,
+    .watch_next = kc_fake_op_watch_next,
+    .watch_cancel = kc_fake_op_watch_cancel,
+    .watch_close = kc_fake_op_watch_close,
     .free = f_free,
 };
 
@@ -1127,7 +691,7 @@ ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err)
     snprintf(ns, sizeof(ns), "%s", meta_str(obj, "namespace"));
     pthread_mutex_lock(&f->mu);
     init_meta(f, meta, ns, true);
-    o = ty_obj_ref(store(f, find(f, resource, ns, meta_str(obj, "name")), resource, obj, err));
+    o = ty_obj_ref(store(f, kc_fake_index(f, resource, ns, meta_str(obj, "name")), resource, obj, err));
     pthread_mutex_unlock(&f->mu);
     return o;
 }
@@ -1146,57 +710,3 @@ void kc_fake_set_time(ty_kc *c, time_t t)
     pthread_mutex_unlock(&F(c)->mu);
 }
 
-const kc_fake_action *kc_fake_actions(ty_kc *c, size_t *n)
-{
-    *n = F(c)->nacts;
-    return F(c)->acts;
-}
-
-void kc_fake_clear_actions(ty_kc *c)
-{
-    fake *f = F(c);
-
-    pthread_mutex_lock(&f->mu);
-    for (size_t i = 0; i < f->nacts; i++)
-        action_clear(&f->acts[i]);
-    f->nacts = 0;
-    pthread_mutex_unlock(&f->mu);
-}
-
-static bool action_matches(const kc_fake_action *a, const char *verb, const char *what)
-{
-    return (!verb || !strcmp(verb, a->verb)) && what_matches(what, a->resource, a->subresource);
-}
-
-size_t kc_fake_count(ty_kc *c, const char *verb, const char *what)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < F(c)->nacts; i++)
-        n += action_matches(&F(c)->acts[i], verb, what);
-    return n;
-}
-
-const kc_fake_action *kc_fake_find(ty_kc *c, const char *verb, const char *what,
-                                   const char *name)
-{
-    for (size_t i = F(c)->nacts; i-- > 0;) {
-        const kc_fake_action *a = &F(c)->acts[i];
-        if (action_matches(a, verb, what) && (!name || !strcmp(name, a->name)))
-            return a;
-    }
-    return NULL;
-}
-
-void kc_fake_fail_next(ty_kc *c, const char *verb, const char *what, ty_errcode code)
-{
-    fake *f = F(c);
-    ffail x = {verb ? strdup(verb) : NULL, what ? strdup(what) : NULL, code};
-
-    pthread_mutex_lock(&f->mu);
-    if (grow(&f->fails, &f->capfails, f->nfails, sizeof(*f->fails)) == 0)
-        f->fails[f->nfails++] = x;
-    else
-        free(x.verb), free(x.what);
-    pthread_mutex_unlock(&f->mu);
-}
