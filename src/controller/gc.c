@@ -443,3 +443,14 @@ void gc_stop(ty_gc *g)
     pthread_mutex_destroy(&g->mu);
     free(g);
 }
+
+/* One turn of gc_main's loop (gc_int.h): synchronous tests drive the
+ * collector with it, without the thread. */
+int gc_turn(ty_gc *g)
+{
+    if ((!g->w && resync(g) < 0) || step(g) < 0) {
+        drop_watch(g);
+        return -1;
+    }
+    return 0;
+}
