@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/registry.h"
+#include "api/schema.h"
 #include "base/timeutil.h"
 #include "model/patch.h"
 #include "model/podcond.h"
@@ -422,10 +423,13 @@ out:
 static json_t *apply_patch(const json_t *obj, kc_patch_type type, const json_t *patch,
                            ty_error *err)
 {
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    /* strategic: the merge keys the kind's schema declares, as the server's */
+    patch_schema ps = api_patch_schema(api_find_kind(
+        json_string_value(json_object_get(obj, "apiVersion")),
+        json_string_value(json_object_get(obj, "kind"))));
     json_t *next = type == KC_PATCH_MERGE ? patch_merge(obj, patch)
                    : type == KC_PATCH_JSON ? patch_json(obj, patch, err)
-                                           : patch_strategic(obj, patch, kind, err);
+                                           : patch_strategic(obj, patch, &ps, err);
 
     if (next && !json_is_object(next)) {
         json_decref(next);
