@@ -591,17 +591,6 @@ static void on_events(ty_informer *inf, const kc_event *evs, size_t n, unsigned 
     }
 }
 
-static void on_relist(ty_informer *inf, void *ctx)
-{
-    ty_sched *sc = ctx;
-
-    (void)inf;
-    if (inf_lists(inf))
-        ty_warn("scheduler: the watch ended or fell behind its history; loading the model "
-                "again");
-    (void)sc;
-}
-
 static void on_synced(ty_informer *inf, void *ctx)
 {
     ty_sched *sc = ctx;
@@ -680,8 +669,7 @@ ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
         goto error;
     sc->inf = inf_new(s, &(inf_config){.name = "scheduler", .watch = sc->watched,
                                        .list = listed_order(sc)},
-                      &(inf_handlers){.on_relist = on_relist, .on_events = on_events,
-                                      .on_synced = on_synced},
+                      &(inf_handlers){.on_events = on_events, .on_synced = on_synced},
                       sc, err);
     if (!sc->inf)
         goto error;
