@@ -457,6 +457,38 @@ static void test_owner_index(void **state)
     seen_free(&s);
 }
 
+/* Nothing listed (the work queue's way: its resync lists in on_relist):
+ * the watch opens from now, on_relist comes first at each (re)list, and
+ * after a fall-behind again. */
+static void test_watch_only(void **state)
+{
+    fixture *f = *state;
+    inf_config cfg = {.name = "t", .watch = both};
+    seen s;
+    ty_informer *inf;
+    char name[32];
+
+    seen_init(&s, false);
+    put(f, "configmaps", "a", "before", NULL, 0);
+    inf = inf_new(KC(f->s), &cfg, &handlers, &s, NULL);
+    assert_non_null(inf);
+    poll_lists(inf, 1);
+    assert_int_equal(s.relists, 1);
+    assert_int_equal(s.listed, 0);
+    put(f, "configmaps", "a", "x", NULL, 0);
+    poll_for(inf, &s, 1);
+    assert_string_equal(json_string_value(json_array_get(s.log, 0)), "ADDED configmaps a/x");
+    for (int i = 0; i < 20; i++) { /* past the history */
+        snprintf(name, sizeof(name), "n%d", i);
+        put(f, "secrets", "a", name, NULL, 0);
+    }
+    poll_lists(inf, 2);
+    assert_int_equal(s.relists, 2);
+    assert_int_equal(s.synced, 2);
+    inf_free(inf);
+    seen_free(&s);
+}
+
 static void *cancel_later(void *arg)
 {
     inf_cancel(arg);
@@ -541,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relist_after_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_deletes_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
