@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "client/informer.h"
 #include "controller/gc.h"
 
 #define FG_FINALIZER "foregroundDeletion"
@@ -48,9 +49,7 @@ struct gc_node {
 struct ty_gc {
     ty_kc *s;
     pthread_t thread;
-    pthread_mutex_t mu; /* guards stop and w against gc_stop */
-    bool stop;
-    kc_watch *w;
+    ty_informer *inf;   /* every resource, no cache (gc.c) */
     /* The graph: a chained hash table keyed by uid. */
     gc_node **buckets;
     size_t nbuckets, nnodes;

@@ -6,32 +6,6 @@
 
 #include "api/kinds.h"
 #include "controller/jobs/jobs_int.h"
-#include "model/quantity.h"
-
-void jobs_add_requests(json_t *sums, const json_t *containers, long long times)
-{
-    size_t i;
-    json_t *c;
-
-    json_array_foreach(containers, i, c) {
-        const json_t *r = json_object_get(c, "resources");
-        json_t *one = json_object();
-        const char *k;
-        json_t *v;
-        json_object_update(one, json_object_get(r, "limits"));
-        json_object_update(one, json_object_get(r, "requests"));
-        json_object_foreach(one, k, v) {
-            int64_t m = 0;
-            if (json_is_string(v) && quantity_parse(json_string_value(v), &m, NULL) < 0)
-                continue;
-            if (json_is_integer(v))
-                m = json_integer_value(v) * 1000;
-            json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
-                                                      m * times));
-        }
-        json_decref(one);
-    }
-}
 
 /* Whether the framework creates a type's pods now (see may_create). */
 static bool creates_now(const jobs_framework *fw, const job_ctx *c, const jf_counts *counts,
@@ -56,35 +30,12 @@ static json_t *min_resources(const jobs_framework *fw, const job_ctx *c, const j
         long long n = counts[t].replicas < left ? counts[t].replicas : left;
         if (!creates_now(fw, c, counts, ntypes, t))
             continue;
-        jobs_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
+        kit_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
         left -= n;
     }
-    out = jobs_quantities(sums);
+    out = kit_quantities(sums);
     json_decref(sums);
     return out;
-}
-
-json_t *jobs_quantities(const json_t *sums)
-{
-    json_t *out = json_object(), *v;
-    const char *k;
-
-    json_object_foreach((json_t *)sums, k, v) {
-        char buf[64];
-        quantity_format(json_integer_value(v), buf, sizeof(buf));
-        json_object_set_new(out, k, json_string(buf));
-    }
-    return out;
-}
-
-int jobs_pg_follow(json_t *obj, void *arg, ty_error *err)
-{
-    json_t *spec = json_object_get(obj, "spec");
-
-    (void)err;
-    if (json_is_object(spec))
-        json_object_update(spec, arg);
-    return 0;
 }
 
 /* Whether the PodGroup's spec holds every field of want already. */
@@ -141,14 +92,14 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
     o = kc_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
     if (o && !spec_follows(ty_obj_json(o), spec)) {
         ty_obj_unref(o);
-        o = kc_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, jobs_pg_follow, spec, 0,
+        o = kc_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, kit_pg_follow, spec, 0,
                          &err);
     }
     if (!o && err.code == TY_ENOTFOUND) {
         ty_error_clear(&err);
         pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O, s:{s:s}}", "apiVersion",
                        "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
-                       c->name, "namespace", c->ns, "ownerReferences", jobs_owner_ref(job),
+                       c->name, "namespace", c->ns, "ownerReferences", kit_owner_ref(job),
                        "spec", spec, "status", "phase", "Pending");
         o = kc_create(s, api_store_key(&api_podgroup), c->ns, pg, &err);
     }

@@ -544,7 +544,7 @@ static void cleanup_and_ttl(pass *p)
 {
     const char *policy = json_string_value(json_object_get(run_policy(p), "cleanPodPolicy"));
     long long ttl = run_int(p, "ttlSecondsAfterFinished", -1);
-    time_t done = status_time(p, "completionTime");
+    time_t done = status_time(p, "completionTime"), due;
 
     if (!policy)
         policy = p->c.kind->default_clean_pod_policy;
@@ -552,13 +552,9 @@ static void cleanup_and_ttl(pass *p)
         delete_all(p, false);
     else if (strcmp(policy, "Running") == 0)
         delete_all(p, true);
-    if (ttl < 0 || !done)
-        return;
-    if (p->now < done + ttl) {
-        wake(p, done + (time_t)ttl);
-        return;
-    }
-    jobs_delete(p->s, api_store_key(p->c.kind->resource), p->job, NULL, NULL);
+    if (kit_ttl_expire(p->s, api_store_key(p->c.kind->resource), p->job, done, ttl, p->now,
+                       &due) == 1)
+        wake(p, due);
 }
 
 /* ---- status ---- */

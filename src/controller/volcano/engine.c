@@ -14,7 +14,6 @@
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/log.h"
-#include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcjob.h"
 #include "controller/workqueue.h"
