@@ -64,18 +64,17 @@ struct ty_gc {
     strmap names;
 };
 
-/* ---- synchronous use (tests; gc.c, gc_sync.c) ---- */
+/* ---- synchronous use (tests; gc.c) ---- */
 
 /* A collector on s without its thread (s must outlive it): nothing happens
  * until gc_turn. NULL when out of memory. Free with gc_sync_free. */
 ty_gc *gc_sync_new(ty_kc *s);
 void gc_sync_free(ty_gc *g);
-/* One turn of the thread's loop: builds the graph (watch, then list
- * everything) when it has no watch, applies the events the watch holds
- * now, and reconciles every queued node. Writes it makes come back as
+/* One turn of the thread's loop without waiting: the informer (re)lists
+ * when it must and delivers the events at hand, then every queued node is
+ * reconciled once the graph has synced. Writes it makes come back as
  * events at the next turn. Nodes on the retry list wait RETRY_MS of real
- * time. -1 when the watch ended (the next turn rebuilds). With a client
- * whose watch never waits (client/kc_fake.h) it never blocks. */
+ * time. -1 once cancelled. */
 int gc_turn(ty_gc *g);
 
 /* ---- gc_graph.c ---- */
