@@ -117,4 +117,56 @@ void ak_pod_set_conditions(json_t *status, int initialized, bool ready, bool fin
 json_t *ak_terminated(int exit_code, const char *reason, const char *started,
                       const char *finished, const char *container_id);
 
+/* ---- the status writer ---- */
+
+typedef enum { AK_WAITING, AK_RUNNING, AK_TERMINATED } ak_run_state;
+
+/* One container as the backend observed it. */
+typedef struct ak_container {
+    const char *name;
+    ak_run_state state;
+    const char *reason, *message; /* waiting; terminated (NULL: Completed / Error) */
+    int exit_code;                /* terminated: 128 + signal when killed */
+    const char *started_at, *finished_at;
+    int restart_count;
+    const char *container_id;     /* "<runtime>://<id>", or NULL */
+} ak_container;
+
+typedef struct ak_pod_state {
+    const char *phase;            /* Pending, Running, Succeeded, Failed */
+    const char *host_ip, *pod_ip; /* NULL: left as they are */
+    const char *start_time;       /* NULL: kept, else now */
+    const ak_container *containers; /* matched to spec.containers by name; a
+                                       container not listed waits
+                                       (ContainerCreating) */
+    size_t n;
+} ak_pod_state;
+
+/* Writes what s says onto the pod's status (one status write, nothing when
+ * it is the same): phase, addresses, start time, QoS class, the
+ * containerStatuses with their exit codes, the three conditions. Only onto
+ * the pod with this uid (TY_ENOTFOUND otherwise); an end once reported
+ * (Succeeded, Failed) is never rewritten. 0, or -1 with err. */
+int ak_pod_report(ty_kc *kc, const char *ns, const char *name, const char *uid,
+                  const ak_pod_state *s, ty_error *err);
+
+/* ---- the agent, for a backend without one of its own ---- */
+
+struct rt_backend_ops;
+typedef struct ak_agent ak_agent;
+
+/* Runs the pods bound to ops' nodes through ops->pods_start / pod_stop /
+ * pods_sync (runtime/backend.h): one thread, fed by ak_watch. A pod bound
+ * to one of the backend's nodes (owns_node) that has not started and is not
+ * final is started with the others of its gang that the same batch of
+ * events (or listing) shows (the scheduler binds a gang at once), after the
+ * backend's finalizer was added; a pod being deleted is stopped once, with
+ * its grace period, and its finalizer removed; pods_sync runs every sync_ms
+ * (0 = 2 s). Pods started are remembered by uid until deleted, so echoes of
+ * the backend's own writes start nothing. NULL with err on failure. */
+ak_agent *ak_agent_start(ty_kc *kc, const struct rt_backend_ops *ops, void *impl, int sync_ms,
+                         ty_error *err);
+/* Stops the thread; what the backend runs keeps running. NULL is fine. */
+void ak_agent_stop(ak_agent *a);
+
 #endif

@@ -219,23 +219,23 @@ const rt_backend_ops rt_local_backend = {
 /* The local runtime's logs without the runtime (a server started with
  * --no-local-node still serves what an earlier run left): the instance is
  * the data directory itself; only the log ops. */
-static rt_log *store_log_open(void *impl, const char *ns, const char *pod,
+static rt_log *dir_log_open(void *impl, const char *ns, const char *pod,
                               const char *container, bool previous, long tail_lines,
                               ty_error *err)
 {
     return rt_local_log_open(impl, ns, pod, container, previous, tail_lines, err);
 }
 
-static json_t *store_log_containers(void *impl, const char *ns, const char *pod)
+static json_t *dir_log_containers(void *impl, const char *ns, const char *pod)
 {
     return rt_local_log_containers(impl, ns, pod);
 }
 
 const rt_backend_ops rt_local_log_store = {
     .name = "local-logs",
-    .log_open = store_log_open,
+    .log_open = dir_log_open,
     .log_gets = rt_local_log_gets,
     .log_rotated = rt_local_log_rotated,
     .log_close = rt_local_log_close,
-    .log_containers = store_log_containers,
+    .log_containers = dir_log_containers,
 };
