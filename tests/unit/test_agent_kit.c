@@ -439,6 +439,41 @@ static void test_mpi_agent_registration(void **state)
     assert_null(rt_backend_find("slurm"));
 }
 
+/* The local backend's exec: argv as the pod (its name as HOSTNAME and
+ * TRAINYARD_TARGET_POD, no TY_POD_IP), output to the descriptor, the exit
+ * code back; a bad name or no command refused. */
+static void test_local_exec(void **state)
+{
+    const char *const argv[] = {"sh", "-c",
+                                "echo \"$HOSTNAME $TRAINYARD_TARGET_POD ${TY_POD_IP-none}\"; exit 3",
+                                NULL};
+    const char *const none[] = {NULL};
+    int fds[2], code = -1;
+    char buf[128] = "";
+    ty_error err;
+    ssize_t n;
+
+    (void)state;
+    ty_error_init(&err);
+    setenv("TY_POD_IP", "127.9.9.9", 1);
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(rt_local_backend.exec(NULL, "default", "worker-1", argv, -1, fds[1], &code,
+                                           &err),
+                     0);
+    close(fds[1]);
+    n = read(fds[0], buf, sizeof(buf) - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    assert_string_equal(buf, "worker-1 worker-1 none\n");
+    assert_int_equal(code, 3);
+    assert_int_equal(rt_local_backend.exec(NULL, "default", "../x", argv, -1, -1, &code, &err),
+                     -1);
+    ty_error_clear(&err);
+    assert_int_equal(rt_local_backend.exec(NULL, "default", "p", none, -1, -1, &code, &err), -1);
+    ty_error_clear(&err);
+    unsetenv("TY_POD_IP");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +483,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_drives_backend, setup, teardown),
         cmocka_unit_test(test_mpi_agent_registration),
+        cmocka_unit_test(test_local_exec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
