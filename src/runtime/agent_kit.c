@@ -169,6 +169,17 @@ ak_watch *ak_watch_start(ty_kc *kc, const char *const *only, int wake_fd, size_t
         aw->only[i] = aw->names + at;
         at += l;
     }
+    /* Opened here, so that whatever happens once start returns is seen (a
+     * Node deleted at once: no listing would show that). When it cannot
+     * open, the thread keeps trying. Either way the first relist follows
+     * the open. */
+    aw->w = kc_watch_open(kc, aw->only, NULL, err);
+    if (aw->w) {
+        aw->relist = true;
+        wake(aw);
+    } else {
+        ty_error_clear(err);
+    }
     if (pthread_create(&aw->thread, NULL, watch_main, aw) != 0) {
         ty_seterr(err, TY_EINTERNAL, "agent kit: cannot start the watch thread");
         goto error;
@@ -178,6 +189,7 @@ ak_watch *ak_watch_start(ty_kc *kc, const char *const *only, int wake_fd, size_t
                     TY_THREAD_INTERACTIVE);
     return aw;
 error:
+    kc_watch_close(aw->w);
     free_watch(aw);
     return NULL;
 }

@@ -31,8 +31,10 @@ typedef struct ak_watch ak_watch;
 /* Starts the watch thread over the resources named in only (NULL-terminated,
  * copied). Each time events are queued onto an empty queue, or a relist is
  * asked for, the thread writes 1 to wake_fd (an eventfd the caller owns and
- * polls; -1 = none: the caller polls ak_watch_take). The first open asks
- * for a relist, made after the watch opened so that nothing falls between.
+ * polls; -1 = none: the caller polls ak_watch_take). The watch is opened
+ * before this returns (when it can be: else the thread keeps trying), so
+ * every change after it is seen; the first open asks for a relist, made
+ * after the watch opened so that nothing falls between.
  * At most queue_max events wait (0 = AK_QUEUE_MAX); beyond, they are dropped
  * and a relist is asked for. NULL with err on failure. */
 #define AK_QUEUE_MAX 100000

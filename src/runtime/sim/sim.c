@@ -27,6 +27,10 @@
 #define EVENT_BATCH 4096
 #define MAX_WAIT_MS 1000
 #define RESYNC_MS 60000
+/* Events the kit's watch thread holds for this one; beyond, a full relist.
+ * As deep as the store's watch history (store/open.c), which bounded how
+ * far behind this thread could fall when it read the watch itself. */
+#define QUEUE_MAX 250000
 #define DEFAULT_PREFIX "sim-"
 #define DEFAULT_CPU "64"
 #define DEFAULT_MEMORY "512Gi"
@@ -663,16 +667,16 @@ rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err)
     }
     if (init_rt(rt, o, err) < 0)
         goto error;
-    /* The kit's watch thread lists what was bound before as soon as its
-     * watch is open (it asks for a relist then), so what happens once start
-     * returns is seen either way. */
+    /* The kit opens the watch before ak_watch_start returns, so whatever
+     * happens once start returns is seen (a node deleted at once), and asks
+     * for the listing of what was bound before. */
     rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
     rt->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (rt->evfd < 0) {
         ty_seterr(err, TY_EINTERNAL, "sim: eventfd: %s", strerror(errno));
         goto error;
     }
-    rt->aw = ak_watch_start(s, sim_watched, rt->evfd, 0, "ty-sim-watch", err);
+    rt->aw = ak_watch_start(s, sim_watched, rt->evfd, QUEUE_MAX, "ty-sim-watch", err);
     if (!rt->aw)
         goto error;
     if (pthread_create(&rt->thread, NULL, sim_main, rt) != 0) {
