@@ -6,8 +6,8 @@
  * backend's log operations (runtime/backend.h).
  *
  * A stream yields the container's lines in the stored form: an RFC 3339
- * timestamp, a space, the line as the container wrote it, its newline ("a
- * line without a timestamp is passed as it is"). The server applies
+ * timestamp, a space, the line as the container wrote it, its newline (a
+ * line without a timestamp is passed as it is). The server applies
  * timestamps, sinceSeconds/sinceTime, limitBytes and the follow loop (it
  * knows when the pod finished: its object); the source opens the right run
  * (previous) at the right place (tailLines) and says when a follower must
