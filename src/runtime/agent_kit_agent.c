@@ -199,23 +199,30 @@ static int grace_of(const json_t *pod)
     return g < 0 ? 0 : g > 86400 ? 86400 : (int)g;
 }
 
+/* A pod being deleted: stopped once through the backend, then released
+ * (its finalizer removed, so the deletion completes) when the backend has
+ * reported its end; a pod never started here, or that ended before, is
+ * released at once. */
 static void stop_pod(ak_agent *a, const json_t *pod, const char *uid)
 {
     json_t *k = json_object_get(a->seen, uid);
+    bool final = ak_pod_is_final(json_object_get(pod, "status"));
     ty_error err;
 
     ty_error_init(&err);
-    if (k && !json_is_true(k)) {
-        if (!a->ops->pod_stop || a->ops->pod_stop(a->impl, a->kc, pod, grace_of(pod), &err) == 0)
-            json_object_set_new(a->seen, uid, k = json_true());
+    if (k && !json_is_true(k) && !final && a->ops->pod_stop) {
+        if (a->ops->pod_stop(a->impl, a->kc, pod, grace_of(pod), &err) == 0)
+            json_object_set_new(a->seen, uid, json_true());
         else
             ty_warn("runtime %s: cannot stop pod %s/%s: %s", a->ops->name,
                     str(json_object_get(pod, "metadata"), "namespace"),
                     str(json_object_get(pod, "metadata"), "name"), err.text);
         ty_error_clear(&err);
+        return; /* released when its end is reported (its next event) */
     }
-    /* Stopped (or never started here): let the deletion go on. */
-    if ((!k || json_is_true(k)) && a->ops->finalizer && ak_pod_has_finalizer(pod, a->ops->finalizer) &&
+    if (k && !final && a->ops->pod_stop)
+        return; /* stopping: the backend reports the end */
+    if (a->ops->finalizer && ak_pod_has_finalizer(pod, a->ops->finalizer) &&
         set_finalizer(a, pod, false, &err) < 0 && err.code != TY_ENOTFOUND)
         ty_warn("runtime %s: cannot release pod %s: %s", a->ops->name, uid, err.text);
     ty_error_clear(&err);

@@ -59,8 +59,10 @@ typedef struct rt_backend_ops {
     int (*pods_start)(void *impl, ty_kc *kc, const json_t *const *pods, size_t n,
                       ty_error *err);
     /* pod (borrowed) is being deleted: stop its containers (SIGTERM, SIGKILL
-     * after grace_s seconds), report their ends. The kit removes the
-     * backend's finalizer once this returned 0 and the pod is final. */
+     * after grace_s seconds) without waiting here for the grace period, and
+     * report their ends (ak_pod_report, now or from pods_sync). Called once
+     * per pod; the kit removes the backend's finalizer when the pod's status
+     * is final, so a backend that never reports the end holds the deletion. */
     int (*pod_stop)(void *impl, ty_kc *kc, const json_t *pod, int grace_s, ty_error *err);
     /* Periodically: report (ak_pod_report) the pods whose state changed
      * (squeue/sacct, a state file...). */

@@ -415,6 +415,103 @@ static void test_agent_drives_backend(void **state)
     ak_agent_stop(a);
 }
 
+/* A backend that reports the end later (from pods_sync, as squeue would):
+ * the deletion waits for it, held by the backend's finalizer. */
+typedef struct slow {
+    pthread_mutex_t mu;
+    int stops;
+    bool allow_end;
+    char ns[64], name[64], uid[64];
+} slow;
+
+static int slow_start(void *impl, ty_kc *kc, const json_t *const *pods, size_t n, ty_error *err)
+{
+    fake fk = {.mu = PTHREAD_MUTEX_INITIALIZER}; /* only its Running reports */
+
+    (void)impl;
+    return fake_start(&fk, kc, pods, n, err);
+}
+
+static int slow_stop(void *impl, ty_kc *kc, const json_t *pod, int grace_s, ty_error *err)
+{
+    slow *sl = impl;
+    const json_t *m = json_object_get(pod, "metadata");
+
+    (void)kc, (void)grace_s, (void)err;
+    pthread_mutex_lock(&sl->mu);
+    sl->stops++;
+    snprintf(sl->ns, sizeof(sl->ns), "%s", str(m, "namespace"));
+    snprintf(sl->name, sizeof(sl->name), "%s", str(m, "name"));
+    snprintf(sl->uid, sizeof(sl->uid), "%s", str(m, "uid"));
+    pthread_mutex_unlock(&sl->mu);
+    return 0;
+}
+
+static void slow_sync(void *impl, ty_kc *kc)
+{
+    slow *sl = impl;
+    ak_container end = {.name = "main", .state = AK_TERMINATED, .exit_code = 143};
+    ak_pod_state s = {.phase = "Failed", .containers = &end, .n = 1};
+
+    pthread_mutex_lock(&sl->mu);
+    if (sl->allow_end && sl->stops)
+        ak_pod_report(kc, sl->ns, sl->name, sl->uid, &s, NULL);
+    pthread_mutex_unlock(&sl->mu);
+}
+
+static const rt_backend_ops slow_ops = {
+    .name = "slow",
+    .owns_node = fake_owns,
+    .pods_start = slow_start,
+    .pod_stop = slow_stop,
+    .pods_sync = slow_sync,
+    .finalizer = "trainyard.io/slow-runtime",
+};
+
+static void test_agent_release_waits_for_end(void **state)
+{
+    fixture *f = *state;
+    slow sl = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ty_error err;
+    ak_agent *a;
+    json_t *pod;
+    bool gone = false;
+    int stops = 0;
+
+    ty_error_init(&err);
+    put_pod(f, "s", "fake-0", NULL);
+    a = ak_agent_start(KC(f->s), &slow_ops, &sl, 20, &err);
+    assert_non_null(a);
+    assert_true(wait_phase(f, "s", "Running"));
+    ty_obj_unref(kc_delete(KC(f->s), "pods", "default", "s", NULL, NULL, &err));
+    ty_error_clear(&err);
+    for (int64_t end = ty_now_ms() + DEADLINE_MS; !stops && ty_now_ms() < end; usleep(10000)) {
+        pthread_mutex_lock(&sl.mu);
+        stops = sl.stops;
+        pthread_mutex_unlock(&sl.mu);
+    }
+    assert_int_equal(stops, 1);
+    /* several syncs later, still held: no end was reported */
+    usleep(200 * 1000);
+    pod = get_pod(f, "s");
+    assert_non_null(pod);
+    assert_true(ak_pod_has_finalizer(pod, "trainyard.io/slow-runtime"));
+    json_decref(pod);
+    pthread_mutex_lock(&sl.mu);
+    sl.allow_end = true;
+    pthread_mutex_unlock(&sl.mu);
+    for (int64_t end = ty_now_ms() + DEADLINE_MS; !gone && ty_now_ms() < end; usleep(10000)) {
+        json_t *p = get_pod(f, "s");
+        gone = !p;
+        json_decref(p);
+    }
+    assert_true(gone);
+    pthread_mutex_lock(&sl.mu);
+    assert_int_equal(sl.stops, 1);
+    pthread_mutex_unlock(&sl.mu);
+    ak_agent_stop(a);
+}
+
 /* The backend's MPI agent is the one the controllers write; the default is
  * the one-machine agent. */
 static void test_mpi_agent_registration(void **state)
@@ -482,6 +579,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_node_ensure_heartbeat_condition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_drives_backend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_agent_release_waits_for_end, setup, teardown),
         cmocka_unit_test(test_mpi_agent_registration),
         cmocka_unit_test(test_local_exec),
     };

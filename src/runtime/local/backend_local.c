@@ -123,10 +123,14 @@ static char **pod_env(const char *pod)
         if (strncmp(environ[i], "TY_POD_IP=", 10) && strncmp(environ[i], "HOSTNAME=", 9) &&
             strncmp(environ[i], "TRAINYARD_TARGET_POD=", 21))
             env[k++] = environ[i];
-    if (asprintf(&env[k], "HOSTNAME=%s", pod) < 0 ||
-        asprintf(&env[k + 1], "TRAINYARD_TARGET_POD=%s", pod) < 0) {
+    if (asprintf(&env[k], "HOSTNAME=%s", pod) < 0) {
         free(env);
         return NULL; /* asprintf leaves its pointer undefined: not freed */
+    }
+    if (asprintf(&env[k + 1], "TRAINYARD_TARGET_POD=%s", pod) < 0) {
+        free(env[k]);
+        free(env);
+        return NULL;
     }
     return env;
 }
