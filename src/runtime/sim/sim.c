@@ -568,8 +568,14 @@ static void take_events(rt_sim *rt)
     for (size_t i = 0; i < n; i++) {
         handle_event(rt, &q[i]);
         kc_event_release(&q[i]);
-        if ((i + 1) % EVENT_BATCH == 0)
+        if ((i + 1) % EVENT_BATCH == 0) {
             flush_writes(rt);
+            if (stopping(rt)) { /* promptly: the next start relists */
+                while (++i < n)
+                    kc_event_release(&q[i]);
+                relist = false;
+            }
+        }
     }
     free(q);
     flush_writes(rt);
