@@ -23,6 +23,8 @@
 #include "controller/volcano/vcjob.h"
 #include "controller/volcano/vcflow.h"
 #include "model/quantity.h"
+#include "cli/backend_logs.h"
+#include "runtime/backend.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
 #include "scheduler/sched.h"
@@ -358,8 +360,9 @@ int cmd_server(int argc, char **argv)
     ty_jobflows *flows;
     ty_volumes *vols;
     ty_sched *sched;
-    rt_local *rt = NULL;
-    rt_sim *sim = NULL;
+    rt_backend rt = {0}, sim = {0};
+    rt_backend log_store = {.ops = &rt_local_log_store, .impl = data_dir};
+    cli_backend_logs logs;
     bool ok;
     ty_server *srv;
     int rc;
@@ -404,14 +407,21 @@ int cmd_server(int argc, char **argv)
     sched = vols ? sched_start_with(kc, nf.sched_conf, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
-        ok = (rt = rt_local_start(kc, &ro, &err)) != NULL;
+        ok = rt_backend_start(&rt, &rt_local_backend, kc, &ro, &err) == 0;
     if (ok && nf.sim_spec)
-        ok = (sim = rt_sim_start(kc, &nf.sim, &err)) != NULL;
+        ok = rt_backend_start(&sim, &rt_sim_backend, kc, &nf.sim, &err) == 0;
+    /* The log endpoint asks the backends; the local runtime's logs are read
+     * even when it does not run (they outlive it). */
+    cli_backend_logs_init(&logs);
+    logs.b[logs.n++] = nf.local ? &rt : &log_store;
+    if (nf.sim_spec)
+        logs.b[logs.n++] = &sim;
+    so.logs = &logs.src;
     srv = ok ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
-        rt_sim_stop(sim);
-        rt_local_stop(rt);
+        rt_backend_stop(&sim);
+        rt_backend_stop(&rt);
         sched_stop(sched);
         volumes_stop(vols);
         jobflows_stop(flows);
@@ -447,8 +457,8 @@ stop:
     /* The API goes first so nothing new arrives; the runtime's supervisors
      * keep the replicas running for the next server to adopt. */
     server_stop(srv);
-    rt_sim_stop(sim);
-    rt_local_stop(rt);
+    rt_backend_stop(&sim);
+    rt_backend_stop(&rt);
     sched_stop(sched);
     volumes_stop(vols);
     jobflows_stop(flows);

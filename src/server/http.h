@@ -10,6 +10,7 @@
 
 #include "api/registry.h"
 #include "base/error.h"
+#include "server/logsrc.h"
 #include "store/store.h"
 
 #define HTTP_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's request size limit */
@@ -49,6 +50,7 @@ typedef struct res_path {
 /* The store the server serves. */
 ty_store *server_store(ty_server *srv);
 const char *server_data_dir(ty_server *srv);
+const logsrc *server_logsrc(ty_server *srv); /* NULL = none */
 /* True while the server is shutting down (watches end). */
 bool server_stopping(ty_server *srv);
 

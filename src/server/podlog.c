@@ -1,28 +1,24 @@
 /* podlog.c - GET pods/{name}/log.
  *
- * The node agent writes each container's output to
- *   <data-dir>/logs/<namespace>/<pod>/<container>.log      (current run)
- *   <data-dir>/logs/<namespace>/<pod>/<container>.log.prev (previous run)
- * (each with its rotated older part, ".1"; logfile.c reads the two as one)
- * one line per output line, prefixed by its RFC 3339 timestamp and a space
- * ("2026-11-21T23:38:50.123456789Z hello"). The files outlive the pod object
- * (for the agent's --pod-log-retention), so logs stay readable after
- * clean-up; this handler only needs the pod to resolve the default container
- * while the pod still exists. */
-#include <dirent.h>
+ * The lines come from the log source the server was given (server/logsrc.h:
+ * the runtime backend that ran the pod), in the stored form: an RFC 3339
+ * timestamp, a space, the line ("2026-11-21T23:38:50.123456789Z hello").
+ * This handler applies the API's options (timestamps, sinceSeconds /
+ * sinceTime, limitBytes, follow until the pod finished) and resolves the
+ * default container from the pod while it exists; a backend keeps logs past
+ * the pod (the local one for --pod-log-retention), so a deleted pod's logs
+ * are served from the containers that left one. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "api/meta.h"
 #include "base/buf.h"
 #include "base/timeutil.h"
-#include "server/logfile.h"
 #include "server/resource_internal.h"
 
 #define LOG_FOLLOW_POLL_MS 200
@@ -36,7 +32,8 @@ typedef struct log_opts {
 
 typedef struct log_stream {
     ty_server *srv;
-    logfile *f;
+    const logsrc *src;
+    logsrc_stream *f;
     log_opts o;
     char ns[256], pod[256];
     long long sent;
@@ -93,7 +90,7 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
     for (;;) {
         if (ls->o.limit_bytes >= 0 && ls->sent >= ls->o.limit_bytes)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if (logfile_gets(ls->f, line, sizeof(line))) {
+        if (ls->src->gets(ls->f, line, sizeof(line))) {
             size_t len = strlen(line);
             if (line[len - 1] != '\n' && ls->o.follow) {
                 /* The writer is mid-line: keep the piece and wait for the rest. */
@@ -119,7 +116,7 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
         if (!ls->o.follow || server_stopping(ls->srv))
             return MHD_CONTENT_READER_END_OF_STREAM;
         /* Rotated: the rest of the old file, then the new one. */
-        if (logfile_rotated(ls->f))
+        if (ls->src->rotated && ls->src->rotated(ls->f))
             continue;
         if (ls->last_pass)
             return MHD_CONTENT_READER_END_OF_STREAM;
@@ -140,7 +137,7 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
 static void log_free(void *cls)
 {
     log_stream *ls = cls;
-    logfile_close(ls->f);
+    ls->src->close(ls->f);
     ty_buf_free(&ls->pending);
     free(ls);
 }
@@ -179,27 +176,18 @@ static int parse_log_opts(http_req *r, log_opts *o, ty_error *err)
     return 0;
 }
 
-/* A deleted pod's logs are still on disk: without the pod object, the
- * container is the only one that left a log. */
+/* A deleted pod's logs outlive it in its backend: without the pod object,
+ * the container is the only one that left a log. */
 static int only_logged_container(http_req *r, const res_path *p, char *out, size_t len,
                                  ty_error *err)
 {
-    char dir[4096];
-    DIR *d;
-    struct dirent *e;
-    int n = 0;
+    const logsrc *src = server_logsrc(r->srv);
+    json_t *names = src && src->containers ? src->containers(src->arg, p->ns, p->name) : NULL;
+    size_t n = json_array_size(names);
 
-    snprintf(dir, sizeof(dir), "%s/logs/%s/%s", server_data_dir(r->srv), p->ns, p->name);
-    if (strstr(p->name, "..") || strchr(p->name, '/') || !(d = opendir(dir)))
-        return ty_seterr(err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0) {
-            if (n++ == 0)
-                snprintf(out, len, "%.*s", (int)(l - 4), e->d_name);
-        }
-    }
-    closedir(d);
+    if (n == 1)
+        snprintf(out, len, "%s", json_string_value(json_array_get(names, 0)) ?: "");
+    json_decref(names);
     if (n == 1)
         return 0;
     if (n == 0)
@@ -248,7 +236,8 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
 {
     ty_error err;
     log_opts o;
-    char container[256], path[4096];
+    char container[256];
+    const logsrc *src;
     log_stream *ls;
     struct MHD_Response *resp;
     const union MHD_ConnectionInfo *ci;
@@ -258,22 +247,26 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
     if (parse_log_opts(r, &o, &err) < 0 ||
         pick_container(r, p, container, sizeof(container), &err) < 0)
         goto error;
-    /* Each names a directory under the data directory: ".." would leave it
-     * (GET /api/v1/namespaces/../pods/<uid>/log read a supervisor's log). */
+    /* A backend names files by them: ".." would leave its directory (GET
+     * /api/v1/namespaces/../pods/<uid>/log read a supervisor's log). */
     if (!p->ns || !meta_is_dns1123_label(p->ns) || !meta_is_dns1123_subdomain(p->name) ||
         !meta_is_dns1123_label(container)) {
         ty_seterr(&err, TY_EBADREQUEST, "invalid namespace, pod or container name");
         goto error;
     }
-    snprintf(path, sizeof(path), "%s/logs/%s/%s/%s.log%s", server_data_dir(r->srv), p->ns,
-             p->name, container, o.previous ? ".prev" : "");
+    src = server_logsrc(r->srv);
     ls = calloc(1, sizeof(*ls));
     if (!ls)
         return MHD_NO;
     /* At the last tailLines lines of the run (its rotated part included). */
-    ls->f = logfile_open(path, o.tail_lines);
+    ls->f = src ? src->open(src->arg, p->ns, p->name, container, o.previous, o.tail_lines,
+                            &err)
+                : NULL;
     if (!ls->f) {
         free(ls);
+        if (src && err.code != TY_ENOTFOUND)
+            goto error;
+        ty_error_clear(&err);
         if (o.previous)
             ty_seterr(&err, TY_EBADREQUEST,
                       "previous terminated container \"%s\" in pod \"%s\" not found", container,
@@ -284,6 +277,7 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
                       container, p->name);
         goto error;
     }
+    ls->src = src;
     ls->srv = r->srv;
     ls->o = o;
     snprintf(ls->ns, sizeof(ls->ns), "%s", p->ns);

@@ -18,6 +18,7 @@ struct ty_server {
     http_guard *guard;
     ty_store *store;
     char *data_dir;
+    const logsrc *logs;
     uint16_t port;
     atomic_bool stopping;
     unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
@@ -31,6 +32,11 @@ ty_store *server_store(ty_server *srv)
 const char *server_data_dir(ty_server *srv)
 {
     return srv->data_dir;
+}
+
+const logsrc *server_logsrc(ty_server *srv)
+{
+    return srv->logs;
 }
 
 bool server_stopping(ty_server *srv)
@@ -373,6 +379,7 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     }
     srv->store = store;
     srv->data_dir = strdup(opts->data_dir ? opts->data_dir : ".");
+    srv->logs = opts->logs;
     if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) {
         ty_seterr(err, TY_EBADREQUEST, "invalid --address %s: want an IPv4 address", address);
         goto error;

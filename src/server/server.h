@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "server/logsrc.h"
 #include "store/store.h"
 
 typedef struct ty_server ty_server;
@@ -12,7 +13,9 @@ typedef struct ty_server ty_server;
 typedef struct server_opts {
     const char *address;   /* IPv4 address to bind; default "127.0.0.1" */
     uint16_t port;         /* 0 = pick a free port (see server_port) */
-    const char *data_dir;  /* where pod logs live: <data_dir>/logs/<ns>/<pod>/<container>.log */
+    const char *data_dir;  /* the data directory (NULL = ".") */
+    const logsrc *logs;    /* where pods/{name}/log reads (borrowed; must outlive the
+                              server); NULL = no logs: every container is waiting */
     /* The front door (guard.h). For the numbers, 0 takes the default and a
      * negative value means no limit. */
     const char *allowed_hosts;        /* comma-separated Host names beyond loopback and IPs */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/logfile.h"
+#include "runtime/local/logfile.h"
 
 typedef struct fixture {
     char dir[64], path[128], older[160];

@@ -13,10 +13,42 @@
 #include <unistd.h>
 
 #include "client/client.h"
+#include "runtime/local/runtime.h"
+#include "server/logsrc.h"
 #include "server/server.h"
 #include "store/store.h"
 
+/* The server's log source over the local runtime's log files, as
+ * cmd_server joins them (through the backend interface there). */
+static logsrc_stream *src_open(void *arg, const char *ns, const char *pod, const char *container,
+                               bool previous, long tail_lines, ty_error *err)
+{
+    return (logsrc_stream *)rt_local_log_open(arg, ns, pod, container, previous, tail_lines,
+                                              err);
+}
+
+static char *src_gets(logsrc_stream *s, char *buf, int len)
+{
+    return rt_local_log_gets((rt_log *)s, buf, len);
+}
+
+static bool src_rotated(logsrc_stream *s)
+{
+    return rt_local_log_rotated((rt_log *)s);
+}
+
+static void src_close(logsrc_stream *s)
+{
+    rt_local_log_close((rt_log *)s);
+}
+
+static json_t *src_containers(void *arg, const char *ns, const char *pod)
+{
+    return rt_local_log_containers(arg, ns, pod);
+}
+
 typedef struct fixture {
+    logsrc logs;
     char dir[64];
     ty_store *store;
     ty_server *srv;
@@ -36,6 +68,9 @@ static int setup(void **state)
     f->store = store_open(f->dir, &err);
     assert_non_null(f->store);
     so.data_dir = f->dir;
+    f->logs = (logsrc){.arg = f->dir, .open = src_open, .gets = src_gets,
+                       .rotated = src_rotated, .close = src_close, .containers = src_containers};
+    so.logs = &f->logs;
     f->srv = server_start(f->store, &so, &err);
     assert_non_null(f->srv);
     snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)server_port(f->srv));
@@ -149,10 +184,60 @@ static void test_rotated_then_current(void **state)
     expect(f, "container=c&previous=true&tailLines=7", 119, 125);
 }
 
+/* The endpoint asks its log source: a deleted pod's only logged container
+ * is the default, one without a log is waiting to start, a previous run
+ * that is not there is said so. */
+static void test_asks_the_source(void **state)
+{
+    fixture *f = *state;
+    long status;
+    char *got;
+
+    got = get_log(f, "", &status);
+    assert_int_equal(status, 404); /* neither the pod nor a log */
+    free(got);
+    write_log(f, "", 1, 3);
+    expect(f, "", 1, 3); /* the pod is gone: c is the one that left a log */
+    expect(f, "timestamps=false&limitBytes=7", 1, 1);
+    got = get_log(f, "container=d", &status);
+    assert_int_equal(status, 400);
+    assert_non_null(strstr(got, "is waiting to start: ContainerCreating"));
+    free(got);
+    got = get_log(f, "container=c&previous=true", &status);
+    assert_int_equal(status, 400);
+    assert_non_null(strstr(got, "previous terminated container"));
+    free(got);
+}
+
+/* A source that fails otherwise than "no such log" is reported as such. */
+static logsrc_stream *failing_open(void *arg, const char *ns, const char *pod,
+                                   const char *container, bool previous, long tail_lines,
+                                   ty_error *err)
+{
+    (void)arg, (void)ns, (void)pod, (void)container, (void)previous, (void)tail_lines;
+    ty_seterr(err, TY_EINTERNAL, "the backend is unreachable");
+    return NULL;
+}
+
+static void test_source_error(void **state)
+{
+    fixture *f = *state;
+    long status;
+    char *got;
+
+    f->logs.open = failing_open; /* read per request */
+    got = get_log(f, "container=c", &status);
+    assert_int_equal(status, 500);
+    assert_non_null(strstr(got, "the backend is unreachable"));
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rotated_then_current, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_asks_the_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

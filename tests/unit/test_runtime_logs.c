@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "runtime/local/rt_internal.h"
-#include "server/logfile.h"
+#include "runtime/local/logfile.h"
 #include "kc_fixture.h"
 
 static void mkdir_p(const char *path)

@@ -3,38 +3,20 @@
  * the rsh agent kubexec.sh, both from the ConfigMap {job}-config mounted at
  * /etc/mpi in the launcher.
  *
- * Upstream's kubexec.sh runs `kubectl exec <pod> -- sh -c "<cmd>"`. Every pod
- * of an embedded Trainyard runs on this one machine, so ours runs the command
+ * Upstream's kubexec.sh runs `kubectl exec <pod> -- sh -c "<cmd>"`. Ours is
+ * the runtime backend's (api/mpi_agent.h): on one machine it runs the command
  * here directly (with the target pod's name exported): OpenMPI's orted binds
  * its own ports, and the worker pod exists so that the job's lifecycle, its
  * resources and its status are what users see upstream. */
 #include <stdio.h>
 #include <string.h>
 
+#include "api/mpi_agent.h"
 #include "base/buf.h"
 #include "controller/jobs/framework.h"
 
 #define CONFIG_VOLUME "mpi-job-config"
-#define CONFIG_PATH "/etc/mpi"
-
-static const char kubexec_sh[] =
-    "#!/bin/sh\n"
-    "# rsh agent for mpirun: kubexec.sh <pod> <command...>\n"
-    "# All pods of this job share this machine: run the command here, as the\n"
-    "# target pod (its name and its hostname).\n"
-    "POD_NAME=$1\n"
-    "shift\n"
-    "# Open MPI's TCP transports pick free ports themselves and advertise every\n"
-    "# interface, so its daemons and ranks run without the pod-address bind shim.\n"
-    "unset TY_POD_IP\n"
-    "HOSTNAME=$POD_NAME\n"
-    "TRAINYARD_TARGET_POD=$POD_NAME\n"
-    "export HOSTNAME TRAINYARD_TARGET_POD\n"
-    "# MPI daemons tell nodes apart by host name: give the command the pod's own.\n"
-    "if [ \"$(id -u)\" = 0 ] && command -v unshare >/dev/null 2>&1; then\n"
-    "    exec unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$1\"' \"$POD_NAME\" \"$*\"\n"
-    "fi\n"
-    "exec /bin/sh -c \"$*\"\n";
+#define CONFIG_PATH MPI_AGENT_DIR
 
 /* Workers with no command of their own idle until mpirun's ranks are done
  * and the pod is stopped; TERM ends them with status 0. */
@@ -51,10 +33,10 @@ static void mpi_env(const job_ctx *c, const char *rtype, int index, json_t *env)
     (void)c, (void)index;
     if (strcmp(rtype, "Launcher") != 0)
         return;
-    jf_env(env, "OMPI_MCA_plm_rsh_agent", CONFIG_PATH "/kubexec.sh");
+    jf_env(env, "OMPI_MCA_plm_rsh_agent", MPI_AGENT_PATH);
     jf_env(env, "OMPI_MCA_orte_default_hostfile", CONFIG_PATH "/hostfile");
     jf_env(env, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
-    jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", CONFIG_PATH "/kubexec.sh");
+    jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPI_AGENT_PATH);
 }
 
 bool jf_mpi_is_master(const job_ctx *c, const char *rtype, int index)
@@ -168,7 +150,7 @@ static json_t *mpi_configmap(const job_ctx *c, const json_t *pods)
     snprintf(host, sizeof(host), "%s-config", c->name);
     cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s%, s:s, s:s%}}", "apiVersion", "v1", "kind",
                    "ConfigMap", "metadata", "name", host, "namespace", c->ns, "data", "hostfile",
-                   hosts.data ? hosts.data : "", hosts.len, "kubexec.sh", kubexec_sh,
+                   hosts.data ? hosts.data : "", hosts.len, MPI_AGENT_FILE, mpi_agent_script(),
                    "discover_hosts.sh", discover.data ? discover.data : "", discover.len);
     ty_buf_free(&hosts);
     ty_buf_free(&discover);

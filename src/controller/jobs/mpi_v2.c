@@ -8,52 +8,23 @@
  *
  * mpi-operator's mpirun reaches the workers over ssh. Every pod of an
  * embedded Trainyard runs on this one machine, so here, as for v1 (mpi.c),
- * the launcher's mpirun is handed an rsh agent (/etc/mpi/kubexec.sh) that
- * runs the command on this machine as the target pod; the ssh credentials
+ * the launcher's mpirun is handed an rsh agent (/etc/mpi/kubexec.sh, the
+ * runtime backend's: api/mpi_agent.h) that runs the command on this machine
+ * as the target pod, its ssh options skipped and its host's first label
+ * taken as the pod (OMPI_MCA_orte_keep_fqdn_hostnames); the ssh credentials
  * are made and mounted as upstream's for programs that read them, but no
  * sshd is needed. */
 #include <stdio.h>
 #include <string.h>
 
+#include "api/mpi_agent.h"
 #include "base/buf.h"
 #include "controller/jobs/framework.h"
 
 #define CONFIG_VOLUME "mpi-job-config"
-#define CONFIG_PATH "/etc/mpi"
+#define CONFIG_PATH MPI_AGENT_DIR
 #define SSH_VOLUME "ssh-auth"
 #define ROOT_SSH_PATH "/root/.ssh"
-
-/* rsh agent for mpirun (OpenMPI's plm_rsh_agent, Hydra's bootstrap/launcher
- * exec): `kubexec.sh [ssh options] <host> <command...>`. The options are
- * what the launcher's *_RSH_ARGS / *_EXTRA_ARGS pass to ssh (-o
- * ConnectionAttempts=10); the host may be fully qualified
- * (`<pod>.<job>.<ns>.svc`, OMPI_MCA_orte_keep_fqdn_hostnames): its first
- * label is the pod. */
-static const char kubexec_sh[] =
-    "#!/bin/sh\n"
-    "# rsh agent for mpirun: kubexec.sh [ssh options] <host> <command...>\n"
-    "# All pods of this job share this machine: run the command here, as the\n"
-    "# target pod (its name and its hostname).\n"
-    "while [ $# -gt 1 ]; do\n"
-    "    case $1 in\n"
-    "    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;\n"
-    "    -*) shift ;;\n"
-    "    *) break ;;\n"
-    "    esac\n"
-    "done\n"
-    "POD_NAME=${1%%.*}\n"
-    "shift\n"
-    "# Open MPI's TCP transports pick free ports themselves and advertise every\n"
-    "# interface, so its daemons and ranks run without the pod-address bind shim.\n"
-    "unset TY_POD_IP\n"
-    "HOSTNAME=$POD_NAME\n"
-    "TRAINYARD_TARGET_POD=$POD_NAME\n"
-    "K_MPI_JOB_ROLE=worker\n"
-    "export HOSTNAME TRAINYARD_TARGET_POD K_MPI_JOB_ROLE\n"
-    "if [ \"$(id -u)\" = 0 ] && command -v unshare >/dev/null 2>&1; then\n"
-    "    exec unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$1\"' \"$POD_NAME\" \"$*\"\n"
-    "fi\n"
-    "exec /bin/sh -c \"$*\"\n";
 
 static const char idle_script[] = "trap 'exit 0' TERM; while :; do sleep 3600 & wait; done";
 
@@ -92,18 +63,18 @@ void jf_mpi2_launcher_env(const job_ctx *c, json_t *env)
         jf_envf(env, "I_MPI_PERHOST", "%lld", slots(c));
         /* Trainyard's: the rsh agent in place of ssh */
         jf_env(env, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
-        jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", CONFIG_PATH "/kubexec.sh");
+        jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPI_AGENT_PATH);
     } else if (strcmp(mpi, "MPICH") == 0) {
         jf_env(env, "HYDRA_HOST_FILE", CONFIG_PATH "/hostfile");
         jf_env(env, "HYDRA_LAUNCH_EXTRA_ARGS", "-o ConnectionAttempts=10");
         jf_env(env, "HYDRA_LAUNCHER", "rsh");
-        jf_env(env, "HYDRA_LAUNCHER_EXEC", CONFIG_PATH "/kubexec.sh");
+        jf_env(env, "HYDRA_LAUNCHER_EXEC", MPI_AGENT_PATH);
     } else {
         jf_env(env, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
         jf_env(env, "OMPI_MCA_orte_default_hostfile", CONFIG_PATH "/hostfile");
         jf_env(env, "OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10");
         jf_envf(env, "OMPI_MCA_orte_set_default_slots", "%lld", slots(c));
-        jf_env(env, "OMPI_MCA_plm_rsh_agent", CONFIG_PATH "/kubexec.sh");
+        jf_env(env, "OMPI_MCA_plm_rsh_agent", MPI_AGENT_PATH);
     }
     /* A launcher that runs no ranks is kept off the GPUs. */
     if (!launcher_as_worker(c)) {
@@ -252,7 +223,7 @@ static json_t *mpi2_configmap(const job_ctx *c, const json_t *pods)
     cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s%, s:s, s:s%}}", "apiVersion",
                    "v1", "kind", "ConfigMap", "metadata", "name", host, "namespace", c->ns,
                    "labels", "app", c->name, "data", "hostfile", hosts.data ? hosts.data : "",
-                   hosts.len, "kubexec.sh", kubexec_sh, "discover_hosts.sh",
+                   hosts.len, MPI_AGENT_FILE, mpi_agent_script(), "discover_hosts.sh",
                    discover.data ? discover.data : "", discover.len);
     ty_buf_free(&hosts);
     ty_buf_free(&discover);

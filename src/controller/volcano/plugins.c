@@ -10,13 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/mpi_agent.h"
 #include "base/buf.h"
 #include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
 #define SVC_MOUNT "/etc/volcano"
 #define SSH_DEFAULT_PATH "/root/.ssh"
-#define MPI_MOUNT "/etc/mpi"
+#define MPI_MOUNT MPI_AGENT_DIR
 #define MPI_AGENT_ENV "OMPI_MCA_plm_rsh_agent"
 #define PYTORCH_PORT 23456
 
@@ -382,7 +383,7 @@ static void mount_mpi(const json_t *job, json_t *spec)
             json_object_set_new(c, "env", env);
         }
         json_array_append_new(env, json_pack("{s:s, s:s}", "name", MPI_AGENT_ENV, "value",
-                                             MPI_MOUNT "/kubexec.sh"));
+                                             MPI_AGENT_PATH));
     }
 }
 
@@ -416,29 +417,13 @@ void vc_plugins_decorate(const json_t *job, json_t *pod)
 }
 
 /* Open MPI's rsh agent: `kubexec.sh <host> <command...>`, where host is a
- * pod's `<pod>.<job>` (MPI_HOST, /etc/volcano/<task>.host). Every pod runs on
- * this machine, so the command runs here, as the target pod: its name as
- * HOSTNAME and, as root, as its host name in a UTS namespace of its own (MPI
- * daemons tell nodes apart by host name). Upstream ssh-es into the pod. */
-static const char mpi_agent_sh[] =
-    "#!/bin/sh\n"
-    "# rsh agent for mpirun (Volcano mpi plugin): kubexec.sh <pod>[.<job>] <command...>\n"
-    "POD_NAME=${1%%.*}\n"
-    "shift\n"
-    "# Open MPI's daemons pick their own ports on every interface: no bind shim.\n"
-    "unset TY_POD_IP\n"
-    "HOSTNAME=$POD_NAME\n"
-    "TRAINYARD_TARGET_POD=$POD_NAME\n"
-    "export HOSTNAME TRAINYARD_TARGET_POD\n"
-    "if [ \"$(id -u)\" = 0 ] && command -v unshare >/dev/null 2>&1; then\n"
-    "    exec unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$1\"' \"$POD_NAME\" \"$*\"\n"
-    "fi\n"
-    "exec /bin/sh -c \"$*\"\n";
-
+ * pod's `<pod>.<job>` (MPI_HOST, /etc/volcano/<task>.host): the runtime
+ * backend's (api/mpi_agent.h; on one machine it runs the command here, as
+ * the target pod). Upstream ssh-es into the pod. */
 json_t *vc_mpi_configmap_data(const json_t *job)
 {
     (void)job;
-    return json_pack("{s:s}", "kubexec.sh", mpi_agent_sh);
+    return json_pack("{s:s}", MPI_AGENT_FILE, mpi_agent_script());
 }
 
 json_t *vc_svc_configmap_data(const json_t *job)

@@ -561,8 +561,6 @@ static void free_rt(rt_local *rt)
     free(rt->self_exe);
     free(rt->supervisor_exe);
     free(rt->shim);
-    pthread_cond_destroy(&rt->cv);
-    pthread_mutex_destroy(&rt->mu);
     free(rt);
 }
 
@@ -606,8 +604,6 @@ rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err)
     }
     rt->s = s;
     rt->epfd = rt->evfd = rt->infd = -1;
-    pthread_mutex_init(&rt->mu, NULL);
-    pthread_cond_init(&rt->cv, NULL);
     rt->dirty = json_object();
     rt->dirty_ns = json_object();
     strmap_init(&rt->by_uid);

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "base/strmap.h"
+#include "runtime/agent_kit.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
 
@@ -52,15 +53,9 @@ struct rt_local {
     int64_t log_retention_ms; /* logs of pods gone from the store; 0 = for ever */
     int64_t next_log_sweep_ms;
     char host_ip[16];
-    pthread_t thread, pump;
-    bool pump_started;
-    pthread_mutex_t mu;     /* guards w, the queue and the flags below */
-    pthread_cond_t cv;      /* the pump waiting to reopen the watch */
-    atomic_bool stop;       /* read in the agent's loops without the lock */
-    kc_watch *w;         /* owned by the pump thread */
-    kc_event *queue;     /* events the pump took, for the agent (under mu) */
-    size_t nqueue, qcap;
-    bool resync_due;        /* the watch was (re)opened or the queue overflowed */
+    pthread_t thread;
+    atomic_bool stop;       /* read in the agent's loops without a lock */
+    ak_watch *aw;           /* the store watch's thread (the agent kit's) */
     int epfd;               /* the agent waits here: evfd, infd, every pidfd */
     int evfd;               /* eventfd: queue non-empty, resync or stop */
     int infd;               /* inotify: state.json renamed in a pod directory */
@@ -123,8 +118,8 @@ void addr_forget(rt_local *rt, rt_pod *p); /* p no longer holds its address */
 
 /* agent_watch.c */
 int agent_watch_init(rt_local *rt, ty_error *err);   /* epoll, eventfd, inotify */
-int agent_pump_start(rt_local *rt, ty_error *err);   /* the store watch's thread */
-void agent_watch_stop(rt_local *rt);                 /* wakes both threads, joins the pump */
+int agent_pump_start(rt_local *rt, ty_error *err);   /* the store watch's thread (kit) */
+void agent_watch_stop(rt_local *rt);                 /* wakes both threads, joins the watch's */
 void agent_watch_free(rt_local *rt);
 /* Moves the queued store events to the caller (release each, free the array);
  * sets *resync when the watch was reopened or events were dropped. */

@@ -34,13 +34,7 @@ static const char *str(const json_t *o, const char *k)
 
 static bool has_finalizer(const json_t *pod)
 {
-    size_t i;
-    json_t *f;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), RT_FINALIZER))
-            return true;
-    return false;
+    return ak_pod_has_finalizer(pod, RT_FINALIZER);
 }
 
 static bool same_uid(const json_t *pod, const char *uid)
@@ -78,7 +72,6 @@ static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
 {
     pod_edit *e = arg;
     json_t *meta = json_object_get(obj, "metadata");
-    json_t *fins = json_object_get(meta, "finalizers");
 
     if (!same_uid(obj, e->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
@@ -88,21 +81,10 @@ static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
         /* One commit for both: a pod's start is on the launch's critical path. */
         if (e->p)
             json_object_set_new(obj, "status", status_of(obj, e->p));
-        if (has_finalizer(obj))
-            return 0;
-        if (!json_is_array(fins)) {
-            fins = json_array();
-            json_object_set_new(meta, "finalizers", fins);
-        }
-        json_array_append_new(fins, json_string(RT_FINALIZER));
+        ak_pod_add_finalizer(meta, RT_FINALIZER);
         return 0;
     }
-    for (size_t i = json_array_size(fins); i-- > 0;)
-        if (!strcmp(json_string_value(json_array_get(fins, i)) ? json_string_value(json_array_get(fins, i)) : "",
-                    RT_FINALIZER))
-            json_array_remove(fins, i);
-    if (fins && !json_array_size(fins))
-        json_object_del(meta, "finalizers");
+    ak_pod_remove_finalizer(meta, RT_FINALIZER);
     return 0;
 }
 

@@ -10,11 +10,12 @@
  *     not necessarily our children: adopted ones belong to nobody here).
  *
  * The store's watch has no descriptor (kc_watch_next blocks on a condition
- * variable), hence the pump: a thread that only moves events of the resources
- * the agent cares about into a queue. It owns the watch, reopens it when it
- * falls behind and then asks the agent for a resync, so the agent stays
- * level-triggered: it acts when it wakes, not in polling rounds, so its
- * latency is the time it takes to wake up. */
+ * variable), hence the pump: the agent kit's watch thread (runtime/agent_kit.h),
+ * which only moves events of the resources the agent cares about into a
+ * queue. It owns the watch, reopens it when it falls behind and then asks the
+ * agent for a resync, so the agent stays level-triggered: it acts when it
+ * wakes, not in polling rounds, so its latency is the time it takes to wake
+ * up. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +39,6 @@
 #endif
 
 #define QUEUE_MAX 100000        /* events waiting for the agent; beyond: resync */
-#define REOPEN_WAIT_MS 100      /* between attempts to open the store watch */
 #define MAX_WAKEUPS 64
 #define TAG_EVENTFD 1ull
 #define TAG_INOTIFY 2ull
@@ -52,104 +52,19 @@ static void wake(rt_local *rt)
         (void)!write(rt->evfd, &one, sizeof(one));
 }
 
-/* ---- the pump thread ---- */
+/* ---- the store watch (the agent kit's thread) ---- */
 
-/* What the watch takes (wanted says the same of an event). */
+/* What the watch takes. */
 static const char *const agent_watched[] = {"pods", "services", "nodes", NULL};
-
-static bool wanted(const kc_event *ev)
-{
-    return !strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
-           !strcmp(ev->resource, "nodes");
-}
-
-/* Called with rt->mu held. */
-static void enqueue(rt_local *rt, kc_event *ev)
-{
-    if (rt->nqueue == rt->qcap && rt->qcap < QUEUE_MAX) {
-        size_t cap = rt->qcap ? rt->qcap * 2 : 256;
-        kc_event *q = realloc(rt->queue, (cap < QUEUE_MAX ? cap : QUEUE_MAX) * sizeof(*q));
-        if (q) {
-            rt->queue = q;
-            rt->qcap = cap < QUEUE_MAX ? cap : QUEUE_MAX;
-        }
-    }
-    if (rt->nqueue == rt->qcap) {
-        /* Dropped: the resync that follows finds what it would have said. */
-        kc_event_release(ev);
-        if (!rt->resync_due) {
-            rt->resync_due = true;
-            wake(rt);
-        }
-        return;
-    }
-    rt->queue[rt->nqueue++] = *ev;
-    if (rt->nqueue == 1)
-        wake(rt); /* the agent drains the whole queue per wake-up */
-}
-
-static void wait_to_reopen(rt_local *rt)
-{
-    struct timespec ts = ty_deadline_ms(CLOCK_REALTIME, REOPEN_WAIT_MS);
-
-    pthread_cond_timedwait(&rt->cv, &rt->mu, &ts);
-}
-
-static void *pump_main(void *arg)
-{
-    rt_local *rt = arg;
-    kc_event ev;
-    ty_error err;
-
-    ty_error_init(&err);
-    pthread_mutex_lock(&rt->mu);
-    while (!rt->stop) {
-        kc_watch *w = rt->w;
-        int rc;
-        if (!w) {
-            w = rt->w = kc_watch_open(rt->s, agent_watched, NULL, &err);
-            ty_error_clear(&err);
-            if (!w) {
-                wait_to_reopen(rt);
-                continue;
-            }
-            /* After the watch opened: nothing falls between it and the list. */
-            rt->resync_due = true;
-            wake(rt);
-        }
-        pthread_mutex_unlock(&rt->mu);
-        /* Only this thread closes w; rt_local_stop cancels it under mu. */
-        rc = kc_watch_next(w, -1, &ev, &err);
-        ty_error_clear(&err);
-        pthread_mutex_lock(&rt->mu);
-        if (rc < 0) {
-            kc_watch_close(w); /* fell behind, or stopping: reopen + resync */
-            rt->w = NULL;
-        } else if (rc > 0 && wanted(&ev)) {
-            enqueue(rt, &ev);
-        } else if (rc > 0) {
-            kc_event_release(&ev);
-        }
-    }
-    kc_watch_close(rt->w);
-    rt->w = NULL;
-    pthread_mutex_unlock(&rt->mu);
-    return NULL;
-}
 
 kc_event *agent_take_queue(rt_local *rt, size_t *n, bool *resync)
 {
-    kc_event *q;
-
-    pthread_mutex_lock(&rt->mu);
-    q = rt->queue;
-    *n = rt->nqueue;
-    *resync = rt->resync_due;
-    rt->queue = NULL;
-    rt->nqueue = rt->qcap = 0;
-    rt->resync_due = false;
-    pthread_mutex_unlock(&rt->mu);
-    return q;
+    if (!rt->aw) {
+        *n = 0;
+        *resync = false;
+        return NULL;
+    }
+    return ak_watch_take(rt->aw, n, resync);
 }
 
 /* ---- descriptors ---- */
@@ -180,34 +95,21 @@ int agent_watch_init(rt_local *rt, ty_error *err)
 
 int agent_pump_start(rt_local *rt, ty_error *err)
 {
-    if (pthread_create(&rt->pump, NULL, pump_main, rt) != 0)
-        return ty_seterr(err, TY_EINTERNAL, "runtime: cannot start the watch thread");
-    ty_thread_setup(rt->pump, "ty-agent-watch", TY_THREAD_INTERACTIVE);
-    rt->pump_started = true;
-    return 0;
+    rt->aw = ak_watch_start(rt->s, agent_watched, rt->evfd, QUEUE_MAX, "ty-agent-watch", err);
+    return rt->aw ? 0 : -1;
 }
 
 void agent_watch_stop(rt_local *rt)
 {
-    pthread_mutex_lock(&rt->mu);
     atomic_store(&rt->stop, true);
-    if (rt->w)
-        kc_watch_cancel(rt->w);
-    pthread_cond_broadcast(&rt->cv);
-    pthread_mutex_unlock(&rt->mu);
     wake(rt);
-    if (rt->pump_started)
-        pthread_join(rt->pump, NULL);
-    rt->pump_started = false;
+    ak_watch_stop(rt->aw); /* the queue stays readable until agent_watch_free */
 }
 
 void agent_watch_free(rt_local *rt)
 {
-    for (size_t i = 0; i < rt->nqueue; i++)
-        kc_event_release(&rt->queue[i]);
-    free(rt->queue);
-    rt->queue = NULL;
-    rt->nqueue = rt->qcap = 0;
+    ak_watch_free(rt->aw);
+    rt->aw = NULL;
     if (rt->infd >= 0)
         close(rt->infd);
     if (rt->evfd >= 0)

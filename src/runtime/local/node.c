@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "model/quantity.h"
+#include "runtime/agent_kit.h"
 #include "runtime/local/rt_internal.h"
 
 #define DISK_TAINT "node.kubernetes.io/disk-pressure"
@@ -135,22 +136,17 @@ static json_t *node_status(const char *name, int gpus)
         json_object_set_new(cap, "nvidia.com/gpu", json_string(g));
     }
     return json_pack(
-        "{s:o, s:o, s:[{s:s, s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s, s:s}],"
-        " s:[{s:s, s:s}, {s:s, s:s}],"
-        " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:{s:i}}}",
+        "{s:o, s:o, s:[o, {s:s, s:s, s:s, s:s, s:s, s:s}],"
+        " s:[{s:s, s:s}, {s:s, s:s}], s:o, s:{s:{s:i}}}",
         "capacity", json_deep_copy(cap), "allocatable", cap,
-        "conditions", "type", "Ready", "status", "True", "reason", "KubeletReady",
-        "message", "trainyard local runtime is posting ready status",
-        "lastHeartbeatTime", now, "lastTransitionTime", now,
+        "conditions", ak_node_ready_condition("trainyard local runtime is posting ready status",
+                                              now),
         "type", "DiskPressure", "status", "False", "reason", "KubeletHasNoDiskPressure",
         "message", "kubelet has no disk pressure",
         "lastHeartbeatTime", now, "lastTransitionTime", now,
         "addresses", "type", "InternalIP", "address", "127.0.0.1", "type", "Hostname",
         "address", name,
-        "nodeInfo", "kernelVersion", u.release, "osImage", img, "containerRuntimeVersion",
-        "trainyard-local://0.1", "kubeletVersion", "v1.32.0-trainyard", "kubeProxyVersion",
-        "", "architecture", go_arch(u.machine), "operatingSystem", "linux", "machineID", "",
-        "systemUUID", "", "bootID", "",
+        "nodeInfo", ak_node_info("local", u.release, img, go_arch(u.machine)),
         "daemonEndpoints", "kubeletEndpoint", "Port", 0);
 }
 
@@ -169,6 +165,11 @@ static int set_node(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
+static json_t *copy_node(void *arg)
+{
+    return json_deep_copy(arg);
+}
+
 int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 {
     json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{}, s:o}",
@@ -177,61 +178,25 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
                              "linux", "kubernetes.io/arch", "amd64",
                              "trainyard.io/runtime", "local",
                              "spec", "status", node_status(name, gpus));
-    ty_obj *o;
     struct utsname u;
+    int rc;
 
     if (!node)
         return ty_seterr(err, TY_EINTERNAL, "out of memory");
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
-    o = kc_mutate(s, "nodes", "", name, set_node, node, 0, err);
-    if (!o && err && err->code == TY_ENOTFOUND) {
-        ty_error_clear(err);
-        o = kc_create(s, "nodes", "", json_deep_copy(node), err);
-    }
+    rc = ak_node_ensure(s, name, set_node, copy_node, node, NULL, err);
     json_decref(node);
-    if (!o)
-        return -1;
-    ty_obj_unref(o);
-    return 0;
+    return rc;
 }
 
-static int beat(json_t *obj, void *arg, ty_error *err)
-{
-    const char *now = arg;
-    size_t i;
-    json_t *c;
-
-    (void)err;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        if (type && !strcmp(type, "DiskPressure"))
-            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
-        if (type && !strcmp(type, "Ready")) {
-            const char *st = json_string_value(json_object_get(c, "status"));
-            if (!st || strcmp(st, "True")) {
-                json_object_set_new(c, "status", json_string("True"));
-                json_object_set_new(c, "reason", json_string("KubeletReady"));
-                json_object_set_new(c, "lastTransitionTime", json_string(now));
-            }
-            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
-        }
-    }
-    return 0;
-}
+/* The conditions a heartbeat renews besides Ready. */
+static const char *const beat_also[] = {"DiskPressure", NULL};
 
 int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err)
 {
-    char now[32];
-    ty_obj *o;
-
-    rt_now_sec(now, sizeof(now));
-    o = kc_mutate(s, "nodes", "", name, beat, now, 0, err);
-    if (!o)
-        return -1;
-    ty_obj_unref(o);
-    return 0;
+    return ak_node_heartbeat(s, name, beat_also, err);
 }
 
 /* ---- disk pressure ---- */
@@ -284,61 +249,13 @@ int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_byte
 
 /* The DiskPressure condition and, as the node lifecycle controller does
  * for it, the NoSchedule taint that keeps new pods off the node. */
-static int set_disk(json_t *obj, void *arg, ty_error *err)
-{
-    bool pressure = *(bool *)arg;
-    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
-    json_t *conds, *taints, *c, *cond = NULL;
-    char now[32];
-    size_t i;
-
-    (void)err;
-    rt_now_sec(now, sizeof(now));
-    if (!json_is_object(status))
-        json_object_set_new(obj, "status", status = json_object());
-    if (!json_is_array(conds = json_object_get(status, "conditions")))
-        json_object_set_new(status, "conditions", conds = json_array());
-    json_array_foreach(conds, i, c)
-        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "DiskPressure"))
-            cond = c;
-    if (!cond) {
-        json_array_append_new(conds, cond = json_pack("{s:s}", "type", "DiskPressure"));
-        json_object_set_new(cond, "lastTransitionTime", json_string(now));
-    } else if (strcmp(json_string_value(json_object_get(cond, "status")) ?: "",
-                      pressure ? "True" : "False")) {
-        json_object_set_new(cond, "lastTransitionTime", json_string(now));
-    }
-    json_object_set_new(cond, "status", json_string(pressure ? "True" : "False"));
-    json_object_set_new(cond, "reason", json_string(pressure ? "KubeletHasDiskPressure"
-                                                             : "KubeletHasNoDiskPressure"));
-    json_object_set_new(cond, "message", json_string(pressure ? "kubelet has disk pressure"
-                                                              : "kubelet has no disk pressure"));
-    json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
-
-    if (!json_is_object(spec))
-        json_object_set_new(obj, "spec", spec = json_object());
-    taints = json_object_get(spec, "taints");
-    for (i = json_array_size(taints); i-- > 0;)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(taints, i), "key")) ?: "",
-                    DISK_TAINT))
-            json_array_remove(taints, i);
-    if (pressure) {
-        if (!json_is_array(taints))
-            json_object_set_new(spec, "taints", taints = json_array());
-        json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", DISK_TAINT, "effect",
-                                                "NoSchedule", "timeAdded", now));
-    } else if (taints && !json_array_size(taints)) {
-        json_object_del(spec, "taints");
-    }
-    return 0;
-}
+static const ak_node_cond disk_cond = {
+    .type = "DiskPressure", .taint_key = DISK_TAINT,
+    .reason_on = "KubeletHasDiskPressure", .message_on = "kubelet has disk pressure",
+    .reason_off = "KubeletHasNoDiskPressure", .message_off = "kubelet has no disk pressure",
+};
 
 int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_error *err)
 {
-    ty_obj *o = kc_mutate(s, "nodes", "", name, set_disk, &pressure, 0, err);
-
-    if (!o)
-        return -1;
-    ty_obj_unref(o);
-    return 0;
+    return ak_node_set_condition(s, name, &disk_cond, pressure, err);
 }

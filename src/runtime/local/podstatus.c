@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/podcond.h"
 #include "client/events.h"
+#include "runtime/agent_kit.h"
 #include "runtime/local/rt_internal.h"
 
 static const char *str(const json_t *o, const char *k)
@@ -107,13 +107,6 @@ static json_t *statuses(const json_t *pod, const json_t *state, const char *whic
     return out;
 }
 
-/* Sets condition type to value, keeping lastTransitionTime when unchanged. */
-static void set_condition(json_t *status, const char *type, bool value, const char *reason,
-                          const char *now)
-{
-    podcond_set(status, type, value ? "True" : "False", reason, NULL, now, true);
-}
-
 
 json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
                       const char *host_ip, const char *wait_reason, const char *wait_msg)
@@ -132,16 +125,8 @@ json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
         wait_reason = "ContainerCreating";
     final = !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
     json_object_set_new(st, "phase", json_string(*phase ? phase : "Pending"));
-    json_object_set_new(st, "hostIP", json_string(host_ip));
-    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
-    json_object_set_new(st, "podIP", json_string(ip));
-    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", ip));
-    if (state && *str(state, "startTime"))
-        json_object_set_new(st, "startTime", json_string(str(state, "startTime")));
-    else if (!json_object_get(st, "startTime"))
-        json_object_set_new(st, "startTime", json_string(now));
-    if (!json_object_get(st, "qosClass"))
-        json_object_set_new(st, "qosClass", json_string(podcond_qos_class(pod)));
+    ak_pod_set_addresses(st, host_ip, ip);
+    ak_pod_set_start(st, pod, state ? str(state, "startTime") : NULL, now);
     if (json_array_size(json_object_get(json_object_get(pod, "spec"), "initContainers")))
         json_object_set_new(st, "initContainerStatuses",
                             statuses(pod, state, "initContainers", true, "PodInitializing",
@@ -151,11 +136,7 @@ json_t *rt_pod_status(const json_t *pod, const json_t *state, const char *ip,
                                  init_ready ? wait_reason : "PodInitializing",
                                  init_ready ? wait_msg : NULL, &ready));
     ready &= init_ready && !final;
-    set_condition(st, "Initialized", init_ready || final, NULL, now);
-    set_condition(st, "ContainersReady", ready,
-                  ready ? NULL : final ? "PodCompleted" : "ContainersNotReady", now);
-    set_condition(st, "Ready", ready, ready ? NULL : final ? "PodCompleted" : "ContainersNotReady",
-                  now);
+    ak_pod_set_conditions(st, init_ready || final, ready, final, now);
     return st;
 }
 

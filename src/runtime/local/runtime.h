@@ -11,6 +11,8 @@
 #ifndef TY_RUNTIME_LOCAL_RUNTIME_H
 #define TY_RUNTIME_LOCAL_RUNTIME_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -67,6 +69,20 @@ void rt_local_stop(rt_local *rt);
 
 /* The name the Node was registered under (borrowed, valid until stop). */
 const char *rt_local_node_name(const rt_local *rt);
+
+/* The logs of the pods run under data_dir (<data_dir>/logs/<ns>/<pod>/
+ * <container>.log, .log.prev for the previous run, each with its rotated
+ * ".1"): they outlive the pods and the runtime, so they are read without
+ * one. As the backend interface's log ops (runtime/backend.h): NULL with
+ * TY_ENOTFOUND when there is no such log; containers: the names of those
+ * that left one (JSON array, new reference), NULL when none. */
+typedef struct rt_log rt_log;
+rt_log *rt_local_log_open(const char *data_dir, const char *ns, const char *pod,
+                          const char *container, bool previous, long tail_lines, ty_error *err);
+char *rt_local_log_gets(rt_log *l, char *buf, int len);
+bool rt_local_log_rotated(rt_log *l);
+void rt_local_log_close(rt_log *l);
+json_t *rt_local_log_containers(const char *data_dir, const char *ns, const char *pod);
 
 /* Entry point of `trainyard supervise --pod-dir DIR`: runs one pod described
  * by DIR/spec.json until it finishes or is told to stop (SIGTERM). Returns

@@ -2,17 +2,22 @@
  * of the pods it runs and a timer heap for the ones with a duration.
  *
  * One thread does everything. Each round takes the watch events that are
- * there (waiting at most until the next timer is due), handles the pods bound
- * to our nodes, then ends the pods whose time is up. Whether a pod is ours is
+ * there (the agent kit's watch thread queues them and wakes it; it waits at
+ * most until the next timer is due), handles the pods bound to our nodes,
+ * then ends the pods whose time is up. Whether a pod is ours is
  * decided from its nodeName alone (prefix + index), never by reading the
  * store; the table recognises the echoes of our own writes. A watch that fell
  * behind is reopened and followed by a listing (resync); every RESYNC_MS a
  * lighter one looks at the pods the table lacks, so that a failed write is
  * retried. */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -22,6 +27,10 @@
 #define EVENT_BATCH 4096
 #define MAX_WAIT_MS 1000
 #define RESYNC_MS 60000
+/* Events the kit's watch thread holds for this one; beyond, a full relist.
+ * As deep as the store's watch history (store/open.c), which bounded how
+ * far behind this thread could fall when it read the watch itself. */
+#define QUEUE_MAX 250000
 #define DEFAULT_PREFIX "sim-"
 #define DEFAULT_CPU "64"
 #define DEFAULT_MEMORY "512Gi"
@@ -528,28 +537,6 @@ static bool stopping(rt_sim *rt)
     return stop;
 }
 
-static void open_watch(rt_sim *rt)
-{
-    ty_error err;
-
-    ty_error_init(&err);
-    pthread_mutex_lock(&rt->mu);
-    if (!rt->stop)
-        rt->w = kc_watch_open(rt->s, sim_watched, NULL, &err);
-    pthread_mutex_unlock(&rt->mu);
-    ty_error_clear(&err);
-    if (rt->w)
-        resync(rt, true); /* after the watch opened: nothing falls between */
-}
-
-static void drop_watch(rt_sim *rt)
-{
-    pthread_mutex_lock(&rt->mu);
-    kc_watch_close(rt->w);
-    rt->w = NULL;
-    pthread_mutex_unlock(&rt->mu);
-}
-
 static int wait_ms(const rt_sim *rt)
 {
     int64_t left;
@@ -560,28 +547,40 @@ static int wait_ms(const rt_sim *rt)
     return left <= 0 ? 0 : left > MAX_WAIT_MS ? MAX_WAIT_MS : (int)left;
 }
 
+/* Sleeps until the watch thread has something (or stop) or a timer is due. */
+static void wait_for_work(rt_sim *rt)
+{
+    struct pollfd pfd = {.fd = rt->evfd, .events = POLLIN};
+    uint64_t count;
+
+    if (poll(&pfd, 1, wait_ms(rt)) > 0)
+        (void)!read(rt->evfd, &count, sizeof(count));
+}
+
+/* Everything the watch thread queued; a relist after it (re)opened the
+ * watch or dropped events. Writes are flushed every EVENT_BATCH events. */
 static void take_events(rt_sim *rt)
 {
-    kc_event ev;
-    ty_error err;
-    int timeout = wait_ms(rt);
+    bool relist;
+    size_t n;
+    kc_event *q = ak_watch_take(rt->aw, &n, &relist);
 
-    ty_error_init(&err);
-    for (int i = 0; i < EVENT_BATCH; i++) {
-        int rc = kc_watch_next(rt->w, i ? 0 : timeout, &ev, &err);
-        if (rc < 0) {
-            if (err.code == TY_EGONE)
-                ty_warn("sim: fell behind the store's watch history; listing pods again");
-            drop_watch(rt); /* fell behind, or stopping: reopen + resync */
-            break;
+    for (size_t i = 0; i < n; i++) {
+        handle_event(rt, &q[i]);
+        kc_event_release(&q[i]);
+        if ((i + 1) % EVENT_BATCH == 0) {
+            flush_writes(rt);
+            if (stopping(rt)) { /* promptly: the next start relists */
+                while (++i < n)
+                    kc_event_release(&q[i]);
+                relist = false;
+            }
         }
-        if (rc == 0)
-            break;
-        handle_event(rt, &ev);
-        kc_event_release(&ev);
     }
-    ty_error_clear(&err);
+    free(q);
     flush_writes(rt);
+    if (relist)
+        resync(rt, true);
 }
 
 static void *sim_main(void *arg)
@@ -589,20 +588,12 @@ static void *sim_main(void *arg)
     rt_sim *rt = arg;
 
     while (!stopping(rt)) {
-        if (!rt->w) {
-            open_watch(rt);
-            if (!rt->w) {
-                struct timespec ts = {0, 100 * 1000000L};
-                nanosleep(&ts, NULL);
-                continue;
-            }
-        }
+        wait_for_work(rt);
         take_events(rt);
         fire_timers(rt);
-        if (rt->w && ty_now_ms() >= rt->next_resync_ms)
-            resync(rt, rt->next_resync_ms == 0);
+        if (ty_now_ms() >= rt->next_resync_ms)
+            resync(rt, false);
     }
-    drop_watch(rt);
     return NULL;
 }
 
@@ -626,6 +617,9 @@ static void free_rt(rt_sim *rt)
     free(rt->prefix);
     free(rt->cpu);
     free(rt->memory);
+    ak_watch_free(rt->aw);
+    if (rt->evfd >= 0)
+        close(rt->evfd);
     pthread_mutex_destroy(&rt->mu);
     free(rt);
 }
@@ -671,6 +665,7 @@ rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err)
         return NULL;
     }
     rt->s = s;
+    rt->evfd = -1;
     pthread_mutex_init(&rt->mu, NULL);
     if (!o) {
         ty_seterr(err, TY_EINVALID, "sim: no options");
@@ -678,10 +673,17 @@ rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err)
     }
     if (init_rt(rt, o, err) < 0)
         goto error;
-    /* Opened here, so that whatever happens once start returns is seen; the
-     * thread's first round lists what was bound before (next_resync_ms 0). */
-    rt->w = kc_watch_open(s, sim_watched, NULL, err);
-    if (!rt->w)
+    /* The kit opens the watch before ak_watch_start returns, so whatever
+     * happens once start returns is seen (a node deleted at once), and asks
+     * for the listing of what was bound before. */
+    rt->next_resync_ms = ty_now_ms() + RESYNC_MS;
+    rt->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (rt->evfd < 0) {
+        ty_seterr(err, TY_EINTERNAL, "sim: eventfd: %s", strerror(errno));
+        goto error;
+    }
+    rt->aw = ak_watch_start(s, sim_watched, rt->evfd, QUEUE_MAX, "ty-sim-watch", err);
+    if (!rt->aw)
         goto error;
     if (pthread_create(&rt->thread, NULL, sim_main, rt) != 0) {
         ty_seterr(err, TY_EINTERNAL, "sim: cannot start the runtime thread");
@@ -690,7 +692,6 @@ rt_sim *rt_sim_start(ty_kc *s, const rt_sim_opts *o, ty_error *err)
     ty_thread_setup(rt->thread, "ty-sim", TY_THREAD_BACKGROUND);
     return rt;
 error:
-    kc_watch_close(rt->w);
     free_rt(rt);
     return NULL;
 }
@@ -699,11 +700,12 @@ void rt_sim_stop(rt_sim *rt)
 {
     if (!rt)
         return;
+    uint64_t one = 1;
+
     pthread_mutex_lock(&rt->mu);
     rt->stop = true;
-    if (rt->w)
-        kc_watch_cancel(rt->w);
     pthread_mutex_unlock(&rt->mu);
+    (void)!write(rt->evfd, &one, sizeof(one));
     pthread_join(rt->thread, NULL);
-    free_rt(rt);
+    free_rt(rt); /* stops the watch thread */
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "runtime/agent_kit.h"
 #include "runtime/sim/sim.h"
 
 /* One pod bound to a sim node that this runtime has started. It stays in the
@@ -36,9 +37,10 @@ struct rt_sim {
     char *cpu, *memory;
 
     pthread_t thread;
-    pthread_mutex_t mu; /* guards stop and w against rt_sim_stop's cancel */
+    pthread_mutex_t mu; /* guards stop */
     bool stop;
-    kc_watch *w;
+    int evfd;           /* written by the watch thread and by rt_sim_stop */
+    ak_watch *aw;       /* the agent kit's watch thread */
 
     sim_pod **tab; /* uid -> pod, chained */
     size_t tab_cap, tab_n;

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "model/quantity.h"
+#include "runtime/agent_kit.h"
 #include "runtime/sim/sim_internal.h"
 
 #define LABEL_SIM "trainyard.io/sim"
@@ -64,10 +65,7 @@ static json_t *shape(const rt_sim *rt)
 
 static json_t *ready_condition(const char *now)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", "Ready", "status", "True",
-                     "reason", "KubeletReady", "message",
-                     "trainyard simulated node is posting ready status", "lastHeartbeatTime",
-                     now, "lastTransitionTime", now);
+    return ak_node_ready_condition("trainyard simulated node is posting ready status", now);
 }
 
 static json_t *addresses(int i, const char *name)
@@ -80,11 +78,7 @@ static json_t *addresses(int i, const char *name)
 
 static json_t *node_info(void)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "kernelVersion", "",
-                     "osImage", "Trainyard simulated node", "containerRuntimeVersion",
-                     "trainyard-sim://0.1", "kubeletVersion", "v1.32.0-trainyard",
-                     "kubeProxyVersion", "", "architecture", "amd64", "operatingSystem",
-                     "linux", "machineID", "", "systemUUID", "", "bootID", "");
+    return ak_node_info("sim", "", "Trainyard simulated node", "amd64");
 }
 
 static json_t *new_node(const rt_sim *rt, int i, const char *now)
@@ -165,23 +159,23 @@ static int fix_node(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
+static json_t *make_node(void *arg)
+{
+    const fix_args *a = arg;
+    return new_node(a->rt, a->index, a->now);
+}
+
 static int ensure(rt_sim *rt, int i, const char *now, int *created, ty_error *err)
 {
     char name[256];
     fix_args a = {.rt = rt, .index = i, .now = now};
-    ty_obj *o;
+    bool made;
 
     rt_sim_node_name(rt, i, name, sizeof(name));
-    o = kc_mutate(rt->s, "nodes", "", name, fix_node, &a, 0, err);
-    if (!o && err && err->code == TY_ENOTFOUND) {
-        ty_error_clear(err);
-        o = kc_create(rt->s, "nodes", "", new_node(rt, i, now), err);
-        if (o && created)
-            (*created)++;
-    }
-    if (!o)
+    if (ak_node_ensure(rt->s, name, fix_node, make_node, &a, &made, err) < 0)
         return -1;
-    ty_obj_unref(o);
+    if (made && created)
+        (*created)++;
     return 0;
 }
 

@@ -7,9 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/jsonown.h"
 #include "base/timeutil.h"
-#include "model/podcond.h"
+#include "runtime/agent_kit.h"
 #include "runtime/sim/sim_internal.h"
 
 #define MAX_DURATION_S (10.0 * 365 * 24 * 3600)
@@ -22,13 +21,7 @@ static const char *str(const json_t *o, const char *k)
 
 bool sim_pod_has_finalizer(const json_t *pod)
 {
-    size_t i;
-    json_t *f;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), RT_SIM_FINALIZER))
-            return true;
-    return false;
+    return ak_pod_has_finalizer(pod, RT_SIM_FINALIZER);
 }
 
 void sim_pod_plan(const json_t *pod, int64_t *duration_ms, int *exit_code)
@@ -61,8 +54,7 @@ static bool same_uid(const json_t *pod, const char *uid)
 
 static bool is_final(const json_t *status)
 {
-    const char *phase = str(status, "phase");
-    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+    return ak_pod_is_final(status);
 }
 
 static json_t *ensure_status(json_t *pod)
@@ -75,19 +67,9 @@ static json_t *ensure_status(json_t *pod)
     return st;
 }
 
-/* Sets condition type, keeping lastTransitionTime while the value holds. */
-static void set_condition(json_t *status, const char *type, bool value, const char *reason,
-                          const char *now)
-{
-    podcond_set(status, type, value ? "True" : "False", reason, NULL, now, true);
-}
-
-
 static json_t *terminated(int code, const char *started, const char *now, const char *cid)
 {
-    return json_pack("{s:{s:i, s:s, s:s, s:s, s:s}}", "terminated", "exitCode", code, "reason",
-                     code == 0 ? "Completed" : "Error", "startedAt", started, "finishedAt",
-                     now, "containerID", cid);
+    return json_pack("{s:o}", "terminated", ak_terminated(code, NULL, started, now, cid));
 }
 
 static void container_id(const json_t *pod, const json_t *ct, char *buf, size_t len)
@@ -167,7 +149,7 @@ static void set_statuses(json_t *pod, json_t *st, int code, bool running, const 
 static int start_fn(json_t *pod, void *arg, ty_error *err)
 {
     const sim_pod_args *a = arg;
-    json_t *meta = json_object_get(pod, "metadata"), *st, *fins;
+    json_t *meta = json_object_get(pod, "metadata"), *st;
     char now[32];
 
     (void)err;
@@ -177,23 +159,12 @@ static int start_fn(json_t *pod, void *arg, ty_error *err)
     if (is_final(st) || (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)))
         return 0;
     ty_time_format(time(NULL), now, sizeof(now));
-    fins = ty_json_own(meta, "finalizers");
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
-    }
-    json_array_append_new(fins, json_string(RT_SIM_FINALIZER));
+    ak_pod_add_finalizer(meta, RT_SIM_FINALIZER);
     json_object_set_new(st, "phase", json_string("Running"));
-    json_object_set_new(st, "hostIP", json_string(a->node_ip));
-    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", a->node_ip));
-    json_object_set_new(st, "podIP", json_string(a->pod_ip));
-    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", a->pod_ip));
-    json_object_set_new(st, "startTime", json_string(now));
-    json_object_set_new(st, "qosClass", json_string(podcond_qos_class(pod)));
+    ak_pod_set_addresses(st, a->node_ip, a->pod_ip);
+    ak_pod_set_start(st, pod, now, now);
     set_statuses(pod, st, 0, true, now, now);
-    set_condition(st, "Initialized", true, NULL, now);
-    set_condition(st, "ContainersReady", true, NULL, now);
-    set_condition(st, "Ready", true, NULL, now);
+    ak_pod_set_conditions(st, 1, true, false, now);
     return 0;
 }
 
@@ -221,13 +192,7 @@ kc_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char
 
 static void remove_finalizer(json_t *meta)
 {
-    json_t *fins = ty_json_own(meta, "finalizers");
-
-    for (size_t i = json_array_size(fins); i-- > 0;)
-        if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", RT_SIM_FINALIZER))
-            json_array_remove(fins, i);
-    if (fins && !json_array_size(fins))
-        json_object_del(meta, "finalizers");
+    ak_pod_remove_finalizer(meta, RT_SIM_FINALIZER);
 }
 
 static int end_fn(json_t *pod, void *arg, ty_error *err)
@@ -259,8 +224,7 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
             json_object_set_new(st, "containerStatuses", ended);
         else
             set_statuses(pod, st, a->exit_code, false, started, now);
-        set_condition(st, "ContainersReady", false, "PodCompleted", now);
-        set_condition(st, "Ready", false, "PodCompleted", now);
+        ak_pod_set_conditions(st, -1, false, true, now);
     }
     if (a->release)
         remove_finalizer(meta);

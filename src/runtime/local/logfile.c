@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "server/logfile.h"
+#include "runtime/local/logfile.h"
 
 #define TAIL_BLOCK (64 * 1024)
 

@@ -6,8 +6,8 @@
  * rotated copy) and begins a new one. A restart moves .log (and .log.1) to
  * .log.prev (and .log.prev.1). A reader sees the two files of a run as one
  * stream, oldest line first, and a follower crosses a rotation. */
-#ifndef TY_SERVER_LOGFILE_H
-#define TY_SERVER_LOGFILE_H
+#ifndef TY_RUNTIME_LOCAL_LOGFILE_H
+#define TY_RUNTIME_LOCAL_LOGFILE_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,0 +1,303 @@
+/* agent_kit_status.c - the Node objects and pod status every node agent
+ * writes the same way (see agent_kit.h). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/jsonown.h"
+#include "model/podcond.h"
+#include "runtime/agent_kit.h"
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+void ak_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- Nodes ---- */
+
+json_t *ak_node_ready_condition(const char *message, const char *now)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", "Ready", "status", "True",
+                     "reason", "KubeletReady", "message", message, "lastHeartbeatTime", now,
+                     "lastTransitionTime", now);
+}
+
+json_t *ak_node_info(const char *runtime, const char *kernel, const char *os_image,
+                     const char *arch)
+{
+    char crv[64];
+
+    snprintf(crv, sizeof(crv), "trainyard-%s://0.1", runtime);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "kernelVersion",
+                     kernel, "osImage", os_image, "containerRuntimeVersion", crv,
+                     "kubeletVersion", "v1.32.0-trainyard", "kubeProxyVersion", "",
+                     "architecture", arch, "operatingSystem", "linux", "machineID", "",
+                     "systemUUID", "", "bootID", "");
+}
+
+int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix, json_t *(*make)(void *arg),
+                   void *arg, bool *created, ty_error *err)
+{
+    ty_error mine;
+    ty_obj *o;
+
+    /* The not-found must be seen even when the caller passes no err. */
+    ty_error_init(&mine);
+    o = kc_mutate(kc, "nodes", "", name, fix, arg, 0, &mine);
+    if (created)
+        *created = false;
+    if (!o && mine.code == TY_ENOTFOUND) {
+        ty_error_clear(&mine);
+        o = kc_create(kc, "nodes", "", make(arg), &mine);
+        if (o && created)
+            *created = true;
+    }
+    if (!o && err)
+        ty_seterr(err, mine.code, "%s", mine.text);
+    ty_error_clear(&mine);
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    return 0;
+}
+
+typedef struct beat_args {
+    const char *now;
+    const char *const *beat;
+} beat_args;
+
+static bool listed(const char *const *names, const char *name)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (!strcmp(names[i], name))
+            return true;
+    return false;
+}
+
+static int beat(json_t *obj, void *arg, ty_error *err)
+{
+    const beat_args *a = arg;
+    size_t i;
+    json_t *c;
+
+    (void)err;
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        if (!type)
+            continue;
+        if (!strcmp(type, "Ready")) {
+            const char *st = json_string_value(json_object_get(c, "status"));
+            if (!st || strcmp(st, "True")) {
+                json_object_set_new(c, "status", json_string("True"));
+                json_object_set_new(c, "reason", json_string("KubeletReady"));
+                json_object_set_new(c, "lastTransitionTime", json_string(a->now));
+            }
+            json_object_set_new(c, "lastHeartbeatTime", json_string(a->now));
+        } else if (listed(a->beat, type)) {
+            json_object_set_new(c, "lastHeartbeatTime", json_string(a->now));
+        }
+    }
+    return 0;
+}
+
+int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat_also,
+                      ty_error *err)
+{
+    char now[32];
+    beat_args a = {.now = now, .beat = beat_also};
+    ty_obj *o;
+
+    ak_now(now, sizeof(now));
+    o = kc_mutate(kc, "nodes", "", name, beat, &a, 0, err);
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    return 0;
+}
+
+typedef struct cond_args {
+    const ak_node_cond *c;
+    bool on;
+} cond_args;
+
+static int set_cond(json_t *obj, void *arg, ty_error *err)
+{
+    const cond_args *a = arg;
+    const ak_node_cond *c = a->c;
+    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
+    json_t *conds, *taints, *x, *cond = NULL;
+    char now[32];
+    size_t i;
+
+    (void)err;
+    ak_now(now, sizeof(now));
+    if (!json_is_object(status))
+        json_object_set_new(obj, "status", status = json_object());
+    if (!json_is_array(conds = json_object_get(status, "conditions")))
+        json_object_set_new(status, "conditions", conds = json_array());
+    json_array_foreach(conds, i, x)
+        if (!strcmp(str(x, "type"), c->type))
+            cond = x;
+    if (!cond) {
+        json_array_append_new(conds, cond = json_pack("{s:s}", "type", c->type));
+        json_object_set_new(cond, "lastTransitionTime", json_string(now));
+    } else if (strcmp(str(cond, "status"), a->on ? "True" : "False")) {
+        json_object_set_new(cond, "lastTransitionTime", json_string(now));
+    }
+    json_object_set_new(cond, "status", json_string(a->on ? "True" : "False"));
+    json_object_set_new(cond, "reason", json_string(a->on ? c->reason_on : c->reason_off));
+    json_object_set_new(cond, "message", json_string(a->on ? c->message_on : c->message_off));
+    json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
+    if (!c->taint_key)
+        return 0;
+
+    if (!json_is_object(spec))
+        json_object_set_new(obj, "spec", spec = json_object());
+    taints = json_object_get(spec, "taints");
+    for (i = json_array_size(taints); i-- > 0;)
+        if (!strcmp(str(json_array_get(taints, i), "key"), c->taint_key))
+            json_array_remove(taints, i);
+    if (a->on) {
+        if (!json_is_array(taints))
+            json_object_set_new(spec, "taints", taints = json_array());
+        json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", c->taint_key,
+                                                "effect", "NoSchedule", "timeAdded", now));
+    } else if (taints && !json_array_size(taints)) {
+        json_object_del(spec, "taints");
+    }
+    return 0;
+}
+
+int ak_node_set_condition(ty_kc *kc, const char *name, const ak_node_cond *c, bool on,
+                          ty_error *err)
+{
+    cond_args a = {.c = c, .on = on};
+    ty_obj *o = kc_mutate(kc, "nodes", "", name, set_cond, &a, 0, err);
+
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    return 0;
+}
+
+json_t *ak_node_inventory(ty_kc *kc, const char *name)
+{
+    ty_obj *o = kc_get(kc, "nodes", "", name, NULL);
+    const json_t *node, *st;
+    json_t *out;
+
+    if (!o)
+        return NULL;
+    node = ty_obj_json(o);
+    st = json_object_get(node, "status");
+    out = json_pack("{s:s, s:O*, s:O*, s:O*, s:O*}", "name", name, "labels",
+                    json_object_get(json_object_get(node, "metadata"), "labels"), "capacity",
+                    json_object_get(st, "capacity"), "allocatable",
+                    json_object_get(st, "allocatable"), "conditions",
+                    json_object_get(st, "conditions"));
+    ty_obj_unref(o);
+    return out;
+}
+
+/* ---- pod status ---- */
+
+bool ak_pod_is_final(const json_t *status)
+{
+    const char *phase = str(status, "phase");
+    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+bool ak_pod_has_finalizer(const json_t *pod, const char *finalizer)
+{
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
+            return true;
+    return false;
+}
+
+void ak_pod_add_finalizer(json_t *meta, const char *finalizer)
+{
+    json_t *fins = ty_json_own(meta, "finalizers");
+    size_t i;
+    json_t *f;
+
+    if (!json_is_array(fins)) {
+        fins = json_array();
+        json_object_set_new(meta, "finalizers", fins);
+    }
+    json_array_foreach(fins, i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
+            return;
+    json_array_append_new(fins, json_string(finalizer));
+}
+
+void ak_pod_remove_finalizer(json_t *meta, const char *finalizer)
+{
+    json_t *fins = ty_json_own(meta, "finalizers");
+
+    for (size_t i = json_array_size(fins); i-- > 0;)
+        if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", finalizer))
+            json_array_remove(fins, i);
+    if (fins && !json_array_size(fins))
+        json_object_del(meta, "finalizers");
+}
+
+void ak_pod_set_addresses(json_t *st, const char *host_ip, const char *pod_ip)
+{
+    json_object_set_new(st, "hostIP", json_string(host_ip));
+    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
+    json_object_set_new(st, "podIP", json_string(pod_ip));
+    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", pod_ip));
+}
+
+void ak_pod_set_start(json_t *st, const json_t *pod, const char *start, const char *now)
+{
+    if (start && *start)
+        json_object_set_new(st, "startTime", json_string(start));
+    else if (!json_object_get(st, "startTime"))
+        json_object_set_new(st, "startTime", json_string(now));
+    if (!json_object_get(st, "qosClass"))
+        json_object_set_new(st, "qosClass", json_string(podcond_qos_class(pod)));
+}
+
+static void set_condition(json_t *st, const char *type, bool value, const char *reason,
+                          const char *now)
+{
+    podcond_set(st, type, value ? "True" : "False", reason, NULL, now, true);
+}
+
+void ak_pod_set_conditions(json_t *st, int initialized, bool ready, bool final,
+                           const char *now)
+{
+    const char *why = ready ? NULL : final ? "PodCompleted" : "ContainersNotReady";
+
+    if (initialized >= 0)
+        set_condition(st, "Initialized", initialized > 0, NULL, now);
+    set_condition(st, "ContainersReady", ready, why, now);
+    set_condition(st, "Ready", ready, why, now);
+}
+
+json_t *ak_terminated(int exit_code, const char *reason, const char *started,
+                      const char *finished, const char *container_id)
+{
+    json_t *t = json_pack("{s:i, s:s, s:s, s:s}", "exitCode", exit_code, "reason",
+                          reason ? reason : exit_code == 0 ? "Completed" : "Error",
+                          "startedAt", started, "finishedAt", finished);
+
+    if (t && container_id && *container_id)
+        json_object_set_new(t, "containerID", json_string(container_id));
+    return t;
+}
