@@ -1,0 +1,391 @@
+/* test_kc_http.c - what the HTTP client does with answers Trainyard's
+ * server never gives (test_kc_contract.c covers that server): a scripted
+ * server on a loopback port plays kube-apiserver's 429s with Retry-After,
+ * 5xx, delete answers, lists without kinds, watch errors, and records what
+ * the client sent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "client/kc_http.h"
+
+#define MAX_SCRIPT 16
+#define DEADLINE_MS 30000
+
+/* A server that answers the n-th request with script[n] (raw HTTP, the
+ * connection closed after it) and keeps each request's head and body. */
+typedef struct scripted {
+    int fd;
+    uint16_t port;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    bool stop;
+    const char *script[MAX_SCRIPT];
+    size_t nscript, served;
+    char *requests[MAX_SCRIPT];
+} scripted;
+
+static void serve_one(scripted *s, int c)
+{
+    char buf[65536];
+    size_t len = 0;
+    char *end = NULL;
+    long clen = 0;
+    const char *answer;
+
+    while (len < sizeof(buf) - 1) {
+        ssize_t n = recv(c, buf + len, sizeof(buf) - 1 - len, 0);
+        if (n <= 0)
+            return;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (!end && (end = strstr(buf, "\r\n\r\n"))) {
+            const char *cl = strcasestr(buf, "\r\nContent-Length:");
+            clen = cl && cl < end ? strtol(cl + 17, NULL, 10) : 0;
+        }
+        if (end && len >= (size_t)(end + 4 - buf) + (size_t)clen)
+            break;
+    }
+    pthread_mutex_lock(&s->mu);
+    answer = s->served < s->nscript ? s->script[s->served] : NULL;
+    if (s->served < MAX_SCRIPT)
+        s->requests[s->served] = strdup(buf);
+    s->served++;
+    pthread_mutex_unlock(&s->mu);
+    if (!answer)
+        answer = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    send(c, answer, strlen(answer), MSG_NOSIGNAL);
+}
+
+static void *serve(void *arg)
+{
+    scripted *s = arg;
+
+    for (;;) {
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        bool stop;
+        int c;
+
+        pthread_mutex_lock(&s->mu);
+        stop = s->stop;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            return NULL;
+        if (poll(&p, 1, 100) <= 0 || (c = accept(s->fd, NULL, NULL)) < 0)
+            continue;
+        serve_one(s, c);
+        close(c);
+    }
+}
+
+static int setup(void **state)
+{
+    scripted *s = calloc(1, sizeof(*s));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+
+    assert_non_null(s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s->fd >= 0);
+    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s->fd, 16), 0);
+    assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &alen), 0);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    scripted *s = *state;
+
+    pthread_mutex_lock(&s->mu);
+    s->stop = true;
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    close(s->fd);
+    for (size_t i = 0; i < MAX_SCRIPT; i++)
+        free(s->requests[i]);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return 0;
+}
+
+static ty_kc *client(scripted *s, const char *token)
+{
+    char url[64];
+    ty_error err;
+    ty_kc *kc;
+
+    ty_error_init(&err);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)s->port);
+    kc = kc_http_new(&(kc_http_opts){.server = url, .token = token, .qps = -1,
+                                     .user_agent = "contract-test/1"},
+                     &err);
+    assert_non_null(kc);
+    return kc;
+}
+
+static size_t served(scripted *s)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->mu);
+    n = s->served;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+#define JSON_200(body)                                                                     \
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" body
+#define POD "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"resourceVersion\":\"7\""
+
+static void test_retry_after(void **state)
+{
+    scripted *s = *state;
+    ty_error err;
+    ty_kc *kc = client(s, "abc");
+    int64_t t0 = ty_now_ms();
+    ty_obj *o;
+
+    ty_error_init(&err);
+    s->script[0] = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n"
+                   "Connection: close\r\n\r\n";
+    s->script[1] = JSON_200(POD "}}");
+    s->nscript = 2;
+    o = kc_get(kc, "pods", "default", "p", &err);
+    if (!o)
+        fail_msg("get: %s", err.text);
+    assert_true(ty_now_ms() - t0 >= 1000); /* Retry-After was honoured */
+    ty_obj_unref(o);
+    assert_int_equal(served(s), 2);
+    /* what every request carries */
+    assert_non_null(strstr(s->requests[1], "GET /api/v1/namespaces/default/pods/p HTTP/1.1"));
+    assert_non_null(strcasestr(s->requests[1], "Authorization: Bearer abc\r\n"));
+    assert_non_null(strcasestr(s->requests[1], "User-Agent: contract-test/1\r\n"));
+    kc_free(kc);
+}
+
+static void test_write_not_retried(void **state)
+{
+    scripted *s = *state;
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+
+    ty_error_init(&err);
+    s->script[0] = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                   "Connection: close\r\n\r\n"
+                   "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"etcd is sad\","
+                   "\"reason\":\"InternalError\",\"code\":500}";
+    s->script[1] = JSON_200(POD "}}");
+    s->nscript = 2;
+    assert_null(kc_create(kc, "pods", "default",
+                          json_pack("{s:{s:s}}", "metadata", "name", "p"), &err));
+    assert_int_equal(err.code, TY_EINTERNAL);
+    assert_string_equal(err.text, "etcd is sad");
+    ty_error_clear(&err);
+    assert_int_equal(served(s), 1);
+    /* the kind was filled in for the server */
+    assert_non_null(strstr(s->requests[0], "\"kind\":\"Pod\""));
+    assert_null(strcasestr(s->requests[0], "Authorization:"));
+    kc_free(kc);
+}
+
+static void test_errors(void **state)
+{
+    scripted *s = *state;
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+
+    ty_error_init(&err);
+    s->script[0] = "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\n"
+                   "Connection: close\r\n\r\n"
+                   "{\"kind\":\"Status\",\"message\":\"Pod \\\"p\\\" is invalid\",\"reason\":"
+                   "\"Invalid\",\"details\":{\"causes\":[{\"reason\":\"FieldValueRequired\","
+                   "\"field\":\"spec.containers\",\"message\":\"Required value\"}]},\"code\":422}";
+    s->script[1] = "HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
+                   "Connection: close\r\n\r\n"
+                   "{\"kind\":\"Status\",\"message\":\"pods \\\"p\\\" already exists\","
+                   "\"reason\":\"AlreadyExists\",\"code\":409}";
+    s->nscript = 2;
+    assert_null(kc_create(kc, "pods", "default",
+                          json_pack("{s:{s:s}}", "metadata", "name", "p"), &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    assert_int_equal(ty_error_ncauses(&err), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(err.causes, 0), "field")),
+                        "spec.containers");
+    ty_error_clear(&err);
+    assert_null(kc_create(kc, "pods", "default",
+                          json_pack("{s:{s:s}}", "metadata", "name", "p"), &err));
+    assert_int_equal(err.code, TY_EEXISTS);
+    ty_error_clear(&err);
+    kc_free(kc);
+}
+
+/* kube-apiserver answers a delete with the object, deleted or marked. */
+static void test_delete_answers(void **state)
+{
+    scripted *s = *state;
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+    bool deleted;
+    ty_obj *o;
+
+    ty_error_init(&err);
+    s->script[0] = JSON_200(POD "}}");
+    s->script[1] = JSON_200(POD ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+                                "\"finalizers\":[\"x\"]}}");
+    s->script[2] = JSON_200(POD ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+                                "\"deletionGracePeriodSeconds\":30}}");
+    s->script[3] = JSON_200(POD ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+                                "\"deletionGracePeriodSeconds\":0}}");
+    s->script[4] = "HTTP/1.1 202 Accepted\r\nContent-Type: application/json\r\n"
+                   "Connection: close\r\n\r\n" POD "}}";
+    s->nscript = 5;
+    const bool want[] = {true, false, false, true, false};
+    for (int i = 0; i < 5; i++) {
+        o = kc_delete(kc, "pods", "default", "p",
+                      &(kc_delete_opts){.propagation = KC_PROPAGATE_FOREGROUND,
+                                        .precondition_uid = "u", .has_grace = true},
+                      &deleted, &err);
+        assert_non_null(o);
+        assert_int_equal(deleted, want[i]);
+        ty_obj_unref(o);
+    }
+    assert_non_null(strstr(s->requests[0], "DELETE /api/v1/namespaces/default/pods/p "));
+    assert_non_null(strstr(s->requests[0], "\"propagationPolicy\":\"Foreground\""));
+    assert_non_null(strstr(s->requests[0], "\"preconditions\":{\"uid\":\"u\"}"));
+    assert_non_null(strstr(s->requests[0], "\"gracePeriodSeconds\":0"));
+    kc_free(kc);
+}
+
+static void test_list_kinds(void **state)
+{
+    scripted *s = *state;
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+    kc_list l;
+
+    ty_error_init(&err);
+    s->script[0] = JSON_200("{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+                            "{\"resourceVersion\":\"9\",\"continue\":\"c1\"},"
+                            "\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"x\"}}]}");
+    s->script[1] = JSON_200("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"9\","
+                            "\"continue\":\"c1\",\"remainingItemCount\":41},\"items\":[{}]}");
+    s->nscript = 2;
+    assert_int_equal(kc_list_objects(kc, "pods",
+                                     &(kc_list_opts){.label_selector = "a in (b,c)", .limit = 1},
+                                     &l, &err),
+                     0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(json_string_value(json_object_get(ty_obj_json(l.items[0]), "kind")),
+                        "Pod");
+    assert_string_equal(l.continue_token, "c1");
+    assert_int_equal(l.remaining, -1);
+    assert_string_equal(l.rv, "9");
+    kc_list_free(&l);
+    assert_non_null(strstr(s->requests[0], "GET /api/v1/pods?labelSelector=a%20in%20%28b%2Cc%29"
+                                           "&limit=1 HTTP"));
+    assert_int_equal(kc_count(kc, "pods"), 42);
+    kc_free(kc);
+}
+
+static void test_watch_errors(void **state)
+{
+    scripted *s = *state;
+    const char *only[] = {"pods", NULL};
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+    kc_watch *w;
+    kc_event ev;
+    int rc;
+    int64_t until;
+
+    ty_error_init(&err);
+    /* an event, then an ERROR that is not 410: opened again from the event */
+    s->script[0] = JSON_200("{\"type\":\"ADDED\",\"object\":" POD "}}}\n"
+                            "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
+                            "\"message\":\"internal\"}}\n");
+    s->script[1] = JSON_200("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\","
+                            "\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"12\"}}}\n");
+    s->script[2] = "HTTP/1.1 410 Gone\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                   "\r\n{\"kind\":\"Status\",\"message\":\"too old resource version: 12 (40)\","
+                   "\"reason\":\"Expired\",\"code\":410}";
+    s->nscript = 3;
+    w = kc_watch_open(kc, only, "5", &err);
+    assert_non_null(w);
+    until = ty_now_ms() + DEADLINE_MS;
+    while ((rc = kc_watch_next(w, 1000, &ev, &err)) == 0 && ty_now_ms() < until)
+        ;
+    assert_int_equal(rc, 1);
+    assert_int_equal(ev.type, KC_ADDED);
+    kc_event_release(&ev);
+    while ((rc = kc_watch_next(w, 1000, &ev, &err)) == 0 && ty_now_ms() < until)
+        ;
+    assert_int_equal(rc, 1);
+    assert_int_equal(ev.type, KC_BOOKMARK);
+    kc_event_release(&ev);
+    while ((rc = kc_watch_next(w, 1000, &ev, &err)) == 0 && ty_now_ms() < until)
+        ;
+    assert_int_equal(rc, -1);
+    assert_int_equal(err.code, TY_EGONE);
+    assert_string_equal(err.text, "too old resource version: 12 (40)");
+    ty_error_clear(&err);
+    kc_watch_close(w);
+    assert_non_null(strstr(s->requests[0], "GET /api/v1/pods?watch=1&allowWatchBookmarks=true"
+                                           "&resourceVersion=5&"));
+    assert_non_null(strstr(s->requests[1], "&resourceVersion=7&"));
+    assert_non_null(strstr(s->requests[2], "&resourceVersion=12&"));
+    kc_free(kc);
+}
+
+static void test_rate_limit(void **state)
+{
+    scripted *s = *state;
+    char url[64];
+    ty_error err;
+    ty_kc *kc;
+    int64_t t0;
+
+    ty_error_init(&err);
+    for (int i = 0; i < 5; i++)
+        s->script[i] = JSON_200(POD "}}");
+    s->nscript = 5;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)s->port);
+    kc = kc_http_new(&(kc_http_opts){.server = url, .qps = 10, .burst = 1}, &err);
+    assert_non_null(kc);
+    t0 = ty_now_ms();
+    for (int i = 0; i < 5; i++)
+        ty_obj_unref(kc_get(kc, "pods", "default", "p", &err));
+    /* the first goes at once, each next a tenth of a second later */
+    assert_true(ty_now_ms() - t0 >= 390);
+    kc_free(kc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_not_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
