@@ -354,6 +354,13 @@ static ty_obj *h_patch(ty_kc *kc, const char *key, const char *ns, const char *n
                     ctype, patch, err);
 }
 
+static bool is_status(const json_t *v)
+{
+    const char *kind = json_string_value(json_object_get(v, "kind"));
+
+    return kind && strcmp(kind, "Status") == 0;
+}
+
 /* Whether a delete's answer v (a Status, or the object) means the object is
  * gone. kube-apiserver answers 200 with the last state when it deleted the
  * object, 200 (202 with propagationPolicy Foreground or orphanDependents
@@ -364,10 +371,9 @@ static ty_obj *h_patch(ty_kc *kc, const char *key, const char *ns, const char *n
 static bool answer_deleted(long status, const json_t *v)
 {
     const json_t *meta = json_object_get(v, "metadata");
-    const char *kind = json_string_value(json_object_get(v, "kind"));
     json_t *grace = json_object_get(meta, "deletionGracePeriodSeconds");
 
-    if (kind && strcmp(kind, "Status") == 0)
+    if (is_status(v))
         return true;
     if (status == 202)
         return false;
@@ -416,11 +422,9 @@ static ty_obj *h_delete(ty_kc *kc, const char *key, const char *ns, const char *
     if (!v)
         return NULL;
     *deleted = answer_deleted(status, v);
-    if (json_is_object(json_object_get(v, "metadata")) &&
-        !(json_string_value(json_object_get(v, "kind")) &&
-          !strcmp(json_string_value(json_object_get(v, "kind")), "Status")))
+    if (!is_status(v))
         return snapshot(v, res, err);
-    json_decref(v); /* a Status: the last state is not known here */
+    json_decref(v); /* the last state is not known here */
     return NULL;
 }
 
@@ -645,17 +649,11 @@ ty_kc *kc_http_new(const kc_http_opts *o, ty_error *err)
     c->max_body = o->max_response_bytes ? o->max_response_bytes : KC_HTTP_DEFAULT_MAX_RESPONSE;
     c->qps = o->qps ? o->qps : KC_HTTP_DEFAULT_QPS;
     c->burst = o->burst > 0 ? o->burst : KC_HTTP_DEFAULT_BURST;
-    c->tokens = c->burst;
-    c->refill_ns = 0;
+    c->tokens = c->burst; /* full: refill_ns 0 is the limiter's first use */
     if (bad) {
         h_free(&c->base);
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
-    }
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        c->refill_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     }
     return &c->base;
 }

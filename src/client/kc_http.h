@@ -56,11 +56,11 @@ ty_kc *kc_http_new(const kc_http_opts *o, ty_error *err);
  * server, certificate-authority(-data), insecure-skip-tls-verify, and the
  * user's token, tokenFile, username/password, client-certificate(-data) and
  * client-key(-data); relative file names are the kubeconfig's directory's.
- * Exec and auth-provider credential plugins are refused (TY_EBADREQUEST).
- * *ns_out (may be NULL) gets the context's namespace, malloc'd ("default"
- * when it names none); the caller frees it. */
-ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, char **ns_out,
-                               ty_error *err);
+ * Exec and auth-provider credential plugins are refused (TY_EBADREQUEST). */
+ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, ty_error *err);
+/* That context's namespace ("default" when it names none), malloc'd: the
+ * caller frees it. NULL with err as above. */
+char *kc_http_kubeconfig_namespace(const char *path, const char *context, ty_error *err);
 
 /* Where kubectl would look: the first file named in $KUBECONFIG (several
  * are not merged), else $HOME/.kube/config. 0, or -1 when neither is set. */

@@ -142,39 +142,69 @@ static int credential(const char *cfgpath, const json_t *m, const char *data, co
     return 0;
 }
 
-ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, char **ns_out,
-                               ty_error *err)
+/* A kubeconfig (path NULL: kc_http_kubeconfig_path) and the context
+ * chosen in it (NULL: its current-context): *cfg (caller decrefs), *ctx
+ * borrowed from it; *name the file's name, in def when it is the default. */
+static int load_context(const char **path, char *def, size_t deflen, const char *context,
+                        json_t **cfg, json_t **ctx, const char **ctxname, ty_error *err)
+{
+    ty_buf text = {0};
+
+    *cfg = NULL;
+    if (!*path || !**path) {
+        if (kc_http_kubeconfig_path(def, deflen) < 0)
+            return ty_seterr(err, TY_ENOTFOUND,
+                             "no kubeconfig: neither KUBECONFIG nor HOME is set");
+        *path = def;
+    }
+    if (read_file(*path, &text, err) < 0 ||
+        !(*cfg = yaml_load_one(text.data ? text.data : "", text.len, err))) {
+        ty_buf_free(&text);
+        return -1;
+    }
+    ty_buf_free(&text);
+    if (!context || !*context)
+        context = json_string_value(json_object_get(*cfg, "current-context"));
+    if (!context || !*context)
+        ty_seterr(err, TY_EBADREQUEST, "%s: no context chosen and no current-context", *path);
+    else if (!(*ctx = named(*cfg, "contexts", context, "context")))
+        ty_seterr(err, TY_ENOTFOUND, "%s: context \"%s\" not found", *path, context);
+    else {
+        *ctxname = context;
+        return 0;
+    }
+    json_decref(*cfg);
+    *cfg = NULL;
+    return -1;
+}
+
+char *kc_http_kubeconfig_namespace(const char *path, const char *context, ty_error *err)
 {
     char def[4096];
-    ty_buf text = {0}, ca = {0}, cert = {0}, key = {0};
+    json_t *cfg, *ctx;
+    const char *name, *ns;
+    char *out;
+
+    if (load_context(&path, def, sizeof(def), context, &cfg, &ctx, &name, err) < 0)
+        return NULL;
+    ns = json_string_value(json_object_get(ctx, "namespace"));
+    if (!(out = strdup(ns && *ns ? ns : "default")))
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+    json_decref(cfg);
+    return out;
+}
+
+ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, ty_error *err)
+{
+    char def[4096];
+    ty_buf ca = {0}, cert = {0}, key = {0};
     char *ca_file = NULL, *cert_file = NULL, *key_file = NULL, *token_file = NULL;
-    json_t *cfg = NULL, *ctx, *cluster, *user;
+    json_t *cfg, *ctx, *cluster, *user;
     kc_http_opts o = {0};
     ty_kc *kc = NULL;
-    const char *ns;
 
-    if (ns_out)
-        *ns_out = NULL;
-    if (!path || !*path) {
-        if (kc_http_kubeconfig_path(def, sizeof(def)) < 0) {
-            ty_seterr(err, TY_ENOTFOUND, "no kubeconfig: neither KUBECONFIG nor HOME is set");
-            return NULL;
-        }
-        path = def;
-    }
-    if (read_file(path, &text, err) < 0 ||
-        !(cfg = yaml_load_one(text.data ? text.data : "", text.len, err)))
-        goto out;
-    if (!context || !*context)
-        context = json_string_value(json_object_get(cfg, "current-context"));
-    if (!context || !*context) {
-        ty_seterr(err, TY_EBADREQUEST, "%s: no context chosen and no current-context", path);
-        goto out;
-    }
-    if (!(ctx = named(cfg, "contexts", context, "context"))) {
-        ty_seterr(err, TY_ENOTFOUND, "%s: context \"%s\" not found", path, context);
-        goto out;
-    }
+    if (load_context(&path, def, sizeof(def), context, &cfg, &ctx, &context, err) < 0)
+        return NULL;
     cluster = named(cfg, "clusters", json_string_value(json_object_get(ctx, "cluster")),
                     "cluster");
     user = named(cfg, "users", json_string_value(json_object_get(ctx, "user")), "user");
@@ -213,17 +243,9 @@ ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, char **ns_
     o.key_file = key_file;
     o.key_data = key.data;
     o.key_len = key.len;
-    if (!(kc = kc_http_new(&o, err)))
-        goto out;
-    ns = json_string_value(json_object_get(ctx, "namespace"));
-    if (ns_out && !(*ns_out = strdup(ns && *ns ? ns : "default"))) {
-        kc_free(kc);
-        kc = NULL;
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-    }
+    kc = kc_http_new(&o, err);
 out:
     json_decref(cfg);
-    ty_buf_free(&text);
     ty_buf_free(&ca);
     ty_buf_free(&cert);
     ty_buf_free(&key); /* the client keeps its own copies */

@@ -51,7 +51,8 @@ void kh_rate_wait(kh_client *c)
         return;
     pthread_mutex_lock(&c->mu);
     now = mono_ns();
-    c->tokens += (double)(now - c->refill_ns) / 1e9 * c->qps;
+    if (c->refill_ns) /* else the bucket is as made: full */
+        c->tokens += (double)(now - c->refill_ns) / 1e9 * c->qps;
     if (c->tokens > c->burst)
         c->tokens = c->burst;
     c->refill_ns = now;

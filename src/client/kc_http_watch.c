@@ -443,6 +443,7 @@ kc_watch *kh_watch_open(ty_kc *kc, const char *const *only, const char *from_rv,
         ty_seterr(err, TY_EINTERNAL, "cannot start the watch's thread");
         return NULL;
     }
+    pthread_setname_np(w->thread, "kc-watch");
     w->started = true;
     return &w->base;
 }

@@ -946,22 +946,26 @@ static void test_http_kubeconfig(void **state)
              "- name: exec\n  user:\n    exec: {command: get-token}\n",
              (unsigned)f->port);
     write_text(path, text);
-    kc = kc_http_from_kubeconfig(path, NULL, &ns, &err);
+    kc = kc_http_from_kubeconfig(path, NULL, &err);
     if (!kc)
         fail_msg("kubeconfig: %s", err.text);
+    ns = kc_http_kubeconfig_namespace(path, NULL, &err);
     assert_string_equal(ns, "team");
+    free(ns);
+    ns = kc_http_kubeconfig_namespace(path, "plugin", &err);
+    assert_string_equal(ns, "default");
     free(ns);
     o = kc_get(kc, "namespaces", "", "default", &err);
     assert_non_null(o);
     ty_obj_unref(o);
     kc_free(kc);
-    assert_null(kc_http_from_kubeconfig(path, "elsewhere", NULL, &err));
+    assert_null(kc_http_from_kubeconfig(path, "elsewhere", &err));
     expect_err(&err, TY_ENOTFOUND);
-    assert_null(kc_http_from_kubeconfig(path, "plugin", NULL, &err));
+    assert_null(kc_http_from_kubeconfig(path, "plugin", &err));
     expect_err(&err, TY_EBADREQUEST);
-    assert_null(kc_http_from_kubeconfig(path, "bad", NULL, &err));
+    assert_null(kc_http_from_kubeconfig(path, "bad", &err));
     expect_err(&err, TY_EBADREQUEST);
-    assert_null(kc_http_from_kubeconfig("/nonexistent/kubeconfig", NULL, NULL, &err));
+    assert_null(kc_http_from_kubeconfig("/nonexistent/kubeconfig", NULL, &err));
     expect_err(&err, TY_ENOTFOUND);
 
     setenv("KUBECONFIG", "/a/one:/b/two", 1);
