@@ -352,6 +352,58 @@ static void test_watch_errors(void **state)
     kc_free(kc);
 }
 
+/* More events than the queue holds: the stream is held (paused) while the
+ * reader is behind and let go as it catches up; nothing is lost or
+ * reordered. */
+static void test_watch_backpressure(void **state)
+{
+    scripted *s = *state;
+    const char *only[] = {"pods", NULL};
+    enum { N = 6000 };
+    ty_error err;
+    ty_kc *kc = client(s, NULL);
+    kc_watch *w;
+    kc_event ev;
+    char *big, rv[TY_RV_MAX], want[TY_RV_MAX];
+    size_t len = 0, cap = (size_t)N * 160 + 256;
+    int64_t until = ty_now_ms() + DEADLINE_MS;
+
+    ty_error_init(&err);
+    big = malloc(cap);
+    assert_non_null(big);
+    len += (size_t)snprintf(big, cap, JSON_200(""));
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(big + len, cap - len,
+                                "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\","
+                                "\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p\","
+                                "\"namespace\":\"default\",\"resourceVersion\":\"%d\"}}}\n",
+                                i + 10);
+    s->script[0] = big;
+    s->nscript = 1;
+    w = kc_watch_open(kc, only, "9", &err);
+    assert_non_null(w);
+    /* a moment for the stream to fill the queue, so that it is held (the
+     * test holds either way; on a slow machine it may only test less) */
+    while (served(s) < 1 && ty_now_ms() < until)
+        usleep(10000);
+    usleep(300000);
+    for (int i = 0; i < N; i++) {
+        int rc;
+
+        while ((rc = kc_watch_next(w, 1000, &ev, &err)) == 0 && ty_now_ms() < until)
+            ;
+        if (rc != 1)
+            fail_msg("event %d: %d %s", i, rc, err.text);
+        ty_obj_rv(ev.obj, rv, sizeof(rv));
+        snprintf(want, sizeof(want), "%d", i + 10);
+        assert_string_equal(rv, want);
+        kc_event_release(&ev);
+    }
+    kc_watch_close(w);
+    kc_free(kc);
+    free(big);
+}
+
 static void test_rate_limit(void **state)
 {
     scripted *s = *state;
@@ -384,6 +436,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_backpressure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
     };
 
