@@ -321,13 +321,13 @@ static void *watch_thread(void *arg)
         }
         curl_multi_perform(w->multi, &running);
         while ((m = curl_multi_info_read(w->multi, &running))) {
-            kw_stream *s = NULL;
+            char *priv = NULL;
 
             if (m->msg != CURLMSG_DONE)
                 continue;
-            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-            if (s)
-                stream_done(w, s, m->data.result);
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+            if (priv)
+                stream_done(w, (kw_stream *)(void *)priv, m->data.result);
         }
         curl_multi_poll(w->multi, NULL, 0, wait_ms, NULL);
     }
