@@ -815,6 +815,16 @@ static void test_watch_gone(void **state)
         kc_watch_close(w);
     }
     expect_err(&err, TY_EGONE);
+
+    /* the way back: list again, watch from the list */
+    assert_int_equal(kc_list_objects(f->kc, "configmaps", NULL, &l, &err), 0);
+    assert_int_equal(l.n, 1);
+    w = kc_watch_open(f->kc, only, l.rv, &err);
+    kc_list_free(&l);
+    assert_non_null(w);
+    ty_obj_unref(kc_mutate(f->kc, "configmaps", "default", "a", set_x, "last", 0, &err));
+    expect_event(w, KC_MODIFIED, "configmaps", "a");
+    kc_watch_close(w);
 }
 
 typedef struct blocked {
@@ -910,6 +920,42 @@ static void test_http_resume(void **state)
     store_obj_unref(o);
     f->srv = start_server(f, f->port);
     expect_event(w, KC_ADDED, "configmaps", "b");
+    kc_watch_close(w);
+}
+
+/* ... and when it comes back after more changes than it keeps, the watch
+ * ends with TY_EGONE: the caller lists again. */
+static void test_http_resume_gone(void **state)
+{
+    fx *f = *state;
+    const char *only[] = {"configmaps", NULL};
+    ty_error err;
+    kc_watch *w;
+    kc_event ev;
+    store_obj *o;
+    int rc;
+    int64_t until = ty_now_ms() + DEADLINE_MS;
+
+    ty_error_init(&err);
+    w = kc_watch_open(f->kc, only, NULL, &err);
+    assert_non_null(w);
+    ty_obj_unref(must_create(f, "configmaps", "default", configmap("a", "1")));
+    expect_event(w, KC_ADDED, "configmaps", "a");
+    server_stop(f->srv);
+    f->srv = NULL;
+    for (int i = 0; i < HISTORY + 8; i++) {
+        char x[16];
+        snprintf(x, sizeof(x), "%d", i);
+        o = store_mutate(f->s, "configmaps", "default", "a", set_x, x, &err);
+        assert_non_null(o);
+        store_obj_unref(o);
+    }
+    f->srv = start_server(f, f->port);
+    while ((rc = kc_watch_next(w, 1000, &ev, &err)) >= 0 && ty_now_ms() < until)
+        if (rc == 1)
+            fail_msg("an event from a version that is gone");
+    assert_int_equal(rc, -1);
+    expect_err(&err, TY_EGONE);
     kc_watch_close(w);
 }
 
@@ -1042,6 +1088,7 @@ int main(void)
         CONTRACT(setup_http),
         cmocka_unit_test_setup_teardown(test_http_bookmark, setup_http, teardown),
         cmocka_unit_test_setup_teardown(test_http_resume, setup_http, teardown),
+        cmocka_unit_test_setup_teardown(test_http_resume_gone, setup_http, teardown),
         cmocka_unit_test_setup_teardown(test_http_kubeconfig, setup_http, teardown),
         cmocka_unit_test_setup_teardown(test_http_unreachable, setup_http, teardown),
     };
