@@ -740,6 +740,7 @@ static void test_watch_order(void **state)
     kc_list l;
     kc_event ev;
     bool saw_cm = false, saw_pod = false;
+    int rc;
 
     ty_error_init(&err);
     w = kc_watch_open(f->kc, only, NULL, &err);
@@ -754,7 +755,10 @@ static void test_watch_order(void **state)
     assert_string_equal(str_at(ty_obj_json(ev.obj), "data", "x"), "2");
     kc_event_release(&ev);
     expect_event(w, KC_DELETED, "configmaps", "a");
-    assert_int_equal(kc_watch_next(w, 0, &ev, &err), 0);
+    /* nothing more (a bookmark aside: a loaded machine may be slow enough) */
+    while ((rc = kc_watch_next(w, 0, &ev, &err)) == 1 && ev.type == KC_BOOKMARK)
+        kc_event_release(&ev);
+    assert_int_equal(rc, 0);
     kc_watch_close(w);
 
     /* from a list's resourceVersion: what came after it */
@@ -782,6 +786,16 @@ static void test_watch_order(void **state)
     kc_watch_close(w);
 }
 
+/* What kc_watch_next gave (rc) on a watch from a version that is gone:
+ * nothing, or a bookmark (the server's, before it went away) */
+static void expect_no_change(kc_event *ev, int rc)
+{
+    if (rc == 1 && ev->type != KC_BOOKMARK)
+        fail_msg("an event from a version that is gone");
+    if (rc == 1)
+        kc_event_release(ev);
+}
+
 static void test_watch_gone(void **state)
 {
     fx *f = *state;
@@ -807,10 +821,8 @@ static void test_watch_gone(void **state)
     w = kc_watch_open(f->kc, only, rv, &err);
     if (w) {
         int64_t until = ty_now_ms() + DEADLINE_MS;
-        while ((rc = kc_watch_next(w, 1000, &ev, &err)) >= 0 && ty_now_ms() < until) {
-            if (rc == 1)
-                fail_msg("an event from a version that is gone");
-        }
+        while ((rc = kc_watch_next(w, 1000, &ev, &err)) >= 0 && ty_now_ms() < until)
+            expect_no_change(&ev, rc);
         assert_int_equal(rc, -1);
         kc_watch_close(w);
     }
@@ -952,8 +964,7 @@ static void test_http_resume_gone(void **state)
     }
     f->srv = start_server(f, f->port);
     while ((rc = kc_watch_next(w, 1000, &ev, &err)) >= 0 && ty_now_ms() < until)
-        if (rc == 1)
-            fail_msg("an event from a version that is gone");
+        expect_no_change(&ev, rc);
     assert_int_equal(rc, -1);
     expect_err(&err, TY_EGONE);
     kc_watch_close(w);
