@@ -268,6 +268,10 @@ static CURLcode perform(kh_client *c, const char *method, const char *url, const
 /* Whether a request may be sent again after a failure of this kind. */
 static bool retryable(bool idempotent, CURLcode cc, long status)
 {
+    if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CERTPROBLEM ||
+        cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_UNSUPPORTED_PROTOCOL ||
+        cc == CURLE_URL_MALFORMAT)
+        return false; /* it would fail the same way again */
     if (cc != CURLE_OK) /* a connection never made sent nothing */
         return idempotent || cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST;
     if (status == 429)

@@ -8,14 +8,19 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "tmpdir.h"
 
 #include "base/timeutil.h"
 #include "client/kc_http.h"
@@ -427,6 +432,205 @@ static void test_rate_limit(void **state)
     kc_free(kc);
 }
 
+
+/* ---- TLS, against `openssl s_server` (skipped without the openssl tool) ---- */
+
+typedef struct tls_fx {
+    char dir[64];
+    pid_t pid;
+    uint16_t port;
+} tls_fx;
+
+static int sh(const char *dir, const char *cmd)
+{
+    char line[2048];
+
+    if (snprintf(line, sizeof(line), "cd %s && ( %s ) >/dev/null 2>&1", dir, cmd) >=
+        (int)sizeof(line))
+        return -1;
+    return system(line);
+}
+
+/* A CA, a server certificate for 127.0.0.1 and a client certificate, all
+ * signed by the CA; a server that asks for the client's. */
+static int tls_setup(void **state)
+{
+    tls_fx *t = calloc(1, sizeof(*t));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    char accept_at[32];
+    int fd;
+    int64_t until = ty_now_ms() + DEADLINE_MS;
+
+    assert_non_null(t);
+    *state = t;
+    if (system("openssl version >/dev/null 2>&1") != 0)
+        return 0; /* the tests skip */
+    strcpy(t->dir, "/tmp/ty-kc-tls-XXXXXX");
+    assert_non_null(mkdtemp(t->dir));
+#define EC "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+    assert_int_equal(sh(t->dir, "openssl req -x509 " EC " -keyout ca.key -out ca.crt -days 2 "
+                                "-subj /CN=test-ca"), 0);
+    assert_int_equal(sh(t->dir, "openssl req " EC " -keyout srv.key -out srv.csr "
+                                "-subj /CN=127.0.0.1"), 0);
+    assert_int_equal(sh(t->dir, "printf 'subjectAltName=IP:127.0.0.1\\n' > ext && "
+                                "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
+                                "-CAcreateserial -out srv.crt -days 2 -extfile ext"), 0);
+    assert_int_equal(sh(t->dir, "openssl req " EC " -keyout cl.key -out cl.csr -subj /CN=me && "
+                                "openssl x509 -req -in cl.csr -CA ca.crt -CAkey ca.key "
+                                "-CAcreateserial -out cl.crt -days 2"), 0);
+#undef EC
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    close(fd);
+    t->port = ntohs(a.sin_port);
+    snprintf(accept_at, sizeof(accept_at), "127.0.0.1:%u", (unsigned)t->port);
+    t->pid = fork();
+    assert_true(t->pid >= 0);
+    if (t->pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        if (chdir(t->dir) == 0)
+            execlp("openssl", "openssl", "s_server", "-accept", accept_at, "-cert", "srv.crt",
+                   "-key", "srv.key", "-CAfile", "ca.crt", "-Verify", "1", "-www", "-quiet",
+                   (char *)NULL);
+        _exit(127);
+    }
+    for (;;) { /* until it listens */
+        a.sin_port = htons(t->port);
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+            close(fd);
+            break;
+        }
+        close(fd);
+        if (ty_now_ms() > until)
+            fail_msg("openssl s_server did not start");
+        usleep(20000);
+    }
+    return 0;
+}
+
+static int tls_teardown(void **state)
+{
+    tls_fx *t = *state;
+
+    if (t->pid > 0) {
+        kill(t->pid, SIGTERM);
+        waitpid(t->pid, NULL, 0);
+    }
+    if (*t->dir)
+        tmpdir_remove(t->dir);
+    free(t);
+    return 0;
+}
+
+static char *slurp(const tls_fx *t, const char *name, size_t *len)
+{
+    char path[128];
+    FILE *f;
+    char *buf = calloc(1, 65536);
+
+    snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    *len = fread(buf, 1, 65535, f);
+    fclose(f);
+    return buf;
+}
+
+/* What a GET through o ends with: s_server answers HTML, so a handshake
+ * that went through gives TY_EINTERNAL (not JSON), one that failed
+ * TY_EUNAVAILABLE. */
+static ty_errcode tls_get(const tls_fx *t, kc_http_opts o)
+{
+    char url[64];
+    ty_error err;
+    ty_kc *kc;
+    ty_errcode code;
+
+    ty_error_init(&err);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%u", (unsigned)t->port);
+    o.server = url;
+    o.qps = -1;
+    kc = kc_http_new(&o, &err);
+    if (!kc)
+        fail_msg("kc_http_new: %s", err.text);
+    assert_null(kc_get(kc, "namespaces", "", "default", &err));
+    code = err.code;
+    ty_error_clear(&err);
+    kc_free(kc);
+    return code;
+}
+
+static void test_tls(void **state)
+{
+    tls_fx *t = *state;
+    char ca[128], cert[128], key[128];
+    size_t ca_len, cert_len, key_len;
+    char *ca_pem, *cert_pem, *key_pem;
+
+    if (!t->pid)
+        skip();
+    snprintf(ca, sizeof(ca), "%s/ca.crt", t->dir);
+    snprintf(cert, sizeof(cert), "%s/cl.crt", t->dir);
+    snprintf(key, sizeof(key), "%s/cl.key", t->dir);
+    /* files */
+    assert_int_equal(tls_get(t, (kc_http_opts){.ca_file = ca, .cert_file = cert,
+                                               .key_file = key}),
+                     TY_EINTERNAL);
+    /* the same as PEM bytes */
+    ca_pem = slurp(t, "ca.crt", &ca_len);
+    cert_pem = slurp(t, "cl.crt", &cert_len);
+    key_pem = slurp(t, "cl.key", &key_len);
+    assert_int_equal(tls_get(t, (kc_http_opts){.ca_data = ca_pem, .ca_len = ca_len,
+                                               .cert_data = cert_pem, .cert_len = cert_len,
+                                               .key_data = key_pem, .key_len = key_len}),
+                     TY_EINTERNAL);
+    /* no CA for the server's certificate: refused, unless told to skip */
+    assert_int_equal(tls_get(t, (kc_http_opts){.cert_file = cert, .key_file = key}),
+                     TY_EUNAVAILABLE);
+    assert_int_equal(tls_get(t, (kc_http_opts){.cert_file = cert, .key_file = key,
+                                               .insecure_skip_verify = true}),
+                     TY_EINTERNAL);
+    /* the server wants a client certificate */
+    assert_int_equal(tls_get(t, (kc_http_opts){.ca_file = ca}), TY_EUNAVAILABLE);
+    free(ca_pem);
+    free(cert_pem);
+    free(key_pem);
+}
+
+/* The *-data of a kubeconfig: base64 of the PEM, into the client's blobs. */
+static void test_tls_kubeconfig(void **state)
+{
+    tls_fx *t = *state;
+    char cmd[1024], path[128];
+    ty_error err;
+    ty_kc *kc;
+
+    if (!t->pid)
+        skip();
+    ty_error_init(&err);
+    snprintf(cmd, sizeof(cmd),
+             "{ printf 'apiVersion: v1\\nkind: Config\\ncurrent-context: c\\nclusters:\\n"
+             "- name: k\\n  cluster:\\n    server: https://127.0.0.1:%u\\n"
+             "    certificate-authority-data: '; base64 -w0 ca.crt; "
+             "printf '\\ncontexts:\\n- name: c\\n  context: {cluster: k, user: u}\\n"
+             "users:\\n- name: u\\n  user:\\n    client-certificate-data: '; base64 -w0 cl.crt; "
+             "printf '\\n    client-key-data: '; base64 -w0 cl.key; printf '\\n'; } > kubeconfig",
+             (unsigned)t->port);
+    assert_int_equal(sh(t->dir, cmd), 0);
+    snprintf(path, sizeof(path), "%s/kubeconfig", t->dir);
+    kc = kc_http_from_kubeconfig(path, NULL, &err);
+    if (!kc)
+        fail_msg("kubeconfig: %s", err.text);
+    assert_null(kc_get(kc, "namespaces", "", "default", &err));
+    assert_int_equal(err.code, TY_EINTERNAL); /* through the handshake: not JSON */
+    ty_error_clear(&err);
+    kc_free(kc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,5 +644,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest tls[] = {
+        cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_tls_kubeconfig),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+    return failed + cmocka_run_group_tests_name("tls", tls, tls_setup, tls_teardown);
 }
