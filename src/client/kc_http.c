@@ -305,6 +305,7 @@ static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *
         const char *nrv;
         bool own_rv;
         json_t *copy;
+        ty_error perr;
         int rc;
 
         if (!cur)
@@ -329,11 +330,17 @@ static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *
         ty_obj_unref(cur);
         nrv = md_str(copy, "resourceVersion");
         own_rv = !nrv || strcmp(nrv, rv) != 0; /* fn chose the precondition */
-        o = put(KH(kc), res, ns, copy, status, err);
+        ty_error_init(&perr); /* the caller's err may be NULL: conflicts are told here */
+        o = put(KH(kc), res, ns, copy, status, &perr);
         json_decref(copy);
-        if (o || own_rv || !err || err->code != TY_ECONFLICT || attempt + 1 >= KH_MUTATE_TRIES)
+        if (o || own_rv || perr.code != TY_ECONFLICT || attempt + 1 >= KH_MUTATE_TRIES) {
+            if (err && !o)
+                *err = perr; /* the causes move with it */
+            else
+                ty_error_clear(&perr);
             return o;
-        ty_error_clear(err);
+        }
+        ty_error_clear(&perr);
         /* a short, spread pause: the writers that collided go apart */
         struct timespec ts = {0, (long)(1 + rand() % 10) * 1000000L};
         nanosleep(&ts, NULL);
