@@ -1,7 +1,14 @@
 /* kc_http.h - the client interface (kc.h) speaking the Kubernetes API over
  * HTTP(S) with libcurl: to Trainyard's own server or to a cluster's
- * kube-apiserver (operator mode). docs/internals/client.md says where it
- * differs from the embedded implementation. */
+ * kube-apiserver (operator mode). Where it differs from the embedded
+ * implementation (docs/internals/client.md has the list): a watch from a
+ * version that is gone fails at its first kc_watch_next, not at
+ * kc_watch_open (the server says so in the stream); events of several
+ * resources come in order per resource only; a kc_delete that removed the
+ * object returns NULL without an error when the server answered with a
+ * Status; kc_mutate's hints are ignored (fn gets the whole object) and
+ * what a write through the status subresource, or past it, may change is
+ * the server's to decide; kc_write_all is one request per op. */
 #ifndef TY_CLIENT_KC_HTTP_H
 #define TY_CLIENT_KC_HTTP_H
 
