@@ -667,7 +667,7 @@ static void test_write_all(void **state)
 {
     fx *f = *state;
     ty_error err;
-    kc_op ops[5];
+    kc_op ops[7];
     ty_obj *o;
 
     ty_error_init(&err);
@@ -683,14 +683,25 @@ static void test_write_all(void **state)
                      .name = "gone"};
     ops[4] = (kc_op){.kind = KC_OP_MUTATE, .resource = "configmaps", .ns = "default",
                      .name = "missing", .fn = set_x, .arg = "2"};
-    assert_int_equal(kc_write_all(f->kc, ops, 5), 1);
+    /* records: one made, one whose name is taken changes the holder */
+    ops[5] = (kc_op){.kind = KC_OP_RECORD, .resource = "configmaps", .ns = "default",
+                     .obj = configmap("rec", "1")};
+    ops[6] = (kc_op){.kind = KC_OP_RECORD, .resource = "configmaps", .ns = "default",
+                     .obj = configmap("a", "9"), .fn = set_x, .arg = "again"};
+    assert_int_equal(kc_write_all(f->kc, ops, 7), 1);
     assert_non_null(ops[0].result);
     assert_string_equal(str_at(ty_obj_json(ops[1].result), "data", "x"), "2");
     assert_int_equal(ops[2].err.code, TY_OK);
     assert_int_equal(ops[3].err.code, TY_OK);
     assert_int_equal(ops[4].err.code, TY_ENOTFOUND);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         kc_op_clear(&ops[i]);
+    o = kc_get(f->kc, "configmaps", "default", "rec", &err);
+    assert_non_null(o);
+    ty_obj_unref(o);
+    o = kc_get(f->kc, "configmaps", "default", "a", &err);
+    assert_string_equal(str_at(ty_obj_json(o), "data", "x"), "again");
+    ty_obj_unref(o);
     o = kc_get(f->kc, "pods", "default", "p", &err);
     assert_string_equal(str_at(ty_obj_json(o), "spec", "nodeName"), "n1");
     ty_obj_unref(o);
