@@ -519,6 +519,24 @@ static void test_list(void **state)
     assert_null(l.continue_token);
     kc_list_free(&l);
 
+    /* a token older than the history kept: TY_EGONE, list from the start */
+    assert_int_equal(kc_list_objects(f->kc, "pods", &(kc_list_opts){.limit = 1}, &l, &err), 0);
+    cont = strdup(l.continue_token);
+    kc_list_free(&l);
+    ty_obj_unref(must_create(f, "configmaps", "default", configmap("churn", "0")));
+    for (int i = 0; i < HISTORY + 8; i++) {
+        char x[16];
+        snprintf(x, sizeof(x), "%d", i);
+        ty_obj_unref(kc_mutate(f->kc, "configmaps", "default", "churn", set_x, x, 0, &err));
+    }
+    assert_int_equal(kc_list_objects(f->kc, "pods",
+                                     &(kc_list_opts){.limit = 1, .continue_token = cont}, &l,
+                                     &err),
+                     -1);
+    free(cont);
+    kc_list_free(&l);
+    expect_err(&err, TY_EGONE);
+
     assert_int_equal(kc_count(f->kc, "pods"), 4);
     assert_int_equal(kc_count(f->kc, "services"), 0);
     json_t *res = kc_resources(f->kc);
