@@ -112,6 +112,17 @@ const char *api_store_key(const api_resource *res)
     return res->plural;
 }
 
+const api_resource *api_find_store_key(const char *key)
+{
+    if (!key)
+        return NULL;
+    pthread_once(&store_keys_once, store_keys_init);
+    for (size_t i = 0; i < NRESOURCES; i++)
+        if (strcmp(store_keys[i], key) == 0)
+            return resources[i];
+    return NULL;
+}
+
 void api_qualified_kind(const api_resource *res, char *buf, size_t len)
 {
     if (*res->group)

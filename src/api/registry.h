@@ -80,6 +80,9 @@ const api_resource *api_other_version(const api_resource *res);
 /* The key the store files objects under: "pods", "pytorchjobs.kubeflow.org";
  * a second version's "mpijobs.v2beta1.kubeflow.org". */
 const char *api_store_key(const api_resource *res);
+/* The resource filed under store key key (api_store_key's inverse), or
+ * NULL when no served resource has it. */
+const api_resource *api_find_store_key(const char *key);
 
 /* "PyTorchJob.kubeflow.org" (or "Pod" for core): the qualified kind used in
  * messages such as `PyTorchJob.kubeflow.org "x" is invalid`. */

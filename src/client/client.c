@@ -162,6 +162,7 @@ ty_errcode client_errcode(long status)
     case 413: return TY_ETOOLARGE;
     case 415: return TY_EMEDIATYPE;
     case 422: return TY_EINVALID;
+    case 429: return TY_ETOOMANY;
     case 503: return TY_EUNAVAILABLE;
     case 504: return TY_ETIMEOUT;
     default: return TY_EINTERNAL;

@@ -71,6 +71,14 @@ static void test_find_every_kind(void **state)
     assert_null(api_other_version(&api_pytorchjob));
     assert_string_equal(api_store_key(&api_mpijob), "mpijobs.kubeflow.org");
     assert_string_equal(api_store_key(&api_mpijob_v2), "mpijobs.v2beta1.kubeflow.org");
+    /* and back from the key, every kind */
+    size_t nres;
+    const api_resource *const *every = api_resources(&nres);
+    for (size_t i = 0; i < nres; i++)
+        assert_ptr_equal(api_find_store_key(api_store_key(every[i])), every[i]);
+    assert_ptr_equal(api_find_store_key("mpijobs.v2beta1.kubeflow.org"), &api_mpijob_v2);
+    assert_null(api_find_store_key("mpijobs"));
+    assert_null(api_find_store_key(NULL));
 }
 
 static void test_names(void **state)
