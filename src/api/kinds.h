@@ -19,19 +19,11 @@ extern const api_resource api_storageclass;
 /* scheduling.k8s.io/v1 */
 extern const api_resource api_priorityclass;
 
-/* kubeflow.org/v1 (kind_<name>.c, shared rules in kubeflow.c) */
-extern const api_resource api_tfjob;
-extern const api_resource api_pytorchjob;
-extern const api_resource api_mpijob;
-/* kubeflow.org/v2beta1: mpi-operator's MPIJob (kind_mpijob_v2.c) */
-extern const api_resource api_mpijob_v2;
-extern const api_resource api_xgboostjob;
-extern const api_resource api_paddlejob;
-extern const api_resource api_jaxjob;
-extern const api_resource api_mxjob;
-extern const api_resource api_msjob_v1; /* MSJob, ms-operator's first form (kind_msjob_v1.c) */
-/* mindspore.gitee.com/v1 */
-extern const api_resource api_msjob;
+/* The training frameworks' resources (api/frameworks.def; shared rules in
+ * kubeflow.c) */
+#define TY_FRAMEWORK(kind, plugin) extern const api_resource api_##kind;
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
 
 /* batch.volcano.sh/v1alpha1 and scheduling.volcano.sh/v1beta1 */
 extern const api_resource api_vcjob;

@@ -14,9 +14,9 @@
 #define PATH_MAX_LEN 512
 
 static const kf_kind *const all_kinds[] = {
-    &kf_tfjob, &kf_pytorchjob, &kf_mpijob, &kf_xgboostjob,
-    &kf_paddlejob, &kf_jaxjob, &kf_mxjob, &kf_msjob, &kf_msjob_v1,
-    &kf_mpijob_v2,
+#define TY_FRAMEWORK(kind, plugin) &kf_##kind,
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
 };
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
 

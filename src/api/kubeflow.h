@@ -3,11 +3,12 @@
  * TFJob, PyTorchJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, MXJob and
  * MindSpore's MSJob differ only in a handful of facts: the name of the replica
  * map, the replica types, the default container, port and restart policy and a
- * few extra rules. Each kind file (kind_pytorchjob.c, ...) describes those
- * facts in one kf_kind; this module does the defaulting, the validation and
- * the table cells from it, the way the upstream operators' webhooks do.
+ * few extra rules. Each framework's file (api/frameworks/pytorch.c, ...)
+ * describes those facts in one kf_kind; this module does the defaulting, the
+ * validation and the table cells from it, the way the upstream operators'
+ * webhooks do.
  *
- * The job engine reads the same descriptors (kf_kind_for) to name pods,
+ * The job engine reads the same descriptors (kf_kinds) to name pods,
  * label them and inject the framework's environment.
  */
 #ifndef TY_API_KUBEFLOW_H
@@ -75,22 +76,16 @@ struct kf_kind {
     void (*engine_form)(const kf_kind *k, json_t *job);
 };
 
-/* The descriptors, defined in the kind files. */
-extern const kf_kind kf_tfjob;
-extern const kf_kind kf_pytorchjob;
-extern const kf_kind kf_mpijob;
-extern const kf_kind kf_mpijob_v2; /* kubeflow.org/v2beta1 (mpi-operator) */
-extern const kf_kind kf_xgboostjob;
-extern const kf_kind kf_paddlejob;
-extern const kf_kind kf_jaxjob;
-extern const kf_kind kf_mxjob;
-extern const kf_kind kf_msjob;
-extern const kf_kind kf_msjob_v1; /* MSJob kubeflow.org/v1, ms-operator's first form */
+/* The descriptors, defined in the frameworks' files (api/frameworks.def). */
+#define TY_FRAMEWORK(kind, plugin) extern const kf_kind kf_##kind;
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
 
 /* Every job kind, in a stable order. */
 const kf_kind *const *kf_kinds(size_t *n);
 /* By kind name ("PyTorchJob"); NULL if not a job kind. A name served in two
- * groups (MSJob) gives the first in kf_kinds' order (mindspore.gitee.com); a
+ * groups (MSJob) gives the first in kf_kinds' order (kubeflow.org's, as kubectl
+ * reads the plural); a
  * kind served in two versions (MPIJob) gives its first (kf_kind_for_version
  * tells them apart); look such a kind up by its resource (api_find_kind,
  * kf_kind_for_resource). */

@@ -19,10 +19,9 @@
 static const api_resource *const resources[] = {
     &api_namespace, &api_node, &api_pod, &api_service, &api_configmap, &api_secret,
     &api_event, &api_pvc, &api_pv, &api_priorityclass, &api_storageclass,
-    &api_tfjob, &api_pytorchjob, &api_mpijob, &api_xgboostjob, &api_paddlejob,
-    &api_jaxjob, &api_mxjob, &api_msjob_v1,
-    &api_mpijob_v2,
-    &api_msjob,
+#define TY_FRAMEWORK(kind, plugin) &api_##kind,
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
     &api_vcjob, &api_vccronjob, &api_podgroup, &api_queue,
     &api_jobflow, &api_jobtemplate,
 };

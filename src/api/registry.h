@@ -4,7 +4,8 @@
  * namespaced, which subresources it has, its defaulting and validation, the
  * columns `kubectl get` prints and the schema used for strict field
  * validation and /openapi/v3. Each kind lives in its own file under src/api/
- * (kind_pytorchjob.c, ...); registry.c holds the table.
+ * (kind_pod.c, ...; a training framework's in api/frameworks/, listed in
+ * api/frameworks.def); registry.c holds the table.
  */
 #ifndef TY_API_REGISTRY_H
 #define TY_API_REGISTRY_H

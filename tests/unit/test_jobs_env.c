@@ -50,7 +50,8 @@ static void build_ctx(built *b, const json_t *job)
 {
     const json_t *meta = json_object_get(job, "metadata");
 
-    b->k = kf_kind_for(json_string_value(json_object_get(job, "kind")));
+    b->k = kf_kind_for_resource(api_find_kind(json_string_value(json_object_get(job, "apiVersion")),
+                                              json_string_value(json_object_get(job, "kind"))));
     assert_non_null(b->k);
     b->fw = jobs_framework_for(b->k);
     assert_non_null(b->fw);

@@ -117,8 +117,9 @@ static void test_two_groups(void **state)
     assert_ptr_equal(kf_kind_for_resource(&api_msjob_v1), &kf_msjob_v1);
     assert_ptr_equal(kf_kind_for_resource(&api_msjob), &kf_msjob);
     assert_ptr_equal(jobs_framework_for(&kf_msjob_v1), &jf_mindspore_v1);
-    /* By name alone the older entry keeps answering. */
-    assert_ptr_equal(kf_kind_for("MSJob"), &kf_msjob);
+    /* By name alone, the first group in discovery's order answers, as
+     * kubectl's choice of the plural does. */
+    assert_ptr_equal(kf_kind_for("MSJob"), &kf_msjob_v1);
 
     /* kubectl takes a plural served in two groups from the first group that
      * discovery lists: kubeflow.org must come before mindspore.gitee.com. */

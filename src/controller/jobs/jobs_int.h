@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "api/registry.h"
-#include "controller/jobs/framework.h"
+#include "api/framework.h"
 #include "client/kc.h"
 #include "controller/kit.h"
 

@@ -11,8 +11,8 @@
  * Plugins are pure: they read the job through job_ctx and append to JSON they
  * are handed. They never touch the store, so they are unit-tested alone.
  */
-#ifndef TY_CONTROLLER_JOBS_FRAMEWORK_H
-#define TY_CONTROLLER_JOBS_FRAMEWORK_H
+#ifndef TY_API_FRAMEWORK_H
+#define TY_API_FRAMEWORK_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -77,17 +77,10 @@ typedef struct jobs_framework {
     json_t *(*extras)(const job_ctx *c);
 } jobs_framework;
 
-/* The plugins, one per file. */
-extern const jobs_framework jf_tensorflow;
-extern const jobs_framework jf_pytorch;
-extern const jobs_framework jf_mpi;
-extern const jobs_framework jf_xgboost;
-extern const jobs_framework jf_paddle;
-extern const jobs_framework jf_jax;
-extern const jobs_framework jf_mxnet;
-extern const jobs_framework jf_mindspore;
-extern const jobs_framework jf_mindspore_v1; /* MSJob kubeflow.org/v1 */
-extern const jobs_framework jf_mpi_v2;
+/* The plugins, one per framework file (api/frameworks.def). */
+#define TY_FRAMEWORK(kind, plugin) extern const jobs_framework jf_##plugin;
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
 
 /* MPIJob v2beta1's launcher env (mpi_v2.c): K_MPI_JOB_ROLE, the hostfile and
  * ssh-argument variables of spec.mpiImplementation, the slots, the rsh agent

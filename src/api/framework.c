@@ -1,6 +1,5 @@
 /* framework.c - the plugin table and the small helpers plugins share. */
-#include "controller/jobs/framework.h"
-#include "controller/kit.h"
+#include "api/framework.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -8,10 +7,9 @@
 #include <string.h>
 
 static const jobs_framework *const frameworks[] = {
-    &jf_tensorflow, &jf_pytorch, &jf_mpi,   &jf_xgboost,
-    &jf_paddle,     &jf_jax,     &jf_mxnet, &jf_mindspore,
-    &jf_mindspore_v1,
-    &jf_mpi_v2,
+#define TY_FRAMEWORK(kind, plugin) &jf_##plugin,
+#include "api/frameworks.def"
+#undef TY_FRAMEWORK
 };
 
 const jobs_framework *jobs_framework_for(const kf_kind *k)
@@ -24,7 +22,7 @@ const jobs_framework *jobs_framework_for(const kf_kind *k)
 
 void jf_env(json_t *env, const char *name, const char *value)
 {
-    kit_env(env, name, value);
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
 }
 
 void jf_envf(json_t *env, const char *name, const char *fmt, ...)
@@ -35,7 +33,7 @@ void jf_envf(json_t *env, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    kit_env(env, name, buf);
+    jf_env(env, name, buf);
 }
 
 void jf_env_field(json_t *env, const char *name, const char *field_path)

@@ -1,7 +1,13 @@
-/* kind_paddlejob.c - PaddleJob (kubeflow.org/v1): collective (Workers only)
- * or parameter-server (Master + Workers) PaddlePaddle jobs. */
+/* paddle.c - PaddleJob: collective Workers, or a Master (parameter server
+ * mode) and Workers. PADDLE_MASTER names the rank-0 pod; rank 0 itself uses
+ * its own pod IP, which Kubernetes expands from POD_IP_DUMMY.
+ *
+ * The kind: PaddleJob (kubeflow.org/v1): collective (Workers only) or parameter-server (Master
+ * + Workers) PaddlePaddle jobs. */
 #include <stdint.h>
+#include <string.h>
 
+#include "api/framework.h"
 #include "api/kinds.h"
 #include "api/kubeflow.h"
 #include "api/meta.h"
@@ -67,3 +73,52 @@ static const api_field top_fields[] = {
 static const api_schema paddlejob_schema = API_SCHEMA(top_fields);
 
 KF_RESOURCE(paddlejob, "kubeflow.org", "PaddleJob", "paddlejobs", &paddlejob_schema);
+
+/* ---- the framework: what its replicas get, and when it has succeeded ---- */
+
+static void paddle_env(const job_ctx *c, const char *rtype, int index, json_t *env)
+{
+    bool has_master = jf_has(c, "Master");
+    const char *lead = has_master ? "Master" : "Worker";
+    int port = jf_port(c, lead);
+    char host[300];
+
+    jf_env(env, "PYTHONUNBUFFERED", "1");
+    jf_env(env, "PADDLE_JOB_ID", c->name);
+    jf_envf(env, "PADDLE_NNODES", "%lld", jf_total(c));
+    if (strcmp(rtype, lead) == 0 && index == 0) {
+        jf_env_field(env, "POD_IP_DUMMY", "status.podIP");
+        jf_envf(env, "PADDLE_MASTER", "$(POD_IP_DUMMY):%d", port);
+    } else {
+        jf_host(c, lead, 0, host, sizeof(host));
+        jf_envf(env, "PADDLE_MASTER", "%s:%d", host, port);
+    }
+    if (has_master && strcmp(rtype, "Master") == 0)
+        jf_env(env, "PADDLE_SERVER_NUM", "1");
+    else if (has_master)
+        jf_env(env, "PADDLE_TRAINER_NUM", "1");
+}
+
+static bool paddle_is_master(const job_ctx *c, const char *rtype, int index)
+{
+    (void)c;
+    return jf_master_is(rtype, index, "Master");
+}
+
+static bool paddle_succeeded(const job_ctx *c, const jf_counts *counts, size_t n)
+{
+    const jf_counts *m = jf_find(counts, n, "Master");
+
+    (void)c;
+    if (m)
+        return jf_all_succeeded(m);
+    return jf_all_succeeded(jf_find(counts, n, "Worker"));
+}
+
+const jobs_framework jf_paddle = {
+    .kind = &kf_paddlejob,
+    .env_all_containers = true,
+    .env = paddle_env,
+    .is_master = paddle_is_master,
+    .succeeded = paddle_succeeded,
+};
