@@ -612,11 +612,19 @@ static void *sched_main(void *arg)
 
 ty_sched *sched_start(ty_kc *s, ty_error *err)
 {
-    return sched_start_with(s, NULL, err);
+    return sched_start_opts(s, NULL, err);
 }
 
 ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
 {
+    sched_opts o = {.conf_path = conf_path};
+
+    return sched_start_opts(s, &o, err);
+}
+
+ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
+{
+    const char *conf_path = opts ? opts->conf_path : NULL;
     ty_sched *sc = calloc(1, sizeof(*sc));
 
     if (!sc) {
@@ -639,7 +647,7 @@ ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
     strmap_init(&sc->told);
     strmap_init(&sc->told_jobs);
     pthread_mutex_init(&sc->w_mu, NULL);
-    if (!sc->conf || !sc->cluster)
+    if (!sc->conf || !sc->cluster || sched_names_set(sc, opts ? opts->names : NULL, err) < 0)
         goto error;
     sc->w = kc_watch_open(s, sc->watched, NULL, err);
     if (!sc->w)
@@ -650,12 +658,15 @@ ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
         goto error;
     }
     ty_thread_setup(sc->thread, "ty-sched", TY_THREAD_BACKGROUND);
-    ty_info("scheduler: actions %s", sc_conf_actions(sc->conf));
+    ty_info("scheduler: actions %s; serves schedulerName %s%s%s%s", sc_conf_actions(sc->conf),
+            sc->names[0], sc->names[1] ? ", " : "", sc->names[1] ? sc->names[1] : "",
+            sc->names[1] && sc->names[2] ? ", ..." : "");
     return sc;
 error:
     sc_conf_free(sc->conf);
     sc_cluster_free(sc->cluster);
     json_decref(sc->pcs);
+    sched_names_free(sc);
     pthread_mutex_destroy(&sc->w_mu);
     free(sc);
     return NULL;
@@ -679,6 +690,7 @@ void sched_stop(ty_sched *sc)
     json_decref(sc->pcs);
     strmap_free_values(&sc->told);
     strmap_free_values(&sc->told_jobs);
+    sched_names_free(sc);
     free(sc->writes);
     free(sc);
 }

@@ -159,10 +159,10 @@ void jobs_time(time_t t, char *buf, size_t len);
 
 /* ---- podgroup.c ---- */
 
-/* Adds a container list's requests, times times (limits stand in for
- * missing ones, as the API server defaults them), into sums: resource name
- * -> milli-units as JSON integers. */
-void jobs_add_requests(json_t *sums, const json_t *containers, long long times);
+/* Adds the effective requests of a pod of spec pod_spec (model/podres.h:
+ * the scheduler's rule, init containers and overhead included), times
+ * times, into sums: resource name -> milli-units as JSON integers. */
+void jobs_add_requests(json_t *sums, const json_t *pod_spec, long long times);
 /* Such sums as a resource list of quantity strings (a new object). */
 json_t *jobs_quantities(const json_t *sums);
 

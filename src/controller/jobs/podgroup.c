@@ -6,30 +6,18 @@
 
 #include "api/kinds.h"
 #include "controller/jobs/jobs_int.h"
+#include "model/podres.h"
 #include "model/quantity.h"
 
-void jobs_add_requests(json_t *sums, const json_t *containers, long long times)
+void jobs_add_requests(json_t *sums, const json_t *pod_spec, long long times)
 {
-    size_t i;
-    json_t *c;
+    podres r;
 
-    json_array_foreach(containers, i, c) {
-        const json_t *r = json_object_get(c, "resources");
-        json_t *one = json_object();
-        const char *k;
-        json_t *v;
-        json_object_update(one, json_object_get(r, "limits"));
-        json_object_update(one, json_object_get(r, "requests"));
-        json_object_foreach(one, k, v) {
-            int64_t m = 0;
-            if (json_is_string(v) && quantity_parse(json_string_value(v), &m, NULL) < 0)
-                continue;
-            if (json_is_integer(v))
-                m = json_integer_value(v) * 1000;
-            json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
-                                                      m * times));
-        }
-        json_decref(one);
+    podres_of_spec(pod_spec, &r);
+    for (size_t i = 0; i < r.n; i++) {
+        const char *k = r.r[i].name;
+        json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
+                                                  r.r[i].milli * times));
     }
 }
 
@@ -56,7 +44,7 @@ static json_t *min_resources(const jobs_framework *fw, const job_ctx *c, const j
         long long n = counts[t].replicas < left ? counts[t].replicas : left;
         if (!creates_now(fw, c, counts, ntypes, t))
             continue;
-        jobs_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
+        jobs_add_requests(sums, json_object_get(tmpl, "spec"), n);
         left -= n;
     }
     out = jobs_quantities(sums);
