@@ -175,8 +175,22 @@ json_t *jobs_quantities(const json_t *sums);
 int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes);
 /* A store_mutate function that merges arg (the fields a PodGroup's spec
- * should hold) into the object's spec; the Volcano engine's too. */
+ * should hold) into the object's spec. */
 int jobs_pg_follow(json_t *obj, void *arg, ty_error *err);
+
+/* The PodGroup gate of both job controllers (Kubeflow's above, Volcano's
+ * ensure_podgroup): pods are created only once the gang scheduler has
+ * admitted their PodGroup. pg (taken) is the PodGroup the job wants, its
+ * spec the fields it must hold: it is made when missing (an error of the
+ * API's checks is logged and fails the pass), and an existing one's spec
+ * is brought in line (labels, annotations and status are left alone). 1:
+ * admitted (jobs_pg_admitted); 0: not yet, or made by somebody meanwhile;
+ * -1: it could not be read or written (the pass fails and is retried). */
+int jobs_pg_gate(ty_kc *s, const char *ns, json_t *pg);
+/* Whether a PodGroup was admitted: its phase is past Pending (Inqueue,
+ * Running, ...). A missing phase is Pending: a status sent with a create
+ * is dropped by an API server that has the status subresource. */
+bool jobs_pg_admitted(const json_t *pg);
 
 /* ---- reconcile.c ---- */
 

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "base/log.h"
+#include "api/registry.h"
 #include "controller/jobs/jobs_int.h"
 #include "model/podres.h"
 #include "model/quantity.h"
@@ -87,8 +89,7 @@ static bool spec_follows(const json_t *pg, const json_t *want)
     return true;
 }
 
-/* Pods are created only once the gang scheduler has admitted the
- * PodGroup (phase past Pending). */
+/* The PodGroup a Kubeflow job wants, through the one gate (jobs_pg_gate). */
 int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes)
 {
@@ -98,10 +99,6 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
     const char *pc = json_string_value(json_object_get(sp, "priorityClass"));
     long long total = 0, min_member;
     json_t *spec, *pg;
-    const char *phase;
-    ty_error err;
-    ty_obj *o;
-    int open;
 
     /* Replicas the framework creates only later (MPI's launcher waits for
      * its workers) are not part of the gang until then: a gang that waits
@@ -121,25 +118,63 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                             min_resources(fw, c, job, counts, ntypes, min_member));
     if (pc && *pc)
         json_object_set_new(spec, "priorityClassName", json_string(pc));
+    pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion",
+                   "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
+                   c->name, "namespace", c->ns, "ownerReferences", jobs_owner_ref(job), "spec",
+                   spec);
+    return jobs_pg_gate(s, c->ns, pg);
+}
+
+bool jobs_pg_admitted(const json_t *pg)
+{
+    const char *phase =
+        json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
+
+    return phase && *phase && strcmp(phase, "Pending") != 0;
+}
+
+int jobs_pg_gate(ty_kc *s, const char *ns, json_t *pg)
+{
+    const char *key = api_store_key(&api_podgroup);
+    const char *name =
+        json_string_value(json_object_get(json_object_get(pg, "metadata"), "name"));
+    json_t *spec = json_incref(json_object_get(pg, "spec"));
+    ty_error err;
+    ty_obj *o = NULL;
+    int open;
+
     ty_error_init(&err);
+    if (!name || !json_is_object(spec)) {
+        json_decref(spec);
+        json_decref(pg);
+        return -1;
+    }
     /* Read first: most passes find the PodGroup as it should be, and a
      * mutate that changes nothing still took a turn on the store's one
      * writer (a copy and a comparison of the PodGroup, in line behind every
      * other write). */
-    o = kc_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
+    o = kc_get(s, key, ns, name, &err);
     if (o && !spec_follows(ty_obj_json(o), spec)) {
         ty_obj_unref(o);
-        o = kc_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, jobs_pg_follow, spec, 0,
-                         &err);
+        o = kc_mutate(s, key, ns, name, jobs_pg_follow, spec, 0, &err);
     }
     if (!o && err.code == TY_ENOTFOUND) {
         ty_error_clear(&err);
-        pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O, s:{s:s}}", "apiVersion",
-                       "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
-                       c->name, "namespace", c->ns, "ownerReferences", jobs_owner_ref(job),
-                       "spec", spec, "status", "phase", "Pending");
-        o = kc_create(s, api_store_key(&api_podgroup), c->ns, pg, &err);
+        if (api_prepare(&api_podgroup, pg, NULL, &err) < 0) {
+            ty_warn("PodGroup %s/%s: %s", ns, name, err.text);
+            ty_error_clear(&err);
+            json_decref(pg);
+            json_decref(spec);
+            return -1;
+        }
+        /* Pending until the scheduler says more (where the API keeps a
+         * create's status; elsewhere no phase reads the same) */
+        if (!json_object_get(pg, "status"))
+            json_object_set_new(pg, "status", json_pack("{s:s}", "phase", "Pending"));
+        o = kc_create(s, key, ns, pg, &err); /* pg taken */
+        pg = NULL;
     }
+    json_decref(pg);
     json_decref(spec);
     if (!o) {
         /* a PodGroup made meanwhile: the next pass reads it */
@@ -147,9 +182,7 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
         ty_error_clear(&err);
         return open;
     }
-    phase = json_string_value(json_object_get(json_object_get(ty_obj_json(o), "status"),
-                                              "phase"));
-    open = phase && strcmp(phase, "Pending") != 0 ? 1 : 0;
+    open = jobs_pg_admitted(ty_obj_json(o)) ? 1 : 0;
     ty_obj_unref(o);
     ty_error_clear(&err);
     return open;
