@@ -207,7 +207,7 @@ static void keep_allowed(const status_call *c, json_t *meta, const json_t *now)
 
 /* A KC_STATUS write takes what the status subresource takes: fn's other
  * changes are dropped (with a warning: the caller relied on something a
- * real API server ignores; docs/internals/client.md). */
+ * real API server ignores; client/kc.h, KC_STATUS). */
 static int status_only_fn(json_t *obj, void *arg, ty_error *err)
 {
     const status_call *c = arg;
