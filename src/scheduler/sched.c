@@ -128,7 +128,7 @@ static void hook_evict(void *ctx, sc_task *t, const char *reason, const sc_job *
     snprintf(msg, sizeof(msg), "%s by pod group %s", reason, by ? sc_job_key(by) : "?");
     ty_error_init(&err);
     evict_args e = {msg};
-    o = kc_mutate(sc->store, "pods", ns, name, mark_evicted, &e, 0, &err);
+    o = kc_mutate(sc->store, "pods", ns, name, mark_evicted, &e, KC_STATUS, &err);
     if (o) {
         ty_event(sc->store, ty_obj_json(o), "Warning", reason, COMPONENT, "%s", msg);
         ty_obj_unref(o);
@@ -517,7 +517,9 @@ static void write_queue_status(ty_sched *sc)
                        "running", counts[k][SC_JOB_RUNNING], "completed",
                        counts[k][SC_JOB_COMPLETED], "unknown", 0);
         ty_error_init(&err);
-        o = kc_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st, 0, &err);
+        /* through the status subresource: a plain write's status is ignored */
+        o = kc_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st,
+                      KC_STATUS, &err);
         ty_obj_unref(o);
         ty_error_clear(&err);
         json_decref(st);

@@ -16,6 +16,7 @@
 #include "scheduler/sched.h"
 #include "store/store.h"
 #include "kc_fixture.h"
+#include "strict_kc.h"
 
 typedef struct fixture {
     char dir[64];
@@ -309,6 +310,39 @@ static void test_names_bad(void **state)
     ty_error_clear(&err);
 }
 
+/* The scheduler writes a Queue's status through the status subresource: a
+ * plain write's status is what an API server ignores (strict_kc.h), and the
+ * queue then never showed what its jobs hold. */
+static void test_queue_status_written_as_status(void **state)
+{
+    fixture *f = *state;
+    ty_kc *strict = strict_new(KC(f->s));
+    ty_error err;
+    ty_error_init(&err);
+    bool seen = false;
+
+    sched_stop(f->sc);
+    f->sc = sched_start(strict, &err);
+    assert_non_null(f->sc);
+    json_t *q = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion",
+                          "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata", "name",
+                          "q1", "spec", "weight", 1);
+    store_obj *o = store_create(f->s, "queues.scheduling.volcano.sh", "", q, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(q);
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline && !seen;) {
+        o = store_get(f->s, "queues.scheduling.volcano.sh", "", "q1", NULL);
+        seen = json_object_get(json_object_get(store_obj_json(o), "status"), "allocated") != NULL;
+        store_obj_unref(o);
+        usleep(10000);
+    }
+    sched_stop(f->sc);
+    f->sc = NULL;
+    kc_free(strict);
+    assert_true(seen);
+}
+
 static json_t *get_obj(fixture *f, const char *res, const char *name)
 {
     store_obj *o = store_get(f->s, res, "default", name, NULL);
@@ -547,6 +581,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_requests_with_overhead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_served, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_bad, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_status_written_as_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_podgroup_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_podgroup_deleted_while_due, setup, teardown),
