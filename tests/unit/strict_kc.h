@@ -75,7 +75,8 @@ typedef struct plain_call {
 static int keep_status(json_t *obj, void *arg, ty_error *err)
 {
     const plain_call *p = arg;
-    json_t *st = json_incref(json_object_get(obj, "status"));
+    /* a deep copy: fn may change the status in place */
+    json_t *st = json_deep_copy(json_object_get(obj, "status"));
     int rc = p->fn(obj, p->arg, err);
 
     if (rc == 0) {

@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "model/quantity.h"
 #include "runtime/local/rt_internal.h"
@@ -154,7 +155,10 @@ static json_t *node_status(const char *name, int gpus)
         "daemonEndpoints", "kubeletEndpoint", "Port", 0);
 }
 
-static int set_node(json_t *obj, void *arg, ty_error *err)
+/* A node's labels go through the main resource, its status through the
+ * status subresource (an API server ignores the status of a plain write and
+ * everything but the status of a status write): two writes. */
+static int set_node_labels(json_t *obj, void *arg, ty_error *err)
 {
     json_t *fresh = arg, *meta = json_object_get(obj, "metadata");
     json_t *labels = json_object_get(meta, "labels");
@@ -165,7 +169,13 @@ static int set_node(json_t *obj, void *arg, ty_error *err)
         json_object_set_new(meta, "labels", labels);
     }
     json_object_update(labels, json_object_get(json_object_get(fresh, "metadata"), "labels"));
-    json_object_set(obj, "status", json_object_get(fresh, "status"));
+    return 0;
+}
+
+static int set_node_status(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set(obj, "status", json_object_get(arg, "status"));
     return 0;
 }
 
@@ -185,7 +195,11 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
-    o = kc_mutate(s, "nodes", "", name, set_node, node, 0, err);
+    o = kc_mutate(s, "nodes", "", name, set_node_labels, node, 0, err);
+    if (o) {
+        ty_obj_unref(o);
+        o = kc_mutate(s, "nodes", "", name, set_node_status, node, KC_STATUS, err);
+    }
     if (!o && err && err->code == TY_ENOTFOUND) {
         ty_error_clear(err);
         o = kc_create(s, "nodes", "", json_deep_copy(node), err);
@@ -197,26 +211,29 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
     return 0;
 }
 
+/* A status write: what it changes below the status it makes its own first
+ * (base/jsonown.h; the rest is shared with the stored version). */
 static int beat(json_t *obj, void *arg, ty_error *err)
 {
     const char *now = arg;
+    json_t *conds = ty_json_own(json_object_get(obj, "status"), "conditions"), *c;
     size_t i;
-    json_t *c;
 
     (void)err;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        if (type && !strcmp(type, "DiskPressure"))
-            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
-        if (type && !strcmp(type, "Ready")) {
+    for (i = 0; i < json_array_size(conds); i++) {
+        const char *type = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+        if (!type || (strcmp(type, "DiskPressure") && strcmp(type, "Ready")) ||
+            !(c = ty_json_own_at(conds, i)))
+            continue;
+        if (!strcmp(type, "Ready")) {
             const char *st = json_string_value(json_object_get(c, "status"));
             if (!st || strcmp(st, "True")) {
                 json_object_set_new(c, "status", json_string("True"));
                 json_object_set_new(c, "reason", json_string("KubeletReady"));
                 json_object_set_new(c, "lastTransitionTime", json_string(now));
             }
-            json_object_set_new(c, "lastHeartbeatTime", json_string(now));
         }
+        json_object_set_new(c, "lastHeartbeatTime", json_string(now));
     }
     return 0;
 }
@@ -227,7 +244,7 @@ int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err)
     ty_obj *o;
 
     rt_now_sec(now, sizeof(now));
-    o = kc_mutate(s, "nodes", "", name, beat, now, 0, err);
+    o = kc_mutate(s, "nodes", "", name, beat, now, KC_STATUS, err);
     if (!o)
         return -1;
     ty_obj_unref(o);
@@ -282,13 +299,13 @@ int rt_disk_pressure(const char *dir, const rt_disk_min *m, long long *free_byte
     return min > 0 && avail < min ? 1 : 0;
 }
 
-/* The DiskPressure condition and, as the node lifecycle controller does
- * for it, the NoSchedule taint that keeps new pods off the node. */
-static int set_disk(json_t *obj, void *arg, ty_error *err)
+/* The DiskPressure condition (a status write: the conditions are made its
+ * own before they change) and, as the node lifecycle controller does for
+ * it, the NoSchedule taint that keeps new pods off the node (a spec write). */
+static int set_disk_condition(json_t *obj, void *arg, ty_error *err)
 {
     bool pressure = *(bool *)arg;
-    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
-    json_t *conds, *taints, *c, *cond = NULL;
+    json_t *status = json_object_get(obj, "status"), *conds, *cond = NULL;
     char now[32];
     size_t i;
 
@@ -296,11 +313,12 @@ static int set_disk(json_t *obj, void *arg, ty_error *err)
     rt_now_sec(now, sizeof(now));
     if (!json_is_object(status))
         json_object_set_new(obj, "status", status = json_object());
-    if (!json_is_array(conds = json_object_get(status, "conditions")))
+    if (!json_is_array(conds = ty_json_own(status, "conditions")))
         json_object_set_new(status, "conditions", conds = json_array());
-    json_array_foreach(conds, i, c)
-        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "DiskPressure"))
-            cond = c;
+    for (i = 0; i < json_array_size(conds) && !cond; i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(conds, i), "type")) ?: "",
+                    "DiskPressure"))
+            cond = ty_json_own_at(conds, i);
     if (!cond) {
         json_array_append_new(conds, cond = json_pack("{s:s}", "type", "DiskPressure"));
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
@@ -314,15 +332,30 @@ static int set_disk(json_t *obj, void *arg, ty_error *err)
     json_object_set_new(cond, "message", json_string(pressure ? "kubelet has disk pressure"
                                                               : "kubelet has no disk pressure"));
     json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
+    return 0;
+}
 
+static int set_disk_taint(json_t *obj, void *arg, ty_error *err)
+{
+    bool pressure = *(bool *)arg, has = false;
+    json_t *spec = json_object_get(obj, "spec"), *taints;
+    char now[32];
+    size_t i;
+
+    (void)err;
     if (!json_is_object(spec))
         json_object_set_new(obj, "spec", spec = json_object());
     taints = json_object_get(spec, "taints");
     for (i = json_array_size(taints); i-- > 0;)
         if (!strcmp(json_string_value(json_object_get(json_array_get(taints, i), "key")) ?: "",
-                    DISK_TAINT))
-            json_array_remove(taints, i);
-    if (pressure) {
+                    DISK_TAINT)) {
+            if (pressure && !has)
+                has = true; /* kept, with the time it was added */
+            else
+                json_array_remove(taints, i);
+        }
+    if (pressure && !has) {
+        rt_now_sec(now, sizeof(now));
         if (!json_is_array(taints))
             json_object_set_new(spec, "taints", taints = json_array());
         json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", DISK_TAINT, "effect",
@@ -335,8 +368,12 @@ static int set_disk(json_t *obj, void *arg, ty_error *err)
 
 int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_error *err)
 {
-    ty_obj *o = kc_mutate(s, "nodes", "", name, set_disk, &pressure, 0, err);
+    ty_obj *o = kc_mutate(s, "nodes", "", name, set_disk_condition, &pressure, KC_STATUS, err);
 
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    o = kc_mutate(s, "nodes", "", name, set_disk_taint, &pressure, 0, err);
     if (!o)
         return -1;
     ty_obj_unref(o);
