@@ -1,12 +1,13 @@
 /* podgroup.c - the PodGroup of a Kubeflow job (see jobs_int.h): made and
  * kept in line with the job's schedulingPolicy, and read for whether the
- * gang scheduler has admitted the job yet. */
+ * gang scheduler has admitted the job yet; the gate itself (jobs_pg_gate)
+ * is the Volcano Job controller's too. */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/kinds.h"
-#include "base/log.h"
 #include "api/registry.h"
+#include "base/log.h"
 #include "controller/jobs/jobs_int.h"
 #include "model/podres.h"
 #include "model/quantity.h"
