@@ -36,7 +36,7 @@ static const api_schema namespace_spec = {
     .go_name = "NamespaceSpec",
 };
 static const api_field namespace_fields[] = {
-    API_OBJECT("spec", &namespace_spec), API_FIELD("status", API_T_OPEN),
+    API_OBJECT("spec", &namespace_spec), API_OBJECT("status", &api_schema_condition_status),
 };
 static const api_schema namespace_schema = API_SCHEMA(namespace_fields);
 static const char *const namespace_field_selectors[] = {"status.phase", NULL};
@@ -164,7 +164,9 @@ static const api_column node_columns[] = {
     {"Container-Runtime", "string", "", "Container Runtime Version reported by the node.", 1},
 };
 static const api_field node_spec_fields[] = {
-    API_FIELD("podCIDR", API_T_STRING), API_ARRAY("podCIDRs", API_T_STRING),
+    API_FIELD("podCIDR", API_T_STRING),
+    {.name = "podCIDRs", .type = API_T_ARRAY, .item_type = API_T_STRING,
+     .patch_strategy = "merge"},
     API_FIELD("providerID", API_T_STRING), API_FIELD("unschedulable", API_T_BOOLEAN),
     API_ARRAY("taints", API_T_OPEN), API_FIELD("configSource", API_T_OPEN),
     API_FIELD("externalID", API_T_STRING),
@@ -172,8 +174,18 @@ static const api_field node_spec_fields[] = {
 static const api_schema node_spec = {
     .fields = node_spec_fields, .nfields = API_NFIELDS(node_spec_fields), .go_name = "NodeSpec",
 };
+static const api_field node_status_fields[] = {
+    {.name = "conditions", .type = API_T_ARRAY, .item_type = API_T_OPEN, .merge_key = "type",
+     .patch_strategy = "merge"},
+    {.name = "addresses", .type = API_T_ARRAY, .item_type = API_T_OPEN, .merge_key = "type",
+     .patch_strategy = "merge"},
+};
+static const api_schema node_status = {
+    .fields = node_status_fields, .nfields = API_NFIELDS(node_status_fields),
+    .preserve_unknown = true, .go_name = "NodeStatus",
+};
 static const api_field node_fields[] = {
-    API_OBJECT("spec", &node_spec), API_FIELD("status", API_T_OPEN),
+    API_OBJECT("spec", &node_spec), API_OBJECT("status", &node_status),
 };
 static const api_schema node_schema = API_SCHEMA(node_fields);
 static const char *const node_field_selectors[] = {"spec.unschedulable", NULL};

@@ -647,7 +647,7 @@ static const char *const pod_field_selectors[] = {
 
 static const api_field pod_top_fields[] = {
     API_OBJECT("spec", &api_schema_pod_spec),
-    API_FIELD("status", API_T_OPEN),
+    API_OBJECT("status", &api_schema_pod_status),
 };
 static const api_schema pod_schema = {
     .fields = pod_top_fields, .nfields = API_NFIELDS(pod_top_fields),

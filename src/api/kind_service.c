@@ -215,7 +215,7 @@ static const api_schema service_spec = {
     .go_name = "ServiceSpec",
 };
 static const api_field service_fields[] = {
-    API_OBJECT("spec", &service_spec), API_FIELD("status", API_T_OPEN),
+    API_OBJECT("spec", &service_spec), API_OBJECT("status", &api_schema_condition_status),
 };
 static const api_schema service_schema = API_SCHEMA(service_fields);
 static const char *const service_field_selectors[] = {"spec.clusterIP", "spec.type", NULL};

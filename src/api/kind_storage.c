@@ -181,7 +181,7 @@ static const api_schema pvc_spec = {
     .go_name = "PersistentVolumeClaimSpec",
 };
 static const api_field pvc_fields[] = {
-    API_OBJECT("spec", &pvc_spec), API_FIELD("status", API_T_OPEN),
+    API_OBJECT("spec", &pvc_spec), API_OBJECT("status", &api_schema_condition_status),
 };
 static const api_schema pvc_schema = API_SCHEMA(pvc_fields);
 

@@ -247,6 +247,40 @@ const api_schema api_schema_pod_template_spec = {
     .go_name = "PodTemplateSpec",
 };
 
+/* ---- status objects ----------------------------------------------------
+ * Status is never checked for unknown fields or types; these describe the
+ * lists that strategic merge patch merges (and /openapi/v3 shows). */
+
+static const api_field condition_status_fields[] = {
+    {.name = "conditions", .type = API_T_ARRAY, .item_type = API_T_OPEN, .merge_key = "type",
+     .patch_strategy = "merge"},
+};
+const api_schema api_schema_condition_status = {
+    .fields = condition_status_fields, .nfields = API_NFIELDS(condition_status_fields),
+    .preserve_unknown = true,
+};
+
+static const api_field ip_fields[] = {API_FIELD("ip", API_T_STRING)};
+static const api_schema pod_ip = {
+    .fields = ip_fields, .nfields = API_NFIELDS(ip_fields), .go_name = "PodIP",
+};
+static const api_schema host_ip = {
+    .fields = ip_fields, .nfields = API_NFIELDS(ip_fields), .go_name = "HostIP",
+};
+
+static const api_field pod_status_fields[] = {
+    {.name = "conditions", .type = API_T_ARRAY, .item_type = API_T_OPEN, .merge_key = "type",
+     .patch_strategy = "merge"},
+    API_MERGE_LIST("podIPs", &pod_ip, "ip"),
+    API_MERGE_LIST("hostIPs", &host_ip, "ip"),
+    {.name = "resourceClaimStatuses", .type = API_T_ARRAY, .item_type = API_T_OPEN,
+     .merge_key = "name", .patch_strategy = "merge,retainKeys"},
+};
+const api_schema api_schema_pod_status = {
+    .fields = pod_status_fields, .nfields = API_NFIELDS(pod_status_fields),
+    .preserve_unknown = true, .go_name = "PodStatus",
+};
+
 /* ---- lookup and the unknown-field walk --------------------------------- */
 
 const api_field *api_schema_field(const api_schema *s, const char *name)

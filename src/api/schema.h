@@ -36,6 +36,7 @@
 
 #include "api/registry.h"
 #include "base/error.h"
+#include "model/patch.h"
 
 typedef enum api_type {
     API_T_ANY = 0,       /* any JSON value, never checked */
@@ -102,9 +103,21 @@ extern const api_schema api_schema_toleration;
 extern const api_schema api_schema_volume;
 extern const api_schema api_schema_affinity;
 extern const api_schema api_schema_label_selector;
+/* Status objects, described for their merge keys only (open otherwise, and
+ * never checked): {conditions} merged by type, and a Pod's status. */
+extern const api_schema api_schema_condition_status;
+extern const api_schema api_schema_pod_status;
 
 /* Looks up a field of an object schema by name; NULL if unknown. */
 const api_field *api_schema_field(const api_schema *s, const char *name);
+
+/* The lists of res that strategic merge patch merges, and their keys, as
+ * the schemas declare them (merge_key, patch_strategy "merge" on a list of
+ * scalars): the one source of the merge keys (schema_patch.c). res NULL, a
+ * kind the API does not serve: the pod-template lists (containers by name,
+ * env, volumes, ...), metadata's and conditions by type, wherever they
+ * appear. The result points at static data. */
+patch_schema api_patch_schema(const api_resource *res);
 
 /* Walks val against an object schema and adds one cause per unknown field
  * (reason "FieldValueInvalid", field = full path, message

@@ -4,10 +4,10 @@
  * callback, copies every string into a growing buffer a byte at a time and
  * then again into the value: parsing a stored pod (2.6 KB) took as long as
  * building its tree, and the store parses every object a write or a view
- * finds without its tree (an ended pod, a job's next pass): 13 % of the
- * server's CPU at 150,000 pods. This reads the text in place: a string is
- * scanned for its closing quote and copied once, a key goes straight into
- * its object.
+ * finds without its tree (an ended pod, a job's next pass), so at scale the
+ * parse was a large share of the server's CPU. This reads the text in
+ * place: a string is scanned for its closing quote and copied once, a key
+ * goes straight into its object.
  *
  * The tree is what json_loadb(text, len, JSON_DECODE_ANY, NULL) gives:
  * same values, key order and types. Where jansson would fail, and for what

@@ -44,8 +44,8 @@ static bool putc1(ty_buf *b, char c)
 }
 
 /* Which bytes need an escape: '"', '\\' and the control characters. A
- * table: one load a byte, where the scan with three compares a byte was
- * 1.5 % of the samples at 150,000 pods. */
+ * table: one load a byte instead of three compares, on every byte of every
+ * string the store writes. */
 #define ESC4(n) [n] = true, [n + 1] = true, [n + 2] = true, [n + 3] = true
 static const bool escaped[256] = {ESC4(0),  ESC4(4),  ESC4(8),  ESC4(12), ESC4(16),
                                   ESC4(20), ESC4(24), ESC4(28), ['"'] = true, ['\\'] = true};

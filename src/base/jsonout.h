@@ -4,10 +4,10 @@
  * object keys, "," and ":" without spaces, the same escapes (\" \\ \b \f \n
  * \r \t, \u00XX for the other control characters, nothing else escaped),
  * integers in decimal and reals as jansson prints them. jansson writes each
- * string a code point at a time through a callback; serialising was the
- * largest single cost of a store write (a 2.6 KB pod: ~20 µs, about a
- * quarter of a commit). This scans strings for the few bytes that need an
- * escape and copies the runs between them.
+ * string a code point at a time through a callback, which made serialising
+ * the largest single cost of a store write (build/bench_jsonout compares
+ * the two; docs/benchmarks.md). This scans strings for the few bytes that
+ * need an escape and copies the runs between them.
  *
  * Strings are taken as jansson holds them (it validated them as UTF-8 when
  * they were made); a string holding a NUL byte is written with \u0000, as

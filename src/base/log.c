@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/timeutil.h"
+
 static ty_log_level min_level = TY_LOG_INFO;
 static const char *names[] = {"debug", "info", "warn", "error"};
 
@@ -26,19 +28,14 @@ int ty_log_parse_level(const char *name, ty_log_level *out)
 
 void ty_log(ty_log_level level, const char *fmt, ...)
 {
-    char line[2048];
-    struct timespec ts;
-    struct tm tm;
+    char line[2048], now[TY_TIME_FRAC_LEN];
     va_list ap;
     int n;
 
     if (level < min_level)
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s ",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                 tm.tm_sec, ts.tv_nsec / 1000000, names[level]);
+    ty_time_now_frac(3, now, sizeof(now));
+    n = snprintf(line, sizeof(line), "%s %-5s ", now, names[level]);
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
     va_end(ap);

@@ -10,9 +10,8 @@
  * does not preempt the one running. The store commits every write of the
  * process one batch at a time in whichever writer leads (store/commit.c),
  * and each commit wakes every watcher; on two cores the woken watchers
- * preempted the leader, which then waited off the CPU while every other
- * writer waited for it: 30 % of the time the commit section was held
- * (bench/run-sched-e2e-bench.sh, docs/benchmarks.md). The local node agent,
+ * would preempt the leader, which then waits off the CPU while every other
+ * writer waits for it (docs/benchmarks.md). The local node agent,
  * which starts and watches the replicas' processes, keeps the default policy,
  * and so do the processes it starts. */
 #ifndef TY_BASE_THREAD_H
@@ -45,9 +44,9 @@ int ty_thread_setup(pthread_t t, const char *name, ty_thread_class cls);
  * contended (nice TY_THREAD_UPSTREAM_NICE, or its own if that is higher
  * already; no effect while the CPU is not contended): the
  * stages that drain the work it makes run first, so that work does not pile
- * up between them. At 150,000 pods on 2 CPUs the job engines' workers at
- * the same share as the scheduler let pods pile up pending and cost 9-11 %
- * of the throughput. 0, or -1 when the kernel refused (nothing changed). */
+ * up between them: with the job engines' workers at the scheduler's share,
+ * pods pile up pending on a busy machine and cost throughput. 0, or -1 when
+ * the kernel refused (nothing changed). */
 int ty_thread_upstream_self(void);
 
 /* A bell: waiters sleep until it rings; ringing never blocks the ringer.

@@ -1,46 +1,200 @@
 #include "base/timeutil.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void ty_time_format(time_t t, char *buf, size_t len)
+/* ---- RFC 3339 ---------------------------------------------------------- */
+
+int64_t ty_days_from_civil(int64_t y, int m, int d)
 {
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
 }
 
-int ty_time_parse(const char *s, time_t *out)
+/* Date and time of t (UTC seconds) into "YYYY-MM-DDTHH:MM:SS"; the number
+ * of bytes written, or 0 when it does not fit (buf then ""). */
+static size_t format_seconds(time_t t, char *buf, size_t len)
 {
-    struct tm tm = {0};
-    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    long off = 0;
+    struct tm tm;
+    int n;
 
-    if (!p)
+    if (!len)
+        return 0;
+    buf[0] = '\0';
+    if (!gmtime_r(&t, &tm))
+        return 0;
+    n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (n < 0 || (size_t)n >= len) {
+        buf[0] = '\0';
+        return 0;
+    }
+    return (size_t)n;
+}
+
+/* Appends text to buf[n..len), or makes buf "" when it does not fit. */
+static void finish(char *buf, size_t len, size_t n, const char *text)
+{
+    size_t tl = strlen(text);
+
+    if (!n || n + tl >= len) {
+        if (len)
+            buf[0] = '\0';
+        return;
+    }
+    memcpy(buf + n, text, tl + 1);
+}
+
+void ty_time_format(time_t t, char *buf, size_t len)
+{
+    finish(buf, len, format_seconds(t, buf, len), "Z");
+}
+
+void ty_time_now(char *buf, size_t len)
+{
+    ty_time_format(time(NULL), buf, len);
+}
+
+void ty_time_format_frac(struct timespec ts, int digits, char *buf, size_t len)
+{
+    char frac[32]; /* room for any long: -Wformat-truncation cannot see ns < 1e9 */
+    long ns = ts.tv_nsec;
+
+    if (digits < 0)
+        digits = 0;
+    if (digits > 9)
+        digits = 9;
+    if (ns < 0 || ns > 999999999L)
+        ns = 0;
+    for (int i = digits; i < 9; i++)
+        ns /= 10;
+    if (digits)
+        snprintf(frac, sizeof(frac), ".%0*ldZ", digits, ns);
+    else
+        snprintf(frac, sizeof(frac), "Z");
+    finish(buf, len, format_seconds(ts.tv_sec, buf, len), frac);
+}
+
+void ty_time_now_frac(int digits, char *buf, size_t len)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ty_time_format_frac(ts, digits, buf, len);
+}
+
+void ty_time_format_offset(time_t t, int32_t offset, char *buf, size_t len)
+{
+    char zone[8];
+    int32_t a = offset < 0 ? -offset : offset;
+
+    if (offset == 0) {
+        ty_time_format(t, buf, len);
+        return;
+    }
+    snprintf(zone, sizeof(zone), "%c%02d:%02d", offset < 0 ? '-' : '+', (int)(a / 3600 % 100),
+             (int)(a % 3600 / 60));
+    finish(buf, len, format_seconds(t + offset, buf, len), zone);
+}
+
+/* n decimal digits at *p into *v; false when one is not a digit. */
+static bool digits_at(const char **p, int n, int *v)
+{
+    int x = 0;
+
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return false;
+        x = x * 10 + (c - '0');
+    }
+    *p += n;
+    *v = x;
+    return true;
+}
+
+static bool leap(int y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int month_days(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && leap(y) ? 29 : days[m - 1];
+}
+
+int ty_time_parse_flags(const char *s, unsigned flags, struct timespec *out)
+{
+    int y, mo, d, h, mi, sec, oh = 0, om = 0;
+    long ns = 0;
+    int64_t off = 0;
+    const char *p = s;
+
+    if (!s || !digits_at(&p, 4, &y) || *p++ != '-' || !digits_at(&p, 2, &mo) || *p++ != '-' ||
+        !digits_at(&p, 2, &d))
+        return -1;
+    if (!(*p == 'T' || (*p == ' ' && (flags & TY_TIME_SPACE))))
+        return -1;
+    p++;
+    if (!digits_at(&p, 2, &h) || *p++ != ':' || !digits_at(&p, 2, &mi) || *p++ != ':' ||
+        !digits_at(&p, 2, &sec))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo) || h > 23 || mi > 59 || sec > 59)
         return -1;
     if (*p == '.') {
+        int nd = 0;
         p++;
-        while (*p >= '0' && *p <= '9')
-            p++;
+        for (; *p >= '0' && *p <= '9'; p++, nd++)
+            if (nd < 9)
+                ns = ns * 10 + (*p - '0');
+        if (!nd)
+            return -1;
+        for (; nd < 9; nd++)
+            ns *= 10;
     }
-    if (*p == 'Z' || *p == 'z') {
+    if (*p == 'Z') {
         p++;
     } else if (*p == '+' || *p == '-') {
-        int hh, mm;
-        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+        int sign = *p++ == '+' ? 1 : -1;
+        if (!digits_at(&p, 2, &oh) || *p++ != ':' || !digits_at(&p, 2, &om) || oh > 23 ||
+            om > 59)
             return -1;
-        off = (hh * 3600L + mm * 60L) * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else {
+        off = sign * (oh * 3600 + om * 60);
+    } else if (!(*p == '\0' && (flags & TY_TIME_NOZONE))) {
         return -1;
     }
     if (*p)
         return -1;
-    *out = timegm(&tm) - off;
+    out->tv_sec = (time_t)(ty_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+                           off);
+    out->tv_nsec = ns;
     return 0;
 }
+
+int ty_time_parse_ts(const char *s, struct timespec *out)
+{
+    return ty_time_parse_flags(s, 0, out);
+}
+
+int ty_time_parse(const char *s, time_t *out)
+{
+    struct timespec ts;
+
+    if (ty_time_parse_flags(s, 0, &ts) < 0)
+        return -1;
+    *out = ts.tv_sec;
+    return 0;
+}
+
+/* ---- durations ----------------------------------------------------------- */
 
 int ty_duration_parse(const char *s, int64_t *ms)
 {

@@ -29,11 +29,11 @@
 #define RESERVE ((size_t)16 << 30) /* 262,144 chunks of address space */
 #define GROW 16                    /* chunks made writable at a time */
 #define BIG (CHUNK / 8)            /* larger blocks come from malloc */
-/* Free chunks that keep their pages (16 MiB). At 64 (4 MiB) the reaper's
- * bursts of frees sent most chunks back (madvise: 13 % of its time, mostly
- * the TLB shoot-down on the other core) for writers to fault in again soon
- * after. At 150,000 pods 256 gave +0-5 % pods/s; 512 +5 % but ~+25 MB of
- * peak memory, which has ~50 MB to spare (docs/benchmarks.md, stop 22). */
+/* Free chunks that keep their pages (16 MiB). With few, the reaper's
+ * bursts of frees send most chunks back (madvise, and a TLB shoot-down on
+ * the other cores each time) for writers to fault in again soon after;
+ * with more, the speed hardly moves and the peak memory grows, which the
+ * 150,000-pod benchmark's 1 GB budget must hold (docs/benchmarks.md). */
 #define KEEP_RESIDENT 256
 #define ALIGN 16u                  /* as malloc's */
 #define CARVING (1u << 20)         /* > the most blocks a chunk holds */

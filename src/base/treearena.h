@@ -4,8 +4,9 @@
  * A pod the job engine builds is ~330 such blocks; built by one of eight
  * workers, later copied one level by the scheduler and the simulated nodes,
  * they lie scattered over the allocator's arenas, and the reaper thread
- * that frees a pod's tree when it goes cold took 25-40 µs a tree walking
- * them (a third of that when the tree was built in one place).
+ * that frees a pod's tree when it goes cold takes a cache miss a block
+ * walking them; a tree built in one place frees in about a third of the
+ * time.
  *
  * Between ty_tree_arena_begin() and ty_tree_arena_end() on a thread, every
  * block jansson allocates there comes from a 64 KiB chunk carved in order

@@ -12,10 +12,9 @@
 /* jemalloc's options, read when it starts (MALLOC_CONF in the environment
  * still has the last word). Pages freed and not reused go back to the
  * kernel after 10 s (jemalloc's default, said here so that it is a choice).
- * 3 s took 30 MB off the peak RSS at 150,000 simulated pods when plain
- * texts and trees were most of it; once the texts compressed smaller, 3 s
- * was 3-8 MB less and cost 2.5 % of the pods/s in the purging's madvise
- * calls and the page faults after them (docs/benchmarks.md, "Stop 23"). */
+ * Sooner takes little off the peak RSS now that cold texts are compressed
+ * small, and costs throughput in the purging's madvise calls and the page
+ * faults after them (docs/benchmarks.md, "Build and design choices"). */
 const char *malloc_conf = "dirty_decay_ms:10000";
 #endif
 
@@ -23,7 +22,8 @@ const char *malloc_conf = "dirty_decay_ms:10000";
  * also what makes the link keep jemalloc. Its malloc was taken only because
  * jemalloc came before the C library on the link line, with no symbol of
  * its own named, and a link-time-optimised build dropped it without a word
- * (the server then took 34-44 % more CPU on glibc's malloc). */
+ * (the server then ran on glibc's malloc, at a much higher CPU cost:
+ * docs/benchmarks.md). */
 const char *cli_allocator(void)
 {
 #ifdef TY_JEMALLOC

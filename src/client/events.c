@@ -1,11 +1,11 @@
-/* events.c - recording Events through the store.
+/* events.c - recording Events through the client interface.
  *
  * Recording is asynchronous, as in Kubernetes' event recorder: an Event is
- * queued to the store (store_create_async) and the caller goes on while
- * another writer commits it with its own batch. A controller writing an
- * Event per pod it creates or binds used to wait for a transaction of its
- * own each time (after a failed lookup for a repeat, which cost a round
- * through the writer too). */
+ * a RECORD write (kc.h) that nobody waits for; the embedded client queues
+ * it to the store, which commits it with another writer's batch, so a
+ * controller writing an Event per pod it creates or binds never waits for
+ * a transaction of its own. A repeat finds the Event by its name and bumps
+ * it (ty_event_bump) instead of a lookup first. */
 #include "client/events.h"
 
 #include <stdarg.h>

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/registry.h"
+#include "api/schema.h"
 #include "base/log.h"
 #include "model/patch.h"
 #include "model/podcond.h"
@@ -356,16 +358,20 @@ static ty_obj *e_mutate(ty_kc *c, const char *res, const char *ns, const char *n
 typedef struct patch_arg {
     kc_patch_type type;
     const json_t *patch;
-    bool status;
+    bool status, pod;
 } patch_arg;
 
 static int patch_fn(json_t *obj, void *arg, ty_error *err)
 {
     const patch_arg *p = arg;
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    /* Strategic: the merge keys the object's kind declares in its schema
+     * (a kind the API does not serve: the pod-template keys anywhere). */
+    patch_schema ps = api_patch_schema(api_find_kind(
+        json_string_value(json_object_get(obj, "apiVersion")),
+        json_string_value(json_object_get(obj, "kind"))));
     json_t *next = p->type == KC_PATCH_MERGE ? patch_merge(obj, p->patch)
                    : p->type == KC_PATCH_JSON ? patch_json(obj, p->patch, err)
-                                              : patch_strategic(obj, p->patch, kind, err);
+                                              : patch_strategic(obj, p->patch, &ps, err);
 
     if (!next)
         return -1;
@@ -375,10 +381,14 @@ static int patch_fn(json_t *obj, void *arg, ty_error *err)
     }
     if (p->status) { /* the status subresource takes the status alone */
         json_t *st = json_object_get(next, "status");
+        const status_call c = {.pod = p->pod};
         if (st)
             json_object_set(obj, "status", st);
         else
             json_object_del(obj, "status");
+        if (p->pod) /* and pods/status a pod's labels, annotations, finalizers */
+            keep_allowed(&c, json_object_get(obj, "metadata"),
+                         json_object_get(next, "metadata"));
     } else {
         json_object_clear(obj);
         json_object_update(obj, next);
@@ -390,7 +400,7 @@ static int patch_fn(json_t *obj, void *arg, ty_error *err)
 static ty_obj *e_patch(ty_kc *c, const char *res, const char *ns, const char *name,
                        kc_patch_type type, const json_t *patch, bool status, ty_error *err)
 {
-    patch_arg a = {type, patch, status};
+    patch_arg a = {type, patch, status, !strcmp(res, "pods")};
 
     /* the patch functions read the whole object: a status patch gets a
      * whole copy too */

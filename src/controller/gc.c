@@ -20,7 +20,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -284,95 +283,41 @@ static int reconcile(ty_gc *g, gc_node *n)
 
 /* ---- the thread ---- */
 
-static void apply_event(ty_gc *g, const kc_event *ev)
+/* The graph follows one informer on every resource (client/informer.h), with
+ * no cache: the graph is the collector's own picture. A (re)list rebuilds it
+ * from nothing (on_relist), and no node is judged before the informer has
+ * synced: after the lists and the watch's catch-up, so never on a partial
+ * picture (a dependent listed before its owner's resource was). Replaying a
+ * change the lists already showed does no harm: the graph takes each event
+ * as the object's state. */
+
+static void on_relist(ty_informer *inf, void *ctx)
 {
-    gc_observe_obj(g, ev->resource, ev->obj, ev->type == KC_DELETED);
+    (void)inf;
+    gc_graph_clear(ctx);
 }
 
-static void drop_watch(ty_gc *g)
+static void on_events(ty_informer *inf, const kc_event *evs, size_t n, unsigned flags,
+                      void *ctx)
 {
-    pthread_mutex_lock(&g->mu);
-    kc_watch_close(g->w);
-    g->w = NULL;
-    pthread_mutex_unlock(&g->mu);
+    (void)inf, (void)flags;
+    for (size_t i = 0; i < n; i++)
+        gc_observe_obj(ctx, evs[i].resource, evs[i].obj, evs[i].type == KC_DELETED);
 }
 
-static bool stopping(ty_gc *g)
+/* Waits for events (not at all when work is queued, nor unless wait),
+ * applies a batch of them, then works the queue. Returns -1 once stopping. */
+static int step(ty_gc *g, bool wait)
 {
-    bool stop;
-    pthread_mutex_lock(&g->mu);
-    stop = g->stop;
-    pthread_mutex_unlock(&g->mu);
-    return stop;
-}
-
-/* Rebuilds the graph: watch from now, list everything, then replay what
- * the watch has gathered meanwhile, so that no node is judged on a partial
- * picture (a dependent listed before its owner's resource was). Every change
- * committed before the lists ended is in the watch by then: draining it
- * until it has nothing at hand reaches past the lists without comparing
- * resourceVersions (they are opaque). Replaying a change the lists already
- * showed does no harm: the graph takes each event as the object's state. */
-static int resync(ty_gc *g)
-{
-    ty_error err;
-    json_t *resources;
-    json_t *r;
-    size_t i;
-    kc_event ev;
-    int rc;
-
-    ty_error_init(&err);
-    gc_graph_clear(g);
-    pthread_mutex_lock(&g->mu);
-    if (!g->stop)
-        g->w = kc_watch_open(g->s, NULL, NULL, &err);
-    pthread_mutex_unlock(&g->mu);
-    if (!g->w)
-        return -1;
-    resources = kc_resources(g->s);
-    json_array_foreach(resources, i, r) {
-        kc_list l;
-        if (gc_ignored(json_string_value(r)))
-            continue;
-        if (kc_list_objects(g->s, json_string_value(r), NULL, &l, &err) < 0)
-            continue; /* cannot fail without a token, short of memory */
-        for (size_t k = 0; k < l.n; k++)
-            gc_observe_obj(g, json_string_value(r), l.items[k], false);
-        kc_list_free(&l);
-    }
-    json_decref(resources);
-    while ((rc = kc_watch_next(g->w, 0, &ev, &err)) == 1) {
-        apply_event(g, &ev);
-        kc_event_release(&ev);
-    }
-    ty_error_clear(&err);
-    return rc < 0 ? -1 : 0; /* stopping, or fell behind already */
-}
-
-/* Waits for events (not at all when work is queued), applies a batch of them,
- * then works the queue. Returns -1 when the watch ended. */
-static int step(ty_gc *g)
-{
-    kc_event ev;
-    ty_error err;
     gc_node *n;
-    int timeout = g->qhead ? 0 : g->nretries ? RETRY_MS : -1, rc;
+    bool synced = inf_has_synced(g->inf);
+    /* Not synced: the poll lists (or waits out its backoff) first. */
+    int timeout = !wait ? 0 : !synced ? -1 : g->qhead ? 0 : g->nretries ? RETRY_MS : -1;
 
-    ty_error_init(&err);
-    for (int i = 0; i < EVENT_BATCH; i++) {
-        rc = kc_watch_next(g->w, i ? 0 : timeout, &ev, &err);
-        if (rc < 0) {
-            if (err.code == TY_EGONE)
-                ty_warn("gc: fell behind the store's watch history; rebuilding the graph");
-            ty_error_clear(&err);
-            return -1;
-        }
-        if (rc == 0)
-            break;
-        apply_event(g, &ev);
-        kc_event_release(&ev);
-    }
+    if (inf_poll(g->inf, timeout) < 0)
+        return -1;
+    if (!inf_has_synced(g->inf))
+        return 0;
     if (g->nretries && ty_now_ms() >= g->retry_at)
         gc_requeue_retries(g);
     while ((n = gc_dequeue(g))) {
@@ -387,23 +332,13 @@ static void *gc_main(void *arg)
 {
     ty_gc *g = arg;
 
-    while (!stopping(g)) {
-        if (!g->w && resync(g) < 0) {
-            drop_watch(g);
-            if (!stopping(g))
-                usleep(100 * 1000); /* do not spin on a failing store */
-            continue;
-        }
-        if (step(g) < 0) {
-            /* Fell behind the watch history, or stopping: rebuild. */
-            drop_watch(g);
-        }
-    }
-    drop_watch(g);
+    while (step(g, true) == 0)
+        ;
     return NULL;
 }
 
-ty_gc *gc_start(ty_kc *s, ty_error *err)
+/* The collector and its informer, no thread. */
+static ty_gc *gc_new(ty_kc *s, ty_error *err)
 {
     ty_gc *g = calloc(1, sizeof(*g));
 
@@ -414,16 +349,38 @@ ty_gc *gc_start(ty_kc *s, ty_error *err)
     }
     g->s = s;
     g->nbuckets = 256;
-    pthread_mutex_init(&g->mu, NULL);
-    if (pthread_create(&g->thread, NULL, gc_main, g) == 0) {
-        ty_thread_setup(g->thread, "ty-gc", TY_THREAD_BACKGROUND);
-    } else {
-        pthread_mutex_destroy(&g->mu);
+    if (!(g->inf = inf_new(s, &(inf_config){.name = "gc", .list_all = true,
+                                            .list_skip = gc_ignored, .batch = EVENT_BATCH},
+                           &(inf_handlers){.on_relist = on_relist, .on_events = on_events},
+                           g, err))) {
         free(g->buckets);
         free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void gc_free(ty_gc *g)
+{
+    inf_free(g->inf);
+    gc_graph_clear(g);
+    free(g->buckets);
+    free(g->retries);
+    free(g);
+}
+
+ty_gc *gc_start(ty_kc *s, ty_error *err)
+{
+    ty_gc *g = gc_new(s, err);
+
+    if (!g)
+        return NULL;
+    if (pthread_create(&g->thread, NULL, gc_main, g) != 0) {
+        gc_free(g);
         ty_seterr(err, TY_EINTERNAL, "gc: cannot start thread");
         return NULL;
     }
+    ty_thread_setup(g->thread, "ty-gc", TY_THREAD_BACKGROUND);
     return g;
 }
 
@@ -431,15 +388,25 @@ void gc_stop(ty_gc *g)
 {
     if (!g)
         return;
-    pthread_mutex_lock(&g->mu);
-    g->stop = true;
-    if (g->w)
-        kc_watch_cancel(g->w);
-    pthread_mutex_unlock(&g->mu);
+    inf_cancel(g->inf);
     pthread_join(g->thread, NULL);
-    gc_graph_clear(g);
-    free(g->buckets);
-    free(g->retries);
-    pthread_mutex_destroy(&g->mu);
-    free(g);
+    gc_free(g);
+}
+
+/* The collector without its thread, for tests that drive it one turn at a
+ * time (gc_int.h). */
+ty_gc *gc_sync_new(ty_kc *s)
+{
+    return gc_new(s, NULL);
+}
+
+void gc_sync_free(ty_gc *g)
+{
+    if (g)
+        gc_free(g);
+}
+
+int gc_turn(ty_gc *g)
+{
+    return step(g, false);
 }

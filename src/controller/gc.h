@@ -1,6 +1,7 @@
 /* gc.h - the garbage collector.
  *
- * A background thread that follows the store's watch hub and keeps an
+ * A background thread that follows every resource through an informer
+ * (client/informer.h) and keeps an
  * in-memory graph of owners and dependents (metadata.ownerReferences, by uid).
  * It deletes dependents whose owners are all gone (Background), carries out
  * Foreground deletion (dependents first; the owner's "foregroundDeletion"

@@ -364,8 +364,9 @@ bool gc_ignored(const char *resource)
 }
 
 /* Only a Namespace is parsed whole: of everything else the metadata alone
- * is read, and no tree is kept (a resync looks at every object; giving each
- * a tree took the server's memory up by half at 40,000 benchmark pods). */
+ * is read, and no tree is kept (a resync looks at every object, and a tree
+ * left on each would hold memory for the whole store until the sweeper
+ * came by). */
 void gc_observe_obj(ty_gc *g, const char *resource, const ty_obj *o, bool deleted)
 {
     const json_t *obj;

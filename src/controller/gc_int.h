@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "client/informer.h"
 #include "controller/gc.h"
 
 #define FG_FINALIZER "foregroundDeletion"
@@ -48,9 +49,7 @@ struct gc_node {
 struct ty_gc {
     ty_kc *s;
     pthread_t thread;
-    pthread_mutex_t mu; /* guards stop and w against gc_stop */
-    bool stop;
-    kc_watch *w;
+    ty_informer *inf;   /* every resource, no cache (gc.c) */
     /* The graph: a chained hash table keyed by uid. */
     gc_node **buckets;
     size_t nbuckets, nnodes;
@@ -59,11 +58,24 @@ struct ty_gc {
     size_t nretries, capretries;
     int64_t retry_at;
     /* The resource and namespace names of the nodes, each held once (a
-     * copy per node was two blocks more per object, ~19 MB at 150,000
-     * pods); dropped with the graph (gc_graph_clear), so a namespace gone
+     * copy per node would be two blocks more for every object in the
+     * store); dropped with the graph (gc_graph_clear), so a namespace gone
      * is held until the next full scan. */
     strmap names;
 };
+
+/* ---- synchronous use (tests; gc.c) ---- */
+
+/* A collector on s without its thread (s must outlive it): nothing happens
+ * until gc_turn. NULL when out of memory. Free with gc_sync_free. */
+ty_gc *gc_sync_new(ty_kc *s);
+void gc_sync_free(ty_gc *g);
+/* One turn of the thread's loop without waiting: the informer (re)lists
+ * when it must and delivers the events at hand, then every queued node is
+ * reconciled once the graph has synced. Writes it makes come back as
+ * events at the next turn. Nodes on the retry list wait RETRY_MS of real
+ * time. -1 once cancelled. */
+int gc_turn(ty_gc *g);
 
 /* ---- gc_graph.c ---- */
 

@@ -59,6 +59,8 @@ static void add_key(ty_workqueue *q, const char *kind, const char *ns, const cha
 {
     char key[600];
 
+    if (!q)
+        return; /* a pass run alone (volumes_reconcile) */
     snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
     wq_add(q, key);
 }
@@ -888,4 +890,14 @@ void volumes_stop(ty_volumes *v)
         return;
     wq_stop(v->q);
     free(v);
+}
+
+int volumes_reconcile(ty_kc *s, const char *data_dir, const char *key)
+{
+    ty_volumes v = {.s = s};
+    time_t wake_at = 0;
+
+    if (snprintf(v.dir, sizeof(v.dir), "%s/volumes", data_dir) >= (int)sizeof(v.dir))
+        return -1;
+    return reconcile(NULL, key, &wake_at, &v);
 }

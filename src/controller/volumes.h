@@ -29,4 +29,12 @@ ty_volumes *volumes_start(ty_kc *s, const char *data_dir, ty_error *err);
 /* NULL is fine. */
 void volumes_stop(ty_volumes *v);
 
+/* One pass over one key of the controller's queue, without its threads
+ * (synchronous tests, client/kc_fake.h): "c/<ns>/<name>" a claim,
+ * "v//<name>" a volume, "*" every pending claim. Volumes it provisions live
+ * under data_dir/volumes. Keys the pass would queue for another (a claim's
+ * volumes once it went, the claims "*" lists) are dropped: the caller runs
+ * those passes itself. 0, or -1 when the pass should be retried. */
+int volumes_reconcile(ty_kc *s, const char *data_dir, const char *key);
+
 #endif

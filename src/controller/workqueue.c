@@ -7,13 +7,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/strmap.h"
 #include "base/thread.h"
 #include "base/timeutil.h"
+#include "client/informer.h"
 
 #define EVENT_BATCH 1024
 #define RETRY_MS 1000
@@ -49,10 +49,10 @@ struct ty_workqueue {
     pthread_t thread;
     pthread_t workers[MAX_WORKERS];
     size_t nworkers;
+    ty_informer *inf;    /* the watch: ops.resources, listed by ops.resync */
     pthread_mutex_t mu;  /* guards everything below */
     pthread_cond_t work_cv;
     bool stop;
-    kc_watch *w;
     wq_key *queue, *qtail;
     strmap queued;       /* key -> wq_key in the queue */
     strmap active;       /* key -> its wq_key, while a worker reconciles it */
@@ -325,40 +325,36 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* ---- the watch thread ---- */
+/* ---- the watch thread ----
+ *
+ * An informer (client/informer.h) that lists nothing itself: the
+ * controller's resync does, in on_relist, after the watch opened, so that
+ * nothing changed meanwhile is missed and every object gets a first look.
+ * The informer opens it again after it fell behind the history (TY_EGONE),
+ * with a backoff while that fails. */
 
-static void drop_watch(ty_workqueue *q)
+static void on_relist(ty_informer *inf, void *ctx)
 {
-    pthread_mutex_lock(&q->mu);
-    kc_watch_close(q->w);
-    q->w = NULL;
-    pthread_mutex_unlock(&q->mu);
-}
+    ty_workqueue *q = ctx;
 
-/* Watch from now, then queue everything: nothing that changed meanwhile is
- * missed, and every object gets a first look. */
-static int open_watch(ty_workqueue *q)
-{
-    ty_error err;
-
-    ty_error_init(&err);
-    pthread_mutex_lock(&q->mu);
-    if (!q->stop)
-        q->w = q->ops.resources
-                   ? kc_watch_open(q->s, q->ops.resources, NULL, &err)
-                   : kc_watch_open(q->s, NULL, NULL, &err);
+    (void)inf;
     /* The resync looks at everything: notes of writes whose events were
      * missed would only drop a later event. */
+    pthread_mutex_lock(&q->mu);
     strmap_free_values(&q->wrote);
     strmap_init(&q->wrote);
     pthread_mutex_unlock(&q->mu);
-    if (!q->w) {
-        ty_debug("%s: cannot watch the store: %s", q->name, err.text);
-        ty_error_clear(&err);
-        return -1;
-    }
     q->ops.resync(q, q->s, q->ctx);
-    return 0;
+}
+
+static void on_events(ty_informer *inf, const kc_event *evs, size_t n, unsigned flags,
+                      void *ctx)
+{
+    ty_workqueue *q = ctx;
+
+    (void)inf, (void)flags;
+    for (size_t i = 0; i < n; i++)
+        q->ops.on_event(q, &evs[i], q->ctx);
 }
 
 /* Sets the queue's series to its counts (a scrape sees them at most one
@@ -390,53 +386,24 @@ static void publish(ty_workqueue *q)
     ty_metric_set("controller_runtime_reconcile_total", res, (double)later);
 }
 
-/* Waits for events, hands a batch to on_event and fires due timers.
- * Returns -1 when the watch ended. */
-static int step(ty_workqueue *q)
-{
-    int64_t next;
-    int timeout;
-    kc_event ev;
-    ty_error err;
-    int rc;
-
-    pthread_mutex_lock(&q->mu);
-    next = timers_fire(q);
-    pthread_mutex_unlock(&q->mu);
-    timeout = (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
-    ty_error_init(&err);
-    for (int i = 0; i < EVENT_BATCH; i++) {
-        rc = kc_watch_next(q->w, i ? 0 : timeout, &ev, &err);
-        if (rc < 0) {
-            if (err.code == TY_EGONE)
-                ty_warn("%s: fell behind the store's watch history; queueing everything again",
-                        q->name);
-            ty_error_clear(&err);
-            return -1;
-        }
-        if (rc == 0)
-            break;
-        q->ops.on_event(q, &ev, q->ctx);
-        kc_event_release(&ev);
-    }
-    publish(q);
-    return 0;
-}
-
+/* Fires due timers, then waits for events (a batch goes to on_event) until
+ * the next timer is due, at most MAX_WAIT_MS: a worker may add a timer
+ * meanwhile. */
 static void *watch_main(void *arg)
 {
     ty_workqueue *q = arg;
+    int64_t next;
+    int timeout;
 
-    while (!stopping(q)) {
-        if (!q->w && open_watch(q) < 0) {
-            if (!stopping(q))
-                usleep(100 * 1000); /* do not spin on a failing store */
-            continue;
-        }
-        if (step(q) < 0)
-            drop_watch(q); /* fell behind the history, or stopping */
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        next = timers_fire(q);
+        pthread_mutex_unlock(&q->mu);
+        timeout = (next >= 0 && next < MAX_WAIT_MS) ? (int)next : MAX_WAIT_MS;
+        if (inf_poll(q->inf, timeout) < 0)
+            break; /* stopping */
+        publish(q);
     }
-    drop_watch(q);
     return NULL;
 }
 
@@ -446,8 +413,7 @@ static void stop_workers(ty_workqueue *q)
 {
     pthread_mutex_lock(&q->mu);
     q->stop = true;
-    if (q->w)
-        kc_watch_cancel(q->w);
+    inf_cancel(q->inf);
     pthread_cond_broadcast(&q->work_cv);
     pthread_mutex_unlock(&q->mu);
     for (size_t i = 0; i < q->nworkers; i++)
@@ -461,6 +427,7 @@ static void free_queue(ty_workqueue *q)
     strmap_free(&q->queued);
     strmap_free(&q->active); /* each worker freed the key it held */
     strmap_free_values(&q->wrote);
+    inf_free(q->inf);
     pthread_cond_destroy(&q->work_cv);
     pthread_mutex_destroy(&q->mu);
     free(q->name);
@@ -504,6 +471,13 @@ ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops 
     strmap_init(&q->wrote);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work_cv, NULL);
+    if (!(q->inf = inf_new(s, &(inf_config){.name = name, .watch = ops->resources,
+                                            .batch = EVENT_BATCH},
+                           &(inf_handlers){.on_relist = on_relist, .on_events = on_events},
+                           q, err))) {
+        free_queue(q);
+        return NULL;
+    }
     if (workers < 1)
         workers = 1;
     if (workers > MAX_WORKERS)
@@ -520,13 +494,12 @@ ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops 
      * event: a second pass at once after a failed one). If it cannot open
      * now, the thread keeps trying. */
     if (q->nworkers)
-        open_watch(q);
+        inf_poll(q->inf, 0);
     if (q->nworkers && pthread_create(&q->thread, NULL, watch_main, q) == 0) {
         thread_name(q->thread, q->name, "-watch");
         return q;
     }
     stop_workers(q);
-    kc_watch_close(q->w);
     free_queue(q);
     ty_seterr(err, TY_EINTERNAL, "%s: cannot start threads", name);
     return NULL;

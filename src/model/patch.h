@@ -7,6 +7,7 @@
 #define TY_MODEL_PATCH_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "base/error.h"
 
@@ -27,20 +28,43 @@ json_t *patch_merge(const json_t *target, const json_t *patch);
 #define PATCH_JSON_MAX_COPY_BYTES (3 * 1024 * 1024)
 json_t *patch_json(const json_t *target, const json_t *ops, ty_error *err);
 
-/* Strategic merge patch (application/strategic-merge-patch+json) for built-in
- * kinds. kind is the object's kind ("Pod", "Service", "ConfigMap", ...); it
- * selects the merge keys of lists (containers by name, ports by
- * containerPort/port, env by name, volumes by name, ownerReferences by uid,
- * conditions by type, ...). Lists without a merge key are replaced.
- * Supports the directives $patch (replace, merge, delete), $retainKeys,
- * $deleteFromPrimitiveList/<field> and $setElementOrder/<field>.
- * Any other kind (NULL, or a custom resource such as PyTorchJob) merges the
- * pod-template lists (containers, env, volumes, ...) by their keys wherever
- * they appear, and metadata/conditions as for built-in kinds; Kubernetes would
- * refuse the patch for a custom resource, so a server that wants that answer
- * must decide it before calling. Malformed directives or list items without
- * their merge key: TY_EBADREQUEST. */
-json_t *patch_strategic(const json_t *target, const json_t *patch, const char *kind,
+/* What strategic merge patch knows of the fields of an object: which lists
+ * merge and by which key. The model holds no such table; the API's field
+ * schema (api/schema.h, api_patch_schema) is the one place that declares
+ * them, and the caller passes its description in. A type is an opaque
+ * handle the describer hands out and takes back; {NULL, 0} describes
+ * nothing (every list below is replaced). */
+typedef struct patch_type {
+    const void *p;
+    int tag;
+} patch_type;
+
+typedef struct patch_field {
+    const char *merge_key; /* a list of objects merged by this field of each */
+    bool merge_set;        /* a list of scalars merged as a set (finalizers) */
+    patch_type type;       /* the type of the value, or of each list element */
+} patch_field;
+
+typedef struct patch_schema {
+    /* Describes field `name` of a value of type `in` (never {NULL, 0}):
+     * fills *out (zeroed by the caller) and returns true, or returns false
+     * when the type does not know the field. Must not fail otherwise. */
+    bool (*field)(patch_type in, const char *name, patch_field *out);
+    patch_type root; /* the type of the whole object */
+} patch_schema;
+
+/* Strategic merge patch (application/strategic-merge-patch+json). schema
+ * says which lists merge by which key (containers by name, ports by
+ * containerPort inside a container and by port in a Service's spec,
+ * ownerReferences by uid, conditions by type, finalizers as a set, ...);
+ * lists it does not describe are replaced, and so are all lists when schema
+ * is NULL. Supports the directives $patch (replace, merge, delete),
+ * $retainKeys, $deleteFromPrimitiveList/<field> and
+ * $setElementOrder/<field>. Kubernetes refuses the patch for a custom
+ * resource; a server that wants that answer must decide it before calling.
+ * Malformed directives or list items without their merge key:
+ * TY_EBADREQUEST. schema is borrowed for the call. */
+json_t *patch_strategic(const json_t *target, const json_t *patch, const patch_schema *schema,
                         ty_error *err);
 
 /* Two-way merge patch that turns a into b (RFC 7386 form). Used by the CLI's

@@ -1,16 +1,13 @@
-/* patch_strategic.c - Kubernetes strategic merge patch for built-in kinds.
+/* patch_strategic.c - Kubernetes strategic merge patch.
  *
  * Kubernetes reads the merge strategy of each list from struct tags of the Go
- * types (patchStrategy:"merge" patchMergeKey:"name"). Here the types are
- * described by small tables: a type lists the fields whose lists merge, and
- * the type of the values below them, so that "containers" is merged by name in
- * Pod.spec and in Deployment.spec.template.spec alike, while "ports" merges by
- * containerPort inside a container but by port in a Service's spec.
- *
- * Kinds that are not built in (training jobs and other custom resources) use a
- * name-based table that applies at any depth. Kubernetes refuses strategic
- * merge patches for custom resources; we accept them because pod templates
- * inside training jobs merge the same way as everywhere else.
+ * types (patchStrategy:"merge" patchMergeKey:"name"). Here the caller
+ * describes the types (patch_schema, made from the API's field schema by
+ * api_patch_schema): a lookup of each field gives its list strategy and the
+ * type below it, so that "containers" is merged by name in Pod.spec and in a
+ * training job's pod templates alike, while "ports" merges by containerPort
+ * inside a container but by port in a Service's spec. This file holds no
+ * table of its own: a merge key declared in the schema is the merge key.
  *
  * While merging, results share unchanged subtrees with the inputs (reference
  * counts, never mutation); the top level makes one deep copy at the end so that
@@ -19,6 +16,7 @@
 #include "model/patch.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,239 +26,36 @@
 /* Merging lists is quadratic; no real object has lists this long. */
 #define SMP_MAX_LIST 10000
 
-typedef struct smp_type smp_type;
+/* A position in the caller's schema: the describer and a type of it. */
+typedef struct smp_type {
+    const patch_schema *schema;
+    patch_type t;
+} smp_type;
 
-typedef struct smp_field {
-    const char *name;
-    const char *merge_key; /* list of objects merged by this field of each */
-    bool merge_set;        /* list of scalars merged as a set */
-    const smp_type *type;  /* type of the value, or of each list element */
-} smp_field;
-
-struct smp_type {
-    const smp_field *fields; /* ends with a NULL name */
-    const smp_type *other;   /* type of the fields not listed */
-};
-
-/* ---- the type tables (core/v1, apps/v1, batch/v1, meta/v1) ------------ */
-
-static const smp_type t_any, t_objmeta, t_container, t_podspec, t_pod_template;
-static const smp_type t_workload_spec, t_cond_status, t_job_template;
-
-#define END_FIELDS {NULL, NULL, false, NULL}
-#define META_FIELD {"metadata", NULL, false, &t_objmeta}
-#define STATUS_FIELD {"status", NULL, false, &t_cond_status}
-
-static const smp_field objmeta_fields[] = {
-    {"finalizers", NULL, true, NULL},
-    {"ownerReferences", "uid", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_objmeta = {objmeta_fields, NULL};
-
-static const smp_field container_fields[] = {
-    {"ports", "containerPort", false, NULL},
-    {"env", "name", false, NULL},
-    {"volumeMounts", "mountPath", false, NULL},
-    {"volumeDevices", "devicePath", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_container = {container_fields, NULL};
-
-#define POD_SPEC_LISTS                                        \
-    {"containers", "name", false, &t_container},              \
-    {"initContainers", "name", false, &t_container},          \
-    {"ephemeralContainers", "name", false, &t_container},     \
-    {"volumes", "name", false, NULL},                         \
-    {"imagePullSecrets", "name", false, NULL},                \
-    {"hostAliases", "ip", false, NULL},                       \
-    {"topologySpreadConstraints", "topologyKey", false, NULL}, \
-    {"schedulingGates", "name", false, NULL},                 \
-    {"resourceClaims", "name", false, NULL}
-
-static const smp_field podspec_fields[] = {POD_SPEC_LISTS, END_FIELDS};
-static const smp_type t_podspec = {podspec_fields, NULL};
-
-static const smp_field pod_template_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_podspec},
-    END_FIELDS,
-};
-static const smp_type t_pod_template = {pod_template_fields, NULL};
-
-static const smp_field pod_status_fields[] = {
-    {"conditions", "type", false, NULL},
-    {"podIPs", "ip", false, NULL},
-    {"hostIPs", "ip", false, NULL},
-    {"resourceClaimStatuses", "name", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_pod_status = {pod_status_fields, NULL};
-
-static const smp_field cond_status_fields[] = {
-    {"conditions", "type", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_cond_status = {cond_status_fields, NULL};
-
-static const smp_field pod_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_podspec},
-    {"status", NULL, false, &t_pod_status},
-    END_FIELDS,
-};
-static const smp_type t_pod = {pod_fields, NULL};
-
-static const smp_field podtemplate_fields[] = {
-    META_FIELD,
-    {"template", NULL, false, &t_pod_template},
-    END_FIELDS,
-};
-static const smp_type t_podtemplate = {podtemplate_fields, NULL};
-
-/* Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController. */
-static const smp_field workload_spec_fields[] = {
-    {"template", NULL, false, &t_pod_template},
-    END_FIELDS,
-};
-static const smp_type t_workload_spec = {workload_spec_fields, NULL};
-
-static const smp_field workload_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_workload_spec},
-    STATUS_FIELD,
-    END_FIELDS,
-};
-static const smp_type t_workload = {workload_fields, NULL};
-
-static const smp_field job_template_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_workload_spec},
-    END_FIELDS,
-};
-static const smp_type t_job_template = {job_template_fields, NULL};
-
-static const smp_field cronjob_spec_fields[] = {
-    {"jobTemplate", NULL, false, &t_job_template},
-    END_FIELDS,
-};
-static const smp_type t_cronjob_spec = {cronjob_spec_fields, NULL};
-
-static const smp_field cronjob_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_cronjob_spec},
-    END_FIELDS,
-};
-static const smp_type t_cronjob = {cronjob_fields, NULL};
-
-static const smp_field service_spec_fields[] = {
-    {"ports", "port", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_service_spec = {service_spec_fields, NULL};
-
-static const smp_field service_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_service_spec},
-    STATUS_FIELD,
-    END_FIELDS,
-};
-static const smp_type t_service = {service_fields, NULL};
-
-static const smp_field node_spec_fields[] = {
-    {"podCIDRs", NULL, true, NULL},
-    END_FIELDS,
-};
-static const smp_type t_node_spec = {node_spec_fields, NULL};
-
-static const smp_field node_status_fields[] = {
-    {"conditions", "type", false, NULL},
-    {"addresses", "type", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_node_status = {node_status_fields, NULL};
-
-static const smp_field node_fields[] = {
-    META_FIELD,
-    {"spec", NULL, false, &t_node_spec},
-    {"status", NULL, false, &t_node_status},
-    END_FIELDS,
-};
-static const smp_type t_node = {node_fields, NULL};
-
-static const smp_field serviceaccount_fields[] = {
-    META_FIELD,
-    {"secrets", "name", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_serviceaccount = {serviceaccount_fields, NULL};
-
-/* ConfigMap, Secret, Namespace, PersistentVolumeClaim, ...: only metadata and
- * status conditions merge. */
-static const smp_field basic_fields[] = {META_FIELD, STATUS_FIELD, END_FIELDS};
-static const smp_type t_basic = {basic_fields, NULL};
-
-/* Custom resources: every field name that merges somewhere in a pod or its
- * metadata merges wherever it appears. */
-static const smp_field any_fields[] = {
-    META_FIELD,
-    POD_SPEC_LISTS,
-    {"conditions", "type", false, NULL},
-    END_FIELDS,
-};
-static const smp_type t_any = {any_fields, &t_any};
-
-static const struct {
-    const char *kind;
-    const smp_type *type;
-} kinds[] = {
-    {"Pod", &t_pod},
-    {"PodTemplate", &t_podtemplate},
-    {"Deployment", &t_workload},
-    {"ReplicaSet", &t_workload},
-    {"StatefulSet", &t_workload},
-    {"DaemonSet", &t_workload},
-    {"Job", &t_workload},
-    {"ReplicationController", &t_workload},
-    {"CronJob", &t_cronjob},
-    {"Service", &t_service},
-    {"Node", &t_node},
-    {"ServiceAccount", &t_serviceaccount},
-    {"ConfigMap", &t_basic},
-    {"Secret", &t_basic},
-    {"Namespace", &t_basic},
-    {"Endpoints", &t_basic},
-    {"Event", &t_basic},
-    {"PersistentVolume", &t_basic},
-    {"PersistentVolumeClaim", &t_basic},
-    {"ResourceQuota", &t_basic},
-    {"LimitRange", &t_basic},
-    {"PriorityClass", &t_basic},
-    {"Lease", &t_basic},
-};
-
-static const smp_type *kind_type(const char *kind)
+static bool type_known(smp_type ty)
 {
-    if (kind)
-        for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-            if (strcmp(kinds[i].kind, kind) == 0)
-                return kinds[i].type;
-    return &t_any;
+    return ty.schema && ty.schema->field && (ty.t.p || ty.t.tag);
 }
 
-static const smp_field *field_lookup(const smp_type *type, const char *name)
+/* Field `name` of a value of type ty: true with *f filled when the schema
+ * knows it; *child is the type below the field either way ({NULL, 0} when
+ * nothing is known). */
+static bool field_lookup(smp_type ty, const char *name, patch_field *f, smp_type *child)
 {
-    if (!type)
-        return NULL;
-    for (const smp_field *f = type->fields; f->name; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
+    bool known = false;
+
+    memset(f, 0, sizeof(*f));
+    if (type_known(ty))
+        known = ty.schema->field(ty.t, name, f);
+    if (!known)
+        memset(f, 0, sizeof(*f));
+    *child = (smp_type){ty.schema, known ? f->type : (patch_type){NULL, 0}};
+    return known;
 }
 
 /* ---- ordering --------------------------------------------------------- */
 
-static json_t *smp_map(const json_t *orig, const json_t *patch, const smp_type *type,
+static json_t *smp_map(const json_t *orig, const json_t *patch, smp_type type,
                        ty_error *err);
 
 /* Two list items are the same item: equal merge keys, or equal scalars. */
@@ -408,7 +203,7 @@ static int list_directives(json_t *work, const json_t *patch, const char *key, c
 }
 
 static json_t *merge_keyed(const json_t *orig, const json_t *patch, const json_t *order,
-                           const char *key, const smp_type *elem, const char *name,
+                           const char *key, smp_type elem, const char *name,
                            ty_error *err)
 {
     json_t *work = json_is_array(orig) ? json_copy((json_t *)orig) : json_array();
@@ -464,7 +259,7 @@ done:
 }
 
 static json_t *merge_list(const json_t *orig, const json_t *patch, const json_t *order,
-                          const smp_field *f, const smp_type *elem, const char *name,
+                          const patch_field *f, smp_type elem, const char *name,
                           ty_error *err)
 {
     if (json_array_size(orig) + json_array_size(patch) > SMP_MAX_LIST) {
@@ -472,9 +267,9 @@ static json_t *merge_list(const json_t *orig, const json_t *patch, const json_t 
                   SMP_MAX_LIST);
         return NULL;
     }
-    if (f && f->merge_key)
+    if (f->merge_key)
         return merge_keyed(orig, patch, order, f->merge_key, elem, name, err);
-    if (f && f->merge_set) {
+    if (f->merge_set) {
         if (check_order_list(order, NULL, name, err) < 0)
             return NULL;
         json_t *out = merge_set(orig, patch, order);
@@ -553,13 +348,14 @@ static const json_t *order_for(const json_t *patch, const char *field)
 }
 
 static int merge_field(json_t *out, const char *k, const json_t *pv, const json_t *patch,
-                       const smp_type *type, ty_error *err)
+                       smp_type type, ty_error *err)
 {
-    const smp_field *f = field_lookup(type, k);
-    const smp_type *child = f ? f->type : type ? type->other : NULL;
+    patch_field fd;
+    smp_type child;
     json_t *ov = json_object_get(out, k);
     json_t *merged;
 
+    field_lookup(type, k, &fd, &child);
     if (json_is_null(pv)) {
         json_object_del(out, k);
         return 0;
@@ -570,7 +366,7 @@ static int merge_field(json_t *out, const char *k, const json_t *pv, const json_
             return 0; /* nothing there to delete */
         merged = smp_map(json_is_object(ov) ? ov : NULL, pv, child, err);
     } else if (json_is_array(pv)) {
-        merged = merge_list(json_is_array(ov) ? ov : NULL, pv, order_for(patch, k), f, child, k,
+        merged = merge_list(json_is_array(ov) ? ov : NULL, pv, order_for(patch, k), &fd, child, k,
                             err);
     } else {
         merged = json_incref((json_t *)pv);
@@ -582,7 +378,7 @@ static int merge_field(json_t *out, const char *k, const json_t *pv, const json_
 }
 
 /* $setElementOrder/<f> for a list that the patch does not otherwise touch. */
-static int order_untouched_lists(json_t *out, const json_t *patch, const smp_type *type,
+static int order_untouched_lists(json_t *out, const json_t *patch, smp_type type,
                                  ty_error *err)
 {
     const char *k;
@@ -592,14 +388,15 @@ static int order_untouched_lists(json_t *out, const json_t *patch, const smp_typ
         if (strncmp(k, ORDER_PREFIX, strlen(ORDER_PREFIX)) != 0)
             continue;
         const char *field = k + strlen(ORDER_PREFIX);
-        const smp_field *f = field_lookup(type, field);
+        patch_field f;
+        smp_type child;
         json_t *cur = json_object_get(out, field);
-        if (json_object_get(patch, field) || !json_is_array(cur) || !f ||
-            (!f->merge_key && !f->merge_set))
+        if (json_object_get(patch, field) || !json_is_array(cur) ||
+            !field_lookup(type, field, &f, &child) || (!f.merge_key && !f.merge_set))
             continue;
-        if (check_order_list(order, f->merge_key, field, err) < 0)
+        if (check_order_list(order, f.merge_key, field, err) < 0)
             return -1;
-        json_t *sorted = reorder(cur, order, cur, f->merge_key);
+        json_t *sorted = reorder(cur, order, cur, f.merge_key);
         if (!sorted)
             return ty_seterr(err, TY_EINTERNAL, "out of memory");
         json_object_set_new(out, field, sorted);
@@ -607,7 +404,7 @@ static int order_untouched_lists(json_t *out, const json_t *patch, const smp_typ
     return 0;
 }
 
-static json_t *smp_map(const json_t *orig, const json_t *patch, const smp_type *type,
+static json_t *smp_map(const json_t *orig, const json_t *patch, smp_type type,
                        ty_error *err)
 {
     const json_t *d = json_object_get(patch, "$patch");
@@ -651,14 +448,16 @@ error:
     return NULL;
 }
 
-json_t *patch_strategic(const json_t *target, const json_t *patch, const char *kind,
+json_t *patch_strategic(const json_t *target, const json_t *patch, const patch_schema *schema,
                         ty_error *err)
 {
     if (!json_is_object(patch)) {
         ty_seterr(err, TY_EBADREQUEST, "strategic merge patch must be a JSON object");
         return NULL;
     }
-    json_t *shared = smp_map(json_is_object(target) ? target : NULL, patch, kind_type(kind), err);
+    json_t *shared = smp_map(json_is_object(target) ? target : NULL, patch,
+                            (smp_type){schema, schema ? schema->root : (patch_type){NULL, 0}},
+                            err);
     if (!shared)
         return NULL;
     json_t *out = json_deep_copy(shared);

@@ -4,14 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jsonget.h"
 #include "base/jsonown.h"
 #include "base/timeutil.h"
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
 
 json_t *podcond_status(json_t *obj)
 {
@@ -34,7 +29,7 @@ void podcond_set(json_t *status, const char *type, const char *value, const char
         json_object_set_new(status, "conditions", conds);
     }
     json_array_foreach(conds, i, it)
-        if (!strcmp(str(it, "type"), type))
+        if (!strcmp(ty_jstr(it, "type"), type))
             at = i + 1;
     if (at)
         c = ty_json_own_at(conds, at - 1);
@@ -42,7 +37,7 @@ void podcond_set(json_t *status, const char *type, const char *value, const char
         c = json_pack("{s:s}", "type", type);
         json_array_append_new(conds, c);
     }
-    if (strcmp(str(c, "status"), value) || !json_object_get(c, "lastTransitionTime")) {
+    if (strcmp(ty_jstr(c, "status"), value) || !json_object_get(c, "lastTransitionTime")) {
         json_object_set_new(c, "status", json_string(value));
         json_object_set_new(c, "lastTransitionTime", json_string(now));
     }
@@ -75,14 +70,14 @@ const char *podcond_qos_class(const json_t *pod)
 int podcond_bind(json_t *pod, const char *node, const char *uid, ty_error *err)
 {
     json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    const char *name = str(meta, "name"), *cur = str(spec, "nodeName");
+    const char *name = ty_jstr(meta, "name"), *cur = ty_jstr(spec, "nodeName");
     char now[40];
 
-    if (uid && *uid && strcmp(uid, str(meta, "uid")))
+    if (uid && *uid && strcmp(uid, ty_jstr(meta, "uid")))
         return ty_seterr(err, TY_ECONFLICT,
                          "Operation cannot be fulfilled on pods/binding \"%s\": "
                          "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-                         name, uid, str(meta, "uid"));
+                         name, uid, ty_jstr(meta, "uid"));
     if (json_object_get(meta, "deletionTimestamp"))
         return ty_seterr(err, TY_ECONFLICT,
                          "pod %s is being deleted, cannot be assigned to a host", name);
@@ -92,7 +87,7 @@ int podcond_bind(json_t *pod, const char *node, const char *uid, ty_error *err)
     if (!json_is_object(spec))
         return ty_seterr(err, TY_EINVALID, "pod %s has no spec", name);
     json_object_set_new(spec, "nodeName", json_string(node));
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     podcond_set(podcond_status(pod), "PodScheduled", "True", NULL, "", now, true);
     return 0;
 }

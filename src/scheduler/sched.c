@@ -18,6 +18,7 @@
 #include "base/timeutil.h"
 #include "base/thread.h"
 #include "client/events.h"
+#include "client/informer.h"
 #include "model/podcond.h"
 #include "model/quantity.h"
 #include "scheduler/sched_int.h"
@@ -49,8 +50,8 @@ static void set_condition(json_t *obj, const char *type, const char *status, con
  *
  * A cycle's bindings, PodGroup statuses and pending pods' reasons are
  * gathered as it makes them and written in one kc_write_all when it ends
- * (flush_writes), then their Events in another: a cycle that binds 500 pods
- * used to wait for 500 transactions one after the other. A binding that
+ * (flush_writes), then their Events in another, so that a cycle that binds
+ * 500 pods waits for one group, not 500 transactions in turn. A binding that
  * fails (the pod went, or was bound meanwhile) gives the task back to the
  * model then. Evictions stay immediate: they are rare and the preemptor
  * waits for them anyway. */
@@ -544,62 +545,88 @@ static void cycle(ty_sched *sc)
                  st.bound, st.pipelined, st.evicted, st.jobs_unschedulable, st.jobs_considered);
 }
 
+/* The model follows one informer (client/informer.h) on what the
+ * scheduler watches, without its cache: the model is the scheduler's own
+ * picture. It lists priority classes and queues first (pod groups and pods
+ * refer to them), then nodes, pod groups and pods; each listed object is read
+ * once and its tree not kept (150,000 pods loaded at start would otherwise
+ * hold 3.7 GB of trees until the sweeper came). */
+static const char *const *listed_order(ty_sched *sc)
+{
+    sc->listed[0] = sc->k_pcs;
+    sc->listed[1] = sc->k_queues;
+    sc->listed[2] = "nodes";
+    sc->listed[3] = sc->k_podgroups;
+    sc->listed[4] = "pods";
+    sc->listed[5] = NULL;
+    return sc->listed;
+}
+
+static void on_events(ty_informer *inf, const kc_event *evs, size_t n, unsigned flags,
+                      void *ctx)
+{
+    ty_sched *sc = ctx;
+    bool changed = false;
+
+    (void)inf;
+    for (size_t i = 0; i < n; i++) {
+        const kc_event *ev = &evs[i];
+        if (!sched_interesting(sc, ev->resource))
+            continue;
+        if (flags & INF_LISTED) {
+            json_t *obj = ty_obj_json_read(ev->obj);
+            sched_apply(sc, ev->resource, obj, ev->type == KC_DELETED);
+            json_decref(obj);
+        } else {
+            sched_apply_obj(sc, ev->resource, ev->obj, ev->type == KC_DELETED);
+            changed = true;
+        }
+    }
+    /* A cycle runs BATCH_MS after the last change that matters (events of
+     * other resources do not push it back), at most MAX_BATCH_MS after the
+     * first. */
+    if (changed) {
+        sc->last_change = ty_now_ms();
+        if (!sc->dirty)
+            sc->first_dirty = sc->last_change;
+        sc->dirty = true;
+    }
+}
+
+static void on_synced(ty_informer *inf, void *ctx)
+{
+    ty_sched *sc = ctx;
+
+    (void)inf;
+    if (!sc->dirty)
+        sc->first_dirty = sc->last_change = ty_now_ms();
+    sc->dirty = true;
+}
+
 static void *sched_main(void *arg)
 {
     ty_sched *sc = arg;
-    bool dirty = true;
-    int64_t first_dirty = ty_now_ms(), last_change = first_dirty, last_queue_status = 0;
+    int64_t last_queue_status = 0;
 
-    sched_load_all(sc);
     while (!atomic_load(&sc->stop)) {
-        kc_event ev;
-        ty_error err;
         int64_t now = ty_now_ms(), due;
-        int wait = 1000;
-        ty_error_init(&err);
-        /* A cycle runs BATCH_MS after the last change that matters (events
-         * of other resources do not push it back), at most MAX_BATCH_MS
-         * after the first. */
-        if (dirty) {
-            due = last_change + BATCH_MS;
-            if (first_dirty + MAX_BATCH_MS < due)
-                due = first_dirty + MAX_BATCH_MS;
+        int wait = 1000, rc;
+        if (sc->dirty) {
+            due = sc->last_change + BATCH_MS;
+            if (sc->first_dirty + MAX_BATCH_MS < due)
+                due = sc->first_dirty + MAX_BATCH_MS;
             wait = due > now ? (int)(due - now) : 0;
         }
-        int rc = wait ? kc_watch_next(sc->w, wait, &ev, &err) : 0;
-        if (rc == 1) {
-            if (sched_interesting(sc, ev.resource)) {
-                sched_apply_obj(sc, ev.resource, ev.obj, ev.type == KC_DELETED);
-                last_change = ty_now_ms();
-                if (!dirty)
-                    first_dirty = last_change;
-                dirty = true;
-            }
-            kc_event_release(&ev);
+        /* Nothing is decided before the model is whole. */
+        if (!inf_has_synced(sc->inf))
+            wait = -1;
+        rc = wait ? inf_poll(sc->inf, wait) : 0;
+        if (rc < 0)
+            break; /* stopping */
+        if (rc == 1 || !inf_has_synced(sc->inf))
             continue;
-        }
-        if (rc < 0) {
-            if (err.code == TY_EGONE)
-                ty_warn("scheduler: fell behind the store's watch history; loading the model "
-                        "again");
-            ty_error_clear(&err);
-            if (atomic_load(&sc->stop))
-                break;
-            /* Fell behind the watch history: rebuild the model from lists. */
-            pthread_mutex_lock(&sc->w_mu);
-            kc_watch_close(sc->w);
-            sc->w = atomic_load(&sc->stop) ? NULL
-                                           : kc_watch_open(sc->store, sc->watched, NULL,
-                                                                   NULL);
-            pthread_mutex_unlock(&sc->w_mu);
-            if (!sc->w)
-                break;
-            sched_load_all(sc);
-            dirty = true;
-            continue;
-        }
-        if (dirty) {
-            dirty = false;
+        if (sc->dirty) {
+            sc->dirty = false;
             cycle(sc);
         }
         if (sc->ndue)
@@ -648,15 +675,17 @@ ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
     sc->pcs = json_object();
     strmap_init(&sc->told);
     strmap_init(&sc->told_jobs);
-    pthread_mutex_init(&sc->w_mu, NULL);
     if (!sc->conf || !sc->cluster || sched_names_set(sc, opts ? opts->names : NULL, err) < 0)
         goto error;
-    sc->w = kc_watch_open(s, sc->watched, NULL, err);
-    if (!sc->w)
+    sc->inf = inf_new(s, &(inf_config){.name = "scheduler", .watch = sc->watched,
+                                       .list = listed_order(sc)},
+                      &(inf_handlers){.on_events = on_events, .on_synced = on_synced},
+                      sc, err);
+    if (!sc->inf)
         goto error;
     if (pthread_create(&sc->thread, NULL, sched_main, sc) != 0) {
         ty_seterr(err, TY_EINTERNAL, "cannot start the scheduler thread");
-        kc_watch_close(sc->w);
+        inf_free(sc->inf);
         goto error;
     }
     ty_thread_setup(sc->thread, "ty-sched", TY_THREAD_BACKGROUND);
@@ -669,7 +698,6 @@ error:
     sc_cluster_free(sc->cluster);
     json_decref(sc->pcs);
     sched_names_free(sc);
-    pthread_mutex_destroy(&sc->w_mu);
     free(sc);
     return NULL;
 }
@@ -679,14 +707,9 @@ void sched_stop(ty_sched *sc)
     if (!sc)
         return;
     atomic_store(&sc->stop, true);
-    pthread_mutex_lock(&sc->w_mu);
-    if (sc->w)
-        kc_watch_cancel(sc->w);
-    pthread_mutex_unlock(&sc->w_mu);
+    inf_cancel(sc->inf);
     pthread_join(sc->thread, NULL);
-    if (sc->w)
-        kc_watch_close(sc->w);
-    pthread_mutex_destroy(&sc->w_mu);
+    inf_free(sc->inf);
     sc_conf_free(sc->conf);
     sc_cluster_free(sc->cluster);
     json_decref(sc->pcs);

@@ -511,8 +511,8 @@ void sched_load_all(ty_sched *sc)
         kc_list_opts all = {0};
         if (kc_list_objects(sc->store, order[r], &all, &l, NULL) < 0)
             continue;
-        /* Each read once, and its tree not kept: 150,000 pods loaded at
-         * start would otherwise hold 3.7 GB of trees until the sweeper came. */
+        /* Each read once, and its tree not kept: a big store loaded at
+         * start would otherwise hold gigabytes of trees until the sweeper came. */
         for (size_t i = 0; i < l.n; i++) {
             json_t *obj = ty_obj_json_read(l.items[i]);
             sched_apply(sc, order[r], obj, false);

@@ -24,8 +24,10 @@ struct ty_sched {
     ty_kc *store;
     pthread_t thread;
     atomic_bool stop;
-    pthread_mutex_t w_mu;
-    kc_watch *w;
+    struct ty_informer *inf; /* the watch and the lists (sched.c) */
+    /* the informer's thread's: a change not yet looked at by a cycle */
+    bool dirty;
+    int64_t first_dirty, last_change;
     sc_cluster *cluster;
     sc_conf *conf;
     json_t *pcs;        /* PriorityClass name -> value */
@@ -37,6 +39,7 @@ struct ty_sched {
     size_t ndue;
     const char *k_podgroups, *k_queues, *k_pcs;
     const char *watched[6]; /* what sched_interesting names, for the watch */
+    const char *listed[6];  /* the same, in the order the model loads them */
     char *names[SCHED_MAX_NAMES + 1]; /* schedulerNames served (owned, NULL-terminated) */
     struct sched_write *writes; /* decisions not yet written (sched.c) */
     size_t nwrites, capwrites;
@@ -54,8 +57,8 @@ void sched_names_free(ty_sched *sc);
 bool sched_interesting(const ty_sched *sc, const char *resource);
 /* sched.c: a PodGroup went; what was last written for it goes too. */
 void sched_forget_job(ty_sched *sc, const char *key);
-/* Builds the model from full listings (at start and after the watch fell
- * behind its history). */
+/* Builds the model from full listings. (The loop's informer lists in the
+ * same order now, sched.c; kept for whoever loads a model without one.) */
 void sched_load_all(ty_sched *sc);
 
 #endif

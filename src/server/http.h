@@ -13,6 +13,10 @@
 #include "store/store.h"
 
 #define HTTP_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's request size limit */
+/* A body declared larger than HTTP_MAX_BODY but not than this is read and
+ * dropped before the 413 goes (server.c: admit); a larger one is refused at
+ * once. */
+#define HTTP_DRAIN_MAX (16u * 1024 * 1024)
 #define HTTP_MAX_SEGMENTS 10
 
 typedef struct ty_server ty_server;

@@ -1,8 +1,8 @@
 /* logfile.c - a container's log across its rotated file (see logfile.h).
  *
- * tailLines used to seek to every byte from the end with fseek + fgetc: a
- * large tail of a 26 MB log took 7 s of the server's CPU. The newlines are
- * now counted in 64 KiB blocks read backwards. */
+ * tailLines counts the newlines in 64 KiB blocks read backwards: seeking to
+ * every byte from the end with fseek + fgetc costs seconds of the server's
+ * CPU for a large tail of a big log. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
 
 #include "api/kinds.h"
 #include "model/podcond.h"
+#include "server/admit.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -81,33 +82,20 @@ static int parse_delete_opts(http_req *r, delete_args *d, ty_error *err)
     return 0;
 }
 
-/* Volcano's rule for deleting a Queue: never `default`, and only once it is
- * Closed (closing it first stops new jobs; its jobs then finish or go).
- * Deleting an Open queue left its jobs with no queue, and a deleted
- * `default` never came back. */
-static int check_queue_delete(ty_store *st, const api_resource *res, const char *name,
-                              ty_error *err)
+/* The admission rules for deleting name (Volcano's for a Queue), given what
+ * is stored now. */
+static int check_delete(ty_store *st, const api_resource *res, const char *ns,
+                        const char *name, ty_error *err)
 {
-    store_obj *q;
-    const char *state;
+    store_obj *o;
+    int rc;
 
-    if (res != &api_queue)
+    if (res != &api_queue) /* the only kind with delete rules: no lookup for the rest */
         return 0;
-    if (strcmp(name, "default") == 0)
-        return ty_seterr(err, TY_EFORBIDDEN, "`default` queue can not be deleted");
-    if (!(q = store_get(st, api_store_key(&api_queue), "", name, NULL)))
-        return 0; /* the delete says NotFound */
-    state = json_string_value(
-        json_object_get(json_object_get(store_obj_json(q), "status"), "state"));
-    if (!state || strcmp(state, "Closed") != 0) {
-        ty_seterr(err, TY_EFORBIDDEN,
-                  "only queue with state `Closed` can be deleted, queue `%s` state is `%s`", name,
-                  state ? state : "Open");
-        store_obj_unref(q);
-        return -1;
-    }
-    store_obj_unref(q);
-    return 0;
+    o = store_get(st, api_store_key(res), ns ? ns : "", name, NULL);
+    rc = server_admit(st, API_ADMIT_DELETE, res, o ? store_obj_json(o) : NULL, name, err);
+    store_obj_unref(o);
+    return rc;
 }
 
 enum MHD_Result resource_delete(http_req *r, const res_path *p)
@@ -120,7 +108,7 @@ enum MHD_Result resource_delete(http_req *r, const res_path *p)
 
     ty_error_init(&err);
     if (parse_delete_opts(r, &d, &err) < 0 ||
-        check_queue_delete(server_store(r->srv), p->res, p->name, &err) < 0)
+        check_delete(server_store(r->srv), p->res, p->ns, p->name, &err) < 0)
         goto error;
     o = store_delete(server_store(r->srv), api_store_key(p->res), p->ns ? p->ns : "", p->name,
                      &d.opts, &deleted, &err);
@@ -170,7 +158,8 @@ enum MHD_Result resource_delete_collection(http_req *r, const res_path *p)
     for (size_t i = 0; i < l.n; i++) {
         const char *name = json_string_value(json_object_get(
             json_object_get(store_obj_json(l.items[i]), "metadata"), "name"));
-        if (check_queue_delete(st, p->res, name ? name : "", &err) < 0) {
+        if (server_admit(st, API_ADMIT_DELETE, p->res, store_obj_json(l.items[i]),
+                         name ? name : "", &err) < 0) {
             store_list_free(&l);
             goto error;
         }

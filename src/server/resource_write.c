@@ -14,6 +14,7 @@
 #include "base/jsonin.h"
 #include "model/patch.h"
 #include "model/yaml.h"
+#include "server/admit.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -140,115 +141,6 @@ static int check_namespace(http_req *r, const res_path *p, ty_error *err)
     return 0;
 }
 
-static bool child_of(const json_t *queue, void *parent)
-{
-    const char *p = json_string_value(json_object_get(json_object_get(queue, "spec"), "parent"));
-    return p && strcmp(p, parent) == 0;
-}
-
-/* How many queues name queue as their parent (0 when it cannot be told). */
-static size_t child_queues(ty_store *s, const char *queue)
-{
-    store_list l = {0};
-    ty_error err;
-    size_t n = 0;
-
-    ty_error_init(&err);
-    if (store_list_objects(s, api_store_key(&api_queue),
-                           &(store_list_opts){.filter = child_of, .filter_arg = (void *)queue},
-                           &l, &err) == 0)
-        n = l.n;
-    store_list_free(&l);
-    ty_error_clear(&err);
-    return n;
-}
-
-/* A job may not be submitted to a queue that is not Open, nor to the root
- * queue or one that has child queues (Volcano's admission rules, applied to
- * every job kind that names a queue). */
-static int check_queue(http_req *r, const res_path *p, const json_t *obj, ty_error *err)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    const char *queue = NULL, *state;
-    size_t children;
-    store_obj *q;
-
-    if (p->res == &api_podgroup || p->res == &api_queue)
-        return 0;
-    if (p->res == &api_vcjob)
-        queue = json_string_value(json_object_get(spec, "queue"));
-    else
-        queue = json_string_value(json_object_get(
-            json_object_get(json_object_get(spec, "runPolicy"), "schedulingPolicy"), "queue"));
-    if (!queue || !*queue)
-        return 0;
-    q = store_get(server_store(r->srv), api_store_key(&api_queue), "", queue, NULL);
-    if (!q) {
-        if (p->res == &api_vcjob && strcmp(queue, "default") != 0)
-            return ty_seterr(err, TY_EFORBIDDEN, "unable to find job queue: queues.scheduling."
-                             "volcano.sh \"%s\" not found", queue);
-        return 0;
-    }
-    state = json_string_value(json_object_get(json_object_get(store_obj_json(q), "status"),
-                                              "state"));
-    if (state && strcmp(state, "Open") != 0) {
-        ty_seterr(err, TY_EFORBIDDEN, "can only submit job to queue with state `Open`, queue "
-                  "`%s` status is `%s`", queue, state);
-        store_obj_unref(q);
-        return -1;
-    }
-    store_obj_unref(q);
-    if (strcmp(queue, "root") == 0)
-        return ty_seterr(err, TY_EFORBIDDEN, "can not submit job to root queue");
-    if ((children = child_queues(server_store(r->srv), queue)) > 0)
-        return ty_seterr(err, TY_EFORBIDDEN,
-                         "can only submit job to leaf queue, queue `%s` has %zu child queues",
-                         queue, children);
-    return 0;
-}
-
-/* A Queue's parent chain, as the stored Queues name it, must not come back
- * to the queue: two queues naming each other froze the scheduler's cycle
- * (it walks the chain). A parent not created yet is allowed (queues come
- * in any order); the scheduler treats it as the root until it exists, and
- * breaks a cycle made by racing writes the same way (session.c). */
-static int check_queue_parent(http_req *r, const api_resource *res, const json_t *obj,
-                              ty_error *err)
-{
-    const char *name = md_str(obj, "name");
-    const char *parent = json_string_value(json_object_get(json_object_get(obj, "spec"),
-                                                           "parent"));
-    ty_store *st = server_store(r->srv);
-    char at[256];
-    int hops = 0;
-
-    if (res != &api_queue || !name || !parent || !*parent || !strcmp(parent, "root"))
-        return 0;
-    snprintf(at, sizeof(at), "%s", parent);
-    while (hops++ < 1000) {
-        store_obj *q;
-        const char *up;
-        if (strcmp(at, name) == 0) {
-            meta_invalid_str(err, "spec.parent", parent,
-                             "the queue would be its own ancestor (a cycle of parents)");
-            err->code = TY_EINVALID;
-            api_format_invalid(res, name, err, err->text, sizeof(err->text));
-            return -1;
-        }
-        if (!(q = store_get(st, api_store_key(&api_queue), "", at, NULL)))
-            return 0;
-        up = json_string_value(
-            json_object_get(json_object_get(store_obj_json(q), "spec"), "parent"));
-        if (!up || !*up || !strcmp(up, "root")) {
-            store_obj_unref(q);
-            return 0;
-        }
-        snprintf(at, sizeof(at), "%s", up);
-        store_obj_unref(q);
-    }
-    return 0; /* a cycle among the others: not this queue's to refuse */
-}
-
 /* The name a failed create is reported under: the name, else generateName. */
 static void create_name(const json_t *obj, char *buf, size_t len)
 {
@@ -288,7 +180,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
-        check_queue(r, p, obj, &err) < 0 || check_queue_parent(r, p->res, obj, &err) < 0)
+        server_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
     if (taken_in_other_version(r, p, md_str(obj, "name"))) {
@@ -372,8 +264,11 @@ static json_t *compute_new(write_ctx *w, const json_t *cur, ty_error *err)
         return patch_merge(cur, w->body);
     case W_JSONPATCH:
         return patch_json(cur, w->body, err);
-    case W_STRATEGIC:
-        return patch_strategic(cur, w->body, w->p->res->kind, err);
+    case W_STRATEGIC: {
+        /* The merge keys are the ones the kind's schema declares. */
+        patch_schema ps = api_patch_schema(w->p->res);
+        return patch_strategic(cur, w->body, &ps, err);
+    }
     }
     return NULL;
 }
@@ -498,7 +393,7 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
          * (a stale resourceVersion is a 409) run on the result too. */
         if (write_fn(cur, w, &err) < 0 ||
             (dry_run(r) && store_dry_run_update(key, store_obj_json(o), cur, &err) < 0) ||
-            check_queue_parent(r, p->res, cur, &err) < 0) {
+            server_admit(st, API_ADMIT_UPDATE, p->res, cur, p->name, &err) < 0) {
             store_obj_unref(o);
             json_decref(cur);
             goto error;

@@ -225,9 +225,15 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
                               streams ? 0u : srv->timeout_s);
     cs->upload_deadline_ms = srv->timeout_s ? ty_now_ms() + 2000ll * srv->timeout_s : 0;
-    if (clen && strtoull(clen, NULL, 10) > HTTP_MAX_BODY) {
+    /* A body declared too large is read and dropped (on_request) before the
+     * 413 goes, when it is not absurdly large: answering before it is in
+     * and closing with its bytes unread makes the kernel reset the
+     * connection, and the client saw the reset instead of the answer. */
+    unsigned long long declared = clen ? strtoull(clen, NULL, 10) : 0;
+    if (declared > HTTP_DRAIN_MAX) {
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
     } else if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
+        cs->too_large = declared > HTTP_MAX_BODY;
         return MHD_YES;
     }
     cs->refused = true;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/timeutil.h"
+
 #define MAX_COLS 32
 #define MAX_LINE 4096
 
@@ -110,28 +112,16 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (no time zone, no
- * locale: the same answer on every machine). */
-static long days_from_civil(long y, long m, long d)
-{
-    y -= m <= 2;
-    long era = (y >= 0 ? y : y - 399) / 400;
-    long yoe = y - era * 400;
-    long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* "2017-10-09 07:01:55" (or with a 'T') to seconds since the epoch. */
+/* "2017-10-09 07:01:55" (or with a 'T', or RFC 3339 with a zone) to
+ * seconds since the epoch; no zone means UTC (no locale, no TZ: the same
+ * answer on every machine). */
 static int parse_timestamp(const char *s, double *out)
 {
-    int y, mo, d, h, mi, sec, n = 0;
-    char sep;
-    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &sec, &n) != 7 ||
-        s[n] || (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-        h < 0 || mi < 0 || mi > 59 || sec < 0 || sec > 60)
+    struct timespec ts;
+
+    if (ty_time_parse_flags(s, TY_TIME_SPACE | TY_TIME_NOZONE, &ts) < 0)
         return -1;
-    *out = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600 + mi * 60 + sec;
+    *out = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     return 0;
 }
 

@@ -1,11 +1,12 @@
 /* commit.c - group commit: concurrent writers share SQLite transactions.
  *
- * A write used to be one transaction of its own, run under the writer lock
- * while every other writer queued on that lock: the HTTP threads, the job
- * controllers, the scheduler and the node runtimes each paid a BEGIN/COMMIT
- * (and the WAL frames of the pages it dirtied) per object, one after another.
- * Now each write is a request in a queue. The writer that finds nobody
- * committing becomes the leader and takes everything queued as a batch:
+ * Were each write one transaction of its own, run under the writer lock
+ * while every other writer queued on that lock, the HTTP threads, the job
+ * controllers, the scheduler and the node runtimes would each pay a
+ * BEGIN/COMMIT (and the WAL frames of the pages it dirtied) per object, one
+ * after another. So each write is a request in a queue. The writer that
+ * finds nobody committing becomes the leader and takes everything queued as
+ * a batch:
  *
  *   1. run each request's operation in queue order (store_exec, under
  *      write_mu) against the index as the batch has changed it so far
@@ -336,12 +337,12 @@ static void fail_batch(ty_store *s, write_req *batch, const ty_error *why)
 
 /* Swaps the batch's versions into the index, then publishes them in order.
  *
- * index_rw is held for the swaps alone. Publishing (the hub's lock, which
- * watchers take too, for every event) used to be done under it as well, and
- * every reader that came meanwhile slept on the lock; glibc counts a reader
+ * index_rw is held for the swaps alone. Were publishing (the hub's lock,
+ * which watchers take too, for every event) done under it as well, every
+ * reader that came meanwhile would sleep on the lock; glibc counts a reader
  * woken at a writer's unlock as holding the lock before it runs, so the
- * leader's next batch waited for each of them to be scheduled: 0.47 s of a
- * 2.1 s commit section at 16,000 pods, on 2 CPUs. A reader may meanwhile see
+ * leader's next batch would wait for each of them to be scheduled, which on
+ * 2 CPUs is a long wait (docs/benchmarks.md). A reader may meanwhile see
  * a resourceVersion whose event is not in the history yet: a watch from it
  * starts after it all the same (store_watch_open). Events are published only
  * after the index has their versions, so that a watcher reading the store

@@ -161,12 +161,13 @@ static int read_rv(store_db *d, uint64_t *rv, ty_error *err)
  * milliseconds: the long tail of write latency. A PASSIVE checkpoint never
  * blocks writers, but SQLite starts the WAL over from its beginning only at
  * a write that finds every frame copied, and under a steady stream of writes
- * there never is one: frames land while the checkpoint runs. The WAL then
- * grew without end (1 GB in 12 s of the scheduling benchmark), and every
- * append to new blocks of the file cost the kernel a page of zeroing. So when
- * a pass leaves a long WAL behind, the writer, before its next transaction,
- * copies the few frames that arrived during that pass itself (db_begin): the
- * next write then starts the WAL over, in blocks the file already has. */
+ * there never is one: frames land while the checkpoint runs. The WAL would
+ * then grow without end (by the gigabyte under the scheduling benchmark),
+ * and every append to new blocks of the file costs the kernel a page of
+ * zeroing. So when a pass leaves a long WAL behind, the writer, before its
+ * next transaction, copies the few frames that arrived during that pass
+ * itself (db_begin): the next write then starts the WAL over, in blocks the
+ * file already has. */
 static void *ckpt_main(void *arg)
 {
     store_db *d = arg;

@@ -55,8 +55,9 @@ struct store_hub {
     int refs;        /* the store's and one per open watch */
     /* What the writer lets go of (snapshots it drops, trees it takes off
      * them), freed by the reaper thread instead of the writer, which runs
-     * every commit one after another: freeing a pod's tree is ~10 µs of a
-     * write's ~80, and it was done holding the locks watchers wait on. */
+     * every commit one after another: freeing a pod's tree is a good part
+     * of a write's cost, and the writer would do it holding the locks
+     * watchers wait on. */
     store_obj **dead_objs;
     json_t **dead_trees;
     void **dead_mem; /* plain blocks (free) */

@@ -75,8 +75,8 @@ static int prepare_update(const char *resource, const char *name, const json_t *
     }
     if (!json_is_object(nmeta))
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
-    want_rv = meta_str(next, "resourceVersion");
-    if (*want_rv && strcmp(want_rv, meta_str(curj, "resourceVersion")) != 0)
+    want_rv = ty_jmeta(next, "resourceVersion");
+    if (*want_rv && strcmp(want_rv, ty_jmeta(curj, "resourceVersion")) != 0)
         return ty_seterr(err, TY_ECONFLICT,
                          "Operation cannot be fulfilled on %s \"%s\": the object has been "
                          "modified; please apply your changes to the latest version and try "
@@ -192,9 +192,9 @@ static void shared_after(const json_t *base, char *before, const write_req *req)
  * the function leaves alone, the new version shares, so the parse lives as
  * long as the object's versions: with req->arena it is carved in the tree
  * arena's stored lane, beside the copy (base/treearena.h). Parsed by plain
- * malloc, a pod's ~330 blocks lay scattered among everything else the
- * threads allocated, and the reaper's walk over them when the pod went cold
- * was a cache miss a block: +3-13 % pods/s at 150,000 pods. With text, the
+ * malloc, a pod's ~330 blocks would lie scattered among everything else the
+ * threads allocated, and the reaper's walk over them when the pod goes cold
+ * would be a cache miss a block (docs/benchmarks.md). With text, the
  * text it parsed when that had to be decompressed (*text is then the
  * caller's to free; NULL when cur has its plain text, or when nothing was
  * parsed), for prep_text to cut the spec from. With light, cur's light tree
@@ -459,7 +459,7 @@ static bool preparable(const write_req *req)
     if (req->kind == WR_MUTATE)
         return req->fn && (req->status_only || req->spec_top);
     return req->kind == WR_CREATE && req->obj && !req->text && !req->fn &&
-           *meta_str(req->obj, "name");
+           *ty_jmeta(req->obj, "name");
 }
 
 /* As prep_mutate, for either kind. */
@@ -593,7 +593,7 @@ static int replace_with(json_t *obj, void *arg, ty_error *err)
 store_obj *store_update(ty_store *s, const char *resource, const char *ns, const json_t *newobj,
                         ty_error *err)
 {
-    const char *name = json_is_object(newobj) ? meta_str(newobj, "name") : "";
+    const char *name = json_is_object(newobj) ? ty_jmeta(newobj, "name") : "";
 
     if (!json_is_object(newobj)) {
         ty_seterr(err, TY_EBADREQUEST, "object must be a JSON object");

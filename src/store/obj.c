@@ -13,12 +13,6 @@
 
 static const ty_obj_class store_class;
 
-static const char *meta_string(const json_t *json, const char *field)
-{
-    const char *v = json_string_value(json_object_get(json_object_get(json, "metadata"), field));
-    return v ? v : "";
-}
-
 static store_obj *obj_alloc(uint64_t rv, const char *ns, const char *name)
 {
     size_t lns = strlen(ns), lname = strlen(name);
@@ -84,7 +78,7 @@ store_obj *obj_new_z(uint64_t rv, const char *ns, const char *name, size_t len,
 static store_obj *new_with(json_t *json, bool light, uint64_t rv, const char *text,
                            size_t len, ty_error *err)
 {
-    store_obj *o = obj_alloc(rv, meta_string(json, "namespace"), meta_string(json, "name"));
+    store_obj *o = obj_alloc(rv, ty_jmeta(json, "namespace"), ty_jmeta(json, "name"));
     char *t;
 
     if (!o) {

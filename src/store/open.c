@@ -15,11 +15,11 @@
 
 /* Rows of a resource past its first LOAD_DICT_AT are compressed as they
  * load, with a dictionary made of every LOAD_SAMPLE_EVERY-th of those
- * first rows (the others give its statistics), and keep no plain text: a
- * reopened 150,000-pod store held its ~900 MB of plain texts until the
- * sweeper's dictionaries and the reaper came round (1.8 GB of peak RSS). The sweeper makes better dictionaries
- * later, from samples spread over the whole index; what was compressed
- * with the load's keeps it. */
+ * first rows (the others give its statistics), and keep no plain text:
+ * otherwise a reopened big store would hold all its plain texts until the
+ * sweeper's dictionaries and the reaper came round, most of its peak RSS.
+ * The sweeper makes better dictionaries later, from samples spread over the
+ * whole index; what was compressed with the load's keeps it. */
 #define LOAD_DICT_AT 16
 #define LOAD_SAMPLE_EVERY 4
 #define LOAD_SAMPLE_MAX 16384
@@ -133,9 +133,9 @@ static void load_compress(loader *l, store_res *r, store_obj *o)
 /* One row into the index as text alone (compressed, past a resource's
  * first rows). Of its JSON only the metadata is parsed (for the controller
  * owner), the members before it scanned; a row that is not an object fails
- * the open as before. Keeping a tree, every object of a big store got one
- * at start (25 KB for a 2.6 KB pod; 8.3 GB of peak RSS reopening a
- * 150,000-pod benchmark store) that stayed until the sweeper came by. */
+ * the open. Keeping a tree, every object of a big store would get one at
+ * start (25 KB for a 2.6 KB pod: gigabytes for the 150,000-pod benchmark's
+ * store) that would stay until the sweeper came by. */
 static int load_row(void *arg, int64_t id, const char *resource, const char *ns,
                     const char *name, uint64_t rv, const void *data, size_t len, int64_t dict,
                     size_t rv_at, ty_error *err)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/timeutil.h"
 #include "store/store_int.h"
 
 static int db_err(sqlite3 *db, ty_error *err, const char *what)
@@ -14,15 +15,17 @@ int db_quarantine(store_db *d, const int64_t *ids, char *const *reasons, size_t 
                   ty_error *err)
 {
     sqlite3_stmt *move = NULL, *del = NULL;
+    char now[TY_TIME_LEN];
     int rc = -1;
 
     if (!n)
         return 0;
+    ty_time_now(now, sizeof(now));
     if (sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return db_err(d->db, err, "set rows aside");
     if (sqlite3_prepare_v2(d->db,
                            "INSERT INTO quarantine (at, row_id, resource, namespace, name, rv, data,"
-                           " dict, rv_at, reason) SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now'),"
+                           " dict, rv_at, reason) SELECT ?3,"
                            " id, resource, namespace, name, rv, data, dict, rv_at, ?2"
                            " FROM objects WHERE id = ?1",
                            -1, &move, NULL) != SQLITE_OK ||
@@ -32,6 +35,7 @@ int db_quarantine(store_db *d, const int64_t *ids, char *const *reasons, size_t 
     for (size_t i = 0; i < n; i++) {
         sqlite3_bind_int64(move, 1, (sqlite3_int64)ids[i]);
         sqlite3_bind_text(move, 2, reasons[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(move, 3, now, -1, SQLITE_STATIC);
         sqlite3_bind_int64(del, 1, (sqlite3_int64)ids[i]);
         if (sqlite3_step(move) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE)
             goto out;

@@ -3,22 +3,22 @@
  * What a commit lets go of (snapshots it drops, trees it takes off them,
  * plain texts, the history's evicted versions) is freed by the reaper
  * thread instead of the writer, which runs every commit one after another:
- * freeing a pod's tree is ~10 µs of a write's ~80, and it was done holding
- * the locks watchers wait on. It also compresses the cold objects the
- * sweeper hands it (sweep.c).
+ * freeing a pod's tree is a good part of a write's cost, and the writer
+ * would do it holding the locks watchers wait on. It also compresses the
+ * cold objects the sweeper hands it (sweep.c).
  *
  * The reaper runs under SCHED_IDLE (base/thread.h): only when a CPU has
- * nothing else to run. Freeing can wait, and on two cores that the
- * pipeline keeps ~90 % busy (the job engine, the scheduler and the nodes
- * each waiting on another's writes now and then) it fits in the gaps:
- * 150,000 pods bound ~3 % faster (median of 7 pairs) than with the reaper
- * at the writers' share (docs/benchmarks.md, stop 25). On a CPU with no
- * gaps it would barely run, so what waits for it is bounded: past
- * REAP_MAX_TREES trees (~16 KB each for a pod) or REAP_MAX_ITEMS things in
- * all, its helper, a thread at the writers' share that sleeps otherwise,
- * takes them (the leader of the next batch wakes it: freeing them there
- * would hold the commit section). An unprivileged thread cannot leave
- * SCHED_IDLE, hence a second thread rather than raising the reaper.
+ * nothing else to run. Freeing can wait, and on cores that the pipeline
+ * keeps nearly but not quite busy (the job engine, the scheduler and the
+ * nodes each waiting on another's writes now and then) it fits in the gaps,
+ * where at the writers' share it would take CPU from them
+ * (docs/benchmarks.md). On a CPU with no gaps it would barely run, so what
+ * waits for it is bounded: past REAP_MAX_TREES trees (~16 KB each for a
+ * pod) or REAP_MAX_ITEMS things in all, its helper, a thread at the
+ * writers' share that sleeps otherwise, takes them (the leader of the next
+ * batch wakes it: freeing them there would hold the commit section). An
+ * unprivileged thread cannot leave SCHED_IDLE, hence a second thread
+ * rather than raising the reaper.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -87,10 +87,10 @@ void trash_tree_if_refs(store_hub *h, store_obj *o, size_t refs)
 
 /* Frees o's plain text when o has refs references and a compressed copy
  * (obj_take_text_if_refs); with h->mu held. For a version only the ring
- * holds once it leaves the tree window: the ring kept the plain texts of
- * its replaced and deleted versions (up to max_bytes, 40 MB by default)
- * until they were evicted, though their compressed copies were made when
- * they were written. A watcher that comes to one later reads it
+ * holds once it leaves the tree window: otherwise the ring would keep the
+ * plain texts of its replaced and deleted versions (up to max_bytes, 40 MB
+ * by default) until they are evicted, though their compressed copies were
+ * made when they were written. A watcher that comes to one later reads it
  * decompressed. */
 void trash_text_if_refs(store_hub *h, store_obj *o, size_t refs)
 {

@@ -19,6 +19,7 @@
 #include "base/jsonout.h"
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "model/finalizers.h"
 #include "store/store_int.h"
 
 /* Kubernetes keeps generated names within a 63-character DNS label. */
@@ -26,10 +27,6 @@
 #define GENERATE_NAME_SUFFIX 5
 #define GENERATE_NAME_TRIES 16
 
-static void now_rfc3339(char *buf, size_t len)
-{
-    ty_time_format(time(NULL), buf, len);
-}
 
 /* The bucket for a write; adding one changes the table readers search. */
 static store_res *res_for_write(ty_store *s, const char *resource, ty_error *err)
@@ -61,7 +58,7 @@ int store_init_create_meta(json_t *obj, const char *ns, ty_error *err)
         return ty_seterr(err, TY_EBADREQUEST, "metadata must be an object");
     if (obj_uuid(uid, sizeof(uid)) < 0)
         return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a uid");
-    now_rfc3339(ts, sizeof(ts));
+    ty_time_now(ts, sizeof(ts));
     json_object_del(meta, "resourceVersion");
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
@@ -93,7 +90,7 @@ static int assign_name(ty_store *s, store_res *r, const char *resource, const ch
                        json_t *obj, ty_error *err)
 {
     json_t *meta = meta_of(obj);
-    const char *name = meta_str(obj, "name");
+    const char *name = ty_jmeta(obj, "name");
     char cand[GENERATE_NAME_PREFIX_MAX + GENERATE_NAME_SUFFIX + 1];
     const char *prefix;
     size_t plen;
@@ -105,7 +102,7 @@ static int assign_name(ty_store *s, store_res *r, const char *resource, const ch
             return ty_seterr(err, TY_EEXISTS, "%s \"%s\" already exists", resource, name);
         return 0;
     }
-    prefix = meta_str(obj, "generateName");
+    prefix = ty_jmeta(obj, "generateName");
     if (!*prefix) {
         ty_seterr(err, TY_EINVALID, "metadata.name: Required value: name or generateName is "
                   "required");
@@ -228,7 +225,7 @@ int store_text_prepare(char **text, size_t *len, size_t *meta_end, ty_error *err
         return ty_seterr(err, TY_EBADREQUEST, "a text record needs a name");
     if (obj_uuid(uid, sizeof(uid)) < 0)
         return ty_seterr(err, TY_EINTERNAL, "cannot read random bytes for a uid");
-    now_rfc3339(ts, sizeof(ts));
+    ty_time_now(ts, sizeof(ts));
     if (ty_buf_append(&b, *text, at) < 0 ||
         ty_buf_printf(&b, ",\"uid\":\"%s\",\"creationTimestamp\":\"%s\",\"generation\":1", uid,
                       ts) < 0)
@@ -295,7 +292,7 @@ static void exec_create(ty_store *s, write_req *req)
          * holds the name. */
         if (req->fn && req->err && req->err->code == TY_EEXISTS) {
             ty_error_clear(req->err);
-            req->name = meta_str(obj, "name");
+            req->name = ty_jmeta(obj, "name");
             req->kind = WR_MUTATE;
             store_exec_mutate(s, req);
         }
@@ -339,32 +336,6 @@ uint64_t store_current_rv(ty_store *s)
 
 
 /* ---- delete ---- */
-
-static void finalizer_set(json_t *obj, const char *fin, bool want)
-{
-    json_t *meta = meta_of(obj), *list = json_object_get(meta, "finalizers");
-    size_t i;
-    json_t *v;
-
-    if (!json_is_array(list)) {
-        if (!want)
-            return;
-        list = json_array();
-        json_object_set_new(meta, "finalizers", list);
-    }
-    json_array_foreach(list, i, v) {
-        if (json_is_string(v) && !strcmp(json_string_value(v), fin)) {
-            if (want)
-                return;
-            json_array_remove(list, i);
-            break;
-        }
-    }
-    if (want)
-        json_array_append_new(list, json_string(fin));
-    else if (!json_array_size(list))
-        json_object_del(meta, "finalizers");
-}
 
 static void apply_propagation(json_t *obj, store_propagation p)
 {
@@ -453,7 +424,7 @@ static void mark_deleting(const char *resource, json_t *obj, const store_delete_
     int64_t grace = grace_for(resource, obj, opts);
 
     if (!json_object_get(meta, "deletionTimestamp")) {
-        now_rfc3339(ts, sizeof(ts));
+        ty_time_now(ts, sizeof(ts));
         json_object_set_new(meta, "deletionTimestamp", json_string(ts));
         json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
     } else if (opts && opts->has_grace &&

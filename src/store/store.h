@@ -57,8 +57,8 @@ const char *store_obj_text(const store_obj *o, size_t *len); /* NUL-terminated *
  * kept on o. For a scan over many objects that reads each once (a listing
  * sent to a client, a runtime's resync): store_obj_text would leave every
  * cold object of the scan its plain text until the sweeper came by again
- * (the catch-up after restarting a 150,000-pod store held 400 MB so). NULL
- * when out of memory. */
+ * (after a restart, the components' catch-up would hold hundreds of MB so).
+ * NULL when out of memory. */
 const char *store_obj_text_read(const store_obj *o, size_t *len, char **owned);
 /* A copy of o's JSON the caller owns and may change (decref it): a deep
  * copy of its tree, or when o has none a parse of its text that is not kept

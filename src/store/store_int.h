@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jsonget.h"
 #include "base/thread.h"
 #include "store/store.h"
 
@@ -232,7 +233,7 @@ struct idx_node {
     owner_set *owner;                  /* its controller owner's set, or NULL */
     idx_node *owner_prev, *owner_next; /* the other members of that set */
     /* Both point into obj's key (set with obj, under index_rw for writing):
-     * a key of its own was 70 bytes more per object, 60 MB at 150,000 pods. */
+     * a key of its own would be ~70 bytes more for every object. */
     const char *ns;
     const char *name;
 };
@@ -254,13 +255,13 @@ struct store_res {
     idx_node *root;
     /* The same nodes in an open-addressing hash table (linear probing,
      * slots_cap a power of two, at most 70 % full), for point lookups: the
-     * tree's ~17 levels of strcmp at 150,000 objects were a cache miss a
+     * tree's ~17 levels of strcmp at 150,000 objects are a cache miss a
      * level. NULL when it could not be grown: lookups then use the tree.
      * slot_hash[i] is the hash of slots[i]'s key, 0 for an empty slot (a
      * key hashes to 1 or more): a probe reads 16 of them a cache line and
-     * goes to a node only when its hash matches, where it went to every
-     * node of the run (a create's lookup of a name not there walks ~6 at
-     * 70 %, each a cache miss). Allocated with slots, right after it. */
+     * goes to a node only when its hash matches, not to every node of the
+     * run (a create's lookup of a name not there walks ~6 at 70 %, each a
+     * cache miss). Allocated with slots, right after it. */
     idx_node **slots;
     uint32_t *slot_hash;
     size_t slots_cap, slots_n;
@@ -502,12 +503,6 @@ void hub_reaper_stats(store_hub *h, size_t *trees_waiting, uint64_t *overflows);
 static inline json_t *meta_of(json_t *obj)
 {
     return json_object_get(obj, "metadata");
-}
-
-static inline const char *meta_str(const json_t *obj, const char *field)
-{
-    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
-    return v ? v : "";
 }
 
 static inline bool array_nonempty(const json_t *a)

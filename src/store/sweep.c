@@ -1,10 +1,11 @@
 /* sweep.c - the trees of current objects that nobody uses go back to text.
  *
  * A current object's tree is parsed again when somebody reads an object
- * whose tree was dropped (watch.c), and it then stayed until the object
- * changed. Controllers read the objects they reconcile, so over a long run
- * most objects got their tree back for good (about 25 KB per pod against
- * 2.6 KB of text) and memory grew with the number of objects ever looked at.
+ * whose tree was dropped (watch.c), and without the sweeper it would stay
+ * until the object changed. Controllers read the objects they reconcile,
+ * so over a long run most objects would get their tree back for good (about
+ * 25 KB per pod against 2.6 KB of text) and memory would grow with the
+ * number of objects ever looked at.
  *
  * The sweeper is a clock: every SWEEP_INTERVAL_MS the leader of a batch
  * walks the next stretch of the index (sized so that a whole pass takes
@@ -47,10 +48,9 @@
  * its plain text goes (its tree goes after one; the plain text at the first
  * pass that finds the compressed copy made). An object is compressed after
  * one whole pass unused (2-4 s), so one about to change again (a pod being
- * bound and started, ms apart) is not. Two passes (Events one) held the
- * plain texts of the last 6-8 s of writes, ~250 MB at 150,000 pods, and
- * memory grew with throughput; one pass: ~160 MB, peak RSS 888-909 MB
- * against 929-998 MB, ~1.5 % more CPU (docs/benchmarks.md). */
+ * bound and started, ms apart) is not. More passes would hold the plain
+ * texts of more seconds of writes, and peak memory would grow with
+ * throughput; one pass costs a little more CPU (docs/benchmarks.md). */
 #define IDLE_COMPRESS 1
 #define IDLE_DROP_TEXT 1
 
@@ -244,7 +244,7 @@ void sweep_step(ty_store *s)
      * part is taken off an object (hub_take_current), which keeps out the
      * readers that borrow a tree or a text without a reference. Held for
      * the whole step, mostly over cold objects with nothing to take, it
-     * kept every reader waiting ~1-4 ms ten times a second at 150,000 pods. */
+     * would keep every reader waiting for milliseconds at every step. */
     for (size_t turns = 0; visited < budget && turns <= 2 * s->ix.n; turns++) {
         res_iter it;
         idx_node *node = NULL, *last = NULL;

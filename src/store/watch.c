@@ -8,7 +8,7 @@
  *
  * Memory: a snapshot's parsed tree takes about ten times its compact text
  * (jansson allocates every key, value and hash table separately: 25 KB for a
- * 2.6 KB pod), so 100,000 events of trees were gigabytes. Watchers in the
+ * 2.6 KB pod), so 100,000 events of trees would be gigabytes. Watchers in the
  * process read an event within moments of its commit, so only the newest
  * max_trees events keep trees that nothing else holds: when an event falls
  * past that window, or the version it carries is replaced in the index while
@@ -225,8 +225,8 @@ void hub_trim_current(store_hub *h)
         /* current: the index's flag, not a lookup (a cache miss or two an
          * event, with every reader kept out). Its plain text goes too when
          * it has its compressed copy: the sweeper would drop it a pass or
-         * two later (seconds), and at 150,000 pods those texts waiting for
-         * it were 190 MB of ~950 at the peak. A later reader decompresses. */
+         * two later (seconds), and at scale the texts waiting for it are a
+         * large part of the peak memory. A later reader decompresses. */
         if (e->type == STORE_DELETED || !e->obj->current)
             continue;
         if (obj_has_any_tree(e->obj))

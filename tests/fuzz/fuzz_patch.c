@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "fuzz.h"
+#include "api/registry.h"
+#include "api/schema.h"
 #include "model/patch.h"
 
 /* Whether v holds a member whose value is null anywhere: a merge patch
@@ -62,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *in, *target, *patch, *out;
     const char *kind;
     ty_error err;
+    patch_schema ps;
 
     if (size > FUZZ_MAX_INPUT)
         return 0;
@@ -84,9 +87,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(out);
     ty_error_clear(&err);
 
-    out = patch_strategic(target, patch, kind ? kind : "Pod", &err);
+    /* the kind's schema (a core kind: "Pod" unless named), the schema of
+     * a kind the API does not know, and no schema */
+    ps = api_patch_schema(api_find_kind("v1", kind ? kind : "Pod"));
+    out = patch_strategic(target, patch, &ps, &err);
     if (!out && err.code == TY_OK)
         fuzz_fail("patch_strategic failed without an error");
+    json_decref(out);
+    ty_error_clear(&err);
+    ps = api_patch_schema(NULL);
+    out = patch_strategic(target, patch, &ps, &err);
     json_decref(out);
     ty_error_clear(&err);
     out = patch_strategic(target, patch, NULL, &err);

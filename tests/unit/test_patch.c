@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "api/registry.h"
+#include "api/schema.h"
 #include "model/patch.h"
 
 /* JSON from text written with single quotes, to keep the tests readable. */
@@ -325,13 +327,31 @@ static void test_json_patch_too_many_ops(void **state)
 
 /* ---- strategic merge patch -------------------------------------------- */
 
+/* The merge keys of a kind, as the server takes them: from the API's
+ * schema of the served kind (core v1, else kubeflow.org/v1); a kind the API
+ * does not serve (Deployment, batch/v1 Job) gets the pod-template keys at
+ * any depth. */
+static const patch_schema *schema_for(const char *kind, patch_schema *ps)
+{
+    const api_resource *res = NULL;
+
+    if (kind) {
+        res = api_find_kind("v1", kind);
+        if (!res)
+            res = api_find_kind("kubeflow.org/v1", kind);
+    }
+    *ps = api_patch_schema(res);
+    return ps;
+}
+
 static json_t *smp(const char *target, const char *patch, const char *kind)
 {
     ty_error err;
     json_t *t = J(target), *p = J(patch);
     json_t *tcopy = json_deep_copy(t), *pcopy = json_deep_copy(p);
+    patch_schema ps;
     ty_error_init(&err);
-    json_t *out = patch_strategic(t, p, kind, &err);
+    json_t *out = patch_strategic(t, p, schema_for(kind, &ps), &err);
     if (!out)
         fail_msg("strategic patch %s failed: %s", patch, err.text);
     /* Inputs untouched. */
@@ -356,8 +376,9 @@ static void smp_fails(const char *target, const char *patch, const char *kind, t
 {
     ty_error err;
     json_t *t = J(target), *p = J(patch);
+    patch_schema ps;
     ty_error_init(&err);
-    json_t *out = patch_strategic(t, p, kind, &err);
+    json_t *out = patch_strategic(t, p, schema_for(kind, &ps), &err);
     if (out)
         fail_msg("strategic patch %s applied but should not have", patch);
     assert_int_equal(err.code, code);
@@ -634,13 +655,114 @@ static void test_smp_result_is_independent(void **state)
 {
     (void)state;
     json_t *t = J(POD2), *p = J("{'spec':{'hostname':'h'}}");
-    json_t *out = patch_strategic(t, p, "Pod", NULL);
+    patch_schema ps;
+    json_t *out = patch_strategic(t, p, schema_for("Pod", &ps), NULL);
     assert_non_null(out);
     /* Changing the result must not reach into the target. */
     json_t *c0 = json_array_get(json_object_get(json_object_get(out, "spec"), "containers"), 0);
     json_object_set_new(c0, "image", json_string("changed"));
     json_t *t0 = json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0);
     assert_string_equal(json_string_value(json_object_get(t0, "image")), "a:1");
+    json_decref(out);
+    json_decref(t);
+    json_decref(p);
+}
+
+/* The merge keys are the schema's: a list declared with a merge key (or as
+ * a merge set) in a kind's schema merges, at any depth the schema reaches
+ * (through objects, lists of objects and maps of objects); the model knows
+ * no key of its own. (Items only the patch has go first, as everywhere.) */
+static const api_field member_fields[] = {API_FIELD("name", API_T_STRING),
+                                          API_FIELD("role", API_T_STRING)};
+static const api_schema member_schema = API_SCHEMA(member_fields);
+static const api_field group_fields[] = {API_MERGE_LIST("members", &member_schema, "name")};
+static const api_schema group_schema = API_SCHEMA(group_fields);
+static const api_field widget_fields[] = {API_FIELD("id", API_T_INTEGER),
+                                          API_FIELD("size", API_T_STRING)};
+static const api_schema widget_schema = API_SCHEMA(widget_fields);
+static const api_field gadget_spec_fields[] = {
+    API_MERGE_LIST("widgets", &widget_schema, "id"),
+    {.name = "tags", .type = API_T_ARRAY, .item_type = API_T_STRING, .patch_strategy = "merge"},
+    API_ARRAY_OF("plain", &widget_schema),
+    API_MAP_OF("groups", &group_schema),
+};
+static const api_schema gadget_spec = API_SCHEMA(gadget_spec_fields);
+static const api_field gadget_fields[] = {API_OBJECT("spec", &gadget_spec)};
+static const api_schema gadget_schema = API_SCHEMA(gadget_fields);
+static const api_resource gadget = {
+    .group = "example.com", .version = "v1", .kind = "Gadget", .plural = "gadgets",
+    .builtin = true, .schema = &gadget_schema,
+};
+
+#define GADGET                                                                           \
+    "{'metadata':{'finalizers':['f']},'spec':{'widgets':[{'id':1,'size':'s'},{'id':2}]," \
+    "'tags':['a'],'plain':[{'id':1}],'groups':{'g':{'members':[{'name':'x','role':'r'}]}}}}"
+#define GADGET_PATCH                                                                   \
+    "{'metadata':{'finalizers':['h']},'spec':{'widgets':[{'id':2,'size':'l'}],"        \
+    "'tags':['b'],'plain':[{'id':3}],'groups':{'g':{'members':[{'name':'y'}]}}}}"
+
+static void test_smp_merge_key_from_schema(void **state)
+{
+    patch_schema ps = api_patch_schema(&gadget);
+    ty_error err;
+    json_t *t = J(GADGET), *p = J(GADGET_PATCH), *out;
+
+    (void)state;
+    ty_error_init(&err);
+    out = patch_strategic(t, p, &ps, &err);
+    if (!out)
+        fail_msg("%s", err.text);
+    /* widgets by id, tags as a set, members by name inside a map's values,
+     * metadata implied; plain has no key: replaced */
+    assert_json_text(out, "{'metadata':{'finalizers':['h','f']},'spec':{'widgets':"
+                          "[{'id':1,'size':'s'},{'id':2,'size':'l'}],'tags':['b','a'],"
+                          "'plain':[{'id':3}],'groups':{'g':{'members':[{'name':'y'},"
+                          "{'name':'x','role':'r'}]}}}}");
+    json_decref(out);
+    /* the key is required, as for the built-in keys */
+    json_decref(p);
+    p = J("{'spec':{'widgets':[{'size':'m'}]}}");
+    assert_null(patch_strategic(t, p, &ps, &err));
+    assert_int_equal(err.code, TY_EBADREQUEST);
+    assert_non_null(strstr(err.text, "does not contain declared merge key: id"));
+    ty_error_clear(&err);
+    json_decref(p);
+    /* no schema at all: every list is replaced */
+    p = J(GADGET_PATCH);
+    out = patch_strategic(t, p, NULL, &err);
+    assert_non_null(out);
+    assert_json_text(out, "{'metadata':{'finalizers':['h']},'spec':{'widgets':"
+                          "[{'id':2,'size':'l'}],'tags':['b'],'plain':[{'id':3}],"
+                          "'groups':{'g':{'members':[{'name':'y'}]}}}}");
+    json_decref(out);
+    json_decref(p);
+    json_decref(t);
+}
+
+/* Keys that only the served kinds' schemas declare now: a Node's podCIDRs
+ * merge as a set, a Pod's status.hostIPs by ip, a PVC's status conditions
+ * by type; a Volcano Job's (batch.volcano.sh "Job") tasks have no key and
+ * are replaced, where the kind's name alone once picked batch/v1 Job's. */
+static void test_smp_served_schema_keys(void **state)
+{
+    (void)state;
+    check_smp("{'spec':{'podCIDRs':['10.0.0.0/24']}}", "{'spec':{'podCIDRs':['10.1.0.0/24']}}",
+              "Node", "{'spec':{'podCIDRs':['10.1.0.0/24','10.0.0.0/24']}}");
+    check_smp("{'status':{'hostIPs':[{'ip':'1.1.1.1'}],'podIPs':[{'ip':'a'}]}}",
+              "{'status':{'hostIPs':[{'ip':'2.2.2.2'}]}}", "Pod",
+              "{'status':{'hostIPs':[{'ip':'2.2.2.2'},{'ip':'1.1.1.1'}],'podIPs':[{'ip':'a'}]}}");
+    check_smp("{'status':{'conditions':[{'type':'A','status':'True'},{'type':'B'}]}}",
+              "{'status':{'conditions':[{'type':'B','status':'False'}]}}",
+              "PersistentVolumeClaim",
+              "{'status':{'conditions':[{'type':'A','status':'True'},"
+              "{'type':'B','status':'False'}]}}");
+
+    patch_schema ps = api_patch_schema(api_find_kind("batch.volcano.sh/v1alpha1", "Job"));
+    json_t *t = J("{'spec':{'tasks':[{'name':'a','replicas':1},{'name':'b'}]}}");
+    json_t *p = J("{'spec':{'tasks':[{'name':'b','replicas':2}]}}");
+    json_t *out = patch_strategic(t, p, &ps, NULL);
+    assert_non_null(out);
+    assert_json_text(out, "{'spec':{'tasks':[{'name':'b','replicas':2}]}}");
     json_decref(out);
     json_decref(t);
     json_decref(p);
@@ -791,6 +913,8 @@ int main(void)
         cmocka_unit_test(test_smp_retain_keys),
         cmocka_unit_test(test_smp_errors),
         cmocka_unit_test(test_smp_result_is_independent),
+        cmocka_unit_test(test_smp_merge_key_from_schema),
+        cmocka_unit_test(test_smp_served_schema_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* test_podres.c - a pod's effective requests (model/podres.h) and its three
- * readers agreeing: the PodGroup's minResources (jobs_add_requests) and the
+ * readers agreeing: the PodGroup's minResources (kit_add_requests) and the
  * local runtime's GPUs (rt_pod_gpu_request) are what the scheduler places
  * (test_sched.c's test_requests_with_overhead reads the scheduler). */
 #include <setjmp.h>
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "controller/jobs/jobs_int.h"
+#include "controller/kit.h"
 #include "model/podres.h"
 #include "runtime/local/rt_internal.h"
 
@@ -69,7 +69,7 @@ static void test_readers_agree(void **state)
     json_t *spec = json_loads(SPEC, 0, NULL);
     json_t *sums = json_object(), *pod = json_pack("{s:O}", "spec", spec);
 
-    jobs_add_requests(sums, spec, 3);
+    kit_add_requests(sums, spec, 3);
     assert_int_equal(json_integer_value(json_object_get(sums, "cpu")), 3 * 4250);
     assert_int_equal(json_integer_value(json_object_get(sums, "nvidia.com/gpu")), 3 * 2000);
     assert_int_equal(rt_pod_gpu_request(pod), 2);

@@ -103,10 +103,10 @@ static void enqueue_owner(ty_workqueue *q, const json_t *meta)
  * for it alone, and nothing is kept). The view of a job's pod or Service
  * that a pass reads is made when the pass first asks (ty_obj_view, from
  * the tree when the version still has it, as it mostly does that soon).
- * It used to be made here for every version, while the tree was there
- * for sure; most versions (a pod's create and binding) were replaced
- * before any pass read them: at 150,000 pods that cost 5 % of the
- * throughput and 40 MB. */
+ * Made here, while the tree is there for sure, it would be made for every
+ * version, and most versions (a pod's create and binding) are replaced
+ * before any pass reads them: a waste of throughput and memory
+ * (docs/benchmarks.md). */
 static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
     const char *ns, *name;

@@ -1,5 +1,6 @@
 /* framework.c - the plugin table and the small helpers plugins share. */
 #include "controller/jobs/framework.h"
+#include "controller/kit.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -23,7 +24,7 @@ const jobs_framework *jobs_framework_for(const kf_kind *k)
 
 void jf_env(json_t *env, const char *name, const char *value)
 {
-    json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
+    kit_env(env, name, value);
 }
 
 void jf_envf(json_t *env, const char *name, const char *fmt, ...)
@@ -34,7 +35,7 @@ void jf_envf(json_t *env, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    jf_env(env, name, buf);
+    kit_env(env, name, buf);
 }
 
 void jf_env_field(json_t *env, const char *name, const char *field_path)

@@ -546,7 +546,7 @@ static void cleanup_and_ttl(pass *p)
 {
     const char *policy = json_string_value(json_object_get(run_policy(p), "cleanPodPolicy"));
     long long ttl = run_int(p, "ttlSecondsAfterFinished", -1);
-    time_t done = status_time(p, "completionTime");
+    time_t done = status_time(p, "completionTime"), due;
 
     if (!policy)
         policy = p->c.kind->default_clean_pod_policy;
@@ -554,13 +554,9 @@ static void cleanup_and_ttl(pass *p)
         delete_all(p, false);
     else if (strcmp(policy, "Running") == 0)
         delete_all(p, true);
-    if (ttl < 0 || !done)
-        return;
-    if (p->now < done + ttl) {
-        wake(p, done + (time_t)ttl);
-        return;
-    }
-    jobs_delete(p->s, api_store_key(p->c.kind->resource), p->job, NULL, NULL);
+    if (kit_ttl_expire(p->s, api_store_key(p->c.kind->resource), p->job, done, ttl, p->now,
+                       &due) == 1)
+        wake(p, due);
 }
 
 /* ---- status ---- */
@@ -665,7 +661,7 @@ static void commit(pass *p)
     /* In the tree arena, as the pods' status writes are: a version's tree
      * goes when its event leaves the store's tree window, and the reaper's
      * walk over one carved in order costs a third of one malloc scattered
-     * (docs/benchmarks.md, stop 21). */
+     * (base/treearena.h). */
     ops[n] = kc_op_mutate(res, p->c.ns, p->c.name, write_status, &w, KC_STATUS);
     ops[n++].flags |= KC_ARENA;
     kc_write_all(p->s, ops, n);

@@ -26,7 +26,7 @@
 #include "base/timeutil.h"
 #include "api/meta.h"
 #include "client/events.h"
-#include "controller/jobs/jobs_int.h"
+#include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcflow.h"
 #include "controller/workqueue.h"
@@ -359,7 +359,7 @@ static json_t *job_from_template(pass *p, int64_t t, const tz_zone *z)
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion",
                      VC_API_VERSION, "kind", "Job", "metadata", "name", name, "namespace", p->ns,
                      "labels", labels, "annotations", ann, "ownerReferences",
-                     jobs_owner_ref(p->cj), "spec", spec);
+                     kit_owner_ref(p->cj), "spec", spec);
 }
 
 static bool controlled_by(const json_t *job, const char *uid)

@@ -29,7 +29,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
-#include "controller/jobs/jobs_int.h"
+#include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 #include "controller/volcano/vcflow.h"
 #include "controller/workqueue.h"
@@ -177,7 +177,7 @@ static void create_job(ty_kc *s, const json_t *jf, const char *step)
                     "apiVersion", "batch.volcano.sh/v1alpha1", "kind", "Job", "metadata",
                     "name", name, "namespace", ns, "labels", BY_TEMPLATE, by_tmpl, BY_FLOW,
                     by_flow, "annotations", BY_TEMPLATE, by_tmpl, BY_FLOW, by_flow,
-                    "ownerReferences", jobs_owner_ref(jf), "spec",
+                    "ownerReferences", kit_owner_ref(jf), "spec",
                     json_is_object(spec) ? spec : json_object());
     if (!json_is_object(spec))
         json_decref(spec);
@@ -390,7 +390,7 @@ static int pass_flow(ty_jobflows *f, const char *ns, const char *name)
                              &err) < 0)
             rc = -1;
         for (size_t i = 0; i < owned.n; i++)
-            if (jobs_delete(f->s, api_store_key(&api_vcjob), ty_obj_json(owned.items[i]), NULL,
+            if (kit_delete(f->s, api_store_key(&api_vcjob), ty_obj_json(owned.items[i]), NULL,
                             VC_COMPONENT) < 0)
                 rc = -1;
         goto out_list;

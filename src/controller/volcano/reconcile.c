@@ -13,7 +13,7 @@
 #include "base/jsonown.h"
 #include "base/log.h"
 #include "client/events.h"
-#include "controller/jobs/jobs_int.h"
+#include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
 typedef struct target {
@@ -58,21 +58,12 @@ static const json_t *tasks_of(const pass *p)
 
 static json_t *list_owned(pass *p, const char *resource)
 {
-    json_t *out = json_array();
-    kc_list l;
-    ty_error err;
+    json_t *out;
 
-    ty_error_init(&err);
-    if (kc_list_owned(p->s, resource, p->ns, p->uid, &l, &err) < 0) {
-        ty_error_clear(&err);
-        p->rc = -1;
-        return out;
-    }
-    /* Each as the job engines' view (jobs_owned): the engine reads a few
+    /* Each as the job engines' view (kit_owned): the engine reads a few
      * fields of its pods, never their spec, and never changes them. */
-    for (size_t i = 0; i < l.n; i++)
-        json_array_append_new(out, ty_obj_view(l.items[i], &jobs_owned));
-    kc_list_free(&l);
+    if (kit_list_owned_views(p->s, resource, p->ns, p->uid, NULL, NULL, &out) < 0)
+        p->rc = -1;
     return out;
 }
 
@@ -85,10 +76,10 @@ static const char *pod_task(const json_t *pod)
 
 static void count_pod(pass *p, const json_t *pod, json_t *tsc)
 {
-    const char *phase = jobs_pod_phase(pod), *task = pod_task(pod);
+    const char *phase = kit_pod_phase(pod), *task = pod_task(pod);
     json_t *tp, *n;
 
-    if (jobs_is_terminating(pod))
+    if (kit_is_terminating(pod))
         p->obs.terminating++;
     else if (!strcmp(phase, "Running"))
         p->obs.running++;
@@ -100,7 +91,7 @@ static void count_pod(pass *p, const json_t *pod, json_t *tsc)
         p->obs.unknown++;
     else
         p->obs.pending++;
-    if (!task || jobs_is_terminating(pod))
+    if (!task || kit_is_terminating(pod))
         return;
     if (!(tp = json_object_get(json_object_get(tsc, task), "phase"))) {
         tp = json_object();
@@ -160,12 +151,12 @@ static const json_t *task_named(const pass *p, const char *name)
  * than PodFailed. */
 static const char *pod_event(const json_t *pod, time_t *since)
 {
-    const char *phase = jobs_pod_phase(pod);
+    const char *phase = kit_pod_phase(pod);
     json_t *cs;
     size_t i;
 
     *since = 0;
-    if (jobs_is_terminating(pod))
+    if (kit_is_terminating(pod))
         return NULL;
     if (!strcmp(phase, "Failed")) {
         const char *reason = str_at(pod, "status", "reason");
@@ -236,7 +227,7 @@ static target choose(pass *p, vc_phase phase)
         time_t since;
         const char *ev = pod_event(pod, &since);
         if (ev && try_event(p, &t, task_named(p, pod_task(pod)), pod, ev,
-                            jobs_pod_exit_code(pod, NULL), since))
+                            kit_pod_exit_code(pod, NULL), since))
             return t;
     }
     json_array_foreach(tasks_of(p), i, task) {
@@ -265,13 +256,13 @@ static void kill_pods(pass *p, vc_kill kill, const target *t)
     if (kill == VC_KILL_NONE)
         return;
     json_array_foreach(p->pods, i, pod) {
-        const char *phase = jobs_pod_phase(pod);
+        const char *phase = kit_pod_phase(pod);
         bool finished = !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
         if ((kill == VC_KILL_LIVE && finished) ||
             (kill == VC_KILL_TASK && (!task || !pod_task(pod) || strcmp(task, pod_task(pod)))) ||
             (kill == VC_KILL_POD && pod != t->pod))
             continue;
-        if (jobs_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
+        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
             p->rc = -1;
     }
 }
@@ -327,7 +318,7 @@ static void ensure_podgroup(pass *p)
     snprintf(name, sizeof(name), "%s-%s", p->name, p->uid);
     pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:I, s:o, s:s}}", "apiVersion",
                    "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name", name,
-                   "namespace", p->ns, "ownerReferences", jobs_owner_ref(p->job), "spec",
+                   "namespace", p->ns, "ownerReferences", kit_owner_ref(p->job), "spec",
                    "minMember", min_member, "minTaskMember", mtm, "queue",
                    queue ? queue : "default");
     if (json_is_string(json_object_get(spec, "priorityClassName")))
@@ -338,8 +329,8 @@ static void ensure_podgroup(pass *p)
                         vc_min_resources(p->s, tasks_of(p), min_member, staged));
     /* The job's minAvailable, task minAvailable and priorityClassName may be
      * updated: the PodGroup follows. The gang scheduler admits it (Pending ->
-     * Inqueue); pods wait for that (jobs_pg_gate, the Kubeflow kinds' too). */
-    switch (jobs_pg_gate(p->s, p->ns, pg)) {
+     * Inqueue); pods wait for that (kit_pg_gate, the Kubeflow kinds' too). */
+    switch (kit_pg_gate(p->s, p->ns, pg)) {
     case 1:
         p->admitted = true;
         break;
@@ -360,8 +351,8 @@ static void ensure_svc(pass *p)
         return;
     ty_error_init(&err);
     labels = json_pack("{s:s}", VC_ANN_JOB_NAME, p->name);
-    if (jobs_create(p->s, &api_service,
-                    jobs_service_new(p->job, p->name, labels, labels, NULL, true), p->job,
+    if (kit_create(p->s, &api_service,
+                    kit_service_new(p->job, p->name, labels, labels, NULL, true), p->job,
                     VC_COMPONENT, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
@@ -369,9 +360,9 @@ static void ensure_svc(pass *p)
     snprintf(cm_name, sizeof(cm_name), "%s-svc", p->name);
     cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion", "v1", "kind",
                    "ConfigMap", "metadata", "name", cm_name, "namespace", p->ns,
-                   "ownerReferences", jobs_owner_ref(p->job), "data",
+                   "ownerReferences", kit_owner_ref(p->job), "data",
                    vc_svc_configmap_data(p->job));
-    if (jobs_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
+    if (kit_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
 }
@@ -393,10 +384,10 @@ static void ensure_claims(pass *p)
             continue;
         pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O}", "apiVersion", "v1", "kind",
                         "PersistentVolumeClaim", "metadata", "name", name, "namespace", p->ns,
-                        "ownerReferences", jobs_owner_ref(p->job), "spec",
+                        "ownerReferences", kit_owner_ref(p->job), "spec",
                         json_object_get(v, "volumeClaim"));
         ty_error_init(&err);
-        if (pvc && jobs_create(p->s, &api_pvc, pvc, p->job, VC_COMPONENT, &err) < 0)
+        if (pvc && kit_create(p->s, &api_pvc, pvc, p->job, VC_COMPONENT, &err) < 0)
             p->rc = -1;
         ty_error_clear(&err);
     }
@@ -414,10 +405,10 @@ static void ensure_mpi(pass *p)
     snprintf(cm_name, sizeof(cm_name), "%s-mpi", p->name);
     cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion", "v1", "kind",
                    "ConfigMap", "metadata", "name", cm_name, "namespace", p->ns,
-                   "ownerReferences", jobs_owner_ref(p->job), "data",
+                   "ownerReferences", kit_owner_ref(p->job), "data",
                    vc_mpi_configmap_data(p->job));
     ty_error_init(&err);
-    if (jobs_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
+    if (kit_create(p->s, &api_configmap, cm, p->job, VC_COMPONENT, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
 }
@@ -442,9 +433,9 @@ static bool ensure_ray(pass *p)
     }
     svc = vc_ray_service(p->job, p->ns);
     json_object_set_new(json_object_get(svc, "metadata"), "ownerReferences",
-                        json_pack("[o]", jobs_owner_ref(p->job)));
+                        json_pack("[o]", kit_owner_ref(p->job)));
     ty_error_init(&err);
-    if (jobs_create(p->s, &api_service, svc, p->job, VC_COMPONENT, &err) < 0)
+    if (kit_create(p->s, &api_service, svc, p->job, VC_COMPONENT, &err) < 0)
         p->rc = -1;
     ty_error_clear(&err);
     return true;
@@ -484,12 +475,12 @@ static bool ensure_ssh(pass *p)
     }
     secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:s, s:o}", "apiVersion", "v1", "kind",
                        "Secret", "metadata", "name", secret_name, "namespace", p->ns,
-                       "ownerReferences", jobs_owner_ref(p->job), "type", "Opaque",
+                       "ownerReferences", kit_owner_ref(p->job), "type", "Opaque",
                        "stringData", vc_ssh_secret_data(p->job, priv ? priv : "",
                                                         pub ? pub : ""));
     free(priv);
     free(pub);
-    if (jobs_create(p->s, &api_secret, secret, p->job, VC_COMPONENT, &err) < 0) {
+    if (kit_create(p->s, &api_secret, secret, p->job, VC_COMPONENT, &err) < 0) {
         ty_error_clear(&err);
         p->rc = -1;
         return false;
@@ -528,7 +519,7 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
     labels = json_pack("{s:s, s:s, s:s, s:s, s:s}", VC_ANN_JOB_NAME, p->name, VC_ANN_TASK_SPEC,
                        tname, VC_ANN_TASK_INDEX, idx, VC_ANN_QUEUE, queue,
                        VC_LABEL_JOB_NAMESPACE, p->ns);
-    pod = jobs_pod_new(&(jobs_pod_params){.owner = p->job, .name = pod_name, .template = tmpl,
+    pod = kit_pod_new(&(kit_pod_params){.owner = p->job, .name = pod_name, .template = tmpl,
                                           .restart_policy = rp ? rp : "Always",
                                           .labels = labels, .env = env});
     json_decref(labels);
@@ -569,7 +560,7 @@ static void prune_pods(pass *p)
                                  VC_ANN_TASK_INDEX);
         if (task && idx && atoll(idx) < json_integer_value(json_object_get(task, "replicas")))
             continue;
-        if (jobs_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
+        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, VC_COMPONENT) < 0)
             p->rc = -1;
     }
 }
@@ -601,7 +592,7 @@ static void create_pods(pass *p)
             if (pod_exists(p, pod_name))
                 continue;
             ty_error_init(&err);
-            if (jobs_create(p->s, &api_pod, build_pod(p, t, k, pod_name), p->job, VC_COMPONENT,
+            if (kit_create(p->s, &api_pod, build_pod(p, t, k, pod_name), p->job, VC_COMPONENT,
                             &err) < 0)
                 p->rc = -1;
             ty_error_clear(&err);
@@ -755,26 +746,16 @@ static void commit(pass *p)
 static void expire(pass *p, vc_phase phase)
 {
     json_t *ttl = json_object_get(json_object_get(p->job, "spec"), "ttlSecondsAfterFinished");
-    kc_delete_opts opts = {.propagation = KC_PROPAGATE_BACKGROUND,
-                              .precondition_uid = p->uid};
     time_t done = parse_time(str_at(p->status, "state", "lastTransitionTime"));
-    ty_error err;
-    ty_obj *o;
-    bool deleted;
+    int rc;
 
-    if (!json_is_integer(ttl) || !done ||
+    if (!json_is_integer(ttl) ||
         (phase != VC_COMPLETED && phase != VC_FAILED && phase != VC_TERMINATED))
         return;
-    if (time(NULL) < done + json_integer_value(ttl)) {
-        *p->wake_at = done + (time_t)json_integer_value(ttl);
-        return;
-    }
-    ty_error_init(&err);
-    o = kc_delete(p->s, api_store_key(&api_vcjob), p->ns, p->name, &opts, &deleted, &err);
-    if (!o && err.code != TY_ENOTFOUND && err.code != TY_ECONFLICT)
+    rc = kit_ttl_expire(p->s, api_store_key(&api_vcjob), p->job, done,
+                        json_integer_value(ttl), time(NULL), p->wake_at);
+    if (rc < 0)
         p->rc = -1;
-    ty_obj_unref(o);
-    ty_error_clear(&err);
 }
 
 static void run_pass(pass *p)
@@ -824,13 +805,13 @@ int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     p.job = ty_obj_json_copy(o);
     ty_obj_unref(o);
     p.uid = str_at(p.job, "metadata", "uid");
-    if (!p.uid || jobs_is_terminating(p.job)) {
+    if (!p.uid || kit_is_terminating(p.job)) {
         json_decref(p.job);
         return 0;
     }
     st = json_object_get(p.job, "status");
     p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
-    jobs_time(time(NULL), p.nows, sizeof(p.nows));
+    kit_time(time(NULL), p.nows, sizeof(p.nows));
     run_pass(&p);
     json_decref(p.pods);
     json_decref(p.status);

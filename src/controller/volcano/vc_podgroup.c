@@ -4,7 +4,7 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
-#include "controller/jobs/jobs_int.h"
+#include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
 /* A PriorityClass's value (0 when there is none of that name). */
@@ -59,11 +59,10 @@ json_t *vc_min_resources(ty_kc *s, const json_t *tasks, json_int_t min_member, b
         json_int_t take = r < left ? r : left;
         if ((staged && json_object_get(t, "dependsOn")) || take <= 0)
             continue;
-        jobs_add_requests(sums, json_object_get(json_object_get(t, "template"), "spec"),
-                          take);
+        kit_add_requests(sums, json_object_get(json_object_get(t, "template"), "spec"), take);
         left -= take;
     }
-    out = jobs_quantities(sums);
+    out = kit_quantities(sums);
     json_decref(sums);
     free(order);
     free(prio);

@@ -13,8 +13,8 @@
  * variable), hence the pump: a thread that only moves events of the resources
  * the agent cares about into a queue. It owns the watch, reopens it when it
  * falls behind and then asks the agent for a resync, so the agent stays
- * level-triggered as before; only its latency changed, from a 100 ms round to
- * the time it takes to wake up. */
+ * level-triggered: it acts when it wakes, not in polling rounds, so its
+ * latency is the time it takes to wake up. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

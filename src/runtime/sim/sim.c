@@ -391,13 +391,13 @@ static void fire_timers(rt_sim *rt)
 /* ---- the watch ---- */
 
 /* Resync without inflating the store. Listing every pod and reading each
- * one's JSON parsed the text of every pod whose tree the store had dropped
- * (see store/watch.c), and the parsed trees then stayed with the store's
- * snapshots: +650 MB at 40,000 pods, every RESYNC_MS. Now a resync reads no
- * JSON of a pod it knows (the table, looked up by the key the snapshot
- * carries), decides from the compact text whether an unknown pod can be ours
- * at all (our nodeName prefix or our finalizer appear in it), and parses
- * those into a private tree that is freed at once. */
+ * one's JSON would parse the text of every pod whose tree the store had
+ * dropped (see store/watch.c), and the parsed trees would then stay with
+ * the store's snapshots, hundreds of MB at scale, every RESYNC_MS. So a
+ * resync reads no JSON of a pod it knows (the table, looked up by the key
+ * the snapshot carries), decides from the compact text whether an unknown
+ * pod can be ours at all (our nodeName prefix or our finalizer appear in
+ * it), and parses those into a private tree that is freed at once. */
 
 typedef struct known_set {
     sim_pod **slot; /* open addressing on (ns, name); NULL = free */

@@ -292,7 +292,7 @@ kc_op sim_pod_finish_op(sim_pod_args *a, const sim_pod *p, int exit_code)
      * window, as the Running one's does; built in the arena, so is the
      * parse of a pod whose tree went before it ended (most: they run for
      * seconds), and the reaper's walk over it is not a miss a block
-     * (docs/benchmarks.md, stop 21: +3 % pods/s at 150,000 pods). */
+     * (base/treearena.h; docs/benchmarks.md). */
     op.flags |= KC_ARENA;
     /* A pod whose tree went before it ended is parsed light: its metadata
      * and status, not the containers (end_fn needs only their statuses);
