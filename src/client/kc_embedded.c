@@ -14,7 +14,7 @@
 
 #include "api/registry.h"
 #include "api/schema.h"
-#include "base/log.h"
+#include "client/kc_status.h"
 #include "model/patch.h"
 #include "model/podcond.h"
 #include "model/selector.h"
@@ -142,107 +142,10 @@ typedef struct bind_arg {
     const char *node, *uid;
 } bind_arg;
 
-typedef struct status_call {
-    kc_mutate_fn fn;
-    void *arg;
-    bool pod;
-} status_call;
-
 typedef union op_extra {
     bind_arg bind;
-    status_call status;
+    kc_status_call status;
 } op_extra;
-
-/* The metadata a status write may change besides the resourceVersion (its
- * precondition): none for custom resources (kube-apiserver's status
- * strategy copies the status alone); a pod's labels, annotations and
- * finalizers (its pods/status strategy keeps the new metadata but for
- * ownerReferences and the deletion, and the old spec). */
-static bool status_may_change(const status_call *c, const char *key)
-{
-    return !strcmp(key, "resourceVersion") ||
-           (c->pod && (!strcmp(key, "labels") || !strcmp(key, "annotations") ||
-                       !strcmp(key, "finalizers")));
-}
-
-/* Whether fn changed obj beyond what a status write may: top (a one-level
- * copy of obj) and meta (of its metadata) were taken before it ran. A
- * member it changed is a new value (the rest is shared, and kc.h's
- * KC_STATUS forbids changing a shared one in place). */
-static bool beyond_status(const status_call *c, const json_t *obj, const json_t *top,
-                          const json_t *meta)
-{
-    const json_t *m = json_object_get(obj, "metadata");
-    const char *k;
-    json_t *v;
-
-    json_object_foreach((json_t *)obj, k, v)
-        if (strcmp(k, "status") && strcmp(k, "metadata") && json_object_get(top, k) != v)
-            return true;
-    json_object_foreach((json_t *)top, k, v)
-        if (strcmp(k, "status") && !json_object_get(obj, k))
-            return true;
-    json_object_foreach((json_t *)m, k, v)
-        if (!status_may_change(c, k) && json_object_get(meta, k) != v)
-            return true;
-    json_object_foreach((json_t *)meta, k, v)
-        if (!status_may_change(c, k) && !json_object_get(m, k))
-            return true;
-    return false;
-}
-
-/* The metadata a status write leaves: meta (as it was) with the members
- * it may change taken from now (fn's). */
-static void keep_allowed(const status_call *c, json_t *meta, const json_t *now)
-{
-    const char *k;
-    json_t *v;
-    void *tmp;
-
-    json_object_foreach_safe(meta, tmp, k, v)
-        if (status_may_change(c, k) && !json_object_get(now, k))
-            json_object_del(meta, k);
-    json_object_foreach((json_t *)now, k, v)
-        if (status_may_change(c, k))
-            json_object_set(meta, k, v);
-}
-
-/* A KC_STATUS write takes what the status subresource takes: fn's other
- * changes are dropped (with a warning: the caller relied on something a
- * real API server ignores; client/kc.h, KC_STATUS). */
-static int status_only_fn(json_t *obj, void *arg, ty_error *err)
-{
-    const status_call *c = arg;
-    json_t *top = json_copy(obj), *meta = json_copy(json_object_get(obj, "metadata"));
-    json_t *st;
-    int rc;
-
-    if (!top) {
-        json_decref(meta);
-        return ty_seterr(err, TY_EINTERNAL, "out of memory");
-    }
-    rc = c->fn(obj, c->arg, err);
-    if (rc == 0 && beyond_status(c, obj, top, meta)) {
-        const json_t *m = json_object_get(top, "metadata");
-        ty_warn("kc: a status write of %s %s/%s changed more than its status: dropped",
-                c->pod ? "pod" : "object", json_string_value(json_object_get(m, "namespace")) ?: "",
-                json_string_value(json_object_get(m, "name")) ?: "");
-        if (meta)
-            keep_allowed(c, meta, json_object_get(obj, "metadata"));
-        st = json_incref(json_object_get(obj, "status"));
-        json_object_clear(obj);
-        json_object_update(obj, top);
-        if (meta)
-            json_object_set(obj, "metadata", meta);
-        json_object_del(obj, "status");
-        if (st)
-            json_object_set(obj, "status", st);
-        json_decref(st);
-    }
-    json_decref(top);
-    json_decref(meta);
-    return rc;
-}
 
 static int bind_fn(json_t *pod, void *arg, ty_error *err)
 {
@@ -259,9 +162,9 @@ static store_op to_store(const kc_op *k, op_extra *x)
     case KC_OP_CREATE:
         return store_op_create(k->resource, k->ns, k->obj);
     case KC_OP_MUTATE:
-        x->status = (status_call){k->fn, k->arg, !strcmp(k->resource, "pods")};
+        x->status = (kc_status_call){k->fn, k->arg, !strcmp(k->resource, "pods")};
         op = (k->flags & KC_STATUS)
-                 ? store_op_mutate(k->resource, k->ns, k->name, status_only_fn, &x->status)
+                 ? store_op_mutate(k->resource, k->ns, k->name, kc_status_only_fn, &x->status)
                  : store_op_mutate(k->resource, k->ns, k->name, k->fn, k->arg);
         op.status_only = k->flags & KC_STATUS;
         op.spec_top = k->flags & KC_SPEC_TOP;
@@ -350,8 +253,8 @@ static ty_obj *e_mutate(ty_kc *c, const char *res, const char *ns, const char *n
                                  .fn = fn, .arg = arg, .flags = flags},
                       err);
     if (flags & KC_STATUS)
-        return B(store_mutate_status(S(c), res, ns, name, status_only_fn,
-                                     &(status_call){fn, arg, !strcmp(res, "pods")}, err));
+        return B(store_mutate_status(S(c), res, ns, name, kc_status_only_fn,
+                                     &(kc_status_call){fn, arg, !strcmp(res, "pods")}, err));
     return B(store_mutate(S(c), res, ns, name, fn, arg, err));
 }
 
@@ -381,14 +284,13 @@ static int patch_fn(json_t *obj, void *arg, ty_error *err)
     }
     if (p->status) { /* the status subresource takes the status alone */
         json_t *st = json_object_get(next, "status");
-        const status_call c = {.pod = p->pod};
         if (st)
             json_object_set(obj, "status", st);
         else
             json_object_del(obj, "status");
         if (p->pod) /* and pods/status a pod's labels, annotations, finalizers */
-            keep_allowed(&c, json_object_get(obj, "metadata"),
-                         json_object_get(next, "metadata"));
+            kc_status_take_meta(true, json_object_get(obj, "metadata"),
+                                json_object_get(next, "metadata"));
     } else {
         json_object_clear(obj);
         json_object_update(obj, next);
