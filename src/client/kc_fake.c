@@ -365,15 +365,25 @@ static ty_obj *f_update(ty_kc *c, const char *res, const char *ns, const json_t 
 }
 
 /* A copy of cur with only status taken from changed (the status
- * subresource's rule: everything else is ignored). */
-static json_t *status_only(const json_t *cur, const json_t *changed)
+ * subresource's rule: everything else is ignored), and for a pod its
+ * labels, annotations and finalizers too (pods/status takes them, as
+ * kube-apiserver's does; client/kc.h, KC_STATUS). */
+static json_t *status_only(const char *resource, const json_t *cur, const json_t *changed)
 {
+    static const char *const pod_meta[] = {"labels", "annotations", "finalizers"};
     json_t *next = json_deep_copy(cur), *st = json_object_get(changed, "status");
 
     if (st)
         json_object_set_new(next, "status", json_deep_copy(st));
     else
         json_object_del(next, "status");
+    for (size_t i = 0; !strcmp(resource, "pods") && i < 3; i++) {
+        json_t *v = json_object_get(meta_of((json_t *)changed), pod_meta[i]);
+        if (v)
+            json_object_set_new(meta_of(next), pod_meta[i], json_deep_copy(v));
+        else
+            json_object_del(meta_of(next), pod_meta[i]);
+    }
     return next;
 }
 
@@ -409,7 +419,7 @@ static ty_obj *f_mutate(ty_kc *c, const char *res, const char *ns, const char *n
     }
     snprintf(rv, sizeof(rv), "%s", meta_str(copy, "resourceVersion"));
     if (flags & KC_STATUS) {
-        next = status_only(ty_obj_json(f->objs[idx].obj), copy);
+        next = status_only(res, ty_obj_json(f->objs[idx].obj), copy);
         json_decref(copy);
     } else {
         next = copy;
@@ -461,7 +471,7 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
         goto out;
     }
     if (status) {
-        st = status_only(ty_obj_json(f->objs[idx].obj), next);
+        st = status_only(res, ty_obj_json(f->objs[idx].obj), next);
         json_decref(next);
         next = st;
     }

@@ -328,7 +328,6 @@ static int pv_claim(json_t *pv, void *arg, ty_error *err)
                                   str(meta, "namespace"), "name", str(meta, "name"), "uid",
                                   str(meta, "uid"), "resourceVersion",
                                   str(meta, "resourceVersion")));
-    set_phase(pv, "Bound", err);
     return 0;
 }
 
@@ -340,9 +339,7 @@ typedef struct {
 static int claim_bind(json_t *claim, void *arg, ty_error *err)
 {
     const bind_arg *b = arg;
-    const json_t *ps = json_object_get(b->pv, "spec");
     json_t *meta = json_object_get(claim, "metadata"), *ann = json_object_get(meta, "annotations");
-    json_t *st;
     (void)err;
 
     ann = json_is_object(ann) ? json_deep_copy(ann) : json_object();
@@ -352,6 +349,18 @@ static int claim_bind(json_t *claim, void *arg, ty_error *err)
     json_object_set_new(meta, "annotations", ann);
     json_object_set_new(json_object_get(claim, "spec"), "volumeName",
                         json_string(str2(b->pv, "metadata", "name")));
+    return 0;
+}
+
+/* The bound claim's status (a status write of its own: a plain write's
+ * status is ignored by an API server). */
+static int claim_status(json_t *claim, void *arg, ty_error *err)
+{
+    const bind_arg *b = arg;
+    const json_t *ps = json_object_get(b->pv, "spec");
+    json_t *st;
+    (void)err;
+
     st = json_object();
     json_object_set_new(st, "phase", json_string("Bound"));
     json_object_set(st, "accessModes", json_object_get(ps, "accessModes"));
@@ -361,7 +370,10 @@ static int claim_bind(json_t *claim, void *arg, ty_error *err)
 }
 
 /* pv (bound to nothing else) and claim bound to each other: the volume
- * first, so that a claim never names a volume that does not name it. */
+ * first, so that a claim never names a volume that does not name it; each
+ * one's spec, then its status (Bound) in a status write, as the
+ * PersistentVolume controller does. A pass cut short between them binds
+ * again (every step is idempotent). */
 static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
 {
     const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
@@ -372,6 +384,10 @@ static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
 
     ty_error_init(&err);
     pv = kc_mutate(v->s, PVS, "", pvname, pv_claim, &ra, 0, &err);
+    if (pv) {
+        ty_obj_unref(pv);
+        pv = kc_mutate(v->s, PVS, "", pvname, set_phase, "Bound", KC_STATUS, &err);
+    }
     if (!pv) {
         ty_debug("volumes: cannot bind %s to %s/%s: %s", pvname, ns, name, err.text);
         ty_error_clear(&err);
@@ -379,6 +395,10 @@ static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
     }
     bind_arg ba = {ty_obj_json(pv), chosen};
     c = kc_mutate(v->s, PVCS, ns, name, claim_bind, &ba, 0, &err);
+    if (c) {
+        ty_obj_unref(c);
+        c = kc_mutate(v->s, PVCS, ns, name, claim_status, &ba, KC_STATUS, &err);
+    }
     ty_obj_unref(pv);
     if (!c) {
         ty_error_clear(&err);

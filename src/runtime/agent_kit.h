@@ -66,22 +66,26 @@ json_t *ak_node_ready_condition(const char *message, const char *now);
 json_t *ak_node_info(const char *runtime, const char *kernel, const char *os_image,
                      const char *arch);
 
-/* Fixes the Node named name with fix(obj, arg) (kc_mutate's rules: left equal,
- * nothing is written), else creates the one make(arg) returns (a new
- * reference; made only then). *created (may be NULL) says which. 0, or -1
- * with err. */
-int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix, json_t *(*make)(void *arg),
-                   void *arg, bool *created, ty_error *err);
+/* Fixes the Node named name in two writes, as an API server takes them:
+ * fix_meta(obj, arg) through the Node itself (labels, spec: its status
+ * would be ignored), then fix_status(obj, arg) through its status
+ * subresource (status only; the rest is shared with the stored version,
+ * see kc.h's KC_STATUS) — each left equal writes nothing, and either may be
+ * NULL; else creates the one make(arg) returns (a new reference; made only
+ * then). *created (may be NULL) says which. 0, or -1 with err. */
+int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix_meta, kc_mutate_fn fix_status,
+                   json_t *(*make)(void *arg), void *arg, bool *created, ty_error *err);
 
 /* The heartbeat: Ready back to True (KubeletReady) if it was not, and every
  * condition named in beat (NULL-terminated; Ready always) gets
- * lastHeartbeatTime now. One write. */
+ * lastHeartbeatTime now. One status write. */
 int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat, ty_error *err);
 
 /* A node condition as the node lifecycle controller pairs it with a taint:
  * condition type = on ? "True" : "False" (reason/message for each; the
  * lastTransitionTime moves only when the status does) and, while on, the
- * taint key:NoSchedule (taint_key NULL: none). */
+ * taint key:NoSchedule (taint_key NULL: none): a status write for the
+ * condition, then a write of the Node for the taint. */
 typedef struct ak_node_cond {
     const char *type, *taint_key;
     const char *reason_on, *message_on, *reason_off, *message_off;

@@ -45,15 +45,26 @@ json_t *ak_node_info(const char *runtime, const char *kernel, const char *os_ima
                      "systemUUID", "", "bootID", "");
 }
 
-int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix, json_t *(*make)(void *arg),
-                   void *arg, bool *created, ty_error *err)
+/* kc_mutate's function for a part that has none: changes nothing. */
+static int no_change(json_t *obj, void *arg, ty_error *err)
+{
+    (void)obj, (void)arg, (void)err;
+    return 0;
+}
+
+int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix_meta, kc_mutate_fn fix_status,
+                   json_t *(*make)(void *arg), void *arg, bool *created, ty_error *err)
 {
     ty_error mine;
     ty_obj *o;
 
     /* The not-found must be seen even when the caller passes no err. */
     ty_error_init(&mine);
-    o = kc_mutate(kc, "nodes", "", name, fix, arg, 0, &mine);
+    o = kc_mutate(kc, "nodes", "", name, fix_meta ? fix_meta : no_change, arg, 0, &mine);
+    if (o && fix_status) {
+        ty_obj_unref(o);
+        o = kc_mutate(kc, "nodes", "", name, fix_status, arg, KC_STATUS, &mine);
+    }
     if (created)
         *created = false;
     if (!o && mine.code == TY_ENOTFOUND) {
@@ -84,16 +95,18 @@ static bool listed(const char *const *names, const char *name)
     return false;
 }
 
+/* A status write: what it changes below the status it makes its own first
+ * (base/jsonown.h; the rest is shared with the stored version). */
 static int beat(json_t *obj, void *arg, ty_error *err)
 {
     const beat_args *a = arg;
-    size_t i;
-    json_t *c;
+    json_t *conds = ty_json_own(json_object_get(obj, "status"), "conditions"), *c;
 
     (void)err;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        if (!type)
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        const char *type = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+        if (!type || (strcmp(type, "Ready") && !listed(a->beat, type)) ||
+            !(c = ty_json_own_at(conds, i)))
             continue;
         if (!strcmp(type, "Ready")) {
             const char *st = json_string_value(json_object_get(c, "status"));
@@ -118,7 +131,7 @@ int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat_also,
     ty_obj *o;
 
     ak_now(now, sizeof(now));
-    o = kc_mutate(kc, "nodes", "", name, beat, &a, 0, err);
+    o = kc_mutate(kc, "nodes", "", name, beat, &a, KC_STATUS, err);
     if (!o)
         return -1;
     ty_obj_unref(o);
@@ -130,24 +143,24 @@ typedef struct cond_args {
     bool on;
 } cond_args;
 
+/* The condition: a status write, so the conditions and the one it changes
+ * are made its own first (the rest is shared with the stored version). */
 static int set_cond(json_t *obj, void *arg, ty_error *err)
 {
     const cond_args *a = arg;
     const ak_node_cond *c = a->c;
-    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
-    json_t *conds, *taints, *x, *cond = NULL;
+    json_t *status = json_object_get(obj, "status"), *conds, *cond = NULL;
     char now[32];
-    size_t i;
 
     (void)err;
     ak_now(now, sizeof(now));
     if (!json_is_object(status))
         json_object_set_new(obj, "status", status = json_object());
-    if (!json_is_array(conds = json_object_get(status, "conditions")))
+    if (!json_is_array(conds = ty_json_own(status, "conditions")))
         json_object_set_new(status, "conditions", conds = json_array());
-    json_array_foreach(conds, i, x)
-        if (!strcmp(str(x, "type"), c->type))
-            cond = x;
+    for (size_t i = 0; i < json_array_size(conds) && !cond; i++)
+        if (!strcmp(str(json_array_get(conds, i), "type"), c->type))
+            cond = ty_json_own_at(conds, i);
     if (!cond) {
         json_array_append_new(conds, cond = json_pack("{s:s}", "type", c->type));
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
@@ -158,16 +171,32 @@ static int set_cond(json_t *obj, void *arg, ty_error *err)
     json_object_set_new(cond, "reason", json_string(a->on ? c->reason_on : c->reason_off));
     json_object_set_new(cond, "message", json_string(a->on ? c->message_on : c->message_off));
     json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
-    if (!c->taint_key)
-        return 0;
+    return 0;
+}
 
+/* The taint: a write of the Node (its spec). One that is there already is
+ * kept, with the time it was added. */
+static int set_taint(json_t *obj, void *arg, ty_error *err)
+{
+    const cond_args *a = arg;
+    const ak_node_cond *c = a->c;
+    json_t *spec = json_object_get(obj, "spec"), *taints;
+    bool has = false;
+    char now[32];
+
+    (void)err;
     if (!json_is_object(spec))
         json_object_set_new(obj, "spec", spec = json_object());
     taints = json_object_get(spec, "taints");
-    for (i = json_array_size(taints); i-- > 0;)
-        if (!strcmp(str(json_array_get(taints, i), "key"), c->taint_key))
-            json_array_remove(taints, i);
-    if (a->on) {
+    for (size_t i = json_array_size(taints); i-- > 0;)
+        if (!strcmp(str(json_array_get(taints, i), "key"), c->taint_key)) {
+            if (a->on && !has)
+                has = true;
+            else
+                json_array_remove(taints, i);
+        }
+    if (a->on && !has) {
+        ak_now(now, sizeof(now));
         if (!json_is_array(taints))
             json_object_set_new(spec, "taints", taints = json_array());
         json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", c->taint_key,
@@ -182,9 +211,14 @@ int ak_node_set_condition(ty_kc *kc, const char *name, const ak_node_cond *c, bo
                           ty_error *err)
 {
     cond_args a = {.c = c, .on = on};
-    ty_obj *o = kc_mutate(kc, "nodes", "", name, set_cond, &a, 0, err);
+    ty_obj *o = kc_mutate(kc, "nodes", "", name, set_cond, &a, KC_STATUS, err);
 
     if (!o)
+        return -1;
+    ty_obj_unref(o);
+    if (!c->taint_key)
+        return 0;
+    if (!(o = kc_mutate(kc, "nodes", "", name, set_taint, &a, 0, err)))
         return -1;
     ty_obj_unref(o);
     return 0;

@@ -210,9 +210,9 @@ static void test_node_ensure_heartbeat_condition(void **state)
     json_t *inv;
 
     ty_error_init(&err);
-    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, make_node, "n1", &created, &err), 0);
+    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, NULL, make_node, "n1", &created, &err), 0);
     assert_true(created);
-    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, make_node, "n1", &created, &err), 0);
+    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, NULL, make_node, "n1", &created, &err), 0);
     assert_false(created);
     assert_int_equal(ak_node_set_condition(KC(f->s), "n1", &disk, true, &err), 0);
     assert_int_equal(ak_node_heartbeat(KC(f->s), "n1", NULL, &err), 0);

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
@@ -92,7 +93,9 @@ static int set_finalizer(rt_local *rt, const char *ns, const char *name, const c
                          bool add, const rt_pod *with_status, ty_error *err)
 {
     pod_edit e = {.uid = uid, .add = add, .p = with_status};
-    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, 0, err);
+    /* a status write: pods/status takes the finalizers too (client/kc.h),
+     * and a plain write's status is ignored */
+    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, KC_STATUS, err);
 
     if (!o)
         return -1;
@@ -126,7 +129,7 @@ static void write_status(rt_local *rt, rt_pod *p)
     ty_obj *o;
 
     ty_error_init(&err);
-    o = kc_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, 0, &err);
+    o = kc_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, KC_STATUS, &err);
     if (!o && err.code != TY_ENOTFOUND) {
         /* A full disk, say: the state is kept and the write retried at
          * the next sweep (pod_poll), so what is reported is never stale
@@ -587,7 +590,8 @@ void pod_new_object(rt_local *rt, const json_t *pod)
         /* finished before; nothing to run */
     } else if (has_finalizer(pod)) {
         /* We ran it once, but its directory is gone: say so, do not rerun. */
-        ty_obj_unref(kc_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, 0, &err));
+        ty_obj_unref(kc_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, KC_STATUS,
+                               &err));
     } else if ((p = agent_add(rt, uid, ns, name))) {
         pod_reconcile(rt, p);
     }

@@ -92,8 +92,8 @@ bool rt_args_only(const json_t *ct);
 /* One Warning event (reason ArgsWithoutCommand) per such container of pod,
  * when its supervisor starts. */
 void rt_args_only_events(ty_kc *s, const json_t *pod);
-/* GPUs a pod asks for: sum over containers of limits["nvidia.com/gpu"]
- * (init containers: their max, since they run one at a time). */
+/* GPUs a pod asks for: its effective nvidia.com/gpu request by the
+ * scheduler's rule (model/podres.h), at most RT_MAX_GPUS. */
 int rt_pod_gpu_request(const json_t *pod);
 
 /* ---- hosts.c: the names a pod's hosts file shows ---- */
