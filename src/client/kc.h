@@ -318,5 +318,8 @@ struct kc_watch {
  * implementation has no write_all of its own), and a list's items freed. */
 void kc_run_op(ty_kc *c, kc_op *op);
 void kc_list_items_free(kc_list *l);
+/* For implementations whose resourceVersions are decimal counters (the
+ * store's, the fake's): rv read as one, or -1 with TY_EBADREQUEST. */
+int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err);
 
 #endif

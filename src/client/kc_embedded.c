@@ -6,7 +6,6 @@
  * and light writes. Its snapshots are ty_objs already (store_obj_base). */
 #include "client/kc_embedded.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,24 +337,18 @@ static kc_watch *e_watch_open(ty_kc *c, const char *const *only, const char *fro
                               ty_error *err)
 {
     emb_watch *w = malloc(sizeof(*w));
-    uint64_t rv;
-    char *end;
+    uint64_t rv = 0;
 
     if (!w) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    if (from_rv) {
-        errno = 0;
-        rv = strtoull(from_rv, &end, 10);
-        if (errno || *end || end == from_rv) {
-            free(w);
-            ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", from_rv);
-            return NULL;
-        }
-    } else {
-        rv = store_current_rv(S(c));
+    if (from_rv && kc_rv_parse(from_rv, &rv, err) < 0) {
+        free(w);
+        return NULL;
     }
+    if (!from_rv) /* from now */
+        rv = store_current_rv(S(c));
     w->base.ops = &emb_ops;
     w->w = only ? store_watch_open_only(S(c), only, rv, err)
                 : store_watch_open(S(c), NULL, NULL, rv, err);

@@ -110,10 +110,6 @@ json_t *kit_owned_view(const ty_obj *o, const char *label, const char *value);
 int kit_list_owned_views(ty_kc *s, const char *resource, const char *ns, const char *owner_uid,
                          const char *label, const char *value, json_t **out);
 
-/* Appends {name, value} to a container env list (value formatted). */
-void kit_env(json_t *env, const char *name, const char *value);
-void kit_envf(json_t *env, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* ---- kit_status.c ---- */
 
