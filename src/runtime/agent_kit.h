@@ -55,9 +55,6 @@ void ak_watch_free(ak_watch *w);
 
 /* ---- Nodes ---- */
 
-/* "2026-11-28T07:00:00Z" (now) into buf. */
-void ak_now(char *buf, size_t len);
-
 /* A Ready=True condition (KubeletReady) with message, both times now. */
 json_t *ak_node_ready_condition(const char *message, const char *now);
 
@@ -101,10 +98,6 @@ json_t *ak_node_inventory(ty_kc *kc, const char *name);
 /* ---- pod status ---- */
 
 bool ak_pod_is_final(const json_t *status); /* phase Succeeded or Failed */
-bool ak_pod_has_finalizer(const json_t *pod, const char *finalizer);
-/* In metadata (owning the array first: it may be shared, base/jsonown.h). */
-void ak_pod_add_finalizer(json_t *meta, const char *finalizer);
-void ak_pod_remove_finalizer(json_t *meta, const char *finalizer);
 
 /* hostIP(s) and podIP(s). */
 void ak_pod_set_addresses(json_t *status, const char *host_ip, const char *pod_ip);

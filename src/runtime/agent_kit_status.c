@@ -2,26 +2,12 @@
  * writes the same way (see agent_kit.h). */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/jsonget.h"
 #include "base/jsonown.h"
+#include "base/timeutil.h"
 #include "model/podcond.h"
 #include "runtime/agent_kit.h"
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
-void ak_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* ---- Nodes ---- */
 
@@ -130,7 +116,7 @@ int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat_also,
     beat_args a = {.now = now, .beat = beat_also};
     ty_obj *o;
 
-    ak_now(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     o = kc_mutate(kc, "nodes", "", name, beat, &a, KC_STATUS, err);
     if (!o)
         return -1;
@@ -153,18 +139,18 @@ static int set_cond(json_t *obj, void *arg, ty_error *err)
     char now[32];
 
     (void)err;
-    ak_now(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     if (!json_is_object(status))
         json_object_set_new(obj, "status", status = json_object());
     if (!json_is_array(conds = ty_json_own(status, "conditions")))
         json_object_set_new(status, "conditions", conds = json_array());
     for (size_t i = 0; i < json_array_size(conds) && !cond; i++)
-        if (!strcmp(str(json_array_get(conds, i), "type"), c->type))
+        if (!strcmp(ty_jstr(json_array_get(conds, i), "type"), c->type))
             cond = ty_json_own_at(conds, i);
     if (!cond) {
         json_array_append_new(conds, cond = json_pack("{s:s}", "type", c->type));
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
-    } else if (strcmp(str(cond, "status"), a->on ? "True" : "False")) {
+    } else if (strcmp(ty_jstr(cond, "status"), a->on ? "True" : "False")) {
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
     }
     json_object_set_new(cond, "status", json_string(a->on ? "True" : "False"));
@@ -189,14 +175,14 @@ static int set_taint(json_t *obj, void *arg, ty_error *err)
         json_object_set_new(obj, "spec", spec = json_object());
     taints = json_object_get(spec, "taints");
     for (size_t i = json_array_size(taints); i-- > 0;)
-        if (!strcmp(str(json_array_get(taints, i), "key"), c->taint_key)) {
+        if (!strcmp(ty_jstr(json_array_get(taints, i), "key"), c->taint_key)) {
             if (a->on && !has)
                 has = true;
             else
                 json_array_remove(taints, i);
         }
     if (a->on && !has) {
-        ak_now(now, sizeof(now));
+        ty_time_now(now, sizeof(now));
         if (!json_is_array(taints))
             json_object_set_new(spec, "taints", taints = json_array());
         json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", c->taint_key,
@@ -247,46 +233,8 @@ json_t *ak_node_inventory(ty_kc *kc, const char *name)
 
 bool ak_pod_is_final(const json_t *status)
 {
-    const char *phase = str(status, "phase");
+    const char *phase = ty_jstr(status, "phase");
     return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
-}
-
-bool ak_pod_has_finalizer(const json_t *pod, const char *finalizer)
-{
-    size_t i;
-    json_t *f;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
-            return true;
-    return false;
-}
-
-void ak_pod_add_finalizer(json_t *meta, const char *finalizer)
-{
-    json_t *fins = ty_json_own(meta, "finalizers");
-    size_t i;
-    json_t *f;
-
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
-    }
-    json_array_foreach(fins, i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
-            return;
-    json_array_append_new(fins, json_string(finalizer));
-}
-
-void ak_pod_remove_finalizer(json_t *meta, const char *finalizer)
-{
-    json_t *fins = ty_json_own(meta, "finalizers");
-
-    for (size_t i = json_array_size(fins); i-- > 0;)
-        if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", finalizer))
-            json_array_remove(fins, i);
-    if (fins && !json_array_size(fins))
-        json_object_del(meta, "finalizers");
 }
 
 void ak_pod_set_addresses(json_t *st, const char *host_ip, const char *pod_ip)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/kinds.h"
 #include "api/registry.h"
@@ -42,7 +41,7 @@ static void set_condition(json_t *obj, const char *type, const char *status, con
 {
     char now[40];
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     podcond_set(podcond_status(obj), type, status, reason, msg ? msg : "", now, probe_time);
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/jsonown.h"
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "model/quantity.h"
 #include "runtime/agent_kit.h"
 #include "runtime/local/rt_internal.h"
@@ -127,7 +128,7 @@ static json_t *node_status(const char *name, int gpus)
     snprintf(cpu, sizeof(cpu), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
     snprintf(mem, sizeof(mem), "%lldKi", mem_total_kib());
     os_image(img, sizeof(img));
-    rt_now_sec(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     if (uname(&u) < 0)
         memset(&u, 0, sizeof(u));
     cap = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", mem, "pods", "110");

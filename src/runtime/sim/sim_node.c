@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/jsonown.h"
 #include "base/log.h"
@@ -196,7 +195,7 @@ static int ensure(rt_sim *rt, int i, const char *now, int *created, ty_error *er
 int sim_node_ensure(rt_sim *rt, int i, ty_error *err)
 {
     char now[32];
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     return ensure(rt, i, now, NULL, err);
 }
 
@@ -245,7 +244,7 @@ int sim_nodes_register(rt_sim *rt, ty_error *err)
     int created = 0;
     char now[32];
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     for (int i = 0; i < rt->count; i++)
         if (ensure(rt, i, now, &created, err) < 0)
             return -1;
