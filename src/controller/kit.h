@@ -110,11 +110,7 @@ json_t *kit_owned_view(const ty_obj *o, const char *label, const char *value);
 int kit_list_owned_views(ty_kc *s, const char *resource, const char *ns, const char *owner_uid,
                          const char *label, const char *value, json_t **out);
 
-
 /* ---- kit_status.c ---- */
-
-/* RFC 3339 UTC of t. */
-void kit_time(time_t t, char *buf, size_t len);
 
 /* Sets condition `type` (cstatus "True"/"False") in status.conditions the
  * way upstream's job controllers do: a condition equal in status, reason and

@@ -11,11 +11,6 @@
 #include "model/podres.h"
 #include "model/quantity.h"
 
-void kit_time(time_t t, char *buf, size_t len)
-{
-    ty_time_format(t, buf, len);
-}
-
 /* ---- conditions ---- */
 
 static json_t *find_cond(const json_t *conds, const char *type, size_t *at)

@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
 #include "controller/workqueue.h"
+#include "model/finalizers.h"
 #include "model/quantity.h"
 
 #define PVCS "persistentvolumeclaims"
@@ -30,15 +32,9 @@ struct ty_volumes {
     ty_workqueue *q;
 };
 
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
 static const char *str2(const json_t *o, const char *k1, const char *k2)
 {
-    return str(json_object_get(o, k1), k2);
+    return ty_jstr(json_object_get(o, k1), k2);
 }
 
 static int64_t storage_of(const json_t *quantities)
@@ -47,7 +43,7 @@ static int64_t storage_of(const json_t *quantities)
     ty_error e;
 
     ty_error_init(&e);
-    if (quantity_parse(str(quantities, "storage"), &milli, &e) < 0)
+    if (quantity_parse(ty_jstr(quantities, "storage"), &milli, &e) < 0)
         milli = 0;
     ty_error_clear(&e);
     return milli;
@@ -153,25 +149,9 @@ typedef struct {
 static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
 {
     const fin_arg *a = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *fins = json_deep_copy(json_object_get(meta, "finalizers"));
-    size_t i;
-    json_t *f;
-    (void)err;
 
-    if (!json_is_array(fins)) {
-        json_decref(fins);
-        fins = json_array();
-    }
-    json_array_foreach(fins, i, f)
-        if (!strcmp(json_string_value(f) ? json_string_value(f) : "", a->name)) {
-            if (!a->add)
-                json_array_remove(fins, i);
-            break;
-        }
-    if (a->add && i == json_array_size(fins))
-        json_array_append_new(fins, json_string(a->name));
-    json_object_set_new(meta, "finalizers", fins);
+    if (finalizer_set(obj, a->name, a->add) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 
@@ -262,13 +242,13 @@ static bool pv_fits(const json_t *pv, const json_t *claim, const char *cls)
 
     if (json_object_get(json_object_get(pv, "metadata"), "deletionTimestamp"))
         return false;
-    if (ref && (strcmp(str(ref, "namespace"), str2(claim, "metadata", "namespace")) ||
-                strcmp(str(ref, "name"), str2(claim, "metadata", "name")) ||
-                (*str(ref, "uid") && strcmp(str(ref, "uid"), str2(claim, "metadata", "uid")))))
+    if (ref && (strcmp(ty_jstr(ref, "namespace"), str2(claim, "metadata", "namespace")) ||
+                strcmp(ty_jstr(ref, "name"), str2(claim, "metadata", "name")) ||
+                (*ty_jstr(ref, "uid") && strcmp(ty_jstr(ref, "uid"), str2(claim, "metadata", "uid")))))
         return false;
     if (!ref && strcmp(phase, "Available") && strcmp(phase, "Pending") && *phase)
         return false;
-    if (strcmp(str(ps, "storageClassName"), cls))
+    if (strcmp(ty_jstr(ps, "storageClassName"), cls))
         return false;
     if (storage_of(json_object_get(ps, "capacity")) <
         storage_of(json_object_get(json_object_get(cs, "resources"), "requests")))
@@ -325,9 +305,9 @@ static int pv_claim(json_t *pv, void *arg, ty_error *err)
     json_object_set_new(spec, "claimRef",
                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind",
                                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace",
-                                  str(meta, "namespace"), "name", str(meta, "name"), "uid",
-                                  str(meta, "uid"), "resourceVersion",
-                                  str(meta, "resourceVersion")));
+                                  ty_jstr(meta, "namespace"), "name", ty_jstr(meta, "name"), "uid",
+                                  ty_jstr(meta, "uid"), "resourceVersion",
+                                  ty_jstr(meta, "resourceVersion")));
     return 0;
 }
 
@@ -422,7 +402,7 @@ static ty_obj *default_class(ty_kc *s)
         for (size_t i = 0; i < l.n; i++) {
             const json_t *sc = ty_obj_json(l.items[i]);
             const char *ts = str2(sc, "metadata", "creationTimestamp");
-            if (strcmp(str(json_object_get(json_object_get(sc, "metadata"), "annotations"),
+            if (strcmp(ty_jstr(json_object_get(json_object_get(sc, "metadata"), "annotations"),
                            ANN_DEFAULT_CLASS),
                        "true"))
                 continue;
@@ -501,22 +481,22 @@ static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
 {
     const json_t *cm = json_object_get(claim, "metadata"), *cs = json_object_get(claim, "spec");
     char name[300], path[PATH_MAX + 320];
-    const char *policy = str(sc, "reclaimPolicy");
+    const char *policy = ty_jstr(sc, "reclaimPolicy");
     json_t *pv;
     ty_obj *o;
     ty_error err;
 
-    snprintf(name, sizeof(name), "pvc-%s", str(cm, "uid"));
+    snprintf(name, sizeof(name), "pvc-%s", ty_jstr(cm, "uid"));
     if ((o = kc_get(v->s, PVS, "", name, NULL))) {
         /* Made by an earlier pass; one of that name made by somebody else
          * (any path) is not taken for the claim. */
         const json_t *pv = ty_obj_json(o);
-        if (!strcmp(str(json_object_get(json_object_get(pv, "metadata"), "annotations"),
+        if (!strcmp(ty_jstr(json_object_get(json_object_get(pv, "metadata"), "annotations"),
                         ANN_PROVISIONED_BY),
                     VOLUMES_PROVISIONER) &&
             *str2(json_object_get(pv, "spec"), "hostPath", "path") &&
-            !strcmp(str(json_object_get(json_object_get(pv, "spec"), "claimRef"), "uid"),
-                    str(cm, "uid")))
+            !strcmp(ty_jstr(json_object_get(json_object_get(pv, "spec"), "claimRef"), "uid"),
+                    ty_jstr(cm, "uid")))
             return o;
         ty_obj_unref(o);
         ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
@@ -538,7 +518,7 @@ static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
                  str2(sc, "metadata", "name"), path, strerror(errno));
         return NULL;
     }
-    if (write_marker(v, name, str(cm, "uid")) < 0) {
+    if (write_marker(v, name, ty_jstr(cm, "uid")) < 0) {
         ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
                  "failed to provision volume with StorageClass \"%s\": cannot record %s: %s",
                  str2(sc, "metadata", "name"), name, strerror(errno));
@@ -547,7 +527,7 @@ static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
     }
     ty_event(v->s, claim, "Normal", "Provisioning", COMPONENT,
              "External provisioner is provisioning volume for claim \"%s/%s\"",
-             str(cm, "namespace"), str(cm, "name"));
+             ty_jstr(cm, "namespace"), ty_jstr(cm, "name"));
     /* Made bound to its claim (claimRef): no other claim can take it, even
      * if the claim's own binding never comes (a crash in between). */
     pv = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:O}, s:O, s:s, s:s, s:s, s:{s:s, s:s}, "
@@ -561,8 +541,8 @@ static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
                    "persistentVolumeReclaimPolicy", *policy ? policy : "Delete",
                    "storageClassName", str2(sc, "metadata", "name"), "volumeMode", "Filesystem",
                    "hostPath", "path", path, "type", "DirectoryOrCreate", "claimRef", "kind",
-                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace", str(cm, "namespace"),
-                   "name", str(cm, "name"), "uid", str(cm, "uid"));
+                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace", ty_jstr(cm, "namespace"),
+                   "name", ty_jstr(cm, "name"), "uid", ty_jstr(cm, "uid"));
     if (!pv) {
         forget_marker(v, name);
         rmdir(path);
@@ -638,20 +618,20 @@ static int pass_volume(ty_volumes *v, const char *name)
                                                 NULL));
         goto out;
     }
-    c = kc_get(v->s, PVCS, str(ref, "namespace"), str(ref, "name"), NULL);
-    if (c && (!*str(ref, "uid") || !strcmp(str(ref, "uid"),
+    c = kc_get(v->s, PVCS, ty_jstr(ref, "namespace"), ty_jstr(ref, "name"), NULL);
+    if (c && (!*ty_jstr(ref, "uid") || !strcmp(ty_jstr(ref, "uid"),
                                            str2(ty_obj_json(c), "metadata", "uid")))) {
-        add_key(v->q, "c", str(ref, "namespace"), str(ref, "name"));
+        add_key(v->q, "c", ty_jstr(ref, "namespace"), ty_jstr(ref, "name"));
         goto out;
     }
-    if (!*str(ref, "uid"))
+    if (!*ty_jstr(ref, "uid"))
         goto out; /* kept for a claim not made yet */
     /* Its claim is gone. */
     if (!strcmp(str2(pv, "status", "phase"), "Released") ||
         !strcmp(str2(pv, "status", "phase"), "Failed"))
         goto out;
-    if (!strcmp(str(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy"), "Delete")) {
-        if (!strcmp(str(json_object_get(json_object_get(pv, "metadata"), "annotations"),
+    if (!strcmp(ty_jstr(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy"), "Delete")) {
+        if (!strcmp(ty_jstr(json_object_get(json_object_get(pv, "metadata"), "annotations"),
                         ANN_PROVISIONED_BY),
                     VOLUMES_PROVISIONER))
             rc = delete_volume(v, pv);
@@ -677,7 +657,7 @@ static void volumes_of(ty_volumes *v, const char *ns, const char *name)
         for (size_t i = 0; i < l.n; i++) {
             const json_t *pv = ty_obj_json(l.items[i]);
             const json_t *ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
-            if (ref && !strcmp(str(ref, "namespace"), ns) && !strcmp(str(ref, "name"), name))
+            if (ref && !strcmp(ty_jstr(ref, "namespace"), ns) && !strcmp(ty_jstr(ref, "name"), name))
                 add_key(v->q, "v", "", str2(pv, "metadata", "name"));
         }
     kc_list_free(&l);
@@ -689,7 +669,7 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
     const json_t *cs = json_object_get(claim, "spec"), *cls_v = json_object_get(cs,
                                                                                 "storageClassName");
     const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
-    const char *vol = str(cs, "volumeName"), *cls = json_string_value(cls_v);
+    const char *vol = ty_jstr(cs, "volumeName"), *cls = json_string_value(cls_v);
     ty_obj *pv = NULL, *sco = NULL;
     int rc = 0;
 
@@ -697,7 +677,7 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
         /* It names its volume: that one or none. */
         pv = kc_get(v->s, PVS, "", vol, NULL);
         if (pv && pv_fits(ty_obj_json(pv), claim,
-                          str(json_object_get(ty_obj_json(pv), "spec"), "storageClassName")))
+                          ty_jstr(json_object_get(ty_obj_json(pv), "spec"), "storageClassName")))
             rc = bind(v, claim, pv, false);
         else
             ty_event(v->s, claim, "Warning", "FailedBinding", COMPONENT,
@@ -730,15 +710,15 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
                  "storageclass.storage.k8s.io \"%s\" not found", cls);
         goto out;
     }
-    if (strcmp(str(ty_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
+    if (strcmp(ty_jstr(ty_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
         ty_event(v->s, claim, "Normal", "ExternalProvisioning", COMPONENT,
                  "Waiting for a volume to be created either by the external provisioner '%s' "
                  "or manually by the system administrator. If volume creation is delayed, "
                  "please verify that the provisioner is running and correctly registered.",
-                 str(ty_obj_json(sco), "provisioner"));
+                 ty_jstr(ty_obj_json(sco), "provisioner"));
         goto out;
     }
-    if (!strcmp(str(ty_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
+    if (!strcmp(ty_jstr(ty_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
         !claim_in_use(v->s, ns, name, false)) {
         ty_event(v->s, claim, "Normal", "WaitForFirstConsumer", COMPONENT,
                  "waiting for first consumer to be created before binding");
@@ -755,17 +735,6 @@ out:
     return rc;
 }
 
-static bool has_finalizer(const json_t *obj, const char *fin)
-{
-    const json_t *f;
-    size_t i;
-
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-        if (!strcmp(json_string_value(f) ? json_string_value(f) : "", fin))
-            return true;
-    return false;
-}
-
 static int pass_claim(ty_volumes *v, const char *ns, const char *name)
 {
     ty_obj *o = kc_get(v->s, PVCS, ns, name, NULL), *pv;
@@ -780,13 +749,13 @@ static int pass_claim(ty_volumes *v, const char *ns, const char *name)
     claim = ty_obj_json(o);
     if (json_object_get(json_object_get(claim, "metadata"), "deletionTimestamp")) {
         /* Kept while a pod that has not finished uses it. */
-        if (has_finalizer(claim, PROTECTION) && !claim_in_use(v->s, ns, name, true)) {
+        if (finalizer_has(claim, PROTECTION) && !claim_in_use(v->s, ns, name, true)) {
             fa.add = false;
             ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         }
         goto out;
     }
-    if (!has_finalizer(claim, PROTECTION)) {
+    if (!finalizer_has(claim, PROTECTION)) {
         ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         goto out; /* its event brings the next pass */
     }

@@ -756,7 +756,7 @@ static int pass_init(pass *p, ty_kc *s, const kf_kind *k, json_t *job)
     p->restarts = rs ? strtoll(rs, NULL, 10) : 0;
     p->gang = gang && strcmp(gang, "gang") == 0;
     p->now = time(NULL);
-    jobs_time(p->now, p->nows, sizeof(p->nows));
+    ty_time_format(p->now, p->nows, sizeof(p->nows));
     init_counts(p);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "base/jsonown.h"
 #include "base/log.h"
 #include "client/events.h"
+#include "base/timeutil.h"
 #include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
@@ -42,13 +43,12 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
+/* An RFC 3339 time (base/timeutil.h), 0 when missing or unreadable. */
 static time_t parse_time(const char *s)
 {
-    struct tm tm = {0};
+    time_t t;
 
-    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return 0;
-    return timegm(&tm);
+    return s && ty_time_parse(s, &t) == 0 ? t : 0;
 }
 
 static const json_t *tasks_of(const pass *p)
@@ -811,7 +811,7 @@ int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     }
     st = json_object_get(p.job, "status");
     p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
-    kit_time(time(NULL), p.nows, sizeof(p.nows));
+    ty_time_now(p.nows, sizeof(p.nows));
     run_pass(&p);
     json_decref(p.pods);
     json_decref(p.status);
