@@ -75,6 +75,10 @@ static void server_usage(FILE *f)
                "  --no-local-node  do not register or run this machine's node\n"
                "  --scheduler-conf FILE  the gang scheduler's configuration in the\n"
                "               volcano-scheduler.conf shape (default: Volcano's default)\n"
+               "  --scheduler-name NAME  a spec.schedulerName the gang scheduler serves;\n"
+               "               repeat for more (default: volcano and default-scheduler, as\n"
+               "               there is no other scheduler); pods naming another are left\n"
+               "               alone, though their resources count once they are bound\n"
                "  --event-ttl DURATION  how long an Event is kept after its last write\n"
                "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n"
                "  --allowed-hosts NAMES  Host names the API answers to beyond loopback names\n"
@@ -128,6 +132,8 @@ typedef struct node_flags {
     rt_sim_opts sim;
     char sim_cpu[64], sim_mem[64];
     const char *sched_conf; /* NULL = Volcano's default configuration */
+    const char *sched_names[SCHED_MAX_NAMES + 1]; /* --scheduler-name; none: the default */
+    size_t nsched_names;
     int64_t event_ttl_ms;   /* 0 = Events never expire */
 } node_flags;
 
@@ -239,6 +245,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"node-name", required_argument, NULL, 'N'}, {"fake-gpus", required_argument, NULL, 'G'},
         {"sim-nodes", required_argument, NULL, 'S'}, {"no-local-node", no_argument, NULL, 'L'},
         {"scheduler-conf", required_argument, NULL, 'C'},
+        {"scheduler-name", required_argument, NULL, 'n'},
         {"event-ttl", required_argument, NULL, 'E'},
         {"allowed-hosts", required_argument, NULL, 'H'},
         {"cors-allowed-origins", required_argument, NULL, 'O'},
@@ -263,6 +270,14 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
         case 'C': nf->sched_conf = optarg; break;
+        case 'n':
+            if (!*optarg || nf->nsched_names == SCHED_MAX_NAMES) {
+                fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, "
+                                "at most %d of them\n", optarg, SCHED_MAX_NAMES);
+                return 2;
+            }
+            nf->sched_names[nf->nsched_names++] = optarg;
+            break;
         case 'D':
         case 'm':
         case 'r':
@@ -363,6 +378,7 @@ int cmd_server(int argc, char **argv)
     rt_backend rt = {0}, sim = {0};
     rt_backend log_store = {.ops = &rt_local_log_store, .impl = data_dir};
     cli_backend_logs logs;
+    sched_opts sopts;
     bool ok;
     ty_server *srv;
     int rc;
@@ -404,7 +420,8 @@ int cmd_server(int argc, char **argv)
     crons = vcjobs ? vccron_start(kc, &err) : NULL;
     flows = crons ? jobflows_start(kc, &err) : NULL;
     vols = flows ? volumes_start(kc, data_dir, &err) : NULL;
-    sched = vols ? sched_start_with(kc, nf.sched_conf, &err) : NULL;
+    sopts = (sched_opts){.conf_path = nf.sched_conf, .names = nf.sched_names};
+    sched = vols ? sched_start_opts(kc, &sopts, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
         ok = rt_backend_start(&rt, &rt_local_backend, kc, &ro, &err) == 0;

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/buf.h"
 #include "base/jsonout.h"
@@ -25,7 +24,7 @@ int ty_event_bump(json_t *ev, void *arg, ty_error *err)
     json_int_t count = json_integer_value(json_object_get(ev, "count"));
     char now[40];
     (void)arg, (void)err;
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     json_object_set_new(ev, "count", json_integer(count > 0 ? count + 1 : 2));
     json_object_set_new(ev, "lastTimestamp", json_string(now));
     return 0;
@@ -71,7 +70,7 @@ static char *event_text(const char *evname, const char *ns, const json_t *involv
     ty_buf b = {0};
     bool ok;
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     ok = ty_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{") == 0 &&
          member(&b, true, "\"name\":", evname) && member(&b, false, "\"namespace\":", ns);
     *meta_end = b.len;

@@ -476,18 +476,29 @@ static json_t *to_list(ty_informer *inf)
     return out;
 }
 
-/* Lists (the first list's resourceVersion opens the watch), delivers, and
+/* Lists (the first list's resourceVersion opens the watch; for list_all the
+ * watch opens first, from now), delivers, and
  * catches the watch up. 0, or -1 with the watch closed. */
 static int relist(ty_informer *inf)
 {
-    json_t *names = to_list(inf);
-    size_t n = json_array_size(names);
+    json_t *names = NULL;
+    size_t n;
     ty_error err;
     int rc;
 
     inf->gen++;
     ty_error_init(&err);
-    if (!n && open_watch(inf, NULL) < 0)
+    /* Every resource (list_all): which ones hold objects is known only by
+     * asking, and an object of a resource that held none when asked, made
+     * before the first list, would be in neither the lists nor a watch
+     * opened from the first list's resourceVersion (the garbage collector
+     * then judged its dependents ownerless). So the watch opens first, from
+     * now: every change after it comes, everything before it is listed. */
+    if (inf->list_all && open_watch(inf, NULL) < 0)
+        goto fail;
+    names = to_list(inf);
+    n = json_array_size(names);
+    if (!n && !inf->list_all && open_watch(inf, NULL) < 0)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         const char *res = json_string_value(json_array_get(names, i));
@@ -498,7 +509,7 @@ static int relist(ty_informer *inf)
             kc_list_free(&l);
             goto fail;
         }
-        if (i == 0 && open_watch(inf, l.rv) < 0) {
+        if (i == 0 && !inf->list_all && open_watch(inf, l.rv) < 0) {
             kc_list_free(&l);
             goto fail;
         }

@@ -2,6 +2,7 @@
  * (kc.h), and what implementations share. */
 #include "client/kc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,4 +205,15 @@ void kc_free(ty_kc *c)
 {
     if (c)
         c->ops->free(c);
+}
+
+int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoull(rv, &end, 10);
+    if (errno || *end || end == rv || *rv == '-')
+        return ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", rv);
+    return 0;
 }

@@ -94,12 +94,15 @@ typedef int (*kc_mutate_fn)(json_t *obj, void *arg, ty_error *err);
 
 /* kc_mutate flags. */
 enum {
-    /* Through the status subresource: only .status is written (a real API
-     * server ignores everything else; metadata changes are the
-     * implementation's to keep or drop, so never make them here). fn must
-     * not change below the top of anything but status in place: the
-     * embedded implementation shares the rest with the current version
-     * (store_mutate_status; base/jsonown.h makes a member one's own). */
+    /* Through the status subresource: only .status is written, and the
+     * resourceVersion fn sets as a precondition; for pods also their
+     * labels, annotations and finalizers (kube-apiserver's pods/status
+     * takes them). Anything else fn changes is dropped, as an API server
+     * drops it (the embedded implementation too, with a warning): what a
+     * controller must remember goes in a status field or a write of its
+     * own. fn must not change below the top of anything but status in
+     * place: the embedded implementation shares the rest with the current
+     * version (store_mutate_status; base/jsonown.h makes a member one's own). */
     KC_STATUS = 1u << 0,
     /* Hints an implementation may ignore (the embedded one's fast paths, see
      * store.h): fn sets or removes only top-level members of spec besides
@@ -315,5 +318,8 @@ struct kc_watch {
  * implementation has no write_all of its own), and a list's items freed. */
 void kc_run_op(ty_kc *c, kc_op *op);
 void kc_list_items_free(kc_list *l);
+/* For implementations whose resourceVersions are decimal counters (the
+ * store's, the fake's): rv read as one, or -1 with TY_EBADREQUEST. */
+int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err);
 
 #endif

@@ -6,7 +6,6 @@
  * and light writes. Its snapshots are ty_objs already (store_obj_base). */
 #include "client/kc_embedded.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 
 #include "api/registry.h"
 #include "api/schema.h"
+#include "client/kc_status.h"
 #include "model/patch.h"
 #include "model/podcond.h"
 #include "model/selector.h"
@@ -135,11 +135,16 @@ static ty_obj *e_update(ty_kc *c, const char *res, const char *ns, const json_t 
     return B(store_update(S(c), res, ns, obj, err));
 }
 
-/* The store_op a kc_op stands for (BIND needs its arguments kept by the
- * caller: *bind). */
+/* The store_op a kc_op stands for (BIND and a KC_STATUS MUTATE need their
+ * arguments kept by the caller: *x). */
 typedef struct bind_arg {
     const char *node, *uid;
 } bind_arg;
+
+typedef union op_extra {
+    bind_arg bind;
+    kc_status_call status;
+} op_extra;
 
 static int bind_fn(json_t *pod, void *arg, ty_error *err)
 {
@@ -148,7 +153,7 @@ static int bind_fn(json_t *pod, void *arg, ty_error *err)
     return podcond_bind(pod, b->node, b->uid, err);
 }
 
-static store_op to_store(const kc_op *k, bind_arg *bind)
+static store_op to_store(const kc_op *k, op_extra *x)
 {
     store_op op;
 
@@ -156,7 +161,10 @@ static store_op to_store(const kc_op *k, bind_arg *bind)
     case KC_OP_CREATE:
         return store_op_create(k->resource, k->ns, k->obj);
     case KC_OP_MUTATE:
-        op = store_op_mutate(k->resource, k->ns, k->name, k->fn, k->arg);
+        x->status = (kc_status_call){k->fn, k->arg, !strcmp(k->resource, "pods")};
+        op = (k->flags & KC_STATUS)
+                 ? store_op_mutate(k->resource, k->ns, k->name, kc_status_only_fn, &x->status)
+                 : store_op_mutate(k->resource, k->ns, k->name, k->fn, k->arg);
         op.status_only = k->flags & KC_STATUS;
         op.spec_top = k->flags & KC_SPEC_TOP;
         op.arena = k->flags & KC_ARENA;
@@ -167,10 +175,10 @@ static store_op to_store(const kc_op *k, bind_arg *bind)
         return store_op_delete(k->resource, k->ns, k->name,
                                (const store_delete_opts *)k->dopts);
     case KC_OP_BIND:
-        *bind = (bind_arg){k->node, k->uid};
+        x->bind = (bind_arg){k->node, k->uid};
         /* the binding sets spec.nodeName and a condition: the rest of the
          * spec (most of a pod) is shared, and the new top lives with the pod */
-        op = store_op_mutate_spec_top("pods", k->ns, k->name, bind_fn, bind);
+        op = store_op_mutate_spec_top("pods", k->ns, k->name, bind_fn, &x->bind);
         op.arena = true;
         return op;
     case KC_OP_RECORD:
@@ -189,7 +197,7 @@ _Static_assert((int)KC_DELETED == (int)STORE_DELETED, "event types differ");
 static size_t e_write_all(ty_kc *c, kc_op *ops, size_t n)
 {
     store_op one, *sops = n == 1 ? &one : malloc(n * sizeof(*sops));
-    bind_arg bone, *binds = n == 1 ? &bone : malloc(n * sizeof(*binds));
+    op_extra bone, *binds = n == 1 ? &bone : malloc(n * sizeof(*binds));
     size_t failed = 0;
 
     if (!sops || !binds) {
@@ -244,14 +252,15 @@ static ty_obj *e_mutate(ty_kc *c, const char *res, const char *ns, const char *n
                                  .fn = fn, .arg = arg, .flags = flags},
                       err);
     if (flags & KC_STATUS)
-        return B(store_mutate_status(S(c), res, ns, name, fn, arg, err));
+        return B(store_mutate_status(S(c), res, ns, name, kc_status_only_fn,
+                                     &(kc_status_call){fn, arg, !strcmp(res, "pods")}, err));
     return B(store_mutate(S(c), res, ns, name, fn, arg, err));
 }
 
 typedef struct patch_arg {
     kc_patch_type type;
     const json_t *patch;
-    bool status;
+    bool status, pod;
 } patch_arg;
 
 static int patch_fn(json_t *obj, void *arg, ty_error *err)
@@ -278,6 +287,9 @@ static int patch_fn(json_t *obj, void *arg, ty_error *err)
             json_object_set(obj, "status", st);
         else
             json_object_del(obj, "status");
+        if (p->pod) /* and pods/status a pod's labels, annotations, finalizers */
+            kc_status_take_meta(true, json_object_get(obj, "metadata"),
+                                json_object_get(next, "metadata"));
     } else {
         json_object_clear(obj);
         json_object_update(obj, next);
@@ -289,7 +301,7 @@ static int patch_fn(json_t *obj, void *arg, ty_error *err)
 static ty_obj *e_patch(ty_kc *c, const char *res, const char *ns, const char *name,
                        kc_patch_type type, const json_t *patch, bool status, ty_error *err)
 {
-    patch_arg a = {type, patch, status};
+    patch_arg a = {type, patch, status, !strcmp(res, "pods")};
 
     /* the patch functions read the whole object: a status patch gets a
      * whole copy too */
@@ -325,24 +337,18 @@ static kc_watch *e_watch_open(ty_kc *c, const char *const *only, const char *fro
                               ty_error *err)
 {
     emb_watch *w = malloc(sizeof(*w));
-    uint64_t rv;
-    char *end;
+    uint64_t rv = 0;
 
     if (!w) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    if (from_rv) {
-        errno = 0;
-        rv = strtoull(from_rv, &end, 10);
-        if (errno || *end || end == from_rv) {
-            free(w);
-            ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", from_rv);
-            return NULL;
-        }
-    } else {
-        rv = store_current_rv(S(c));
+    if (from_rv && kc_rv_parse(from_rv, &rv, err) < 0) {
+        free(w);
+        return NULL;
     }
+    if (!from_rv) /* from now */
+        rv = store_current_rv(S(c));
     w->base.ops = &emb_ops;
     w->w = only ? store_watch_open_only(S(c), only, rv, err)
                 : store_watch_open(S(c), NULL, NULL, rv, err);

@@ -17,7 +17,9 @@
 
 #include "api/registry.h"
 #include "api/schema.h"
+#include "base/jsonget.h"
 #include "base/timeutil.h"
+#include "model/finalizers.h"
 #include "model/patch.h"
 #include "model/podcond.h"
 
@@ -110,8 +112,8 @@ static ty_obj *store(fake *f, long idx, const char *resource, json_t *next, ty_e
     ty_obj *o;
 
     if (!r || (idx < 0 && (kc_fake_grow(&f->objs, &f->capobjs, f->nobjs, sizeof(*f->objs)) < 0 ||
-                           !(ns = strdup(meta_str(next, "namespace"))) ||
-                           !(name = strdup(meta_str(next, "name")))))) {
+                           !(ns = strdup(ty_jmeta(next, "namespace"))) ||
+                           !(name = strdup(ty_jmeta(next, "name")))))) {
         free(ns);
         free(name);
         json_decref(next);
@@ -304,7 +306,7 @@ static ty_obj *f_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
 {
     fake *f = F(c);
     json_t *meta = meta_of(obj);
-    const char *name = meta_str(obj, "name"), *prefix = meta_str(obj, "generateName");
+    const char *name = ty_jmeta(obj, "name"), *prefix = ty_jmeta(obj, "generateName");
     char gen[64];
     ty_obj *o = NULL;
 
@@ -321,7 +323,7 @@ static ty_obj *f_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
             generated_name(f, prefix, gen, sizeof(gen));
         while (kc_fake_index(f, res, ns, gen) >= 0);
         json_object_set_new(meta, "name", json_string(gen));
-        name = meta_str(obj, "name");
+        name = ty_jmeta(obj, "name");
     }
     if (!*name) {
         ty_seterr(err, TY_EINVALID,
@@ -355,8 +357,8 @@ static ty_obj *f_update(ty_kc *c, const char *res, const char *ns, const json_t 
     char name[300], rv[TY_RV_MAX];
     ty_obj *o = NULL;
 
-    snprintf(name, sizeof(name), "%s", meta_str(obj, "name"));
-    snprintf(rv, sizeof(rv), "%s", meta_str(obj, "resourceVersion"));
+    snprintf(name, sizeof(name), "%s", ty_jmeta(obj, "name"));
+    snprintf(rv, sizeof(rv), "%s", ty_jmeta(obj, "resourceVersion"));
     pthread_mutex_lock(&f->mu);
     if (!kc_fake_injected(f, "update", res, "", ns, name, err))
         o = write_next(f, "update", res, "", ns, name, json_deep_copy(obj), rv, err);
@@ -365,15 +367,25 @@ static ty_obj *f_update(ty_kc *c, const char *res, const char *ns, const json_t 
 }
 
 /* A copy of cur with only status taken from changed (the status
- * subresource's rule: everything else is ignored). */
-static json_t *status_only(const json_t *cur, const json_t *changed)
+ * subresource's rule: everything else is ignored), and for a pod its
+ * labels, annotations and finalizers too (pods/status takes them, as
+ * kube-apiserver's does; client/kc.h, KC_STATUS). */
+static json_t *status_only(const char *resource, const json_t *cur, const json_t *changed)
 {
+    static const char *const pod_meta[] = {"labels", "annotations", "finalizers"};
     json_t *next = json_deep_copy(cur), *st = json_object_get(changed, "status");
 
     if (st)
         json_object_set_new(next, "status", json_deep_copy(st));
     else
         json_object_del(next, "status");
+    for (size_t i = 0; !strcmp(resource, "pods") && i < 3; i++) {
+        json_t *v = json_object_get(meta_of((json_t *)changed), pod_meta[i]);
+        if (v)
+            json_object_set_new(meta_of(next), pod_meta[i], json_deep_copy(v));
+        else
+            json_object_del(meta_of(next), pod_meta[i]);
+    }
     return next;
 }
 
@@ -407,9 +419,9 @@ static ty_obj *f_mutate(ty_kc *c, const char *res, const char *ns, const char *n
         json_decref(copy);
         goto out; /* refused by fn: nothing went to the server */
     }
-    snprintf(rv, sizeof(rv), "%s", meta_str(copy, "resourceVersion"));
+    snprintf(rv, sizeof(rv), "%s", ty_jmeta(copy, "resourceVersion"));
     if (flags & KC_STATUS) {
-        next = status_only(ty_obj_json(f->objs[idx].obj), copy);
+        next = status_only(res, ty_obj_json(f->objs[idx].obj), copy);
         json_decref(copy);
     } else {
         next = copy;
@@ -461,7 +473,7 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
         goto out;
     }
     if (status) {
-        st = status_only(ty_obj_json(f->objs[idx].obj), next);
+        st = status_only(res, ty_obj_json(f->objs[idx].obj), next);
         json_decref(next);
         next = st;
     }
@@ -470,27 +482,6 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
 out:
     pthread_mutex_unlock(&f->mu);
     return o;
-}
-
-static void finalizer_set(json_t *obj, const char *fin, bool want)
-{
-    json_t *meta = meta_of(obj), *list = json_object_get(meta, "finalizers"), *v;
-    size_t i;
-
-    if (!json_is_array(list)) {
-        if (!want)
-            return;
-        list = json_array();
-        json_object_set_new(meta, "finalizers", list);
-    }
-    json_array_foreach(list, i, v)
-        if (json_is_string(v) && !strcmp(json_string_value(v), fin)) {
-            if (!want)
-                json_array_remove(list, i);
-            return;
-        }
-    if (want)
-        json_array_append_new(list, json_string(fin));
 }
 
 static int64_t grace_for(const char *res, const json_t *obj, const kc_delete_opts *opts)
@@ -507,7 +498,7 @@ static int64_t grace_for(const char *res, const json_t *obj, const kc_delete_opt
 
 static int preconditions(const json_t *obj, const kc_delete_opts *opts, ty_error *err)
 {
-    const char *uid = meta_str(obj, "uid"), *rv = meta_str(obj, "resourceVersion");
+    const char *uid = ty_jmeta(obj, "uid"), *rv = ty_jmeta(obj, "resourceVersion");
 
     if (opts && opts->precondition_uid && *opts->precondition_uid &&
         strcmp(opts->precondition_uid, uid))
@@ -547,13 +538,11 @@ static ty_obj *f_delete(ty_kc *c, const char *res, const char *ns, const char *n
         goto out;
     }
     next = ty_obj_json_copy(f->objs[idx].obj);
-    meta = meta_of(next);
     if (p != KC_PROPAGATE_DEFAULT) {
         finalizer_set(next, "foregroundDeletion", p == KC_PROPAGATE_FOREGROUND);
         finalizer_set(next, "orphan", p == KC_PROPAGATE_ORPHAN);
-        if (!json_array_size(json_object_get(meta, "finalizers")))
-            json_object_del(meta, "finalizers");
     }
+    meta = meta_of(next); /* after: finalizer_set may give next a metadata of its own */
     if (!has_finalizers(res, next)) {
         o = ty_obj_ref(remove_at(f, (size_t)idx, next));
         *deleted = true;
@@ -687,15 +676,16 @@ ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err)
     ty_obj *o = NULL;
     char ns[256];
 
-    if (!json_is_object(obj) || !json_is_object(meta) || !*meta_str(obj, "name")) {
+    if (!json_is_object(obj) || !json_is_object(meta) || !*ty_jmeta(obj, "name")) {
         json_decref(obj);
         ty_seterr(err, TY_EBADREQUEST, "kc_fake_put: the object has no metadata.name");
         return NULL;
     }
-    snprintf(ns, sizeof(ns), "%s", meta_str(obj, "namespace"));
+    snprintf(ns, sizeof(ns), "%s", ty_jmeta(obj, "namespace"));
     pthread_mutex_lock(&f->mu);
     init_meta(f, meta, ns, true);
-    o = ty_obj_ref(store(f, kc_fake_index(f, resource, ns, meta_str(obj, "name")), resource, obj, err));
+    o = ty_obj_ref(
+        store(f, kc_fake_index(f, resource, ns, ty_jmeta(obj, "name")), resource, obj, err));
     pthread_mutex_unlock(&f->mu);
     return o;
 }

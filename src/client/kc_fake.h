@@ -8,7 +8,8 @@
  * creationTimestamp and generation set on create, generateName honoured;
  * a non-empty metadata.resourceVersion on update is a precondition
  * (TY_ECONFLICT); generation goes up when anything outside metadata and
- * status changes; KC_STATUS writes and status patches change .status alone,
+ * status changes; KC_STATUS writes and status patches change .status alone
+ * (and a pod's labels, annotations and finalizers, which pods/status takes),
  * and for a resource that serves /status a create or a write of the object
  * itself leaves .status alone (drops what it carries), as kube-apiserver
  * and Trainyard's own server do (kc_fake_set_lax_status relaxes this);

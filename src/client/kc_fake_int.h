@@ -61,12 +61,6 @@ static inline json_t *meta_of(const json_t *obj)
     return json_object_get(obj, "metadata");
 }
 
-static inline const char *meta_str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(meta_of(obj), key));
-    return s ? s : "";
-}
-
 /* Room for one more element in *arr (n used of *cap, each size bytes). */
 int kc_fake_grow(void *arr, size_t *cap, size_t n, size_t size);
 /* resource as held by f for its life; NULL when out of memory. */

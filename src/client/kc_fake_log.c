@@ -3,7 +3,6 @@
  * history of changes. */
 #include "client/kc_fake_int.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,20 +132,14 @@ kc_watch *kc_fake_op_watch_open(ty_kc *c, const char *const *only, const char *f
     fwatch *w = calloc(1, sizeof(*w));
     size_t n = 0;
     uint64_t rv = 0;
-    char *end;
 
     if (!w) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    if (from_rv) {
-        errno = 0;
-        rv = strtoull(from_rv, &end, 10);
-        if (errno || *end || end == from_rv) {
-            free(w);
-            ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", from_rv);
-            return NULL;
-        }
+    if (from_rv && kc_rv_parse(from_rv, &rv, err) < 0) {
+        free(w);
+        return NULL;
     }
     while (only && only[n])
         n++;

@@ -25,6 +25,7 @@
 #include "base/timeutil.h"
 #include "base/thread.h"
 #include "controller/gc_int.h"
+#include "model/finalizers.h"
 
 /* ---- store edits ---- */
 
@@ -73,15 +74,11 @@ static int edit_remove_owner(json_t *obj, void *arg, ty_error *err)
 static int edit_remove_finalizer(json_t *obj, void *arg, ty_error *err)
 {
     gc_edit *e = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *fins = json_object_get(meta, "finalizers");
 
-    (void)err;
     if (!same_object(obj, e))
         return 0;
-    remove_string(fins, e->fin);
-    if (fins && !json_array_size(fins))
-        json_object_del(meta, "finalizers");
+    if (finalizer_remove(obj, e->fin) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonget.h"
 #include "base/timeutil.h"
 #include "controller/gc_int.h"
 
@@ -246,11 +247,6 @@ static bool list_has(const json_t *list, const char *s)
     return false;
 }
 
-static const char *str_or_empty(const char *s)
-{
-    return s ? s : "";
-}
-
 static void set_str(char **dst, const char *src)
 {
     if (*dst && !strcmp(*dst, src))
@@ -282,16 +278,15 @@ static void observe(ty_gc *g, const char *resource, const json_t *meta, const js
                     bool deleted)
 {
     const char *uid = json_string_value(json_object_get(meta, "uid"));
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const json_t *fins = json_object_get(meta, "finalizers");
-    const char *res_held = intern(g, resource), *ns_held = intern(g, str_or_empty(ns));
+    const char *res_held = intern(g, resource), *ns_held = intern(g, ty_jstr(meta, "namespace"));
     gc_node *n;
 
     if (!uid || !res_held || !ns_held || !(n = node_get(g, uid)))
         return;
     n->resource = res_held;
     n->ns = ns_held;
-    set_str(&n->name, str_or_empty(json_string_value(json_object_get(meta, "name"))));
+    set_str(&n->name, ty_jstr(meta, "name"));
     if (deleted) {
         gc_node *nsn = *n->ns ? find_namespace(g, n->ns) : NULL;
         n->present = n->deleting = n->fg = n->orphan = n->ns_finalizer = false;
@@ -331,7 +326,7 @@ static gc_node *find_namespace(ty_gc *g, const char *name)
         return NULL;
     meta = json_object_get(ty_obj_json(o), "metadata");
     if (json_object_get(meta, "deletionTimestamp")) {
-        const char *uid = str_or_empty(json_string_value(json_object_get(meta, "uid")));
+        const char *uid = ty_jstr(meta, "uid");
         n = node_find(g, uid, hash_uid(uid));
     }
     ty_obj_unref(o);

@@ -415,20 +415,3 @@ int kit_list_owned_views(ty_kc *s, const char *resource, const char *ns, const c
     return 0;
 }
 
-/* ---- env ---- */
-
-void kit_env(json_t *env, const char *name, const char *value)
-{
-    json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
-}
-
-void kit_envf(json_t *env, const char *name, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    kit_env(env, name, buf);
-}

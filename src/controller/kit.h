@@ -10,7 +10,7 @@
  *               view; env entries.
  * kit_status.c  conditions, a pod's observations (phase, exit code,
  *               restarts, deletion mark), times, ttlSecondsAfterFinished,
- *               a PodGroup's resource sums.
+ *               a PodGroup's resource sums and the PodGroup gate.
  *
  * The loop around a controller (watch, work queue, retries a second later,
  * wake-ups at a time) is controller/workqueue.h, on client/informer.h.
@@ -110,15 +110,7 @@ json_t *kit_owned_view(const ty_obj *o, const char *label, const char *value);
 int kit_list_owned_views(ty_kc *s, const char *resource, const char *ns, const char *owner_uid,
                          const char *label, const char *value, json_t **out);
 
-/* Appends {name, value} to a container env list (value formatted). */
-void kit_env(json_t *env, const char *name, const char *value);
-void kit_envf(json_t *env, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* ---- kit_status.c ---- */
-
-/* RFC 3339 UTC of t. */
-void kit_time(time_t t, char *buf, size_t len);
 
 /* Sets condition `type` (cstatus "True"/"False") in status.conditions the
  * way upstream's job controllers do: a condition equal in status, reason and
@@ -150,14 +142,28 @@ bool kit_is_terminating(const json_t *obj);
 int kit_ttl_expire(ty_kc *s, const char *resource, const json_t *obj, time_t done,
                    long long ttl, time_t now, time_t *due);
 
-/* Adds a container list's requests, times times (limits stand in for
- * missing ones, as the API server defaults them), into sums: resource name
- * -> milli-units as JSON integers. */
-void kit_add_requests(json_t *sums, const json_t *containers, long long times);
+/* Adds the effective requests of a pod of spec pod_spec (model/podres.h:
+ * the scheduler's own rule, init containers, sidecars and overhead
+ * included), times times, into sums: resource name -> milli-units as JSON
+ * integers. */
+void kit_add_requests(json_t *sums, const json_t *pod_spec, long long times);
 /* Such sums as a resource list of quantity strings (a new object). */
 json_t *kit_quantities(const json_t *sums);
 /* A kc_mutate function that merges arg (the fields a PodGroup's spec
  * should hold) into the object's spec. */
 int kit_pg_follow(json_t *obj, void *arg, ty_error *err);
+/* The PodGroup gate of every job controller (the Kubeflow engine's and the
+ * Volcano Job controller's): pods are created only once the gang scheduler
+ * has admitted their PodGroup. pg (taken) is the PodGroup the job wants,
+ * its spec the fields it must hold: it is made when missing (an error of
+ * the API's checks is logged and fails the pass), and an existing one's
+ * spec is brought in line (labels, annotations and status are left alone).
+ * 1: admitted (kit_pg_admitted); 0: not yet, or made by somebody meanwhile;
+ * -1: it could not be read or written (the pass fails and is retried). */
+int kit_pg_gate(ty_kc *s, const char *ns, json_t *pg);
+/* Whether a PodGroup was admitted: its phase is past Pending (Inqueue,
+ * Running, ...). A missing phase is Pending: a status sent with a create
+ * is dropped by an API server that has the status subresource. */
+bool kit_pg_admitted(const json_t *pg);
 
 #endif

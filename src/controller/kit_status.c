@@ -4,14 +4,12 @@
  * kit_ttl_expire. */
 #include <string.h>
 
+#include "api/kinds.h"
+#include "base/log.h"
 #include "base/timeutil.h"
 #include "controller/kit.h"
+#include "model/podres.h"
 #include "model/quantity.h"
-
-void kit_time(time_t t, char *buf, size_t len)
-{
-    ty_time_format(t, buf, len);
-}
 
 /* ---- conditions ---- */
 
@@ -156,28 +154,15 @@ int kit_ttl_expire(ty_kc *s, const char *resource, const json_t *obj, time_t don
 
 /* ---- PodGroups ---- */
 
-void kit_add_requests(json_t *sums, const json_t *containers, long long times)
+void kit_add_requests(json_t *sums, const json_t *pod_spec, long long times)
 {
-    size_t i;
-    json_t *c;
+    podres r;
 
-    json_array_foreach(containers, i, c) {
-        const json_t *r = json_object_get(c, "resources");
-        json_t *one = json_object();
-        const char *k;
-        json_t *v;
-        json_object_update(one, json_object_get(r, "limits"));
-        json_object_update(one, json_object_get(r, "requests"));
-        json_object_foreach(one, k, v) {
-            int64_t m = 0;
-            if (json_is_string(v) && quantity_parse(json_string_value(v), &m, NULL) < 0)
-                continue;
-            if (json_is_integer(v))
-                m = json_integer_value(v) * 1000;
-            json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
-                                                      m * times));
-        }
-        json_decref(one);
+    podres_of_spec(pod_spec, &r);
+    for (size_t i = 0; i < r.n; i++) {
+        const char *k = r.r[i].name;
+        json_object_set_new(sums, k, json_integer(json_integer_value(json_object_get(sums, k)) +
+                                                  r.r[i].milli * times));
     }
 }
 
@@ -202,4 +187,79 @@ int kit_pg_follow(json_t *obj, void *arg, ty_error *err)
     if (json_is_object(spec))
         json_object_update(spec, arg);
     return 0;
+}
+
+/* Whether the PodGroup's spec holds every field of want already. */
+static bool spec_follows(const json_t *pg, const json_t *want)
+{
+    const json_t *spec = json_object_get(pg, "spec"), *v;
+    const char *k;
+
+    json_object_foreach((json_t *)want, k, v)
+        if (!json_equal(json_object_get(spec, k), v))
+            return false;
+    return true;
+}
+
+bool kit_pg_admitted(const json_t *pg)
+{
+    const char *phase =
+        json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
+
+    return phase && *phase && strcmp(phase, "Pending") != 0;
+}
+
+int kit_pg_gate(ty_kc *s, const char *ns, json_t *pg)
+{
+    const char *key = api_store_key(&api_podgroup);
+    const char *name =
+        json_string_value(json_object_get(json_object_get(pg, "metadata"), "name"));
+    json_t *spec = json_incref(json_object_get(pg, "spec"));
+    ty_error err;
+    ty_obj *o;
+    int open;
+
+    ty_error_init(&err);
+    if (!name || !json_is_object(spec)) {
+        json_decref(spec);
+        json_decref(pg);
+        return -1;
+    }
+    /* Read first: most passes find the PodGroup as it should be, and a
+     * mutate that changes nothing still took a turn on the store's one
+     * writer (a copy and a comparison of the PodGroup, in line behind every
+     * other write). */
+    o = kc_get(s, key, ns, name, &err);
+    if (o && !spec_follows(ty_obj_json(o), spec)) {
+        ty_obj_unref(o);
+        o = kc_mutate(s, key, ns, name, kit_pg_follow, spec, 0, &err);
+    }
+    if (!o && err.code == TY_ENOTFOUND) {
+        ty_error_clear(&err);
+        if (api_prepare(&api_podgroup, pg, NULL, &err) < 0) {
+            ty_warn("PodGroup %s/%s: %s", ns, name, err.text);
+            ty_error_clear(&err);
+            json_decref(pg);
+            json_decref(spec);
+            return -1;
+        }
+        /* Pending until the scheduler says more (where the API keeps a
+         * create's status; elsewhere no phase reads the same) */
+        if (!json_object_get(pg, "status"))
+            json_object_set_new(pg, "status", json_pack("{s:s}", "phase", "Pending"));
+        o = kc_create(s, key, ns, pg, &err); /* pg taken */
+        pg = NULL;
+    }
+    json_decref(pg);
+    json_decref(spec);
+    if (!o) {
+        /* a PodGroup made meanwhile: the next pass reads it */
+        open = err.code == TY_EEXISTS ? 0 : -1;
+        ty_error_clear(&err);
+        return open;
+    }
+    open = kit_pg_admitted(ty_obj_json(o)) ? 1 : 0;
+    ty_obj_unref(o);
+    ty_error_clear(&err);
+    return open;
 }

@@ -1,53 +1,31 @@
-/* volumes.c - the volume controller (see volumes.h). */
-#include "controller/volumes.h"
+/* volumes.c - the volume controller (see volumes.h): claims bound to
+ * volumes, protection, reclaim; the provisioner is volumes_provision.c. */
+#include "controller/volumes_int.h"
 
-#include <errno.h>
-#include <ftw.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
 #include "controller/workqueue.h"
+#include "model/finalizers.h"
 #include "model/quantity.h"
 
-#define PVCS "persistentvolumeclaims"
-#define PVS "persistentvolumes"
-#define SCS "storageclasses.storage.k8s.io"
-#define COMPONENT "persistentvolume-controller"
-#define PROTECTION "kubernetes.io/pvc-protection"
-#define ANN_PROVISIONED_BY "pv.kubernetes.io/provisioned-by"
-#define ANN_DEFAULT_CLASS "storageclass.kubernetes.io/is-default-class"
-
-struct ty_volumes {
-    ty_kc *s;
-    char dir[PATH_MAX - 64]; /* <data>/volumes */
-    ty_workqueue *q;
-};
-
-static const char *str(const json_t *o, const char *k)
+const char *vol_str2(const json_t *o, const char *k1, const char *k2)
 {
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
+    return ty_jstr(json_object_get(o, k1), k2);
 }
 
-static const char *str2(const json_t *o, const char *k1, const char *k2)
-{
-    return str(json_object_get(o, k1), k2);
-}
-
-static int64_t storage_of(const json_t *quantities)
+int64_t vol_storage_of(const json_t *quantities)
 {
     int64_t milli = 0;
     ty_error e;
 
     ty_error_init(&e);
-    if (quantity_parse(str(quantities, "storage"), &milli, &e) < 0)
+    if (quantity_parse(ty_jstr(quantities, "storage"), &milli, &e) < 0)
         milli = 0;
     ty_error_clear(&e);
     return milli;
@@ -68,12 +46,12 @@ static void add_key(ty_workqueue *q, const char *kind, const char *ns, const cha
 /* The claims a pod's volumes name. */
 static void pod_claims(ty_workqueue *q, const json_t *pod)
 {
-    const char *ns = str2(pod, "metadata", "namespace");
+    const char *ns = vol_str2(pod, "metadata", "namespace");
     const json_t *vol;
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, vol) {
-        const char *claim = str2(vol, "persistentVolumeClaim", "claimName");
+        const char *claim = vol_str2(vol, "persistentVolumeClaim", "claimName");
         if (*claim)
             add_key(q, "c", ns, claim);
     }
@@ -90,10 +68,10 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
     }
     obj = ty_obj_json(ev->obj);
     if (!strcmp(ev->resource, PVCS)) {
-        add_key(q, "c", str2(obj, "metadata", "namespace"), str2(obj, "metadata", "name"));
+        add_key(q, "c", vol_str2(obj, "metadata", "namespace"), vol_str2(obj, "metadata", "name"));
     } else if (!strcmp(ev->resource, PVS)) {
-        add_key(q, "v", "", str2(obj, "metadata", "name"));
-        if (strcmp(str2(obj, "status", "phase"), "Bound"))
+        add_key(q, "v", "", vol_str2(obj, "metadata", "name"));
+        if (strcmp(vol_str2(obj, "status", "phase"), "Bound"))
             wq_add(q, "*");
     } else if (!strcmp(ev->resource, "pods") &&
                json_array_size(json_object_get(json_object_get(obj, "spec"), "volumes"))) {
@@ -111,9 +89,9 @@ static void list_keys(ty_workqueue *q, ty_kc *s, const char *res, const char *ki
     if (kc_list_objects(s, res, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
             const json_t *o = ty_obj_json(l.items[i]);
-            if (pending_only && !strcmp(str2(o, "status", "phase"), "Bound"))
+            if (pending_only && !strcmp(vol_str2(o, "status", "phase"), "Bound"))
                 continue;
-            add_key(q, kind, str2(o, "metadata", "namespace"), str2(o, "metadata", "name"));
+            add_key(q, kind, vol_str2(o, "metadata", "namespace"), vol_str2(o, "metadata", "name"));
         }
     kc_list_free(&l);
     ty_error_clear(&err);
@@ -153,25 +131,9 @@ typedef struct {
 static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
 {
     const fin_arg *a = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *fins = json_deep_copy(json_object_get(meta, "finalizers"));
-    size_t i;
-    json_t *f;
-    (void)err;
 
-    if (!json_is_array(fins)) {
-        json_decref(fins);
-        fins = json_array();
-    }
-    json_array_foreach(fins, i, f)
-        if (!strcmp(json_string_value(f) ? json_string_value(f) : "", a->name)) {
-            if (!a->add)
-                json_array_remove(fins, i);
-            break;
-        }
-    if (a->add && i == json_array_size(fins))
-        json_array_append_new(fins, json_string(a->name));
-    json_object_set_new(meta, "finalizers", fins);
+    if (finalizer_set(obj, a->name, a->add) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 
@@ -185,17 +147,17 @@ typedef struct {
 static bool pod_uses(const json_t *pod, void *arg)
 {
     const uses_arg *u = arg;
-    const char *phase = str2(pod, "status", "phase");
+    const char *phase = vol_str2(pod, "status", "phase");
     const json_t *vol;
     size_t i;
 
     if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
         return false;
     /* A pod not bound yet never starts with a claim being deleted. */
-    if (u->scheduled && !*str2(pod, "spec", "nodeName"))
+    if (u->scheduled && !*vol_str2(pod, "spec", "nodeName"))
         return false;
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, vol)
-        if (!strcmp(str2(vol, "persistentVolumeClaim", "claimName"), u->claim))
+        if (!strcmp(vol_str2(vol, "persistentVolumeClaim", "claimName"), u->claim))
             return true;
     return false;
 }
@@ -258,20 +220,20 @@ static bool pv_fits(const json_t *pv, const json_t *claim, const char *cls)
 {
     const json_t *ps = json_object_get(pv, "spec"), *cs = json_object_get(claim, "spec");
     const json_t *ref = json_object_get(ps, "claimRef");
-    const char *phase = str2(pv, "status", "phase");
+    const char *phase = vol_str2(pv, "status", "phase");
 
     if (json_object_get(json_object_get(pv, "metadata"), "deletionTimestamp"))
         return false;
-    if (ref && (strcmp(str(ref, "namespace"), str2(claim, "metadata", "namespace")) ||
-                strcmp(str(ref, "name"), str2(claim, "metadata", "name")) ||
-                (*str(ref, "uid") && strcmp(str(ref, "uid"), str2(claim, "metadata", "uid")))))
+    if (ref && (strcmp(ty_jstr(ref, "namespace"), vol_str2(claim, "metadata", "namespace")) ||
+                strcmp(ty_jstr(ref, "name"), vol_str2(claim, "metadata", "name")) ||
+                (*ty_jstr(ref, "uid") && strcmp(ty_jstr(ref, "uid"), vol_str2(claim, "metadata", "uid")))))
         return false;
     if (!ref && strcmp(phase, "Available") && strcmp(phase, "Pending") && *phase)
         return false;
-    if (strcmp(str(ps, "storageClassName"), cls))
+    if (strcmp(ty_jstr(ps, "storageClassName"), cls))
         return false;
-    if (storage_of(json_object_get(ps, "capacity")) <
-        storage_of(json_object_get(json_object_get(cs, "resources"), "requests")))
+    if (vol_storage_of(json_object_get(ps, "capacity")) <
+        vol_storage_of(json_object_get(json_object_get(cs, "resources"), "requests")))
         return false;
     if (!modes_cover(json_object_get(ps, "accessModes"), json_object_get(cs, "accessModes")))
         return false;
@@ -294,7 +256,7 @@ static ty_obj *find_volume(ty_kc *s, const json_t *claim, const char *cls)
     if (kc_list_objects(s, PVS, &(kc_list_opts){0}, &l, &err) == 0)
         for (size_t i = 0; i < l.n; i++) {
             const json_t *pv = ty_obj_json(l.items[i]);
-            int64_t size = storage_of(json_object_get(json_object_get(pv, "spec"), "capacity"));
+            int64_t size = vol_storage_of(json_object_get(json_object_get(pv, "spec"), "capacity"));
             if (!pv_fits(pv, claim, cls) || (best && size >= best_size))
                 continue;
             ty_obj_unref(best);
@@ -325,10 +287,9 @@ static int pv_claim(json_t *pv, void *arg, ty_error *err)
     json_object_set_new(spec, "claimRef",
                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind",
                                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace",
-                                  str(meta, "namespace"), "name", str(meta, "name"), "uid",
-                                  str(meta, "uid"), "resourceVersion",
-                                  str(meta, "resourceVersion")));
-    set_phase(pv, "Bound", err);
+                                  ty_jstr(meta, "namespace"), "name", ty_jstr(meta, "name"), "uid",
+                                  ty_jstr(meta, "uid"), "resourceVersion",
+                                  ty_jstr(meta, "resourceVersion")));
     return 0;
 }
 
@@ -340,9 +301,7 @@ typedef struct {
 static int claim_bind(json_t *claim, void *arg, ty_error *err)
 {
     const bind_arg *b = arg;
-    const json_t *ps = json_object_get(b->pv, "spec");
     json_t *meta = json_object_get(claim, "metadata"), *ann = json_object_get(meta, "annotations");
-    json_t *st;
     (void)err;
 
     ann = json_is_object(ann) ? json_deep_copy(ann) : json_object();
@@ -351,7 +310,19 @@ static int claim_bind(json_t *claim, void *arg, ty_error *err)
         json_object_set_new(ann, "pv.kubernetes.io/bound-by-controller", json_string("yes"));
     json_object_set_new(meta, "annotations", ann);
     json_object_set_new(json_object_get(claim, "spec"), "volumeName",
-                        json_string(str2(b->pv, "metadata", "name")));
+                        json_string(vol_str2(b->pv, "metadata", "name")));
+    return 0;
+}
+
+/* The bound claim's status (a status write of its own: a plain write's
+ * status is ignored by an API server). */
+static int claim_status(json_t *claim, void *arg, ty_error *err)
+{
+    const bind_arg *b = arg;
+    const json_t *ps = json_object_get(b->pv, "spec");
+    json_t *st;
+    (void)err;
+
     st = json_object();
     json_object_set_new(st, "phase", json_string("Bound"));
     json_object_set(st, "accessModes", json_object_get(ps, "accessModes"));
@@ -361,17 +332,24 @@ static int claim_bind(json_t *claim, void *arg, ty_error *err)
 }
 
 /* pv (bound to nothing else) and claim bound to each other: the volume
- * first, so that a claim never names a volume that does not name it. */
+ * first, so that a claim never names a volume that does not name it; each
+ * one's spec, then its status (Bound) in a status write, as the
+ * PersistentVolume controller does. A pass cut short between them binds
+ * again (every step is idempotent). */
 static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
 {
-    const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
-    const char *pvname = str2(ty_obj_json(pvo), "metadata", "name");
+    const char *ns = vol_str2(claim, "metadata", "namespace"), *name = vol_str2(claim, "metadata", "name");
+    const char *pvname = vol_str2(ty_obj_json(pvo), "metadata", "name");
     ref_arg ra = {claim};
     ty_obj *pv, *c;
     ty_error err;
 
     ty_error_init(&err);
     pv = kc_mutate(v->s, PVS, "", pvname, pv_claim, &ra, 0, &err);
+    if (pv) {
+        ty_obj_unref(pv);
+        pv = kc_mutate(v->s, PVS, "", pvname, set_phase, "Bound", KC_STATUS, &err);
+    }
     if (!pv) {
         ty_debug("volumes: cannot bind %s to %s/%s: %s", pvname, ns, name, err.text);
         ty_error_clear(&err);
@@ -379,222 +357,16 @@ static int bind(ty_volumes *v, const json_t *claim, ty_obj *pvo, bool chosen)
     }
     bind_arg ba = {ty_obj_json(pv), chosen};
     c = kc_mutate(v->s, PVCS, ns, name, claim_bind, &ba, 0, &err);
+    if (c) {
+        ty_obj_unref(c);
+        c = kc_mutate(v->s, PVCS, ns, name, claim_status, &ba, KC_STATUS, &err);
+    }
     ty_obj_unref(pv);
     if (!c) {
         ty_error_clear(&err);
         return -1;
     }
     ty_obj_unref(c);
-    return 0;
-}
-
-/* ---- provisioning ---- */
-
-static ty_obj *default_class(ty_kc *s)
-{
-    kc_list l = {0};
-    ty_obj *best = NULL;
-    const char *best_ts = "";
-    ty_error err;
-
-    ty_error_init(&err);
-    if (kc_list_objects(s, SCS, &(kc_list_opts){0}, &l, &err) == 0)
-        for (size_t i = 0; i < l.n; i++) {
-            const json_t *sc = ty_obj_json(l.items[i]);
-            const char *ts = str2(sc, "metadata", "creationTimestamp");
-            if (strcmp(str(json_object_get(json_object_get(sc, "metadata"), "annotations"),
-                           ANN_DEFAULT_CLASS),
-                       "true"))
-                continue;
-            /* Several defaults: the newest, as kube-apiserver picks. */
-            if (!best || strcmp(ts, best_ts) > 0) {
-                ty_obj_unref(best);
-                best = ty_obj_ref(l.items[i]);
-                best_ts = str2(ty_obj_json(best), "metadata", "creationTimestamp");
-            }
-        }
-    kc_list_free(&l);
-    ty_error_clear(&err);
-    return best;
-}
-
-static int set_class(json_t *claim, void *arg, ty_error *err)
-{
-    (void)err;
-    if (!json_object_get(json_object_get(claim, "spec"), "storageClassName"))
-        json_object_set_new(json_object_get(claim, "spec"), "storageClassName",
-                            json_string(arg));
-    return 0;
-}
-
-/* <data>/volumes/.claims/<pv>: the uid of the claim a volume's directory was
- * made for, out of the pods' reach (no PV name starts with '.'). A directory
- * is deleted only where its marker names the claim its PV is bound to: a PV
- * made by hand to look like one of ours (its annotation, its path) deletes
- * nothing. */
-static int marker_path(const ty_volumes *v, const char *name, char *buf, size_t len)
-{
-    return snprintf(buf, len, "%s/.claims/%s", v->dir, name) < (int)len ? 0 : -1;
-}
-
-static int write_marker(ty_volumes *v, const char *name, const char *uid)
-{
-    char path[PATH_MAX + 400], dir[PATH_MAX];
-    FILE *f;
-    int rc;
-
-    snprintf(dir, sizeof(dir), "%s/.claims", v->dir);
-    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || marker_path(v, name, path, sizeof(path)) < 0)
-        return -1;
-    if (!(f = fopen(path, "we")))
-        return -1;
-    rc = fputs(uid, f) < 0 ? -1 : 0;
-    if (fclose(f) != 0)
-        rc = -1;
-    return rc;
-}
-
-static bool marker_says(ty_volumes *v, const char *name, const char *uid)
-{
-    char path[PATH_MAX + 400], got[128] = "";
-    FILE *f;
-
-    if (!*uid || marker_path(v, name, path, sizeof(path)) < 0 || !(f = fopen(path, "re")))
-        return false;
-    if (!fgets(got, sizeof(got), f))
-        got[0] = '\0';
-    fclose(f);
-    return !strcmp(got, uid);
-}
-
-static void forget_marker(ty_volumes *v, const char *name)
-{
-    char path[PATH_MAX + 400];
-
-    if (marker_path(v, name, path, sizeof(path)) == 0)
-        unlink(path);
-}
-
-/* A volume for claim from class sc: a directory of its own, already bound to
- * the claim. Caller unrefs. */
-static ty_obj *provision(ty_volumes *v, const json_t *claim, const json_t *sc)
-{
-    const json_t *cm = json_object_get(claim, "metadata"), *cs = json_object_get(claim, "spec");
-    char name[300], path[PATH_MAX + 320];
-    const char *policy = str(sc, "reclaimPolicy");
-    json_t *pv;
-    ty_obj *o;
-    ty_error err;
-
-    snprintf(name, sizeof(name), "pvc-%s", str(cm, "uid"));
-    if ((o = kc_get(v->s, PVS, "", name, NULL))) {
-        /* Made by an earlier pass; one of that name made by somebody else
-         * (any path) is not taken for the claim. */
-        const json_t *pv = ty_obj_json(o);
-        if (!strcmp(str(json_object_get(json_object_get(pv, "metadata"), "annotations"),
-                        ANN_PROVISIONED_BY),
-                    VOLUMES_PROVISIONER) &&
-            *str2(json_object_get(pv, "spec"), "hostPath", "path") &&
-            !strcmp(str(json_object_get(json_object_get(pv, "spec"), "claimRef"), "uid"),
-                    str(cm, "uid")))
-            return o;
-        ty_obj_unref(o);
-        ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
-                 "failed to provision volume: persistentvolume \"%s\" exists and is not this "
-                 "claim's", name);
-        return NULL;
-    }
-    snprintf(path, sizeof(path), "%s/%s", v->dir, name);
-    if (mkdir(v->dir, 0755) < 0 && errno != EEXIST) {
-        ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
-                 "failed to provision volume with StorageClass \"%s\": cannot create %s: %s",
-                 str2(sc, "metadata", "name"), v->dir, strerror(errno));
-        return NULL;
-    }
-    /* 0777: the pods that use it may run as any user. */
-    if ((mkdir(path, 0777) < 0 && errno != EEXIST) || chmod(path, 0777) < 0) {
-        ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
-                 "failed to provision volume with StorageClass \"%s\": cannot create %s: %s",
-                 str2(sc, "metadata", "name"), path, strerror(errno));
-        return NULL;
-    }
-    if (write_marker(v, name, str(cm, "uid")) < 0) {
-        ty_event(v->s, claim, "Warning", "ProvisioningFailed", COMPONENT,
-                 "failed to provision volume with StorageClass \"%s\": cannot record %s: %s",
-                 str2(sc, "metadata", "name"), name, strerror(errno));
-        rmdir(path);
-        return NULL;
-    }
-    ty_event(v->s, claim, "Normal", "Provisioning", COMPONENT,
-             "External provisioner is provisioning volume for claim \"%s/%s\"",
-             str(cm, "namespace"), str(cm, "name"));
-    /* Made bound to its claim (claimRef): no other claim can take it, even
-     * if the claim's own binding never comes (a crash in between). */
-    pv = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:O}, s:O, s:s, s:s, s:s, s:{s:s, s:s}, "
-                   "s:{s:s, s:s, s:s, s:s, s:s}}}",
-                   "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", name,
-                   "annotations", ANN_PROVISIONED_BY, VOLUMES_PROVISIONER, "spec", "capacity",
-                   "storage",
-                   json_object_get(json_object_get(json_object_get(cs, "resources"), "requests"),
-                                   "storage"),
-                   "accessModes", json_object_get(cs, "accessModes"),
-                   "persistentVolumeReclaimPolicy", *policy ? policy : "Delete",
-                   "storageClassName", str2(sc, "metadata", "name"), "volumeMode", "Filesystem",
-                   "hostPath", "path", path, "type", "DirectoryOrCreate", "claimRef", "kind",
-                   "PersistentVolumeClaim", "apiVersion", "v1", "namespace", str(cm, "namespace"),
-                   "name", str(cm, "name"), "uid", str(cm, "uid"));
-    if (!pv) {
-        forget_marker(v, name);
-        rmdir(path);
-        return NULL;
-    }
-    json_object_set_new(pv, "status", json_pack("{s:s}", "phase", "Pending"));
-    ty_error_init(&err);
-    o = kc_create(v->s, PVS, "", pv, &err);
-    if (o)
-        ty_event(v->s, claim, "Normal", "ProvisioningSucceeded", COMPONENT,
-                 "Successfully provisioned volume %s", name);
-    else if (err.code == TY_EEXISTS)
-        o = kc_get(v->s, PVS, "", name, NULL);
-    else {
-        forget_marker(v, name);
-        rmdir(path); /* empty: nothing used it yet */
-    }
-    ty_error_clear(&err);
-    return o;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-/* Deletes a volume this controller made, with its directory. */
-static int delete_volume(ty_volumes *v, const json_t *pv)
-{
-    const char *name = str2(pv, "metadata", "name");
-    const char *path = str2(json_object_get(pv, "spec"), "hostPath", "path");
-    char want[PATH_MAX + 320];
-    bool deleted;
-    ty_obj *o;
-    ty_error err;
-
-    /* Only the directory it made for this volume's claim, never a path put
-     * there by hand. */
-    snprintf(want, sizeof(want), "%s/%s", v->dir, name);
-    if (!strcmp(path, want) &&
-        marker_says(v, name, str2(json_object_get(pv, "spec"), "claimRef", "uid"))) {
-        if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
-            ty_warn("volumes: cannot remove %s: %s", path, strerror(errno));
-            return -1;
-        }
-        forget_marker(v, name);
-    }
-    ty_error_init(&err);
-    o = kc_delete(v->s, PVS, "", name, NULL, &deleted, &err);
-    ty_obj_unref(o);
-    ty_error_clear(&err);
     return 0;
 }
 
@@ -611,30 +383,30 @@ static int pass_volume(ty_volumes *v, const char *name)
     pv = ty_obj_json(o);
     ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
     if (!ref) {
-        if (strcmp(str2(pv, "status", "phase"), "Available") &&
-            strcmp(str2(pv, "status", "phase"), "Released") &&
-            strcmp(str2(pv, "status", "phase"), "Failed"))
+        if (strcmp(vol_str2(pv, "status", "phase"), "Available") &&
+            strcmp(vol_str2(pv, "status", "phase"), "Released") &&
+            strcmp(vol_str2(pv, "status", "phase"), "Failed"))
             ty_obj_unref(kc_mutate(v->s, PVS, "", name, set_phase, "Available", KC_STATUS,
                                                 NULL));
         goto out;
     }
-    c = kc_get(v->s, PVCS, str(ref, "namespace"), str(ref, "name"), NULL);
-    if (c && (!*str(ref, "uid") || !strcmp(str(ref, "uid"),
-                                           str2(ty_obj_json(c), "metadata", "uid")))) {
-        add_key(v->q, "c", str(ref, "namespace"), str(ref, "name"));
+    c = kc_get(v->s, PVCS, ty_jstr(ref, "namespace"), ty_jstr(ref, "name"), NULL);
+    if (c && (!*ty_jstr(ref, "uid") || !strcmp(ty_jstr(ref, "uid"),
+                                           vol_str2(ty_obj_json(c), "metadata", "uid")))) {
+        add_key(v->q, "c", ty_jstr(ref, "namespace"), ty_jstr(ref, "name"));
         goto out;
     }
-    if (!*str(ref, "uid"))
+    if (!*ty_jstr(ref, "uid"))
         goto out; /* kept for a claim not made yet */
     /* Its claim is gone. */
-    if (!strcmp(str2(pv, "status", "phase"), "Released") ||
-        !strcmp(str2(pv, "status", "phase"), "Failed"))
+    if (!strcmp(vol_str2(pv, "status", "phase"), "Released") ||
+        !strcmp(vol_str2(pv, "status", "phase"), "Failed"))
         goto out;
-    if (!strcmp(str(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy"), "Delete")) {
-        if (!strcmp(str(json_object_get(json_object_get(pv, "metadata"), "annotations"),
+    if (!strcmp(ty_jstr(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy"), "Delete")) {
+        if (!strcmp(ty_jstr(json_object_get(json_object_get(pv, "metadata"), "annotations"),
                         ANN_PROVISIONED_BY),
                     VOLUMES_PROVISIONER))
-            rc = delete_volume(v, pv);
+            rc = vol_delete_volume(v, pv);
         else
             ty_obj_unref(kc_mutate(v->s, PVS, "", name, set_phase, "Failed", KC_STATUS, NULL));
     } else {
@@ -657,8 +429,8 @@ static void volumes_of(ty_volumes *v, const char *ns, const char *name)
         for (size_t i = 0; i < l.n; i++) {
             const json_t *pv = ty_obj_json(l.items[i]);
             const json_t *ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
-            if (ref && !strcmp(str(ref, "namespace"), ns) && !strcmp(str(ref, "name"), name))
-                add_key(v->q, "v", "", str2(pv, "metadata", "name"));
+            if (ref && !strcmp(ty_jstr(ref, "namespace"), ns) && !strcmp(ty_jstr(ref, "name"), name))
+                add_key(v->q, "v", "", vol_str2(pv, "metadata", "name"));
         }
     kc_list_free(&l);
     ty_error_clear(&err);
@@ -668,8 +440,8 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
 {
     const json_t *cs = json_object_get(claim, "spec"), *cls_v = json_object_get(cs,
                                                                                 "storageClassName");
-    const char *ns = str2(claim, "metadata", "namespace"), *name = str2(claim, "metadata", "name");
-    const char *vol = str(cs, "volumeName"), *cls = json_string_value(cls_v);
+    const char *ns = vol_str2(claim, "metadata", "namespace"), *name = vol_str2(claim, "metadata", "name");
+    const char *vol = ty_jstr(cs, "volumeName"), *cls = json_string_value(cls_v);
     ty_obj *pv = NULL, *sco = NULL;
     int rc = 0;
 
@@ -677,7 +449,7 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
         /* It names its volume: that one or none. */
         pv = kc_get(v->s, PVS, "", vol, NULL);
         if (pv && pv_fits(ty_obj_json(pv), claim,
-                          str(json_object_get(ty_obj_json(pv), "spec"), "storageClassName")))
+                          ty_jstr(json_object_get(ty_obj_json(pv), "spec"), "storageClassName")))
             rc = bind(v, claim, pv, false);
         else
             ty_event(v->s, claim, "Warning", "FailedBinding", COMPONENT,
@@ -688,9 +460,9 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
     }
     if (!cls_v) {
         /* No class: the default class's, when there is one (it may come later). */
-        if ((sco = default_class(v->s))) {
-            ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, set_class,
-                                         (void *)str2(ty_obj_json(sco), "metadata", "name"), 0,
+        if ((sco = vol_default_class(v->s))) {
+            ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, vol_set_class,
+                                         (void *)vol_str2(ty_obj_json(sco), "metadata", "name"), 0,
                                          NULL));
             goto out;
         }
@@ -710,21 +482,21 @@ static int pass_pending(ty_volumes *v, const json_t *claim)
                  "storageclass.storage.k8s.io \"%s\" not found", cls);
         goto out;
     }
-    if (strcmp(str(ty_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
+    if (strcmp(ty_jstr(ty_obj_json(sco), "provisioner"), VOLUMES_PROVISIONER)) {
         ty_event(v->s, claim, "Normal", "ExternalProvisioning", COMPONENT,
                  "Waiting for a volume to be created either by the external provisioner '%s' "
                  "or manually by the system administrator. If volume creation is delayed, "
                  "please verify that the provisioner is running and correctly registered.",
-                 str(ty_obj_json(sco), "provisioner"));
+                 ty_jstr(ty_obj_json(sco), "provisioner"));
         goto out;
     }
-    if (!strcmp(str(ty_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
+    if (!strcmp(ty_jstr(ty_obj_json(sco), "volumeBindingMode"), "WaitForFirstConsumer") &&
         !claim_in_use(v->s, ns, name, false)) {
         ty_event(v->s, claim, "Normal", "WaitForFirstConsumer", COMPONENT,
                  "waiting for first consumer to be created before binding");
         goto out;
     }
-    if (!(pv = provision(v, claim, ty_obj_json(sco)))) {
+    if (!(pv = vol_provision(v, claim, ty_obj_json(sco)))) {
         rc = -1;
         goto out;
     }
@@ -733,17 +505,6 @@ out:
     ty_obj_unref(sco);
     ty_obj_unref(pv);
     return rc;
-}
-
-static bool has_finalizer(const json_t *obj, const char *fin)
-{
-    const json_t *f;
-    size_t i;
-
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-        if (!strcmp(json_string_value(f) ? json_string_value(f) : "", fin))
-            return true;
-    return false;
 }
 
 static int pass_claim(ty_volumes *v, const char *ns, const char *name)
@@ -760,18 +521,18 @@ static int pass_claim(ty_volumes *v, const char *ns, const char *name)
     claim = ty_obj_json(o);
     if (json_object_get(json_object_get(claim, "metadata"), "deletionTimestamp")) {
         /* Kept while a pod that has not finished uses it. */
-        if (has_finalizer(claim, PROTECTION) && !claim_in_use(v->s, ns, name, true)) {
+        if (finalizer_has(claim, PROTECTION) && !claim_in_use(v->s, ns, name, true)) {
             fa.add = false;
             ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         }
         goto out;
     }
-    if (!has_finalizer(claim, PROTECTION)) {
+    if (!finalizer_has(claim, PROTECTION)) {
         ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, edit_finalizer, &fa, 0, NULL));
         goto out; /* its event brings the next pass */
     }
-    if (!strcmp(str2(claim, "status", "phase"), "Bound")) {
-        pv = kc_get(v->s, PVS, "", str2(claim, "spec", "volumeName"), NULL);
+    if (!strcmp(vol_str2(claim, "status", "phase"), "Bound")) {
+        pv = kc_get(v->s, PVS, "", vol_str2(claim, "spec", "volumeName"), NULL);
         if (!pv) {
             ty_obj_unref(kc_mutate(v->s, PVCS, ns, name, set_phase, "Lost", KC_STATUS, NULL));
             ty_event(v->s, claim, "Warning", "ClaimLost", COMPONENT,
@@ -780,7 +541,7 @@ static int pass_claim(ty_volumes *v, const char *ns, const char *name)
         ty_obj_unref(pv);
         goto out;
     }
-    if (!strcmp(str2(claim, "status", "phase"), "Lost"))
+    if (!strcmp(vol_str2(claim, "status", "phase"), "Lost"))
         goto out;
     rc = pass_pending(v, claim);
 out:
@@ -813,29 +574,6 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 /* ---- start / stop ---- */
 
-/* The built-in class, when there is no class at all (a first start): a
- * class deleted while others exist stays deleted. */
-static void ensure_class(ty_kc *s)
-{
-    json_t *sc;
-    ty_obj *o;
-    ty_error err;
-
-    if (kc_count(s, SCS) > 0)
-        return;
-    sc = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:s, s:s, s:s}", "apiVersion",
-                   "storage.k8s.io/v1", "kind", "StorageClass", "metadata", "name",
-                   VOLUMES_DEFAULT_CLASS, "annotations", ANN_DEFAULT_CLASS, "true",
-                   "provisioner", VOLUMES_PROVISIONER, "reclaimPolicy", "Delete",
-                   "volumeBindingMode", "Immediate");
-    ty_error_init(&err);
-    o = sc ? kc_create(s, SCS, "", sc, &err) : NULL;
-    if (!o && err.code != TY_EEXISTS)
-        ty_warn("volumes: cannot make StorageClass %s: %s", VOLUMES_DEFAULT_CLASS, err.text);
-    ty_obj_unref(o);
-    ty_error_clear(&err);
-}
-
 static const char *const followed[] = {PVCS, PVS, SCS, "pods", NULL};
 
 ty_volumes *volumes_start(ty_kc *s, const char *data_dir, ty_error *err)
@@ -854,7 +592,7 @@ ty_volumes *volumes_start(ty_kc *s, const char *data_dir, ty_error *err)
         ty_seterr(err, TY_EINVALID, "data directory path too long");
         return NULL;
     }
-    ensure_class(s);
+    vol_ensure_class(s);
     ty_workqueue *q = wq_start(s, "volumes", 1, &ops, v, err);
     if (!q) {
         free(v);

@@ -31,9 +31,10 @@ typedef struct ak_watch ak_watch;
 
 /* Starts the watch thread (an informer's, named thread_name, NULL:
  * "ty-agent-watch"; it keeps the default scheduling policy) over the 1 to 16
- * resources named in only (NULL-terminated, copied). Each time events are queued onto an empty queue, or a relist is
- * asked for, the thread writes 1 to wake_fd (an eventfd the caller owns and
- * polls; -1 = none: the caller polls ak_watch_take). The watch is opened
+ * resources named in only (NULL-terminated, copied). Each time events are
+ * queued onto an empty queue, or a relist is asked for, the thread writes 1
+ * to wake_fd (an eventfd the caller owns and polls; -1 = none: the caller
+ * polls ak_watch_take). The watch is opened
  * before this returns (when it can be: else the thread keeps trying, from
  * 100 ms to 5 s apart), so every change after it is seen; every open asks
  * for a relist, made after the watch opened so that nothing falls between.
@@ -49,16 +50,13 @@ ak_watch *ak_watch_start(ty_kc *kc, const char *const *only, int wake_fd, size_t
  * when none. */
 kc_event *ak_watch_take(ak_watch *w, size_t *n, bool *relist);
 
-/* Stops the thread (cancelling its watch: at once) and joins it; ak_watch_take still
- * works (another thread may be taking), ak_watch_free releases what is
- * queued and frees. NULL is fine for both. */
+/* Stops the thread (cancelling its watch: at once) and joins it;
+ * ak_watch_take still works (another thread may be taking), ak_watch_free
+ * releases what is queued and frees. NULL is fine for both. */
 void ak_watch_stop(ak_watch *w);
 void ak_watch_free(ak_watch *w);
 
 /* ---- Nodes ---- */
-
-/* "2026-11-28T07:00:00Z" (now) into buf. */
-void ak_now(char *buf, size_t len);
 
 /* A Ready=True condition (KubeletReady) with message, both times now. */
 json_t *ak_node_ready_condition(const char *message, const char *now);
@@ -68,22 +66,26 @@ json_t *ak_node_ready_condition(const char *message, const char *now);
 json_t *ak_node_info(const char *runtime, const char *kernel, const char *os_image,
                      const char *arch);
 
-/* Fixes the Node named name with fix(obj, arg) (kc_mutate's rules: left equal,
- * nothing is written), else creates the one make(arg) returns (a new
- * reference; made only then). *created (may be NULL) says which. 0, or -1
- * with err. */
-int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix, json_t *(*make)(void *arg),
-                   void *arg, bool *created, ty_error *err);
+/* Fixes the Node named name in two writes, as an API server takes them:
+ * fix_meta(obj, arg) through the Node itself (labels, spec: its status
+ * would be ignored), then fix_status(obj, arg) through its status
+ * subresource (status only; the rest is shared with the stored version,
+ * see kc.h's KC_STATUS) — each left equal writes nothing, and either may be
+ * NULL; else creates the one make(arg) returns (a new reference; made only
+ * then). *created (may be NULL) says which. 0, or -1 with err. */
+int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix_meta, kc_mutate_fn fix_status,
+                   json_t *(*make)(void *arg), void *arg, bool *created, ty_error *err);
 
 /* The heartbeat: Ready back to True (KubeletReady) if it was not, and every
  * condition named in beat (NULL-terminated; Ready always) gets
- * lastHeartbeatTime now. One write. */
+ * lastHeartbeatTime now. One status write. */
 int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat, ty_error *err);
 
 /* A node condition as the node lifecycle controller pairs it with a taint:
  * condition type = on ? "True" : "False" (reason/message for each; the
  * lastTransitionTime moves only when the status does) and, while on, the
- * taint key:NoSchedule (taint_key NULL: none). */
+ * taint key:NoSchedule (taint_key NULL: none): a status write for the
+ * condition, then a write of the Node for the taint. */
 typedef struct ak_node_cond {
     const char *type, *taint_key;
     const char *reason_on, *message_on, *reason_off, *message_off;
@@ -99,10 +101,6 @@ json_t *ak_node_inventory(ty_kc *kc, const char *name);
 /* ---- pod status ---- */
 
 bool ak_pod_is_final(const json_t *status); /* phase Succeeded or Failed */
-bool ak_pod_has_finalizer(const json_t *pod, const char *finalizer);
-/* In metadata (owning the array first: it may be shared, base/jsonown.h). */
-void ak_pod_add_finalizer(json_t *meta, const char *finalizer);
-void ak_pod_remove_finalizer(json_t *meta, const char *finalizer);
 
 /* hostIP(s) and podIP(s). */
 void ak_pod_set_addresses(json_t *status, const char *host_ip, const char *pod_ip);

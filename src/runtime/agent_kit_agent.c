@@ -14,21 +14,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "base/timeutil.h"
+#include "model/finalizers.h"
 #include "runtime/agent_kit.h"
 #include "runtime/backend.h"
 
 #define DEFAULT_SYNC_MS 2000
 #define GANG_ANNOTATION "scheduling.k8s.io/group-name"
 #define MAX_BATCH 4096 /* pods started per call at most */
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
 
 /* ---- the status writer ---- */
 
@@ -64,9 +60,9 @@ static json_t *container_status(const json_t *spec_ct, const ak_container *c)
                             json_string(c->message));
     else if (c && c->state == AK_WAITING && c->message)
         json_object_set_new(json_object_get(st, "waiting"), "message", json_string(c->message));
-    out = json_pack("{s:s, s:o, s:{}, s:b, s:i, s:s, s:s, s:b}", "name", str(spec_ct, "name"),
+    out = json_pack("{s:s, s:o, s:{}, s:b, s:i, s:s, s:s, s:b}", "name", ty_jstr(spec_ct, "name"),
                     "state", st, "lastState", "ready", running, "restartCount",
-                    c ? c->restart_count : 0, "image", str(spec_ct, "image"), "imageID", "",
+                    c ? c->restart_count : 0, "image", ty_jstr(spec_ct, "image"), "imageID", "",
                     "started", running);
     if (out && c && c->container_id && *c->container_id)
         json_object_set_new(out, "containerID", json_string(c->container_id));
@@ -82,14 +78,14 @@ static int report_fn(json_t *pod, void *arg, ty_error *err)
     char now[32];
     size_t i;
 
-    if (strcmp(str(json_object_get(pod, "metadata"), "uid"), a->uid))
+    if (strcmp(ty_jmeta(pod, "uid"), a->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
     st = json_object_get(pod, "status");
     if (!json_is_object(st))
         json_object_set_new(pod, "status", st = json_object());
     if (ak_pod_is_final(st))
         return 0; /* an end once reported stays */
-    ak_now(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     final = !strcmp(s->phase, "Succeeded") || !strcmp(s->phase, "Failed");
     json_object_set_new(st, "phase", json_string(s->phase));
     if (s->host_ip && s->pod_ip)
@@ -97,7 +93,7 @@ static int report_fn(json_t *pod, void *arg, ty_error *err)
     ak_pod_set_start(st, pod, s->start_time, now);
     list = json_array();
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, ct) {
-        const ak_container *c = observed(s, str(ct, "name"));
+        const ak_container *c = observed(s, ty_jstr(ct, "name"));
         ready &= c && c->state == AK_RUNNING;
         json_array_append_new(list, container_status(ct, c));
     }
@@ -150,26 +146,24 @@ static int fin_fn(json_t *pod, void *arg, ty_error *err)
     const fin_args *a = arg;
     json_t *meta = json_object_get(pod, "metadata");
 
-    if (strcmp(str(meta, "uid"), a->uid))
+    if (strcmp(ty_jstr(meta, "uid"), a->uid))
         return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
     if (a->add && json_object_get(meta, "deletionTimestamp"))
         return ty_seterr(err, TY_ECONFLICT, "pod is being deleted");
-    if (a->add)
-        ak_pod_add_finalizer(meta, a->finalizer);
-    else
-        ak_pod_remove_finalizer(meta, a->finalizer);
+    if (finalizer_set(pod, a->finalizer, a->add) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 
 static int set_finalizer(ak_agent *a, const json_t *pod, bool add, ty_error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    fin_args f = {.uid = str(meta, "uid"), .finalizer = a->ops->finalizer, .add = add};
+    fin_args f = {.uid = ty_jstr(meta, "uid"), .finalizer = a->ops->finalizer, .add = add};
     ty_obj *o;
 
     if (!a->ops->finalizer)
         return 0;
-    o = kc_mutate(a->kc, "pods", str(meta, "namespace"), str(meta, "name"), fin_fn, &f, 0,
+    o = kc_mutate(a->kc, "pods", ty_jstr(meta, "namespace"), ty_jstr(meta, "name"), fin_fn, &f, 0,
                   err);
     if (!o)
         return -1;
@@ -215,14 +209,13 @@ static void stop_pod(ak_agent *a, const json_t *pod, const char *uid)
             json_object_set_new(a->seen, uid, json_true());
         else
             ty_warn("runtime %s: cannot stop pod %s/%s: %s", a->ops->name,
-                    str(json_object_get(pod, "metadata"), "namespace"),
-                    str(json_object_get(pod, "metadata"), "name"), err.text);
+                    ty_jmeta(pod, "namespace"), ty_jmeta(pod, "name"), err.text);
         ty_error_clear(&err);
         return; /* released when its end is reported (its next event) */
     }
     if (k && !final && a->ops->pod_stop)
         return; /* stopping: the backend reports the end */
-    if (a->ops->finalizer && ak_pod_has_finalizer(pod, a->ops->finalizer) &&
+    if (a->ops->finalizer && finalizer_has(pod, a->ops->finalizer) &&
         set_finalizer(a, pod, false, &err) < 0 && err.code != TY_ENOTFOUND)
         ty_warn("runtime %s: cannot release pod %s: %s", a->ops->name, uid, err.text);
     ty_error_clear(&err);
@@ -232,8 +225,8 @@ static void stop_pod(ak_agent *a, const json_t *pod, const char *uid)
 static void handle_pod(ak_agent *a, const json_t *pod, bool deleted)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *uid = str(meta, "uid");
-    const char *node = str(json_object_get(pod, "spec"), "nodeName");
+    const char *uid = ty_jstr(meta, "uid");
+    const char *node = ty_jstr(json_object_get(pod, "spec"), "nodeName");
     const char *gang;
     char key[600];
     json_t *group;
@@ -252,8 +245,8 @@ static void handle_pod(ak_agent *a, const json_t *pod, bool deleted)
     }
     if (json_object_get(a->seen, uid) || ak_pod_is_final(json_object_get(pod, "status")))
         return; /* started here already (an echo), or over */
-    gang = str(json_object_get(meta, "annotations"), GANG_ANNOTATION);
-    snprintf(key, sizeof(key), "%c%s/%s", *gang ? 'g' : 'p', str(meta, "namespace"),
+    gang = ty_jstr(json_object_get(meta, "annotations"), GANG_ANNOTATION);
+    snprintf(key, sizeof(key), "%c%s/%s", *gang ? 'g' : 'p', ty_jstr(meta, "namespace"),
              *gang ? gang : uid);
     if (!(group = json_object_get(a->batch, key)))
         json_object_set_new(a->batch, key, group = json_array());
@@ -267,7 +260,7 @@ typedef struct gang_filter {
 static bool in_gang(const json_t *obj, void *arg)
 {
     const gang_filter *g = arg;
-    return !strcmp(str(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+    return !strcmp(ty_jstr(json_object_get(json_object_get(obj, "metadata"), "annotations"),
                        GANG_ANNOTATION),
                    g->gang);
 }
@@ -276,11 +269,11 @@ static bool in_gang(const json_t *obj, void *arg)
 static bool to_start(ak_agent *a, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *node = str(json_object_get(pod, "spec"), "nodeName");
+    const char *node = ty_jstr(json_object_get(pod, "spec"), "nodeName");
 
     return *node && a->ops->owns_node(a->impl, node) &&
            !json_object_get(meta, "deletionTimestamp") &&
-           !json_object_get(a->seen, str(meta, "uid")) &&
+           !json_object_get(a->seen, ty_jstr(meta, "uid")) &&
            !ak_pod_is_final(json_object_get(pod, "status"));
 }
 
@@ -341,12 +334,12 @@ static void start_batch(ak_agent *a)
             pods[n++] = pod;
         }
         for (i = 0; i < n; i++)
-            remember(a, str(json_object_get(pods[i], "metadata"), "uid"));
+            remember(a, ty_jmeta(pods[i], "uid"));
         if (n && a->ops->pods_start(a->impl, a->kc, pods, n, &err) < 0) {
             ty_warn("runtime %s: cannot start %s: %s", a->ops->name, key + 1, err.text);
             /* Unknown again: the next listing retries. */
             for (i = 0; i < n; i++)
-                forget(a, str(json_object_get(pods[i], "metadata"), "uid"));
+                forget(a, ty_jmeta(pods[i], "uid"));
         }
         ty_error_clear(&err);
         json_decref(members);

@@ -2,26 +2,12 @@
  * writes the same way (see agent_kit.h). */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/jsonget.h"
 #include "base/jsonown.h"
+#include "base/timeutil.h"
 #include "model/podcond.h"
 #include "runtime/agent_kit.h"
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
-void ak_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* ---- Nodes ---- */
 
@@ -45,15 +31,26 @@ json_t *ak_node_info(const char *runtime, const char *kernel, const char *os_ima
                      "systemUUID", "", "bootID", "");
 }
 
-int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix, json_t *(*make)(void *arg),
-                   void *arg, bool *created, ty_error *err)
+/* kc_mutate's function for a part that has none: changes nothing. */
+static int no_change(json_t *obj, void *arg, ty_error *err)
+{
+    (void)obj, (void)arg, (void)err;
+    return 0;
+}
+
+int ak_node_ensure(ty_kc *kc, const char *name, kc_mutate_fn fix_meta, kc_mutate_fn fix_status,
+                   json_t *(*make)(void *arg), void *arg, bool *created, ty_error *err)
 {
     ty_error mine;
     ty_obj *o;
 
     /* The not-found must be seen even when the caller passes no err. */
     ty_error_init(&mine);
-    o = kc_mutate(kc, "nodes", "", name, fix, arg, 0, &mine);
+    o = kc_mutate(kc, "nodes", "", name, fix_meta ? fix_meta : no_change, arg, 0, &mine);
+    if (o && fix_status) {
+        ty_obj_unref(o);
+        o = kc_mutate(kc, "nodes", "", name, fix_status, arg, KC_STATUS, &mine);
+    }
     if (created)
         *created = false;
     if (!o && mine.code == TY_ENOTFOUND) {
@@ -84,16 +81,18 @@ static bool listed(const char *const *names, const char *name)
     return false;
 }
 
+/* A status write: what it changes below the status it makes its own first
+ * (base/jsonown.h; the rest is shared with the stored version). */
 static int beat(json_t *obj, void *arg, ty_error *err)
 {
     const beat_args *a = arg;
-    size_t i;
-    json_t *c;
+    json_t *conds = ty_json_own(json_object_get(obj, "status"), "conditions"), *c;
 
     (void)err;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        if (!type)
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        const char *type = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+        if (!type || (strcmp(type, "Ready") && !listed(a->beat, type)) ||
+            !(c = ty_json_own_at(conds, i)))
             continue;
         if (!strcmp(type, "Ready")) {
             const char *st = json_string_value(json_object_get(c, "status"));
@@ -117,8 +116,8 @@ int ak_node_heartbeat(ty_kc *kc, const char *name, const char *const *beat_also,
     beat_args a = {.now = now, .beat = beat_also};
     ty_obj *o;
 
-    ak_now(now, sizeof(now));
-    o = kc_mutate(kc, "nodes", "", name, beat, &a, 0, err);
+    ty_time_now(now, sizeof(now));
+    o = kc_mutate(kc, "nodes", "", name, beat, &a, KC_STATUS, err);
     if (!o)
         return -1;
     ty_obj_unref(o);
@@ -130,44 +129,60 @@ typedef struct cond_args {
     bool on;
 } cond_args;
 
+/* The condition: a status write, so the conditions and the one it changes
+ * are made its own first (the rest is shared with the stored version). */
 static int set_cond(json_t *obj, void *arg, ty_error *err)
 {
     const cond_args *a = arg;
     const ak_node_cond *c = a->c;
-    json_t *status = json_object_get(obj, "status"), *spec = json_object_get(obj, "spec");
-    json_t *conds, *taints, *x, *cond = NULL;
+    json_t *status = json_object_get(obj, "status"), *conds, *cond = NULL;
     char now[32];
-    size_t i;
 
     (void)err;
-    ak_now(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     if (!json_is_object(status))
         json_object_set_new(obj, "status", status = json_object());
-    if (!json_is_array(conds = json_object_get(status, "conditions")))
+    if (!json_is_array(conds = ty_json_own(status, "conditions")))
         json_object_set_new(status, "conditions", conds = json_array());
-    json_array_foreach(conds, i, x)
-        if (!strcmp(str(x, "type"), c->type))
-            cond = x;
+    for (size_t i = 0; i < json_array_size(conds) && !cond; i++)
+        if (!strcmp(ty_jstr(json_array_get(conds, i), "type"), c->type))
+            cond = ty_json_own_at(conds, i);
     if (!cond) {
         json_array_append_new(conds, cond = json_pack("{s:s}", "type", c->type));
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
-    } else if (strcmp(str(cond, "status"), a->on ? "True" : "False")) {
+    } else if (strcmp(ty_jstr(cond, "status"), a->on ? "True" : "False")) {
         json_object_set_new(cond, "lastTransitionTime", json_string(now));
     }
     json_object_set_new(cond, "status", json_string(a->on ? "True" : "False"));
     json_object_set_new(cond, "reason", json_string(a->on ? c->reason_on : c->reason_off));
     json_object_set_new(cond, "message", json_string(a->on ? c->message_on : c->message_off));
     json_object_set_new(cond, "lastHeartbeatTime", json_string(now));
-    if (!c->taint_key)
-        return 0;
+    return 0;
+}
 
+/* The taint: a write of the Node (its spec). One that is there already is
+ * kept, with the time it was added. */
+static int set_taint(json_t *obj, void *arg, ty_error *err)
+{
+    const cond_args *a = arg;
+    const ak_node_cond *c = a->c;
+    json_t *spec = json_object_get(obj, "spec"), *taints;
+    bool has = false;
+    char now[32];
+
+    (void)err;
     if (!json_is_object(spec))
         json_object_set_new(obj, "spec", spec = json_object());
     taints = json_object_get(spec, "taints");
-    for (i = json_array_size(taints); i-- > 0;)
-        if (!strcmp(str(json_array_get(taints, i), "key"), c->taint_key))
-            json_array_remove(taints, i);
-    if (a->on) {
+    for (size_t i = json_array_size(taints); i-- > 0;)
+        if (!strcmp(ty_jstr(json_array_get(taints, i), "key"), c->taint_key)) {
+            if (a->on && !has)
+                has = true;
+            else
+                json_array_remove(taints, i);
+        }
+    if (a->on && !has) {
+        ty_time_now(now, sizeof(now));
         if (!json_is_array(taints))
             json_object_set_new(spec, "taints", taints = json_array());
         json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", c->taint_key,
@@ -182,9 +197,14 @@ int ak_node_set_condition(ty_kc *kc, const char *name, const ak_node_cond *c, bo
                           ty_error *err)
 {
     cond_args a = {.c = c, .on = on};
-    ty_obj *o = kc_mutate(kc, "nodes", "", name, set_cond, &a, 0, err);
+    ty_obj *o = kc_mutate(kc, "nodes", "", name, set_cond, &a, KC_STATUS, err);
 
     if (!o)
+        return -1;
+    ty_obj_unref(o);
+    if (!c->taint_key)
+        return 0;
+    if (!(o = kc_mutate(kc, "nodes", "", name, set_taint, &a, 0, err)))
         return -1;
     ty_obj_unref(o);
     return 0;
@@ -213,46 +233,8 @@ json_t *ak_node_inventory(ty_kc *kc, const char *name)
 
 bool ak_pod_is_final(const json_t *status)
 {
-    const char *phase = str(status, "phase");
+    const char *phase = ty_jstr(status, "phase");
     return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
-}
-
-bool ak_pod_has_finalizer(const json_t *pod, const char *finalizer)
-{
-    size_t i;
-    json_t *f;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
-            return true;
-    return false;
-}
-
-void ak_pod_add_finalizer(json_t *meta, const char *finalizer)
-{
-    json_t *fins = ty_json_own(meta, "finalizers");
-    size_t i;
-    json_t *f;
-
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
-    }
-    json_array_foreach(fins, i, f)
-        if (json_is_string(f) && !strcmp(json_string_value(f), finalizer))
-            return;
-    json_array_append_new(fins, json_string(finalizer));
-}
-
-void ak_pod_remove_finalizer(json_t *meta, const char *finalizer)
-{
-    json_t *fins = ty_json_own(meta, "finalizers");
-
-    for (size_t i = json_array_size(fins); i-- > 0;)
-        if (!strcmp(json_string_value(json_array_get(fins, i)) ?: "", finalizer))
-            json_array_remove(fins, i);
-    if (fins && !json_array_size(fins))
-        json_object_del(meta, "finalizers");
 }
 
 void ak_pod_set_addresses(json_t *st, const char *host_ip, const char *pod_ip)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/kinds.h"
 #include "api/registry.h"
@@ -42,7 +41,7 @@ static void set_condition(json_t *obj, const char *type, const char *status, con
 {
     char now[40];
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     podcond_set(podcond_status(obj), type, status, reason, msg ? msg : "", now, probe_time);
 }
 
@@ -129,7 +128,7 @@ static void hook_evict(void *ctx, sc_task *t, const char *reason, const sc_job *
     snprintf(msg, sizeof(msg), "%s by pod group %s", reason, by ? sc_job_key(by) : "?");
     ty_error_init(&err);
     evict_args e = {msg};
-    o = kc_mutate(sc->store, "pods", ns, name, mark_evicted, &e, 0, &err);
+    o = kc_mutate(sc->store, "pods", ns, name, mark_evicted, &e, KC_STATUS, &err);
     if (o) {
         ty_event(sc->store, ty_obj_json(o), "Warning", reason, COMPONENT, "%s", msg);
         ty_obj_unref(o);
@@ -518,7 +517,9 @@ static void write_queue_status(ty_sched *sc)
                        "running", counts[k][SC_JOB_RUNNING], "completed",
                        counts[k][SC_JOB_COMPLETED], "unknown", 0);
         ty_error_init(&err);
-        o = kc_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st, 0, &err);
+        /* through the status subresource: a plain write's status is ignored */
+        o = kc_mutate(sc->store, sc->k_queues, "", sc_queue_name(q), queue_status_fn, st,
+                      KC_STATUS, &err);
         ty_obj_unref(o);
         ty_error_clear(&err);
         json_decref(st);
@@ -639,11 +640,19 @@ static void *sched_main(void *arg)
 
 ty_sched *sched_start(ty_kc *s, ty_error *err)
 {
-    return sched_start_with(s, NULL, err);
+    return sched_start_opts(s, NULL, err);
 }
 
 ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
 {
+    sched_opts o = {.conf_path = conf_path};
+
+    return sched_start_opts(s, &o, err);
+}
+
+ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
+{
+    const char *conf_path = opts ? opts->conf_path : NULL;
     ty_sched *sc = calloc(1, sizeof(*sc));
 
     if (!sc) {
@@ -665,7 +674,7 @@ ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
     sc->pcs = json_object();
     strmap_init(&sc->told);
     strmap_init(&sc->told_jobs);
-    if (!sc->conf || !sc->cluster)
+    if (!sc->conf || !sc->cluster || sched_names_set(sc, opts ? opts->names : NULL, err) < 0)
         goto error;
     sc->inf = inf_new(s, &(inf_config){.name = "scheduler", .watch = sc->watched,
                                        .list = listed_order(sc)},
@@ -679,12 +688,15 @@ ty_sched *sched_start_with(ty_kc *s, const char *conf_path, ty_error *err)
         goto error;
     }
     ty_thread_setup(sc->thread, "ty-sched", TY_THREAD_BACKGROUND);
-    ty_info("scheduler: actions %s", sc_conf_actions(sc->conf));
+    ty_info("scheduler: actions %s; serves schedulerName %s%s%s%s", sc_conf_actions(sc->conf),
+            sc->names[0], sc->names[1] ? ", " : "", sc->names[1] ? sc->names[1] : "",
+            sc->names[1] && sc->names[2] ? ", ..." : "");
     return sc;
 error:
     sc_conf_free(sc->conf);
     sc_cluster_free(sc->cluster);
     json_decref(sc->pcs);
+    sched_names_free(sc);
     free(sc);
     return NULL;
 }
@@ -702,6 +714,7 @@ void sched_stop(ty_sched *sc)
     json_decref(sc->pcs);
     strmap_free_values(&sc->told);
     strmap_free_values(&sc->told_jobs);
+    sched_names_free(sc);
     free(sc->writes);
     free(sc);
 }

@@ -11,6 +11,7 @@
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "base/timeutil.h"
+#include "model/podres.h"
 #include "model/quantity.h"
 #include "scheduler/sched_int.h"
 
@@ -47,36 +48,19 @@ static void res_from_map(sc_cluster *c, const json_t *map, sc_res *out, unsigned
     }
 }
 
-/* A pod's effective requests: the containers' sum (limits stand in for
- * missing requests), or the largest init container when that is more; one
- * "pods" slot. */
+/* A pod's effective requests by the one rule (model/podres.h), in the
+ * cluster's slots; one "pods" slot. */
 static void pod_requests(sc_cluster *c, const json_t *pod, sc_res *out)
 {
-    const json_t *spec = json_object_get(pod, "spec");
-    sc_res init = {0};
-    size_t i;
-    json_t *ctr;
+    podres r;
 
     memset(out, 0, sizeof(*out));
-    json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
-        const json_t *r = json_object_get(ctr, "resources");
-        sc_res one = {0};
-        res_from_map(c, json_object_get(r, "limits"), &one, NULL);
-        res_from_map(c, json_object_get(r, "requests"), &one, NULL);
-        sc_res_add(out, &one);
+    podres_of_spec(json_object_get(pod, "spec"), &r);
+    for (size_t i = 0; i < r.n; i++) {
+        int slot = sc_res_slot(c, r.r[i].name);
+        if (slot >= 0 && slot != SC_PODS)
+            out->v[slot] = r.r[i].milli;
     }
-    json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
-        sc_res one = {0};
-        const json_t *r = json_object_get(ctr, "resources");
-        res_from_map(c, json_object_get(r, "limits"), &one, NULL);
-        res_from_map(c, json_object_get(r, "requests"), &one, NULL);
-        for (int k = 0; k < SC_MAXRES; k++)
-            if (one.v[k] > init.v[k])
-                init.v[k] = one.v[k];
-    }
-    for (int k = 0; k < SC_MAXRES; k++)
-        if (init.v[k] > out->v[k])
-            out->v[k] = init.v[k];
     out->v[SC_PODS] = 1000;
 }
 
@@ -262,11 +246,52 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
     (void)j;
 }
 
-static bool ours(const json_t *pod)
+int sched_names_set(ty_sched *sc, const char *const *names, ty_error *err)
+{
+    static const char *const dflt[] = SCHED_NAMES_EMBEDDED;
+    size_t n = 0;
+
+    if (!names || !names[0])
+        names = dflt;
+    for (; names[n]; n++) {
+        if (n == SCHED_MAX_NAMES) {
+            sched_names_free(sc);
+            return ty_seterr(err, TY_EINVALID, "at most %d scheduler names", SCHED_MAX_NAMES);
+        }
+        if (!*names[n]) {
+            sched_names_free(sc);
+            return ty_seterr(err, TY_EINVALID, "a scheduler name must not be empty");
+        }
+        if (!(sc->names[n] = strdup(names[n]))) {
+            sched_names_free(sc);
+            return ty_seterr(err, TY_EINTERNAL, "out of memory");
+        }
+    }
+    sc->names[n] = NULL;
+    return 0;
+}
+
+void sched_names_free(ty_sched *sc)
+{
+    for (size_t i = 0; i < SCHED_MAX_NAMES && sc->names[i]; i++) {
+        free(sc->names[i]);
+        sc->names[i] = NULL;
+    }
+}
+
+/* Whether the pod names one of the schedulers this one is: only those are
+ * bound, admitted and told why they wait. An unset name is the API's
+ * default, default-scheduler. */
+static bool ours(const ty_sched *sc, const json_t *pod)
 {
     const char *sn = str_at(pod, "spec", "schedulerName");
-    return !sn || !*sn || strcmp(sn, "default-scheduler") == 0 || strcmp(sn, "trainyard") == 0 ||
-           strcmp(sn, "volcano") == 0;
+
+    if (!sn || !*sn)
+        sn = "default-scheduler";
+    for (size_t i = 0; sc->names[i]; i++)
+        if (strcmp(sc->names[i], sn) == 0)
+            return true;
+    return false;
 }
 
 /* The pod's tolerations into tols (at most MAX_KV; strings borrowed). */
@@ -372,7 +397,7 @@ static bool apply_pod_short(ty_sched *sc, const json_t *pod, bool deleted)
     group_key(pod, name, key, sizeof(key));
     if (node && !*node)
         node = NULL;
-    if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(pod)))) {
+    if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(sc, pod)))) {
         free(strmap_del(&sc->told, key));
         sc_task_remove(sc->cluster, key);
         return true;

@@ -40,6 +40,7 @@ struct ty_sched {
     const char *k_podgroups, *k_queues, *k_pcs;
     const char *watched[6]; /* what sched_interesting names, for the watch */
     const char *listed[6];  /* the same, in the order the model loads them */
+    char *names[SCHED_MAX_NAMES + 1]; /* schedulerNames served (owned, NULL-terminated) */
     struct sched_write *writes; /* decisions not yet written (sched.c) */
     size_t nwrites, capwrites;
 };
@@ -48,6 +49,10 @@ struct ty_sched {
 void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool deleted);
 /* As sched_apply, of a stored version (a pod's is read light when it can be). */
 void sched_apply_obj(ty_sched *sc, const char *resource, const ty_obj *o, bool deleted);
+/* Copies the schedulerNames it serves into sc (NULL or empty: the
+ * embedded default); -1 with err when there are too many or one is empty. */
+int sched_names_set(ty_sched *sc, const char *const *names, ty_error *err);
+void sched_names_free(ty_sched *sc);
 /* Does the scheduler follow this resource? */
 bool sched_interesting(const ty_sched *sc, const char *resource);
 /* sched.c: a PodGroup went; what was last written for it goes too. */

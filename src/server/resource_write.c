@@ -4,6 +4,7 @@
  * Every write to an existing object runs inside store_mutate, so the read of
  * the current object, the patch, defaulting, validation and the
  * resourceVersion check happen atomically, and a failure writes nothing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,6 +273,29 @@ static json_t *compute_new(write_ctx *w, const json_t *cur, ty_error *err)
     return NULL;
 }
 
+/* The metadata a pods/status write may change, checked as a pod's are
+ * (the causes in err, kube-apiserver's 422). */
+static int pod_status_meta_check(const json_t *meta, ty_error *err)
+{
+    const json_t *fins = json_object_get(meta, "finalizers"), *f;
+    char field[64];
+    size_t i;
+    int n = meta_check_labels("metadata.labels", json_object_get(meta, "labels"), err) +
+            meta_check_annotations("metadata.annotations",
+                                   json_object_get(meta, "annotations"), err);
+
+    json_array_foreach(fins, i, f) {
+        snprintf(field, sizeof(field), "metadata.finalizers[%zu]", i);
+        n += meta_check_qualified_name(field, json_string_value(f) ?: "", err);
+    }
+    if (!n)
+        return 0;
+    err->code = TY_EINVALID;
+    api_format_invalid(&api_pod, json_string_value(json_object_get(meta, "name")), err,
+                       err->text, sizeof(err->text));
+    return -1;
+}
+
 static int write_fn(json_t *cur, void *arg, ty_error *err)
 {
     write_ctx *w = arg;
@@ -295,7 +319,10 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
     if (check_identity(w->p, nw, err) < 0)
         goto out;
     if (w->p->sub) {
-        /* /status: take status only; everything else stays as stored. */
+        /* /status: take status only; everything else stays as stored, but
+         * for a pod's labels, annotations and finalizers, which
+         * kube-apiserver's pods/status takes too (client/kc.h, KC_STATUS:
+         * the embedded client does the same). */
         json_t *result = json_deep_copy(old);
         json_t *st = json_object_get(nw, "status");
         const char *rv = md_str(nw, "resourceVersion");
@@ -303,6 +330,22 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
             json_object_set(result, "status", st);
         else
             json_object_del(result, "status");
+        if (res == &api_pod) {
+            static const char *const taken[] = {"labels", "annotations", "finalizers"};
+            json_t *rm = json_object_get(result, "metadata");
+            const json_t *nm = json_object_get(nw, "metadata");
+            if (pod_status_meta_check(nm, err) < 0) {
+                json_decref(result);
+                goto out;
+            }
+            for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+                json_t *v = json_object_get(nm, taken[i]);
+                if (v)
+                    json_object_set(rm, taken[i], v);
+                else
+                    json_object_del(rm, taken[i]);
+            }
+        }
         json_object_set_new(json_object_get(result, "metadata"), "resourceVersion",
                             json_string(rv ? rv : ""));
         json_decref(nw);

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "model/finalizers.h"
 #include "store_fixture.h"
 
 #include "api/mpi_agent.h"
@@ -225,7 +226,7 @@ static json_t *make_node(void *arg)
     const char *name = arg;
     char now[32];
 
-    ak_now(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     return json_pack("{s:s, s:s, s:{s:s}, s:{s:[o], s:o}}", "apiVersion", "v1", "kind", "Node",
                      "metadata", "name", name, "status", "conditions",
                      ak_node_ready_condition("testing", now), "nodeInfo",
@@ -253,9 +254,9 @@ static void test_node_ensure_heartbeat_condition(void **state)
     json_t *inv;
 
     ty_error_init(&err);
-    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, make_node, "n1", &created, &err), 0);
+    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, NULL, make_node, "n1", &created, &err), 0);
     assert_true(created);
-    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, make_node, "n1", &created, &err), 0);
+    assert_int_equal(ak_node_ensure(KC(f->s), "n1", fix_node, NULL, make_node, "n1", &created, &err), 0);
     assert_false(created);
     assert_int_equal(ak_node_set_condition(KC(f->s), "n1", &disk, true, &err), 0);
     assert_int_equal(ak_node_heartbeat(KC(f->s), "n1", NULL, &err), 0);
@@ -419,7 +420,7 @@ static void test_agent_drives_backend(void **state)
     assert_non_null(a);
     assert_true(wait_phase(f, "before", "Running"));
     pod = get_pod(f, "before");
-    assert_true(ak_pod_has_finalizer(pod, "trainyard.io/fake-runtime"));
+    assert_true(finalizer_has(pod, "trainyard.io/fake-runtime"));
     json_decref(pod);
 
     /* a gang bound in one write: one pods_start with both */
@@ -538,7 +539,7 @@ static void test_agent_release_waits_for_end(void **state)
     usleep(200 * 1000);
     pod = get_pod(f, "s");
     assert_non_null(pod);
-    assert_true(ak_pod_has_finalizer(pod, "trainyard.io/slow-runtime"));
+    assert_true(finalizer_has(pod, "trainyard.io/slow-runtime"));
     json_decref(pod);
     pthread_mutex_lock(&sl.mu);
     sl.allow_end = true;

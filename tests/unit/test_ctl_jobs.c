@@ -277,12 +277,10 @@ static void test_failed_pods_restart(void **state)
 }
 
 /* The recreation is counted on the job (trainyard.io/restarts), and the
- * count must survive the write that carries it. The pass writes it with the
- * status through the status subresource (reconcile.c, commit), where a real
- * API server, and so the fake client, keeps .status alone: the count is
- * lost. Skipped while that is so (the status-write change of issue 31
- * moves it to a write of the job itself); once it is, the skip goes and the
- * assertion stays. */
+ * count must survive the write that carries it: a metadata write of its own
+ * (reconcile.c, commit). It went with the status through the status
+ * subresource, where a real API server, and so the fake client, keeps
+ * .status alone: the count was lost. */
 static void test_restart_count_kept(void **state)
 {
     ty_kc *c = *state;
@@ -296,12 +294,7 @@ static void test_restart_count_kept(void **state)
     assert_true(cond_true(job, "Restarting"));
     count = json_string_value(json_object_get(ctl_at(job, "metadata.annotations"),
                                               JOBS_ANN_RESTARTS));
-    if (!count) {
-        json_decref(job);
-        print_message("known: the restart count goes through the status subresource and "
-                      "is dropped there (reconcile.c commit)\n");
-        skip();
-    }
+    assert_non_null(count);
     assert_string_equal(count, "1");
     json_decref(job);
 }

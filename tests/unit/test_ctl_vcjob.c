@@ -219,20 +219,14 @@ static void test_failed_delete_retried(void **state)
 }
 
 /* Under the API server's rule the first pass's status (phase Pending)
- * must still be there. It is not while commit writes it with the job
- * instead of through /status: skipped while that is so (the status-write
- * change of issue 31); once it is, the skip goes and the assertion stays. */
+ * must still be there: commit writes it through /status (it was written
+ * with the job, and an API server dropped it). */
 static void test_status_kept_by_api_server(void **state)
 {
     ty_kc *c = *state;
 
     ctl_put_yaml(c, VCJOB("{event: PodFailed, action: RestartJob}"));
     assert_int_equal(pass(c), 0);
-    if (!*phase_of(c)) {
-        print_message("known: the Volcano Job's status is written with the job, not through "
-                      "/status, and an API server drops it (volcano/reconcile.c commit)\n");
-        skip();
-    }
     assert_string_equal(phase_of(c), "Pending");
 }
 

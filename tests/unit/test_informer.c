@@ -565,6 +565,70 @@ static void test_bad_config(void **state)
     ty_error_clear(&err);
 }
 
+/* A client over the embedded one whose kc_resources lets a writer slip in
+ * between the asking and the lists: an object of a resource that held none
+ * when asked. An informer of every resource must still see it (the
+ * garbage collector judged such objects' dependents ownerless). */
+typedef struct racing_kc {
+    ty_kc base;
+    ty_kc *inner;
+    kc_ops ops;
+    ty_store *s;
+} racing_kc;
+
+static json_t *racing_resources(ty_kc *c)
+{
+    racing_kc *r = (racing_kc *)c;
+    json_t *names = kc_resources(r->inner);
+    ty_error err;
+
+    ty_error_init(&err);
+    store_obj_unref(store_create_take(r->s, "widgets", "a", json_pack("{s:s, s:s, s:{s:s}}",
+                                      "apiVersion", "v1", "kind", "Widget", "metadata",
+                                      "name", "w1"), &err));
+    return names;
+}
+
+static int racing_list(ty_kc *c, const char *res, const kc_list_opts *o, kc_list *out,
+                       ty_error *err)
+{
+    ty_kc *in = ((racing_kc *)c)->inner;
+    return in->ops->list(in, res, o, out, err);
+}
+
+static kc_watch *racing_watch(ty_kc *c, const char *const *only, const char *rv, ty_error *err)
+{
+    ty_kc *in = ((racing_kc *)c)->inner;
+    return in->ops->watch_open(in, only, rv, err);
+}
+
+static void test_list_all_sees_new_resources(void **state)
+{
+    fixture *f = *state;
+    seen s;
+    ty_error err;
+    racing_kc rk;
+    ty_informer *inf;
+
+    ty_error_init(&err);
+    seen_init(&s, true);
+    rk.inner = KC(f->s);
+    rk.ops = *rk.inner->ops;
+    rk.ops.resources = racing_resources;
+    rk.ops.list = racing_list;        /* what the informer calls, forwarded */
+    rk.ops.watch_open = racing_watch;
+    rk.base.ops = &rk.ops;
+    rk.s = f->s;
+    inf = inf_new(&rk.base, &(inf_config){.name = "all", .list_all = true}, &handlers, &s,
+                  &err);
+    assert_non_null(inf);
+    assert_int_equal(inf_poll(inf, 0), 1);
+    assert_true(inf_has_synced(inf));
+    assert_non_null(json_object_get(s.state, "widgets a/w1"));
+    inf_free(inf);
+    seen_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +641,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_all_sees_new_resources, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,8 +136,10 @@ static int write_all_over(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
-/* KC_STATUS and status patches write .status alone; a write of the object
- * itself leaves .status alone (the API server's rule), unless lax. */
+/* KC_STATUS and status patches write .status alone (for a pod also its
+ * labels, annotations and finalizers, as pods/status takes them); a write of
+ * the object itself leaves .status alone (the API server's rule), unless
+ * lax. */
 static void test_status_subresource(void **state)
 {
     ty_kc *c = *state;
@@ -151,7 +153,8 @@ static void test_status_subresource(void **state)
 
     o = kc_mutate(c, "pods", "default", "p1", write_all_over, "Running", KC_STATUS, NULL);
     assert_string_equal(ctl_str(ty_obj_json(o), "status.phase"), "Running");
-    assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "a");
+    /* pods/status takes the labels too (kube-apiserver's rule for pods) */
+    assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "changed");
     assert_string_equal(ctl_str(json_array_get(ctl_at(ty_obj_json(o), "spec.containers"), 0),
                                 "image"), "busybox");
     ty_obj_unref(o);
@@ -163,14 +166,16 @@ static void test_status_subresource(void **state)
     assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "changed");
     ty_obj_unref(o);
 
-    patch = json_pack("{s:{s:s}, s:{s:{s:s}}}", "status", "phase", "Succeeded", "metadata",
-                      "labels", "app", "patched");
+    patch = json_pack("{s:{s:s}, s:{s:{s:s}}, s:{s:s}}", "status", "phase", "Succeeded",
+                      "metadata", "labels", "app", "patched", "spec", "nodeName", "n9");
     o = kc_patch(c, "pods", "default", "p1", KC_PATCH_MERGE, patch, true, NULL);
     assert_string_equal(ctl_str(ty_obj_json(o), "status.phase"), "Succeeded");
-    assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "changed");
+    assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "patched");
+    assert_null(ctl_at(ty_obj_json(o), "spec.nodeName"));
     ty_obj_unref(o);
     o = kc_patch(c, "pods", "default", "p1", KC_PATCH_MERGE, patch, false, NULL);
     assert_string_equal(ctl_str(ty_obj_json(o), "metadata.labels.app"), "patched");
+    assert_string_equal(ctl_str(ty_obj_json(o), "spec.nodeName"), "n9");
     ty_obj_unref(o);
     json_decref(patch);
     assert_int_equal(kc_fake_count(c, "patch", "pods/status"), 1);

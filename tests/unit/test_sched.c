@@ -16,6 +16,7 @@
 #include "scheduler/sched.h"
 #include "store/store.h"
 #include "kc_fixture.h"
+#include "strict_kc.h"
 
 typedef struct fixture {
     char dir[64];
@@ -111,7 +112,7 @@ static const char *scheduled_message(fixture *f, const char *name)
     return msg;
 }
 
-/* How many times Events of reason with msg were recorded on pod `name`
+/* How many times Events of reason with msg (NULL: any) were recorded on pod `name`
  * (their counts summed: a repeat bumps the Event that is there). */
 static int count_events(fixture *f, const char *name, const char *reason, const char *msg)
 {
@@ -126,7 +127,7 @@ static int count_events(fixture *f, const char *name, const char *reason, const 
         if (!strcmp(json_string_value(json_object_get(inv, "kind")) ?: "", "Pod") &&
             !strcmp(json_string_value(json_object_get(inv, "name")) ?: "", name) &&
             !strcmp(json_string_value(json_object_get(ev, "reason")) ?: "", reason) &&
-            !strcmp(json_string_value(json_object_get(ev, "message")) ?: "", msg) &&
+            (!msg || !strcmp(json_string_value(json_object_get(ev, "message")) ?: "", msg)) &&
             !strcmp(json_string_value(json_object_get(ev, "type")) ?: "", "Warning"))
             n += (int)json_integer_value(json_object_get(ev, "count"));
     }
@@ -146,7 +147,7 @@ static void test_binds_until_full_then_waits(void **state)
     fixture *f = *state;
     create_pod(f, "a", 3, "volcano");
     assert_string_equal(wait_node(f, "a", "n1"), "n1");
-    create_pod(f, "b", 3, "trainyard");
+    create_pod(f, "b", 3, "default-scheduler");
     /* b does not fit next to a: it waits with the reason kube-scheduler gives. */
     for (int64_t deadline = ty_now_ms() + WAIT_MS;
          ty_now_ms() < deadline && !*scheduled_message(f, "b");)
@@ -192,7 +193,7 @@ static void test_light_end_frees(void **state)
 
     create_pod(f, "a", 3, "volcano");
     assert_string_equal(wait_node(f, "a", "n1"), "n1");
-    create_pod(f, "b", 3, "trainyard");
+    create_pod(f, "b", 3, "default-scheduler");
     assert_string_equal(wait_node(f, "b", ""), "");
     /* the sweeper takes a's tree */
     for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline && light;) {
@@ -220,6 +221,126 @@ static void test_foreign_scheduler_left_alone(void **state)
      * time it placed mine it had passed over other */
     assert_string_equal(wait_node(f, "mine", "n1"), "n1");
     assert_string_equal(wait_node(f, "other", ""), "");
+}
+
+/* The scheduler places a pod for its effective requests (model/podres.h):
+ * a 1-CPU container with an init container of 2 and an overhead of 3.5
+ * needs 5.5 CPUs, more than the node's 4 (the scheduler's own rule had
+ * counted 2, and bound it). */
+static void test_requests_with_overhead(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    ty_error_init(&err);
+    json_t *pod = json_pack(
+        "{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s, s:{s:{s:s}}}], s:[{s:s, s:s, s:{s:{s:s}}}],"
+        " s:{s:s}}}",
+        "apiVersion", "v1", "kind", "Pod", "metadata", "name", "heavy", "spec", "containers",
+        "name", "c", "image", "x", "resources", "requests", "cpu", "1", "initContainers", "name",
+        "i", "image", "x", "resources", "requests", "cpu", "2", "overhead", "cpu", "3500m");
+    store_obj *o = store_create(f->s, "pods", "default", pod, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pod);
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         ty_now_ms() < deadline && !*scheduled_message(f, "heavy");)
+        usleep(10000);
+    assert_string_equal(scheduled_message(f, "heavy"),
+                        "0/1 nodes are available: 1 Insufficient cpu.");
+    assert_string_equal(wait_node(f, "heavy", ""), "");
+}
+
+/* A scheduler that serves only "volcano" (operator mode) leaves the default
+ * scheduler's pods alone: never bound, never told why they wait, no
+ * FailedScheduling; but a pod the other scheduler bound holds its GPUs. */
+static void test_names_served(void **state)
+{
+    fixture *f = *state;
+    const char *const names[] = {"volcano", NULL};
+    sched_opts opts = {.names = names};
+    ty_error err;
+    ty_error_init(&err);
+
+    sched_stop(f->sc);
+    f->sc = sched_start_opts(KC(f->s), &opts, &err);
+    assert_non_null(f->sc);
+    json_t *pod = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bound\"},"
+        "\"spec\":{\"schedulerName\":\"default-scheduler\",\"nodeName\":\"n1\","
+        "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":3}}}]},\"status\":{\"phase\":\"Running\"}}",
+        0, NULL);
+    store_obj *o = store_create(f->s, "pods", "default", pod, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pod);
+    create_pod(f, "theirs", 0, "default-scheduler");
+    create_pod(f, "unset", 0, "");
+    create_pod(f, "mine", 3, "volcano");
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         ty_now_ms() < deadline && !*scheduled_message(f, "mine");)
+        usleep(10000);
+    assert_string_equal(scheduled_message(f, "mine"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    /* the scheduler takes pods in the order they were written: it passed
+     * over theirs and unset before it told mine */
+    assert_string_equal(wait_node(f, "theirs", ""), "");
+    assert_string_equal(wait_node(f, "unset", ""), "");
+    assert_string_equal(scheduled_message(f, "theirs"), "");
+    assert_string_equal(scheduled_message(f, "unset"), "");
+    assert_int_equal(count_events(f, "theirs", "FailedScheduling", NULL), 0);
+    /* the other scheduler's pod ends: its GPUs are free for mine */
+    o = store_mutate(f->s, "pods", "default", "bound", set_phase, "Succeeded", NULL);
+    assert_non_null(o);
+    store_obj_unref(o);
+    assert_string_equal(wait_node(f, "mine", "n1"), "n1");
+}
+
+/* Too many names, or an empty one, is refused. */
+static void test_names_bad(void **state)
+{
+    fixture *f = *state;
+    const char *const empty[] = {"volcano", "", NULL};
+    sched_opts opts = {.names = empty};
+    ty_error err;
+    ty_error_init(&err);
+
+    assert_null(sched_start_opts(KC(f->s), &opts, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+}
+
+/* The scheduler writes a Queue's status through the status subresource: a
+ * plain write's status is what an API server ignores (strict_kc.h), and the
+ * queue then never showed what its jobs hold. */
+static void test_queue_status_written_as_status(void **state)
+{
+    fixture *f = *state;
+    ty_kc *strict = strict_new(KC(f->s));
+    ty_error err;
+    ty_error_init(&err);
+    bool seen = false;
+
+    sched_stop(f->sc);
+    f->sc = sched_start(strict, &err);
+    assert_non_null(f->sc);
+    json_t *q = json_pack("{s:s, s:s, s:{s:s}, s:{s:i}}", "apiVersion",
+                          "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata", "name",
+                          "q1", "spec", "weight", 1);
+    store_obj *o = store_create(f->s, "queues.scheduling.volcano.sh", "", q, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(q);
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline && !seen;) {
+        o = store_get(f->s, "queues.scheduling.volcano.sh", "", "q1", NULL);
+        seen = json_object_get(json_object_get(store_obj_json(o), "status"), "allocated") != NULL;
+        store_obj_unref(o);
+        usleep(10000);
+    }
+    sched_stop(f->sc);
+    f->sc = NULL;
+    kc_free(strict);
+    assert_true(seen);
 }
 
 static json_t *get_obj(fixture *f, const char *res, const char *name)
@@ -457,6 +578,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_binds_until_full_then_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_light_end_frees, setup_few_trees, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_requests_with_overhead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_served, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_bad, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_status_written_as_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_whole_or_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_podgroup_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_podgroup_deleted_while_due, setup, teardown),

@@ -102,6 +102,72 @@ static void test_create_get_conflict(void **state)
     json_decref(updated);
 }
 
+/* A /status write takes the status; for a pod also its labels, annotations
+ * and finalizers (kube-apiserver's pods/status), never its spec; for a
+ * custom resource nothing else (client/kc.h's KC_STATUS, which the embedded
+ * client enforces the same way). */
+static void test_status_subresource(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    ty_error_init(&err);
+    const char *pods = "/api/v1/namespaces/default/pods";
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind",
+                            "Pod", "metadata", "name", "p", "spec", "containers", "name", "c",
+                            "image", "x");
+    json_t *got = client_call_json(f->cl, "POST", pods, NULL, pod, &err), *put, *out;
+    assert_non_null(got);
+    put = json_deep_copy(got);
+    json_t *meta = json_object_get(put, "metadata");
+    json_object_set_new(meta, "labels", json_pack("{s:s}", "l", "v"));
+    json_object_set_new(meta, "finalizers", json_pack("[s]", "example.org/f"));
+    json_object_set_new(json_object_get(put, "spec"), "nodeName", json_string("elsewhere"));
+    json_object_set_new(put, "status", json_pack("{s:s}", "phase", "Running"));
+    out = client_call_json(f->cl, "PUT", "/api/v1/namespaces/default/pods/p/status", NULL, put,
+                           &err);
+    if (!out)
+        fail_msg("pods/status: %s", err.text);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(out, "status"),
+                                                          "phase")),
+                        "Running");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(out, "metadata"), "labels"), "l")),
+                        "v");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(out, "metadata"),
+                                                     "finalizers")),
+                     1);
+    assert_null(json_object_get(json_object_get(out, "spec"), "nodeName"));
+    /* a bad label is refused as on the main resource */
+    json_object_set_new(json_object_get(out, "metadata"), "labels",
+                        json_pack("{s:s}", "bad key!", "v"));
+    assert_null(client_call_json(f->cl, "PUT", "/api/v1/namespaces/default/pods/p/status", NULL,
+                                 out, &err));
+    assert_int_equal(err.code, TY_EINVALID);
+    ty_error_clear(&err);
+    json_decref(out);
+    json_decref(put);
+    json_decref(got);
+    json_decref(pod);
+
+    /* a custom resource: the status alone */
+    json_t *job = pytorchjob("s", 1);
+    char path[256];
+    got = client_call_json(f->cl, "POST", JOBS, NULL, job, &err);
+    assert_non_null(got);
+    json_object_set_new(json_object_get(got, "metadata"), "annotations",
+                        json_pack("{s:s}", "trainyard.io/restarts", "3"));
+    json_object_set_new(got, "status", json_pack("{s:[]}", "conditions"));
+    snprintf(path, sizeof(path), "%s/s/status", JOBS);
+    out = client_call_json(f->cl, "PUT", path, NULL, got, &err);
+    if (!out)
+        fail_msg("pytorchjobs/status: %s", err.text);
+    assert_non_null(json_object_get(json_object_get(out, "status"), "conditions"));
+    assert_null(json_object_get(json_object_get(out, "metadata"), "annotations"));
+    json_decref(out);
+    json_decref(got);
+    json_decref(job);
+}
+
 static void test_invalid_writes_nothing(void **state)
 {
     fixture *f = *state;
@@ -288,6 +354,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_get_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_subresource, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_and_oversized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_keys, setup, teardown),

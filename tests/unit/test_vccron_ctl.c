@@ -240,6 +240,39 @@ static void test_due_time_starts_a_job(void **state)
     assert_true(has_event(f->sf.s, "c", "SuccessfulCreate"));
 }
 
+/* The Job's scheduled-timestamp annotation is the scheduled time in the
+ * CronJob's zone, as Go writes RFC 3339: local wall time and "+05:30". */
+static void test_scheduled_annotation_in_zone(void **state)
+{
+    fixture *f = *state;
+    char past[40], name[64], want[64], b1[128], b2[128];
+    struct tm tm;
+    time_t t, local;
+    json_t *job;
+
+    if (access("/usr/share/zoneinfo/Asia/Kolkata", R_OK) != 0)
+        skip(); /* no tzdata */
+    create_cronjob(f->sf.s, "z", "\"timeZone\":\"Asia/Kolkata\",");
+    ten_minutes_ago(past, sizeof(past));
+    put_status(f->sf.s, &api_vccronjob, "z", json_pack("{s:s}", "lastScheduleTime", past));
+    WAIT_FOR(!strcmp(status_of(f->sf.s, "z", "nactive", b1, sizeof(b1)), "1") &&
+             strcmp(status_of(f->sf.s, "z", "lastScheduleTime", b2, sizeof(b2)), past));
+    assert_int_equal(ty_time_parse(status_of(f->sf.s, "z", "lastScheduleTime", b2, sizeof(b2)), &t),
+                     0);
+    /* India has kept +05:30 since 1945: the expected text by hand */
+    local = t + 5 * 3600 + 30 * 60;
+    gmtime_r(&local, &tm);
+    strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S+05:30", &tm);
+    vccron_job_name("z", (int64_t)t, name, sizeof(name));
+    job = get(f->sf.s, &api_vcjob, name);
+    assert_non_null(job);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(job, "metadata"), "annotations"),
+                            "volcano.sh/cronjob-scheduled-timestamp")),
+                        want);
+    json_decref(job);
+}
+
 static void test_forbid(void **state)
 {
     fixture *f = *state;
@@ -302,6 +335,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_due_time_starts_a_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scheduled_annotation_in_zone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forbid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_limits, setup, teardown),

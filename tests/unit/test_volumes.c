@@ -20,15 +20,17 @@
 #include "controller/volumes.h"
 #include "store_fixture.h"
 #include "kc_fixture.h"
+#include "strict_kc.h"
 
 #define WAIT_MS 60000
 
 typedef struct {
     store_fixture sf;
     ty_volumes *v;
+    ty_kc *strict; /* setup_strict's client, or NULL */
 } fixture;
 
-static int setup(void **state)
+static int setup_on(void **state, bool strict)
 {
     fixture *f = calloc(1, sizeof(*f));
     ty_error err;
@@ -36,11 +38,26 @@ static int setup(void **state)
     assert_non_null(f);
     f->sf.s = store_fixture_open(f->sf.dir, NULL);
     ty_error_init(&err);
-    f->v = volumes_start(KC(f->sf.s), f->sf.dir, &err);
+    if (strict)
+        f->strict = strict_new(KC(f->sf.s));
+    f->v = volumes_start(strict ? f->strict : KC(f->sf.s), f->sf.dir, &err);
     if (!f->v)
         fail_msg("volumes_start: %s", err.text);
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_on(state, false);
+}
+
+/* The controller over a client that keeps writes as an API server does
+ * (strict_kc.h): a claim and its volume were bound by plain writes whose
+ * status (phase Bound) such a server ignores. */
+static int setup_strict(void **state)
+{
+    return setup_on(state, true);
 }
 
 static int teardown(void **state)
@@ -48,6 +65,8 @@ static int teardown(void **state)
     fixture *f = *state;
 
     volumes_stop(f->v);
+    if (f->strict)
+        kc_free(f->strict);
     store_fixture_close(f->sf.dir, f->sf.s);
     free(f);
     return 0;
@@ -291,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_provisions_for_default_class, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_fit_and_retain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_smallest_fit_and_retain, setup_strict, teardown),
         cmocka_unit_test_setup_teardown(test_first_consumer_and_protection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_volume_deletes_no_directory, setup,
                                         teardown),

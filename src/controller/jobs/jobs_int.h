@@ -85,7 +85,6 @@ static inline bool jobs_cond_true(const json_t *status, const char *type)
 {
     return kit_cond_true(status, type);
 }
-static inline void jobs_time(time_t t, char *buf, size_t len) { kit_time(t, buf, len); }
 
 /* ---- pods.c: what a job controls ---- */
 

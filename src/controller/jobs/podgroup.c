@@ -1,6 +1,6 @@
 /* podgroup.c - the PodGroup of a Kubeflow job (see jobs_int.h): made and
- * kept in line with the job's schedulingPolicy, and read for whether the
- * gang scheduler has admitted the job yet. */
+ * kept in line with the job's schedulingPolicy through the controller
+ * kit's PodGroup gate (kit_pg_gate, the Volcano Job controller's too). */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +30,7 @@ static json_t *min_resources(const jobs_framework *fw, const job_ctx *c, const j
         long long n = counts[t].replicas < left ? counts[t].replicas : left;
         if (!creates_now(fw, c, counts, ntypes, t))
             continue;
-        kit_add_requests(sums, json_object_get(json_object_get(tmpl, "spec"), "containers"), n);
+        kit_add_requests(sums, json_object_get(tmpl, "spec"), n);
         left -= n;
     }
     out = kit_quantities(sums);
@@ -38,20 +38,7 @@ static json_t *min_resources(const jobs_framework *fw, const job_ctx *c, const j
     return out;
 }
 
-/* Whether the PodGroup's spec holds every field of want already. */
-static bool spec_follows(const json_t *pg, const json_t *want)
-{
-    const json_t *spec = json_object_get(pg, "spec"), *v;
-    const char *k;
-
-    json_object_foreach((json_t *)want, k, v)
-        if (!json_equal(json_object_get(spec, k), v))
-            return false;
-    return true;
-}
-
-/* Pods are created only once the gang scheduler has admitted the
- * PodGroup (phase past Pending). */
+/* The PodGroup a Kubeflow job wants, through the one gate (kit_pg_gate). */
 int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                        const json_t *job, const jf_counts *counts, size_t ntypes)
 {
@@ -61,10 +48,6 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
     const char *pc = json_string_value(json_object_get(sp, "priorityClass"));
     long long total = 0, min_member;
     json_t *spec, *pg;
-    const char *phase;
-    ty_error err;
-    ty_obj *o;
-    int open;
 
     /* Replicas the framework creates only later (MPI's launcher waits for
      * its workers) are not part of the gang until then: a gang that waits
@@ -84,36 +67,9 @@ int jobs_podgroup_gate(ty_kc *s, const jobs_framework *fw, const job_ctx *c,
                             min_resources(fw, c, job, counts, ntypes, min_member));
     if (pc && *pc)
         json_object_set_new(spec, "priorityClassName", json_string(pc));
-    ty_error_init(&err);
-    /* Read first: most passes find the PodGroup as it should be, and a
-     * mutate that changes nothing still took a turn on the store's one
-     * writer (a copy and a comparison of the PodGroup, in line behind every
-     * other write). */
-    o = kc_get(s, api_store_key(&api_podgroup), c->ns, c->name, &err);
-    if (o && !spec_follows(ty_obj_json(o), spec)) {
-        ty_obj_unref(o);
-        o = kc_mutate(s, api_store_key(&api_podgroup), c->ns, c->name, kit_pg_follow, spec, 0,
-                         &err);
-    }
-    if (!o && err.code == TY_ENOTFOUND) {
-        ty_error_clear(&err);
-        pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O, s:{s:s}}", "apiVersion",
-                       "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
-                       c->name, "namespace", c->ns, "ownerReferences", kit_owner_ref(job),
-                       "spec", spec, "status", "phase", "Pending");
-        o = kc_create(s, api_store_key(&api_podgroup), c->ns, pg, &err);
-    }
-    json_decref(spec);
-    if (!o) {
-        /* a PodGroup made meanwhile: the next pass reads it */
-        open = err.code == TY_EEXISTS ? 0 : -1;
-        ty_error_clear(&err);
-        return open;
-    }
-    phase = json_string_value(json_object_get(json_object_get(ty_obj_json(o), "status"),
-                                              "phase"));
-    open = phase && strcmp(phase, "Pending") != 0 ? 1 : 0;
-    ty_obj_unref(o);
-    ty_error_clear(&err);
-    return open;
+    pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion",
+                   "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
+                   c->name, "namespace", c->ns, "ownerReferences", kit_owner_ref(job), "spec",
+                   spec);
+    return kit_pg_gate(s, c->ns, pg);
 }

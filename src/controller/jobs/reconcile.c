@@ -4,7 +4,9 @@
  * controls from the store, decides from what it sees, and writes. Nothing is
  * remembered between passes; the only state of its own, the number of pod
  * recreations (which vanish with the pods they replaced), is kept on the job
- * as the annotation trainyard.io/restarts, written with the status.
+ * as the annotation trainyard.io/restarts (upstream's JobStatus has no field
+ * for it), in a metadata write of its own just before the status write: a
+ * status subresource takes the status alone.
  *
  * Order of a pass: Created condition; if already finished only clean-up and
  * TTL; suspend/resume; startTime; deadline; observe pods; restart, fail or
@@ -601,26 +603,40 @@ typedef struct write_args {
     long long restarts; /* -1: unchanged */
 } write_args;
 
+static bool same_job(const json_t *obj, const write_args *w)
+{
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+
+    return uid && strcmp(uid, w->uid) == 0;
+}
+
 static int write_status(json_t *obj, void *arg, ty_error *err)
 {
     write_args *w = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+
+    (void)err;
+    if (!same_job(obj, w))
+        return 0; /* a new job of the same name: its own pass will come */
+    json_object_set(obj, "status", w->status);
+    return 0;
+}
+
+static int write_restarts(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+    json_t *meta = json_object_get(obj, "metadata"), *ann;
     char buf[32];
 
     (void)err;
-    if (!uid || strcmp(uid, w->uid) != 0)
-        return 0; /* a new job of the same name: its own pass will come */
-    json_object_set(obj, "status", w->status);
-    if (w->restarts >= 0) {
-        json_t *ann = ty_json_own(meta, "annotations");
-        if (!json_is_object(ann)) {
-            ann = json_object();
-            json_object_set_new(meta, "annotations", ann);
-        }
-        snprintf(buf, sizeof(buf), "%lld", w->restarts);
-        json_object_set_new(ann, JOBS_ANN_RESTARTS, json_string(buf));
+    if (!same_job(obj, w))
+        return 0;
+    ann = ty_json_own(meta, "annotations");
+    if (!json_is_object(ann)) {
+        ann = json_object();
+        json_object_set_new(meta, "annotations", ann);
     }
+    snprintf(buf, sizeof(buf), "%lld", w->restarts);
+    json_object_set_new(ann, JOBS_ANN_RESTARTS, json_string(buf));
     return 0;
 }
 
@@ -628,7 +644,9 @@ static void commit(pass *p)
 {
     const json_t *old = json_object_get(p->job, "status");
     write_args w = {.status = p->status, .restarts = p->added ? p->restarts + p->added : -1};
-    kc_op op;
+    const char *res = api_store_key(p->c.kind->resource);
+    kc_op ops[2];
+    size_t n = 0;
 
     if (json_equal(old, p->status) && w.restarts < 0)
         return;
@@ -636,22 +654,27 @@ static void commit(pass *p)
      * alone would wake this controller again, for ever. */
     json_object_set_new(p->status, "lastReconcileTime", json_string(p->nows));
     w.uid = json_string_value(json_object_get(json_object_get(p->job, "metadata"), "uid"));
+    /* The restarts first, in a metadata write (it changes only metadata:
+     * the spec-top hint spares a deep copy of the job), then the status. */
+    if (w.restarts >= 0)
+        ops[n++] = kc_op_mutate(res, p->c.ns, p->c.name, write_restarts, &w, KC_SPEC_TOP);
     /* In the tree arena, as the pods' status writes are: a version's tree
      * goes when its event leaves the store's tree window, and the reaper's
      * walk over one carved in order costs a third of one malloc scattered
      * (base/treearena.h). */
-    op = kc_op_mutate(api_store_key(p->c.kind->resource), p->c.ns, p->c.name,
-                                write_status, &w, KC_STATUS);
-    op.flags |= KC_ARENA;
-    kc_write_all(p->s, &op, 1);
-    if (!op.result && op.err.code != TY_ENOTFOUND) {
-        ty_warn("jobs: status of %s %s/%s: %s", p->c.kind->kind, p->c.ns, p->c.name,
-                op.err.text);
-        p->rc = -1;
+    ops[n] = kc_op_mutate(res, p->c.ns, p->c.name, write_status, &w, KC_STATUS);
+    ops[n++].flags |= KC_ARENA;
+    kc_write_all(p->s, ops, n);
+    if (ops[n - 1].result)
+        ty_obj_rv(ops[n - 1].result, p->wrote_rv, TY_RV_MAX);
+    for (size_t i = 0; i < n; i++) {
+        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
+            ty_warn("jobs: %s of %s %s/%s: %s", ops[i].fn == write_status ? "status" : "restarts",
+                    p->c.kind->kind, p->c.ns, p->c.name, ops[i].err.text);
+            p->rc = -1;
+        }
+        kc_op_clear(&ops[i]);
     }
-    if (op.result)
-        ty_obj_rv(op.result, p->wrote_rv, TY_RV_MAX);
-    kc_op_clear(&op);
 }
 
 /* ---- the pass ---- */
@@ -733,7 +756,7 @@ static int pass_init(pass *p, ty_kc *s, const kf_kind *k, json_t *job)
     p->restarts = rs ? strtoll(rs, NULL, 10) : 0;
     p->gang = gang && strcmp(gang, "gang") == 0;
     p->now = time(NULL);
-    jobs_time(p->now, p->nows, sizeof(p->nows));
+    ty_time_format(p->now, p->nows, sizeof(p->nows));
     init_counts(p);
     return 0;
 }

@@ -22,6 +22,7 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "api/meta.h"
@@ -42,13 +43,6 @@ struct ty_vccron {
     tz_zone *local; /* the zone of CronJobs without spec.timeZone */
     const char *watched[3];
 };
-
-/* obj[key] as a string, "" when absent. */
-static const char *meta_s(const json_t *obj, const char *key)
-{
-    const char *v = json_string_value(json_object_get(obj, key));
-    return v ? v : "";
-}
 
 /* ---- schedule arithmetic ------------------------------------------------ */
 
@@ -107,27 +101,6 @@ void vccron_job_name(const char *cronjob, int64_t t, char *buf, size_t len)
     snprintf(buf, len, "%s-%lld", cronjob, (long long)(t / 60));
 }
 
-/* RFC 3339 in zone z, as Go formats it ("Z" for a zero offset). */
-static void format_in_zone(int64_t t, const tz_zone *z, char *buf, size_t len)
-{
-    int32_t off = tz_offset(z, t);
-    time_t local = (time_t)(t + off);
-    struct tm tm;
-
-    if (!gmtime_r(&local, &tm)) {
-        snprintf(buf, len, "%s", "");
-        return;
-    }
-    if (off == 0) {
-        strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        return;
-    }
-    char date[32];
-    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, len, "%s%c%02d:%02d", date, off < 0 ? '-' : '+', abs(off) / 3600,
-             abs(off) % 3600 / 60);
-}
-
 /* ---- keys ---------------------------------------------------------------- */
 
 static void enqueue(ty_workqueue *q, const char *ns, const char *name)
@@ -158,8 +131,8 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
     meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
         if (json_is_true(json_object_get(r, "controller")) &&
-            !strcmp(meta_s(r, "apiVersion"), VC_API_VERSION) &&
-            !strcmp(meta_s(r, "kind"), "CronJob"))
+            !strcmp(ty_jstr(r, "apiVersion"), VC_API_VERSION) &&
+            !strcmp(ty_jstr(r, "kind"), "CronJob"))
             enqueue(q, ns, json_string_value(json_object_get(r, "name")));
     json_decref(meta);
 }
@@ -196,7 +169,7 @@ typedef struct {
 
 static const char *phase_of(const json_t *job)
 {
-    return meta_s(json_object_get(json_object_get(job, "status"), "state"), "phase");
+    return ty_jpath(job, "status", "state", "phase", NULL);
 }
 
 static bool finished(const json_t *job)
@@ -211,7 +184,8 @@ static long active_index(const json_t *active, const char *uid, const char *name
     json_t *r;
 
     json_array_foreach(active, i, r)
-        if ((uid && !strcmp(meta_s(r, "uid"), uid)) || (name && !strcmp(meta_s(r, "name"), name)))
+        if ((uid && !strcmp(ty_jstr(r, "uid"), uid)) ||
+            (name && !strcmp(ty_jstr(r, "name"), name)))
             return (long)i;
     return -1;
 }
@@ -220,9 +194,9 @@ static json_t *ref_of(const json_t *job)
 {
     const json_t *m = json_object_get(job, "metadata");
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "Job", "namespace",
-                     meta_s(m, "namespace"), "name", meta_s(m, "name"), "uid", meta_s(m, "uid"),
+                     ty_jstr(m, "namespace"), "name", ty_jstr(m, "name"), "uid", ty_jstr(m, "uid"),
                      "apiVersion", VC_API_VERSION, "resourceVersion",
-                     meta_s(m, "resourceVersion"));
+                     ty_jstr(m, "resourceVersion"));
 }
 
 /* Deletes job (Background) and drops it from active. */
@@ -230,27 +204,27 @@ static bool delete_job(pass *p, const json_t *job)
 {
     const json_t *m = json_object_get(job, "metadata");
     kc_delete_opts o = {.propagation = KC_PROPAGATE_BACKGROUND,
-                           .precondition_uid = meta_s(m, "uid")};
+                           .precondition_uid = ty_jstr(m, "uid")};
     bool deleted;
     long i;
     ty_error err;
     ty_obj *gone;
 
     ty_error_init(&err);
-    gone = kc_delete(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(m, "name"), &o,
+    gone = kc_delete(p->c->s, api_store_key(&api_vcjob), p->ns, ty_jstr(m, "name"), &o,
                         &deleted, &err);
     ty_obj_unref(gone);
     if (!gone && err.code != TY_ENOTFOUND) {
         ty_event(p->c->s, p->cj, "Warning", "FailedDelete", VC_COMPONENT,
-                 "Error deleting job \"%s\": %s", meta_s(m, "name"), err.text);
+                 "Error deleting job \"%s\": %s", ty_jstr(m, "name"), err.text);
         ty_error_clear(&err);
         return false;
     }
     ty_error_clear(&err);
-    if ((i = active_index(p->active, meta_s(m, "uid"), NULL)) >= 0)
+    if ((i = active_index(p->active, ty_jstr(m, "uid"), NULL)) >= 0)
         json_array_remove(p->active, (size_t)i);
     ty_event(p->c->s, p->cj, "Normal", "SuccessfulDelete", VC_COMPONENT, "Deleted job \"%s\"",
-             meta_s(m, "name"));
+             ty_jstr(m, "name"));
     return true;
 }
 
@@ -258,8 +232,8 @@ static int by_creation(const void *a, const void *b)
 {
     const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
     const json_t *mx = json_object_get(x, "metadata"), *my = json_object_get(y, "metadata");
-    int c = strcmp(meta_s(mx, "creationTimestamp"), meta_s(my, "creationTimestamp"));
-    return c ? c : strcmp(meta_s(mx, "name"), meta_s(my, "name"));
+    int c = strcmp(ty_jstr(mx, "creationTimestamp"), ty_jstr(my, "creationTimestamp"));
+    return c ? c : strcmp(ty_jstr(mx, "name"), ty_jstr(my, "name"));
 }
 
 /* The oldest of jobs (n of them) beyond limit are deleted. */
@@ -281,7 +255,7 @@ static void observe_jobs(pass *p, const kc_list *owned)
 
     for (i = 0; i < owned->n; i++) {
         const json_t *job = ty_obj_json(owned->items[i]);
-        const char *uid = meta_s(json_object_get(job, "metadata"), "uid");
+        const char *uid = ty_jmeta(job, "uid");
         long k;
         if (!finished(job))
             continue;
@@ -289,10 +263,10 @@ static void observe_jobs(pass *p, const kc_list *owned)
             json_array_remove(p->active, (size_t)k);
             ty_event(p->c->s, p->cj, "Normal", "SawCompletedJob", VC_COMPONENT,
                      "Saw completed job: %s in active, remove",
-                     meta_s(json_object_get(job, "metadata"), "name"));
+                     ty_jmeta(job, "name"));
         }
         if (!strcmp(phase_of(job), "Completed")) {
-            const char *at = meta_s(json_object_get(json_object_get(job, "status"), "state"),
+            const char *at = ty_jstr(json_object_get(json_object_get(job, "status"), "state"),
                                     "lastTransitionTime");
             time_t a, b;
             if (*at && (!*p->last_success ||
@@ -307,25 +281,21 @@ static void observe_jobs(pass *p, const kc_list *owned)
     }
     /* Active references to Jobs that are gone or were replaced. */
     for (i = json_array_size(p->active); i-- > 0;) {
-        const char *uid = meta_s(r = json_array_get(p->active, i), "uid");
+        const char *uid = ty_jstr(r = json_array_get(p->active, i), "uid");
         bool found = false;
         for (size_t k = 0; k < owned->n && !found; k++)
-            found = !strcmp(meta_s(json_object_get(ty_obj_json(owned->items[k]), "metadata"),
-                                   "uid"), uid);
+            found = !strcmp(ty_jmeta(ty_obj_json(owned->items[k]), "uid"), uid);
         if (found)
             continue;
-        ty_obj *o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns, meta_s(r, "name"),
-                                 NULL);
+        ty_obj *o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns, ty_jstr(r, "name"), NULL);
         if (!o)
-            ty_event(p->c->s, p->cj, "Warning", "StaleReference",
-                     VC_COMPONENT, "Active job \"%s\" no longer exists (UID: %s)", meta_s(r, "name"),
-                     uid);
-        else if (strcmp(meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid))
+            ty_event(p->c->s, p->cj, "Warning", "StaleReference", VC_COMPONENT,
+                     "Active job \"%s\" no longer exists (UID: %s)", ty_jstr(r, "name"), uid);
+        else if (strcmp(ty_jmeta(ty_obj_json(o), "uid"), uid))
             ty_event(p->c->s, p->cj, "Warning", "StaleReference", VC_COMPONENT,
                      "Active job reference \"%s\" points to a different UID (expected: %s, actual: "
-                     "%s)", meta_s(r, "name"), uid,
-                     meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"));
-        if (!o || strcmp(meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid))
+                     "%s)", ty_jstr(r, "name"), uid, ty_jmeta(ty_obj_json(o), "uid"));
+        if (!o || strcmp(ty_jmeta(ty_obj_json(o), "uid"), uid))
             json_array_remove(p->active, i);
         ty_obj_unref(o);
     }
@@ -353,7 +323,8 @@ static json_t *job_from_template(pass *p, int64_t t, const tz_zone *z)
         json_decref(ann), ann = json_object();
     if (!json_is_object(spec))
         json_decref(spec), spec = json_object();
-    format_in_zone(t, z, when, sizeof(when));
+    /* RFC 3339 in the CronJob's zone, as Go writes it ("Z" for a zero offset). */
+    ty_time_format_offset((time_t)t, tz_offset(z, t), when, sizeof(when));
     json_object_set_new(ann, ANN_SCHEDULED, json_string(when));
     vccron_job_name(p->name, t, name, sizeof(name));
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion",
@@ -368,7 +339,7 @@ static bool controlled_by(const json_t *job, const char *uid)
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(job, "metadata"), "ownerReferences"), i, r)
-        if (json_is_true(json_object_get(r, "controller")) && !strcmp(meta_s(r, "uid"), uid))
+        if (json_is_true(json_object_get(r, "controller")) && !strcmp(ty_jstr(r, "uid"), uid))
             return true;
     return false;
 }
@@ -377,7 +348,7 @@ static bool controlled_by(const json_t *job, const char *uid)
 static bool start_job(pass *p, int64_t t, const tz_zone *z)
 {
     json_t *job = job_from_template(p, t, z);
-    const char *uid = meta_s(json_object_get(p->cj, "metadata"), "uid");
+    const char *uid = ty_jmeta(p->cj, "uid");
     char name[320];
     ty_obj *o;
     ty_error err;
@@ -413,8 +384,7 @@ static bool start_job(pass *p, int64_t t, const tz_zone *z)
     ty_error_clear(&err);
     if (!o)
         return false;
-    if (active_index(p->active, meta_s(json_object_get(ty_obj_json(o), "metadata"), "uid"),
-                     NULL) < 0)
+    if (active_index(p->active, ty_jmeta(ty_obj_json(o), "uid"), NULL) < 0)
         json_array_append_new(p->active, ref_of(ty_obj_json(o)));
     ty_obj_unref(o);
     return true;
@@ -424,7 +394,7 @@ static bool start_job(pass *p, int64_t t, const tz_zone *z)
 static void schedule(pass *p, time_t *wake_at)
 {
     const json_t *spec = json_object_get(p->cj, "spec"), *meta = json_object_get(p->cj, "metadata");
-    const char *tzname = meta_s(spec, "timeZone"), *policy = meta_s(spec, "concurrencyPolicy");
+    const char *tzname = ty_jstr(spec, "timeZone"), *policy = ty_jstr(spec, "concurrencyPolicy");
     tz_zone *own = NULL;
     const tz_zone *z = p->c->local;
     int64_t now = (int64_t)time(NULL), scheduled, wake, missed;
@@ -441,12 +411,12 @@ static void schedule(pass *p, time_t *wake_at)
             goto out;
         }
     }
-    if (cron_parse(meta_s(spec, "schedule"), &cs, &err) < 0) {
+    if (cron_parse(ty_jstr(spec, "schedule"), &cs, &err) < 0) {
         ty_event(p->c->s, p->cj, "Warning", "UnparseableSchedule", VC_COMPONENT,
-                 "unparseable schedule: %s: %s", meta_s(spec, "schedule"), err.text);
+                 "unparseable schedule: %s: %s", ty_jstr(spec, "schedule"), err.text);
         goto out;
     }
-    if (ty_time_parse(*p->last_schedule ? p->last_schedule : meta_s(meta, "creationTimestamp"),
+    if (ty_time_parse(*p->last_schedule ? p->last_schedule : ty_jstr(meta, "creationTimestamp"),
                       &earliest) < 0)
         earliest = (time_t)now;
     if (vccron_due(&cs, z, (int64_t)earliest, meta_int(spec, "startingDeadlineSeconds", -1), now,
@@ -478,7 +448,7 @@ static void schedule(pass *p, time_t *wake_at)
         for (size_t i = json_array_size(p->active); i-- > 0;) {
             json_t *r = json_array_get(p->active, i);
             ty_obj *o = kc_get(p->c->s, api_store_key(&api_vcjob), p->ns,
-                                     meta_s(r, "name"), NULL);
+                                     ty_jstr(r, "name"), NULL);
             bool gone = !o || delete_job(p, ty_obj_json(o));
             ty_obj_unref(o);
             if (!gone)
@@ -542,11 +512,11 @@ static int pass_cronjob(ty_vccron *c, const char *ns, const char *name, time_t *
     p.active = json_is_array(json_object_get(st, "active"))
                    ? json_deep_copy(json_object_get(st, "active"))
                    : json_array();
-    snprintf(p.last_schedule, sizeof(p.last_schedule), "%s", meta_s(st, "lastScheduleTime"));
-    snprintf(p.last_success, sizeof(p.last_success), "%s", meta_s(st, "lastSuccessfulTime"));
+    snprintf(p.last_schedule, sizeof(p.last_schedule), "%s", ty_jstr(st, "lastScheduleTime"));
+    snprintf(p.last_success, sizeof(p.last_success), "%s", ty_jstr(st, "lastSuccessfulTime"));
     ty_error_init(&err);
-    if (kc_list_owned(c->s, api_store_key(&api_vcjob), ns,
-                         meta_s(json_object_get(p.cj, "metadata"), "uid"), &owned, &err) < 0) {
+    if (kc_list_owned(c->s, api_store_key(&api_vcjob), ns, ty_jmeta(p.cj, "uid"), &owned,
+                      &err) < 0) {
         ty_error_clear(&err);
         rc = -1;
         goto done;
@@ -555,8 +525,7 @@ static int pass_cronjob(ty_vccron *c, const char *ns, const char *name, time_t *
     kc_list_free(&owned);
     if (!json_is_true(json_object_get(json_object_get(p.cj, "spec"), "suspend")))
         schedule(&p, wake_at);
-    status_arg a = {p.active, p.last_schedule, p.last_success,
-                    meta_s(json_object_get(p.cj, "metadata"), "resourceVersion")};
+    status_arg a = {p.active, p.last_schedule, p.last_success, ty_jmeta(p.cj, "resourceVersion")};
     w = kc_mutate(c->s, api_store_key(&api_vccronjob), ns, name, write_status, &a, KC_STATUS, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;

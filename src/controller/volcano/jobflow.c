@@ -26,6 +26,7 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "api/registry.h"
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
@@ -44,17 +45,6 @@ struct ty_jobflows {
     ty_workqueue *q;
     const char *watched[4];
 };
-
-static const char *str(const json_t *obj, const char *key)
-{
-    const char *v = json_string_value(json_object_get(obj, key));
-    return v ? v : "";
-}
-
-static const char *meta_of(const json_t *obj, const char *key)
-{
-    return str(json_object_get(obj, "metadata"), key);
-}
 
 static void add_key(ty_workqueue *q, char kind, const char *ns, const char *name)
 {
@@ -96,10 +86,11 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
     meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
         if (json_is_true(json_object_get(r, "controller")) &&
-            !strcmp(str(r, "apiVersion"), FLOW_API_VERSION) && !strcmp(str(r, "kind"), "JobFlow"))
-            add_key(q, 'f', ns, str(r, "name"));
+            !strcmp(ty_jstr(r, "apiVersion"), FLOW_API_VERSION) &&
+            !strcmp(ty_jstr(r, "kind"), "JobFlow"))
+            add_key(q, 'f', ns, ty_jstr(r, "name"));
     /* "<ns>.<template>": a namespace has no dot. */
-    const char *by = str(json_object_get(meta, "labels"), BY_TEMPLATE), *dot = strchr(by, '.');
+    const char *by = ty_jstr(json_object_get(meta, "labels"), BY_TEMPLATE), *dot = strchr(by, '.');
     if (dot && (size_t)(dot - by) == strlen(ns) && !strncmp(by, ns, strlen(ns)))
         add_key(q, 't', ns, dot + 1);
     json_decref(meta);
@@ -149,8 +140,8 @@ static bool targets_done(ty_kc *s, const char *ns, const char *flow, const json_
 
     json_array_foreach(targets, i, t) {
         ty_obj *o = get_job(s, ns, flow, json_string_value(t) ? json_string_value(t) : "");
-        bool done = o && !strcmp(str(json_object_get(json_object_get(ty_obj_json(o), "status"),
-                                                     "state"), "phase"), "Completed");
+        bool done =
+            o && !strcmp(ty_jpath(ty_obj_json(o), "status", "state", "phase", NULL), "Completed");
         ty_obj_unref(o);
         if (!done)
             return false;
@@ -160,7 +151,7 @@ static bool targets_done(ty_kc *s, const char *ns, const char *flow, const json_
 
 static void create_job(ty_kc *s, const json_t *jf, const char *step)
 {
-    const char *ns = meta_of(jf, "namespace"), *flow = meta_of(jf, "name");
+    const char *ns = ty_jmeta(jf, "namespace"), *flow = ty_jmeta(jf, "name");
     ty_obj *t = kc_get(s, api_store_key(&api_jobtemplate), ns, step, NULL), *o;
     char name[600], by_flow[600], by_tmpl[600];
     json_t *job, *spec;
@@ -201,12 +192,12 @@ static void create_job(ty_kc *s, const json_t *jf, const char *step)
 
 static void deploy(ty_kc *s, const json_t *jf)
 {
-    const char *ns = meta_of(jf, "namespace"), *flow = meta_of(jf, "name");
+    const char *ns = ty_jmeta(jf, "namespace"), *flow = ty_jmeta(jf, "name");
     size_t i;
     json_t *step;
 
     json_array_foreach(json_object_get(json_object_get(jf, "spec"), "flows"), i, step) {
-        const char *sname = str(step, "name");
+        const char *sname = ty_jstr(step, "name");
         json_t *targets = json_object_get(json_object_get(step, "dependsOn"), "targets");
         ty_obj *o = get_job(s, ns, flow, sname);
         if (o) {
@@ -239,18 +230,20 @@ static void append_name(json_t *st, const char *key, const char *name)
 static json_t *job_status(const json_t *old_list, const json_t *job, const char *now)
 {
     const json_t *st = json_object_get(job, "status"), *e;
-    const char *name = meta_of(job, "name"), *phase = str(json_object_get(st, "state"), "phase");
-    const char *created = meta_of(job, "creationTimestamp");
+    const char *name = ty_jmeta(job, "name");
+    const char *phase = ty_jstr(json_object_get(st, "state"), "phase");
+    const char *created = ty_jmeta(job, "creationTimestamp");
     json_t *hist = NULL, *out;
     size_t i;
 
     json_array_foreach(old_list, i, e)
-        if (!strcmp(str(e, "name"), name) && json_is_array(json_object_get(e, "runningHistories")))
+        if (!strcmp(ty_jstr(e, "name"), name) &&
+            json_is_array(json_object_get(e, "runningHistories")))
             hist = json_deep_copy(json_object_get(e, "runningHistories"));
     if (!hist)
         hist = json_array();
     json_t *last = json_array_get(hist, json_array_size(hist) - 1);
-    if (*phase && (!last || strcmp(str(last, "state"), phase))) {
+    if (*phase && (!last || strcmp(ty_jstr(last, "state"), phase))) {
         if (last)
             json_object_set_new(last, "endTimestamp", json_string(now));
         json_array_append_new(hist, json_pack("{s:s, s:s}", "startTimestamp", now, "state", phase));
@@ -259,9 +252,9 @@ static json_t *job_status(const json_t *old_list, const json_t *job, const char 
                     created, "runningHistories", hist);
     if (out && meta_int(st, "retryCount", 0) > 0) /* omitted when 0, as upstream's */
         json_object_set_new(out, "restartCount", json_integer(meta_int(st, "retryCount", 0)));
-    long long ms = vc_duration_ms(str(st, "runningDuration"));
+    long long ms = vc_duration_ms(ty_jstr(st, "runningDuration"));
     time_t c;
-    if (ms >= 0 && *str(st, "runningDuration") && ty_time_parse(created, &c) == 0) {
+    if (ms >= 0 && *ty_jstr(st, "runningDuration") && ty_time_parse(created, &c) == 0) {
         char end[40];
         ty_time_format(c + (time_t)(ms / 1000), end, sizeof(end));
         json_object_set_new(out, "endTimestamp", json_string(end));
@@ -279,14 +272,14 @@ static json_t *flow_status(const json_t *jf, const kc_list *owned)
     char now[40];
     size_t i;
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     /* Entries of Jobs no longer there are kept, as upstream's. */
     json_array_foreach(old_list, i, e)
         json_array_append(list, e);
     for (i = 0; i < owned->n; i++) {
         const json_t *job = ty_obj_json(owned->items[i]), *js = json_object_get(job, "status");
-        const char *name = meta_of(job, "name");
-        const char *phase = str(json_object_get(js, "state"), "phase");
+        const char *name = ty_jmeta(job, "name");
+        const char *phase = ty_jstr(json_object_get(js, "state"), "phase");
         bool known = false;
         for (size_t k = 0; known_phases[k]; k++)
             known |= !strcmp(phase, known_phases[k]);
@@ -303,7 +296,7 @@ static json_t *flow_status(const json_t *jf, const kc_list *owned)
         else if (!strcmp(phase, "Terminated"))
             append_name(st, "terminatedJobs", name);
         json_t *c = json_pack("{s:s, s:s}", "phase", phase, "createTime",
-                              meta_of(job, "creationTimestamp"));
+                              ty_jmeta(job, "creationTimestamp"));
         if (json_object_get(js, "runningDuration"))
             json_object_set(c, "runningDuration", json_object_get(js, "runningDuration"));
         if (json_object_get(js, "taskStatusCount"))
@@ -313,7 +306,7 @@ static json_t *flow_status(const json_t *jf, const kc_list *owned)
         json_t *entry = job_status(old_list, job, now);
         size_t k;
         json_array_foreach(list, k, e)
-            if (!strcmp(str(e, "name"), name))
+            if (!strcmp(ty_jstr(e, "name"), name))
                 break;
         if (k < json_array_size(list))
             json_array_set_new(list, k, entry);
@@ -330,7 +323,7 @@ static json_t *flow_status(const json_t *jf, const kc_list *owned)
         json_decref(conds);
 
     /* The state machine. */
-    const char *phase = str(json_object_get(old, "state"), "phase");
+    const char *phase = ty_jstr(json_object_get(old, "state"), "phase");
     size_t running = json_array_size(json_object_get(st, "runningJobs"));
     size_t completed = json_array_size(json_object_get(st, "completedJobs"));
     size_t failed = json_array_size(json_object_get(st, "failedJobs"));
@@ -384,9 +377,9 @@ static int pass_flow(ty_jobflows *f, const char *ns, const char *name)
     if (json_object_get(json_object_get(jf, "metadata"), "deletionTimestamp"))
         goto out;
     ty_error_init(&err);
-    if (!strcmp(str(json_object_get(jf, "spec"), "jobRetainPolicy"), "delete") &&
-        !strcmp(str(json_object_get(json_object_get(jf, "status"), "state"), "phase"), "Succeed")) {
-        if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
+    if (!strcmp(ty_jstr(json_object_get(jf, "spec"), "jobRetainPolicy"), "delete") &&
+        !strcmp(ty_jpath(jf, "status", "state", "phase", NULL), "Succeed")) {
+        if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, ty_jmeta(jf, "uid"), &owned,
                              &err) < 0)
             rc = -1;
         for (size_t i = 0; i < owned.n; i++)
@@ -396,13 +389,13 @@ static int pass_flow(ty_jobflows *f, const char *ns, const char *name)
         goto out_list;
     }
     deploy(f->s, jf);
-    if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, meta_of(jf, "uid"), &owned,
+    if (kc_list_owned(f->s, api_store_key(&api_vcjob), ns, ty_jmeta(jf, "uid"), &owned,
                          &err) < 0) {
         rc = -1;
         goto out_list;
     }
     st = flow_status(jf, &owned);
-    status_arg a = {st, meta_of(jf, "resourceVersion")};
+    status_arg a = {st, ty_jmeta(jf, "resourceVersion")};
     w = kc_mutate(f->s, api_store_key(&api_jobflow), ns, name, set_status, &a, KC_STATUS, &err);
     if (!w && err.code != TY_ENOTFOUND)
         rc = -1;
@@ -420,8 +413,7 @@ out:
 
 static bool made_from(const json_t *job, void *arg)
 {
-    return !strcmp(str(json_object_get(json_object_get(job, "metadata"), "labels"), BY_TEMPLATE),
-                   arg);
+    return !strcmp(ty_jpath(job, "metadata", "labels", BY_TEMPLATE, NULL), arg);
 }
 
 static int set_depends_on(json_t *obj, void *arg, ty_error *err)
@@ -458,7 +450,7 @@ static int pass_template(ty_jobflows *f, const char *ns, const char *name)
     if (l.n > 0) {
         names = json_array();
         for (size_t i = 0; i < l.n; i++)
-            json_array_append_new(names, json_string(meta_of(ty_obj_json(l.items[i]), "name")));
+            json_array_append_new(names, json_string(ty_jmeta(ty_obj_json(l.items[i]), "name")));
         w = kc_mutate(f->s, api_store_key(&api_jobtemplate), ns, name, set_depends_on,
                                 names, KC_STATUS, &err);
         if (!w && err.code != TY_ENOTFOUND)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/framework.h"
 #include "api/mpi_agent.h"
 #include "base/buf.h"
 #include "controller/kit.h"
@@ -135,11 +136,11 @@ static void svc_env(const json_t *job, json_t *env)
         vc_env_name(task, ename, sizeof(ename));
         if ((hosts = task_hosts(job, task, ","))) {
             snprintf(key, sizeof(key), "VC_%s_HOSTS", ename);
-            kit_env(env, key, hosts);
+            jf_env(env, key, hosts);
             free(hosts);
         }
         snprintf(key, sizeof(key), "VC_%s_NUM", ename);
-        kit_envf(env, key, "%lld", task_replicas(job, task));
+        jf_envf(env, key, "%lld", task_replicas(job, task));
     }
 }
 
@@ -186,10 +187,10 @@ static void pytorch_env(const json_t *job, const char *task, int index, json_t *
     if (strcmp(task, master) != 0 && strcmp(task, worker) != 0)
         return;
     vc_pod_host(job, master, 0, addr, sizeof(addr));
-    kit_env(env, "MASTER_ADDR", addr);
-    kit_envf(env, "MASTER_PORT", "%d", port > 0 ? port : PYTORCH_PORT);
-    kit_envf(env, "WORLD_SIZE", "%lld", masters + task_replicas(job, worker));
-    kit_envf(env, "RANK", "%lld", strcmp(task, master) == 0 ? index : masters + index);
+    jf_env(env, "MASTER_ADDR", addr);
+    jf_envf(env, "MASTER_PORT", "%d", port > 0 ? port : PYTORCH_PORT);
+    jf_envf(env, "WORLD_SIZE", "%lld", masters + task_replicas(job, worker));
+    jf_envf(env, "RANK", "%lld", strcmp(task, master) == 0 ? index : masters + index);
 }
 
 /* TF_CONFIG: every cluster task's "<pod>.<job>:port" and this pod's role.
@@ -227,7 +228,7 @@ static void tensorflow_env(const json_t *job, const char *task, int index, json_
     cfg = json_pack("{s:o, s:{s:s, s:i}}", "cluster", cluster, "task", "type", type, "index",
                     index);
     if ((text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS))) {
-        kit_env(env, "TF_CONFIG", text);
+        jf_env(env, "TF_CONFIG", text);
         free(text);
     }
     json_decref(cfg);
@@ -242,7 +243,7 @@ static void mpi_env(const json_t *job, const char *task, json_t *env)
     if (strcmp(task, master) != 0)
         return;
     if ((hosts = task_hosts(job, plugin_arg(job, "mpi", "worker", "worker"), ","))) {
-        kit_env(env, "MPI_HOST", hosts);
+        jf_env(env, "MPI_HOST", hosts);
         free(hosts);
     }
 }
@@ -250,8 +251,8 @@ static void mpi_env(const json_t *job, const char *task, json_t *env)
 void vc_plugins_env(const json_t *job, const char *task, int index, json_t *env)
 {
     if (vc_plugin_on(job, "env")) {
-        kit_envf(env, "VK_TASK_INDEX", "%d", index);
-        kit_envf(env, "VC_TASK_INDEX", "%d", index);
+        jf_envf(env, "VK_TASK_INDEX", "%d", index);
+        jf_envf(env, "VC_TASK_INDEX", "%d", index);
     }
     if (vc_plugin_on(job, "svc"))
         svc_env(job, env);

@@ -10,8 +10,10 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "client/events.h"
+#include "base/timeutil.h"
 #include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
@@ -29,7 +31,7 @@ typedef struct pass {
     json_t *pods;    /* owned pods */
     json_t *status;  /* the status being built */
     vc_obs obs;
-    bool consume;    /* remove the action annotation */
+    const char *consume; /* the action annotation's value to remove (in job), or NULL */
     bool admitted;   /* the PodGroup left Pending */
     time_t *wake_at;
     char nows[32];
@@ -41,13 +43,12 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
+/* An RFC 3339 time (base/timeutil.h), 0 when missing or unreadable. */
 static time_t parse_time(const char *s)
 {
-    struct tm tm = {0};
+    time_t t;
 
-    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return 0;
-    return timegm(&tm);
+    return s && ty_time_parse(s, &t) == 0 ? t : 0;
 }
 
 static const json_t *tasks_of(const pass *p)
@@ -207,7 +208,7 @@ static target choose(pass *p, vc_phase phase)
     size_t i;
 
     if (user) {
-        p->consume = true;
+        p->consume = user;
         t.action = vc_action_parse(user);
         t.event = "CommandIssued";
         return t; /* a spec update is looked at in the next pass */
@@ -266,33 +267,6 @@ static void kill_pods(pass *p, vc_kill kill, const target *t)
     }
 }
 
-/* Creates obj (stolen) after defaulting and validation; an existing object
- * of that name is fine. status (borrowed, may be NULL) is set after the API
- * preparation, which drops what clients may not write. */
-static void create_plain(pass *p, const api_resource *res, json_t *obj, const json_t *status)
-{
-    const char *name = str_at(obj, "metadata", "name");
-    ty_error err;
-    ty_obj *o;
-
-    ty_error_init(&err);
-    if (api_prepare(res, obj, NULL, &err) < 0) {
-        ty_warn("vcjob %s/%s: %s %s: %s", p->ns, p->name, res->kind, name ? name : "", err.text);
-        ty_error_clear(&err);
-        json_decref(obj);
-        return;
-    }
-    if (status)
-        json_object_set(obj, "status", (json_t *)status);
-    o = kc_create(p->s, api_store_key(res), p->ns, obj, &err);
-    if (!o && err.code != TY_EEXISTS)
-        p->rc = -1;
-    ty_obj_unref(o);
-    ty_error_clear(&err);
-}
-
-/* Creates the job's PodGroup, keeps its spec in line with the job and reads
- * whether it is admitted (pods are created only then). */
 /* The PodGroup carries the job's labels and annotations, as upstream's
  * controller makes it (the scheduler reads volcano.sh/preemptable there);
  * kubectl's last-applied copy of the whole job is left out. */
@@ -312,13 +286,13 @@ static void copy_meta(const json_t *job, json_t *pg)
     json_decref(ann);
 }
 
+/* Creates the job's PodGroup, keeps its spec in line with the job and reads
+ * whether it is admitted (pods are created only then). */
 static void ensure_podgroup(pass *p)
 {
     const json_t *spec = json_object_get(p->job, "spec");
-    const char *queue = str_at(p->job, "spec", "queue"), *phase;
-    json_t *mtm = json_object(), *t, *pg, *st, *want;
-    ty_error err;
-    ty_obj *o;
+    const char *queue = str_at(p->job, "spec", "queue");
+    json_t *mtm = json_object(), *t, *pg;
     char name[512];
     size_t i;
 
@@ -353,25 +327,18 @@ static void ensure_podgroup(pass *p)
     copy_meta(p->job, pg);
     json_object_set_new(json_object_get(pg, "spec"), "minResources",
                         vc_min_resources(p->s, tasks_of(p), min_member, staged));
-    want = json_deep_copy(json_object_get(pg, "spec"));
-    /* The gang scheduler admits it (Pending -> Inqueue); pods wait for that. */
-    st = json_pack("{s:s}", "phase", "Pending");
-    create_plain(p, &api_podgroup, pg, st);
-    json_decref(st);
     /* The job's minAvailable, task minAvailable and priorityClassName may be
-     * updated: the PodGroup follows (a no-op write when nothing changed). */
-    ty_error_init(&err);
-    o = kc_mutate(p->s, api_store_key(&api_podgroup), p->ns, name, kit_pg_follow, want, 0, &err);
-    json_decref(want);
-    if (!o) {
-        ty_error_clear(&err);
+     * updated: the PodGroup follows. The gang scheduler admits it (Pending ->
+     * Inqueue); pods wait for that (kit_pg_gate, the Kubeflow kinds' too). */
+    switch (kit_pg_gate(p->s, p->ns, pg)) {
+    case 1:
+        p->admitted = true;
+        break;
+    case 0:
+        break;
+    default:
         p->rc = -1;
-        return;
     }
-    phase = json_string_value(json_object_get(json_object_get(ty_obj_json(o), "status"),
-                                              "phase"));
-    p->admitted = phase && strcmp(phase, "Pending") != 0;
-    ty_obj_unref(o);
 }
 
 static void ensure_svc(pass *p)
@@ -707,43 +674,70 @@ static void set_phase(pass *p, vc_phase from, vc_phase to, const target *t)
 typedef struct write_args {
     const char *uid;
     json_t *status;
-    bool consume;
+    const char *consume;
 } write_args;
+
+static bool same_job(const json_t *obj, const write_args *w)
+{
+    const char *uid = str_at(obj, "metadata", "uid");
+
+    return uid && strcmp(uid, w->uid) == 0;
+}
 
 static int write_status(json_t *obj, void *arg, ty_error *err)
 {
     write_args *w = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
 
     (void)err;
-    if (!uid || strcmp(uid, w->uid) != 0)
+    if (!same_job(obj, w))
         return 0; /* a new job of the same name: its own pass will come */
     json_object_set(obj, "status", w->status);
-    if (w->consume)
-        json_object_del(json_object_get(meta, "annotations"), VC_ANN_ACTION);
     return 0;
 }
 
+/* The action applied goes from the annotations, unless somebody asked for
+ * another one since (that one is the next pass's). */
+static int consume_action(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *now = str_at(meta, "annotations", VC_ANN_ACTION);
+
+    (void)err;
+    if (!same_job(obj, w) || !now || strcmp(now, w->consume) != 0)
+        return 0;
+    json_object_del(ty_json_own(meta, "annotations"), VC_ANN_ACTION);
+    return 0;
+}
+
+/* The status through the status subresource; a consumed action first, in a
+ * metadata write of its own (a status write's annotations are dropped: the
+ * action would run again at every pass), in the same kc_write_all (one
+ * transaction in the embedded client). */
 static void commit(pass *p)
 {
     const json_t *old = json_object_get(p->job, "status");
     write_args w = {.uid = p->uid, .status = p->status, .consume = p->consume};
-    ty_error err;
-    ty_obj *o;
+    const char *res = api_store_key(&api_vcjob);
+    kc_op ops[2];
+    size_t n = 0;
 
     if (json_equal(old, p->status) && !p->consume)
         return;
     /* Only when something else changed, or this pass would wake itself. */
     running_duration(p);
-    ty_error_init(&err);
-    o = kc_mutate(p->s, api_store_key(&api_vcjob), p->ns, p->name, write_status, &w, 0, &err);
-    if (!o && err.code != TY_ENOTFOUND) {
-        ty_warn("vcjob %s/%s: status: %s", p->ns, p->name, err.text);
-        p->rc = -1;
+    if (p->consume) /* it changes only metadata: the spec-top hint spares a deep copy */
+        ops[n++] = kc_op_mutate(res, p->ns, p->name, consume_action, &w, KC_SPEC_TOP);
+    ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
+    kc_write_all(p->s, ops, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
+            ty_warn("vcjob %s/%s: %s: %s", p->ns, p->name,
+                    ops[i].fn == write_status ? "status" : "action", ops[i].err.text);
+            p->rc = -1;
+        }
+        kc_op_clear(&ops[i]);
     }
-    ty_obj_unref(o);
-    ty_error_clear(&err);
 }
 
 /* ttlSecondsAfterFinished: a Completed, Failed or Terminated job is deleted
@@ -817,7 +811,7 @@ int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     }
     st = json_object_get(p.job, "status");
     p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
-    kit_time(time(NULL), p.nows, sizeof(p.nows));
+    ty_time_now(p.nows, sizeof(p.nows));
     run_pass(&p);
     json_decref(p.pods);
     json_decref(p.status);

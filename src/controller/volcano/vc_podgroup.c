@@ -59,11 +59,7 @@ json_t *vc_min_resources(ty_kc *s, const json_t *tasks, json_int_t min_member, b
         json_int_t take = r < left ? r : left;
         if ((staged && json_object_get(t, "dependsOn")) || take <= 0)
             continue;
-        kit_add_requests(sums,
-                          json_object_get(json_object_get(json_object_get(t, "template"),
-                                                          "spec"),
-                                          "containers"),
-                          take);
+        kit_add_requests(sums, json_object_get(json_object_get(t, "template"), "spec"), take);
         left -= take;
     }
     out = kit_quantities(sums);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "base/thread.h"
@@ -31,12 +32,6 @@
 #define RESYNC_MS 30000
 #define LOG_SWEEP_MS 60000  /* at most: a quarter of the log retention when shorter */
 #define MAX_PODS 100000
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
 
 /* ---- the pod table ---- */
 
@@ -206,8 +201,8 @@ static void adopt(rt_local *rt)
             continue;
         snprintf(meta_path, sizeof(meta_path), "%s/%s/meta.json", path, d->d_name);
         meta = rt_load_json(meta_path);
-        if (!meta || strcmp(str(meta, "uid"), d->d_name) ||
-            !(p = new_entry(rt, d->d_name, str(meta, "namespace"), str(meta, "name")))) {
+        if (!meta || strcmp(ty_jstr(meta, "uid"), d->d_name) ||
+            !(p = new_entry(rt, d->d_name, ty_jstr(meta, "namespace"), ty_jstr(meta, "name")))) {
             json_decref(meta);
             continue; /* not ours or damaged: left alone */
         }
@@ -236,21 +231,21 @@ bool agent_stopping(rt_local *rt)
 static void mark_pod(rt_local *rt, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *uid = str(meta, "uid");
+    const char *uid = ty_jstr(meta, "uid");
 
     if (!*uid)
         return;
     if (!agent_find(rt, uid) &&
-        strcmp(str(json_object_get(pod, "spec"), "nodeName"), rt->node_name))
+        strcmp(ty_jstr(json_object_get(pod, "spec"), "nodeName"), rt->node_name))
         return;
-    json_object_set_new(rt->dirty, uid, json_pack("{s:s, s:s}", "ns", str(meta, "namespace"),
-                                                  "name", str(meta, "name")));
+    json_object_set_new(rt->dirty, uid, json_pack("{s:s, s:s}", "ns", ty_jstr(meta, "namespace"),
+                                                  "name", ty_jstr(meta, "name")));
 }
 
 static void apply_event(rt_local *rt, const kc_event *ev)
 {
     const json_t *obj = ty_obj_json(ev->obj);
-    const char *ns = str(json_object_get(obj, "metadata"), "namespace");
+    const char *ns = ty_jmeta(obj, "namespace");
 
     /* Most pod updates are status only: they change no hosts file, and
      * must not cost a rewrite of every hosts file of the namespace each. */
@@ -264,7 +259,7 @@ static void apply_event(rt_local *rt, const kc_event *ev)
         if (rt_hosts_put_service(rt->hosts, obj, ev->type == KC_DELETED))
             json_object_set_new(rt->dirty_ns, ns, json_true());
     } else if (!strcmp(ev->resource, "nodes") && ev->type == KC_DELETED &&
-               !strcmp(str(json_object_get(obj, "metadata"), "name"), rt->node_name)) {
+               !strcmp(ty_jmeta(obj, "name"), rt->node_name)) {
         rt->next_beat_ms = 0; /* registers again */
     }
 }
@@ -301,9 +296,9 @@ static void reconcile_dirty(rt_local *rt)
             pod_reconcile(rt, p);
             continue;
         }
-        o = kc_get(rt->s, "pods", str(v, "ns"), str(v, "name"), NULL);
-        if (o && !strcmp(str(json_object_get(ty_obj_json(o), "metadata"), "uid"), uid) &&
-            !strcmp(str(json_object_get(ty_obj_json(o), "spec"), "nodeName"),
+        o = kc_get(rt->s, "pods", ty_jstr(v, "ns"), ty_jstr(v, "name"), NULL);
+        if (o && !strcmp(ty_jmeta(ty_obj_json(o), "uid"), uid) &&
+            !strcmp(ty_jstr(json_object_get(ty_obj_json(o), "spec"), "nodeName"),
                     rt->node_name))
             pod_new_object(rt, ty_obj_json(o));
         ty_obj_unref(o);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonget.h"
 #include "runtime/local/agent.h"
 
 #define MAX_RESERVED 100000
@@ -58,12 +59,6 @@ typedef struct addr_gang {
     size_t n, cap;
     char key[];             /* "<ns>/<group>", key of rt->gangs */
 } addr_gang;
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
 
 /* ---- who holds an address ---- */
 
@@ -283,10 +278,10 @@ static void gang_bound(rt_local *rt, const char *ns, const char *group)
 void addr_note_pod(rt_local *rt, const json_t *pod, bool deleted)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *uid = str(meta, "uid"), *ns = str(meta, "namespace");
-    const char *node = str(json_object_get(pod, "spec"), "nodeName");
-    const char *phase = str(json_object_get(pod, "status"), "phase");
-    const char *group = str(json_object_get(meta, "annotations"), GROUP_ANN);
+    const char *uid = ty_jstr(meta, "uid"), *ns = ty_jstr(meta, "namespace");
+    const char *node = ty_jstr(json_object_get(pod, "spec"), "nodeName");
+    const char *phase = ty_jstr(json_object_get(pod, "status"), "phase");
+    const char *group = ty_jstr(json_object_get(meta, "annotations"), GROUP_ANN);
     bool gone = deleted || json_object_get(meta, "deletionTimestamp") ||
                 !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
     bool here = !strcmp(node, rt->node_name), unbound = !*node, entry;
@@ -325,7 +320,7 @@ void addr_note_listing(rt_local *rt, ty_obj *const *items, size_t n)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             const json_t *pod = ty_obj_json(items[i]);
-            bool unbound = !*str(json_object_get(pod, "spec"), "nodeName");
+            bool unbound = !*ty_jstr(json_object_get(pod, "spec"), "nodeName");
             if (unbound == (pass == 0))
                 addr_note_pod(rt, pod, false);
         }

@@ -16,9 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
+#include "model/finalizers.h"
 #include "runtime/local/agent.h"
 
 extern char **environ;
@@ -26,20 +28,14 @@ extern char **environ;
 #define RETRY_MS 2000
 #define FORCE_EXTRA_S 15 /* beyond the grace period before the agent kills everything */
 
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
 static bool has_finalizer(const json_t *pod)
 {
-    return ak_pod_has_finalizer(pod, RT_FINALIZER);
+    return finalizer_has(pod, RT_FINALIZER);
 }
 
 static bool same_uid(const json_t *pod, const char *uid)
 {
-    return !strcmp(str(json_object_get(pod, "metadata"), "uid"), uid);
+    return !strcmp(ty_jmeta(pod, "uid"), uid);
 }
 
 /* The pod object if it is still this entry's pod (caller unrefs). */
@@ -81,10 +77,11 @@ static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
         /* One commit for both: a pod's start is on the launch's critical path. */
         if (e->p)
             json_object_set_new(obj, "status", status_of(obj, e->p));
-        ak_pod_add_finalizer(meta, RT_FINALIZER);
-        return 0;
     }
-    ak_pod_remove_finalizer(meta, RT_FINALIZER);
+    /* obj may share members with the stored pod (a status write's copy):
+     * finalizer_set makes metadata and the list obj's own before editing */
+    if (finalizer_set(obj, RT_FINALIZER, e->add) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 
@@ -92,7 +89,9 @@ static int set_finalizer(rt_local *rt, const char *ns, const char *name, const c
                          bool add, const rt_pod *with_status, ty_error *err)
 {
     pod_edit e = {.uid = uid, .add = add, .p = with_status};
-    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, 0, err);
+    /* a status write: pods/status takes the finalizers too (client/kc.h),
+     * and a plain write's status is ignored */
+    ty_obj *o = kc_mutate(rt->s, "pods", ns, name, edit_finalizer, &e, KC_STATUS, err);
 
     if (!o)
         return -1;
@@ -112,7 +111,7 @@ static int edit_status(json_t *obj, void *arg, ty_error *err)
      * older than the report (the machine went down before the last state
      * reached the disk) must not make the pod Running again, nor a
      * supervisor then found dead turn its real exit codes into 137s. */
-    phase = str(json_object_get(obj, "status"), "phase");
+    phase = ty_jstr(json_object_get(obj, "status"), "phase");
     if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
         return 0;
     json_object_set_new(obj, "status", status_of(obj, p));
@@ -126,7 +125,7 @@ static void write_status(rt_local *rt, rt_pod *p)
     ty_obj *o;
 
     ty_error_init(&err);
-    o = kc_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, 0, &err);
+    o = kc_mutate(rt->s, "pods", p->ns, p->name, edit_status, &e, KC_STATUS, &err);
     if (!o && err.code != TY_ENOTFOUND) {
         /* A full disk, say: the state is kept and the write retried at
          * the next sweep (pod_poll), so what is reported is never stale
@@ -369,9 +368,9 @@ static void begin_kill(rt_local *rt, rt_pod *p, const json_t *pod)
     if (!p->started || p->finished)
         return;
     json_array_foreach(json_object_get(p->state, "containers"), i, c)
-        if (pod && !strcmp(str(c, "state"), "running"))
+        if (pod && !strcmp(ty_jstr(c, "state"), "running"))
             ty_event(rt->s, pod, "Normal", "Killing", RT_COMPONENT, "Stopping container %s",
-                     str(c, "name"));
+                     ty_jstr(c, "name"));
     /* The supervisor reads the grace period of this deletion from stop.json. */
     snprintf(text, sizeof(text), "{\"gracePeriodSeconds\":%ld}", grace);
     path_in(p, "stop.json", path, sizeof(path));
@@ -421,11 +420,11 @@ static void supervisor_lost(rt_pod *p)
     if (!p->state)
         p->state = json_pack("{s:s, s:[], s:[]}", "phase", "Pending", "initContainers",
                              "containers");
-    rt_now_sec(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     json_object_set_new(p->state, "phase", json_string("Failed"));
     for (int l = 0; l < 2; l++)
         json_array_foreach(json_object_get(p->state, lists[l]), i, c) {
-            if (!strcmp(str(c, "state"), "terminated"))
+            if (!strcmp(ty_jstr(c, "state"), "terminated"))
                 continue;
             json_object_set_new(c, "state", json_string("terminated"));
             json_object_set_new(c, "reason", json_string("Error"));
@@ -465,7 +464,7 @@ static void observe(rt_local *rt, rt_pod *p)
 
 static bool state_final(const rt_pod *p)
 {
-    const char *ph = str(p->state, "phase");
+    const char *ph = ty_jstr(p->state, "phase");
     return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
 }
 
@@ -573,8 +572,9 @@ static int edit_lost(json_t *obj, void *arg, ty_error *err)
 void pod_new_object(rt_local *rt, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *uid = str(meta, "uid"), *ns = str(meta, "namespace"), *name = str(meta, "name");
-    const char *phase = str(json_object_get(pod, "status"), "phase");
+    const char *uid = ty_jstr(meta, "uid"), *ns = ty_jstr(meta, "namespace");
+    const char *name = ty_jstr(meta, "name");
+    const char *phase = ty_jstr(json_object_get(pod, "status"), "phase");
     ty_error err;
     rt_pod *p;
 
@@ -587,7 +587,8 @@ void pod_new_object(rt_local *rt, const json_t *pod)
         /* finished before; nothing to run */
     } else if (has_finalizer(pod)) {
         /* We ran it once, but its directory is gone: say so, do not rerun. */
-        ty_obj_unref(kc_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, 0, &err));
+        ty_obj_unref(kc_mutate(rt->s, "pods", ns, name, edit_lost, (void *)uid, KC_STATUS,
+                               &err));
     } else if ((p = agent_add(rt, uid, ns, name))) {
         pod_reconcile(rt, p);
     }
@@ -656,7 +657,7 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
         p->sup = holder > 0 ? holder : text ? (pid_t)strtol(text, NULL, 10) : 0;
         p->started = true;
         p->strict = true;
-        p->gpus = parse_gpus(str(spec, "gpus"));
+        p->gpus = parse_gpus(ty_jstr(spec, "gpus"));
         rt->gpu_used |= p->gpus;
         /* Supervisors from before the lock hold none: their pid decides. */
         p->finished = holder <= 0 && !rt_pid_alive(p->sup, p->dir);

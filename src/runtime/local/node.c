@@ -7,7 +7,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/jsonown.h"
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "model/quantity.h"
 #include "runtime/agent_kit.h"
 #include "runtime/local/rt_internal.h"
@@ -126,7 +128,7 @@ static json_t *node_status(const char *name, int gpus)
     snprintf(cpu, sizeof(cpu), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
     snprintf(mem, sizeof(mem), "%lldKi", mem_total_kib());
     os_image(img, sizeof(img));
-    rt_now_sec(now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     if (uname(&u) < 0)
         memset(&u, 0, sizeof(u));
     cap = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", mem, "pods", "110");
@@ -150,7 +152,10 @@ static json_t *node_status(const char *name, int gpus)
         "daemonEndpoints", "kubeletEndpoint", "Port", 0);
 }
 
-static int set_node(json_t *obj, void *arg, ty_error *err)
+/* A node's labels go through the main resource, its status through the
+ * status subresource (an API server ignores the status of a plain write and
+ * everything but the status of a status write): two writes. */
+static int set_node_labels(json_t *obj, void *arg, ty_error *err)
 {
     json_t *fresh = arg, *meta = json_object_get(obj, "metadata");
     json_t *labels = json_object_get(meta, "labels");
@@ -161,7 +166,13 @@ static int set_node(json_t *obj, void *arg, ty_error *err)
         json_object_set_new(meta, "labels", labels);
     }
     json_object_update(labels, json_object_get(json_object_get(fresh, "metadata"), "labels"));
-    json_object_set(obj, "status", json_object_get(fresh, "status"));
+    return 0;
+}
+
+static int set_node_status(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set(obj, "status", json_object_get(arg, "status"));
     return 0;
 }
 
@@ -186,7 +197,7 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
-    rc = ak_node_ensure(s, name, set_node, copy_node, node, NULL, err);
+    rc = ak_node_ensure(s, name, set_node_labels, set_node_status, copy_node, node, NULL, err);
     json_decref(node);
     return rc;
 }

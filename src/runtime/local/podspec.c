@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include "base/buf.h"
+#include "model/podres.h"
+#include "model/quantity.h"
 #include "runtime/local/rt_internal.h"
 
 #define MAX_ENV_VALUE (1u << 20)
@@ -647,32 +649,14 @@ json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *e
     return spec_out;
 }
 
-static int gpu_limit(const json_t *ct)
-{
-    const json_t *v = json_object_get(json_object_get(json_object_get(ct, "resources"),
-                                                      "limits"),
-                                      "nvidia.com/gpu");
-    long n = 0;
-
-    if (json_is_integer(v))
-        n = (long)json_integer_value(v);
-    else if (json_is_string(v))
-        n = strtol(json_string_value(v), NULL, 10);
-    return n < 0 ? 0 : n > RT_MAX_GPUS ? RT_MAX_GPUS : (int)n;
-}
-
+/* The pod's GPUs by the scheduler's rule (model/podres.h): what it was
+ * placed for is what it gets. */
 int rt_pod_gpu_request(const json_t *pod)
 {
-    const json_t *spec = json_object_get(pod, "spec");
-    int sum = 0, init = 0;
-    size_t i;
-    json_t *ct;
+    podres r;
+    int64_t n;
 
-    json_array_foreach(json_object_get(spec, "containers"), i, ct)
-        sum += gpu_limit(ct);
-    json_array_foreach(json_object_get(spec, "initContainers"), i, ct)
-        if (gpu_limit(ct) > init)
-            init = gpu_limit(ct);
-    sum = sum > init ? sum : init;
-    return sum > RT_MAX_GPUS ? RT_MAX_GPUS : sum;
+    podres_of_spec(json_object_get(pod, "spec"), &r);
+    n = quantity_value(podres_get(&r, "nvidia.com/gpu"));
+    return n < 0 ? 0 : n > RT_MAX_GPUS ? RT_MAX_GPUS : (int)n;
 }

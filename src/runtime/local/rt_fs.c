@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/local/rt_internal.h"
@@ -237,27 +236,6 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 int rt_remove_tree(const char *path)
 {
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
-
-void rt_now_nano(char *buf, size_t len)
-{
-    struct timespec ts;
-    struct tm tm;
-    char sec[24];
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, len, "%s.%09ldZ", sec, ts.tv_nsec);
-}
-
-void rt_now_sec(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* /proc/<pid>/stat's state letter; 0 when the process is gone. */

@@ -63,10 +63,6 @@ int rt_lock_take(const char *dir, pid_t *holder);
 pid_t rt_lock_holder(const char *dir);
 /* rm -rf that never leaves the file system it starts on. */
 int rt_remove_tree(const char *path);
-/* "2026-11-21T23:38:50.123456789Z" for now (buf >= 32). */
-void rt_now_nano(char *buf, size_t len);
-/* "2026-11-21T23:38:50Z" for now (buf >= 24). */
-void rt_now_sec(char *buf, size_t len);
 /* Whether pid is a live (not zombie) process; when cmd_match is non-NULL, its
  * command line must also contain that argument (guards against pid reuse). */
 bool rt_pid_alive(pid_t pid, const char *cmd_match);
@@ -92,8 +88,8 @@ bool rt_args_only(const json_t *ct);
 /* One Warning event (reason ArgsWithoutCommand) per such container of pod,
  * when its supervisor starts. */
 void rt_args_only_events(ty_kc *s, const json_t *pod);
-/* GPUs a pod asks for: sum over containers of limits["nvidia.com/gpu"]
- * (init containers: their max, since they run one at a time). */
+/* GPUs a pod asks for: its effective nvidia.com/gpu request by the
+ * scheduler's rule (model/podres.h), at most RT_MAX_GPUS. */
 int rt_pod_gpu_request(const json_t *pod);
 
 /* ---- hosts.c: the names a pod's hosts file shows ---- */

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/timeutil.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
@@ -28,12 +29,6 @@
 
 #define RESET_AFTER_MS (10 * 60 * 1000) /* back-off forgotten after 10 min of running */
 #define IDLE_POLL_MS 1000
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
 
 static bool is_final(const char *phase)
 {
@@ -155,7 +150,7 @@ set:
 
 static bool wants_restart(const sv *s, const sv_ct *c)
 {
-    const char *policy = str(s->spec, "restartPolicy");
+    const char *policy = ty_jstr(s->spec, "restartPolicy");
 
     if (s->terminating || !strcmp(c->reason, "NoCommand"))
         return false;
@@ -217,8 +212,8 @@ static void after_run(sv *s, sv_ct *c)
     go_duration(delay, wait, sizeof(wait));
     snprintf(c->message, sizeof(c->message),
              "back-off %s restarting failed container=%s pod=%s_%s(%s)", wait, c->name,
-             str(s->spec, "name"),
-             str(s->spec, "namespace"), str(s->spec, "uid"));
+             ty_jstr(s->spec, "name"),
+             ty_jstr(s->spec, "namespace"), ty_jstr(s->spec, "uid"));
     c->restart_due = true;
     c->restart_at_ms = now + delay;
 }
@@ -243,7 +238,7 @@ static void on_exit_status(sv *s, sv_ct *c, int status)
     sv_drain(s, c, true);
     c->pid = 0;
     c->state = "terminated";
-    rt_now_sec(c->finished_at, sizeof(c->finished_at));
+    ty_time_now(c->finished_at, sizeof(c->finished_at));
     c->message[0] = '\0';
     if (WIFSIGNALED(status)) {
         c->signal = WTERMSIG(status);
@@ -484,7 +479,7 @@ static int load(sv *s, const char *dir)
         sv_ct *c = &s->cts[i];
         c->init = i < s->ninit;
         c->spec = c->init ? json_array_get(init, i) : json_array_get(main, i - s->ninit);
-        c->name = str(c->spec, "name");
+        c->name = ty_jstr(c->spec, "name");
         c->state = "waiting";
         snprintf(c->reason, sizeof(c->reason), c->init ? "PodInitializing" : "ContainerCreating");
         c->out.fd = c->err.fd = c->log_fd = -1;
@@ -493,7 +488,7 @@ static int load(sv *s, const char *dir)
     s->log_max = json_is_integer(lm) && json_integer_value(lm) > 0 ? json_integer_value(lm)
                                                                    : SV_LOG_MAX_DEFAULT;
     snprintf(s->phase, sizeof(s->phase), "Pending");
-    rt_now_sec(s->start_time, sizeof(s->start_time));
+    ty_time_now(s->start_time, sizeof(s->start_time));
     find_oom_events(s);
     return 0;
 }

@@ -13,24 +13,19 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/jsonget.h"
 #include "base/timeutil.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/sv_internal.h"
 
 extern char **environ;
 
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
 /* ---- mounts (root only) ---- */
 
 static int by_target_len(const void *a, const void *b)
 {
-    size_t la = strlen(str(*(json_t *const *)a, "target"));
-    size_t lb = strlen(str(*(json_t *const *)b, "target"));
+    size_t la = strlen(ty_jstr(*(json_t *const *)a, "target"));
+    size_t lb = strlen(ty_jstr(*(json_t *const *)b, "target"));
     return la < lb ? -1 : la > lb;
 }
 
@@ -78,7 +73,7 @@ void sv_setup_mounts(sv *s)
     const json_t *mounts = json_object_get(s->spec, "mounts");
     size_t n = json_array_size(mounts);
     json_t **sorted;
-    const char *host = str(s->spec, "hostname");
+    const char *host = ty_jstr(s->spec, "hostname");
 
     if (geteuid() != 0) {
         fprintf(stderr, "supervise: not root: no /etc/hosts or volume mounts for this pod\n");
@@ -94,7 +89,7 @@ void sv_setup_mounts(sv *s)
     }
     if (*host && sethostname(host, strlen(host) > 63 ? 63 : strlen(host)) < 0)
         fprintf(stderr, "supervise: sethostname: %s\n", strerror(errno));
-    bind_one(str(s->spec, "hostsFile"), "/etc/hosts", false);
+    bind_one(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
     /* Parents before children, so a volume inside another stays visible. */
     sorted = n ? calloc(n, sizeof(*sorted)) : NULL;
     for (size_t i = 0; sorted && i < n; i++)
@@ -102,7 +97,7 @@ void sv_setup_mounts(sv *s)
     if (sorted)
         qsort(sorted, n, sizeof(*sorted), by_target_len);
     for (size_t i = 0; sorted && i < n; i++)
-        bind_one(str(sorted[i], "source"), str(sorted[i], "target"),
+        bind_one(ty_jstr(sorted[i], "source"), ty_jstr(sorted[i], "target"),
                  json_is_true(json_object_get(sorted[i], "readOnly")));
     free(sorted);
 }
@@ -156,8 +151,8 @@ void sv_log_open(sv *s, sv_ct *c, bool restart)
     char other[PATH_MAX + 16];
 
     if (!*c->log_path) {
-        rt_mkdirs(str(s->spec, "logDir"));
-        snprintf(c->log_path, sizeof(c->log_path), "%s/%s.log", str(s->spec, "logDir"),
+        rt_mkdirs(ty_jstr(s->spec, "logDir"));
+        snprintf(c->log_path, sizeof(c->log_path), "%s/%s.log", ty_jstr(s->spec, "logDir"),
                  c->name);
         c->log_fd = -1;
     }
@@ -198,7 +193,7 @@ static void log_line(sv *s, sv_ct *c, const char *line, size_t len)
         if (c->log_fd < 0)
             return;
     }
-    rt_now_nano(ts, sizeof(ts));
+    ty_time_now_frac(9, ts, sizeof(ts));
     parts[0] = (struct iovec){ts, strlen(ts)};
     parts[1] = (struct iovec){" ", 1};
     parts[2] = (struct iovec){line, len};
@@ -278,18 +273,18 @@ static void env_set(json_t *env, const char *kv)
 static char **build_env(sv *s, const sv_ct *c)
 {
     json_t *env = json_object(), *v;
-    const char *gpus = str(s->spec, "gpus"), *shim = str(s->spec, "shim"), *k;
+    const char *gpus = ty_jstr(s->spec, "gpus"), *shim = ty_jstr(s->spec, "shim"), *k;
     char **out;
     size_t i = 0;
 
     for (char **e = environ; *e; e++)
         env_set(env, *e);
-    json_object_set_new(env, "HOSTNAME", json_string(str(s->spec, "hostname")));
+    json_object_set_new(env, "HOSTNAME", json_string(ty_jstr(s->spec, "hostname")));
     json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(gpus));
     json_object_set_new(env, "NVIDIA_VISIBLE_DEVICES", json_string(*gpus ? gpus : "void"));
     json_array_foreach(json_object_get(c->spec, "env"), i, v)
         env_set(env, json_string_value(v) ? json_string_value(v) : "");
-    json_object_set_new(env, "TY_POD_IP", json_string(str(s->spec, "podIP")));
+    json_object_set_new(env, "TY_POD_IP", json_string(ty_jstr(s->spec, "podIP")));
     if (*shim) {
         const char *old = json_string_value(json_object_get(env, "LD_PRELOAD"));
         ty_buf b = {0};
@@ -337,7 +332,7 @@ static char **build_argv(const sv_ct *c)
 static void child_exec(const sv_ct *c, char **argv, char **envp, int out, int err, int nul,
                        int errfd)
 {
-    const char *wd = str(c->spec, "workingDir");
+    const char *wd = ty_jstr(c->spec, "workingDir");
     sigset_t none;
     int code[2];
 
@@ -367,7 +362,7 @@ static void start_failed(sv_ct *c, const char *reason, const char *message)
 {
     char ts[40];
 
-    rt_now_sec(ts, sizeof(ts));
+    ty_time_now(ts, sizeof(ts));
     c->state = "terminated";
     c->exit_code = 128;
     c->signal = 0;
@@ -411,7 +406,7 @@ static pid_t await_exec(sv_ct *c, char **argv, pid_t pid, int ep[2])
         return pid;
     /* The child exits by itself; SIGCHLD reaps it as an untracked process. */
     if (code[0] == 1)
-        snprintf(msg, sizeof(msg), "chdir to workingDir %s: %s", str(c->spec, "workingDir"),
+        snprintf(msg, sizeof(msg), "chdir to workingDir %s: %s", ty_jstr(c->spec, "workingDir"),
                  strerror(code[1]));
     else
         snprintf(msg, sizeof(msg), "exec: \"%s\": %s%s", argv[0], strerror(code[1]),
@@ -429,7 +424,7 @@ static void mark_running(sv_ct *c, pid_t pid)
     c->state = "running";
     c->reason[0] = c->message[0] = '\0';
     c->exit_code = c->signal = 0;
-    rt_now_sec(c->started_at, sizeof(c->started_at));
+    ty_time_now(c->started_at, sizeof(c->started_at));
     c->finished_at[0] = '\0';
     c->started_ms = ty_now_ms();
     c->ever_started = true;

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/jsonown.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "model/quantity.h"
@@ -109,18 +109,15 @@ static void add_label_if_missing(json_t *labels, const char *k, const char *v)
         json_object_set_new(labels, k, json_string(v));
 }
 
-/* An existing node: our labels when missing, the status's shape; nothing else
- * (a node that already matches is not written at all). */
-static int fix_node(json_t *obj, void *arg, ty_error *err)
+/* An existing node: our labels when missing (a plain write), the status's
+ * shape (a status write: an API server takes a node's status only there);
+ * nothing else, and a node that already matches is not written at all. */
+static int fix_labels(json_t *obj, void *arg, ty_error *err)
 {
-    const fix_args *a = arg;
     json_t *meta = json_object_get(obj, "metadata"), *labels = json_object_get(meta, "labels");
-    json_t *st = json_object_get(obj, "status"), *conds, *c, *cap;
     const char *name = json_string_value(json_object_get(meta, "name"));
-    bool ready = false;
-    size_t i;
 
-    (void)err;
+    (void)arg, (void)err;
     if (!json_is_object(labels)) {
         labels = json_object();
         json_object_set_new(meta, "labels", labels);
@@ -128,6 +125,21 @@ static int fix_node(json_t *obj, void *arg, ty_error *err)
     add_label_if_missing(labels, LABEL_HOSTNAME, name);
     add_label_if_missing(labels, LABEL_SIM, "true");
     add_label_if_missing(labels, LABEL_RUNTIME, "sim");
+    return 0;
+}
+
+/* What it changes below the status it makes its own first (the rest is
+ * shared with the stored version, base/jsonown.h). */
+static int fix_status(json_t *obj, void *arg, ty_error *err)
+{
+    const fix_args *a = arg;
+    json_t *st = json_object_get(obj, "status"), *conds, *cap;
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+                                                         "name"));
+    bool ready = false;
+    size_t i;
+
+    (void)err;
     if (!json_is_object(st)) {
         st = json_object();
         json_object_set_new(obj, "status", st);
@@ -138,12 +150,13 @@ static int fix_node(json_t *obj, void *arg, ty_error *err)
     json_object_set_new(st, "addresses", addresses(a->index, name));
     if (!json_is_object(json_object_get(st, "nodeInfo")))
         json_object_set_new(st, "nodeInfo", node_info());
-    conds = json_object_get(st, "conditions");
+    conds = ty_json_own(st, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
         json_object_set_new(st, "conditions", conds);
     }
-    json_array_foreach(conds, i, c) {
+    for (i = 0; i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
         const char *t = json_string_value(json_object_get(c, "type"));
         const char *v = json_string_value(json_object_get(c, "status"));
         if (t && !strcmp(t, "Ready")) {
@@ -172,7 +185,7 @@ static int ensure(rt_sim *rt, int i, const char *now, int *created, ty_error *er
     bool made;
 
     rt_sim_node_name(rt, i, name, sizeof(name));
-    if (ak_node_ensure(rt->s, name, fix_node, make_node, &a, &made, err) < 0)
+    if (ak_node_ensure(rt->s, name, fix_labels, fix_status, make_node, &a, &made, err) < 0)
         return -1;
     if (made && created)
         (*created)++;
@@ -182,7 +195,7 @@ static int ensure(rt_sim *rt, int i, const char *now, int *created, ty_error *er
 int sim_node_ensure(rt_sim *rt, int i, ty_error *err)
 {
     char now[32];
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     return ensure(rt, i, now, NULL, err);
 }
 
@@ -231,7 +244,7 @@ int sim_nodes_register(rt_sim *rt, ty_error *err)
     int created = 0;
     char now[32];
 
-    ty_time_format(time(NULL), now, sizeof(now));
+    ty_time_now(now, sizeof(now));
     for (int i = 0; i < rt->count; i++)
         if (ensure(rt, i, now, &created, err) < 0)
             return -1;

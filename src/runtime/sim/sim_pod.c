@@ -5,23 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/jsonget.h"
 #include "base/timeutil.h"
+#include "model/finalizers.h"
 #include "runtime/agent_kit.h"
 #include "runtime/sim/sim_internal.h"
 
 #define MAX_DURATION_S (10.0 * 365 * 24 * 3600)
 
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
-
 bool sim_pod_has_finalizer(const json_t *pod)
 {
-    return ak_pod_has_finalizer(pod, RT_SIM_FINALIZER);
+    return finalizer_has(pod, RT_SIM_FINALIZER);
 }
 
 void sim_pod_plan(const json_t *pod, int64_t *duration_ms, int *exit_code)
@@ -49,7 +44,7 @@ void sim_pod_plan(const json_t *pod, int64_t *duration_ms, int *exit_code)
 
 static bool same_uid(const json_t *pod, const char *uid)
 {
-    return !strcmp(str(json_object_get(pod, "metadata"), "uid"), uid);
+    return !strcmp(ty_jmeta(pod, "uid"), uid);
 }
 
 static bool is_final(const json_t *status)
@@ -74,8 +69,8 @@ static json_t *terminated(int code, const char *started, const char *now, const 
 
 static void container_id(const json_t *pod, const json_t *ct, char *buf, size_t len)
 {
-    snprintf(buf, len, "sim://%.8s-%s", str(json_object_get(pod, "metadata"), "uid"),
-             str(ct, "name"));
+    snprintf(buf, len, "sim://%.8s-%s", ty_jmeta(pod, "uid"),
+             ty_jstr(ct, "name"));
 }
 
 /* One list of container statuses: running (init containers: completed), or
@@ -96,9 +91,9 @@ static json_t *statuses(const json_t *pod, const char *which, bool init, int cod
         else
             state = terminated(init ? 0 : code, started, init ? started : now, cid);
         json_array_append_new(out, json_pack("{s:s, s:o, s:{}, s:b, s:i, s:s, s:s, s:s, s:b}",
-                                             "name", str(ct, "name"), "state", state,
+                                             "name", ty_jstr(ct, "name"), "state", state,
                                              "lastState", "ready", run || init,
-                                             "restartCount", 0, "image", str(ct, "image"),
+                                             "restartCount", 0, "image", ty_jstr(ct, "image"),
                                              "imageID", "", "containerID", cid, "started", run));
     }
     return out;
@@ -125,9 +120,9 @@ static json_t *ended_from_status(const json_t *pod, const json_t *st, int code,
 
         container_id(pod, cs, cid, sizeof(cid));
         one = json_pack("{s:s, s:o, s:{}, s:b, s:i, s:s, s:s, s:s, s:b}", "name",
-                        str(cs, "name"), "state", terminated(code, started, now, cid),
+                        ty_jstr(cs, "name"), "state", terminated(code, started, now, cid),
                         "lastState", "ready", false, "restartCount", 0, "image",
-                        str(cs, "image"), "imageID", "", "containerID", cid, "started", false);
+                        ty_jstr(cs, "image"), "imageID", "", "containerID", cid, "started", false);
         if (json_array_append_new(out, one) < 0) {
             json_decref(out);
             return NULL;
@@ -152,14 +147,14 @@ static int start_fn(json_t *pod, void *arg, ty_error *err)
     json_t *meta = json_object_get(pod, "metadata"), *st;
     char now[32];
 
-    (void)err;
     if (!same_uid(pod, a->uid) || json_object_get(meta, "deletionTimestamp"))
         return 0;
     st = ensure_status(pod);
-    if (is_final(st) || (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)))
+    if (is_final(st) || (!strcmp(ty_jstr(st, "phase"), "Running") && sim_pod_has_finalizer(pod)))
         return 0;
-    ty_time_format(time(NULL), now, sizeof(now));
-    ak_pod_add_finalizer(meta, RT_SIM_FINALIZER);
+    ty_time_now(now, sizeof(now));
+    if (finalizer_add(pod, RT_SIM_FINALIZER) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     json_object_set_new(st, "phase", json_string("Running"));
     ak_pod_set_addresses(st, a->node_ip, a->pod_ip);
     ak_pod_set_start(st, pod, now, now);
@@ -190,11 +185,6 @@ kc_op sim_pod_start_op(rt_sim *rt, sim_pod_args *a, const sim_pod *p, const char
     return op;
 }
 
-static void remove_finalizer(json_t *meta)
-{
-    ak_pod_remove_finalizer(meta, RT_SIM_FINALIZER);
-}
-
 static int end_fn(json_t *pod, void *arg, ty_error *err)
 {
     const sim_pod_args *a = arg;
@@ -202,18 +192,17 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
     const char *started;
     char now[32];
 
-    (void)err;
     if (!same_uid(pod, a->uid))
         return 0;
     if (!a->release && json_object_get(meta, "deletionTimestamp"))
         return 0; /* the deletion's own event releases it */
     st = ensure_status(pod);
-    if (!is_final(st) && (a->release || !strcmp(str(st, "phase"), "Running"))) {
+    if (!is_final(st) && (a->release || !strcmp(ty_jstr(st, "phase"), "Running"))) {
         const json_t *spec = json_object_get(pod, "spec");
         json_t *ended = NULL;
 
-        ty_time_format(time(NULL), now, sizeof(now));
-        started = *str(st, "startTime") ? str(st, "startTime") : now;
+        ty_time_now(now, sizeof(now));
+        started = *ty_jstr(st, "startTime") ? ty_jstr(st, "startTime") : now;
         /* a light copy (sim_pod_finish_op) has no containers in its spec
          * (a whole pod always has: the API requires one) */
         if (json_is_object(spec) && !json_object_get(spec, "containers") &&
@@ -226,8 +215,8 @@ static int end_fn(json_t *pod, void *arg, ty_error *err)
             set_statuses(pod, st, a->exit_code, false, started, now);
         ak_pod_set_conditions(st, -1, false, true, now);
     }
-    if (a->release)
-        remove_finalizer(meta);
+    if (a->release && finalizer_remove(pod, RT_SIM_FINALIZER) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     return 0;
 }
 
