@@ -50,7 +50,7 @@ struct ty_informer {
     ty_kc *c;
     char *name;
     char **watch, **list; /* NULL-terminated copies, or NULL */
-    bool list_all, cache;
+    bool list_all, cache, interactive;
     bool (*list_skip)(const char *resource);
     size_t batch;
     inf_handlers h;
@@ -620,7 +620,8 @@ int inf_start(ty_informer *inf, const char *thread_name, ty_error *err)
     if (pthread_create(&inf->thread, NULL, inf_main, inf) != 0)
         return ty_seterr(err, TY_EINTERNAL, "%s: cannot start the informer's thread",
                          inf->name);
-    ty_thread_setup(inf->thread, thread_name, TY_THREAD_BACKGROUND);
+    ty_thread_setup(inf->thread, thread_name,
+                    inf->interactive ? TY_THREAD_INTERACTIVE : TY_THREAD_BACKGROUND);
     inf->started = true;
     return 0;
 }
@@ -657,6 +658,7 @@ ty_informer *inf_new(ty_kc *c, const inf_config *cfg, const inf_handlers *h, voi
     inf->list_all = cfg->list_all;
     inf->list_skip = cfg->list_skip;
     inf->cache = cfg->cache;
+    inf->interactive = cfg->interactive;
     inf->batch = cfg->batch ? cfg->batch : DEFAULT_BATCH;
     if (h)
         inf->h = *h;

@@ -31,13 +31,18 @@
  *
  * The watch falling behind (TY_EGONE), ending, or failing to open makes the
  * informer list again, after a backoff that grows from 100 ms to 5 s while
- * attempts fail. Embedded controllers read through kc_get and kc_list_owned
+ * attempts fail. With nothing to list (no list, not list_all) a relist is
+ * the watch's reopening from now, then on_relist: the handler lists what it
+ * wants itself (the node agents' watch, runtime/agent_kit.h). Embedded controllers read through kc_get and kc_list_owned
  * (served from the store's index); the cache is for clients that have no
  * such index (the HTTP client, operator mode).
  *
  * Two ways to run one: inf_poll on the caller's own thread (which does its
  * other work between calls: timers, a scheduling cycle), or inf_start, which
- * runs inf_poll on a thread of its own. Handlers run on whichever thread
+ * runs inf_poll on a thread of its own. One inf_poll before inf_start, on
+ * the starting thread, makes the first (re)list there: a caller whose
+ * handlers need the watch open before it goes on (a change made right after
+ * must be seen) does that. Handlers run on whichever thread
  * polls, one call at a time. */
 #ifndef TY_CLIENT_INFORMER_H
 #define TY_CLIENT_INFORMER_H
@@ -85,6 +90,10 @@ typedef struct inf_config {
     bool cache;
     /* Events per on_events call at most (0: 1024). */
     size_t batch;
+    /* inf_start's thread keeps the default scheduling policy, so that its
+     * wake-ups preempt (a node agent, which acts as it wakes); else it runs
+     * under SCHED_BATCH like the server's other threads (base/thread.h). */
+    bool interactive;
 } inf_config;
 
 /* An informer on c (which must outlive it). Lists nothing yet: the first

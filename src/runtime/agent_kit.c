@@ -1,44 +1,36 @@
-/* agent_kit.c - the node agents' watch thread (see agent_kit.h).
+/* agent_kit.c - the node agents' watch (see agent_kit.h): a user of the
+ * informer (client/informer.h), the one list/watch/relist loop.
  *
- * The client's watch has no descriptor (kc_watch_next blocks), so a thread
- * owns it and moves events into a queue the agent takes when woken through
- * its eventfd. The thread reopens a watch that ended (fell behind: TY_EGONE,
- * or was cancelled) and then asks the agent to list again, so the agent
- * stays level-triggered: whatever it missed, the listing shows. This is the
- * local runtime's pump, moved here so that every backend has the same loop
- * (and one place to put an informer in later). */
+ * The informer lists nothing here: each agent lists what it wants with its
+ * own filter when told to (its on_relist), and the informer's thread only
+ * moves the watch's events into a queue the agent takes when woken through
+ * its eventfd. The informer reopens a watch that ended (fell behind:
+ * TY_EGONE, or failed) and each (re)open asks the agent to list again, so
+ * the agent stays level-triggered: whatever it missed, its listing shows.
+ * The queue is the kit's own, bounded: the agent takes it whole per wake-up
+ * (the sim handles tens of thousands of events per round), which a handler
+ * called per batch on the informer's thread could not do. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/log.h"
-#include "base/thread.h"
-#include "base/timeutil.h"
+#include "client/informer.h"
 #include "runtime/agent_kit.h"
 
-#define REOPEN_WAIT_MS 100 /* between attempts to open the watch */
 #define MAX_RESOURCES 16
 
 struct ak_watch {
-    ty_kc *kc;
-    const char *only[MAX_RESOURCES + 1];
-    char *names;            /* the strings only points into */
+    ty_informer *inf;       /* NULL once stopped */
     int wake_fd;
     size_t queue_max;
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;     /* guards everything below */
-    pthread_cond_t cv;      /* the thread waiting to reopen */
-    bool stop;
-    kc_watch *w;            /* owned by the thread; cancelled under mu */
-    kc_event *queue;
+    pthread_mutex_t mu;     /* guards what follows */
+    kc_event *queue;        /* our own references, taken whole */
     size_t n, cap;
     bool relist;
 };
 
+/* Called with mu held. */
 static void wake(ak_watch *aw)
 {
     uint64_t one = 1;
@@ -47,93 +39,73 @@ static void wake(ak_watch *aw)
         (void)!write(aw->wake_fd, &one, sizeof(one));
 }
 
-static bool wanted(const ak_watch *aw, const kc_event *ev)
+/* Called with mu held. Room for need more events, as far as queue_max allows. */
+static void reserve(ak_watch *aw, size_t need)
 {
-    for (size_t i = 0; aw->only[i]; i++)
-        if (!strcmp(aw->only[i], ev->resource))
-            return true;
-    return false;
-}
+    size_t cap = aw->cap ? aw->cap : 256;
 
-/* Called with mu held. */
-static void enqueue(ak_watch *aw, kc_event *ev)
-{
-    if (aw->n == aw->cap && aw->cap < aw->queue_max) {
-        size_t cap = aw->cap ? aw->cap * 2 : 256;
-        if (cap > aw->queue_max)
-            cap = aw->queue_max;
+    while (cap < aw->n + need && cap < aw->queue_max)
+        cap *= 2;
+    if (cap > aw->queue_max)
+        cap = aw->queue_max;
+    if (cap > aw->cap) {
         kc_event *q = realloc(aw->queue, cap * sizeof(*q));
         if (q) {
             aw->queue = q;
             aw->cap = cap;
         }
     }
-    if (aw->n == aw->cap) {
-        /* Dropped: the listing that follows finds what it would have said. */
-        kc_event_release(ev);
-        if (!aw->relist) {
-            aw->relist = true;
-            wake(aw);
-        }
-        return;
-    }
-    aw->queue[aw->n++] = *ev;
-    if (aw->n == 1)
-        wake(aw); /* the agent drains the whole queue per wake-up */
 }
 
-static void *watch_main(void *arg)
+/* on_relist: the watch was (re)opened; what the agent knew may be stale. */
+static void on_relist(ty_informer *inf, void *ctx)
 {
-    ak_watch *aw = arg;
-    kc_event ev;
-    ty_error err;
+    ak_watch *aw = ctx;
 
-    ty_error_init(&err);
+    (void)inf;
     pthread_mutex_lock(&aw->mu);
-    while (!aw->stop) {
-        kc_watch *w = aw->w;
-        int rc;
-        if (!w) {
-            w = aw->w = kc_watch_open(aw->kc, aw->only, NULL, &err);
-            ty_error_clear(&err);
-            if (!w) {
-                struct timespec ts = ty_deadline_ms(CLOCK_REALTIME, REOPEN_WAIT_MS);
-                pthread_cond_timedwait(&aw->cv, &aw->mu, &ts);
-                continue;
-            }
-            /* After the watch opened: nothing falls between it and the list. */
-            aw->relist = true;
-            wake(aw);
-        }
-        pthread_mutex_unlock(&aw->mu);
-        /* Only this thread closes w; ak_watch_stop cancels it under mu. */
-        rc = kc_watch_next(w, -1, &ev, &err);
-        if (rc < 0 && err.code == TY_EGONE)
-            ty_debug("agent kit: the watch fell behind; relisting");
-        ty_error_clear(&err);
-        pthread_mutex_lock(&aw->mu);
-        if (rc < 0) {
-            kc_watch_close(w); /* fell behind, or stopping: reopen + relist */
-            aw->w = NULL;
-        } else if (rc > 0 && wanted(aw, &ev)) {
-            enqueue(aw, &ev);
-        } else if (rc > 0) {
-            kc_event_release(&ev);
-        }
+    if (!aw->relist) {
+        aw->relist = true;
+        wake(aw);
     }
-    kc_watch_close(aw->w);
-    aw->w = NULL;
     pthread_mutex_unlock(&aw->mu);
-    return NULL;
+}
+
+/* on_events: the watch's events, in order (the informer's: each queued one
+ * takes a reference of its own). */
+static void on_events(ty_informer *inf, const kc_event *evs, size_t n, unsigned flags, void *ctx)
+{
+    ak_watch *aw = ctx;
+    bool was_empty, dropped = false;
+
+    (void)inf;
+    (void)flags; /* nothing is listed: every event is the watch's */
+    pthread_mutex_lock(&aw->mu);
+    was_empty = aw->n == 0;
+    reserve(aw, n);
+    for (size_t i = 0; i < n; i++) {
+        if (aw->n == aw->cap) {
+            dropped = true; /* the listing that follows finds what it would have said */
+            break;
+        }
+        aw->queue[aw->n] = evs[i];
+        aw->queue[aw->n++].obj = ty_obj_ref(evs[i].obj);
+    }
+    if (was_empty && aw->n)
+        wake(aw); /* the agent takes the whole queue per wake-up */
+    if (dropped && !aw->relist) {
+        aw->relist = true;
+        wake(aw);
+    }
+    pthread_mutex_unlock(&aw->mu);
 }
 
 static void free_watch(ak_watch *aw)
 {
+    inf_free(aw->inf);
     for (size_t i = 0; i < aw->n; i++)
         kc_event_release(&aw->queue[i]);
     free(aw->queue);
-    free(aw->names);
-    pthread_cond_destroy(&aw->cv);
     pthread_mutex_destroy(&aw->mu);
     free(aw);
 }
@@ -141,55 +113,40 @@ static void free_watch(ak_watch *aw)
 ak_watch *ak_watch_start(ty_kc *kc, const char *const *only, int wake_fd, size_t queue_max,
                          const char *thread_name, ty_error *err)
 {
-    ak_watch *aw = calloc(1, sizeof(*aw));
-    size_t k = 0, len = 0, at = 0;
+    static const inf_handlers handlers = {.on_relist = on_relist, .on_events = on_events};
+    ak_watch *aw;
+    size_t k = 0;
 
-    if (!aw) {
+    while (only && only[k])
+        k++;
+    if (k == 0 || k > MAX_RESOURCES) {
+        ty_seterr(err, TY_EINVALID, "agent kit: watch 1 to %d resources", MAX_RESOURCES);
+        return NULL;
+    }
+    if (!(aw = calloc(1, sizeof(*aw)))) {
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&aw->mu, NULL);
-    pthread_cond_init(&aw->cv, NULL);
-    aw->kc = kc;
     aw->wake_fd = wake_fd;
     aw->queue_max = queue_max ? queue_max : AK_QUEUE_MAX;
-    for (k = 0; only && only[k]; k++)
-        len += strlen(only[k]) + 1;
-    if (!only || k == 0 || k > MAX_RESOURCES) {
-        ty_seterr(err, TY_EINVALID, "agent kit: watch 1 to %d resources", MAX_RESOURCES);
+    thread_name = thread_name ? thread_name : "ty-agent-watch";
+    /* Interactive: the local agent acts when it wakes, so its latency is the
+     * time this thread takes to wake up and pass the event on. */
+    aw->inf = inf_new(kc, &(inf_config){.name = thread_name, .watch = only, .interactive = true},
+                      &handlers, aw, err);
+    if (!aw->inf)
         goto error;
-    }
-    if (!(aw->names = malloc(len))) {
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
+    /* The first (re)list here, on the caller's thread: the watch is open
+     * before start returns, so whatever happens after is seen (a Node
+     * deleted at once: no listing would show that), and on_relist has asked
+     * for the agent's listing. When it cannot open, the thread keeps trying
+     * (the informer's backoff) and asks once it has. */
+    inf_poll(aw->inf, 0);
+    if (inf_start(aw->inf, thread_name, err) < 0)
         goto error;
-    }
-    for (size_t i = 0; i < k; i++) {
-        size_t l = strlen(only[i]) + 1;
-        memcpy(aw->names + at, only[i], l);
-        aw->only[i] = aw->names + at;
-        at += l;
-    }
-    /* Opened here, so that whatever happens once start returns is seen (a
-     * Node deleted at once: no listing would show that). When it cannot
-     * open, the thread keeps trying. Either way the first relist follows
-     * the open. */
-    aw->w = kc_watch_open(kc, aw->only, NULL, err);
-    if (aw->w) {
-        aw->relist = true;
-        wake(aw);
-    } else {
-        ty_error_clear(err);
-    }
-    if (pthread_create(&aw->thread, NULL, watch_main, aw) != 0) {
-        ty_seterr(err, TY_EINTERNAL, "agent kit: cannot start the watch thread");
-        goto error;
-    }
-    aw->started = true;
-    ty_thread_setup(aw->thread, thread_name ? thread_name : "ty-agent-watch",
-                    TY_THREAD_INTERACTIVE);
     return aw;
 error:
-    kc_watch_close(aw->w);
     free_watch(aw);
     return NULL;
 }
@@ -206,28 +163,27 @@ kc_event *ak_watch_take(ak_watch *aw, size_t *n, bool *relist)
     aw->n = aw->cap = 0;
     aw->relist = false;
     pthread_mutex_unlock(&aw->mu);
+    if (!*n) {
+        free(q);
+        q = NULL;
+    }
     return q;
 }
 
 void ak_watch_stop(ak_watch *aw)
 {
+    ty_informer *inf;
+
     if (!aw)
         return;
-    pthread_mutex_lock(&aw->mu);
-    aw->stop = true;
-    if (aw->w)
-        kc_watch_cancel(aw->w);
-    pthread_cond_broadcast(&aw->cv);
-    pthread_mutex_unlock(&aw->mu);
-    if (aw->started)
-        pthread_join(aw->thread, NULL);
-    aw->started = false;
+    inf = aw->inf;
+    aw->inf = NULL;
+    /* Cancels the watch (a blocked wait returns at once) and joins. */
+    inf_free(inf);
 }
 
 void ak_watch_free(ak_watch *aw)
 {
-    if (!aw)
-        return;
-    ak_watch_stop(aw);
-    free_watch(aw);
+    if (aw)
+        free_watch(aw);
 }

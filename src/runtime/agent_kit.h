@@ -4,10 +4,11 @@
  * A backend keeps only what is its own (how a pod runs, where its state
  * comes from, its logs); the kit holds what a kubelet does the same way
  * whatever runs the containers:
- *   - ak_watch: one thread that owns a kc_watch of the resources the agent
- *     cares about, queues their events (bounded), and asks for a relist
+ *   - ak_watch: an informer (client/informer.h, the one list/watch/relist
+ *     loop) on a thread of its own over the resources the agent cares
+ *     about, which queues their events (bounded) and asks for a relist
  *     when the watch was (re)opened, fell behind (TY_EGONE) or the queue
- *     overflowed. It is the one place an informer can replace later.
+ *     overflowed.
  *   - Nodes: the Ready condition, nodeInfo, register-or-fix, the heartbeat,
  *     a condition with its NoSchedule taint (DiskPressure).
  *   - Pod status: addresses, start time and QoS class, the Initialized /
@@ -28,13 +29,15 @@
 
 typedef struct ak_watch ak_watch;
 
-/* Starts the watch thread over the resources named in only (NULL-terminated,
- * copied). Each time events are queued onto an empty queue, or a relist is
- * asked for, the thread writes 1 to wake_fd (an eventfd the caller owns and
- * polls; -1 = none: the caller polls ak_watch_take). The watch is opened
- * before this returns (when it can be: else the thread keeps trying), so
- * every change after it is seen; the first open asks for a relist, made
- * after the watch opened so that nothing falls between.
+/* Starts the watch thread (an informer's, named thread_name, NULL:
+ * "ty-agent-watch"; it keeps the default scheduling policy) over the 1 to 16
+ * resources named in only (NULL-terminated, copied). Each time events are
+ * queued onto an empty queue, or a relist is asked for, the thread writes 1
+ * to wake_fd (an eventfd the caller owns and polls; -1 = none: the caller
+ * polls ak_watch_take). The watch is opened
+ * before this returns (when it can be: else the thread keeps trying, from
+ * 100 ms to 5 s apart), so every change after it is seen; every open asks
+ * for a relist, made after the watch opened so that nothing falls between.
  * At most queue_max events wait (0 = AK_QUEUE_MAX); beyond, they are dropped
  * and a relist is asked for. NULL with err on failure. */
 #define AK_QUEUE_MAX 100000
@@ -47,9 +50,9 @@ ak_watch *ak_watch_start(ty_kc *kc, const char *const *only, int wake_fd, size_t
  * when none. */
 kc_event *ak_watch_take(ak_watch *w, size_t *n, bool *relist);
 
-/* Stops the thread (cancelling its watch) and joins it; ak_watch_take still
- * works (another thread may be taking), ak_watch_free releases what is
- * queued and frees. NULL is fine for both. */
+/* Stops the thread (cancelling its watch: at once) and joins it;
+ * ak_watch_take still works (another thread may be taking), ak_watch_free
+ * releases what is queued and frees. NULL is fine for both. */
 void ak_watch_stop(ak_watch *w);
 void ak_watch_free(ak_watch *w);
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -129,6 +130,48 @@ static void test_watch_relists_then_queues(void **state)
         free(q);
     }
     assert_true(saw);
+    ak_watch_free(w);
+    close(fd);
+}
+
+/* The watch is open when start returns: a change made at once is seen as an
+ * event (a listing would not show a deletion), whichever thread gets to run
+ * first. */
+static void test_watch_open_when_start_returns(void **state)
+{
+    fixture *f = *state;
+    int fd = eventfd(0, EFD_CLOEXEC);
+    const char *const only[] = {"pods", NULL};
+    ty_error err;
+    ak_watch *w;
+    int64_t end = ty_now_ms() + DEADLINE_MS;
+    bool relist = false, saw = false;
+
+    ty_error_init(&err);
+    w = ak_watch_start(KC(f->s), only, fd, 0, "test-watch", &err);
+    assert_non_null(w);
+    put_pod(f, "at-once", NULL, NULL);
+    while (!saw && ty_now_ms() < end) {
+        size_t n;
+        uint64_t c;
+        bool again;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        /* Bounded: a missed event would otherwise leave it waiting. */
+        if (poll(&pfd, 1, (int)(end - ty_now_ms())) <= 0)
+            break;
+        assert_int_equal(read(fd, &c, sizeof(c)), sizeof(c));
+        kc_event *q = ak_watch_take(w, &n, &again);
+        relist |= again;
+        for (size_t i = 0; i < n; i++) {
+            const char *ns, *name;
+            ty_obj_key(q[i].obj, &ns, &name);
+            saw |= q[i].type == KC_ADDED && !strcmp(name, "at-once");
+            kc_event_release(&q[i]);
+        }
+        free(q);
+    }
+    assert_true(saw);
+    assert_true(relist);
     ak_watch_free(w);
     close(fd);
 }
@@ -576,6 +619,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_watch_relists_then_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_open_when_start_returns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_overflow_asks_relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_ensure_heartbeat_condition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report, setup, teardown),

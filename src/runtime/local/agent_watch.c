@@ -10,12 +10,12 @@
  *     not necessarily our children: adopted ones belong to nobody here).
  *
  * The store's watch has no descriptor (kc_watch_next blocks on a condition
- * variable), hence the pump: the agent kit's watch thread (runtime/agent_kit.h),
- * which only moves events of the resources the agent cares about into a
- * queue. It owns the watch, reopens it when it falls behind and then asks the
- * agent for a resync, so the agent stays level-triggered: it acts when it
- * wakes, not in polling rounds, so its latency is the time it takes to wake
- * up. */
+ * variable), hence the pump: the agent kit's watch thread (runtime/agent_kit.h,
+ * an informer's thread), which only moves events of the resources the agent
+ * cares about into a queue. It owns the watch, reopens it when it falls behind
+ * and then asks the agent for a resync, so the agent stays level-triggered:
+ * it acts when it wakes, not in polling rounds, so its latency is the time it
+ * takes to wake up. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -2,9 +2,10 @@
  * of the pods it runs and a timer heap for the ones with a duration.
  *
  * One thread does everything. Each round takes the watch events that are
- * there (the agent kit's watch thread queues them and wakes it; it waits at
- * most until the next timer is due), handles the pods bound to our nodes,
- * then ends the pods whose time is up. Whether a pod is ours is
+ * there (the agent kit's watch thread, an informer's, queues them and wakes
+ * it; this thread takes them all at once, and waits at most until the next
+ * timer is due), handles the pods bound to our nodes, then ends the pods
+ * whose time is up. Whether a pod is ours is
  * decided from its nodeName alone (prefix + index), never by reading the
  * store; the table recognises the echoes of our own writes. A watch that fell
  * behind is reopened and followed by a listing (resync); every RESYNC_MS a
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "base/thread.h"
@@ -35,12 +37,6 @@
 #define DEFAULT_CPU "64"
 #define DEFAULT_MEMORY "512Gi"
 #define DEFAULT_PODS 110
-
-static const char *str(const json_t *o, const char *k)
-{
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
-}
 
 /* ---- the pod table (uid -> sim_pod) ---- */
 
@@ -209,7 +205,7 @@ static void adopt_running(rt_sim *rt, const json_t *pod, const char *uid, const 
     sim_pod_plan(pod, &dur, &code);
     if (dur < 0)
         return;
-    if (ty_time_parse(str(json_object_get(pod, "status"), "startTime"), &start) < 0)
+    if (ty_time_parse(ty_jstr(json_object_get(pod, "status"), "startTime"), &start) < 0)
         start = time(NULL);
     schedule(rt, p, ty_now_ms() + (int64_t)(start - time(NULL)) * 1000 + dur, code);
 }
@@ -336,8 +332,9 @@ static void release_pod(rt_sim *rt, const char *uid, const char *ns, const char 
 static void handle_pod(rt_sim *rt, kc_event_type type, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *uid = str(meta, "uid"), *ns = str(meta, "namespace"), *name = str(meta, "name");
-    int node = sim_node_index(rt, str(json_object_get(pod, "spec"), "nodeName"));
+    const char *uid = ty_jstr(meta, "uid"), *ns = ty_jstr(meta, "namespace"),
+               *name = ty_jstr(meta, "name");
+    int node = sim_node_index(rt, ty_jstr(json_object_get(pod, "spec"), "nodeName"));
     const json_t *st;
     sim_pod *p;
 
@@ -362,10 +359,10 @@ static void handle_pod(rt_sim *rt, kc_event_type type, const json_t *pod)
     if (p)
         return; /* started (or ended) by us already: an echo */
     st = json_object_get(pod, "status");
-    if (!strcmp(str(st, "phase"), "Succeeded") || !strcmp(str(st, "phase"), "Failed")) {
+    if (!strcmp(ty_jstr(st, "phase"), "Succeeded") || !strcmp(ty_jstr(st, "phase"), "Failed")) {
         if ((p = add(rt, uid, ns, name)))
             p->state = SIM_DONE;
-    } else if (!strcmp(str(st, "phase"), "Running") && sim_pod_has_finalizer(pod)) {
+    } else if (!strcmp(ty_jstr(st, "phase"), "Running") && sim_pod_has_finalizer(pod)) {
         adopt_running(rt, pod, uid, ns, name);
     } else {
         start_pod(rt, pod, node, uid, ns, name);
@@ -518,12 +515,12 @@ static void handle_event(rt_sim *rt, const kc_event *ev)
     } else if (!strcmp(ev->resource, "nodes") && ev->type == KC_DELETED) {
         obj = ty_obj_json(ev->obj);
         /* As a kubelet does: a deleted node of ours registers again. */
-        int i = sim_node_index(rt, str(json_object_get(obj, "metadata"), "name"));
+        int i = sim_node_index(rt, ty_jstr(json_object_get(obj, "metadata"), "name"));
         ty_error err;
         ty_error_init(&err);
         if (i >= 0 && sim_node_ensure(rt, i, &err) < 0)
             ty_warn("sim: cannot register node %s again: %s",
-                    str(json_object_get(obj, "metadata"), "name"), err.text);
+                    ty_jstr(json_object_get(obj, "metadata"), "name"), err.text);
         ty_error_clear(&err);
     }
 }
