@@ -30,9 +30,13 @@
 #define MAX_WAIT_MS 1000
 #define RESYNC_MS 60000
 /* Events the kit's watch thread holds for this one; beyond, a full relist.
- * As deep as the store's watch history (store/open.c), which bounded how
- * far behind this thread could fall when it read the watch itself. */
-#define QUEUE_MAX 250000
+ * Each holds its version of the pod alive (text, maybe a tree), which the
+ * store's watch history would have let go: the history keeps at most
+ * 40 MiB of versions only it holds (store/open.c), and a thread reading it
+ * fell behind (and relisted) past that. A queue 250,000 deep held twice the
+ * server's memory at 150,000 simulated pods when this thread lagged; this
+ * depth is about what those 40 MiB hold of pods' fresh versions. */
+#define QUEUE_MAX 16384
 #define DEFAULT_PREFIX "sim-"
 #define DEFAULT_CPU "64"
 #define DEFAULT_MEMORY "512Gi"
