@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/registry.h"
+#include "api/schema.h"
+#include "model/patch.h"
+
 ty_obj *kc_get(ty_kc *c, const char *resource, const char *ns, const char *name,
                ty_error *err)
 {
@@ -216,4 +220,24 @@ int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err)
     if (errno || *end || end == rv || *rv == '-')
         return ty_seterr(err, TY_EBADREQUEST, "invalid resourceVersion: %s", rv);
     return 0;
+}
+
+json_t *kc_patch_apply(const json_t *obj, kc_patch_type type, const json_t *patch,
+                       ty_error *err)
+{
+    /* strategic: the merge keys the object's kind declares in its schema (a
+     * kind the API does not serve: the pod-template keys anywhere) */
+    patch_schema ps = api_patch_schema(api_find_kind(
+        json_string_value(json_object_get(obj, "apiVersion")),
+        json_string_value(json_object_get(obj, "kind"))));
+    json_t *next = type == KC_PATCH_MERGE ? patch_merge(obj, patch)
+                   : type == KC_PATCH_JSON ? patch_json(obj, patch, err)
+                                           : patch_strategic(obj, patch, &ps, err);
+
+    if (next && !json_is_object(next)) {
+        json_decref(next);
+        ty_seterr(err, TY_EINVALID, "the patch leaves no object");
+        return NULL;
+    }
+    return next;
 }

@@ -321,5 +321,11 @@ void kc_list_items_free(kc_list *l);
 /* For implementations whose resourceVersions are decimal counters (the
  * store's, the fake's): rv read as one, or -1 with TY_EBADREQUEST. */
 int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err);
+/* For implementations that apply patches themselves (the embedded and fake
+ * clients): obj patched as the API server patches it (strategic: the merge
+ * keys the kind's schema declares), a new object the caller owns, or NULL
+ * with err (TY_EINVALID when the patch leaves no object). */
+json_t *kc_patch_apply(const json_t *obj, kc_patch_type type, const json_t *patch,
+                       ty_error *err);
 
 #endif

@@ -11,10 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/registry.h"
-#include "api/schema.h"
 #include "client/kc_status.h"
-#include "model/patch.h"
 #include "model/podcond.h"
 #include "model/selector.h"
 
@@ -266,21 +263,10 @@ typedef struct patch_arg {
 static int patch_fn(json_t *obj, void *arg, ty_error *err)
 {
     const patch_arg *p = arg;
-    /* Strategic: the merge keys the object's kind declares in its schema
-     * (a kind the API does not serve: the pod-template keys anywhere). */
-    patch_schema ps = api_patch_schema(api_find_kind(
-        json_string_value(json_object_get(obj, "apiVersion")),
-        json_string_value(json_object_get(obj, "kind"))));
-    json_t *next = p->type == KC_PATCH_MERGE ? patch_merge(obj, p->patch)
-                   : p->type == KC_PATCH_JSON ? patch_json(obj, p->patch, err)
-                                              : patch_strategic(obj, p->patch, &ps, err);
+    json_t *next = kc_patch_apply(obj, p->type, p->patch, err);
 
     if (!next)
         return -1;
-    if (!json_is_object(next)) {
-        json_decref(next);
-        return ty_seterr(err, TY_EINVALID, "the patch leaves no object");
-    }
     if (p->status) { /* the status subresource takes the status alone */
         json_t *st = json_object_get(next, "status");
         if (st)

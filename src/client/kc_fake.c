@@ -16,11 +16,9 @@
 #include <string.h>
 
 #include "api/registry.h"
-#include "api/schema.h"
 #include "base/jsonget.h"
 #include "base/timeutil.h"
 #include "model/finalizers.h"
-#include "model/patch.h"
 #include "model/podcond.h"
 
 /* ---- small helpers ---- */
@@ -432,25 +430,6 @@ out:
     return o;
 }
 
-static json_t *apply_patch(const json_t *obj, kc_patch_type type, const json_t *patch,
-                           ty_error *err)
-{
-    /* strategic: the merge keys the kind's schema declares, as the server's */
-    patch_schema ps = api_patch_schema(api_find_kind(
-        json_string_value(json_object_get(obj, "apiVersion")),
-        json_string_value(json_object_get(obj, "kind"))));
-    json_t *next = type == KC_PATCH_MERGE ? patch_merge(obj, patch)
-                   : type == KC_PATCH_JSON ? patch_json(obj, patch, err)
-                                           : patch_strategic(obj, patch, &ps, err);
-
-    if (next && !json_is_object(next)) {
-        json_decref(next);
-        ty_seterr(err, TY_EINVALID, "the patch leaves no object");
-        return NULL;
-    }
-    return next;
-}
-
 static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *name,
                        kc_patch_type type, const json_t *patch, bool status, ty_error *err)
 {
@@ -468,7 +447,7 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
         kc_fake_record(f, "patch", res, sub, ns, name, TY_ENOTFOUND, NULL);
         goto out;
     }
-    if (!(next = apply_patch(ty_obj_json(f->objs[idx].obj), type, patch, err))) {
+    if (!(next = kc_patch_apply(ty_obj_json(f->objs[idx].obj), type, patch, err))) {
         kc_fake_record(f, "patch", res, sub, ns, name, err ? err->code : TY_EINVALID, NULL);
         goto out;
     }

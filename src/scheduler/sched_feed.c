@@ -501,23 +501,3 @@ bool sched_interesting(const ty_sched *sc, const char *resource)
            strcmp(resource, sc->k_podgroups) == 0 || strcmp(resource, sc->k_queues) == 0 ||
            strcmp(resource, sc->k_pcs) == 0;
 }
-
-void sched_load_all(ty_sched *sc)
-{
-    /* priority classes and queues first: pod groups and pods refer to them */
-    const char *order[] = {sc->k_pcs, sc->k_queues, "nodes", sc->k_podgroups, "pods"};
-    for (size_t r = 0; r < sizeof(order) / sizeof(order[0]); r++) {
-        kc_list l = {0};
-        kc_list_opts all = {0};
-        if (kc_list_objects(sc->store, order[r], &all, &l, NULL) < 0)
-            continue;
-        /* Each read once, and its tree not kept: a big store loaded at
-         * start would otherwise hold gigabytes of trees until the sweeper came. */
-        for (size_t i = 0; i < l.n; i++) {
-            json_t *obj = ty_obj_json_read(l.items[i]);
-            sched_apply(sc, order[r], obj, false);
-            json_decref(obj);
-        }
-        kc_list_free(&l);
-    }
-}

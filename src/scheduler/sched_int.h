@@ -57,8 +57,5 @@ void sched_names_free(ty_sched *sc);
 bool sched_interesting(const ty_sched *sc, const char *resource);
 /* sched.c: a PodGroup went; what was last written for it goes too. */
 void sched_forget_job(ty_sched *sc, const char *key);
-/* Builds the model from full listings. (The loop's informer lists in the
- * same order now, sched.c; kept for whoever loads a model without one.) */
-void sched_load_all(ty_sched *sc);
 
 #endif
