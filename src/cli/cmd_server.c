@@ -27,6 +27,7 @@
 #include "runtime/backend.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
+#include "cli/server_security.h"
 #include "scheduler/sched.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -96,7 +97,8 @@ static void server_usage(FILE *f)
                "               size, one older file kept (default 10Mi, as kubelet's\n"
                "               containerLogMaxSize)\n"
                "  --pod-log-retention DURATION  how long the logs of a deleted pod are kept\n"
-               "               (default 24h; 0 keeps them for ever)\n",
+               "               (default 24h; 0 keeps them for ever)\n"
+               SECURITY_USAGE,
                TY_DEFAULT_PORT);
 }
 
@@ -237,7 +239,7 @@ static int front_door_flag(int c, const char *arg, server_opts *so)
 
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
-                       node_flags *nf, char *data_dir, size_t len)
+                       node_flags *nf, security_flags *sf, char *data_dir, size_t len)
 {
     static const struct option longopts[] = {
         {"address", required_argument, NULL, 'a'}, {"port", required_argument, NULL, 'p'},
@@ -257,6 +259,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"pod-log-max-size", required_argument, NULL, 'm'},
         {"pod-log-retention", required_argument, NULL, 'r'},
         {"disk-free-min", required_argument, NULL, 'D'},
+        SECURITY_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -324,7 +327,14 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
             ty_log_set_level(lvl);
             break;
         case 'h': server_usage(stdout); return -1;
-        default: server_usage(stderr); return 2;
+        default:
+            if (security_is_flag(c)) {
+                if (security_flag(c, optarg, sf) < 0)
+                    return 2;
+                break;
+            }
+            server_usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -363,6 +373,8 @@ int cmd_server(int argc, char **argv)
     rt_local_opts ro = {.fake_gpus = -1, .log_max_bytes = RT_LOG_MAX_DEFAULT,
                         .log_retention_ms = RT_LOG_RETENTION_DEFAULT_MS};
     node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
+    security_flags sf = {0};
+    security_state sec = {0};
     char data_dir[4096];
     ty_error err;
     ty_store *store;
@@ -384,7 +396,7 @@ int cmd_server(int argc, char **argv)
     int rc;
 
     default_data_dir(data_dir, sizeof(data_dir));
-    if ((rc = parse_flags(argc, argv, &so, &ro, &nf, data_dir, sizeof(data_dir))) != 0)
+    if ((rc = parse_flags(argc, argv, &so, &ro, &nf, &sf, data_dir, sizeof(data_dir))) != 0)
         return rc < 0 ? 0 : rc;
     so.data_dir = data_dir;
     /* Every thread started from here on inherits it (base/thread.h). */
@@ -398,10 +410,17 @@ int cmd_server(int argc, char **argv)
         ty_error_clear(&err);
         return 1;
     }
+    /* Nothing is served half-secured: a bad credential file stops here. */
+    if (security_setup(&sf, data_dir, &sec, &so, &err) < 0) {
+        fprintf(stderr, "error: %s\n", err.text);
+        ty_error_clear(&err);
+        return 1;
+    }
     store = store_open(data_dir, &err);
     if (!store) {
         fprintf(stderr, "error: cannot open the store in %s: %s\n", data_dir, err.text);
         ty_error_clear(&err);
+        security_teardown(&sec);
         return 1;
     }
     ro.data_dir = data_dir;
@@ -449,6 +468,7 @@ int cmd_server(int argc, char **argv)
         gc_stop(gc);
         kc_free(kc);
         store_close(store);
+        security_teardown(&sec);
         ty_error_clear(&err);
         return 1;
     }
@@ -486,5 +506,6 @@ stop:
     gc_stop(gc);
     kc_free(kc);
     store_close(store);
+    security_teardown(&sec);
     return rc;
 }

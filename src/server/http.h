@@ -10,7 +10,9 @@
 
 #include "api/registry.h"
 #include "base/error.h"
+#include "api/userinfo.h"
 #include "server/logsrc.h"
+#include "server/reqattr.h"
 #include "store/store.h"
 
 #define HTTP_MAX_BODY (3u * 1024 * 1024) /* kube-apiserver's request size limit */
@@ -37,6 +39,10 @@ typedef struct http_req {
     const char *cors_origin;    /* an allowed other Origin to answer with CORS headers */
     char *warnings[16];         /* Warning headers to send, malloc'd */
     int nwarnings;
+    ty_user *user;              /* who asks (gate.c); NULL = anonymous or no
+                                   authentication configured */
+    reqattr attr;               /* what it asks, as authorization sees it */
+    unsigned status;            /* the HTTP status answered (http_queue) */
 } http_req;
 
 /* A parsed resource path: /api/v1/... or /apis/<g>/<v>/... */
@@ -51,6 +57,8 @@ typedef struct res_path {
 ty_store *server_store(ty_server *srv);
 const char *server_data_dir(ty_server *srv);
 const logsrc *server_logsrc(ty_server *srv); /* NULL = none */
+struct ty_authn *server_authn(ty_server *srv); /* NULL = none configured */
+struct ty_authz *server_authz(ty_server *srv); /* NULL = allow all */
 /* True while the server is shutting down (watches end). */
 bool server_stopping(ty_server *srv);
 

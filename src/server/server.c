@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "server/gate.h"
 #include "server/guard.h"
 #include "server/http.h"
 
@@ -22,7 +23,19 @@ struct ty_server {
     uint16_t port;
     atomic_bool stopping;
     unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
+    struct ty_authn *authn;
+    struct ty_authz *authz;
 };
+
+struct ty_authn *server_authn(ty_server *srv)
+{
+    return srv->authn;
+}
+
+struct ty_authz *server_authz(ty_server *srv)
+{
+    return srv->authz;
+}
 
 ty_store *server_store(ty_server *srv)
 {
@@ -100,6 +113,7 @@ enum MHD_Result http_queue(http_req *r, unsigned status, struct MHD_Response *re
         MHD_add_response_header(resp, "Retry-After", "1");
     for (int i = 0; i < r->nwarnings; i++)
         MHD_add_response_header(resp, "Warning", r->warnings[i]);
+    r->status = status;
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -197,12 +211,13 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     } else if (r.body_too_large) {
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
         ret = http_send_error(&r, &err, NULL, NULL);
-    } else {
+    } else if (gate_check(&r, &ret)) {
         ret = discovery_handle(&r, &handled);
         if (!handled)
             ret = resource_handle(&r);
     }
     ty_debug("%s %s", method, url);
+    gate_done(&r);
     for (int i = 0; i < r.nwarnings; i++)
         free(r.warnings[i]);
     ty_error_clear(&err);
@@ -380,6 +395,8 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     srv->store = store;
     srv->data_dir = strdup(opts->data_dir ? opts->data_dir : ".");
     srv->logs = opts->logs;
+    srv->authn = opts->authn;
+    srv->authz = opts->authz;
     if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) {
         ty_seterr(err, TY_EBADREQUEST, "invalid --address %s: want an IPv4 address", address);
         goto error;

@@ -9,6 +9,8 @@
 #include "store/store.h"
 
 typedef struct ty_server ty_server;
+struct ty_authn;
+struct ty_authz;
 
 typedef struct server_opts {
     const char *address;   /* IPv4 address to bind; default "127.0.0.1" */
@@ -26,6 +28,11 @@ typedef struct server_opts {
                                 watches and followed logs are exempt */
     int max_connections;     /* default 8192, and never above the open-file limit less 256 */
     int max_connections_per_client; /* per source address; default 2048 */
+    /* Security (borrowed; must outlive the server). authn NULL: no
+     * authentication at all (in-process tests only; the server command
+     * always gives one). authz NULL: every authenticated request allowed. */
+    struct ty_authn *authn;
+    struct ty_authz *authz;
 } server_opts;
 
 #define SERVER_DEFAULT_INFLIGHT 400
