@@ -16,6 +16,11 @@ extern const api_resource api_event;
 extern const api_resource api_pvc;
 extern const api_resource api_pv;
 extern const api_resource api_storageclass;
+/* rbac.authorization.k8s.io/v1 (kind_rbac.c; what they grant: server/authz) */
+extern const api_resource api_role;
+extern const api_resource api_clusterrole;
+extern const api_resource api_rolebinding;
+extern const api_resource api_clusterrolebinding;
 /* scheduling.k8s.io/v1 */
 extern const api_resource api_priorityclass;
 

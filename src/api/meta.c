@@ -434,6 +434,21 @@ json_t *meta_child(json_t *obj, const char *key)
     return c;
 }
 
+int meta_check_path_segment(const char *field, const char *name, ty_error *err)
+{
+    int n = 0;
+
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        meta_invalid_str(err, field, name, "may not be '%s'", name);
+        return 1;
+    }
+    if (strchr(name, '/') && ++n)
+        meta_invalid_str(err, field, name, "may not contain '/'");
+    if (strchr(name, '%') && ++n)
+        meta_invalid_str(err, field, name, "may not contain '%%'");
+    return n;
+}
+
 static int check_name(const char *field, const char *name, meta_name_rule rule, ty_error *err)
 {
     switch (rule) {
@@ -441,6 +456,8 @@ static int check_name(const char *field, const char *name, meta_name_rule rule, 
         return meta_check_dns1123_label(field, name, err);
     case META_NAME_DNS1035_LABEL:
         return meta_check_dns1035_label(field, name, err);
+    case META_NAME_PATH_SEGMENT:
+        return meta_check_path_segment(field, name, err);
     case META_NAME_SUBDOMAIN:
     default:
         return meta_check_dns1123_subdomain(field, name, err);

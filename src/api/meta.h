@@ -32,6 +32,8 @@ bool meta_is_dns1035_label(const char *s);
 int meta_check_dns1123_label(const char *field, const char *value, ty_error *err);
 int meta_check_dns1123_subdomain(const char *field, const char *value, ty_error *err);
 int meta_check_dns1035_label(const char *field, const char *value, ty_error *err);
+/* kube's path segment names (RBAC objects): not "." or "..", no '/' or '%'. */
+int meta_check_path_segment(const char *field, const char *value, ty_error *err);
 /* A label key or annotation key: [prefix/]name. */
 int meta_check_qualified_name(const char *field, const char *value, ty_error *err);
 /* metadata.labels (keys and values) and metadata.annotations (keys and the
@@ -77,6 +79,7 @@ typedef enum meta_name_rule {
     META_NAME_SUBDOMAIN = 0,
     META_NAME_DNS1123_LABEL,
     META_NAME_DNS1035_LABEL,
+    META_NAME_PATH_SEGMENT, /* RBAC's names: anything but ".", ".." and '/' or '%' */
 } meta_name_rule;
 int meta_check_object_meta(const json_t *meta, meta_name_rule rule, bool namespaced,
                            ty_error *err);

@@ -19,6 +19,7 @@
 static const api_resource *const resources[] = {
     &api_namespace, &api_node, &api_pod, &api_service, &api_configmap, &api_secret,
     &api_event, &api_pvc, &api_pv, &api_priorityclass, &api_storageclass,
+    &api_role, &api_clusterrole, &api_rolebinding, &api_clusterrolebinding,
 #define TY_FRAMEWORK(kind, plugin) &api_##kind,
 #include "api/frameworks.def"
 #undef TY_FRAMEWORK
@@ -155,6 +156,8 @@ static meta_name_rule name_rule(const api_resource *res)
         return META_NAME_DNS1035_LABEL;
     if (res == &api_vcjob)
         return META_NAME_DNS1123_LABEL;
+    if (strcmp(res->group, api_role.group) == 0)
+        return META_NAME_PATH_SEGMENT; /* system:basic-user */
     /* The job kinds add their DNS-1035 rule in their own validate (as the
      * operators' webhooks do); the API server itself checks a subdomain. */
     return META_NAME_SUBDOMAIN;

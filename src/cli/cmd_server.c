@@ -423,6 +423,13 @@ int cmd_server(int argc, char **argv)
         security_teardown(&sec);
         return 1;
     }
+    if (security_start(&sf, &sec, store, &so, &err) < 0) {
+        fprintf(stderr, "error: %s\n", err.text);
+        ty_error_clear(&err);
+        security_teardown(&sec);
+        store_close(store);
+        return 1;
+    }
     ro.data_dir = data_dir;
     /* Controllers, the scheduler and the runtimes see the store only
      * through the client interface (client/kc.h) */
@@ -467,8 +474,8 @@ int cmd_server(int argc, char **argv)
         event_ttl_stop(ttl);
         gc_stop(gc);
         kc_free(kc);
-        store_close(store);
         security_teardown(&sec);
+        store_close(store);
         ty_error_clear(&err);
         return 1;
     }
@@ -505,7 +512,7 @@ stop:
     event_ttl_stop(ttl);
     gc_stop(gc);
     kc_free(kc);
+    security_teardown(&sec); /* the authorizer watches the store */
     store_close(store);
-    security_teardown(&sec);
     return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "base/metrics.h"
 #include "server/http.h"
+#include "server/review.h"
 
 #define TY_K8S_MAJOR "1"
 #define TY_K8S_MINOR "32"
@@ -54,6 +55,31 @@ static json_t *subresource_entry(const api_resource *res, const char *sub)
                      "namespaced", res->namespaced, "kind", kind, "verbs", verbs);
 }
 
+/* The review APIs (review.c) of group/version: create only, stored nowhere. */
+static void review_entries(const char *group, const char *version, json_t *list)
+{
+    size_t n;
+    const review_resource *rv = review_resources(&n);
+
+    for (size_t i = 0; i < n && strcmp(version, "v1") == 0; i++)
+        if (strcmp(rv[i].group, group) == 0)
+            json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:[s]}", "name",
+                                                  rv[i].plural, "singularName", "",
+                                                  "namespaced", rv[i].namespaced, "kind",
+                                                  rv[i].kind, "verbs", "create"));
+}
+
+static bool is_review_group(const char *group)
+{
+    size_t n;
+    const review_resource *rv = review_resources(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rv[i].group, group) == 0)
+            return true;
+    return false;
+}
+
 static json_t *resource_list(const char *group, const char *version)
 {
     size_t n;
@@ -78,6 +104,7 @@ static json_t *resource_list(const char *group, const char *version)
         for (int j = 0; j < 4 && res->subresources[j]; j++)
             json_array_append_new(list, subresource_entry(res, res->subresources[j]));
     }
+    review_entries(group, version, list);
     if (json_array_size(list) == 0) {
         json_decref(list);
         return NULL;
@@ -114,6 +141,11 @@ static json_t *api_group(const char *group)
             json_array_append_new(versions, json_pack("{s:s, s:s}", "groupVersion", gv,
                                                       "version", all[i]->version));
     }
+    if (json_array_size(versions) == 0 && is_review_group(group)) {
+        snprintf(gv, sizeof(gv), "%s/v1", group);
+        json_array_append_new(versions, json_pack("{s:s, s:s}", "groupVersion", gv, "version",
+                                                  "v1"));
+    }
     if (json_array_size(versions) == 0) {
         json_decref(versions);
         return NULL;
@@ -143,6 +175,14 @@ static json_t *api_group_list(void)
             json_object_del(grp, "apiVersion");
             json_array_append_new(groups, grp);
         }
+    }
+    for (const char *const *g = (const char *const[]){"authentication.k8s.io",
+                                                        "authorization.k8s.io", NULL};
+         *g; g++) {
+        json_t *grp = api_group(*g);
+        json_object_del(grp, "kind");
+        json_object_del(grp, "apiVersion");
+        json_array_append_new(groups, grp);
     }
     return json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
                      groups);

@@ -91,6 +91,68 @@ static const pb_msg service_spec = {service_spec_f};
 static const pb_field service_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
                                      M(2, "spec", PB_MESSAGE, &service_spec), END};
 
+/* rbac.authorization.k8s.io/v1 (`kubectl create role|clusterrole|rolebinding|
+ * clusterrolebinding`) */
+static const pb_field selector_req_f[] = {F(1, "key", PB_STRING), F(2, "operator", PB_STRING),
+                                          F(3, "values", PB_REP_STRING), END};
+static const pb_msg selector_req = {selector_req_f};
+static const pb_field label_selector_f[] = {
+    F(1, "matchLabels", PB_MAP_STR), M(2, "matchExpressions", PB_REP_MESSAGE, &selector_req),
+    END};
+static const pb_msg label_selector = {label_selector_f};
+static const pb_field policy_rule_f[] = {
+    F(1, "verbs", PB_REP_STRING), F(2, "apiGroups", PB_REP_STRING),
+    F(3, "resources", PB_REP_STRING), F(4, "resourceNames", PB_REP_STRING),
+    F(5, "nonResourceURLs", PB_REP_STRING), END};
+static const pb_msg policy_rule = {policy_rule_f};
+static const pb_field aggregation_f[] = {
+    M(1, "clusterRoleSelectors", PB_REP_MESSAGE, &label_selector), END};
+static const pb_msg aggregation = {aggregation_f};
+static const pb_field role_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                  M(2, "rules", PB_REP_MESSAGE, &policy_rule), END};
+static const pb_field clusterrole_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                         M(2, "rules", PB_REP_MESSAGE, &policy_rule),
+                                         M(3, "aggregationRule", PB_MESSAGE, &aggregation),
+                                         END};
+static const pb_field subject_f[] = {F(1, "kind", PB_STRING), F(2, "apiGroup", PB_STRING),
+                                     F(3, "name", PB_STRING), F(4, "namespace", PB_STRING),
+                                     END};
+static const pb_msg subject = {subject_f};
+static const pb_field roleref_f[] = {F(1, "apiGroup", PB_STRING), F(2, "kind", PB_STRING),
+                                     F(3, "name", PB_STRING), END};
+static const pb_msg roleref = {roleref_f};
+static const pb_field binding_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                     M(2, "subjects", PB_REP_MESSAGE, &subject),
+                                     M(3, "roleRef", PB_MESSAGE, &roleref), END};
+/* authorization.k8s.io/v1 and authentication.k8s.io/v1 reviews (`kubectl
+ * auth can-i`, `kubectl auth whoami`) */
+static const pb_field resource_attr_f[] = {
+    F(1, "namespace", PB_STRING), F(2, "verb", PB_STRING), F(3, "group", PB_STRING),
+    F(4, "version", PB_STRING), F(5, "resource", PB_STRING), F(6, "subresource", PB_STRING),
+    F(7, "name", PB_STRING), END};
+static const pb_msg resource_attr = {resource_attr_f};
+static const pb_field nonresource_attr_f[] = {F(1, "path", PB_STRING), F(2, "verb", PB_STRING),
+                                              END};
+static const pb_msg nonresource_attr = {nonresource_attr_f};
+static const pb_field ssar_spec_f[] = {
+    M(1, "resourceAttributes", PB_MESSAGE, &resource_attr),
+    M(2, "nonResourceAttributes", PB_MESSAGE, &nonresource_attr), END};
+static const pb_msg ssar_spec = {ssar_spec_f};
+static const pb_field sar_spec_f[] = {
+    M(1, "resourceAttributes", PB_MESSAGE, &resource_attr),
+    M(2, "nonResourceAttributes", PB_MESSAGE, &nonresource_attr), F(3, "user", PB_STRING),
+    F(4, "groups", PB_REP_STRING), F(6, "uid", PB_STRING), END};
+static const pb_msg sar_spec = {sar_spec_f};
+static const pb_field ssrr_spec_f[] = {F(1, "namespace", PB_STRING), END};
+static const pb_msg ssrr_spec = {ssrr_spec_f};
+static const pb_field ssar_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                  M(2, "spec", PB_MESSAGE, &ssar_spec), END};
+static const pb_field sar_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                 M(2, "spec", PB_MESSAGE, &sar_spec), END};
+static const pb_field ssrr_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                  M(2, "spec", PB_MESSAGE, &ssrr_spec), END};
+static const pb_field ssr_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta), END};
+
 static const struct {
     const char *api_version, *kind;
     pb_msg msg;
@@ -100,6 +162,15 @@ static const struct {
     {"v1", "Namespace", {namespace_f}},
     {"v1", "Service", {service_f}},
     {"scheduling.k8s.io/v1", "PriorityClass", {priorityclass_f}},
+    {"rbac.authorization.k8s.io/v1", "Role", {role_f}},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", {clusterrole_f}},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", {binding_f}},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", {binding_f}},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", {ssar_f}},
+    {"authorization.k8s.io/v1", "SubjectAccessReview", {sar_f}},
+    {"authorization.k8s.io/v1", "LocalSubjectAccessReview", {sar_f}},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", {ssrr_f}},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", {ssr_f}},
 };
 
 typedef struct pb_reader {
@@ -383,8 +454,9 @@ json_t *pb_decode_object(const unsigned char *buf, size_t len, ty_error *err)
         return obj;
     }
     ty_seterr(err, TY_EMEDIATYPE,
-              "protobuf bodies are accepted for ConfigMap, Secret, Namespace, Service and "
-              "PriorityClass only, not %s %s: send application/json",
+              "protobuf bodies are accepted for ConfigMap, Secret, Namespace, Service, "
+              "PriorityClass, the RBAC kinds and the access reviews only, not %s %s: send "
+              "application/json",
               av, kind);
     return NULL;
 malformed:

@@ -13,6 +13,7 @@
 #include "server/gate.h"
 #include "server/guard.h"
 #include "server/http.h"
+#include "server/review.h"
 
 struct ty_server {
     struct MHD_Daemon *daemon;
@@ -213,6 +214,8 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
         ret = http_send_error(&r, &err, NULL, NULL);
     } else if (gate_check(&r, &ret)) {
         ret = discovery_handle(&r, &handled);
+        if (!handled)
+            ret = review_handle(&r, &handled);
         if (!handled)
             ret = resource_handle(&r);
     }
