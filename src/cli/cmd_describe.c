@@ -128,6 +128,11 @@ int cmd_describe(int argc, char **argv)
         printf("%-13s%s\n", "Name:", json_string_value(json_object_get(meta, "name")));
         if (res->namespaced)
             printf("%-13s%s\n", "Namespace:", json_string_value(json_object_get(meta, "namespace")));
+        /* the job's creator, as the server recorded it (server/creator.h) */
+        const char *creator = json_string_value(json_object_get(
+            json_object_get(meta, "annotations"), "trainyard.io/created-by"));
+        if (creator)
+            printf("%-13s%s\n", "Created By:", creator);
         print_map("Labels:", json_object_get(meta, "labels"));
         json_t *ann = json_deep_copy(json_object_get(meta, "annotations"));
         json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");

@@ -1,0 +1,60 @@
+/* creator.c - see creator.h. */
+#include "server/creator.h"
+
+#include "api/kinds.h"
+#include "api/kubeflow.h"
+
+bool creator_is_job_kind(const api_resource *res)
+{
+    return res == &api_vcjob || kf_kind_for_resource(res) != NULL;
+}
+
+/* obj.metadata.annotations, made when absent (borrowed). */
+static json_t *annotations(json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata"), *a;
+
+    if (!json_is_object(md))
+        return NULL;
+    a = json_object_get(md, "annotations");
+    if (!json_is_object(a)) {
+        a = json_object();
+        json_object_set_new(md, "annotations", a);
+    }
+    return a;
+}
+
+static void drop_if_empty(json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    if (json_object_size(json_object_get(md, "annotations")) == 0)
+        json_object_del(md, "annotations");
+}
+
+void creator_stamp(const api_resource *res, json_t *obj, const ty_user *u)
+{
+    json_t *a;
+
+    if (!creator_is_job_kind(res) || !(a = annotations(obj)))
+        return;
+    if (u)
+        json_object_set_new(a, CREATOR_ANNOTATION, json_string(u->name));
+    else
+        json_object_del(a, CREATOR_ANNOTATION);
+    drop_if_empty(obj);
+}
+
+void creator_keep(const api_resource *res, json_t *nw, const json_t *old)
+{
+    const json_t *was = json_object_get(
+        json_object_get(json_object_get(old, "metadata"), "annotations"), CREATOR_ANNOTATION);
+    json_t *a;
+
+    if (!creator_is_job_kind(res) || !(a = annotations(nw)))
+        return;
+    if (was)
+        json_object_set(a, CREATOR_ANNOTATION, (json_t *)was);
+    else
+        json_object_del(a, CREATOR_ANNOTATION);
+    drop_if_empty(nw);
+}
