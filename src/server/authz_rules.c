@@ -154,6 +154,7 @@ static az_role *role_compile(const char *key, const json_t *rules)
             strs_compile(&ru->names, json_object_get(j, "resourceNames")) < 0 ||
             strs_compile(&ru->urls, json_object_get(j, "nonResourceURLs")) < 0)
             goto error;
+        ru->names.any = false; /* a resource name "*" is a name, not a wildcard */
     }
     return r;
 error:
