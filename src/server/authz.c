@@ -255,6 +255,16 @@ json_t *authz_rules(ty_authz *z, const ty_user *u, const char *ns)
     return r;
 }
 
+json_t *authz_role_rules(ty_authz *z, bool cluster, const char *ns, const char *name)
+{
+    json_t *r;
+
+    pthread_rwlock_rdlock(&z->lock);
+    r = az_snapshot_role_rules(z->snap, cluster, ns, name);
+    pthread_rwlock_unlock(&z->lock);
+    return r;
+}
+
 /* ---- kube-apiserver's 403 ----------------------------------------------- */
 
 void az_forbidden_message(const char *user, const reqattr *a, const char *reason, char *buf,

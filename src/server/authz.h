@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "api/registry.h"
 #include "api/userinfo.h"
 #include "base/error.h"
 #include "server/reqattr.h"
@@ -46,6 +47,17 @@ void authz_sync(ty_authz *z);
  * nonResourceRules, incomplete}. New reference; NULL when memory ran out
  * or z is NULL. */
 json_t *authz_rules(ty_authz *z, const ty_user *u, const char *ns);
+
+/* kube's privilege-escalation prevention, for a create or update of an
+ * RBAC object obj (res: one of the four kinds; defaulted and valid) by u:
+ * a Role or ClusterRole may grant only what u holds already (in its
+ * namespace; cluster-wide for a ClusterRole) unless u may `escalate` it,
+ * and an aggregationRule needs u to hold everything; a binding may name
+ * only a role whose rules u holds where it binds, unless u may `bind`
+ * that role. 0, or -1 with err (Forbidden, kube's wording). z NULL, u NULL
+ * (no authentication) and other kinds: 0. */
+int authz_admit_write(ty_authz *z, const ty_user *u, const api_resource *res,
+                      const json_t *obj, ty_error *err);
 
 /* kube-apiserver's 403 Status for u (name; NULL = system:anonymous) being
  * refused a, with RBAC's reason appended when not empty: message, reason

@@ -38,6 +38,15 @@ int az_snapshot_allows(const az_snapshot *s, const ty_user *u, const reqattr *a,
  * [...], incomplete: false}. New reference; NULL when memory ran out. */
 json_t *az_snapshot_rules(const az_snapshot *s, const ty_user *u, const char *ns);
 
+/* A copy of the rules of ClusterRole name (cluster) or Role ns/name, as the
+ * snapshot has them (aggregated ones computed); NULL when there is none. */
+json_t *az_snapshot_role_rules(const az_snapshot *s, bool cluster, const char *ns,
+                               const char *name);
+
+struct ty_authz;
+/* az_snapshot_role_rules on z's current snapshot. */
+json_t *authz_role_rules(struct ty_authz *z, bool cluster, const char *ns, const char *name);
+
 /* The rules each aggregated ClusterRole (one with aggregationRule) has when
  * its selectors are applied to the others, repeatedly until nothing changes
  * (an aggregated role may select another): {name: [rules]}. New reference;

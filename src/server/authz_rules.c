@@ -470,6 +470,23 @@ int az_snapshot_allows(const az_snapshot *s, const ty_user *u, const reqattr *a,
     return 0;
 }
 
+json_t *az_snapshot_role_rules(const az_snapshot *s, bool cluster, const char *ns,
+                               const char *name)
+{
+    char key[600];
+    const az_role *r;
+
+    if (!s)
+        return NULL;
+    if (cluster)
+        r = strmap_get(&s->croles, name);
+    else {
+        snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+        r = strmap_get(&s->roles, key);
+    }
+    return r ? json_deep_copy(r->rules) : NULL;
+}
+
 /* ---- rules review ------------------------------------------------------- */
 
 static void append_rules(json_t *res_rules, json_t *url_rules, const az_blist *l, const char *ns)

@@ -15,6 +15,7 @@
 #include "model/patch.h"
 #include "model/yaml.h"
 #include "server/admit.h"
+#include "server/authz.h"
 #include "server/creator.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
@@ -182,6 +183,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
         json_object_del(obj, "status"); /* status is written through /status only */
     creator_stamp(p->res, obj, r->user);
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
+        authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
         server_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
@@ -363,7 +365,8 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
                 json_object_del(nw, "status");
         }
         creator_keep(res, nw, old);
-        if (api_prepare(res, nw, old, err) < 0)
+        if (api_prepare(res, nw, old, err) < 0 ||
+            authz_admit_write(server_authz(w->r->srv), w->r->user, res, nw, err) < 0)
             goto out;
     }
     json_object_clear(cur);

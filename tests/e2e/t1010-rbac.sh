@@ -14,6 +14,7 @@ cat >"$E2E_TMP/tokens.csv" <<'EOF'
 t1010-admin-token,t1010-admin,uid-admin,"system:masters"
 t1010-alice-token,alice,uid-alice,"team-a-devs"
 t1010-bob-token,bob,uid-bob
+t1010-dana-token,dana,uid-dana,"team-leads"
 EOF
 start_server --token-auth-file "$E2E_TMP/tokens.csv"
 
@@ -47,9 +48,11 @@ EOF
 kubeconfig admin t1010-admin-token
 kubeconfig alice t1010-alice-token
 kubeconfig bob t1010-bob-token
+kubeconfig dana t1010-dana-token
 kadmin() { kubectl --kubeconfig "$E2E_TMP/admin.kc" "$@"; }
 kalice() { kubectl --kubeconfig "$E2E_TMP/alice.kc" "$@"; }
 kbob() { kubectl --kubeconfig "$E2E_TMP/bob.kc" "$@"; }
+kdana() { kubectl --kubeconfig "$E2E_TMP/dana.kc" "$@"; }
 
 # ---- the defaults ----
 out=$(kadmin get clusterroles 2>&1)
@@ -173,6 +176,19 @@ printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {
     kadmin apply -n team-b -f - >/dev/null
 out=$(kbob get pods -n team-b 2>&1)
 expect_match "missing role named in the 403" 'in the namespace "team-b": RBAC: clusterrole.rbac.authorization.k8s.io "no-such-role" not found' "$out"
+
+# ---- escalation: team-a's admin grants what it holds, no more ----
+kadmin create rolebinding dana-admin --clusterrole=admin --user=dana -n team-a >/dev/null
+check "admin of team-a binds edit there" \
+    kdana create rolebinding eve-edit --clusterrole=edit --user=eve -n team-a
+out=$(kdana create rolebinding eve-root --clusterrole=cluster-admin --user=eve -n team-a 2>&1)
+expect_match "admin of team-a cannot bind cluster-admin" 'rolebindings.rbac.authorization.k8s.io "eve-root" is forbidden: user "dana" \(groups=\["team-leads" "system:authenticated"\]\) is attempting to grant RBAC permissions not currently held' "$out"
+out=$(kdana create role all-pods --verb='*' --resource=pods -n team-a 2>&1)
+expect_match "admin of team-a cannot write a role beyond its own" 'is attempting to grant RBAC permissions not currently held' "$out"
+check "admin of team-a writes a role within its own" \
+    kdana create role read-pods --verb=get,list --resource=pods -n team-a
+out=$(kdana create rolebinding eve-edit --clusterrole=edit --user=eve -n team-b 2>&1)
+expect_match "admin of team-a has nothing in team-b" 'User "dana" cannot create resource "rolebindings"' "$out"
 
 # ---- who created the job ----
 expect_eq "created-by is the creator, not the forged value" "alice" \

@@ -380,6 +380,68 @@ static void test_authorizer_over_store(void **state)
     userinfo_free(u);
 }
 
+/* kube's escalation prevention: a namespace's admin binds what it holds,
+ * not cluster-admin; writes roles with rules it holds only. */
+static void test_escalation(void **state)
+{
+    (void)state;
+    char dir[64];
+    ty_store *st = store_fixture_open(dir, NULL);
+    ty_error err;
+    ty_user *u = alice();
+    const char *masters[] = {"system:masters"};
+    ty_user *root = userinfo_new("root", NULL, masters, 1);
+
+    ty_error_init(&err);
+    ty_authz *z = authz_new(st, &err);
+    assert_non_null(z);
+    json_t *b = binding("RoleBinding", "team-a", "alice-admin", "ClusterRole", "admin", "User",
+                        "alice");
+    store_obj *o = store_create(st, api_store_key(&api_rolebinding), "team-a", b, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(b);
+    authz_refresh(z);
+
+    b = binding("RoleBinding", "team-a", "x", "ClusterRole", "edit", "User", "bob");
+    assert_int_equal(authz_admit_write(z, u, &api_rolebinding, b, &err), 0);
+    json_decref(b);
+    b = binding("RoleBinding", "team-a", "x", "ClusterRole", "cluster-admin", "User", "bob");
+    assert_int_equal(authz_admit_write(z, u, &api_rolebinding, b, &err), -1);
+    assert_int_equal(err.code, TY_EFORBIDDEN);
+    assert_non_null(strstr(err.text, "rolebindings.rbac.authorization.k8s.io \"x\" is forbidden: "
+                                     "user \"alice\" (groups=[\"team-a-devs\" "
+                                     "\"system:authenticated\"]) is attempting to grant RBAC "
+                                     "permissions not currently held:\n{APIGroups:[\"*\"], "
+                                     "Resources:[\"*\"], Verbs:[\"*\"]}"));
+    ty_error_clear(&err);
+    assert_int_equal(authz_admit_write(z, root, &api_rolebinding, b, &err), 0);
+    json_decref(b);
+    /* the same binding elsewhere: alice holds nothing in team-b */
+    b = binding("RoleBinding", "team-b", "x", "ClusterRole", "view", "User", "bob");
+    assert_int_equal(authz_admit_write(z, u, &api_rolebinding, b, &err), -1);
+    ty_error_clear(&err);
+    json_decref(b);
+    json_t *r = role("team-a", "r", "[{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"pods/log\"],"
+                     "\"verbs\":[\"get\",\"list\"]}]", NULL);
+    assert_int_equal(authz_admit_write(z, u, &api_role, r, &err), 0);
+    json_decref(r);
+    r = role("team-a", "r", "[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+             "\"verbs\":[\"*\"]}]", NULL);
+    assert_int_equal(authz_admit_write(z, u, &api_role, r, &err), -1);
+    ty_error_clear(&err);
+    json_decref(r);
+    r = role("team-a", "r", "[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],"
+             "\"verbs\":[\"get\"]}]", NULL);
+    assert_int_equal(authz_admit_write(z, u, &api_role, r, &err), -1);
+    ty_error_clear(&err);
+    json_decref(r);
+    authz_free(z);
+    store_fixture_close(dir, st);
+    userinfo_free(u);
+    userinfo_free(root);
+}
+
 static void test_forbidden_messages(void **state)
 {
     (void)state;
@@ -521,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_aggregation),
         cmocka_unit_test(test_default_roles_cover_registry),
         cmocka_unit_test(test_authorizer_over_store),
+        cmocka_unit_test(test_escalation),
         cmocka_unit_test(test_forbidden_messages),
         cmocka_unit_test(test_kind_validation),
         cmocka_unit_test(test_creator),
