@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/kinds.h"
 #include "base/log.h"
@@ -21,6 +22,7 @@ struct ty_authz {
     pthread_t thread;
     bool thread_started;
     atomic_bool stopping;
+    pthread_mutex_t watch_mu; /* guards watch being swapped (thread) or cancelled (free) */
     store_watch *watch;
 };
 
@@ -138,7 +140,9 @@ static void *watch_main(void *arg)
 
     ty_error_init(&err);
     while (!atomic_load(&z->stopping)) {
-        int rc = store_watch_next(z->watch, -1, &ev, &err);
+        /* a second's timeout: a stop that finds no watch to cancel (one
+         * being reopened) is seen within it */
+        int rc = store_watch_next(z->watch, 1000, &ev, &err);
         if (rc == 1) {
             store_event_release(&ev);
             /* a burst (kubectl apply of many roles) costs one rebuild */
@@ -151,17 +155,28 @@ static void *watch_main(void *arg)
             continue;
         /* fell behind: reopen from now, after a rebuild that sees it all */
         ty_error_clear(&err);
+        pthread_mutex_lock(&z->watch_mu);
         store_watch_close(z->watch);
         z->watch = NULL;
-        while (!atomic_load(&z->stopping) && !z->watch) {
+        pthread_mutex_unlock(&z->watch_mu);
+        store_watch *w = NULL;
+        while (!atomic_load(&z->stopping) && !w) {
             const char *only[5];
             for (int i = 0; i < 4; i++)
                 only[i] = api_store_key(rbac_kinds[i]);
             only[4] = NULL;
-            z->watch = store_watch_open_only(z->store, only, store_current_rv(z->store), &err);
+            w = store_watch_open_only(z->store, only, store_current_rv(z->store), &err);
+            if (!w) {
+                ty_warn("authz: cannot watch the RBAC objects: %s", err.text);
+                usleep(100 * 1000);
+            }
             ty_error_clear(&err);
         }
-        authz_sync(z);
+        pthread_mutex_lock(&z->watch_mu);
+        z->watch = w;
+        pthread_mutex_unlock(&z->watch_mu);
+        if (w)
+            authz_sync(z);
     }
     ty_error_clear(&err);
     return NULL;
@@ -184,6 +199,7 @@ ty_authz *authz_new(ty_store *s, ty_error *err)
     pthread_rwlock_init(&z->lock, &attr);
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&z->build_mu, NULL);
+    pthread_mutex_init(&z->watch_mu, NULL);
     for (int i = 0; i < 4; i++)
         only[i] = api_store_key(rbac_kinds[i]);
     only[4] = NULL;
@@ -218,14 +234,17 @@ void authz_free(ty_authz *z)
     if (!z)
         return;
     atomic_store(&z->stopping, true);
+    pthread_mutex_lock(&z->watch_mu);
     if (z->watch)
         store_watch_cancel(z->watch);
+    pthread_mutex_unlock(&z->watch_mu);
     if (z->thread_started)
         pthread_join(z->thread, NULL);
     store_watch_close(z->watch);
     az_snapshot_free(z->snap);
     pthread_rwlock_destroy(&z->lock);
     pthread_mutex_destroy(&z->build_mu);
+    pthread_mutex_destroy(&z->watch_mu);
     free(z);
 }
 
