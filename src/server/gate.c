@@ -149,7 +149,7 @@ static bool impersonate(http_req *r, enum MHD_Result *ret)
     }
     if (!(nu = userinfo_new(h.user, h.uid, groups, ng)))
         return imp_error(r, TY_EINTERNAL, "out of memory", ret);
-    userinfo_free(r->user);
+    r->impersonator = r->user;
     r->user = nu;
     return true;
 }
@@ -207,5 +207,7 @@ void gate_done(http_req *r)
 {
     refresh_after_rbac_write(r);
     userinfo_free(r->user);
+    userinfo_free(r->impersonator);
     r->user = NULL;
+    r->impersonator = NULL;
 }

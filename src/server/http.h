@@ -41,6 +41,9 @@ typedef struct http_req {
     int nwarnings;
     ty_user *user;              /* who asks (gate.c); NULL = anonymous or no
                                    authentication configured */
+    ty_user *impersonator;      /* who authenticated, when user is someone they
+                                   impersonate (Impersonate-User; audit's user,
+                                   user its impersonatedUser); else NULL */
     reqattr attr;               /* what it asks, as authorization sees it */
     unsigned status;            /* the HTTP status answered (http_queue) */
 } http_req;
