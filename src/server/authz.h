@@ -32,8 +32,9 @@ ty_authz *authz_new(ty_store *s, ty_error *err);
 void authz_free(ty_authz *z);
 
 /* 1 when u may do a, 0 when not (reason, when not NULL, gets RBAC's
- * reason text or ""). z NULL allows everything; u NULL (anonymous) is
- * allowed nothing but what system:unauthenticated is bound to. */
+ * reason text for either answer, or ""; az_snapshot_allows in authz_int.h
+ * says which). z NULL allows everything; u NULL (anonymous) is allowed
+ * nothing. */
 int authz_check(ty_authz *z, const ty_user *u, const reqattr *a, char *reason, size_t cap);
 
 /* Rebuilds the snapshot from the store now (after a write of an RBAC

@@ -28,8 +28,11 @@ az_snapshot *az_snapshot_build(const json_t *roles, const json_t *clusterroles,
 void az_snapshot_free(az_snapshot *s);
 
 /* 1 when the snapshot's rules let u do a, 0 when not; reason (may be NULL)
- * gets RBAC's reason text on a denial ("" or `RBAC: clusterrole.rbac...
- * "x" not found`). system:masters is allowed everything. */
+ * gets RBAC's reason text: on an allow the binding that allowed it (`RBAC:
+ * allowed by RoleBinding "b/ns" of ClusterRole "edit" to User "alice"`),
+ * on a denial "" or `RBAC: clusterrole.rbac.authorization.k8s.io "x" not
+ * found`. system:masters is allowed everything, with no reason, as kube's
+ * privileged-group authorizer answers before RBAC. */
 int az_snapshot_allows(const az_snapshot *s, const ty_user *u, const reqattr *a, char *reason,
                        size_t cap);
 

@@ -44,6 +44,7 @@ typedef struct az_role {
 typedef struct az_binding {
     char *ns;        /* NULL: a ClusterRoleBinding */
     char *missing;   /* the reason when its role does not exist, else NULL */
+    char *desc;      /* `RoleBinding "name/ns" of ClusterRole "edit"`, for reasons */
     const az_role *role;
 } az_binding;
 
@@ -289,6 +290,18 @@ static int add_bindings(az_snapshot *s, const json_t *list, bool cluster)
             snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", rname);
             b->role = strmap_get(&s->roles, key);
         }
+        {
+            char d[1400];
+            const char *bname = jstr(md, "name") ? jstr(md, "name") : "";
+            if (cluster)
+                snprintf(d, sizeof(d), "ClusterRoleBinding \"%s\" of %s \"%s\"", bname,
+                         kind ? kind : "", rname);
+            else
+                snprintf(d, sizeof(d), "RoleBinding \"%s/%s\" of %s \"%s\"", bname,
+                         ns ? ns : "", kind ? kind : "", rname);
+            if (!(b->desc = strdup(d)))
+                return -1;
+        }
         if (!b->role) {
             char why[600];
             snprintf(why, sizeof(why), "%s.%s \"%s\" not found",
@@ -348,6 +361,7 @@ void az_snapshot_free(az_snapshot *s)
     for (size_t i = 0; i < s->nbindings; i++) {
         free(s->bindings[i].ns);
         free(s->bindings[i].missing);
+        free(s->bindings[i].desc);
     }
     free(s->bindings);
     json_decref(s->keep);
@@ -426,8 +440,10 @@ bool az_rule_allows(const json_t *rule, const reqattr *a)
 }
 
 /* Looks through the bindings of one subject; notes the first missing role
- * of a binding that applies, for the reason. */
-static bool list_allows(const az_blist *l, const reqattr *a, const char **missing)
+ * of a binding that applies, for the reason. The binding that allows, or
+ * NULL. */
+static const az_binding *list_allows(const az_blist *l, const reqattr *a,
+                                     const char **missing)
 {
     for (size_t i = 0; l && i < l->n; i++) {
         const az_binding *b = l->v[i];
@@ -442,15 +458,35 @@ static bool list_allows(const az_blist *l, const reqattr *a, const char **missin
         }
         for (size_t j = 0; j < b->role->n; j++)
             if (rule_matches(&b->role->v[j], a))
-                return true;
+                return b;
     }
-    return false;
+    return NULL;
+}
+
+/* kube's reason for an allow: `RBAC: allowed by RoleBinding "b/ns" of
+ * ClusterRole "edit" to User "alice"` (a service account as
+ * ServiceAccount "name/ns"). */
+static void allowed_reason(const az_binding *b, bool group, const char *subject, char *reason,
+                           size_t cap)
+{
+    static const char sa[] = "system:serviceaccount:";
+    const char *rest = subject + sizeof(sa) - 1, *colon;
+
+    if (!reason || !cap)
+        return;
+    if (!group && strncmp(subject, sa, sizeof(sa) - 1) == 0 && (colon = strchr(rest, ':')))
+        snprintf(reason, cap, "RBAC: allowed by %s to ServiceAccount \"%s/%.*s\"", b->desc,
+                 colon + 1, (int)(colon - rest), rest);
+    else
+        snprintf(reason, cap, "RBAC: allowed by %s to %s \"%s\"", b->desc,
+                 group ? "Group" : "User", subject);
 }
 
 int az_snapshot_allows(const az_snapshot *s, const ty_user *u, const reqattr *a, char *reason,
                        size_t cap)
 {
     const char *missing = NULL;
+    const az_binding *b;
 
     if (reason && cap)
         reason[0] = '\0';
@@ -460,11 +496,15 @@ int az_snapshot_allows(const az_snapshot *s, const ty_user *u, const reqattr *a,
         return 1;
     if (!s)
         return 0;
-    if (list_allows(strmap_get(&s->by_user, u->name), a, &missing))
+    if ((b = list_allows(strmap_get(&s->by_user, u->name), a, &missing))) {
+        allowed_reason(b, false, u->name, reason, cap);
         return 1;
+    }
     for (size_t i = 0; i < u->ngroups; i++)
-        if (list_allows(strmap_get(&s->by_group, u->groups[i]), a, &missing))
+        if ((b = list_allows(strmap_get(&s->by_group, u->groups[i]), a, &missing))) {
+            allowed_reason(b, true, u->groups[i], reason, cap);
             return 1;
+        }
     if (missing && reason && cap)
         snprintf(reason, cap, "RBAC: %s", missing);
     return 0;
@@ -478,9 +518,9 @@ json_t *az_snapshot_role_rules(const az_snapshot *s, bool cluster, const char *n
 
     if (!s)
         return NULL;
-    if (cluster)
+    if (cluster) {
         r = strmap_get(&s->croles, name);
-    else {
+    } else {
         snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
         r = strmap_get(&s->roles, key);
     }

@@ -79,7 +79,8 @@ static bool imp_denied(http_req *r, const reqattr *a, enum MHD_Result *ret)
 {
     char reason[256];
 
-    if (authz_check(server_authz(r->srv), r->user, a, reason, sizeof(reason)))
+    if (authz_check(server_authz(r->srv), r->user, a, NULL, 0) ||
+        authz_check(server_authz(r->srv), r->user, a, reason, sizeof(reason)))
         return false;
     *ret = http_send_json(r, 403, authz_forbidden_status(r->user->name, a, reason));
     return true;
@@ -181,7 +182,10 @@ bool gate_check(http_req *r, enum MHD_Result *ret)
     }
     if (!impersonate(r, ret))
         return false;
-    if (!authz_check(server_authz(r->srv), r->user, &r->attr, reason, sizeof(reason))) {
+    /* the reason is only wanted for a refusal: asked again then (an allow's
+     * would cost a formatted string on every request) */
+    if (!authz_check(server_authz(r->srv), r->user, &r->attr, NULL, 0) &&
+        !authz_check(server_authz(r->srv), r->user, &r->attr, reason, sizeof(reason))) {
         *ret = http_send_json(r, 403, authz_forbidden_status(r->user->name, &r->attr, reason));
         return false;
     }

@@ -168,7 +168,9 @@ static void test_snapshot_bindings(void **state)
     assert_int_equal(az_snapshot_allows(s, u, &a, NULL, 0), 0); /* all namespaces */
     /* a ClusterRole through a group's RoleBinding: that namespace only */
     a = res_attr("create", "kubeflow.org", "pytorchjobs", "", "team-a", "");
-    assert_int_equal(az_snapshot_allows(s, u, &a, NULL, 0), 1);
+    assert_int_equal(az_snapshot_allows(s, u, &a, reason, sizeof(reason)), 1);
+    assert_string_equal(reason, "RBAC: allowed by RoleBinding \"b2/team-a\" of ClusterRole "
+                                "\"job-editor\" to Group \"team-a-devs\"");
     a = res_attr("create", "kubeflow.org", "pytorchjobs", "", "team-b", "");
     assert_int_equal(az_snapshot_allows(s, u, &a, NULL, 0), 0);
     /* a RoleBinding never grants URLs; a ClusterRoleBinding does */
@@ -182,10 +184,13 @@ static void test_snapshot_bindings(void **state)
                         "RBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found");
     /* a service account subject (namespace from the binding) */
     a = res_attr("get", "", "pods", "", "team-a", "p");
-    assert_int_equal(az_snapshot_allows(s, sa, &a, NULL, 0), 1);
+    assert_int_equal(az_snapshot_allows(s, sa, &a, reason, sizeof(reason)), 1);
+    assert_string_equal(reason, "RBAC: allowed by RoleBinding \"b5/team-a\" of Role "
+                                "\"pod-reader\" to ServiceAccount \"robot/team-a\"");
     /* system:masters: everything, even with no binding */
     a = res_attr("delete", "x.io", "things", "", "z", "t");
-    assert_int_equal(az_snapshot_allows(s, root, &a, NULL, 0), 1);
+    assert_int_equal(az_snapshot_allows(s, root, &a, reason, sizeof(reason)), 1);
+    assert_string_equal(reason, "");
     assert_int_equal(az_snapshot_allows(s, NULL, &a, NULL, 0), 0);
 
     /* the rules review: what alice may do in team-a */
