@@ -124,6 +124,17 @@ static int admit_queue_delete(const json_t *obj, const char *name, ty_error *err
     return 0;
 }
 
+int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
+                     json_t *obj, ty_error *err)
+{
+    (void)lk;
+    (void)op;
+    (void)res;
+    (void)obj;
+    (void)err;
+    return 0;
+}
+
 int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
               const json_t *obj, const char *name, ty_error *err)
 {

@@ -31,6 +31,13 @@ typedef struct api_lookup {
 
 typedef enum { API_ADMIT_CREATE, API_ADMIT_UPDATE, API_ADMIT_DELETE } api_admit_op;
 
+/* The mutating rules for op on res, which fill what obj leaves out from what
+ * else exists (e.g. a pod's user ids from its namespace). They run before
+ * api_admit, on the object after defaulting and validation. 0, or -1 with
+ * err. */
+int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
+                     json_t *obj, ty_error *err);
+
 /* Runs the rules for op on res: obj is the object after defaulting (create,
  * update: the result of the update) or the stored one (delete; NULL when it
  * is not there, which the delete itself answers). 0, or -1 with err (Forbidden

@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "client/kc_status.h"
+#include "store/admit.h"
 #include "model/podcond.h"
 #include "model/selector.h"
 
 typedef struct emb {
     ty_kc base;
     ty_store *s;
+    bool admit; /* creates pass the admission chain (store/admit.h) */
 } emb;
 
 typedef struct emb_watch {
@@ -121,8 +123,24 @@ static json_t *e_resources(ty_kc *c)
     return store_resources(S(c));
 }
 
+/* The admission chain for a create of obj (a store key's resource), as the
+ * HTTP API runs it: a controller's create (a job's pods) meets the rules a
+ * user's would. */
+static int admit_create(ty_kc *c, const char *res, json_t *obj, ty_error *err)
+{
+    const api_resource *r;
+
+    if (!((emb *)c)->admit || !obj || !(r = api_find_store_key(res)))
+        return 0;
+    return store_admit(S(c), API_ADMIT_CREATE, r, obj, NULL, err);
+}
+
 static ty_obj *e_create(ty_kc *c, const char *res, const char *ns, json_t *obj, ty_error *err)
 {
+    if (admit_create(c, res, obj, err) < 0) {
+        json_decref(obj);
+        return NULL;
+    }
     return B(store_create_take(S(c), res, ns, obj, err));
 }
 
@@ -195,7 +213,62 @@ static size_t e_write_all(ty_kc *c, kc_op *ops, size_t n)
 {
     store_op one, *sops = n == 1 ? &one : malloc(n * sizeof(*sops));
     op_extra bone, *binds = n == 1 ? &bone : malloc(n * sizeof(*binds));
-    size_t failed = 0;
+    size_t failed = 0, refused = 0;
+    bool *skip = NULL;
+
+    /* Creates the admission chain refuses fail alone; the rest go on. */
+    for (size_t i = 0; i < n; i++) {
+        ty_error aerr;
+        if (ops[i].kind != KC_OP_CREATE)
+            continue;
+        ty_error_init(&aerr);
+        if (admit_create(c, ops[i].resource, ops[i].obj, &aerr) == 0)
+            continue;
+        if (!skip && !(skip = calloc(n, sizeof(*skip)))) {
+            ty_error_clear(&aerr);
+            continue; /* no memory to mark it: the store's own checks still run */
+        }
+        skip[i] = true;
+        json_decref(ops[i].obj);
+        ops[i].obj = NULL;
+        ops[i].result = NULL;
+        ops[i].err = aerr; /* the causes move with it */
+        refused++;
+    }
+    if (refused == n) {
+        if (n != 1) {
+            free(sops);
+            free(binds);
+        }
+        free(skip);
+        return refused;
+    }
+    if (refused) {
+        /* the admitted ones, as a batch of their own */
+        kc_op *rest = malloc((n - refused) * sizeof(*rest));
+        size_t k = 0;
+        if (rest) {
+            for (size_t i = 0; i < n; i++)
+                if (!skip[i])
+                    rest[k++] = ops[i];
+            failed = e_write_all(c, rest, k);
+            for (size_t i = 0, j = 0; i < n; i++)
+                if (!skip[i])
+                    ops[i] = rest[j++];
+            free(rest);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                if (!skip[i])
+                    failed += (kc_run_op(c, &ops[i]),
+                               ops[i].kind != KC_OP_RECORD && ops[i].err.code);
+        }
+        if (n != 1) {
+            free(sops);
+            free(binds);
+        }
+        free(skip);
+        return failed + refused;
+    }
 
     if (!sops || !binds) {
         if (n != 1) {
@@ -401,5 +474,6 @@ ty_kc *kc_embedded_new(ty_store *s)
         return NULL;
     e->base.ops = &emb_ops;
     e->s = s;
+    e->admit = true;
     return &e->base;
 }

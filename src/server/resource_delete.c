@@ -4,7 +4,7 @@
 
 #include "api/kinds.h"
 #include "model/podcond.h"
-#include "server/admit.h"
+#include "store/admit.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -93,7 +93,7 @@ static int check_delete(ty_store *st, const api_resource *res, const char *ns,
     if (res != &api_queue) /* the only kind with delete rules: no lookup for the rest */
         return 0;
     o = store_get(st, api_store_key(res), ns ? ns : "", name, NULL);
-    rc = server_admit(st, API_ADMIT_DELETE, res, o ? store_obj_json(o) : NULL, name, err);
+    rc = store_admit(st, API_ADMIT_DELETE, res, o ? (json_t *)store_obj_json(o) : NULL, name, err);
     store_obj_unref(o);
     return rc;
 }
@@ -158,7 +158,7 @@ enum MHD_Result resource_delete_collection(http_req *r, const res_path *p)
     for (size_t i = 0; i < l.n; i++) {
         const char *name = json_string_value(json_object_get(
             json_object_get(store_obj_json(l.items[i]), "metadata"), "name"));
-        if (server_admit(st, API_ADMIT_DELETE, p->res, store_obj_json(l.items[i]),
+        if (store_admit(st, API_ADMIT_DELETE, p->res, (json_t *)store_obj_json(l.items[i]),
                          name ? name : "", &err) < 0) {
             store_list_free(&l);
             goto error;

@@ -14,9 +14,9 @@
 #include "base/jsonin.h"
 #include "model/patch.h"
 #include "model/yaml.h"
-#include "server/admit.h"
 #include "server/authz.h"
 #include "server/creator.h"
+#include "store/admit.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -184,7 +184,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     creator_stamp(p->res, obj, r->user);
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
-        server_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
+        store_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
     if (taken_in_other_version(r, p, md_str(obj, "name"))) {
@@ -399,7 +399,7 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
          * (a stale resourceVersion is a 409) run on the result too. */
         if (write_fn(cur, w, &err) < 0 ||
             (dry_run(r) && store_dry_run_update(key, store_obj_json(o), cur, &err) < 0) ||
-            server_admit(st, API_ADMIT_UPDATE, p->res, cur, p->name, &err) < 0) {
+            store_admit(st, API_ADMIT_UPDATE, p->res, cur, p->name, &err) < 0) {
             store_obj_unref(o);
             json_decref(cur);
             goto error;

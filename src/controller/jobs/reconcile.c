@@ -27,29 +27,7 @@
 #include "controller/jobs/jobs_int.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the ssh plugin's key maker */
 
-typedef struct pass {
-    ty_kc *s;
-    const jobs_framework *fw;
-    job_ctx c;
-    json_t *job;           /* working copy (owned) */
-    json_t *status;        /* the status being built (owned) */
-    json_t *pods;          /* the pods the job controls now (views, jobs_list_owned) */
-    kc_list svcs;       /* the Services it controls (a view made only to delete one) */
-    json_t *present;       /* names of pods that exist, terminating included */
-    json_t *retry;         /* failed pods to recreate (borrowed from pods) */
-    json_t *failed;        /* permanently failed pods (borrowed from pods) */
-    jf_counts counts[KF_MAX_REPLICA_TYPES];
-    size_t ntypes;
-    long long restarts;    /* recreations recorded on the job */
-    long long live_restarts; /* in-place restarts of current pods */
-    long long added;       /* recreations made by this pass */
-    bool gang;
-    time_t now;
-    char nows[40];
-    time_t *wake_at;
-    char *wrote_rv;         /* the job's status write's rv, if any (TY_RV_MAX bytes) */
-    int rc;
-} pass;
+#include "controller/jobs/pass.h"
 
 /* ---- small readers ---- */
 
@@ -70,11 +48,6 @@ static const char *annotation(const json_t *obj, const char *key)
         json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
 }
 
-static const char *label(const json_t *obj, const char *key)
-{
-    return json_string_value(
-        json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
-}
 
 static const char *obj_name(const json_t *obj)
 {
@@ -167,8 +140,8 @@ static void observe(pass *p)
     json_t *pod;
 
     json_array_foreach(p->pods, i, pod) {
-        jf_counts *c = counts_of(p, label(pod, JOBS_LABEL_TYPE));
-        const char *idx_s = label(pod, JOBS_LABEL_INDEX);
+        jf_counts *c = counts_of(p, pass_label(pod, JOBS_LABEL_TYPE));
+        const char *idx_s = pass_label(pod, JOBS_LABEL_INDEX);
         long idx = idx_s ? strtol(idx_s, NULL, 10) : -1;
         const char *phase = jobs_pod_phase(pod);
 
@@ -211,8 +184,8 @@ static void exited_event(pass *p, const json_t *pod)
 static void restart(pass *p)
 {
     json_t *victims = p->gang ? p->pods : p->retry, *pod;
-    const char *type = kf_replica_type_canonical(p->c.kind, label(json_array_get(p->retry, 0),
-                                                                  JOBS_LABEL_TYPE));
+    const char *type = kf_replica_type_canonical(
+        p->c.kind, pass_label(json_array_get(p->retry, 0), JOBS_LABEL_TYPE));
     char msg[512], type_buf[64];
     size_t i;
 
@@ -559,124 +532,6 @@ static void cleanup_and_ttl(pass *p)
         wake(p, due);
 }
 
-/* ---- status ---- */
-
-/* replicaStatuses as upstream writes them: counts omitted when zero, and the
- * label selector of the type's pods. */
-static void replica_statuses(pass *p, bool succeeded_now)
-{
-    json_t *rs = json_object();
-    char lower[32];
-
-    for (size_t t = 0; t < p->ntypes; t++) {
-        const jf_counts *c = &p->counts[t];
-        long long active = succeeded_now ? 0 : c->active;
-        long long succeeded = c->succeeded + (succeeded_now ? c->active : 0);
-        long long failed = c->failed + 0;
-        json_t *one = json_object();
-        size_t i;
-        json_t *pod;
-
-        /* Failed pods awaiting recreation are failed too, as upstream counts. */
-        json_array_foreach(p->retry, i, pod)
-            if (kf_replica_type_canonical(p->c.kind, label(pod, JOBS_LABEL_TYPE)) == c->type)
-                failed++;
-        if (active)
-            json_object_set_new(one, "active", json_integer(active));
-        if (succeeded)
-            json_object_set_new(one, "succeeded", json_integer(succeeded));
-        if (failed)
-            json_object_set_new(one, "failed", json_integer(failed));
-        jf_lower(c->type, lower, sizeof(lower));
-        json_object_set_new(one, "labelSelector",
-                            json_pack("{s:{s:s, s:s, s:s}}", "matchLabels", JOBS_LABEL_JOB_NAME,
-                                      p->c.name, JOBS_LABEL_OPERATOR,
-                                      p->c.kind->operator_name, JOBS_LABEL_TYPE, lower));
-        json_object_set_new(rs, c->type, one);
-    }
-    json_object_set_new(p->status, "replicaStatuses", rs);
-}
-
-typedef struct write_args {
-    const char *uid;
-    json_t *status;
-    long long restarts; /* -1: unchanged */
-} write_args;
-
-static bool same_job(const json_t *obj, const write_args *w)
-{
-    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
-
-    return uid && strcmp(uid, w->uid) == 0;
-}
-
-static int write_status(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-
-    (void)err;
-    if (!same_job(obj, w))
-        return 0; /* a new job of the same name: its own pass will come */
-    json_object_set(obj, "status", w->status);
-    return 0;
-}
-
-static int write_restarts(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-    json_t *meta = json_object_get(obj, "metadata"), *ann;
-    char buf[32];
-
-    (void)err;
-    if (!same_job(obj, w))
-        return 0;
-    ann = ty_json_own(meta, "annotations");
-    if (!json_is_object(ann)) {
-        ann = json_object();
-        json_object_set_new(meta, "annotations", ann);
-    }
-    snprintf(buf, sizeof(buf), "%lld", w->restarts);
-    json_object_set_new(ann, JOBS_ANN_RESTARTS, json_string(buf));
-    return 0;
-}
-
-static void commit(pass *p)
-{
-    const json_t *old = json_object_get(p->job, "status");
-    write_args w = {.status = p->status, .restarts = p->added ? p->restarts + p->added : -1};
-    const char *res = api_store_key(p->c.kind->resource);
-    kc_op ops[2];
-    size_t n = 0;
-
-    if (json_equal(old, p->status) && w.restarts < 0)
-        return;
-    /* Only a pass that changed something says it reconciled: writing the time
-     * alone would wake this controller again, for ever. */
-    json_object_set_new(p->status, "lastReconcileTime", json_string(p->nows));
-    w.uid = json_string_value(json_object_get(json_object_get(p->job, "metadata"), "uid"));
-    /* The restarts first, in a metadata write (it changes only metadata:
-     * the spec-top hint spares a deep copy of the job), then the status. */
-    if (w.restarts >= 0)
-        ops[n++] = kc_op_mutate(res, p->c.ns, p->c.name, write_restarts, &w, KC_SPEC_TOP);
-    /* In the tree arena, as the pods' status writes are: a version's tree
-     * goes when its event leaves the store's tree window, and the reaper's
-     * walk over one carved in order costs a third of one malloc scattered
-     * (base/treearena.h). */
-    ops[n] = kc_op_mutate(res, p->c.ns, p->c.name, write_status, &w, KC_STATUS);
-    ops[n++].flags |= KC_ARENA;
-    kc_write_all(p->s, ops, n);
-    if (ops[n - 1].result)
-        ty_obj_rv(ops[n - 1].result, p->wrote_rv, TY_RV_MAX);
-    for (size_t i = 0; i < n; i++) {
-        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
-            ty_warn("jobs: %s of %s %s/%s: %s", ops[i].fn == write_status ? "status" : "restarts",
-                    p->c.kind->kind, p->c.ns, p->c.name, ops[i].err.text);
-            p->rc = -1;
-        }
-        kc_op_clear(&ops[i]);
-    }
-}
-
 /* ---- the pass ---- */
 
 static void created(pass *p)
@@ -708,14 +563,14 @@ static void run(pass *p)
     bool done;
 
     if (suspend_or_resume(p)) {
-        replica_statuses(p, false);
+        pass_replica_statuses(p, false);
         return;
     }
     if (!json_object_get(p->status, "startTime"))
         json_object_set_new(p->status, "startTime", json_string(p->nows));
     observe(p);
     if (deadline(p)) {
-        replica_statuses(p, false);
+        pass_replica_statuses(p, false);
         cleanup_and_ttl(p);
         return;
     }
@@ -724,7 +579,7 @@ static void run(pass *p)
         create_missing(p);
         update_running(p);
     }
-    replica_statuses(p, done && jobs_cond_true(p->status, "Succeeded"));
+    pass_replica_statuses(p, done && jobs_cond_true(p->status, "Succeeded"));
     if (done)
         cleanup_and_ttl(p);
 }
@@ -815,7 +670,7 @@ int jobs_reconcile(ty_kc *s, const kf_kind *k, const char *ns, const char *name,
         cleanup_and_ttl(&p);
     else
         run(&p);
-    commit(&p);
+    pass_commit(&p);
     pass_free(&p);
     return p.rc;
 }

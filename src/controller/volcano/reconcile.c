@@ -17,39 +17,7 @@
 #include "controller/kit.h"
 #include "controller/volcano/vc_int.h"
 
-typedef struct target {
-    vc_action action;
-    const char *event;
-    const json_t *task;  /* the task of the pod that raised the event */
-    const json_t *pod;   /* that pod (NULL for task events) */
-} target;
-
-typedef struct pass {
-    ty_kc *s;
-    const char *ns, *name, *uid;
-    json_t *job;     /* stored job (copy) */
-    json_t *pods;    /* owned pods */
-    json_t *status;  /* the status being built */
-    vc_obs obs;
-    const char *consume; /* the action annotation's value to remove (in job), or NULL */
-    bool admitted;   /* the PodGroup left Pending */
-    time_t *wake_at;
-    char nows[32];
-    int rc;
-} pass;
-
-static const char *str_at(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(json_object_get(json_object_get(o, a), b));
-}
-
-/* An RFC 3339 time (base/timeutil.h), 0 when missing or unreadable. */
-static time_t parse_time(const char *s)
-{
-    time_t t;
-
-    return s && ty_time_parse(s, &t) == 0 ? t : 0;
-}
+#include "controller/volcano/vc_pass.h"
 
 static const json_t *tasks_of(const pass *p)
 {
@@ -69,7 +37,7 @@ static json_t *list_owned(pass *p, const char *resource)
 
 static const char *pod_task(const json_t *pod)
 {
-    return str_at(json_object_get(pod, "metadata"), "annotations", VC_ANN_TASK_SPEC);
+    return vc_str_at(json_object_get(pod, "metadata"), "annotations", VC_ANN_TASK_SPEC);
 }
 
 /* ---- observe ---- */
@@ -159,10 +127,10 @@ static const char *pod_event(const json_t *pod, time_t *since)
     if (kit_is_terminating(pod))
         return NULL;
     if (!strcmp(phase, "Failed")) {
-        const char *reason = str_at(pod, "status", "reason");
+        const char *reason = vc_str_at(pod, "status", "reason");
         json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
                            i, cs) {
-            time_t t = parse_time(str_at(json_object_get(cs, "state"), "terminated",
+            time_t t = vc_parse_time(vc_str_at(json_object_get(cs, "state"), "terminated",
                                          "finishedAt"));
             if (t > *since)
                 *since = t;
@@ -170,7 +138,7 @@ static const char *pod_event(const json_t *pod, time_t *since)
         return reason && !strcmp(reason, "Evicted") ? "PodEvicted" : "PodFailed";
     }
     if (!*phase || !strcmp(phase, "Pending")) {
-        *since = parse_time(str_at(pod, "metadata", "creationTimestamp"));
+        *since = vc_parse_time(vc_str_at(pod, "metadata", "creationTimestamp"));
         return "PodPending";
     }
     return !strcmp(phase, "Unknown") ? "Unknown" : NULL;
@@ -200,7 +168,7 @@ static bool try_event(pass *p, target *t, const json_t *task, const json_t *pod,
 
 static target choose(pass *p, vc_phase phase)
 {
-    const char *user = str_at(json_object_get(p->job, "metadata"), "annotations", VC_ANN_ACTION);
+    const char *user = vc_str_at(json_object_get(p->job, "metadata"), "annotations", VC_ANN_ACTION);
     json_t *generation = json_object_get(json_object_get(p->job, "metadata"), "generation");
     target t = {.action = VC_SYNC};
     bool updated;
@@ -291,7 +259,7 @@ static void copy_meta(const json_t *job, json_t *pg)
 static void ensure_podgroup(pass *p)
 {
     const json_t *spec = json_object_get(p->job, "spec");
-    const char *queue = str_at(p->job, "spec", "queue");
+    const char *queue = vc_str_at(p->job, "spec", "queue");
     json_t *mtm = json_object(), *t, *pg;
     char name[512];
     size_t i;
@@ -494,7 +462,7 @@ static bool pod_exists(const pass *p, const char *name)
     size_t i;
 
     json_array_foreach(p->pods, i, pod)
-        if (!strcmp(str_at(pod, "metadata", "name"), name))
+        if (!strcmp(vc_str_at(pod, "metadata", "name"), name))
             return true;
     return false;
 }
@@ -503,10 +471,10 @@ static json_t *build_pod(pass *p, const json_t *task, int index, const char *pod
 {
     const char *tname = json_string_value(json_object_get(task, "name"));
     const json_t *tmpl = json_object_get(task, "template");
-    const char *rp = str_at(tmpl, "spec", "restartPolicy");
-    const char *queue = str_at(p->job, "spec", "queue");
-    const char *sched = str_at(p->job, "spec", "schedulerName");
-    const char *prio = str_at(p->job, "spec", "priorityClassName");
+    const char *rp = vc_str_at(tmpl, "spec", "restartPolicy");
+    const char *queue = vc_str_at(p->job, "spec", "queue");
+    const char *sched = vc_str_at(p->job, "spec", "schedulerName");
+    const char *prio = vc_str_at(p->job, "spec", "priorityClassName");
     json_t *env = json_array(), *labels, *pod, *meta, *ann, *extra;
     char idx[16], ver[32], group[512];
 
@@ -556,7 +524,7 @@ static void prune_pods(pass *p)
 
     json_array_foreach(p->pods, i, pod) {
         const json_t *task = task_named(p, pod_task(pod));
-        const char *idx = str_at(json_object_get(pod, "metadata"), "annotations",
+        const char *idx = vc_str_at(json_object_get(pod, "metadata"), "annotations",
                                  VC_ANN_TASK_INDEX);
         if (task && idx && atoll(idx) < json_integer_value(json_object_get(task, "replicas")))
             continue;
@@ -567,7 +535,7 @@ static void prune_pods(pass *p)
 
 static void create_pods(pass *p)
 {
-    const char *dep = str_at(json_object_get(p->job, "metadata"), "annotations",
+    const char *dep = vc_str_at(json_object_get(p->job, "metadata"), "annotations",
                              VC_ANN_DEPENDS_ON);
     bool want_succeeded = dep && strcmp(dep, "Succeeded") == 0;
     json_t *t;
@@ -600,153 +568,13 @@ static void create_pods(pass *p)
     }
 }
 
-/* ---- status ---- */
-
-static void set_counts(pass *p)
-{
-    json_t *st = p->status;
-
-    json_object_set_new(st, "pending", json_integer(p->obs.pending));
-    json_object_set_new(st, "running", json_integer(p->obs.running));
-    json_object_set_new(st, "succeeded", json_integer(p->obs.succeeded));
-    json_object_set_new(st, "failed", json_integer(p->obs.failed));
-    json_object_set_new(st, "terminating", json_integer(p->obs.terminating));
-    json_object_set_new(st, "unknown", json_integer(p->obs.unknown));
-    json_object_set_new(st, "minAvailable", json_integer(p->obs.min_available));
-    if (!json_object_get(st, "version"))
-        json_object_set_new(st, "version", json_integer(0));
-    if (!json_object_get(st, "retryCount"))
-        json_object_set_new(st, "retryCount", json_integer(0));
-}
-
-static void bump(json_t *st, const char *key)
-{
-    json_object_set_new(st, key, json_integer(json_integer_value(json_object_get(st, key)) + 1));
-}
-
-/* Upstream's runningDuration: time since the job was created, as a Go
- * duration string ("1h2m3s"). */
-static void running_duration(pass *p)
-{
-    time_t created = parse_time(str_at(p->job, "metadata", "creationTimestamp"));
-    long long d;
-    char buf[64];
-
-    if (!created)
-        return;
-    d = (long long)(time(NULL) - created);
-    if (d < 0)
-        d = 0;
-    if (d >= 3600)
-        snprintf(buf, sizeof(buf), "%lldh%lldm%llds", d / 3600, d / 60 % 60, d % 60);
-    else if (d >= 60)
-        snprintf(buf, sizeof(buf), "%lldm%llds", d / 60, d % 60);
-    else
-        snprintf(buf, sizeof(buf), "%llds", d);
-    json_object_set_new(p->status, "runningDuration", json_string(buf));
-}
-
-static void set_phase(pass *p, vc_phase from, vc_phase to, const target *t)
-{
-    json_t *conds = json_object_get(p->status, "conditions");
-    char msg[256];
-
-    if (from == to && json_object_get(p->status, "state"))
-        return;
-    snprintf(msg, sizeof(msg), "%s%s%s", t->action != VC_SYNC ? vc_action_name(t->action) : "",
-             t->event ? " on " : "", t->event ? t->event : "");
-    json_object_set_new(p->status, "state",
-                        json_pack("{s:s, s:s, s:s, s:s}", "phase", vc_phase_name(to), "reason",
-                                  t->event ? t->event : "", "message", msg,
-                                  "lastTransitionTime", p->nows));
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(p->status, "conditions", conds);
-    }
-    json_array_append_new(conds, json_pack("{s:s, s:s}", "status", vc_phase_name(to),
-                                           "lastTransitionTime", p->nows));
-    if (from != to)
-        ty_event(p->s, p->job, to == VC_FAILED || to == VC_ABORTED ? "Warning" : "Normal",
-                 vc_phase_name(to), VC_COMPONENT, "Job %s/%s is %s", p->ns, p->name,
-                 vc_phase_name(to));
-}
-
-typedef struct write_args {
-    const char *uid;
-    json_t *status;
-    const char *consume;
-} write_args;
-
-static bool same_job(const json_t *obj, const write_args *w)
-{
-    const char *uid = str_at(obj, "metadata", "uid");
-
-    return uid && strcmp(uid, w->uid) == 0;
-}
-
-static int write_status(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-
-    (void)err;
-    if (!same_job(obj, w))
-        return 0; /* a new job of the same name: its own pass will come */
-    json_object_set(obj, "status", w->status);
-    return 0;
-}
-
-/* The action applied goes from the annotations, unless somebody asked for
- * another one since (that one is the next pass's). */
-static int consume_action(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-    json_t *meta = json_object_get(obj, "metadata");
-    const char *now = str_at(meta, "annotations", VC_ANN_ACTION);
-
-    (void)err;
-    if (!same_job(obj, w) || !now || strcmp(now, w->consume) != 0)
-        return 0;
-    json_object_del(ty_json_own(meta, "annotations"), VC_ANN_ACTION);
-    return 0;
-}
-
-/* The status through the status subresource; a consumed action first, in a
- * metadata write of its own (a status write's annotations are dropped: the
- * action would run again at every pass), in the same kc_write_all (one
- * transaction in the embedded client). */
-static void commit(pass *p)
-{
-    const json_t *old = json_object_get(p->job, "status");
-    write_args w = {.uid = p->uid, .status = p->status, .consume = p->consume};
-    const char *res = api_store_key(&api_vcjob);
-    kc_op ops[2];
-    size_t n = 0;
-
-    if (json_equal(old, p->status) && !p->consume)
-        return;
-    /* Only when something else changed, or this pass would wake itself. */
-    running_duration(p);
-    if (p->consume) /* it changes only metadata: the spec-top hint spares a deep copy */
-        ops[n++] = kc_op_mutate(res, p->ns, p->name, consume_action, &w, KC_SPEC_TOP);
-    ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
-    kc_write_all(p->s, ops, n);
-    for (size_t i = 0; i < n; i++) {
-        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
-            ty_warn("vcjob %s/%s: %s: %s", p->ns, p->name,
-                    ops[i].fn == write_status ? "status" : "action", ops[i].err.text);
-            p->rc = -1;
-        }
-        kc_op_clear(&ops[i]);
-    }
-}
-
 /* ttlSecondsAfterFinished: a Completed, Failed or Terminated job is deleted
  * that long after it finished (its dependents go with it through the garbage
  * collector); until then the pass asks to be woken. */
 static void expire(pass *p, vc_phase phase)
 {
     json_t *ttl = json_object_get(json_object_get(p->job, "spec"), "ttlSecondsAfterFinished");
-    time_t done = parse_time(str_at(p->status, "state", "lastTransitionTime"));
+    time_t done = vc_parse_time(vc_str_at(p->status, "state", "lastTransitionTime"));
     int rc;
 
     if (!json_is_integer(ttl) ||
@@ -760,7 +588,7 @@ static void expire(pass *p, vc_phase phase)
 
 static void run_pass(pass *p)
 {
-    vc_phase phase = vc_phase_parse(str_at(p->status, "state", "phase"));
+    vc_phase phase = vc_phase_parse(vc_str_at(p->status, "state", "phase"));
     vc_step step;
     target t;
 
@@ -776,14 +604,14 @@ static void run_pass(pass *p)
                  t.event ? " on " : "", t.event ? t.event : "");
     kill_pods(p, step.kill, &t);
     if (step.retry && vc_counts_as_retry(t.event))
-        bump(p->status, "retryCount");
+        vc_pass_bump(p->status, "retryCount");
     if (step.new_version)
-        bump(p->status, "version");
+        vc_pass_bump(p->status, "version");
     if (step.create && p->admitted)
         create_pods(p);
-    set_counts(p);
-    set_phase(p, phase, step.next, &t);
-    commit(p);
+    vc_pass_set_counts(p);
+    vc_pass_set_phase(p, phase, step.next, &t);
+    vc_pass_commit(p);
     if (p->rc == 0)
         expire(p, step.next);
 }
@@ -804,7 +632,7 @@ int vc_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     }
     p.job = ty_obj_json_copy(o);
     ty_obj_unref(o);
-    p.uid = str_at(p.job, "metadata", "uid");
+    p.uid = vc_str_at(p.job, "metadata", "uid");
     if (!p.uid || kit_is_terminating(p.job)) {
         json_decref(p.job);
         return 0;

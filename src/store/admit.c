@@ -1,5 +1,5 @@
-/* admit.c - the admission rules' lookups (api/admission.h) over the store. */
-#include "server/admit.h"
+/* admit.c - see admit.h. */
+#include "store/admit.h"
 
 static json_t *lk_get(void *ctx, const api_resource *res, const char *ns, const char *name)
 {
@@ -27,10 +27,18 @@ static size_t lk_count(void *ctx, const api_resource *res,
     return n;
 }
 
-int server_admit(ty_store *s, api_admit_op op, const api_resource *res, const json_t *obj,
-                 const char *name, ty_error *err)
+void store_admit_lookup(ty_store *s, api_lookup *lk)
 {
-    api_lookup lk = {.get = lk_get, .count = lk_count, .ctx = s};
+    *lk = (api_lookup){.get = lk_get, .count = lk_count, .ctx = s};
+}
 
+int store_admit(ty_store *s, api_admit_op op, const api_resource *res, json_t *obj,
+                const char *name, ty_error *err)
+{
+    api_lookup lk;
+
+    store_admit_lookup(s, &lk);
+    if (op == API_ADMIT_CREATE && api_admit_mutate(&lk, op, res, obj, err) < 0)
+        return -1;
     return api_admit(&lk, op, res, obj, name, err);
 }
