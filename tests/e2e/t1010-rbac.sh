@@ -187,6 +187,11 @@ out=$(kdana create role all-pods --verb='*' --resource=pods -n team-a 2>&1)
 expect_match "admin of team-a cannot write a role beyond its own" 'is attempting to grant RBAC permissions not currently held' "$out"
 check "admin of team-a writes a role within its own" \
     kdana create role read-pods --verb=get,list --resource=pods -n team-a
+expect_match "roles print NAME and CREATED AT" '^read-pods +[0-9]{4}-[0-9]{2}-[0-9]{2}T' \
+    "$(kadmin get roles -n team-a 2>&1)"
+out=$(kadmin describe rolebinding eve-edit -n team-a 2>&1)
+expect_match "describe rolebinding" 'Kind: +ClusterRole' "$out"
+expect_match "describe rolebinding subjects" 'User +eve' "$out"
 out=$(kdana create rolebinding eve-edit --clusterrole=edit --user=eve -n team-b 2>&1)
 expect_match "admin of team-a has nothing in team-b" 'User "dana" cannot create resource "rolebindings"' "$out"
 
