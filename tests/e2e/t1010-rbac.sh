@@ -134,6 +134,9 @@ out=$(kadmin --as alice get pods -n team-b 2>&1)
 expect_eq "admin --as alice is alice" 'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b"' "$out"
 check "admin --as alice reads team-a" kadmin --as alice get pods -n team-a
 expect_match "whoami --as" 'Username +alice' "$(kadmin --as alice auth whoami 2>&1)"
+out=$(kadmin --as alice --as-uid uid-42 --as-group g1 auth whoami 2>&1)
+expect_match "whoami --as-uid" 'UID +uid-42' "$out"
+expect_match "whoami --as-group" 'Groups +\[g1 system:authenticated\]' "$out"
 out=$(kalice --as bob get pods -n team-a 2>&1)
 expect_eq "alice may not impersonate" 'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope' "$out"
 kadmin create rolebinding auditors-view --clusterrole=view --group=auditors -n team-b >/dev/null
