@@ -33,7 +33,9 @@ bool gate_check(http_req *r, enum MHD_Result *ret)
         ty_error_clear(&err);
         return false;
     }
-    if (!r->user) {
+    /* Without an authorizer every authenticated request passes; an
+     * anonymous one (--anonymous-auth) gets no more than no user at all. */
+    if (!r->user || (!server_authz(r->srv) && !userinfo_in_group(r->user, USERINFO_AUTHENTICATED))) {
         if (public_path(r->attr.path))
             return true;
         ty_seterr(&err, TY_EUNAUTH, "Unauthorized");

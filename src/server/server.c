@@ -4,12 +4,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "server/authn.h"
 #include "server/gate.h"
 #include "server/guard.h"
 #include "server/http.h"
@@ -21,6 +24,8 @@ struct ty_server {
     char *data_dir;
     const logsrc *logs;
     uint16_t port;
+    char address[64];
+    bool tls;
     atomic_bool stopping;
     unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
     struct ty_authn *authn;
@@ -349,6 +354,21 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
+/* A TLS connection with client certificates gets a place to keep what its
+ * certificate came to (authn.h), freed when it closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = authn_conn_new(); /* NULL: verified per request instead */
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        authn_conn_free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char buf[512];
@@ -406,18 +426,45 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     connection_limits(opts, &max_conn, &max_per_client);
     srv->timeout_s = timeout_s;
     addr.sin_port = htons(opts->port);
+    struct MHD_OptionItem tls_opts[8];
+    size_t nt = 0;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    if (opts->tls_cert_pem) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            ty_seterr(err, TY_EINTERNAL, "this libmicrohttpd was built without TLS");
+            goto error;
+        }
+        flags |= MHD_USE_TLS;
+        srv->tls = true;
+        tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                                 (void *)opts->tls_cert_pem};
+        tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                                 (void *)opts->tls_key_pem};
+        /* TLS 1.2 and 1.3 only, as kube-apiserver's default minimum */
+        tls_opts[nt++] = (struct MHD_OptionItem){
+            MHD_OPTION_HTTPS_PRIORITIES, 0,
+            (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"};
+        if (opts->client_ca_pem) {
+            /* libmicrohttpd asks each client for a certificate (one may
+             * come without) and keeps this list for the verification */
+            tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                     (void *)opts->client_ca_pem};
+            tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
+                                                     (intptr_t)on_connection, srv};
+        }
+    }
+    tls_opts[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     /* One thread per connection: watches block their thread while they wait
      * for events, which keeps the streaming code straight-line. The port is
      * the server's alone: no SO_REUSEPORT, so a second server on it fails
      * instead of sharing its connections. */
     srv->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
-        opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
+        flags, opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT, max_conn,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_per_client, MHD_OPTION_CONNECTION_TIMEOUT,
-        timeout_s, MHD_OPTION_END);
+        timeout_s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!srv->daemon) {
         ty_seterr(err, TY_EUNAVAILABLE, "cannot listen on %s:%u (address in use?)", address,
                   (unsigned)opts->port);
@@ -425,6 +472,8 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     }
     info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opts->port;
+    snprintf(srv->address, sizeof(srv->address), "%s",
+             strcmp(address, "0.0.0.0") == 0 ? "127.0.0.1" : address);
     ty_debug("http: at most %u connections, %u per client, idle timeout %us", max_conn,
              max_per_client, timeout_s);
     return srv;
@@ -438,6 +487,12 @@ error:
 uint16_t server_port(const ty_server *srv)
 {
     return srv->port;
+}
+
+void server_url(const ty_server *srv, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s://%s:%u", srv->tls ? "https" : "http", srv->address,
+             (unsigned)srv->port);
 }
 
 void server_stop(ty_server *srv)
