@@ -134,9 +134,12 @@ int cmd_kubeconfig(int argc, char **argv)
     }
     if (!ca && strncmp(server, "https://", 8) == 0 && a.ca_file[0])
         ca = a.ca_file;
+    /* a URL is a plain YAML scalar unless it holds something YAML reads
+     * otherwise (a blank, a quote, " #") */
+    bool plain = strcspn(server, " \t\"'#\\") == strlen(server);
     if (ty_buf_printf(&y, "apiVersion: v1\nkind: Config\nclusters:\n- name: trainyard\n"
                           "  cluster:\n    server: ") < 0 ||
-        yaml_quoted(&y, server) < 0)
+        (plain ? ty_buf_puts(&y, server) : yaml_quoted(&y, server)) < 0)
         goto oom;
     if (ca && strncmp(server, "https://", 8) == 0) {
         if (ty_buf_puts(&y, "\n    certificate-authority-data: ") < 0)
