@@ -41,6 +41,7 @@ typedef struct http_req {
     int nwarnings;
     ty_user *user;              /* who asks (gate.c); NULL = anonymous or no
                                    authentication configured */
+    bool authenticated;         /* gate_authenticate ran */
     reqattr attr;               /* what it asks, as authorization sees it */
     unsigned status;            /* the HTTP status answered (http_queue) */
 } http_req;

@@ -186,6 +186,8 @@ typedef struct conn_state {
     guard_slot slot;  /* what the guard counted, released when the request ends */
     int64_t upload_deadline_ms; /* the body must be in by then (0: no limit) */
     bool streams;     /* a watch or a followed log (guard_long_running) */
+    bool authenticated; /* gate_authenticate ran at the headers */
+    ty_user *user;    /* what it found (owned until dispatch takes it) */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -202,6 +204,9 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
         return MHD_NO;
     r.body = cs->buf;
     r.body_len = cs->len;
+    r.authenticated = cs->authenticated;
+    r.user = cs->user; /* gate_done frees it */
+    cs->user = NULL;
     r.body_too_large = cs->too_large;
     r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
@@ -260,6 +265,22 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
     } else if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
         cs->too_large = declared > HTTP_MAX_BODY;
+        /* Who asks is known from the headers: a request without valid
+         * credentials is answered now and its body dropped, so that it
+         * holds no slot while it uploads. A browser's CORS preflight for
+         * an allowed origin carries none and is answered without. */
+        if (!(r.cors_origin = guard_cors_origin(srv->guard, conn)) ||
+            strcmp(method, "OPTIONS") != 0) {
+            if (!gate_authenticate(&r, &ret)) {
+                /* the body still drains (a clean 401, no reset), holding nothing */
+                guard_release(srv->guard, cs->slot);
+                cs->slot = GUARD_SLOT_NONE;
+                cs->refused = true;
+                return ret;
+            }
+            cs->authenticated = true;
+            cs->user = r.user;
+        }
         return MHD_YES;
     }
     cs->refused = true;
@@ -348,6 +369,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (cs) {
         guard_release(srv->guard, cs->slot);
+        userinfo_free(cs->user);
         free(cs->buf);
         free(cs);
         *con_cls = NULL;

@@ -414,6 +414,18 @@ static void test_tls_server(void **state)
     assert_int_equal(get_status(anon, "/api/v1/namespaces"), 401);
     assert_int_equal(get_status(anon, "/healthz"), 200);
     assert_int_equal(get_status(anon, "/version"), 200);
+    /* a write without credentials: 401 from its headers, nothing stored */
+    {
+        client_resp resp;
+        const char *cm = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                         "\"metadata\":{\"name\":\"anon\"}}";
+        assert_int_equal(client_request(anon, "POST", "/api/v1/namespaces/default/configmaps",
+                                        "application/json", cm, strlen(cm), NULL, &resp, &err),
+                         0);
+        assert_int_equal(resp.status, 401);
+        assert_non_null(strstr(resp.body.data, "\"reason\":\"Unauthorized\""));
+        client_resp_free(&resp);
+    }
     o.token = "wrong";
     ty_client *bogus = client_new_opts(&o, &err);
     assert_int_equal(get_status(bogus, "/healthz"), 401); /* bad credentials: never anonymous */
@@ -421,6 +433,7 @@ static void test_tls_server(void **state)
     ty_client *admin = client_new_opts(&o, &err);
     assert_int_equal(get_status(admin, "/api/v1/namespaces"), 200);
     assert_int_equal(get_status(admin, "/api/v1/namespaces"), 200); /* kept-alive */
+    assert_int_equal(get_status(admin, "/api/v1/namespaces/default/configmaps/anon"), 404);
     /* a client certificate of the CA, and one of nobody's */
     make_client("alice", masters, &ca, &cc, &ck, NULL);
     make_client("mallory", masters, NULL, &oc, &ok, NULL);
