@@ -89,7 +89,9 @@ int cmd_apply(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,   {"help", no_argument, NULL, 'h'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *files[64];

@@ -43,7 +43,9 @@ int cmd_delete(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,   {"cascade", required_argument, NULL, 'c'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"cascade", required_argument, NULL, 'c'},
         {"ignore-not-found", no_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};

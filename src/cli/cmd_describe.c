@@ -83,7 +83,8 @@ static void print_events(ty_client *cl, const char *ns, const char *uid)
 int cmd_describe(int argc, char **argv)
 {
     static const struct option longopts[] = {{"namespace", required_argument, NULL, 'n'},
-                                             {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,
+                                             {"server", required_argument, NULL, 's'},
+                                             CLI_KUBECONFIG_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};

@@ -125,7 +125,9 @@ int cmd_get(int argc, char **argv)
     static const struct option longopts[] = {
         {"namespace", required_argument, NULL, 'n'}, {"all-namespaces", no_argument, NULL, 'A'},
         {"selector", required_argument, NULL, 'l'},  {"output", required_argument, NULL, 'o'},
-        {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,    {"no-headers", no_argument, NULL, 'H'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"no-headers", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *selector = NULL, *out = "";

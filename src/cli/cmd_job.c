@@ -58,7 +58,9 @@ int cmd_job(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"namespace", required_argument, NULL, 'n'}, {"name", required_argument, NULL, 'N'},
-        {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,    {"help", no_argument, NULL, 'h'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *name = NULL, *verb;

@@ -18,7 +18,8 @@ int cmd_logs(int argc, char **argv)
         {"container", required_argument, NULL, 'c'}, {"follow", no_argument, NULL, 'f'},
         {"tail", required_argument, NULL, 't'},      {"timestamps", no_argument, NULL, 'T'},
         {"previous", no_argument, NULL, 'p'},        {"since-seconds", required_argument, NULL, 'S'},
-        {"namespace", required_argument, NULL, 'n'}, {"server", required_argument, NULL, 's'}, CLI_KUBECONFIG_LONGOPTS,
+        {"namespace", required_argument, NULL, 'n'}, {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     char query[1024] = "";
