@@ -50,6 +50,7 @@ typedef struct file_mark {
 struct ty_authn {
     const char *files[2]; /* the admin file, --token-auth-file (owned copies) */
     size_t nfiles;
+    pthread_mutex_t reload_mu; /* one reload at a time; guards marks */
     file_mark marks[2];
     bool client_certs, anonymous;
 
@@ -317,10 +318,11 @@ int authn_reload(ty_authn *a, ty_error *err)
     token_table *t;
 
     memset(marks, 0, sizeof(marks));
-    if (!(t = load_all(a, marks, err)))
-        return -1;
-    swap_table(a, t, marks);
-    return 0;
+    pthread_mutex_lock(&a->reload_mu);
+    if ((t = load_all(a, marks, err)))
+        swap_table(a, t, marks);
+    pthread_mutex_unlock(&a->reload_mu);
+    return t ? 0 : -1;
 }
 
 static bool files_changed(ty_authn *a)
@@ -358,6 +360,7 @@ static void *reload_main(void *arg)
         if (a->stop)
             break;
         pthread_mutex_unlock(&a->stop_mu);
+        pthread_mutex_lock(&a->reload_mu);
         if (files_changed(a)) {
             file_mark marks[2];
             ty_error err;
@@ -376,6 +379,7 @@ static void *reload_main(void *arg)
             }
             ty_error_clear(&err);
         }
+        pthread_mutex_unlock(&a->reload_mu);
         pthread_mutex_lock(&a->stop_mu);
     }
     pthread_mutex_unlock(&a->stop_mu);
@@ -391,7 +395,14 @@ ty_authn *authn_new(const authn_opts *opts, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    pthread_rwlock_init(&a->lock, NULL);
+    /* glibc's default lets a steady stream of readers (requests) keep the
+     * reload's write lock waiting for ever */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&a->lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&a->reload_mu, NULL);
     pthread_mutex_init(&a->stop_mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -437,6 +448,7 @@ void authn_free(ty_authn *a)
     for (size_t i = 0; i < a->nfiles; i++)
         free((char *)a->files[i]);
     pthread_rwlock_destroy(&a->lock);
+    pthread_mutex_destroy(&a->reload_mu);
     pthread_mutex_destroy(&a->stop_mu);
     pthread_cond_destroy(&a->stop_cv);
     free(a);
