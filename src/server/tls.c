@@ -439,13 +439,18 @@ out:
 }
 
 /* True when the serving certificate may be served again: signed by this
- * CA, with more than RENEW_DAYS left. */
+ * CA, with more than RENEW_DAYS left, naming this host (a data directory
+ * moved to another machine, or a renamed one, gets a new one). */
 static bool serving_usable(const keypair *ca, const keypair *sv)
 {
     unsigned status = 0;
     gnutls_x509_crt_t chain[1] = {sv->crt};
+    char host[256] = "";
 
     if (gnutls_x509_crt_get_expiration_time(sv->crt) < time(NULL) + RENEW_DAYS * DAY_S)
+        return false;
+    gethostname(host, sizeof(host) - 1);
+    if (host[0] && !gnutls_x509_crt_check_hostname(sv->crt, host))
         return false;
     if (gnutls_x509_crt_list_verify(chain, 1, &ca->crt, 1, NULL, 0, 0, &status) < 0 ||
         status != 0)

@@ -38,7 +38,8 @@ int tls_load_pair(const char *cert_file, const char *key_file, tls_pem *out, ty_
  * serving certificate it signed (apiserver.crt, apiserver.key) for
  * 127.0.0.1, ::1, localhost and the host name. Made when absent (keys mode
  * 0600), reused when present; the serving certificate is made again when
- * it has less than 30 days left or its CA changed. *made_ca tells whether
+ * it has less than 30 days left, its CA changed or it does not name the
+ * host. *made_ca tells whether
  * a new CA was made (NULL: not wanted). A present but unreadable or
  * malformed file is an error naming it, never replaced. */
 int tls_ensure_pki(const char *data_dir, tls_pem *out, bool *made_ca, ty_error *err);
