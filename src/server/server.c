@@ -391,6 +391,38 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
+/* libmicrohttpd's options for TLS (items, at least 6, ends with
+ * MHD_OPTION_END; empty without a certificate) and its flag. */
+static int tls_options(ty_server *srv, const server_opts *opts, struct MHD_OptionItem *items,
+                       unsigned *flags, ty_error *err)
+{
+    size_t n = 0;
+
+    if (opts->tls_cert_pem) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+            return ty_seterr(err, TY_EINTERNAL, "this libmicrohttpd was built without TLS");
+        *flags |= MHD_USE_TLS;
+        srv->tls = true;
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                             (void *)opts->tls_cert_pem};
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                             (void *)opts->tls_key_pem};
+        /* TLS 1.2 and 1.3 only, as kube-apiserver's default minimum */
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                             (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"};
+        if (opts->client_ca_pem) {
+            /* libmicrohttpd asks each client for a certificate (one may
+             * come without) and keeps this list for the verification */
+            items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                 (void *)opts->client_ca_pem};
+            items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
+                                                 (intptr_t)on_connection, srv};
+        }
+    }
+    items[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return 0;
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char buf[512];
@@ -449,34 +481,10 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     srv->timeout_s = timeout_s;
     addr.sin_port = htons(opts->port);
     struct MHD_OptionItem tls_opts[8];
-    size_t nt = 0;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    if (opts->tls_cert_pem) {
-        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-            ty_seterr(err, TY_EINTERNAL, "this libmicrohttpd was built without TLS");
-            goto error;
-        }
-        flags |= MHD_USE_TLS;
-        srv->tls = true;
-        tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
-                                                 (void *)opts->tls_cert_pem};
-        tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
-                                                 (void *)opts->tls_key_pem};
-        /* TLS 1.2 and 1.3 only, as kube-apiserver's default minimum */
-        tls_opts[nt++] = (struct MHD_OptionItem){
-            MHD_OPTION_HTTPS_PRIORITIES, 0,
-            (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"};
-        if (opts->client_ca_pem) {
-            /* libmicrohttpd asks each client for a certificate (one may
-             * come without) and keeps this list for the verification */
-            tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
-                                                     (void *)opts->client_ca_pem};
-            tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
-                                                     (intptr_t)on_connection, srv};
-        }
-    }
-    tls_opts[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    if (tls_options(srv, opts, tls_opts, &flags, err) < 0)
+        goto error;
     /* One thread per connection: watches block their thread while they wait
      * for events, which keeps the streaming code straight-line. The port is
      * the server's alone: no SO_REUSEPORT, so a second server on it fails
