@@ -81,6 +81,63 @@ static void usage(FILE *f)
             "data directory's self-signed pki/ca.crt. Then: KUBECONFIG=FILE kubectl get pods\n");
 }
 
+/* The kubeconfig's text into y; -1 after printing why. */
+static int kubeconfig_yaml(const char *server, const char *ca, const char *token, ty_buf *y)
+{
+    bool https = strncmp(server, "https://", 8) == 0;
+    /* a URL is a plain YAML scalar unless it holds something YAML reads
+     * otherwise (a blank, a quote, " #") */
+    bool plain = strcspn(server, " \t\"'#\\") == strlen(server);
+
+    if (ty_buf_puts(y, "apiVersion: v1\nkind: Config\nclusters:\n- name: trainyard\n"
+                       "  cluster:\n    server: ") < 0 ||
+        (plain ? ty_buf_puts(y, server) : yaml_quoted(y, server)) < 0)
+        goto oom;
+    if (ca && https) {
+        if (ty_buf_puts(y, "\n    certificate-authority-data: ") < 0)
+            goto oom;
+        if (ca_data(ca, y) < 0)
+            return -1;
+    }
+    if (ty_buf_puts(y, "\ncontexts:\n- name: trainyard\n  context:\n    cluster: trainyard\n"
+                       "    namespace: default\n    user: trainyard-admin\n"
+                       "current-context: trainyard\npreferences: {}\nusers:\n"
+                       "- name: trainyard-admin\n  user:\n    token: ") < 0 ||
+        yaml_quoted(y, token) < 0 || ty_buf_puts(y, "\n") < 0)
+        goto oom;
+    return 0;
+oom:
+    fprintf(stderr, "error: out of memory\n");
+    return -1;
+}
+
+/* y to output (made mode 0600: the token is never readable by others),
+ * or to stdout when output is NULL. -1 after printing why. */
+static int write_out(const char *output, const ty_buf *y)
+{
+    int fd;
+
+    if (!output) {
+        if (fwrite(y->data, 1, y->len, stdout) != y->len || fflush(stdout) != 0) {
+            fprintf(stderr, "error: cannot write the kubeconfig: %s\n", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod(fd, 0600) < 0 || write(fd, y->data, y->len) != (ssize_t)y->len) {
+        fprintf(stderr, "error: cannot write %s: %s\n", output, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (close(fd) < 0) {
+        fprintf(stderr, "error: cannot write %s: %s\n", output, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_kubeconfig(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -112,6 +169,10 @@ int cmd_kubeconfig(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (server && strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
+        fprintf(stderr, "error: --server must be a URL such as https://127.0.0.1:8080\n");
+        return 2;
+    }
     if (!dir[0])
         cli_default_data_dir(dir, sizeof(dir));
     ty_error_init(&err);
@@ -120,61 +181,15 @@ int cmd_kubeconfig(int argc, char **argv)
         ty_error_clear(&err);
         return 1;
     }
+    if (!server && a.server[0])
+        server = a.server;
     if (!server)
-        server = a.server[0] ? a.server : NULL;
-    if (!server) {
         fprintf(stderr, "error: no server URL: the server records it in %s/server.url when "
                         "it starts; give --server URL\n", dir);
-        goto out;
-    }
-    if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
-        fprintf(stderr, "error: --server must be a URL such as https://127.0.0.1:8080\n");
-        rc = 2;
-        goto out;
-    }
-    if (!ca && strncmp(server, "https://", 8) == 0 && a.ca_file[0])
-        ca = a.ca_file;
-    /* a URL is a plain YAML scalar unless it holds something YAML reads
-     * otherwise (a blank, a quote, " #") */
-    bool plain = strcspn(server, " \t\"'#\\") == strlen(server);
-    if (ty_buf_printf(&y, "apiVersion: v1\nkind: Config\nclusters:\n- name: trainyard\n"
-                          "  cluster:\n    server: ") < 0 ||
-        (plain ? ty_buf_puts(&y, server) : yaml_quoted(&y, server)) < 0)
-        goto oom;
-    if (ca && strncmp(server, "https://", 8) == 0) {
-        if (ty_buf_puts(&y, "\n    certificate-authority-data: ") < 0)
-            goto oom;
-        if (ca_data(ca, &y) < 0)
-            goto out;
-    }
-    if (ty_buf_printf(&y, "\ncontexts:\n- name: trainyard\n  context:\n    cluster: trainyard\n"
-                          "    namespace: default\n    user: %s\ncurrent-context: trainyard\n"
-                          "preferences: {}\nusers:\n- name: %s\n  user:\n    token: ",
-                      "trainyard-admin", "trainyard-admin") < 0 ||
-        yaml_quoted(&y, a.token) < 0 || ty_buf_puts(&y, "\n") < 0)
-        goto oom;
-    if (output) {
-        /* 0600 from the start: the token is never readable by others */
-        int fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0 || fchmod(fd, 0600) < 0 || write(fd, y.data, y.len) != (ssize_t)y.len) {
-            fprintf(stderr, "error: cannot write %s: %s\n", output, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            goto out;
-        }
-        if (close(fd) < 0) {
-            fprintf(stderr, "error: cannot write %s: %s\n", output, strerror(errno));
-            goto out;
-        }
-    } else if (fwrite(y.data, 1, y.len, stdout) != y.len || fflush(stdout) != 0) {
-        fprintf(stderr, "error: cannot write the kubeconfig: %s\n", strerror(errno));
-        goto out;
-    }
-    rc = 0;
-    goto out;
-oom:
-    fprintf(stderr, "error: out of memory\n");
-out:
+    else if (kubeconfig_yaml(server, ca ? ca : a.ca_file[0] ? a.ca_file : NULL, a.token, &y) ==
+                 0 &&
+             write_out(output, &y) == 0)
+        rc = 0;
     if (y.data)
         explicit_bzero(y.data, y.len);
     ty_buf_free(&y);
