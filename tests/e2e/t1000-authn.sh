@@ -32,6 +32,16 @@ sans=$(openssl x509 -in "$DATA/pki/apiserver.crt" -noout -ext subjectAltName 2>&
 expect_match "the serving certificate names 127.0.0.1, ::1 and localhost" \
     'IP Address:127\.0\.0\.1, IP Address:0:0:0:0:0:0:0:1, DNS:localhost' "$sans"
 
+# --- the kubeconfig command finds the data directory as the server does
+out=$(env -u TRAINYARD_SERVER TRAINYARD_DATA_DIR="$DATA" "$TRAINYARD" kubeconfig 2>&1)
+expect_match "kubeconfig via TRAINYARD_DATA_DIR and server.url" "server: $SERVER" "$out"
+expect_match "... with the admin's token" "token: \"$E2E_TOKEN\"" "$out"
+out=$("$TRAINYARD" kubeconfig --data-dir "$E2E_TMP/nothing" 2>&1)
+expect_eq "kubeconfig without a server's data directory: exit 1" "1" "$?"
+expect_match "... naming what it looked for" "cannot read the admin credential $E2E_TMP/nothing/tokens.csv" "$out"
+out=$("$TRAINYARD" get pods --context nosuch 2>&1)
+expect_match "the CLI with an unknown --context says so" 'context "nosuch" not found' "$out"
+
 # --- kubectl with the kubeconfig: TLS verified with its CA
 check "kubectl works with the admin kubeconfig" k get namespaces
 check "the trainyard CLI too" "$TRAINYARD" get namespaces
