@@ -77,8 +77,9 @@ char *kc_http_kubeconfig_namespace(const char *path, const char *context, ty_err
  * puts kc's TLS settings (CA, client certificate, insecure-skip-tls-verify)
  * and credentials on the easy handle curl; a bearer token goes into *hdrs
  * as an Authorization header (the caller frees the list after the
- * transfer). kc must come from kc_http_new or kc_http_from_kubeconfig*,
- * and outlive the handle's transfers (the handle borrows its blobs). */
+ * transfer). kc must come from kc_http_new or kc_http_from_kubeconfig*
+ * (libcurl copies what it is given; a token file is read when this is
+ * called, then once a minute). */
 struct curl_slist;
 void kc_http_setup_handle(ty_kc *kc, void *curl, struct curl_slist **hdrs);
 /* kc's server URL, without a trailing slash (borrowed from kc). */
