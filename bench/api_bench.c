@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_auth.h"
 #include "bench_util.h"
 #include "base/buf.h"
 
@@ -186,6 +187,9 @@ static int http_init(bench_http *h, const char *base)
     h->hdr_merge = curl_slist_append(h->hdr_merge, "Expect:");
     if (!h->curl || !h->hdr_get || !h->hdr_json || !h->hdr_merge)
         return -1;
+    bench_auth_apply(h->curl, &h->hdr_get);
+    bench_auth_apply(h->curl, &h->hdr_json);
+    bench_auth_apply(h->curl, &h->hdr_merge);
     curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
     curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
@@ -737,6 +741,7 @@ static void *watcher_main(void *arg)
         w->rc = CURLE_OUT_OF_MEMORY;
         goto out;
     }
+    bench_auth_apply(c, &hdrs);
     curl_easy_setopt(c, CURLOPT_URL, w->ctx->url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -1102,7 +1107,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: api_bench --server URL [--server-pid PID] [--namespace NS] [--jobs N]\n"
                "                 [--clients N] [--watchers N] [--updates N] [--list-runs N]\n"
                "                 [--page-limit N] [--update-interval-us US] [--time-limit S]\n"
-               "                 [--json[=FILE]]\n"
+               "                 [--json[=FILE]] [--kubeconfig FILE (the CA and token to use)]\n"
                "  defaults: 10000 jobs, 16 clients, 100 watchers, 1000 updates, 5 list runs,\n"
                "  pages of 500, updates back to back, 600 s in all, namespace bench-<pid>.\n"
                "  --json alone prints the JSON summary on stdout and the report on stderr.\n");
@@ -1122,7 +1127,9 @@ static int parse_size(const char *s, const char *what, size_t lo, size_t hi, siz
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
+    const char *kubeconfig = NULL;
     static const struct option lo[] = {{"server", required_argument, NULL, 's'},
+                                       {"kubeconfig", required_argument, NULL, 'K'},
                                        {"jobs", required_argument, NULL, 'n'},
                                        {"clients", required_argument, NULL, 'c'},
                                        {"watchers", required_argument, NULL, 'w'},
@@ -1150,6 +1157,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 's': o->server = optarg; break;
+        case 'K': kubeconfig = optarg; break;
         case 'n': bad |= parse_size(optarg, "--jobs", 1, MAX_JOBS, &o->jobs); break;
         case 'c': bad |= parse_size(optarg, "--clients", 1, MAX_CLIENTS, &o->clients); break;
         case 'w': bad |= parse_size(optarg, "--watchers", 1, MAX_WATCHERS, &o->watchers); break;
@@ -1185,6 +1193,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
                 o->server ? "unexpected argument" : "--server is required");
         bad = -1;
     }
+    if (!bad && bench_auth_load(kubeconfig, o->server) < 0)
+        bad = -1;
     if (bad)
         usage(stderr);
     o->deadline_ns = mono_ns() + (int64_t)o->time_limit_s * 1000000000;

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_auth.h"
 #include "bench_util.h"
 #include "base/buf.h"
 
@@ -89,6 +90,7 @@ static int http_init(http *h)
     h->hdr = curl_slist_append(h->hdr, "Expect:");
     if (!h->curl || !h->hdr)
         return -1;
+    bench_auth_apply(h->curl, &h->hdr);
     curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
     curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
@@ -331,6 +333,8 @@ static void *watch_main(void *arg)
     char url[1024];
     long status = 0;
 
+    if (c && hdr)
+        bench_auth_apply(c, &hdr);
     while (c && hdr && !atomic_load(&w->stop) && mono_ns() < w->o->deadline_ns) {
         long left_s = (long)((w->o->deadline_ns - mono_ns()) / 1000000000) + 1;
         pthread_mutex_lock(&w->mu);
@@ -339,6 +343,7 @@ static void *watch_main(void *arg)
                  w->o->server, w->o->ns, w->rv, left_s);
         pthread_mutex_unlock(&w->mu);
         curl_easy_reset(c);
+        bench_auth_apply(c, NULL);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -503,7 +508,7 @@ static void usage(FILE *f)
             "usage: bench_sched_e2e --server URL [--server-pid PID] [--jobs N] [--replicas R]\n"
             "                       [--gpus G] [--duration S|none] [--kind pytorch|volcano]\n"
             "                       [--clients K] [--timeout S] [--namespace NS] [--until-ended]\n"
-            "                       [--json FILE]\n"
+            "                       [--json FILE] [--kubeconfig FILE]\n"
             "  defaults: 1000 jobs of 8 replicas, 1 GPU each, sim-duration 30 s, pytorch,\n"
             "  4 clients, timeout 600 s. The server should run with --sim-nodes and\n"
             "  --no-local-node (see bench/run-sched-e2e-bench.sh).\n");
@@ -522,8 +527,10 @@ static long num_flag(const char *name, const char *v, long lo, long hi)
 
 static void parse_args(int argc, char **argv, opts *o)
 {
+    const char *kubeconfig = NULL;
     static const struct option lo[] = {
         {"server", required_argument, NULL, 's'},   {"server-pid", required_argument, NULL, 'p'},
+        {"kubeconfig", required_argument, NULL, 'K'},
         {"jobs", required_argument, NULL, 'j'},     {"replicas", required_argument, NULL, 'r'},
         {"gpus", required_argument, NULL, 'g'},     {"duration", required_argument, NULL, 'd'},
         {"kind", required_argument, NULL, 'k'},     {"clients", required_argument, NULL, 'c'},
@@ -539,6 +546,7 @@ static void parse_args(int argc, char **argv, opts *o)
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 's': o->server = optarg; break;
+        case 'K': kubeconfig = optarg; break;
         case 'p': o->server_pid = num_flag("server-pid", optarg, 1, 1L << 30); break;
         case 'j': o->jobs = (size_t)num_flag("jobs", optarg, 1, 1000000); break;
         case 'r': o->replicas = (size_t)num_flag("replicas", optarg, 1, 1000); break;
@@ -576,6 +584,8 @@ static void parse_args(int argc, char **argv, opts *o)
         usage(stderr);
         exit(2);
     }
+    if (bench_auth_load(kubeconfig, o->server) < 0)
+        exit(2);
     if (o->until_ended && !o->duration) {
         fprintf(stderr, "bench_sched_e2e: --until-ended needs a --duration (pods that never "
                         "end would be waited for until --timeout)\n");

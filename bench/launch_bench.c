@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_auth.h"
 #include "bench_util.h"
 #include "base/buf.h"
 
@@ -217,6 +218,8 @@ static int http_init(bench_http *h, const char *base)
     h->hdr_json = curl_slist_append(h->hdr_json, "Expect:");
     if (!h->curl || !h->hdr_get || !h->hdr_json)
         return -1;
+    bench_auth_apply(h->curl, &h->hdr_get);
+    bench_auth_apply(h->curl, &h->hdr_json);
     curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
     curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
@@ -372,11 +375,14 @@ static void *watch_main(void *arg)
     CURL *c = curl_easy_init();
     char url[1024];
 
+    if (c && hdrs)
+        bench_auth_apply(c, &hdrs);
     while (c && hdrs && !atomic_load(&w->stop) && !past_deadline(w->o)) {
         long left_s = (long)((w->o->deadline_ns - mono_ns()) / 1000000000) + 1;
         snprintf(url, sizeof(url), "%s&resourceVersion=%s&timeoutSeconds=%ld", w->path, w->rv,
                  left_s);
         curl_easy_reset(c);
+        bench_auth_apply(c, NULL);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -1635,7 +1641,8 @@ static int compare(const char *ty_path, const char *sl_path)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: launch_bench --server URL [--server-pid PID] [--namespace NS] [common]\n"
+            "usage: launch_bench --server URL [--kubeconfig FILE] [--server-pid PID]\n"
+            "                    [--namespace NS] [common]\n"
             "       launch_bench --slurm [--work-dir DIR] [common]\n"
             "       launch_bench --compare TRAINYARD.json SLURM.json\n"
             "common: [--jobs-launch N] [--jobs-throughput N] [--clients N] [--launch-sleep S]\n"
@@ -1660,7 +1667,9 @@ static int parse_size(const char *s, const char *what, size_t lo, size_t hi, siz
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
+    const char *kubeconfig = NULL;
     static const struct option lo[] = {{"server", required_argument, NULL, 's'},
+                                       {"kubeconfig", required_argument, NULL, 'K'},
                                        {"server-pid", required_argument, NULL, 'p'},
                                        {"namespace", required_argument, NULL, 'N'},
                                        {"slurm", no_argument, NULL, 'S'},
@@ -1688,6 +1697,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 's': o->server = optarg; break;
+        case 'K': kubeconfig = optarg; break;
         case 'p':
             bad |= parse_size(optarg, "--server-pid", 1, 1u << 22, &v);
             o->server_pid = (long)v;
@@ -1725,6 +1735,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
                 optind < argc ? "unexpected argument" : "give exactly one of --server, --slurm");
         bad = -1;
     }
+    if (!bad && bench_auth_load(kubeconfig, o->server) < 0)
+        bad = -1;
     if (bad)
         usage(stderr);
     o->deadline_ns = mono_ns() + (int64_t)o->time_limit_s * 1000000000;

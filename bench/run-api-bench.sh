@@ -7,6 +7,7 @@
 #
 #   BUILD_DIR      build directory to use (default: build)
 #   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)
+#   SERVER_FLAGS   more flags for the server (e.g. --no-tls), word-split
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -61,13 +62,14 @@ echo "build:   $BUILD_DIR ($(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR
 echo "alloc:   $("$BUILD_DIR/trainyard" version | sed -n 's/^allocator: //p')"
 echo
 
-"$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level warn \
+# shellcheck disable=SC2086  # SERVER_FLAGS is a list of words
+"$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level warn ${SERVER_FLAGS:-} \
     >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
 server_pid=$!
 
 url=
 for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
-    url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+    url=$(sed -n 's/^listening on \(https\{0,1\}:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
     [[ -n "$url" ]] && break
     if ! kill -0 "$server_pid" 2>/dev/null; then
         echo "run-api-bench: the server exited before listening:" >&2
@@ -82,9 +84,12 @@ if [[ -z "$url" ]]; then
     exit 1
 fi
 
+# The admin credential the server made in its data directory (TLS and
+# authentication are on by default): the benchmark tools read it.
+"$BUILD_DIR/trainyard" kubeconfig --data-dir "$tmpdir/data" --server "$url" -o "$tmpdir/kubeconfig"
 echo "== benchmark (server $url, pid $server_pid)"
 rc=0
-"$BUILD_DIR/api_bench" --server "$url" --server-pid "$server_pid" "$@" || rc=$?
+"$BUILD_DIR/api_bench" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" "$@" || rc=$?
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
     echo "run-api-bench: the server died during the benchmark" >&2

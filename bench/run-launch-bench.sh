@@ -147,7 +147,7 @@ run_trainyard() {
         >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
     server_pid=$!
     for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
-        url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+        url=$(sed -n 's/^listening on \(https\{0,1\}:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
         [[ -n "$url" ]] && break
         if ! kill -0 "$server_pid" 2>/dev/null; then
             echo "run-launch-bench: the server exited before listening:" >&2
@@ -160,9 +160,11 @@ run_trainyard() {
         echo "run-launch-bench: the server did not listen within ${SERVER_WAIT_S}s" >&2
         return 1
     fi
+    "$BUILD_DIR/trainyard" kubeconfig --data-dir "$tmpdir/data" --server "$url" \
+        -o "$tmpdir/kubeconfig" || return 1
     echo "== Trainyard (server $url, pid $server_pid${extra[*]:+, ${extra[*]}})"
     local brc=0
-    "$BUILD_DIR/launch_bench" --server "$url" --server-pid "$server_pid" "${common[@]}" \
+    "$BUILD_DIR/launch_bench" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" "${common[@]}" \
         --json "$ty_json" || brc=$?
     if ! kill -0 "$server_pid" 2>/dev/null; then
         echo "run-launch-bench: the server died during the benchmark" >&2

@@ -75,7 +75,7 @@ server_pid=$!
 
 url=
 for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
-    url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+    url=$(sed -n 's/^listening on \(https\{0,1\}:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
     [[ -n "$url" ]] && break
     if ! kill -0 "$server_pid" 2>/dev/null; then
         echo "run-sched-e2e-bench: the server exited before listening:" >&2
@@ -92,9 +92,12 @@ fi
 grep -m1 'sim: .* node(s)' "$tmpdir/server.err" | sed 's/^[^ ]* [a-z]* */node registration: /' || true
 echo "server RSS after registration: $(awk '/^VmRSS:/ {printf "%.1f MiB", $2 / 1024}' /proc/$server_pid/status)"
 
+# The admin credential the server made in its data directory (TLS and
+# authentication are on by default): the benchmark tools read it.
+"$BUILD_DIR/trainyard" kubeconfig --data-dir "$tmpdir/data" --server "$url" -o "$tmpdir/kubeconfig"
 echo "== benchmark (server $url, pid $server_pid)"
 rc=0
-"$BUILD_DIR/bench_sched_e2e" --server "$url" --server-pid "$server_pid" "$@" || rc=$?
+"$BUILD_DIR/bench_sched_e2e" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" "$@" || rc=$?
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
     echo "run-sched-e2e-bench: the server died during the benchmark" >&2

@@ -55,12 +55,16 @@ echo
 server_pid=$!
 url=
 for _ in $(seq 600); do
-    url=$(sed -n 's/^listening on \(http:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
+    url=$(sed -n 's/^listening on \(https\{0,1\}:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
     [[ -n "$url" ]] && break
     kill -0 "$server_pid" 2>/dev/null || { cat "$tmpdir/server.err" >&2; exit 1; }
     sleep 0.1
 done
 [[ -n "$url" ]] || { echo "the server did not listen" >&2; exit 1; }
+"$SERVER_BIN" kubeconfig --data-dir "$tmpdir/data" --server "$url" -o "$tmpdir/kubeconfig"
+# curl as the admin: the server's CA and the token of its data directory
+token=$(cut -d, -f1 "$tmpdir/data/tokens.csv" | head -n1)
+curl() { command curl --cacert "$tmpdir/data/pki/ca.crt" -H "Authorization: Bearer $token" "$@"; }
 
 curl -sf -XPOST -H 'Content-Type: application/json' "$url/api/v1/namespaces" \
     -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"running"}}' >/dev/null
@@ -107,7 +111,7 @@ for _ in $(seq 600); do
 done
 echo "== $running pods running before the watchers open"
 rc=0
-"$BUILD_DIR/api_bench" --server "$url" --server-pid "$server_pid" --jobs 100 --clients 4 \
+"$BUILD_DIR/api_bench" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" --jobs 100 --clients 4 \
     --watchers "$WATCHERS" --updates "$UPDATES" --update-interval-us "$UPDATE_US" \
     --list-runs 1 "$@" || rc=$?
 echo "== jobs created by the feeder during the run: $(cat "$tmpdir/jobs-created" 2>/dev/null)"

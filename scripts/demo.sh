@@ -12,7 +12,8 @@ trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
 for _ in $(seq 100); do grep -q '^listening on' "$data/server.out" 2>/dev/null && break; sleep 0.1; done
 server=$(sed -n 's/^listening on //p' "$data/server.out")
 echo "trainyard server at $server (data in $data)"
-"$TRAINYARD" kubeconfig --server "$server" >"$data/kubeconfig"
+# The admin credential the first start made in the data directory.
+"$TRAINYARD" kubeconfig --data-dir "$data" --server "$server" -o "$data/kubeconfig"
 export KUBECONFIG="$data/kubeconfig"
 
 kubectl apply -f examples/pytorch-ddp.yaml

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev libsqlite3-dev
-            libyaml-dev libcurl4-openssl-dev libcmocka-dev libjemalloc-dev
+            libyaml-dev libcurl4-openssl-dev libgnutls28-dev libcmocka-dev libjemalloc-dev
             libzstd-dev)
 test_pkgs=(python3 python3-kubernetes python3-yaml curl
            python3-torch python3-mpi4py openmpi-bin python3-xgboost

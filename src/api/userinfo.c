@@ -30,7 +30,10 @@ ty_user *userinfo_new(const char *name, const char *uid, const char *const *grou
             has_auth = true;
         u->ngroups++;
     }
-    if (!has_auth && !(u->groups[u->ngroups++] = strdup(USERINFO_AUTHENTICATED))) {
+    /* The anonymous user is the one who is not authenticated (its group is
+     * system:unauthenticated): a copy of it must stay so. */
+    if (strcmp(u->name, USERINFO_ANONYMOUS) != 0 && !has_auth &&
+        !(u->groups[u->ngroups++] = strdup(USERINFO_AUTHENTICATED))) {
         userinfo_free(u);
         return NULL;
     }

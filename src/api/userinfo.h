@@ -15,6 +15,7 @@
  * all-powerful group. */
 #define USERINFO_AUTHENTICATED "system:authenticated"
 #define USERINFO_MASTERS "system:masters"
+#define USERINFO_ANONYMOUS "system:anonymous"
 
 typedef struct ty_user {
     char *name;
@@ -24,7 +25,8 @@ typedef struct ty_user {
 } ty_user;
 
 /* A new user (copies the strings; groups may be NULL). NULL when memory ran
- * out. system:authenticated is added when absent. */
+ * out. system:authenticated is added when absent, except to
+ * system:anonymous. */
 ty_user *userinfo_new(const char *name, const char *uid, const char *const *groups,
                       size_t ngroups);
 ty_user *userinfo_dup(const ty_user *u);

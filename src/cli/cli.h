@@ -12,10 +12,19 @@
 
 /* Options every command that talks to a server accepts. */
 typedef struct cli_ctx {
-    const char *server;     /* --server, $TRAINYARD_SERVER, or http://127.0.0.1:8080 */
+    const char *server;     /* --server, $TRAINYARD_SERVER, else the kubeconfig's */
+    const char *kubeconfig; /* --kubeconfig, else $KUBECONFIG, ~/.kube/config */
+    const char *context;    /* --context, else the kubeconfig's current-context */
     const char *ns;         /* -n/--namespace, or "default" */
     bool all_namespaces;    /* -A */
 } cli_ctx;
+
+/* --kubeconfig and --context, for every command's getopt_long table. */
+#define CLI_OPT_KUBECONFIG 900
+#define CLI_OPT_CONTEXT 901
+#define CLI_KUBECONFIG_LONGOPTS                                                               \
+    {"kubeconfig", required_argument, NULL, CLI_OPT_KUBECONFIG},                              \
+        {"context", required_argument, NULL, CLI_OPT_CONTEXT}
 
 typedef int (*cli_cmd_fn)(int argc, char **argv);
 
@@ -34,9 +43,31 @@ int cmd_version(int argc, char **argv);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
 const char *cli_allocator(void);
 
-/* The server URL to use when no --server is given. */
+/* The server URL to use when no --server and no kubeconfig is given:
+ * $TRAINYARD_SERVER, else what the server of the default data directory
+ * recorded (DATA_DIR/server.url), else https://127.0.0.1:8080. */
 const char *cli_default_server(void);
-/* A connected client or NULL after printing why. */
+/* The data directory the server uses when given none: $TRAINYARD_DATA_DIR,
+ * $XDG_DATA_HOME/trainyard, ~/.local/share/trainyard. */
+void cli_default_data_dir(char *buf, size_t len);
+
+/* The admin credential a server's first start made in its data directory
+ * (DATA_DIR/tokens.csv, mode 0600: only who may read it gets it), and
+ * what the server recorded of itself. */
+typedef struct cli_admin {
+    char token[4200];
+    char user[256];
+    char server[512];   /* DATA_DIR/server.url, "" when absent */
+    char ca_file[4200]; /* DATA_DIR/pki/ca.crt, "" when absent */
+} cli_admin;
+int cli_admin_credential(const char *data_dir, cli_admin *out, ty_error *err);
+/* Wipes the token. */
+void cli_admin_clear(cli_admin *a);
+
+/* A client as kubectl would make one (--kubeconfig, $KUBECONFIG,
+ * ~/.kube/config; --server or $TRAINYARD_SERVER override its URL), or,
+ * without any kubeconfig, with the default data directory's admin
+ * credential when it is readable. NULL after printing why. */
 ty_client *cli_connect(const cli_ctx *ctx);
 /* Prints an error the way kubectl does: `Error from server (NotFound): ...`
  * for server answers, `error: ...` otherwise. */

@@ -89,7 +89,9 @@ int cmd_apply(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'},   {"help", no_argument, NULL, 'h'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *files[64];
@@ -104,6 +106,8 @@ int cmd_apply(int argc, char **argv)
             break;
         case 'n': ctx.ns = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': apply_usage(stdout); return 0;
         default: apply_usage(stderr); return 2;
         }

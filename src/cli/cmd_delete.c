@@ -43,7 +43,9 @@ int cmd_delete(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'},   {"cascade", required_argument, NULL, 'c'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"cascade", required_argument, NULL, 'c'},
         {"ignore-not-found", no_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
@@ -57,6 +59,8 @@ int cmd_delete(int argc, char **argv)
         case 'f': file = optarg; break;
         case 'n': ctx.ns = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'i': ignore_missing = true; break;
         case 'c':
             if (strcmp(optarg, "background") == 0 || strcmp(optarg, "true") == 0)

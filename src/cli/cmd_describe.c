@@ -84,6 +84,7 @@ int cmd_describe(int argc, char **argv)
 {
     static const struct option longopts[] = {{"namespace", required_argument, NULL, 'n'},
                                              {"server", required_argument, NULL, 's'},
+                                             CLI_KUBECONFIG_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
@@ -94,6 +95,8 @@ int cmd_describe(int argc, char **argv)
         switch (c) {
         case 'n': ctx.ns = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h':
         default:
             fprintf(c == 'h' ? stdout : stderr, "usage: trainyard describe RESOURCE NAME... [-n NS]\n");

@@ -125,7 +125,9 @@ int cmd_get(int argc, char **argv)
     static const struct option longopts[] = {
         {"namespace", required_argument, NULL, 'n'}, {"all-namespaces", no_argument, NULL, 'A'},
         {"selector", required_argument, NULL, 'l'},  {"output", required_argument, NULL, 'o'},
-        {"server", required_argument, NULL, 's'},    {"no-headers", no_argument, NULL, 'H'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"no-headers", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *selector = NULL, *out = "";
@@ -140,6 +142,8 @@ int cmd_get(int argc, char **argv)
         case 'l': selector = optarg; break;
         case 'o': out = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'H': headers = false; break;
         case 'h': get_usage(stdout); return 0;
         default: get_usage(stderr); return 2;

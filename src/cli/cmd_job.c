@@ -58,7 +58,9 @@ int cmd_job(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"namespace", required_argument, NULL, 'n'}, {"name", required_argument, NULL, 'N'},
-        {"server", required_argument, NULL, 's'},    {"help", no_argument, NULL, 'h'},
+        {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     const char *name = NULL, *verb;
@@ -86,6 +88,8 @@ int cmd_job(int argc, char **argv)
         case 'n': ctx.ns = optarg; break;
         case 'N': name = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': job_usage(stdout); return 0;
         default: job_usage(stderr); return 2;
         }

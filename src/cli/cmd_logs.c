@@ -19,6 +19,7 @@ int cmd_logs(int argc, char **argv)
         {"tail", required_argument, NULL, 't'},      {"timestamps", no_argument, NULL, 'T'},
         {"previous", no_argument, NULL, 'p'},        {"since-seconds", required_argument, NULL, 'S'},
         {"namespace", required_argument, NULL, 'n'}, {"server", required_argument, NULL, 's'},
+        CLI_KUBECONFIG_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     cli_ctx ctx = {.ns = "default"};
     char query[1024] = "";
@@ -46,6 +47,8 @@ int cmd_logs(int argc, char **argv)
         case 'S': snprintf(query + q, sizeof(query) - q, "&sinceSeconds=%ld", strtol(optarg, NULL, 10)); break;
         case 'n': ctx.ns = optarg; break;
         case 's': ctx.server = optarg; break;
+        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
+        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': logs_usage(stdout); return 0;
         default: logs_usage(stderr); return 2;
         }

@@ -104,15 +104,7 @@ static void server_usage(FILE *f)
 
 static void default_data_dir(char *buf, size_t len)
 {
-    const char *env = getenv("TRAINYARD_DATA_DIR");
-    const char *xdg = getenv("XDG_DATA_HOME");
-    const char *home = getenv("HOME");
-    if (env && *env)
-        snprintf(buf, len, "%s", env);
-    else if (xdg && *xdg)
-        snprintf(buf, len, "%s/trainyard", xdg);
-    else
-        snprintf(buf, len, "%s/.local/share/trainyard", home && *home ? home : ".");
+    cli_default_data_dir(buf, len);
 }
 
 /* A number in [lo, hi] or -1 after printing which flag was wrong. */
@@ -490,10 +482,12 @@ int cmd_server(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     ty_info("allocator: %s", cli_allocator());
-    ty_info("trainyard server listening on http://%s:%u (data dir %s)", so.address,
-            (unsigned)server_port(srv), data_dir);
+    char url[128];
+    server_url(srv, url, sizeof(url));
+    ty_info("trainyard server listening on %s (data dir %s)", url, data_dir);
+    security_started(data_dir, url);
     /* Scripts that start the server with --port 0 read the port from here. */
-    printf("listening on http://%s:%u\n", so.address, (unsigned)server_port(srv));
+    printf("listening on %s\n", url);
     fflush(stdout);
     wait_for_stop();
     ty_info("shutting down");

@@ -4,23 +4,135 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "cli/cli.h"
 #include "model/yaml.h"
 
+void cli_default_data_dir(char *buf, size_t len)
+{
+    const char *env = getenv("TRAINYARD_DATA_DIR");
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(buf, len, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(buf, len, "%s/trainyard", xdg);
+    else
+        snprintf(buf, len, "%s/.local/share/trainyard", home && *home ? home : ".");
+}
+
+/* The first line of a small file, without its newline; -1 when unreadable. */
+static int first_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    bool ok = f && fgets(buf, (int)len, f);
+
+    if (f)
+        fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return buf[0] ? 0 : -1;
+}
+
 const char *cli_default_server(void)
 {
+    static char url[512];
+    char dir[4096], path[4200];
     const char *s = getenv("TRAINYARD_SERVER");
-    return s && *s ? s : "http://127.0.0.1:8080";
+
+    if (s && *s)
+        return s;
+    cli_default_data_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/server.url", dir);
+    if (first_line(path, url, sizeof(url)) == 0)
+        return url;
+    return "https://127.0.0.1:8080";
+}
+
+int cli_admin_credential(const char *data_dir, cli_admin *out, ty_error *err)
+{
+    char path[4200], line[8192];
+    FILE *f;
+    bool found = false;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(path, sizeof(path), "%s/tokens.csv", data_dir);
+    if (!(f = fopen(path, "re")))
+        return ty_seterr(err, TY_ENOTFOUND,
+                         "cannot read the admin credential %s: %m (has the server started "
+                         "once with --data-dir %s, and may you read it?)",
+                         path, data_dir);
+    /* The admin's line: the first of user "admin", else the first line. */
+    while (fgets(line, sizeof(line), f)) {
+        char *tok = line, *user, *end;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#' || !(end = strchr(line, ',')))
+            continue;
+        *end = '\0';
+        user = end + 1;
+        user[strcspn(user, ",")] = '\0';
+        if ((found && strcmp(user, "admin") != 0) || strlen(tok) >= sizeof(out->token) ||
+            strlen(user) >= sizeof(out->user))
+            continue;
+        memcpy(out->token, tok, strlen(tok) + 1);
+        memcpy(out->user, user, strlen(user) + 1);
+        found = true;
+        if (strcmp(user, "admin") == 0)
+            break;
+    }
+    explicit_bzero(line, sizeof(line));
+    fclose(f);
+    if (!found)
+        return ty_seterr(err, TY_ENOTFOUND, "%s has no token line", path);
+    snprintf(path, sizeof(path), "%s/server.url", data_dir);
+    if (first_line(path, out->server, sizeof(out->server)) < 0)
+        out->server[0] = '\0';
+    snprintf(out->ca_file, sizeof(out->ca_file), "%s/pki/ca.crt", data_dir);
+    if (access(out->ca_file, R_OK) < 0)
+        out->ca_file[0] = '\0';
+    return 0;
+}
+
+void cli_admin_clear(cli_admin *a)
+{
+    explicit_bzero(a->token, sizeof(a->token));
 }
 
 ty_client *cli_connect(const cli_ctx *ctx)
 {
+    const char *server = ctx->server;
+    char defpath[4096];
     ty_error err;
-    ty_client *c;
+    ty_client *c = NULL;
+
     ty_error_init(&err);
-    c = client_new(ctx->server ? ctx->server : cli_default_server(), &err);
+    if (!server && getenv("TRAINYARD_SERVER") && *getenv("TRAINYARD_SERVER"))
+        server = getenv("TRAINYARD_SERVER");
+    /* As kubectl: --kubeconfig, $KUBECONFIG, ~/.kube/config. */
+    if (ctx->kubeconfig || (getenv("KUBECONFIG") && *getenv("KUBECONFIG")) ||
+        (kc_http_kubeconfig_path(defpath, sizeof(defpath)) == 0 && access(defpath, F_OK) == 0)) {
+        c = client_from_kubeconfig(ctx->kubeconfig, ctx->context, server, &err);
+    } else {
+        /* No kubeconfig at all: the admin credential of the data directory,
+         * when this user may read it (the owner of a local server). */
+        char dir[4096];
+        cli_admin a;
+        cli_default_data_dir(dir, sizeof(dir));
+        if (cli_admin_credential(dir, &a, NULL) == 0) {
+            kc_http_opts o = {.server = server ? server : a.server[0] ? a.server : NULL,
+                              .token = a.token,
+                              .ca_file = a.ca_file[0] ? a.ca_file : NULL};
+            if (!o.server)
+                o.server = cli_default_server();
+            c = client_new_opts(&o, &err);
+            cli_admin_clear(&a);
+        } else {
+            c = client_new(server ? server : cli_default_server(), &err);
+        }
+    }
     if (!c)
         cli_print_error(&err, false);
     ty_error_clear(&err);

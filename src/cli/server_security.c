@@ -1,7 +1,17 @@
 /* server_security.c - see server_security.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/log.h"
 #include "cli/server_security.h"
 #include "server/authn.h"
 #include "server/authz.h"
@@ -18,22 +28,157 @@ int security_flag(int c, const char *arg, security_flags *sf)
         fprintf(stderr, "error: --authorization-mode: unknown mode \"%s\": want RBAC or "
                 "AlwaysAllow\n", arg);
         return -1;
+    case SECF_TLS_CERT_FILE: sf->tls_cert_file = arg; return 0;
+    case SECF_TLS_KEY_FILE: sf->tls_key_file = arg; return 0;
+    case SECF_CLIENT_CA_FILE: sf->client_ca_file = arg; return 0;
+    case SECF_NO_TLS: sf->no_tls = true; return 0;
+    case SECF_ANONYMOUS_AUTH:
+        if (!arg || strcasecmp(arg, "true") == 0 || strcmp(arg, "1") == 0) {
+            sf->anonymous_auth = true;
+            return 0;
+        }
+        if (strcasecmp(arg, "false") == 0 || strcmp(arg, "0") == 0) {
+            sf->anonymous_auth = false;
+            return 0;
+        }
+        fprintf(stderr, "error: invalid --anonymous-auth=%s: want true or false\n", arg);
+        return -1;
     default: fprintf(stderr, "error: unknown flag\n"); return -1;
     }
+}
+
+bool security_loopback(const char *address)
+{
+    struct in_addr a;
+
+    if (!address || !*address)
+        return true;
+    if (inet_pton(AF_INET, address, &a) != 1)
+        return false;
+    return (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* DATA_DIR/tokens.csv with one line for the admin (system:masters) and a
+ * random token, made when absent (mode 0600, and never replaced: a user
+ * may have added lines). */
+static int ensure_admin_token(const char *path, ty_error *err)
+{
+    unsigned char rnd[32];
+    char line[256];
+    int n, fd;
+    struct stat st;
+
+    if (stat(path, &st) == 0) {
+        if (st.st_mode & 077)
+            ty_warn("%s can be read by other users (mode %03o): chmod 600 it", path,
+                    (unsigned)(st.st_mode & 0777));
+        return 0;
+    }
+    if (errno != ENOENT)
+        return ty_seterr(err, TY_EINTERNAL, "cannot look at %s: %s", path, strerror(errno));
+    if (gnutls_rnd(GNUTLS_RND_KEY, rnd, sizeof(rnd)) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "no random bytes for the admin token");
+    n = 0;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        n += snprintf(line + n, sizeof(line) - (size_t)n, "%02x", rnd[i]);
+    n += snprintf(line + n, sizeof(line) - (size_t)n, ",%s,%s,\"system:masters\"\n",
+                  SECURITY_ADMIN_USER, SECURITY_ADMIN_USER);
+    explicit_bzero(rnd, sizeof(rnd));
+    /* O_EXCL: two starts racing must not give two different tokens (the
+     * data directory's lock makes that moot, but it costs nothing) */
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        explicit_bzero(line, sizeof(line));
+        return ty_seterr(err, TY_EINTERNAL, "cannot make %s: %s", path, strerror(errno));
+    }
+    if (write(fd, line, (size_t)n) != n || fsync(fd) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        explicit_bzero(line, sizeof(line));
+        return ty_seterr(err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(e));
+    }
+    close(fd);
+    explicit_bzero(line, sizeof(line));
+    ty_info("made the admin credential in %s", path);
+    return 0;
+}
+
+static int setup_tls(const security_flags *sf, const char *data_dir, const char *address,
+                     security_state *st, ty_error *err)
+{
+    if (!sf->tls_cert_file != !sf->tls_key_file)
+        return ty_seterr(err, TY_EBADREQUEST,
+                         "--tls-cert-file and --tls-private-key-file go together: give both");
+    if (sf->no_tls) {
+        if (sf->tls_cert_file || sf->client_ca_file)
+            return ty_seterr(err, TY_EBADREQUEST, "--no-tls cannot be given with %s",
+                             sf->tls_cert_file ? "--tls-cert-file" : "--client-ca-file");
+        if (!security_loopback(address))
+            return ty_seterr(err, TY_EBADREQUEST,
+                             "refusing to serve plain HTTP on %s: tokens would cross the "
+                             "network in the clear. --no-tls is for loopback addresses "
+                             "(127.0.0.1) only; to listen on %s give --tls-cert-file and "
+                             "--tls-private-key-file",
+                             address, address);
+        return 0;
+    }
+    if (sf->tls_cert_file)
+        return tls_load_pair(sf->tls_cert_file, sf->tls_key_file, &st->serving, err);
+    if (!security_loopback(address))
+        return ty_seterr(err, TY_EBADREQUEST,
+                         "refusing to listen on %s without --tls-cert-file and "
+                         "--tls-private-key-file: the self-signed certificate made in the "
+                         "data directory is for loopback use (127.0.0.1, localhost) only. "
+                         "Give a certificate and key whose names cover the address clients "
+                         "use, or listen on 127.0.0.1",
+                         address);
+    return tls_ensure_pki(data_dir, &st->serving, NULL, err);
 }
 
 int security_setup(const security_flags *sf, const char *data_dir, security_state *st,
                    server_opts *so, ty_error *err)
 {
-    (void)data_dir;
-    if (sf->token_auth_file) {
-        authn_opts ao = {.token_auth_file = sf->token_auth_file};
-        if (!(st->authn = authn_new(&ao, err)))
-            return -1;
-    }
+    const char *address = so->address && *so->address ? so->address : "127.0.0.1";
+    char admin[4200];
+    authn_opts ao = {0};
+
+    if (setup_tls(sf, data_dir, address, st, err) < 0)
+        goto fail;
+    if (sf->client_ca_file && tls_load_ca(sf->client_ca_file, &st->client_ca_pem, err) < 0)
+        goto fail;
+    snprintf(admin, sizeof(admin), "%s/%s", data_dir, SECURITY_ADMIN_TOKENS);
+    if (ensure_admin_token(admin, err) < 0)
+        goto fail;
+    ao.token_auth_file = sf->token_auth_file;
+    ao.admin_token_file = admin;
+    ao.client_certs = st->client_ca_pem != NULL;
+    ao.anonymous = sf->anonymous_auth;
+    if (!(st->authn = authn_new(&ao, err)))
+        goto fail;
     so->authn = st->authn;
     so->authz = st->authz;
+    so->tls_cert_pem = st->serving.cert;
+    so->tls_key_pem = st->serving.key;
+    so->client_ca_pem = st->client_ca_pem;
     return 0;
+fail:
+    security_teardown(st);
+    return -1;
+}
+
+void security_started(const char *data_dir, const char *url)
+{
+    char path[4200], line[512];
+    ty_error err;
+    int n;
+
+    ty_error_init(&err);
+    snprintf(path, sizeof(path), "%s/%s", data_dir, SECURITY_SERVER_URL);
+    n = snprintf(line, sizeof(line), "%s\n", url);
+    if (tls_write_file(path, line, (size_t)n, 0644, &err) < 0)
+        ty_warn("%s (trainyard kubeconfig will need --server)", err.text);
+    ty_error_clear(&err);
 }
 
 int security_start(const security_flags *sf, security_state *st, ty_store *store,
@@ -51,4 +196,7 @@ void security_teardown(security_state *st)
     st->authz = NULL;
     authn_free(st->authn);
     st->authn = NULL;
+    tls_pem_free(&st->serving);
+    free(st->client_ca_pem);
+    st->client_ca_pem = NULL;
 }

@@ -10,6 +10,8 @@
 struct ty_client {
     CURL *curl;
     char *base;
+    ty_kc *kc;          /* the TLS settings and credentials (owned); NULL = none */
+    char *auth_header;  /* "Authorization: Bearer ..." or NULL */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -36,11 +38,48 @@ ty_client *client_new(const char *base_url, ty_error *err)
     return c;
 }
 
+/* Takes kc (kc_http_*): its server becomes the base URL, its TLS settings
+ * go on the handle once, its bearer token into every request's headers. */
+static ty_client *client_with_kc(ty_kc *kc, ty_error *err)
+{
+    ty_client *c = kc ? client_new(kc_http_server(kc), err) : NULL;
+    struct curl_slist *hdrs = NULL;
+
+    if (!c) {
+        kc_free(kc);
+        return NULL;
+    }
+    c->kc = kc;
+    kc_http_setup_handle(kc, c->curl, &hdrs);
+    for (struct curl_slist *h = hdrs; h; h = h->next)
+        if (strncasecmp(h->data, "Authorization:", 14) == 0 && !c->auth_header)
+            c->auth_header = strdup(h->data);
+    for (struct curl_slist *h = hdrs; h; h = h->next)
+        explicit_bzero(h->data, strlen(h->data));
+    curl_slist_free_all(hdrs);
+    return c;
+}
+
+ty_client *client_new_opts(const kc_http_opts *o, ty_error *err)
+{
+    return client_with_kc(kc_http_new(o, err), err);
+}
+
+ty_client *client_from_kubeconfig(const char *path, const char *context, const char *server,
+                                  ty_error *err)
+{
+    return client_with_kc(kc_http_from_kubeconfig_at(path, context, server, err), err);
+}
+
 void client_free(ty_client *c)
 {
     if (!c)
         return;
     curl_easy_cleanup(c->curl);
+    kc_free(c->kc);
+    if (c->auth_header)
+        explicit_bzero(c->auth_header, strlen(c->auth_header));
+    free(c->auth_header);
     free(c->base);
     free(c);
 }
@@ -71,6 +110,8 @@ static int perform(ty_client *c, const char *method, const char *path, struct cu
     CURLcode rc;
 
     snprintf(url, sizeof(url), "%s%s", c->base, path);
+    if (c->auth_header)
+        hdrs = curl_slist_append(hdrs, c->auth_header);
     curl_easy_setopt(c->curl, CURLOPT_URL, url);
     curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);

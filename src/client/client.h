@@ -13,11 +13,22 @@
 #include "api/registry.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "client/kc_http.h"
 
 typedef struct ty_client ty_client;
 
-/* base_url like "http://127.0.0.1:8080". Caller frees with client_free. */
+/* base_url like "http://127.0.0.1:8080", no credentials (the in-process
+ * tests' servers ask for none). Caller frees with client_free. */
 ty_client *client_new(const char *base_url, ty_error *err);
+/* A client with the server, TLS settings and credentials of o
+ * (kc_http_opts; its rate limits and timeouts are not used). */
+ty_client *client_new_opts(const kc_http_opts *o, ty_error *err);
+/* A client as kubectl makes one: from the kubeconfig at path (NULL:
+ * $KUBECONFIG, else ~/.kube/config) and its context (NULL: the current
+ * one), with the server URL replaced by server when that is not NULL.
+ * NULL with err (TY_ENOTFOUND when the file is not there). */
+ty_client *client_from_kubeconfig(const char *path, const char *context, const char *server,
+                                  ty_error *err);
 void client_free(ty_client *c);
 const char *client_base_url(const ty_client *c);
 

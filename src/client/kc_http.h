@@ -65,9 +65,25 @@ ty_kc *kc_http_new(const kc_http_opts *o, ty_error *err);
  * client-key(-data); relative file names are the kubeconfig's directory's.
  * Exec and auth-provider credential plugins are refused (TY_EBADREQUEST). */
 ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, ty_error *err);
+/* The same with the cluster's server URL replaced by server (NULL: kept),
+ * as kubectl's --server does. */
+ty_kc *kc_http_from_kubeconfig_at(const char *path, const char *context, const char *server,
+                                  ty_error *err);
 /* That context's namespace ("default" when it names none), malloc'd: the
  * caller frees it. NULL with err as above. */
 char *kc_http_kubeconfig_namespace(const char *path, const char *context, ty_error *err);
+
+/* For code that drives libcurl itself (the CLI's client, the benchmarks):
+ * puts kc's TLS settings (CA, client certificate, insecure-skip-tls-verify)
+ * and credentials on the easy handle curl; a bearer token goes into *hdrs
+ * as an Authorization header (the caller frees the list after the
+ * transfer). kc must come from kc_http_new or kc_http_from_kubeconfig*
+ * (libcurl copies what it is given; a token file is read when this is
+ * called, then once a minute). */
+struct curl_slist;
+void kc_http_setup_handle(ty_kc *kc, void *curl, struct curl_slist **hdrs);
+/* kc's server URL, without a trailing slash (borrowed from kc). */
+const char *kc_http_server(const ty_kc *kc);
 
 /* Where kubectl would look: the first file named in $KUBECONFIG (several
  * are not merged), else $HOME/.kube/config. 0, or -1 when neither is set. */

@@ -196,6 +196,12 @@ char *kc_http_kubeconfig_namespace(const char *path, const char *context, ty_err
 
 ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, ty_error *err)
 {
+    return kc_http_from_kubeconfig_at(path, context, NULL, err);
+}
+
+ty_kc *kc_http_from_kubeconfig_at(const char *path, const char *context, const char *server,
+                                  ty_error *err)
+{
     char def[4096];
     ty_buf ca = {0}, cert = {0}, key = {0};
     char *ca_file = NULL, *cert_file = NULL, *key_file = NULL, *token_file = NULL;
@@ -228,7 +234,8 @@ ty_kc *kc_http_from_kubeconfig(const char *path, const char *context, ty_error *
         credential(path, user, "client-key-data", "client-key", &key, &key_file, err) < 0)
         goto out;
     token_file = resolve(path, json_string_value(json_object_get(user, "tokenFile")));
-    o.server = json_string_value(json_object_get(cluster, "server"));
+    o.server = server && *server ? server
+                                 : json_string_value(json_object_get(cluster, "server"));
     o.insecure_skip_verify = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
     o.token = json_string_value(json_object_get(user, "token"));
     o.token_file = token_file;

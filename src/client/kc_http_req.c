@@ -92,19 +92,13 @@ static char *file_token(kh_client *c)
     return tok;
 }
 
-void kh_setup(kh_client *c, CURL *h, struct curl_slist **hdrs)
+void kc_http_setup_handle(ty_kc *kc, void *curl, struct curl_slist **hdrs)
 {
+    kh_client *c = (kh_client *)kc;
+    CURL *h = curl;
     char *ftok = NULL;
     const char *tok = c->token;
 
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->stall_s);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     if (c->ca_file)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
@@ -135,6 +129,24 @@ void kh_setup(kh_client *c, CURL *h, struct curl_slist **hdrs)
         curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
     }
     free(ftok);
+}
+
+const char *kc_http_server(const ty_kc *kc)
+{
+    return ((const kh_client *)kc)->server;
+}
+
+void kh_setup(kh_client *c, CURL *h, struct curl_slist **hdrs)
+{
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->stall_s);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+    kc_http_setup_handle(&c->base, h, hdrs);
     *hdrs = curl_slist_append(*hdrs, "Accept: application/json");
     *hdrs = curl_slist_append(*hdrs, "Expect:");
 }

@@ -157,13 +157,12 @@ static bool impersonate(http_req *r, enum MHD_Result *ret)
 
 /* ---- the gate ------------------------------------------------------------ */
 
-bool gate_check(http_req *r, enum MHD_Result *ret)
+bool gate_authenticate(http_req *r, enum MHD_Result *ret)
 {
     ty_authn *authn = server_authn(r->srv);
     ty_error err;
-    char reason[256];
 
-    reqattr_parse(&r->attr, r->method, r->url, http_query(r, "watch"));
+    r->authenticated = true;
     if (!authn)
         return true; /* no authentication configured (in-process tests) */
     ty_error_init(&err);
@@ -172,14 +171,33 @@ bool gate_check(http_req *r, enum MHD_Result *ret)
         ty_error_clear(&err);
         return false;
     }
-    if (!r->user) {
-        if (public_path(r->attr.path))
+    /* Without an authorizer every authenticated request passes; an
+     * anonymous one (--anonymous-auth) gets no more than no user at all. */
+    if (!r->user ||
+        (!server_authz(r->srv) && !userinfo_in_group(r->user, USERINFO_AUTHENTICATED))) {
+        if (public_path(r->url))
             return true;
         ty_seterr(&err, TY_EUNAUTH, "Unauthorized");
         *ret = http_send_error(r, &err, NULL, NULL);
         ty_error_clear(&err);
         return false;
     }
+    return true;
+}
+
+bool gate_check(http_req *r, enum MHD_Result *ret)
+{
+    char reason[256];
+
+    reqattr_parse(&r->attr, r->method, r->url, http_query(r, "watch"));
+    if (!server_authn(r->srv))
+        return true; /* no authentication configured (in-process tests) */
+    /* server.c authenticates as soon as the headers are in; a caller that
+     * did not gets it done here */
+    if (!r->authenticated && !gate_authenticate(r, ret))
+        return false;
+    if (!r->user)
+        return true; /* a public path, anonymous */
     if (!impersonate(r, ret))
         return false;
     /* the reason is only wanted for a refusal: asked again then (an allow's

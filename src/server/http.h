@@ -44,6 +44,7 @@ typedef struct http_req {
     ty_user *impersonator;      /* who authenticated, when user is someone they
                                    impersonate (Impersonate-User; audit's user,
                                    user its impersonatedUser); else NULL */
+    bool authenticated;         /* gate_authenticate ran */
     reqattr attr;               /* what it asks, as authorization sees it */
     unsigned status;            /* the HTTP status answered (http_queue) */
 } http_req;

@@ -4,12 +4,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "server/authn.h"
 #include "server/gate.h"
 #include "server/guard.h"
 #include "server/http.h"
@@ -22,6 +25,8 @@ struct ty_server {
     char *data_dir;
     const logsrc *logs;
     uint16_t port;
+    char address[64];
+    bool tls;
     atomic_bool stopping;
     unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
     struct ty_authn *authn;
@@ -182,6 +187,8 @@ typedef struct conn_state {
     guard_slot slot;  /* what the guard counted, released when the request ends */
     int64_t upload_deadline_ms; /* the body must be in by then (0: no limit) */
     bool streams;     /* a watch or a followed log (guard_long_running) */
+    bool authenticated; /* gate_authenticate ran at the headers */
+    ty_user *user;    /* what it found (owned until dispatch takes it) */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -198,6 +205,9 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
         return MHD_NO;
     r.body = cs->buf;
     r.body_len = cs->len;
+    r.authenticated = cs->authenticated;
+    r.user = cs->user; /* gate_done frees it */
+    cs->user = NULL;
     r.body_too_large = cs->too_large;
     r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
@@ -258,6 +268,22 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
     } else if (guard_admit(srv->guard, conn, method, url, &cs->slot, &err) == 0) {
         cs->too_large = declared > HTTP_MAX_BODY;
+        /* Who asks is known from the headers: a request without valid
+         * credentials is answered now and its body dropped, so that it
+         * holds no slot while it uploads. A browser's CORS preflight for
+         * an allowed origin carries none and is answered without. */
+        if (!(r.cors_origin = guard_cors_origin(srv->guard, conn)) ||
+            strcmp(method, "OPTIONS") != 0) {
+            if (!gate_authenticate(&r, &ret)) {
+                /* the body still drains (a clean 401, no reset), holding nothing */
+                guard_release(srv->guard, cs->slot);
+                cs->slot = GUARD_SLOT_NONE;
+                cs->refused = true;
+                return ret;
+            }
+            cs->authenticated = true;
+            cs->user = r.user;
+        }
         return MHD_YES;
     }
     cs->refused = true;
@@ -346,10 +372,58 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (cs) {
         guard_release(srv->guard, cs->slot);
+        userinfo_free(cs->user);
         free(cs->buf);
         free(cs);
         *con_cls = NULL;
     }
+}
+
+/* A TLS connection with client certificates gets a place to keep what its
+ * certificate came to (authn.h), freed when it closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = authn_conn_new(); /* NULL: verified per request instead */
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        authn_conn_free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* libmicrohttpd's options for TLS (items, at least 6, ends with
+ * MHD_OPTION_END; empty without a certificate) and its flag. */
+static int tls_options(ty_server *srv, const server_opts *opts, struct MHD_OptionItem *items,
+                       unsigned *flags, ty_error *err)
+{
+    size_t n = 0;
+
+    if (opts->tls_cert_pem) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+            return ty_seterr(err, TY_EINTERNAL, "this libmicrohttpd was built without TLS");
+        *flags |= MHD_USE_TLS;
+        srv->tls = true;
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                             (void *)opts->tls_cert_pem};
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                             (void *)opts->tls_key_pem};
+        /* TLS 1.2 and 1.3 only, as kube-apiserver's default minimum */
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                             (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"};
+        if (opts->client_ca_pem) {
+            /* libmicrohttpd asks each client for a certificate (one may
+             * come without) and keeps this list for the verification */
+            items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                 (void *)opts->client_ca_pem};
+            items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
+                                                 (intptr_t)on_connection, srv};
+        }
+    }
+    items[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return 0;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -409,18 +483,21 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     connection_limits(opts, &max_conn, &max_per_client);
     srv->timeout_s = timeout_s;
     addr.sin_port = htons(opts->port);
+    struct MHD_OptionItem tls_opts[8];
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    if (tls_options(srv, opts, tls_opts, &flags, err) < 0)
+        goto error;
     /* One thread per connection: watches block their thread while they wait
      * for events, which keeps the streaming code straight-line. The port is
      * the server's alone: no SO_REUSEPORT, so a second server on it fails
      * instead of sharing its connections. */
     srv->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
-        opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
+        flags, opts->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT, max_conn,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_per_client, MHD_OPTION_CONNECTION_TIMEOUT,
-        timeout_s, MHD_OPTION_END);
+        timeout_s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!srv->daemon) {
         ty_seterr(err, TY_EUNAVAILABLE, "cannot listen on %s:%u (address in use?)", address,
                   (unsigned)opts->port);
@@ -428,6 +505,8 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     }
     info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opts->port;
+    snprintf(srv->address, sizeof(srv->address), "%s",
+             strcmp(address, "0.0.0.0") == 0 ? "127.0.0.1" : address);
     ty_debug("http: at most %u connections, %u per client, idle timeout %us", max_conn,
              max_per_client, timeout_s);
     return srv;
@@ -441,6 +520,12 @@ error:
 uint16_t server_port(const ty_server *srv)
 {
     return srv->port;
+}
+
+void server_url(const ty_server *srv, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s://%s:%u", srv->tls ? "https" : "http", srv->address,
+             (unsigned)srv->port);
 }
 
 void server_stop(ty_server *srv)

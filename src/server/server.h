@@ -33,6 +33,12 @@ typedef struct server_opts {
      * always gives one). authz NULL: every authenticated request allowed. */
     struct ty_authn *authn;
     struct ty_authz *authz;
+    /* TLS (server/tls.h reads and checks these; borrowed, copied by
+     * libmicrohttpd). tls_cert_pem NULL: plain HTTP. client_ca_pem: the CA
+     * client certificates must chain to (--client-ca-file); NULL = none
+     * asked for. */
+    const char *tls_cert_pem, *tls_key_pem;
+    const char *client_ca_pem;
 } server_opts;
 
 #define SERVER_DEFAULT_INFLIGHT 400
@@ -46,6 +52,9 @@ typedef struct server_opts {
 ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err);
 /* The bound port (useful with port 0). */
 uint16_t server_port(const ty_server *srv);
+/* Where clients reach it: "https://127.0.0.1:8080" (http:// without TLS;
+ * 0.0.0.0 is given as 127.0.0.1, which clients on this machine can use). */
+void server_url(const ty_server *srv, char *buf, size_t len);
 /* Stops accepting, ends open watches and joins the threads. */
 void server_stop(ty_server *srv);
 

@@ -36,8 +36,15 @@ start_server() {
         if grep -q '^listening on http' "$E2E_TMP/server.out" 2>/dev/null; then
             SERVER=$(sed -n 's/^listening on //p' "$E2E_TMP/server.out")
             export SERVER TRAINYARD_SERVER="$SERVER"
-            "$TRAINYARD" kubeconfig --server "$SERVER" >"$E2E_TMP/kubeconfig"
+            # The admin credential the first start made in the data directory.
+            "$TRAINYARD" kubeconfig --data-dir "$data" --server "$SERVER" \
+                -o "$E2E_TMP/kubeconfig" || exit 1
             export KUBECONFIG="$E2E_TMP/kubeconfig"
+            E2E_TOKEN=$(sed -n 's/^ *token: "\(.*\)"$/\1/p' "$KUBECONFIG")
+            E2E_CA=""
+            # (a server given its own certificate has no pki/: no CA then)
+            case "$SERVER" in https://*) [ -f "$data/pki/ca.crt" ] && E2E_CA="$data/pki/ca.crt" ;; esac
+            export E2E_TOKEN E2E_CA
             return 0
         fi
         sleep 0.1
@@ -50,10 +57,20 @@ stop_server() {
     kill "$SERVER_PID" 2>/dev/null
     wait "$SERVER_PID" 2>/dev/null
     SERVER_PID=""
-# How long a wait for the server to get somewhere may take: far past what any
-# machine needs, so that only a server that never gets there fails (tests
-# wait on conditions, never on a sleep being long enough).
-E2E_WAIT=${E2E_WAIT:-120}
+}
+
+# kcurl [curl args]: curl as the admin: the server's CA (from the data
+# directory the kubeconfig was made from) and the admin's bearer token.
+kcurl() {
+    local ca=()
+    [ -n "${E2E_CA:-}" ] && ca=(--cacert "$E2E_CA")
+    curl "${ca[@]}" -H "Authorization: Bearer $E2E_TOKEN" "$@"
+}
+# acurl [curl args]: curl with the server's CA and no credentials (anonymous).
+acurl() {
+    local ca=()
+    [ -n "${E2E_CA:-}" ] && ca=(--cacert "$E2E_CA")
+    curl "${ca[@]}" "$@"
 }
 
 # wait_until [SECS] CMD...: runs CMD every quarter second until it succeeds;

@@ -52,7 +52,7 @@ expect_eq "no lower-case key is left" "Master Worker" \
 # back: refused with 400 for every way in, and the server still starts.
 k create namespace hostile >/dev/null
 api="$SERVER/api/v1/namespaces/hostile/configmaps"
-code() { curl -s -o "$E2E_TMP/resp" -w '%{http_code}' "$@"; }
+code() { kcurl -s -o "$E2E_TMP/resp" -w '%{http_code}' "$@"; }
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nul\n  annotations:\n    a: "a\\0b"\ndata:\n  k: v\n' >"$E2E_TMP/nul.yaml"
 expect_eq "YAML create with a NUL in an annotation: 400" "400" \
     "$(code -X POST -H 'Content-Type: application/yaml' --data-binary @"$E2E_TMP/nul.yaml" "$api")"
@@ -68,12 +68,14 @@ expect_eq "server-side apply over an existing object with a NUL: 400" "400" \
 # Budgets: JSON-patch copies (3 MiB, kube-apiserver's) and YAML alias
 # expansion (bytes): a 4xx, never a 500 or a server grown by gigabytes.
 /usr/bin/python3 - "$api" >"$E2E_TMP/budgets" <<'PY'
-import json, sys, urllib.request, urllib.error
+import json, os, ssl, sys, urllib.request, urllib.error
 api = sys.argv[1]
+tls = ssl.create_default_context(cafile=os.environ["E2E_CA"])
 def send(method, url, body, ctype):
-    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": ctype})
+    req = urllib.request.Request(url, data=body, method=method, headers={
+        "Content-Type": ctype, "Authorization": "Bearer " + os.environ["E2E_TOKEN"]})
     try:
-        r = urllib.request.urlopen(req, timeout=60)
+        r = urllib.request.urlopen(req, timeout=60, context=tls)
         return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -139,6 +141,6 @@ expect_match "the log says what was set aside" 'set aside, not loaded: configmap
 out=$("$TRAINYARD" store quarantine --data-dir "$E2E_TMP/data")
 expect_match "store quarantine lists the bad row" 'configmaps hostile/ok .*NUL' "$out"
 expect_match "store quarantine lists the older duplicate" 'configmaps hostile/twice .*newer and was kept' "$out"
-expect_match "/metrics counts them" '^trainyard_store_quarantined_rows 2$' "$(curl -s "$SERVER/metrics")"
+expect_match "/metrics counts them" '^trainyard_store_quarantined_rows 2$' "$(kcurl -s "$SERVER/metrics")"
 
 finish

@@ -12,11 +12,11 @@ out=$(k apply -f "$E2E_TMP/foo.yaml" 2>&1)
 expect_match "apply of an unserved kind: no matches for kind" \
     'no matches for kind "Foo" in version "example.com/v1"' "$out"
 expect_eq "... and no validation error" "" "$(printf '%s' "$out" | grep -i 'validat')"
-out=$(curl -s -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' \
+out=$(kcurl -s -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' \
     -o /dev/null -w '%{http_code} %{content_type}' "$SERVER/openapi/v2")
 expect_eq "/openapi/v2 answers protobuf when asked" \
     "200 application/com.github.proto-openapi.spec.v2.v1.0+protobuf" "$out"
-out=$(curl -s "$SERVER/openapi/v2" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["swagger"], d["paths"]["/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs/{name}"]["patch"]["x-kubernetes-group-version-kind"]["kind"])')
+out=$(kcurl -s "$SERVER/openapi/v2" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["swagger"], d["paths"]["/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs/{name}"]["patch"]["x-kubernetes-group-version-kind"]["kind"])')
 expect_eq "/openapi/v2 answers JSON otherwise" "2.0 PyTorchJob" "$out"
 # A served kind is still validated by the server (strict), not refused by kubectl.
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\ndata:\n  a: "1"\n' >"$E2E_TMP/ok.yaml"

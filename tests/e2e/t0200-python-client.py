@@ -45,7 +45,8 @@ class PythonClientTest(unittest.TestCase):
         url = line.split()[-1]
         kubeconfig = cls.tmp.name + "/kubeconfig"
         with open(kubeconfig, "w") as f:
-            subprocess.run([TRAINYARD, "kubeconfig", "--server", url], stdout=f, check=True)
+            subprocess.run([TRAINYARD, "kubeconfig", "--data-dir", cls.tmp.name + "/data",
+                            "--server", url], stdout=f, check=True)
         config.load_kube_config(config_file=kubeconfig)
         cls.custom = client.CustomObjectsApi()
         cls.core = client.CoreV1Api()

@@ -35,7 +35,7 @@ rv_after=$(k get configmap keep -o jsonpath='{.metadata.resourceVersion}')
 if [ "$rv_after" -gt "$rv_before" ]; then pass "resourceVersion keeps increasing after restart"; else fail "resourceVersion went back: $rv_before -> $rv_after"; fi
 
 # --- /metrics: what the store holds and the process's memory, read at each scrape ---
-m=$(curl -s "$SERVER/metrics")
+m=$(kcurl -s "$SERVER/metrics")
 expect_eq "metrics: store objects, texts by form, commits and the commit section, RSS and CPU are reported and plausible" "ok" \
     "$(printf '%s\n' "$m" | /usr/bin/python3 -c '
 import sys
@@ -58,14 +58,14 @@ if v.get("trainyard_store_reaper_overflows_total", -1) != 0: bad.append("reaper"
 print(" ".join(bad) or "ok")')"
 
 # --- watch from a version older than this server's history: 410 Gone ---
-out=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=2")
+out=$(kcurl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=2")
 expect_match "watch from a too-old resourceVersion gets an ERROR 410 event" '"type":"ERROR".*"code":410' "$out"
 expect_match "the 410 reads like kube" 'too old resource version' "$out"
 # --- watch resume: from a known version we get exactly the later events ---
-rv=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps" | /usr/bin/python3 -c 'import sys, json; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+rv=$(kcurl -s "$SERVER/api/v1/namespaces/default/configmaps" | /usr/bin/python3 -c 'import sys, json; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
 k create configmap w1 --from-literal=x=1 >/dev/null
 k delete configmap w1 >/dev/null
-out=$(curl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=2")
+out=$(kcurl -s "$SERVER/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=2")
 expect_eq "resume delivers ADDED then DELETED for w1" "ADDED w1,DELETED w1" \
     "$(printf '%s\n' "$out" | /usr/bin/python3 -c 'import sys, json; print(",".join(e["type"] + " " + e["object"]["metadata"]["name"] for e in map(json.loads, sys.stdin) if e["type"] != "BOOKMARK"))')"
 

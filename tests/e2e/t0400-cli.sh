@@ -73,6 +73,6 @@ expect_match "version names the release" '^trainyard 0\.1\.0 ' "$out"
 # The server's malloc is jemalloc's (CMakeLists.txt): a build that lost it
 # took a third more CPU and said nothing.
 expect_match "version names the allocator, jemalloc" '^allocator: jemalloc [0-9]' "$out"
-expect_match "kubeconfig points at the server" "server: $SERVER" "$(ty kubeconfig --server "$SERVER")"
+expect_match "kubeconfig points at the server" "server: $SERVER" "$(ty kubeconfig --data-dir "$E2E_TMP/data" --server "$SERVER")"
 
 finish

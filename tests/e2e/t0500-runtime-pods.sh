@@ -80,10 +80,10 @@ if [ "$took" -le 30 ]; then pass "delete returns once the processes are gone (${
 expect_match "pod object is gone" 'NotFound' "$(k get pod sleeper 2>&1)"
 # The whole process group gets SIGTERM (sh may also report its sleep's death).
 expect_eq "its log outlives it (SIGTERM seen)" "up
-term" "$(curl -s "$SERVER/api/v1/namespaces/default/pods/sleeper/log?container=main" | grep -v Terminated)"
+term" "$(kcurl -s "$SERVER/api/v1/namespaces/default/pods/sleeper/log?container=main" | grep -v Terminated)"
 
 k delete pod hello fail3 crash >/dev/null
 expect_eq "a deleted pod's log stays readable" "line3" \
-    "$(curl -s "$SERVER/api/v1/namespaces/default/pods/hello/log?container=main&tailLines=1")"
+    "$(kcurl -s "$SERVER/api/v1/namespaces/default/pods/hello/log?container=main&tailLines=1")"
 leave_clean
 finish

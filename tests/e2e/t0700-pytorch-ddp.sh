@@ -26,7 +26,7 @@ w2=$(grep '^final weights' "$E2E_TMP/pytorch-ddp-worker-1.log")
 if [ -n "$w0" ] && [ "$w0" = "$w1" ] && [ "$w0" = "$w2" ]; then pass "all ranks agree on the final weights"; else fail "ranks disagree: '$w0' / '$w1' / '$w2'"; fi
 expect_match "describe shows the conditions" 'Succeeded' "$(kubectl describe pytorchjob pytorch-ddp)"
 expect_match "events on the job" 'SuccessfulCreatePod' "$(kubectl get events --field-selector involvedObject.name=pytorch-ddp 2>&1)"
-m=$(curl -s "$SERVER/metrics")
+m=$(kcurl -s "$SERVER/metrics")
 expect_match "metrics: job created counter" 'training_operator_jobs_created_total\{job_namespace="default",framework="pytorch"\} 1' "$m"
 expect_match "metrics: job succeeded counter" 'training_operator_jobs_successful_total\{job_namespace="default",framework="pytorch"\} 1' "$m"
 finish
