@@ -27,6 +27,12 @@ typedef struct api_lookup {
                                                                        void *arg),
                     void *arg);
     void *ctx;
+    /* Optional (NULL: dropped): a warning for the client, which the HTTP API
+     * sends as a Warning header; an annotation for the request's audit
+     * event (Pod Security's audit mode). */
+    void (*warn)(void *hook_ctx, const char *text);
+    void (*annotate)(void *hook_ctx, const char *key, const char *value);
+    void *hook_ctx;
 } api_lookup;
 
 typedef enum { API_ADMIT_CREATE, API_ADMIT_UPDATE, API_ADMIT_DELETE } api_admit_op;

@@ -166,6 +166,13 @@ static bool taken_in_other_version(http_req *r, const res_path *p, const char *n
     return true;
 }
 
+/* An admission rule's warning (Pod Security's warn level) as a Warning
+ * header on the answer. */
+static void admit_warning(void *req, const char *text)
+{
+    http_add_warning(req, text);
+}
+
 static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
                                   field_validation fv)
 {
@@ -180,7 +187,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
-        store_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
+        store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,
+                           admit_warning, NULL, r, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
     if (taken_in_other_version(r, p, md_str(obj, "name"))) {
@@ -393,7 +401,8 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
          * (a stale resourceVersion is a 409) run on the result too. */
         if (write_fn(cur, w, &err) < 0 ||
             (dry_run(r) && store_dry_run_update(key, store_obj_json(o), cur, &err) < 0) ||
-            store_admit(st, API_ADMIT_UPDATE, p->res, cur, p->name, &err) < 0) {
+            store_admit_hooked(st, API_ADMIT_UPDATE, p->res, cur, p->name, admit_warning, NULL,
+                               r, &err) < 0) {
             store_obj_unref(o);
             json_decref(cur);
             goto error;

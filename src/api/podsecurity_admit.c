@@ -1,0 +1,272 @@
+/* podsecurity_admit.c - the admission rules of Pod Security and the
+ * namespaces' id blocks (podsecurity.h, nsrange.h), as api_admit_mutate and
+ * api_admit run them.
+ *
+ * Pods: on create, the namespace's enforce level refuses (403, upstream's
+ * message), its audit level annotates the audit event and its warn level
+ * warns; the ids the pod runs as must lie in the namespace's block unless
+ * the namespace is privileged. Workloads (the job kinds, whose pod templates
+ * the controllers turn into pods) are warned about at create and update, as
+ * kube-apiserver warns about a Deployment; their pods meet the enforce level
+ * when a controller creates them. Namespaces get their id block on create;
+ * their labels must parse and the block stays (psa_namespace_validate, part
+ * of the kind's validation, so that it runs under the store's write). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/kinds.h"
+#include "api/meta.h"
+#include "api/nsrange.h"
+#include "api/podsecurity.h"
+
+#define MSG_LEN 900
+
+static const char *obj_name(const json_t *obj)
+{
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *n = meta_str(md, "name");
+
+    if (!n || !*n)
+        n = meta_str(md, "generateName");
+    return n ? n : "";
+}
+
+static void warn(const api_lookup *lk, const char *text)
+{
+    if (lk->warn)
+        lk->warn(lk->hook_ctx, text);
+}
+
+static void annotate(const api_lookup *lk, const char *key, const char *value)
+{
+    if (lk->annotate)
+        lk->annotate(lk->hook_ctx, key, value);
+}
+
+static bool same_lv(psa_lv a, psa_lv b)
+{
+    return a.level == b.level && a.minor == b.minor;
+}
+
+/* `would violate PodSecurity "restricted:latest": ...` into out, or false
+ * when the pod meets lv. */
+static bool would_violate(psa_lv lv, const json_t *meta, const json_t *spec, char *out,
+                          size_t len)
+{
+    char lvt[64], detail[MSG_LEN];
+
+    if (psa_check(lv, meta, spec, detail, sizeof(detail)))
+        return false;
+    psa_lv_text(lv, lvt, sizeof(lvt));
+    snprintf(out, len, "would violate PodSecurity \"%s\": %s", lvt, detail);
+    return true;
+}
+
+static json_t *namespace_of(const api_lookup *lk, const json_t *obj)
+{
+    const char *ns = meta_str(json_object_get(obj, "metadata"), "namespace");
+
+    return ns && *ns ? lk->get(lk->ctx, &api_namespace, "", ns) : NULL;
+}
+
+static const json_t *labels_of(const json_t *obj)
+{
+    return json_object_get(json_object_get(obj, "metadata"), "labels");
+}
+
+/* ---- pods ---------------------------------------------------------------- */
+
+/* The causes of err as `f1: m1, f2: m2`. */
+static void causes_text(const ty_error *err, char *out, size_t len)
+{
+    size_t i, used = 0;
+    json_t *c;
+
+    out[0] = '\0';
+    json_array_foreach(err->causes, i, c) {
+        int n = snprintf(out + used, len - used, "%s%s: %s", i ? ", " : "",
+                         meta_str(c, "field") ? meta_str(c, "field") : "",
+                         meta_str(c, "message") ? meta_str(c, "message") : "");
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static int admit_pod(const api_lookup *lk, const json_t *pod, ty_error *err)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const char *name = obj_name(pod);
+    json_t *ns = namespace_of(lk, pod);
+    psa_policy p;
+    char text[MSG_LEN + 100], lvt[64];
+    bool allowed;
+    ty_error ids;
+
+    if (!ns)
+        return ty_seterr(err, TY_ENOTFOUND, "namespaces \"%s\" not found",
+                         meta_str(meta, "namespace") ? meta_str(meta, "namespace") : "");
+    psa_policy_of(labels_of(ns), &p, NULL);
+    allowed = psa_check(p.enforce, meta, spec, text, MSG_LEN);
+    if (!allowed) {
+        psa_lv_text(p.enforce, lvt, sizeof(lvt));
+        ty_seterr(err, TY_EFORBIDDEN, "pods \"%s\" is forbidden: violates PodSecurity \"%s\": %s",
+                  name, lvt, text);
+    }
+    if (would_violate(p.audit, meta, spec, text, sizeof(text)))
+        annotate(lk, PSA_AUDIT_ANNOTATION, text);
+    if (!allowed) {
+        json_decref(ns);
+        return -1;
+    }
+    if (nsrange_of(ns, NULL, NULL) < 0) {
+        ty_seterr(err, TY_EFORBIDDEN,
+                  "pods \"%s\" is forbidden: unable to find annotation %s on namespace \"%s\": "
+                  "no user id to run the pod as",
+                  name, NSRANGE_UID_ANNOTATION, obj_name(ns));
+        json_decref(ns);
+        return -1;
+    }
+    ty_error_init(&ids);
+    if (nsrange_check_pod(ns, pod, p.enforce.level == PSA_PRIVILEGED, &ids) > 0) {
+        causes_text(&ids, text, sizeof(text));
+        ty_seterr(err, TY_EFORBIDDEN, "pods \"%s\" is forbidden: %s", name, text);
+        err->causes = ids.causes; /* the causes move with it */
+        json_decref(ns);
+        return -1;
+    }
+    ty_error_clear(&ids);
+    if (!same_lv(p.warn, p.enforce) && would_violate(p.warn, meta, spec, text, sizeof(text)))
+        warn(lk, text);
+    json_decref(ns);
+    return 0;
+}
+
+/* ---- workloads ----------------------------------------------------------- */
+
+typedef struct walk {
+    const api_lookup *lk;
+    psa_lv lv;
+    json_t *said; /* the warnings given, to give each once */
+    int nodes;
+} walk;
+
+/* Every pod template under o (a job kind's replica specs, tasks, ...):
+ * an object's "template" with a spec that lists containers. */
+static void warn_templates(walk *w, const json_t *o, int depth)
+{
+    const char *k;
+    const json_t *v;
+    size_t i;
+
+    if (depth > 8 || ++w->nodes > 10000)
+        return;
+    if (json_is_array(o)) {
+        json_array_foreach(o, i, v)
+            warn_templates(w, v, depth + 1);
+        return;
+    }
+    json_object_foreach((json_t *)o, k, v) {
+        const json_t *spec = json_object_get(v, "spec");
+        char text[MSG_LEN + 100];
+        if (strcmp(k, "template") == 0 && json_is_array(json_object_get(spec, "containers"))) {
+            if (would_violate(w->lv, json_object_get(v, "metadata"), spec, text,
+                              sizeof(text)) &&
+                !json_object_get(w->said, text)) {
+                json_object_set_new(w->said, text, json_true());
+                warn(w->lk, text);
+            }
+        } else if (json_is_object(v) || json_is_array(v)) {
+            warn_templates(w, v, depth + 1);
+        }
+    }
+}
+
+static void admit_workload(const api_lookup *lk, const json_t *obj)
+{
+    json_t *ns;
+    psa_policy p;
+    walk w = {lk, {PSA_PRIVILEGED, PSA_LATEST}, NULL, 0};
+
+    if (!lk->warn || !json_is_object(json_object_get(obj, "spec")) ||
+        !(ns = namespace_of(lk, obj)))
+        return;
+    psa_policy_of(labels_of(ns), &p, NULL);
+    json_decref(ns);
+    if (p.warn.level == PSA_PRIVILEGED)
+        return;
+    w.lv = p.warn;
+    w.said = json_object();
+    warn_templates(&w, json_object_get(obj, "spec"), 0);
+    json_decref(w.said);
+}
+
+/* ---- namespaces ---------------------------------------------------------- */
+
+static bool psa_labels_equal(const json_t *a, const json_t *b)
+{
+    static const char *const keys[] = {PSA_LABEL_ENFORCE, PSA_LABEL_ENFORCE_VERSION,
+                                       PSA_LABEL_WARN,    PSA_LABEL_WARN_VERSION,
+                                       PSA_LABEL_AUDIT,   PSA_LABEL_AUDIT_VERSION};
+    for (size_t i = 0; i < 6; i++) {
+        const json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
+        if (!x != !y || (x && !json_equal(x, y)))
+            return false;
+    }
+    return true;
+}
+
+int psa_namespace_validate(const json_t *obj, const json_t *old, ty_error *err)
+{
+    ty_error labels;
+    int bad;
+
+    ty_error_init(&labels);
+    bad = psa_policy_of(labels_of(obj), &(psa_policy){0}, &labels);
+    /* A label that was bad already may stay (upstream's rule): the update is
+     * about something else. */
+    if (bad && old && psa_labels_equal(labels_of(obj), labels_of(old)))
+        bad = 0;
+    if (bad) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(labels.causes, i, c)
+            ty_error_add_cause(err, meta_str(c, "reason"), meta_str(c, "field"), "%s",
+                               meta_str(c, "message"));
+    }
+    ty_error_clear(&labels);
+    if (old)
+        bad += nsrange_check_update(obj, old, err);
+    return bad;
+}
+
+/* ---- the entry points ---------------------------------------------------- */
+
+int psa_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
+                     json_t *obj, ty_error *err)
+{
+    json_t *ns;
+
+    if (op != API_ADMIT_CREATE)
+        return 0;
+    if (res == &api_namespace)
+        return nsrange_assign(lk, obj, err);
+    if (res == &api_pod && (ns = namespace_of(lk, obj))) {
+        nsrange_default_pod(ns, obj);
+        json_decref(ns);
+    }
+    return 0;
+}
+
+int psa_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
+              const json_t *obj, const char *name, ty_error *err)
+{
+    (void)name;
+    if (op == API_ADMIT_DELETE || !obj)
+        return 0;
+    if (res == &api_pod)
+        return op == API_ADMIT_CREATE ? admit_pod(lk, obj, err) : 0;
+    if (!res->builtin)
+        admit_workload(lk, obj);
+    return 0;
+}
