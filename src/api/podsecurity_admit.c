@@ -6,9 +6,10 @@
  * message), its audit level annotates the audit event and its warn level
  * warns; the ids the pod runs as must lie in the namespace's block unless
  * the namespace is privileged. Workloads (the job kinds, whose pod templates
- * the controllers turn into pods) are warned about at create and update, as
- * kube-apiserver warns about a Deployment; their pods meet the enforce level
- * when a controller creates them. Namespaces get their id block on create;
+ * the controllers turn into pods) are warned about when created, as
+ * kube-apiserver warns about a Deployment (updates: where the HTTP API runs
+ * the update rules, a dry run); their pods meet the enforce level when a
+ * controller creates them. Namespaces get their id block on create;
  * their labels must parse and the block stays (psa_namespace_validate, part
  * of the kind's validation, so that it runs under the store's write). */
 #include <stdio.h>

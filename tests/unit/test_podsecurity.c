@@ -608,6 +608,43 @@ static void test_warn_and_audit(void **state)
     json_decref(job);
 }
 
+/* A pod's ids are validated with the kind (0..2147483647) and cannot change
+ * after create: what admission checked is what runs. */
+static void test_pod_ids_validated_and_immutable(void **state)
+{
+    json_t *pod, *upd;
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    pod = spec_of("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                  "\"namespace\":\"n\"},\"spec\":{\"securityContext\":{\"runAsUser\":-1,"
+                  "\"supplementalGroups\":[1,4294967296]},\"containers\":[{\"name\":\"c\","
+                  "\"image\":\"i\",\"securityContext\":{\"runAsGroup\":-2}}]}}");
+    assert_int_equal(api_prepare(&api_pod, pod, NULL, &err), -1);
+    assert_non_null(strstr(err.text, "spec.securityContext.runAsUser: Invalid value: -1: must be "
+                                     "between 0 and 2147483647, inclusive"));
+    assert_non_null(strstr(err.text, "spec.securityContext.supplementalGroups[1]: Invalid value: "
+                                     "4294967296"));
+    assert_non_null(strstr(err.text, "spec.containers[0].securityContext.runAsGroup: Invalid "
+                                     "value: -2"));
+    ty_error_clear(&err);
+    json_decref(pod);
+
+    pod = spec_of("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                  "\"namespace\":\"n\"},\"spec\":{\"securityContext\":{\"runAsUser\":"
+                  "1000000000},\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
+    assert_int_equal(api_prepare(&api_pod, pod, NULL, &err), 0);
+    upd = json_deep_copy(pod);
+    json_object_set_new(json_object_get(json_object_get(upd, "spec"), "securityContext"),
+                        "runAsUser", json_integer(0));
+    assert_int_equal(api_prepare(&api_pod, upd, pod, &err), -1);
+    assert_non_null(strstr(err.text, "pod updates may not change fields other than"));
+    ty_error_clear(&err);
+    json_decref(upd);
+    json_decref(pod);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_restricted_checks),
         cmocka_unit_test(test_privileged_allows_all),
         cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_pod_ids_validated_and_immutable),
         cmocka_unit_test_setup_teardown(test_namespace_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocks_race_free, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_defaults_and_ranges, setup, teardown),
