@@ -11,7 +11,8 @@
  * the update rules, a dry run); their pods meet the enforce level when a
  * controller creates them. Namespaces get their id block on create;
  * their labels must parse and the block stays (psa_namespace_validate, part
- * of the kind's validation, so that it runs under the store's write). */
+ * of the kind's validation, so that it runs under the store's write).
+ * And the labels' parsing (psa_policy_of). */
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +74,110 @@ static json_t *namespace_of(const api_lookup *lk, const json_t *obj)
 static const json_t *labels_of(const json_t *obj)
 {
     return json_object_get(json_object_get(obj, "metadata"), "labels");
+}
+
+/* ---- labels ----------------------------------------------------------- */
+
+static const char *const level_names[] = {"privileged", "baseline", "restricted"};
+
+void psa_lv_text(psa_lv lv, char *out, size_t len)
+{
+    if (lv.minor == PSA_LATEST)
+        snprintf(out, len, "%s:latest", level_names[lv.level]);
+    else
+        snprintf(out, len, "%s:v1.%d", level_names[lv.level], lv.minor);
+}
+
+static int parse_level(const char *s, psa_level *l)
+{
+    for (int i = 0; i < 3; i++)
+        if (s && strcmp(s, level_names[i]) == 0) {
+            *l = (psa_level)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* "latest" or v1.<n> (no leading zeros, as upstream's ^v1\.([0-9]|[1-9][0-9]*)$). */
+static int parse_version(const char *s, int *minor)
+{
+    long n = 0;
+
+    if (s && strcmp(s, "latest") == 0) {
+        *minor = PSA_LATEST;
+        return 0;
+    }
+    if (!s || strncmp(s, "v1.", 3) != 0 || !s[3] || (s[3] == '0' && s[4]))
+        return -1;
+    for (const char *p = s + 3; *p; p++) {
+        if (*p < '0' || *p > '9' || n > 100000)
+            return -1;
+        n = n * 10 + (*p - '0');
+    }
+    *minor = (int)n;
+    return 0;
+}
+
+static int label_level(const json_t *labels, const char *key, psa_level fail, psa_level *l,
+                       ty_error *err)
+{
+    const json_t *v = json_object_get(labels, key);
+    char field[128];
+
+    if (!v)
+        return 0;
+    if (parse_level(json_string_value(v), l) == 0)
+        return 0;
+    *l = fail;
+    snprintf(field, sizeof(field), "metadata.labels[%s]", key);
+    meta_invalid(err, field, v, "must be one of privileged, baseline, restricted");
+    return 1;
+}
+
+static int label_version(const json_t *labels, const char *key, int *minor, ty_error *err)
+{
+    const json_t *v = json_object_get(labels, key);
+    char field[128];
+
+    if (!v)
+        return 0;
+    if (parse_version(json_string_value(v), minor) == 0)
+        return 0;
+    *minor = PSA_LATEST;
+    snprintf(field, sizeof(field), "metadata.labels[%s]", key);
+    meta_invalid(err, field, v, "must be \"latest\" or \"v1.x\"");
+    return 1;
+}
+
+int psa_policy_of(const json_t *labels, psa_policy *p, ty_error *err)
+{
+    const psa_lv dflt = {PSA_BASELINE, PSA_LATEST};
+    int bad = 0;
+    bool warn_set, audit_set, warn_v, audit_v;
+
+    p->enforce = p->warn = p->audit = dflt;
+    if (!json_is_object(labels))
+        return 0;
+    bad += label_level(labels, PSA_LABEL_ENFORCE, PSA_RESTRICTED, &p->enforce.level, err);
+    bad += label_version(labels, PSA_LABEL_ENFORCE_VERSION, &p->enforce.minor, err);
+    /* An absent warn or audit label follows enforce (see podsecurity.h). */
+    warn_set = json_object_get(labels, PSA_LABEL_WARN) != NULL;
+    warn_v = json_object_get(labels, PSA_LABEL_WARN_VERSION) != NULL;
+    audit_set = json_object_get(labels, PSA_LABEL_AUDIT) != NULL;
+    audit_v = json_object_get(labels, PSA_LABEL_AUDIT_VERSION) != NULL;
+    if (!warn_set)
+        p->warn.level = p->enforce.level;
+    if (!warn_v)
+        p->warn.minor = p->enforce.minor;
+    if (!audit_set)
+        p->audit.level = p->enforce.level;
+    if (!audit_v)
+        p->audit.minor = p->enforce.minor;
+    bad += label_level(labels, PSA_LABEL_WARN, PSA_PRIVILEGED, &p->warn.level, err);
+    bad += label_version(labels, PSA_LABEL_WARN_VERSION, &p->warn.minor, err);
+    bad += label_level(labels, PSA_LABEL_AUDIT, PSA_PRIVILEGED, &p->audit.level, err);
+    bad += label_version(labels, PSA_LABEL_AUDIT_VERSION, &p->audit.minor, err);
+    return bad;
 }
 
 /* ---- pods ---------------------------------------------------------------- */

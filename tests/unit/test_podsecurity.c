@@ -18,6 +18,8 @@
 #include "api/nsrange.h"
 #include "api/podsecurity.h"
 #include "api/registry.h"
+#include "store/admit.h"
+#include "store/store.h"
 
 /* ---- psa_check ----------------------------------------------------------- */
 
@@ -645,6 +647,56 @@ static void test_pod_ids_validated_and_immutable(void **state)
     json_decref(pod);
 }
 
+/* A namespace made before blocks existed (written around the API) gets
+ * its block when the store opens, as the seeded ones do; a pod made there
+ * through the admission chain then runs as the block's first uid. */
+static void test_store_bootstrap(void **state)
+{
+    char dir[] = "/tmp/ty-psa-XXXXXX", cmd[64];
+    ty_store *st;
+    ty_error err;
+    store_obj *o;
+    json_t *old = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                            "metadata", "name", "old");
+    json_t *pod, *dflt, *ns;
+    long long sd, so;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(st = store_open(dir, &err));
+    o = store_create(st, "namespaces", "", old, &err);
+    assert_non_null(o);
+    assert_int_equal(nsrange_of(store_obj_json(o), NULL, NULL), -1);
+    store_obj_unref(o);
+    store_close(st);
+    json_decref(old);
+
+    assert_non_null(st = store_open(dir, &err));
+    o = store_get(st, "namespaces", "", "default", &err);
+    dflt = store_obj_json_read(o);
+    store_obj_unref(o);
+    o = store_get(st, "namespaces", "", "old", &err);
+    ns = store_obj_json_read(o);
+    store_obj_unref(o);
+    sd = block_start(dflt);
+    so = block_start(ns);
+    assert_true(sd != so);
+
+    pod = spec_of("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                  "\"namespace\":\"old\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                  "\"image\":\"i\"}]}}");
+    assert_int_equal(api_prepare(&api_pod, pod, NULL, &err), 0);
+    assert_int_equal(store_admit(st, API_ADMIT_CREATE, &api_pod, pod, NULL, &err), 0);
+    assert_int_equal(sc_int(pod, "runAsUser"), so);
+    json_decref(pod);
+    json_decref(dflt);
+    json_decref(ns);
+    store_close(st);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +711,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_defaults_and_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_privileged_namespace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warn_and_audit, setup, teardown),
+        cmocka_unit_test(test_store_bootstrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
