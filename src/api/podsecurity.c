@@ -111,13 +111,14 @@ static const char *plural(const char *one, const char *many, size_t n)
 
 typedef struct result {
     buf b;
-    int n; /* violations so far */
+    int n;        /* violations so far */
+    bool details; /* false: the reasons alone (a namespace's existing pods) */
 } result;
 
 static void forbid(result *r, const char *reason, const char *detail)
 {
     bput(&r->b, "%s%s", r->n ? ", " : "", reason);
-    if (detail && *detail)
+    if (r->details && detail && *detail)
         bput(&r->b, " (%s)", detail);
     r->n++;
 }
@@ -751,7 +752,13 @@ static void chk_run_as_user(const json_t *spec, result *r)
 
 bool psa_check(psa_lv lv, const json_t *meta, const json_t *spec, char *out, size_t len)
 {
-    result r = {{out, len, 0}, 0};
+    return psa_check_ex(lv, meta, spec, true, out, len);
+}
+
+bool psa_check_ex(psa_lv lv, const json_t *meta, const json_t *spec, bool details, char *out,
+                  size_t len)
+{
+    result r = {{out, len, 0}, 0, details};
     int minor = lv.minor == PSA_LATEST ? MINOR_LATEST : lv.minor;
     bool restricted = lv.level == PSA_RESTRICTED;
 

@@ -55,6 +55,10 @@ void psa_lv_text(psa_lv lv, char *buf, size_t len);
  * `host namespaces (hostNetwork=true), hostPath volumes (volume "data")`
  * (truncated to len). Borrowed arguments. */
 bool psa_check(psa_lv lv, const json_t *meta, const json_t *spec, char *buf, size_t len);
+/* As psa_check; details false leaves the parenthesised details out
+ * (`host namespaces, hostPath volumes`), as upstream's ForbiddenReason. */
+bool psa_check_ex(psa_lv lv, const json_t *meta, const json_t *spec, bool details, char *buf,
+                  size_t len);
 
 /* The mutating rules (podsecurity_admit.c): a new namespace gets its id
  * block, a new pod the ids its namespace's block gives (nsrange.h). */
@@ -63,7 +67,8 @@ int psa_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *
 
 /* The validating rules: a pod's create meets its namespace's levels and id
  * block (403 with upstream's message); a job kind's pod templates are
- * warned about (lk->warn). 0, or -1 with err. */
+ * warned about (lk->warn), and so are a namespace's existing pods when an
+ * update makes its enforce level stricter. 0, or -1 with err. */
 int psa_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
               const json_t *obj, const char *name, ty_error *err);
 

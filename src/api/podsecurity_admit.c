@@ -14,6 +14,7 @@
  * of the kind's validation, so that it runs under the store's write).
  * And the labels' parsing (psa_policy_of). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/kinds.h"
@@ -307,6 +308,115 @@ static void admit_workload(const api_lookup *lk, const json_t *obj)
     json_decref(w.said);
 }
 
+/* ---- a namespace made stricter ------------------------------------------ */
+
+/* Upstream's cap on the existing pods a relabelling evaluates. */
+#define MAX_PODS_TO_CHECK 3000
+
+typedef struct ns_pods {
+    const char *ns;
+    psa_lv lv;
+    json_t *by_reasons; /* reasons -> {"name": first pod by name, "count": n} */
+    size_t total, checked;
+} ns_pods;
+
+/* A count filter over every pod: evaluates those of a->ns. */
+static bool eval_existing(const json_t *pod, void *arg)
+{
+    ns_pods *a = arg;
+    const json_t *md = json_object_get(pod, "metadata");
+    const char *ns = meta_str(md, "namespace"), *name = meta_str(md, "name");
+    char reasons[MSG_LEN];
+    json_t *e;
+
+    if (!ns || strcmp(ns, a->ns) != 0 || !name)
+        return false;
+    if (++a->total > MAX_PODS_TO_CHECK)
+        return false;
+    a->checked++;
+    if (psa_check_ex(a->lv, md, json_object_get(pod, "spec"), false, reasons, sizeof(reasons)))
+        return false;
+    e = json_object_get(a->by_reasons, reasons);
+    if (!e) {
+        json_object_set_new(a->by_reasons, reasons,
+                            json_pack("{s:s, s:i}", "name", name, "count", 1));
+        return false;
+    }
+    json_object_set_new(e, "count",
+                        json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+    if (strcmp(name, meta_str(e, "name")) < 0)
+        json_object_set_new(e, "name", json_string(name));
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* kube's warnings when an update makes a namespace's enforce level
+ * stricter: which existing pods would not be admitted now. */
+static void warn_existing_pods(const api_lookup *lk, const json_t *obj, const char *name)
+{
+    json_t *old = lk->get(lk->ctx, &api_namespace, "", name);
+    psa_policy was, now;
+    ns_pods a = {name, {0, 0}, NULL, 0, 0};
+    size_t n = 0, i = 0;
+    const char *reasons;
+    json_t *e;
+    char **lines, text[MSG_LEN + 300], lvt[64];
+
+    if (!old)
+        return;
+    psa_policy_of(labels_of(old), &was, NULL);
+    json_decref(old);
+    psa_policy_of(labels_of(obj), &now, NULL);
+    if (same_lv(now.enforce, was.enforce) || now.enforce.level == PSA_PRIVILEGED ||
+        (now.enforce.minor == was.enforce.minor && now.enforce.level <= was.enforce.level))
+        return;
+    a.lv = now.enforce;
+    if (!(a.by_reasons = json_object()))
+        return;
+    lk->count(lk->ctx, &api_pod, eval_existing, &a);
+    psa_lv_text(now.enforce, lvt, sizeof(lvt));
+    if (a.checked < a.total) {
+        snprintf(text, sizeof(text), "new PodSecurity enforce level only checked against the "
+                 "first %zu of %zu existing pods", a.checked, a.total);
+        warn(lk, text);
+    }
+    n = json_object_size(a.by_reasons);
+    if (n) {
+        snprintf(text, sizeof(text), "existing pods in namespace \"%s\" violate the new "
+                 "PodSecurity enforce level \"%s\"", name, lvt);
+        warn(lk, text);
+    }
+    lines = n ? calloc(n, sizeof(*lines)) : NULL;
+    json_object_foreach(a.by_reasons, reasons, e) {
+        json_int_t count = json_integer_value(json_object_get(e, "count"));
+        if (!lines)
+            break;
+        if (count == 1)
+            snprintf(text, sizeof(text), "%s: %s", meta_str(e, "name"), reasons);
+        else if (count == 2)
+            snprintf(text, sizeof(text), "%s (and 1 other pod): %s", meta_str(e, "name"),
+                     reasons);
+        else
+            snprintf(text, sizeof(text), "%s (and %lld other pods): %s", meta_str(e, "name"),
+                     (long long)count - 1, reasons);
+        lines[i++] = strdup(text);
+    }
+    if (lines) {
+        qsort(lines, i, sizeof(*lines), cmp_str);
+        for (size_t j = 0; j < i; j++) {
+            if (lines[j])
+                warn(lk, lines[j]);
+            free(lines[j]);
+        }
+        free(lines);
+    }
+    json_decref(a.by_reasons);
+}
+
 /* ---- namespaces ---------------------------------------------------------- */
 
 static bool psa_labels_equal(const json_t *a, const json_t *b)
@@ -367,9 +477,13 @@ int psa_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *
 int psa_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
               const json_t *obj, const char *name, ty_error *err)
 {
-    (void)name;
     if (op == API_ADMIT_DELETE || !obj)
         return 0;
+    if (res == &api_namespace) {
+        if (op == API_ADMIT_UPDATE && lk->warn && name)
+            warn_existing_pods(lk, obj, name);
+        return 0;
+    }
     if (res == &api_pod)
         return op == API_ADMIT_CREATE ? admit_pod(lk, obj, err) : 0;
     if (!res->builtin)

@@ -389,8 +389,9 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
     const char *ns = p->ns ? p->ns : "";
 
     ty_error_init(&err);
-    if (dry_run(r) || (p->res == &api_queue && !p->sub)) {
-        /* a Queue's new parent is checked against the others (which the
+    if (dry_run(r) || ((p->res == &api_queue || p->res == &api_namespace) && !p->sub)) {
+        /* a Queue's new parent is checked against the others, a Namespace's
+         * new Pod Security level against its pods (warnings) (which the
          * write function, under the store's writer lock, must not read) */
         json_t *cur;
         o = store_get(st, key, ns, p->name, &err);

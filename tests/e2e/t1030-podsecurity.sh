@@ -127,6 +127,12 @@ expect_match "the warn level answers with a Warning" \
     'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false' "$out"
 expect_match "and the pod is created" 'pod/warned created' "$out"
 
+out=$(k label ns team-a pod-security.kubernetes.io/enforce=restricted 2>&1)
+expect_match "making a namespace stricter warns about its existing pods" \
+    'Warning: existing pods in namespace "team-a" violate the new PodSecurity enforce level "restricted:latest"' "$out"
+expect_match "naming them with the reasons" \
+    'Warning: plain \(and 1 other pod\): allowPrivilegeEscalation != false, unrestricted capabilities' "$out"
+
 # ---- a job's pods ----
 out=$(k apply -n team-c -f - 2>&1 <<'YAML'
 apiVersion: kubeflow.org/v1

@@ -264,6 +264,7 @@ static void test_labels(void **state)
 /* ---- admission over lookups ---------------------------------------------- */
 
 static json_t *namespaces; /* name -> Namespace */
+static json_t *pods;       /* the pods count() walks */
 static json_t *warnings;   /* the warnings given */
 static json_t *audit;      /* the audit annotations given */
 static pthread_mutex_t ns_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -288,6 +289,12 @@ static size_t count(void *ctx, const api_resource *res,
     size_t n = 0;
 
     (void)ctx;
+    if (res == &api_pod) {
+        size_t i;
+        json_array_foreach(pods, i, o)
+            n += filter(o, arg);
+        return n;
+    }
     assert_ptr_equal(res, &api_namespace);
     pthread_mutex_lock(&ns_mu);
     json_object_foreach(namespaces, k, o)
@@ -315,6 +322,7 @@ static int setup(void **state)
 {
     (void)state;
     namespaces = json_object();
+    pods = json_array();
     warnings = json_array();
     audit = json_object();
     return 0;
@@ -324,6 +332,7 @@ static int teardown(void **state)
 {
     (void)state;
     json_decref(namespaces);
+    json_decref(pods);
     json_decref(warnings);
     json_decref(audit);
     return 0;
@@ -697,6 +706,48 @@ static void test_store_bootstrap(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Relabelling a namespace stricter warns about the pods it would refuse
+ * now, grouped as upstream groups them. */
+static void test_stricter_namespace_warns(void **state)
+{
+    json_t *ns, *upd;
+    ty_error err;
+    const char *names[] = {"b", "a", "c"};
+
+    (void)state;
+    ns = make_ns("old", NULL);
+    for (size_t i = 0; i < 3; i++)
+        json_array_append_new(pods, json_pack("{s:{s:s, s:s}, s:o}", "metadata", "name", names[i],
+                                              "namespace", "old", "spec", spec_of("{" C1 "}")));
+    json_array_append_new(pods, json_pack("{s:{s:s, s:s}, s:o}", "metadata", "name", "h",
+                                          "namespace", "old", "spec",
+                                          spec_of("{" C1 ",\"hostIPC\":true}")));
+    json_array_append_new(pods, json_pack("{s:{s:s, s:s}, s:o}", "metadata", "name", "z",
+                                          "namespace", "elsewhere", "spec", spec_of("{" C1 "}")));
+    upd = json_deep_copy(ns);
+    json_object_set_new(meta_child(json_object_get(upd, "metadata"), "labels"),
+                        PSA_LABEL_ENFORCE, json_string("restricted"));
+    ty_error_init(&err);
+    assert_int_equal(api_admit(&lk, API_ADMIT_UPDATE, &api_namespace, upd, "old", &err), 0);
+    assert_int_equal(json_array_size(warnings), 3);
+    assert_string_equal(json_string_value(json_array_get(warnings, 0)),
+                        "existing pods in namespace \"old\" violate the new PodSecurity "
+                        "enforce level \"restricted:latest\"");
+    assert_string_equal(json_string_value(json_array_get(warnings, 1)),
+                        "a (and 2 other pods): allowPrivilegeEscalation != false, unrestricted "
+                        "capabilities, runAsNonRoot != true, seccompProfile");
+    assert_string_equal(json_string_value(json_array_get(warnings, 2)),
+                        "h: host namespaces, allowPrivilegeEscalation != false, unrestricted "
+                        "capabilities, runAsNonRoot != true, seccompProfile");
+    /* looser, or the same: nothing to say */
+    json_array_clear(warnings);
+    json_object_set_new(json_object_get(json_object_get(upd, "metadata"), "labels"),
+                        PSA_LABEL_ENFORCE, json_string("privileged"));
+    assert_int_equal(api_admit(&lk, API_ADMIT_UPDATE, &api_namespace, upd, "old", &err), 0);
+    assert_int_equal(json_array_size(warnings), 0);
+    json_decref(upd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_defaults_and_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_privileged_namespace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warn_and_audit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stricter_namespace_warns, setup, teardown),
         cmocka_unit_test(test_store_bootstrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
