@@ -22,8 +22,8 @@
 
 /* At most SL_MAX entries are named in a message (a pod has at most a few
  * dozen containers); past that the count still rules the plural. */
-#define SL_MAX 64
-#define SL_POOL 4096
+#define SL_MAX 32
+#define SL_POOL 1024
 
 typedef struct sl {
     const char *v[SL_MAX];
