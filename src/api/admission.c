@@ -1,4 +1,5 @@
-/* admission.c - Volcano's queue admission rules (see admission.h).
+/* admission.c - the admission chain (see admission.h): Pod Security's rules
+ * (podsecurity_admit.c) first, then Volcano's queue rules, here.
  *
  * A job may be submitted only to an Open leaf queue other than root (for
  * every job kind that names a queue: Volcano's Job spec.queue, a Kubeflow
