@@ -253,10 +253,36 @@ static int admit_pod(const api_lookup *lk, const json_t *pod, ty_error *err)
 
 typedef struct walk {
     const api_lookup *lk;
-    psa_lv lv;
-    json_t *said; /* the warnings given, to give each once */
+    psa_lv lv;            /* the warn level */
+    const json_t *ns;     /* its id block, for ids_too */
+    bool ids_too;         /* the namespace is not privileged: ids are held to the block */
+    json_t *said;         /* the warnings given, to give each once */
     int nodes;
 } walk;
+
+static void warn_once(walk *w, const char *text)
+{
+    if (json_object_get(w->said, text))
+        return;
+    json_object_set_new(w->said, text, json_true());
+    warn(w->lk, text);
+}
+
+/* A template's pods would be refused for their ids (Trainyard's own
+ * warning: the job is accepted, its pods would not be). */
+static void warn_ids(walk *w, const json_t *tmpl)
+{
+    ty_error ids;
+    char causes[MSG_LEN], text[MSG_LEN + 100];
+
+    ty_error_init(&ids);
+    if (nsrange_check_pod(w->ns, tmpl, false, &ids) > 0) {
+        causes_text(&ids, causes, sizeof(causes));
+        snprintf(text, sizeof(text), "pods of this template would be refused: %s", causes);
+        warn_once(w, text);
+    }
+    ty_error_clear(&ids);
+}
 
 /* Every pod template under o (a job kind's replica specs, tasks, ...):
  * an object's "template" with a spec that lists containers. */
@@ -277,12 +303,11 @@ static void warn_templates(walk *w, const json_t *o, int depth)
         const json_t *spec = json_object_get(v, "spec");
         char text[MSG_LEN + 100];
         if (strcmp(k, "template") == 0 && json_is_array(json_object_get(spec, "containers"))) {
-            if (would_violate(w->lv, json_object_get(v, "metadata"), spec, text,
-                              sizeof(text)) &&
-                !json_object_get(w->said, text)) {
-                json_object_set_new(w->said, text, json_true());
-                warn(w->lk, text);
-            }
+            if (w->lv.level != PSA_PRIVILEGED &&
+                would_violate(w->lv, json_object_get(v, "metadata"), spec, text, sizeof(text)))
+                warn_once(w, text);
+            if (w->ids_too)
+                warn_ids(w, v);
         } else if (json_is_object(v) || json_is_array(v)) {
             warn_templates(w, v, depth + 1);
         }
@@ -293,19 +318,19 @@ static void admit_workload(const api_lookup *lk, const json_t *obj)
 {
     json_t *ns;
     psa_policy p;
-    walk w = {lk, {PSA_PRIVILEGED, PSA_LATEST}, NULL, 0};
+    walk w = {lk, {PSA_PRIVILEGED, PSA_LATEST}, NULL, false, NULL, 0};
 
     if (!lk->warn || !json_is_object(json_object_get(obj, "spec")) ||
         !(ns = namespace_of(lk, obj)))
         return;
     psa_policy_of(labels_of(ns), &p, NULL);
-    json_decref(ns);
-    if (p.warn.level == PSA_PRIVILEGED)
-        return;
     w.lv = p.warn;
-    w.said = json_object();
-    warn_templates(&w, json_object_get(obj, "spec"), 0);
+    w.ns = ns;
+    w.ids_too = p.enforce.level != PSA_PRIVILEGED && nsrange_of(ns, NULL, NULL) == 0;
+    if ((w.lv.level != PSA_PRIVILEGED || w.ids_too) && (w.said = json_object()))
+        warn_templates(&w, json_object_get(obj, "spec"), 0);
     json_decref(w.said);
+    json_decref(ns);
 }
 
 /* ---- a namespace made stricter ------------------------------------------ */

@@ -617,6 +617,20 @@ static void test_warn_and_audit(void **state)
                         "would violate PodSecurity \"baseline:latest\": host namespaces "
                         "(hostNetwork=true)");
     json_decref(job);
+
+    /* ids its pods would be refused for are said at the job's create too */
+    json_array_clear(warnings);
+    job = spec_of("{\"metadata\":{\"name\":\"pj\",\"namespace\":\"jobs\"},\"spec\":{"
+                  "\"pytorchReplicaSpecs\":{\"Master\":{\"template\":{\"spec\":{"
+                  "\"securityContext\":{\"runAsUser\":1000}," C1 "}}}}}}");
+    assert_int_equal(api_admit(&lk, API_ADMIT_CREATE, api_find("kubeflow.org", "v1", "pytorchjobs"),
+                               job, NULL, &err),
+                     0);
+    assert_int_equal(json_array_size(warnings), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(warnings, 0)),
+                           "pods of this template would be refused: spec.securityContext."
+                           "runAsUser: Invalid value: 1000: must be in the ranges: ["));
+    json_decref(job);
 }
 
 /* A pod's ids are validated with the kind (0..2147483647) and cannot change
