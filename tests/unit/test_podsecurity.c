@@ -610,8 +610,9 @@ static void test_warn_and_audit(void **state)
                   "true," C1 "}}},\"Worker\":{\"template\":{\"spec\":{\"hostNetwork\":true," C1
                   "}}}}}}");
     ty_error_init(&err);
-    assert_int_equal(api_admit(&lk, API_ADMIT_CREATE, api_find("kubeflow.org", "v1", "pytorchjobs"), job, NULL,
-                               &err), 0);
+    assert_int_equal(api_admit(&lk, API_ADMIT_CREATE,
+                               api_find("kubeflow.org", "v1", "pytorchjobs"), job, NULL, &err),
+                     0);
     assert_int_equal(json_array_size(warnings), 1);
     assert_string_equal(json_string_value(json_array_get(warnings, 0)),
                         "would violate PodSecurity \"baseline:latest\": host namespaces "
