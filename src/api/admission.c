@@ -1,4 +1,5 @@
-/* admission.c - Volcano's queue admission rules (see admission.h).
+/* admission.c - the admission chain (see admission.h): Pod Security's rules
+ * (podsecurity_admit.c) first, then Volcano's queue rules, here.
  *
  * A job may be submitted only to an Open leaf queue other than root (for
  * every job kind that names a queue: Volcano's Job spec.queue, a Kubeflow
@@ -11,6 +12,7 @@
 
 #include "api/kinds.h"
 #include "api/meta.h"
+#include "api/podsecurity.h"
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -127,17 +129,14 @@ static int admit_queue_delete(const json_t *obj, const char *name, ty_error *err
 int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
                      json_t *obj, ty_error *err)
 {
-    (void)lk;
-    (void)op;
-    (void)res;
-    (void)obj;
-    (void)err;
-    return 0;
+    return psa_admit_mutate(lk, op, res, obj, err);
 }
 
 int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
               const json_t *obj, const char *name, ty_error *err)
 {
+    if (psa_admit(lk, op, res, obj, name, err) < 0)
+        return -1;
     switch (op) {
     case API_ADMIT_CREATE:
         if (admit_job_queue(lk, res, obj, err) < 0)

@@ -1,11 +1,12 @@
 /* admission.h - the admission rules that look at other objects than the
- * one being written (Volcano's queue rules), apart from the HTTP path.
+ * one being written (Volcano's queue rules; Pod Security and the namespaces'
+ * uid blocks, api/podsecurity.h), apart from the HTTP path.
  *
  * A kind's own defaulting and validation (api_prepare) see only the object;
  * these rules also read what else exists (the queue a job names, a queue's
  * children and parents), through lookups their caller gives: the embedded
  * server over its store, a webhook in operator mode over its client. The
- * messages are Volcano's admission webhook's. */
+ * queue rules' messages are Volcano's admission webhook's. */
 #ifndef TY_API_ADMISSION_H
 #define TY_API_ADMISSION_H
 
@@ -27,6 +28,12 @@ typedef struct api_lookup {
                                                                        void *arg),
                     void *arg);
     void *ctx;
+    /* Optional (NULL: dropped): a warning for the client, which the HTTP API
+     * sends as a Warning header; an annotation for the request's audit
+     * event (Pod Security's audit mode). */
+    void (*warn)(void *hook_ctx, const char *text);
+    void (*annotate)(void *hook_ctx, const char *key, const char *value);
+    void *hook_ctx;
 } api_lookup;
 
 typedef enum { API_ADMIT_CREATE, API_ADMIT_UPDATE, API_ADMIT_DELETE } api_admit_op;

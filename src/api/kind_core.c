@@ -6,6 +6,7 @@
 
 #include "api/kinds.h"
 #include "api/meta.h"
+#include "api/podsecurity.h"
 #include "api/schema.h"
 #include "api/kind_core_int.h"
 #include "base/timeutil.h"
@@ -17,6 +18,12 @@ static void namespace_defaults(json_t *obj)
     json_t *spec = meta_child(obj, "spec");
     meta_default(spec, "finalizers", json_pack("[s]", "kubernetes"));
     meta_default(meta_child(obj, "status"), "phase", json_string("Active"));
+}
+
+/* Pod Security's labels and the id block (api/podsecurity.h). */
+static int namespace_validate(const json_t *obj, const json_t *old, ty_error *err)
+{
+    return psa_namespace_validate(obj, old, err) ? -1 : 0;
 }
 
 static void namespace_cells(const json_t *obj, time_t now, json_t *cells)
@@ -47,6 +54,7 @@ const api_resource api_namespace = {
     .namespaced = false, .has_status = true, .builtin = true,
     .field_selectors = namespace_field_selectors,
     .apply_defaults = namespace_defaults,
+    .validate = namespace_validate,
     .columns = namespace_columns, .ncolumns = NCOLS(namespace_columns),
     .row_cells = namespace_cells, .schema = &namespace_schema,
 };

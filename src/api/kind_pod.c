@@ -264,6 +264,36 @@ static void check_mounts(const json_t *mounts, const char *path, const json_t *v
     }
 }
 
+/* User and group ids are 32-bit and non-negative, as Kubernetes' 0 to
+ * 2147483647: -1 would reach setuid as "leave the id as it is", the
+ * runtime's own (pods run as the ids admission leaves in the spec). */
+static void check_ids(const json_t *sc, const char *path, bool pod_level, ty_error *err)
+{
+    static const char *const ids[] = {"runAsUser", "runAsGroup", "fsGroup"};
+    char f[PATH_LEN];
+    size_t i;
+    json_t *v;
+
+    for (size_t k = 0; k < (pod_level ? 3 : 2); k++) {
+        v = json_object_get(sc, ids[k]);
+        if (!v || json_is_null(v) ||
+            (json_is_integer(v) && json_integer_value(v) >= 0 &&
+             json_integer_value(v) <= 2147483647))
+            continue;
+        snprintf(f, sizeof(f), "%s.securityContext.%s", path, ids[k]);
+        meta_invalid(err, f, v, "must be between 0 and 2147483647, inclusive");
+    }
+    if (!pod_level)
+        return;
+    json_array_foreach(json_object_get(sc, "supplementalGroups"), i, v) {
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            json_integer_value(v) <= 2147483647)
+            continue;
+        snprintf(f, sizeof(f), "%s.securityContext.supplementalGroups[%zu]", path, i);
+        meta_invalid(err, f, v, "must be between 0 and 2147483647, inclusive");
+    }
+}
+
 static void check_container(const json_t *c, const char *path, json_t *names,
                             json_t *port_names, const json_t *volumes, ty_error *err)
 {
@@ -295,6 +325,7 @@ static void check_container(const json_t *c, const char *path, json_t *names,
     check_env(json_object_get(c, "env"), path, err);
     check_resources(json_object_get(c, "resources"), path, err);
     check_mounts(json_object_get(c, "volumeMounts"), path, volumes, err);
+    check_ids(json_object_get(c, "securityContext"), path, false, err);
 }
 
 /* Volume names: DNS-1123 labels, unique. Returns the set of names (caller owns). */
@@ -409,6 +440,7 @@ int meta_pod_spec_validate(const json_t *spec, const char *path,
         check_container(c, f, names, port_names, volumes, err);
     }
     check_spec_scalars(spec, path, restart_policies ? restart_policies : restart_all, err);
+    check_ids(json_object_get(spec, "securityContext"), path, true, err);
     json_decref(names);
     json_decref(port_names);
     json_decref(volumes);

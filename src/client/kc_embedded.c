@@ -126,18 +126,25 @@ static json_t *e_resources(ty_kc *c)
 /* The admission chain for a create of obj (a store key's resource), as the
  * HTTP API runs it: a controller's create (a job's pods) meets the rules a
  * user's would. */
-static int admit_create(ty_kc *c, const char *res, json_t *obj, ty_error *err)
+static int admit_create(ty_kc *c, const char *res, const char *ns, json_t *obj, ty_error *err)
 {
     const api_resource *r;
+    json_t *md;
 
     if (!((emb *)c)->admit || !obj || !(r = api_find_store_key(res)))
         return 0;
+    /* The rules read the object's namespace (a pod's Pod Security level),
+     * which the store would fill from ns only after them. */
+    md = json_object_get(obj, "metadata");
+    if (r->namespaced && ns && *ns && json_is_object(md) &&
+        !json_string_value(json_object_get(md, "namespace")))
+        json_object_set_new(md, "namespace", json_string(ns));
     return store_admit(S(c), API_ADMIT_CREATE, r, obj, NULL, err);
 }
 
 static ty_obj *e_create(ty_kc *c, const char *res, const char *ns, json_t *obj, ty_error *err)
 {
-    if (admit_create(c, res, obj, err) < 0) {
+    if (admit_create(c, res, ns, obj, err) < 0) {
         json_decref(obj);
         return NULL;
     }
@@ -222,7 +229,7 @@ static size_t e_write_all(ty_kc *c, kc_op *ops, size_t n)
         if (ops[i].kind != KC_OP_CREATE)
             continue;
         ty_error_init(&aerr);
-        if (admit_create(c, ops[i].resource, ops[i].obj, &aerr) == 0)
+        if (admit_create(c, ops[i].resource, ops[i].ns, ops[i].obj, &aerr) == 0)
             continue;
         if (!skip && !(skip = calloc(n, sizeof(*skip)))) {
             ty_error_clear(&aerr);

@@ -168,6 +168,13 @@ static bool taken_in_other_version(http_req *r, const res_path *p, const char *n
     return true;
 }
 
+/* An admission rule's warning (Pod Security's warn level) as a Warning
+ * header on the answer. */
+static void admit_warning(void *req, const char *text)
+{
+    http_add_warning(req, text);
+}
+
 static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
                                   field_validation fv)
 {
@@ -184,7 +191,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     creator_stamp(p->res, obj, r->user);
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
-        store_admit(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL, &err) < 0)
+        store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,
+                           admit_warning, NULL, r, &err) < 0)
         goto error;
     create_name(obj, name, sizeof(name));
     if (taken_in_other_version(r, p, md_str(obj, "name"))) {
@@ -387,8 +395,9 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
     const char *ns = p->ns ? p->ns : "";
 
     ty_error_init(&err);
-    if (dry_run(r) || (p->res == &api_queue && !p->sub)) {
-        /* a Queue's new parent is checked against the others (which the
+    if (dry_run(r) || ((p->res == &api_queue || p->res == &api_namespace) && !p->sub)) {
+        /* a Queue's new parent is checked against the others, a Namespace's
+         * new Pod Security level against its pods (warnings) (which the
          * write function, under the store's writer lock, must not read) */
         json_t *cur;
         o = store_get(st, key, ns, p->name, &err);
@@ -399,7 +408,8 @@ static enum MHD_Result run_write(http_req *r, const res_path *p, write_ctx *w)
          * (a stale resourceVersion is a 409) run on the result too. */
         if (write_fn(cur, w, &err) < 0 ||
             (dry_run(r) && store_dry_run_update(key, store_obj_json(o), cur, &err) < 0) ||
-            store_admit(st, API_ADMIT_UPDATE, p->res, cur, p->name, &err) < 0) {
+            store_admit_hooked(st, API_ADMIT_UPDATE, p->res, cur, p->name, admit_warning, NULL,
+                               r, &err) < 0) {
             store_obj_unref(o);
             json_decref(cur);
             goto error;

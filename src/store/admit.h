@@ -18,4 +18,17 @@ void store_admit_lookup(ty_store *s, api_lookup *lk);
 int store_admit(ty_store *s, api_admit_op op, const api_resource *res, json_t *obj,
                 const char *name, ty_error *err);
 
+/* store_admit with the request's hooks (api_lookup's warn and annotate,
+ * either may be NULL, called with ctx): the HTTP API's Warning headers and
+ * audit annotations. */
+int store_admit_hooked(ty_store *s, api_admit_op op, const api_resource *res, json_t *obj,
+                       const char *name, void (*warn)(void *ctx, const char *text),
+                       void (*annotate)(void *ctx, const char *key, const char *value),
+                       void *ctx, ty_error *err);
+
+/* Gives every namespace of s without an id block (nsrange.h) one: those
+ * made before blocks existed, and the ones the store seeds. 0, or -1 with
+ * err. */
+int store_admit_bootstrap(ty_store *s, ty_error *err);
+
 #endif

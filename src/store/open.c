@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "store/store_int.h"
+#include "store/admit.h"
 
 #define DEFAULT_HISTORY_EVENTS 250000
 #define DEFAULT_HISTORY_BYTES (40u * 1024u * 1024u)
@@ -283,7 +284,9 @@ static int seed(ty_store *s, ty_error *err)
         ensure(s, "namespaces", "kube-system", namespace_json("kube-system"), err) < 0 ||
         ensure(s, "queues.scheduling.volcano.sh", "default", queue, err) < 0)
         return -1;
-    return 0;
+    /* Every namespace has its id block (api/nsrange.h): the seeded ones and
+     * those made before blocks existed get theirs here. */
+    return store_admit_bootstrap(s, err);
 }
 
 ty_store *store_open(const char *dir, ty_error *err)
