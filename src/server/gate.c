@@ -1,6 +1,7 @@
 /* gate.c - see gate.h. */
 #include <string.h>
 
+#include "server/audit_http.h"
 #include "server/authn.h"
 #include "server/authz.h"
 #include "server/gate.h"
@@ -41,7 +42,9 @@ bool gate_check(http_req *r, enum MHD_Result *ret)
         ty_error_clear(&err);
         return false;
     }
-    if (!authz_check(server_authz(r->srv), r->user, &r->attr, reason, sizeof(reason))) {
+    bool allowed = authz_check(server_authz(r->srv), r->user, &r->attr, reason, sizeof(reason));
+    audit_http_authz(r, allowed, reason);
+    if (!allowed) {
         ty_seterr(&err, TY_EFORBIDDEN, "forbidden%s%s", reason[0] ? ": " : "", reason);
         *ret = http_send_error(r, &err, NULL, NULL);
         ty_error_clear(&err);
