@@ -175,18 +175,15 @@ static void flush_out(ty_audit *a, ty_buf *out, size_t nevents)
     out->len = 0;
 }
 
-static void write_batch(ty_audit *a, queued *batch, size_t n, ty_buf *out)
+static void write_batch(ty_audit *a, queued *batch, size_t n, ty_buf *out, ty_buf *line)
 {
     size_t pending = 0;
 
     for (size_t i = 0; i < n; i++) {
-        json_t *ev = audit_event_json(batch[i].rec, batch[i].stage, batch[i].ts);
-        char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
-        size_t len = line ? strlen(line) + 1 : 0;
-
-        json_decref(ev);
+        line->len = 0;
+        int rc = audit_event_write(line, batch[i].rec, batch[i].stage, batch[i].ts);
         audit_rec_unref(batch[i].rec);
-        if (!line) {
+        if (rc < 0 || ty_buf_append(line, "\n", 1) < 0) {
             pthread_mutex_lock(&a->mu);
             a->errors++;
             pthread_mutex_unlock(&a->mu);
@@ -194,17 +191,17 @@ static void write_batch(ty_audit *a, queued *batch, size_t n, ty_buf *out)
         }
         /* Each event lands whole in one file: what is gathered goes before
          * an event that would rotate the file. */
-        if (pending && ((long long)(out->len + len) > audit_file_room(a->file) ||
-                        out->len + len > WRITE_CHUNK))
-            flush_out(a, out, pending), pending = 0;
-        if (ty_buf_append(out, line, len - 1) < 0 || ty_buf_append(out, "\n", 1) < 0) {
-            free(line);
+        if (pending && ((long long)(out->len + line->len) > audit_file_room(a->file) ||
+                        out->len + line->len > WRITE_CHUNK)) {
+            flush_out(a, out, pending);
+            pending = 0;
+        }
+        if (ty_buf_append(out, line->data, line->len) < 0) {
             pthread_mutex_lock(&a->mu);
             a->errors++;
             pthread_mutex_unlock(&a->mu);
             continue;
         }
-        free(line);
         pending++;
     }
     flush_out(a, out, pending);
@@ -214,7 +211,7 @@ static void *writer_main(void *arg)
 {
     ty_audit *a = arg;
     queued batch[WRITER_BATCH];
-    ty_buf out = {0};
+    ty_buf out = {0}, line = {0};
 
     ty_thread_setup(pthread_self(), "ty-audit", TY_THREAD_BACKGROUND);
     pthread_mutex_lock(&a->mu);
@@ -234,13 +231,14 @@ static void *writer_main(void *arg)
         }
         pthread_cond_broadcast(&a->notfull);
         pthread_mutex_unlock(&a->mu);
-        write_batch(a, batch, n, &out);
+        write_batch(a, batch, n, &out, &line);
         pthread_mutex_lock(&a->mu);
         a->done += n;
         pthread_cond_broadcast(&a->written);
     }
     pthread_mutex_unlock(&a->mu);
     ty_buf_free(&out);
+    ty_buf_free(&line);
     return NULL;
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "api/userinfo.h"
+#include "base/buf.h"
 #include "base/error.h"
 #include "server/audit_policy.h"
 #include "server/reqattr.h"
@@ -92,7 +93,11 @@ void audit_emit(ty_audit *a, audit_rec *r, audit_stage stage);
 /* Waits until everything queued so far is written (tests). */
 void audit_sync(ty_audit *a);
 
-/* The Event for r at stage, stamped at stage_ts. New reference. */
+/* Appends the Event for r at stage, stamped at stage_ts, as one line of
+ * JSON (no newline). -1 when memory ran out (b is left as it was). */
+int audit_event_write(ty_buf *b, const audit_rec *r, audit_stage stage,
+                      struct timespec stage_ts);
+/* The same parsed (tests). New reference, or NULL. */
 json_t *audit_event_json(const audit_rec *r, audit_stage stage, struct timespec stage_ts);
 
 typedef struct audit_stats {

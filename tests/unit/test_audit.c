@@ -306,6 +306,50 @@ static void test_event_json(void **state)
     assert_string_equal(str(ev, "stageTimestamp"), str(ev, "requestReceivedTimestamp"));
     json_decref(ev);
 
+    /* the name found past other members, nested values and odd scalars;
+     * an escaped one (the scan gives up, the body is parsed) */
+    static const char *const bodies[][2] = {
+        {"{\"spec\":{\"a\":[1,{\"b\":\"}]\"}],\"t\":true,\"n\":null},\"x\":-1.5e3,"
+         "\"metadata\":{\"labels\":{\"name\":\"no\"},\"generateName\":\"g\",\"name\":\"p2\","
+         "\"uid\":\"u-1\",\"resourceVersion\":\"42\"}}",
+         "p2"},
+        {"{\"metadata\":{\"name\":\"p\\\"q\"}}", "p\"q"},
+        {"{\"metadata\":{\"generateName\":\"g-\"}}", NULL},
+        {"[1,2]", NULL},
+        {"{\"metadata\":", NULL},
+    };
+    for (size_t k = 0; k < sizeof(bodies) / sizeof(bodies[0]); k++) {
+        audit_rec *c = sample(AUDIT_LEVEL_METADATA, "POST", "/api/v1/namespaces/team-a/pods");
+        c->code = 201;
+        c->req_body = strdup(bodies[k][0]);
+        c->req_len = strlen(c->req_body);
+        ev = audit_event_json(c, AUDIT_STAGE_RESPONSE_COMPLETE, ts);
+        assert_non_null(ev);
+        if (bodies[k][1])
+            assert_string_equal(str(ev, "objectRef.name"), bodies[k][1]);
+        else
+            assert_null(str(ev, "objectRef.name"));
+        if (k == 0) {
+            assert_string_equal(str(ev, "objectRef.uid"), "u-1");
+            assert_string_equal(str(ev, "objectRef.resourceVersion"), "42");
+        }
+        json_decref(ev);
+        audit_rec_unref(c);
+    }
+    /* YAML */
+    r->req_yaml = true;
+    free(r->req_body);
+    r->req_body = strdup("apiVersion: v1\nkind: Pod\nmetadata:\n  name: y1\n");
+    r->req_len = strlen(r->req_body);
+    ev = audit_event_json(r, AUDIT_STAGE_RESPONSE_COMPLETE, ts);
+    assert_string_equal(str(ev, "objectRef.name"), "y1");
+    assert_string_equal(str(ev, "requestObject.metadata.name"), "y1");
+    json_decref(ev);
+    r->req_yaml = false;
+    free(r->req_body);
+    r->req_body = strdup(body);
+    r->req_len = strlen(body);
+
     /* Metadata: no bodies */
     r->d.level = AUDIT_LEVEL_METADATA;
     ev = audit_event_json(r, AUDIT_STAGE_RESPONSE_COMPLETE, ts);
