@@ -47,7 +47,8 @@ static int make_dirs(const char *dir, ty_error *err)
             char saved = *p;
             *p = '\0';
             if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-                return ty_seterr(err, TY_EINTERNAL, "cannot create %s: %s", buf,
+                return ty_seterr(err, TY_EINTERNAL,
+                                 "cannot create the audit log directory %s: %s", buf,
                                  strerror(errno));
             *p = saved;
             if (!saved)

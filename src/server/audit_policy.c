@@ -262,7 +262,8 @@ static int parse_resources(parse_ctx *c, const char *path, json_t *v, policy_rul
         if (parse_strlist(c, sub, json_object_get(e, "resourceNames"), &g->names) < 0)
             return -1;
         if (g->names.n && !g->resources.n)
-            return fail(c, sub, "Invalid value: using resourceNames requires at least one resource");
+            return fail(c, sub,
+                        "Invalid value: using resourceNames requires at least one resource");
     }
     return 0;
 }

@@ -53,7 +53,8 @@ static void test_policy_errors(void **state)
                  "must be the final character");
     expect_error(HEAD "rules:\n- level: None\n  nonResourceURLs: [/x]\n  namespaces: [a]\n",
                  "rules cannot apply to both regular resources and non-resource URLs");
-    expect_error(HEAD "rules:\n- level: None\n  resources:\n  - group: \"\"\n    resourceNames: [x]\n",
+    expect_error(HEAD "rules:\n- level: None\n  resources:\n"
+                      "  - group: \"\"\n    resourceNames: [x]\n",
                  "rules[0].resources[0].resourceNames: Invalid value: using resourceNames "
                  "requires at least one resource");
     expect_error(HEAD "rules:\n- level: None\n  resources:\n  - group: apps/v1\n",
