@@ -145,25 +145,33 @@ static void who(http_req *r, audit_rec *rec)
         rec->user = authenticate(r); /* refused before the gate: who it would have been */
 }
 
+typedef struct query_text {
+    ty_buf b;
+    bool any; /* a parameter is written: the next starts with '&' */
+} query_text;
+
 static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
                                const char *value)
 {
-    ty_buf *b = cls;
+    query_text *q = cls;
     (void)kind;
+    ty_buf_puts(&q->b, q->any ? "&" : "?");
+    q->any = true;
     /* as Go's url.QueryEscape, which kube-apiserver's requestURI shows */
     for (int part = 0; part < 2; part++) {
         const char *s = part ? value : key;
         if (part && !value)
             break;
-        ty_buf_puts(b, part ? "=" : b->data && strchr(b->data, '?') ? "&" : "?");
+        if (part)
+            ty_buf_puts(&q->b, "=");
         for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
             if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                 (*p >= '0' && *p <= '9') || strchr("-_.~", *p))
-                ty_buf_append(b, (const char *)p, 1);
+                ty_buf_append(&q->b, (const char *)p, 1);
             else if (*p == ' ')
-                ty_buf_puts(b, "+");
+                ty_buf_puts(&q->b, "+");
             else
-                ty_buf_printf(b, "%%%02X", *p);
+                ty_buf_printf(&q->b, "%%%02X", *p);
         }
     }
     return MHD_YES;
@@ -174,11 +182,11 @@ static void fill_request(http_req *r, audit_rec *rec)
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const char *ua = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "User-Agent");
-    ty_buf uri = {0};
+    query_text uri = {.any = false};
 
-    ty_buf_puts(&uri, r->url);
+    ty_buf_puts(&uri.b, r->url);
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &uri);
-    rec->request_uri = ty_buf_steal(&uri, NULL);
+    rec->request_uri = ty_buf_steal(&uri.b, NULL);
     if (ci && ci->client_addr) {
         const struct sockaddr *sa = ci->client_addr;
         if (sa->sa_family == AF_INET)
