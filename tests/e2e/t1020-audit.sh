@@ -201,7 +201,6 @@ expect_eq "every line is one Event" "0" "$(count 'e.get("kind")!="Event"')"
 cat >"$E2E_TMP/policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: [RequestReceived]
 rules:
 - level: None
   users: [quiet]
@@ -209,7 +208,13 @@ rules:
   resources:
   - group: ""
     resources: [configmaps]
+  omitStages: [RequestReceived]
 - level: Metadata
+  resources:
+  - group: ""
+    resources: [namespaces]
+- level: Metadata
+  omitStages: [RequestReceived]
 EOF
 AUDIT2=$E2E_TMP/audit2/audit.log
 start_server --no-local-node --sim-nodes 1x0 --token-auth-file "$TOKENS" --audit-log-path "$AUDIT2" \
@@ -220,6 +225,20 @@ check "the quiet user lists pods" kubectl --request-timeout=20s --kubeconfig="$K
 check "alice lists pods" ka get pods
 wait_until has_events 'g("user","username")=="alice" and g("verb")=="list"' "$AUDIT2"
 expect_eq "level None for the quiet user: nothing of theirs" "0" "$(count 'g("user","username")=="quiet"' "$AUDIT2")"
+check "alice lists namespaces" ka get namespaces
+wait_until has_events 'g("objectRef","resource")=="namespaces" and g("stage")=="ResponseComplete"' "$AUDIT2"
+expect_eq "a rule that keeps RequestReceived: two stages, one auditID" "RequestReceived ResponseComplete" \
+    "$($PY -c '
+import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get("objectRef", {}).get("resource") == "namespaces"]
+print(" ".join(e["stage"] for e in ev if e["auditID"] == ev[0]["auditID"]))' "$AUDIT2")"
+expect_eq "... RequestReceived has no outcome and is stamped when the request came" "1" "$(count '
+    g("stage")=="RequestReceived" and "responseStatus" not in e
+    and g("stageTimestamp")==g("requestReceivedTimestamp")' "$AUDIT2")"
+expect_eq "other requests: no RequestReceived (the rule's omitStages)" "0" \
+    "$(count 'g("stage")=="RequestReceived" and g("objectRef","resource")!="namespaces"' "$AUDIT2")"
+expect_match "the events are counted in /metrics" '^apiserver_audit_event_total [1-9]' \
+    "$(curl -s -H 'Authorization: Bearer tok-admin' "$SERVER/metrics")"
 
 # configmaps of ~300 KB at RequestResponse: each create logs its body twice
 big=$($PY -c 'print("x" * 300000)')
