@@ -25,7 +25,15 @@ enum {
     SECF_CLIENT_CA_FILE,
     SECF_ANONYMOUS_AUTH,
     SECF_NO_TLS,
-    SECF_AUTHORIZATION_MODE = 1050,
+    SECF_AUTHORIZATION_MODE = 1040,
+    /* audit: 1050.. */
+    SECF_AUDIT_LOG_PATH = 1050,
+    SECF_AUDIT_POLICY_FILE,
+    SECF_AUDIT_LOG_MAXSIZE,
+    SECF_AUDIT_LOG_MAXBACKUP,
+    SECF_AUDIT_LOG_MAXAGE,
+    SECF_AUDIT_LOG_MODE,
+    SECF_AUDIT_LOG_BUFFER,
 };
 
 /* The entries for getopt_long's table. */
@@ -36,7 +44,17 @@ enum {
         {"client-ca-file", required_argument, NULL, SECF_CLIENT_CA_FILE},                     \
         {"anonymous-auth", optional_argument, NULL, SECF_ANONYMOUS_AUTH},                     \
         {"no-tls", no_argument, NULL, SECF_NO_TLS},                                          \
-        {"authorization-mode", required_argument, NULL, SECF_AUTHORIZATION_MODE}
+        {"authorization-mode", required_argument, NULL, SECF_AUTHORIZATION_MODE},           \
+        AUDIT_LONGOPTS
+#define AUDIT_LONGOPTS                                                                       \
+    {"audit-log-path", required_argument, NULL, SECF_AUDIT_LOG_PATH},                        \
+    {"audit-policy-file", required_argument, NULL, SECF_AUDIT_POLICY_FILE},                  \
+    {"audit-log-maxsize", required_argument, NULL, SECF_AUDIT_LOG_MAXSIZE},                  \
+    {"audit-log-maxbackup", required_argument, NULL, SECF_AUDIT_LOG_MAXBACKUP},              \
+    {"audit-log-maxage", required_argument, NULL, SECF_AUDIT_LOG_MAXAGE},                    \
+    {"audit-log-mode", required_argument, NULL, SECF_AUDIT_LOG_MODE},                        \
+    {"audit-log-batch-buffer-size", required_argument, NULL, SECF_AUDIT_LOG_BUFFER}
+
 
 #define SECURITY_USAGE                                                                        \
     "  --token-auth-file FILE  bearer tokens: CSV lines token,user,uid,\"group1,group2\"\n"   \
@@ -52,7 +70,19 @@ enum {
     "               /readyz and /version)\n"                                                \
     "  --no-tls     plain HTTP (loopback addresses only; tokens are still asked for)\n"    \
     "  --authorization-mode MODE  RBAC (default: roles and bindings decide) or\n"          \
-    "               AlwaysAllow (every authenticated request is allowed)\n"
+    "               AlwaysAllow (every authenticated request is allowed)\n"                \
+    AUDIT_USAGE
+#define AUDIT_USAGE                                                                          \
+    "  --audit-log-path FILE  audit.k8s.io/v1 Event JSON lines of every request (- = stdout)\n" \
+    "  --audit-policy-file FILE  audit.k8s.io/v1 Policy: levels per user/verb/resource\n"   \
+    "               (default: Metadata for everything)\n"                                     \
+    "  --audit-log-maxsize MB  rotate the audit log past this size (default 100)\n"          \
+    "  --audit-log-maxbackup N  rotated audit logs kept (default 0: all)\n"                  \
+    "  --audit-log-maxage DAYS  rotated audit logs removed after this (default 0: never)\n"  \
+    "  --audit-log-mode MODE  blocking (a full queue makes requests wait; default) or\n"     \
+    "               batch (a full queue drops events)\n"                                     \
+    "  --audit-log-batch-buffer-size N  audit events queued (default 10000)\n"
+
 
 typedef struct security_flags {
     const char *token_auth_file;
@@ -61,6 +91,11 @@ typedef struct security_flags {
     bool anonymous_auth;
     bool no_tls;
     bool always_allow; /* --authorization-mode AlwaysAllow */
+    /* audit */
+    const char *audit_log_path, *audit_policy_file;
+    int audit_max_size_mb, audit_max_backups, audit_max_age_days;
+    bool audit_drop_when_full;
+    long audit_buffer;
 } security_flags;
 
 typedef struct security_state {
@@ -68,6 +103,7 @@ typedef struct security_state {
     struct ty_authz *authz;
     tls_pem serving;     /* empty with --no-tls */
     char *client_ca_pem; /* NULL without --client-ca-file */
+    struct ty_audit *audit;
 } security_state;
 
 /* True when c is a security flag's code. */

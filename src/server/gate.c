@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "server/audit_http.h"
 #include "server/authn.h"
 #include "server/authz.h"
 #include "server/gate.h"
@@ -204,9 +205,11 @@ bool gate_check(http_req *r, enum MHD_Result *ret)
      * would cost a formatted string on every request) */
     if (!authz_check(server_authz(r->srv), r->user, &r->attr, NULL, 0) &&
         !authz_check(server_authz(r->srv), r->user, &r->attr, reason, sizeof(reason))) {
+        audit_http_authz(r, false, reason);
         *ret = http_send_json(r, 403, authz_forbidden_status(r->user->name, &r->attr, reason));
         return false;
     }
+    audit_http_authz(r, true, "");
     return true;
 }
 

@@ -47,6 +47,8 @@ typedef struct http_req {
     bool authenticated;         /* gate_authenticate ran */
     reqattr attr;               /* what it asks, as authorization sees it */
     unsigned status;            /* the HTTP status answered (http_queue) */
+    struct audit_rec *audit;    /* the request's audit record (audit_http.h); NULL
+                                   when nothing is audited */
 } http_req;
 
 /* A parsed resource path: /api/v1/... or /apis/<g>/<v>/... */
@@ -63,6 +65,7 @@ const char *server_data_dir(ty_server *srv);
 const logsrc *server_logsrc(ty_server *srv); /* NULL = none */
 struct ty_authn *server_authn(ty_server *srv); /* NULL = none configured */
 struct ty_authz *server_authz(ty_server *srv); /* NULL = allow all */
+struct ty_audit *server_audit(ty_server *srv); /* NULL = no audit log */
 /* True while the server is shutting down (watches end). */
 bool server_stopping(ty_server *srv);
 

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "server/authn.h"
+#include "server/audit_http.h"
 #include "server/gate.h"
 #include "server/guard.h"
 #include "server/http.h"
@@ -31,6 +32,7 @@ struct ty_server {
     unsigned timeout_s; /* the idle timeout of ordinary requests; 0 = none */
     struct ty_authn *authn;
     struct ty_authz *authz;
+    struct ty_audit *audit;
 };
 
 struct ty_authn *server_authn(ty_server *srv)
@@ -41,6 +43,11 @@ struct ty_authn *server_authn(ty_server *srv)
 struct ty_authz *server_authz(ty_server *srv)
 {
     return srv->authz;
+}
+
+struct ty_audit *server_audit(ty_server *srv)
+{
+    return srv->audit;
 }
 
 ty_store *server_store(ty_server *srv)
@@ -119,6 +126,7 @@ enum MHD_Result http_queue(http_req *r, unsigned status, struct MHD_Response *re
         MHD_add_response_header(resp, "Retry-After", "1");
     for (int i = 0; i < r->nwarnings; i++)
         MHD_add_response_header(resp, "Warning", r->warnings[i]);
+    audit_http_header(r, resp);
     r->status = status;
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
@@ -135,6 +143,7 @@ enum MHD_Result http_send_buffer(http_req *r, unsigned status, const char *ctype
         return MHD_NO;
     }
     MHD_add_response_header(resp, "Content-Type", ctype);
+    audit_http_response(r, status, ctype, buf, len);
     return http_queue(r, status, resp);
 }
 
@@ -189,6 +198,7 @@ typedef struct conn_state {
     bool streams;     /* a watch or a followed log (guard_long_running) */
     bool authenticated; /* gate_authenticate ran at the headers */
     ty_user *user;    /* what it found (owned until dispatch takes it) */
+    struct audit_rec *audit; /* the request's audit record, or NULL */
 } conn_state;
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
@@ -203,6 +213,7 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     ty_error_init(&err);
     if (!path)
         return MHD_NO;
+    r.audit = cs->audit;
     r.body = cs->buf;
     r.body_len = cs->len;
     r.authenticated = cs->authenticated;
@@ -230,6 +241,7 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
             ret = resource_handle(&r);
     }
     ty_debug("%s %s", method, url);
+    audit_http_answered(&r);
     gate_done(&r);
     for (int i = 0; i < r.nwarnings; i++)
         free(r.warnings[i]);
@@ -250,6 +262,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     bool streams = cs->streams = guard_long_running(conn, method, url);
 
+    r.audit = cs->audit = audit_http_begin(srv, conn);
     ty_error_init(&err);
     /* Set for every request: a connection keeps what its last request set. A
      * stream lasts as long as its client wants (its own loop notices one
@@ -293,6 +306,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
                              "try again later.\n", 43);
     else
         ret = http_send_error(&r, &err, NULL, NULL);
+    audit_http_answered(&r);
     ty_error_clear(&err);
     return ret;
 }
@@ -371,6 +385,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)conn;
     (void)toe;
     if (cs) {
+        audit_http_complete(srv, cs->audit);
         guard_release(srv->guard, cs->slot);
         userinfo_free(cs->user);
         free(cs->buf);
@@ -474,6 +489,7 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
     srv->logs = opts->logs;
     srv->authn = opts->authn;
     srv->authz = opts->authz;
+    srv->audit = opts->audit;
     if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) {
         ty_seterr(err, TY_EBADREQUEST, "invalid --address %s: want an IPv4 address", address);
         goto error;

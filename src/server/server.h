@@ -11,6 +11,7 @@
 typedef struct ty_server ty_server;
 struct ty_authn;
 struct ty_authz;
+struct ty_audit;
 
 typedef struct server_opts {
     const char *address;   /* IPv4 address to bind; default "127.0.0.1" */
@@ -39,6 +40,9 @@ typedef struct server_opts {
      * asked for. */
     const char *tls_cert_pem, *tls_key_pem;
     const char *client_ca_pem;
+    /* The audit log (server/audit.h; borrowed, must outlive the server: its
+     * last events are written as the server stops). NULL: none. */
+    struct ty_audit *audit;
 } server_opts;
 
 #define SERVER_DEFAULT_INFLIGHT 400
