@@ -292,6 +292,9 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
                 guard_release(srv->guard, cs->slot);
                 cs->slot = GUARD_SLOT_NONE;
                 cs->refused = true;
+                reqattr_parse(&r.attr, method, url,
+                              MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch"));
+                audit_http_answered(&r);
                 return ret;
             }
             cs->authenticated = true;

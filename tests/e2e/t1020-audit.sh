@@ -14,75 +14,15 @@ tok-admin,admin,uid-admin,system:masters
 tok-alice,alice,uid-alice,"team-a,dev"
 tok-quiet,quiet,uid-quiet
 EOF
-# kubectl sends credentials over TLS only (client-go's rule), and these
-# servers speak plain HTTP: a small proxy adds a user's bearer token to what
-# the real kubectl sends (streams pass through as they come).
-cat >"$E2E_TMP/authproxy.py" <<'EOF'
-import http.client, http.server, select, socket, sys, threading, urllib.parse
-upstream, token, portfile = urllib.parse.urlparse(sys.argv[1]), sys.argv[2], sys.argv[3]
-HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a): pass
-    def relay(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n) if n else None
-        hdrs = {k: v for k, v in self.headers.items() if k.lower() not in HOP | {"host"}}
-        if token != "-":
-            hdrs["Authorization"] = "Bearer " + token
-        c = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=3600)
-        c.request(self.command, self.path, body=body, headers=hdrs)
-        r = c.getresponse()
-        self.send_response(r.status)
-        for k, v in r.getheaders():
-            if k.lower() not in HOP:
-                self.send_header(k, v)
-        streamed = r.getheader("Content-Length") is None
-        if streamed:
-            self.send_header("Transfer-Encoding", "chunked")
-            # a client that leaves ends the stream upstream too
-            def watch_client():
-                while True:
-                    rd, _, _ = select.select([self.connection], [], [], 0.2)
-                    if rd and not self.connection.recv(1, socket.MSG_PEEK):
-                        c.sock.shutdown(socket.SHUT_RDWR); return
-                    if r.isclosed(): return
-            threading.Thread(target=watch_client, daemon=True).start()
-        else:
-            self.send_header("Content-Length", r.getheader("Content-Length"))
-        self.end_headers()
-        try:
-            while True:
-                chunk = r.read1(65536) if streamed else r.read()
-                if not chunk: break
-                if streamed:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                else:
-                    self.wfile.write(chunk); break
-                self.wfile.flush()
-            if streamed:
-                self.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            self.close_connection = True
-        c.close()
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = relay
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-open(portfile, "w").write(str(s.server_address[1]))
-s.serve_forever()
-EOF
-PROXY_PIDS=()
-# as_user TOKEN: sets KC to a kubeconfig that reaches the server as TOKEN's user
+# as_user TOKEN: sets KC to a kubeconfig that reaches the server (TLS, its
+# CA) as TOKEN's user
 as_user() {
-    local pf="$E2E_TMP/proxy.$1.port"
-    rm -f "$pf"
-    $PY "$E2E_TMP/authproxy.py" "$SERVER" "$1" "$pf" >"$E2E_TMP/proxy.$1.log" 2>&1 &
-    PROXY_PIDS+=($!)
-    wait_until test -s "$pf" || { echo "proxy did not start"; cat "$E2E_TMP/proxy.$1.log"; exit 1; }
     KC=$E2E_TMP/kc.$1
-    "$TRAINYARD" kubeconfig --server "http://127.0.0.1:$(cat "$pf")" >"$KC"
+    cp "$KUBECONFIG" "$KC"
+    kubectl --kubeconfig="$KC" config set-credentials \
+        "$(kubectl --kubeconfig="$KC" config view -o jsonpath='{.contexts[0].context.user}')" \
+        --token="$1" >/dev/null
 }
-stop_proxies() { for p in "${PROXY_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; PROXY_PIDS=(); }
-trap 'stop_proxies; cleanup' EXIT
 ka() { kubectl --request-timeout=20s --kubeconfig="$KC_ALICE" "$@"; }
 
 # count EXPR [LOG]: how many events of the log EXPR (Python, the event is e)
@@ -114,10 +54,40 @@ no_sanitizer_report() {
 count() { $PY "$E2E_TMP/q.py" "${2:-$AUDIT}" "$1" 2>&1; }
 has_events() { [ "$(count "$1" "${2:-$AUDIT}")" -ge "${3:-1}" ]; }
 
+# grant_users: alice may edit in default, quiet may read there (RBAC; as the admin)
+grant_users() {
+    kubectl apply -f - >/dev/null <<'EOF2' || fail "bind alice and quiet"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: namespace-reader}
+rules:
+- {apiGroups: [""], resources: [namespaces], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: alice-namespaces}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: namespace-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-edit, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: quiet-view, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: quiet}]
+EOF2
+}
+
 # --- the default: every request at Metadata, one line each
 start_server --no-local-node --sim-nodes 1x0 --token-auth-file "$TOKENS" --audit-log-path "$AUDIT"
 expect_eq "the audit directory is made 0700" "700" "$(stat -c %a "$AUDIT_DIR")"
 expect_eq "the audit log is 0600" "600" "$(stat -c %a "$AUDIT")"
+grant_users
 as_user tok-alice; KC_ALICE=$KC
 
 cat >"$E2E_TMP/pod.yaml" <<'EOF'
@@ -151,12 +121,12 @@ expect_eq "no RequestReceived stage without a policy asking" "0" "$(count 'g("st
 
 # exactly one line per request: five requests with a user agent of their own
 for i in 1 2 3 4 5; do
-    curl -s -o /dev/null -A "t1020-ua" -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces/default/pods?limit=$i"
+    acurl -s -o /dev/null -A "t1020-ua" -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces/default/pods?limit=$i"
 done
 wait_until has_events 'g("userAgent")=="t1020-ua" and g("requestURI").endswith("limit=5")'
 expect_eq "five requests, five lines" "5" "$(count 'g("userAgent")=="t1020-ua"')"
 expect_eq "... with the query in requestURI" "1" "$(count 'g("requestURI")=="/api/v1/namespaces/default/pods?limit=3"')"
-id=$(curl -s -D - -o /dev/null -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces" | tr -d '\r' | sed -n 's/^Audit-Id: //p')
+id=$(acurl -s -D - -o /dev/null -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces" | tr -d '\r' | sed -n 's/^Audit-Id: //p')
 wait_until has_events "g('auditID')=='$id'"
 expect_eq "the Audit-Id header names the request's event" "1" "$(count "g('auditID')=='$id' and g('verb')=='list' and g('objectRef','resource')=='namespaces'")"
 
@@ -184,14 +154,13 @@ import json, sys
 print(" ".join(e["stage"] for e in map(json.loads, open(sys.argv[1])) if e["auditID"] == sys.argv[2]))' "$AUDIT" "$wid")"
 
 # a forbidden request and the anonymous health check
-curl -s -o /dev/null "$SERVER/healthz"
+acurl -s -o /dev/null "$SERVER/healthz"
 wait_until has_events 'g("requestURI")=="/healthz"'
 expect_eq "/healthz without credentials: system:anonymous" "1" "$(count '
     g("requestURI")=="/healthz" and g("user","username")=="system:anonymous" and "objectRef" not in e')"
 
 # a clean stop loses nothing: the last request is there once the server exited
-curl -s -o /dev/null -A "t1020-last" -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces/default/pods"
-stop_proxies
+acurl -s -o /dev/null -A "t1020-last" -H "Authorization: Bearer tok-alice" "$SERVER/api/v1/namespaces/default/pods"
 stop_server
 no_sanitizer_report
 expect_eq "the last request before a clean stop is written" "1" "$(count 'g("userAgent")=="t1020-last"')"
@@ -219,6 +188,7 @@ EOF
 AUDIT2=$E2E_TMP/audit2/audit.log
 start_server --no-local-node --sim-nodes 1x0 --token-auth-file "$TOKENS" --audit-log-path "$AUDIT2" \
     --audit-policy-file "$E2E_TMP/policy.yaml" --audit-log-maxsize 1 --audit-log-maxbackup 2
+grant_users
 as_user tok-alice; KC_ALICE=$KC
 as_user tok-quiet
 check "the quiet user lists pods" kubectl --request-timeout=20s --kubeconfig="$KC" get pods
@@ -238,7 +208,7 @@ expect_eq "... RequestReceived has no outcome and is stamped when the request ca
 expect_eq "other requests: no RequestReceived (the rule's omitStages)" "0" \
     "$(count 'g("stage")=="RequestReceived" and g("objectRef","resource")!="namespaces"' "$AUDIT2")"
 expect_match "the events are counted in /metrics" '^apiserver_audit_event_total [1-9]' \
-    "$(curl -s -H 'Authorization: Bearer tok-admin' "$SERVER/metrics")"
+    "$(acurl -s -H 'Authorization: Bearer tok-admin' "$SERVER/metrics")"
 
 # configmaps of ~300 KB at RequestResponse: each create logs its body twice
 big=$($PY -c 'print("x" * 300000)')
@@ -246,7 +216,6 @@ for i in $(seq 1 8); do
     printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big%s\ndata:\n  blob: "%s"\n' "$i" "$big" >"$E2E_TMP/cm.yaml"
     ka create -f "$E2E_TMP/cm.yaml" >/dev/null || fail "create configmap big$i"
 done
-stop_proxies
 stop_server
 no_sanitizer_report
 backups() { ls "$E2E_TMP/audit2" | grep -Ec '^audit-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}\.[0-9]{3}\.log$'; }
