@@ -11,6 +11,7 @@
 
 #include "api/kinds.h"
 #include "api/meta.h"
+#include "api/quota_admit.h"
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -127,11 +128,9 @@ static int admit_queue_delete(const json_t *obj, const char *name, ty_error *err
 int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
                      json_t *obj, ty_error *err)
 {
-    (void)lk;
-    (void)op;
-    (void)res;
-    (void)obj;
-    (void)err;
+    /* ResourceQuota: a generated name is settled here (api/quota_admit.h) */
+    if (op == API_ADMIT_CREATE && quota_admit_mutate(lk, res, obj, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -142,7 +141,11 @@ int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
     case API_ADMIT_CREATE:
         if (admit_job_queue(lk, res, obj, err) < 0)
             return -1;
-        return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
+        if (res == &api_queue && admit_queue_parent(lk, obj, err) < 0)
+            return -1;
+        /* ResourceQuota last, as kube-apiserver orders it: what it reserves
+         * is for a create no other rule refuses (api/quota_admit.h) */
+        return quota_admit(lk, res, obj, err);
     case API_ADMIT_UPDATE:
         return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
     case API_ADMIT_DELETE:
