@@ -118,6 +118,24 @@ static void check_scopes(const json_t *spec, ty_error *err)
     }
 }
 
+/* Quantities given as JSON numbers become strings, as the API writes every
+ * quantity (kubectl's columns and describe read strings). */
+static void quota_defaults(json_t *obj)
+{
+    json_t *hard = json_object_get(json_object_get(obj, "spec"), "hard"), *v;
+    const char *k;
+    void *tmp;
+
+    json_object_foreach_safe(hard, tmp, k, v) {
+        int64_t m;
+        char q[64];
+        if (!json_is_number(v) || quota_parse(v, &m, NULL) < 0 || m < 0)
+            continue;
+        quota_format(k, m, q, sizeof(q));
+        json_object_set_new(hard, k, json_string(q));
+    }
+}
+
 static int quota_validate(const json_t *obj, const json_t *old, ty_error *err)
 {
     size_t before = ty_error_ncauses(err);
@@ -218,7 +236,7 @@ const api_resource api_resourcequota = {
     .group = "", .version = "v1", .kind = "ResourceQuota", .list_kind = "ResourceQuotaList",
     .plural = "resourcequotas", .singular = "resourcequota", .short_names = {"quota", NULL},
     .namespaced = true, .has_status = true, .builtin = true,
-    .validate = quota_validate,
+    .apply_defaults = quota_defaults, .validate = quota_validate,
     .columns = quota_columns, .ncolumns = NCOLS(quota_columns),
     .row_cells = quota_cells, .schema = &quota_schema,
 };

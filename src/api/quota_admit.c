@@ -169,7 +169,7 @@ static void fmt_list(char *out, size_t len, const json_t *usage, const char *con
     out[0] = 0;
     for (size_t i = 0; i < n && used < len; i++) {
         char q[64];
-        quantity_format(json_integer_value(json_object_get(usage, names[i])), q, sizeof(q));
+        quota_format(names[i], json_integer_value(json_object_get(usage, names[i])), q, sizeof(q));
         used += (size_t)snprintf(out + used, len - used, "%s%s=%s", i ? "," : "", names[i], q);
     }
 }
@@ -201,14 +201,17 @@ static size_t exceeded(const json_t *q, const json_t *used, const json_t *delta,
     return n;
 }
 
-/* Whether any hard name of q is one delta uses. */
-static bool concerns(const json_t *q, const json_t *delta)
+/* Whether q limits any name that objects of res make up (a pod with no
+ * cpu request still meets a quota on requests.cpu: it must specify one). */
+static bool concerns(const json_t *q, const api_resource *res)
 {
     const char *k;
     json_t *v;
+    char group[128], plural[128];
 
     json_object_foreach(json_object_get(json_object_get(q, "spec"), "hard"), k, v)
-        if (json_integer_value(json_object_get(delta, k)) > 0)
+        if (quota_key_resource(k, group, sizeof(group), plural, sizeof(plural)) == 0 &&
+            !strcmp(group, res->group) && !strcmp(plural, res->plural))
             return true;
     return false;
 }
@@ -313,7 +316,7 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
     rel.ns = ns;
     for (size_t i = 0; i < qs.n; i++) {
         char missing[512];
-        if (!quota_matches(qs.q[i], res->group, res->plural, obj) || !concerns(qs.q[i], delta))
+        if (!quota_matches(qs.q[i], res->group, res->plural, obj) || !concerns(qs.q[i], res))
             continue;
         if (res == &api_pod && quota_pod_missing(qs.q[i], obj, missing, sizeof(missing)) < 0) {
             char text[600];

@@ -437,3 +437,21 @@ int quota_pod_missing(const json_t *quota, const json_t *pod, char *out, size_t 
             missing_for(spec, names[i].qname, names[i].kind, names[i].res, out, len);
     return out[0] ? -1 : 0;
 }
+
+void quota_format(const char *key, int64_t milli, char *buf, size_t len)
+{
+    static const char *const bin[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    int64_t v = milli / 1000;
+    int s = -1;
+
+    if (milli % 1000 != 0 || v == 0 ||
+        !(strstr(key, "memory") || strstr(key, "storage") || strstr(key, "hugepages"))) {
+        quantity_format(milli, buf, len);
+        return;
+    }
+    while (s < 5 && v % 1024 == 0) {
+        v /= 1024;
+        s++;
+    }
+    snprintf(buf, len, "%lld%s", (long long)v, s >= 0 ? bin[s] : "");
+}

@@ -63,6 +63,11 @@ int quota_pod_missing(const json_t *quota, const json_t *pod, char *out, size_t 
  * -1 with err when it is not one. */
 int quota_parse(const json_t *v, int64_t *milli, ty_error *err);
 
+/* The text of milli-units of hard name key as kube-apiserver would write a
+ * sum of them: memory and storage in the largest binary unit that divides
+ * them ("100Mi"), the rest canonical (model/quantity.h: "500m", "4"). */
+void quota_format(const char *key, int64_t milli, char *buf, size_t len);
+
 /* The resource name a scheduler compares for hard name key (a pod's
  * request name: "cpu" for requests.cpu and cpu, "nvidia.com/gpu" for
  * requests.nvidia.com/gpu and nvidia.com/gpu, "pods" for pods and
