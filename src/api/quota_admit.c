@@ -143,14 +143,15 @@ static bool count_obj(const json_t *obj, void *arg)
     return false;
 }
 
-/* Ends the reservations that are stored now or too old (under lock). */
-static void prune(const api_lookup *lk)
+/* Ends the reservations that are too old, and those of namespace ns (NULL:
+ * every one) whose object is stored now (under lock). */
+static void prune(const api_lookup *lk, const char *ns)
 {
     int64_t now = ty_now_ms();
 
     for (size_t i = 0; i < nresv;) {
         json_t *o = NULL;
-        if (resv[i].until_ms > now)
+        if (resv[i].until_ms > now && (!ns || !strcmp(resv[i].ns, ns)))
             o = lk->get(lk->ctx, resv[i].res, resv[i].ns, resv[i].name);
         if (resv[i].until_ms <= now || o) {
             json_decref(o);
@@ -237,7 +238,7 @@ static int check_locked(const api_lookup *lk, const api_resource *res, const jso
 
     for (size_t i = 0; i < qs->n; i++)
         rc.used[i] = json_object();
-    prune(lk);
+    prune(lk, ns);
     lk->count(lk->ctx, res, count_obj, &rc);
     for (size_t i = 0; i < nresv; i++)
         if (resv[i].res == res && !strcmp(resv[i].ns, ns))
@@ -330,7 +331,7 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
     if (rc == 0 && rel.n) {
         pthread_mutex_lock(&lock);
         if (nresv == MAX_RESERVATIONS)
-            prune(lk);
+            prune(lk, NULL);
         if (nresv == MAX_RESERVATIONS)
             rc = forbid(err, res, name, "status unknown for quota: ", ty_jmeta(rel.q[0], "name"),
                         ", too many creates waiting to be stored");

@@ -315,9 +315,11 @@ static void put(ty_store *s, const char *resource, const char *text)
     json_t *o = parse(text);
     ty_error err;
     store_obj *so;
+    char ns[64];
 
+    snprintf(ns, sizeof(ns), "%s", ty_jmeta(o, "namespace")); /* o is taken */
     ty_error_init(&err);
-    so = store_create_take(s, resource, ty_jmeta(o, "namespace"), o, &err);
+    so = store_create_take(s, resource, ns, o, &err);
     if (!so)
         fail_msg("create: %s", err.text);
     store_obj_unref(so);
@@ -340,8 +342,10 @@ static const char *admit(ty_store *s, const api_resource *res, const char *text,
         return out;
     }
     if (store) {
-        store_obj *so = store_create_take(s, api_store_key(res), ty_jmeta(o, "namespace"), o,
-                                          &err);
+        char ns[64];
+        store_obj *so;
+        snprintf(ns, sizeof(ns), "%s", ty_jmeta(o, "namespace")); /* o is taken */
+        so = store_create_take(s, api_store_key(res), ns, o, &err);
         assert_non_null(so);
         store_obj_unref(so);
     } else {

@@ -231,8 +231,8 @@ static void test_pod_count_and_unasked(void **state)
     b = group(c, "ns/b", 2, 0, 2);
     cycle(c, conf);
     assert_int_equal(sc_job_get_phase(b), SC_JOB_PENDING);
-    assert_string_equal(sc_job_message(b),
-                        "resource quota \"q\" in namespace \"ns\": pods 2 used + 2 requested > 3 hard");
+    assert_string_equal(sc_job_message(b), "resource quota \"q\" in namespace \"ns\": "
+                                           "pods 2 used + 2 requested > 3 hard");
     cpu = group(c, "ns/cpu", 1, 0, 3);
     cycle(c, conf);
     assert_int_equal(sc_job_get_phase(cpu), SC_JOB_INQUEUE);
