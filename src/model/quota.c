@@ -382,15 +382,21 @@ const char *quota_key_request(const char *key)
 
 /* ---- what a pod must specify ---- */
 
-/* Appends "<name> for: a,b" for the containers that lack name under kind
- * (requests: a request or a limit, the API defaulting one to the other;
- * limits: a limit). */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends "<qname> for: a,b" (the containers sorted, as kube-apiserver
+ * lists them) for the containers that lack res under kind (requests: a
+ * request or a limit, the API defaulting one to the other; limits: a
+ * limit). */
 static void missing_for(const json_t *spec, const char *qname, const char *kind,
                         const char *res, char *out, size_t len)
 {
     static const char *const lists[] = {"initContainers", "containers"};
-    size_t used = strlen(out);
-    bool any = false;
+    const char *names[64];
+    size_t used = strlen(out), n = 0;
 
     for (size_t l = 0; l < 2; l++) {
         size_t i;
@@ -400,19 +406,17 @@ static void missing_for(const json_t *spec, const char *qname, const char *kind,
             bool has = json_object_get(json_object_get(r, "limits"), res) != NULL ||
                        (!strcmp(kind, "requests") &&
                         json_object_get(json_object_get(r, "requests"), res) != NULL);
-            if (has)
-                continue;
-            if (used < len)
-                used += (size_t)snprintf(out + used, len - used, "%s%s",
-                                         any ? "," : used ? "; " : "", any ? "" : qname);
-            if (!any && used < len)
-                used += (size_t)snprintf(out + used, len - used, " for: ");
-            if (used < len)
-                used += (size_t)snprintf(out + used, len - used, "%s",
-                                         jstr(c, "name") ? jstr(c, "name") : "");
-            any = true;
+            if (!has && n < 64)
+                names[n++] = jstr(c, "name") ? jstr(c, "name") : "";
         }
     }
+    if (!n)
+        return;
+    qsort(names, n, sizeof(names[0]), cmp_str);
+    if (used < len)
+        used += (size_t)snprintf(out + used, len - used, "%s%s for: ", used ? "; " : "", qname);
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? "," : "", names[i]);
 }
 
 int quota_pod_missing(const json_t *quota, const json_t *pod, char *out, size_t len)

@@ -404,9 +404,11 @@ static void test_admission_messages(void **state)
     assert_string_equal(admit(f->s, &api_pod,
                               "{\"metadata\":{\"name\":\"bare\",\"namespace\":\"team-a\"},"
                               "\"spec\":{\"containers\":[{\"name\":\"main\"},{\"name\":\"side\","
-                              "\"resources\":{\"limits\":{\"memory\":\"1Mi\"}}}]}}", false),
+                              "\"resources\":{\"limits\":{\"memory\":\"1Mi\"}}}],"
+                              "\"initContainers\":[{\"name\":\"init\",\"resources\":"
+                              "{\"limits\":{\"memory\":\"1Mi\"}}}]}}", false),
                         "3 pods \"bare\" is forbidden: failed quota: cpu-quota: must specify "
-                        "limits.memory for: main; requests.cpu for: main,side");
+                        "limits.memory for: main; requests.cpu for: init,main,side");
     assert_string_equal(admit(f->s, &api_pod,
                               "{\"metadata\":{\"name\":\"big\",\"namespace\":\"team-a\"},"
                               "\"spec\":{\"containers\":[{\"name\":\"main\",\"resources\":"
