@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ResourceQuota with the real kubectl: `kubectl get/describe quota` show
+# ResourceQuota with the real kubectl: `kubectl create/get/describe quota` show
 # used and hard; a pod past the quota is refused with kube-apiserver's
 # message, one without a cpu request where requests.cpu is limited too;
 # object counts (count/configmaps); and gangs: a 2-worker PyTorchJob asking
@@ -97,13 +97,9 @@ expect_eq "never a partial set of its pods" 0 "$partial"
 touch "$E2E_TMP/release-second"
 
 # ---- requests.cpu: every container must say
-kubectl apply -n team-a -f - >/dev/null <<YAML
-apiVersion: v1
-kind: ResourceQuota
-metadata: {name: cpu-quota}
-spec:
-  hard: {requests.cpu: "2"}
-YAML
+# (kubectl create quota sends protobuf)
+expect_eq "kubectl create quota" "resourcequota/cpu-quota created" \
+    "$(kubectl create quota cpu-quota -n team-a --hard=requests.cpu=2 2>&1)"
 out=$(kubectl run bare -n team-a --image=local --restart=Never --command -- true 2>&1)
 expect_match "a pod without a cpu request is refused where requests.cpu is limited" \
     'pods "bare" is forbidden: failed quota: cpu-quota: must specify requests.cpu' "$out"
