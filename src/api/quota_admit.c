@@ -23,9 +23,25 @@ typedef struct reservation {
     int64_t until_ms;
 } reservation;
 
+/* What a quota's namespace used at its last recount plus what was
+ * admitted against it since: never below the truth while every create is
+ * admitted (deletions only lower the truth), so a create that fits in it
+ * fits; one that does not is recounted before it is refused. */
+#define MAX_CACHED 256
+typedef struct cached {
+    char *uid; /* the quota's */
+    long long generation;
+    const api_resource *res;
+    json_t *used; /* name -> milli */
+    uint64_t last; /* for eviction */
+} cached;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static reservation resv[MAX_RESERVATIONS];
 static size_t nresv;
+static cached cache[MAX_CACHED];
+static size_t ncache;
+static uint64_t cache_clock;
 
 static void drop(size_t i)
 {
@@ -40,7 +56,63 @@ void quota_admit_reset(void)
     pthread_mutex_lock(&lock);
     while (nresv)
         drop(0);
+    for (size_t i = 0; i < ncache; i++) {
+        free(cache[i].uid);
+        json_decref(cache[i].used);
+    }
+    ncache = 0;
     pthread_mutex_unlock(&lock);
+}
+
+static long long generation_of(const json_t *q)
+{
+    return (long long)json_integer_value(json_object_get(json_object_get(q, "metadata"),
+                                                         "generation"));
+}
+
+/* q's entry for objects of res, when its spec is the one counted (under
+ * lock). */
+static cached *cache_find(const api_resource *res, const json_t *q)
+{
+    const char *uid = ty_jmeta(q, "uid");
+
+    for (size_t i = 0; i < ncache; i++)
+        if (cache[i].res == res && !strcmp(cache[i].uid, uid) &&
+            cache[i].generation == generation_of(q)) {
+            cache[i].last = ++cache_clock;
+            return &cache[i];
+        }
+    return NULL;
+}
+
+/* Sets q's entry for res to used (taken; under lock). */
+static void cache_put(const api_resource *res, const json_t *q, json_t *used)
+{
+    const char *uid = ty_jmeta(q, "uid");
+    size_t at = ncache;
+    char *u;
+
+    for (size_t i = 0; i < ncache; i++)
+        if (cache[i].res == res && !strcmp(cache[i].uid, uid))
+            at = i;
+    if (at == ncache && ncache == MAX_CACHED) {
+        at = 0;
+        for (size_t i = 1; i < ncache; i++)
+            if (cache[i].last < cache[at].last)
+                at = i;
+    }
+    if (!*uid || !used || !(u = strdup(uid))) {
+        json_decref(used);
+        return;
+    }
+    if (at < ncache) {
+        free(cache[at].uid);
+        json_decref(cache[at].used);
+    } else {
+        ncache++;
+    }
+    cache[at] = (cached){.uid = u, .generation = generation_of(q), .res = res, .used = used,
+                         .last = ++cache_clock};
 }
 
 /* ---- the namespace's quotas ---- */
@@ -264,8 +336,41 @@ static int check_locked(const api_lookup *lk, const api_resource *res, const jso
         json_decref(hard);
     }
     for (size_t i = 0; i < qs->n; i++)
-        json_decref(rc.used[i]);
+        cache_put(res, qs->q[i], rc.used[i]);
     return rcode;
+}
+
+/* Whether every quota of qs has a count that obj's usage (delta) fits in
+ * (under lock). */
+static bool fits_counted(const api_resource *res, quota_set *qs, const json_t *delta)
+{
+    for (size_t i = 0; i < qs->n; i++) {
+        const char *names[64];
+        json_t *hard = json_object();
+        cached *c = cache_find(res, qs->q[i]);
+        bool fits = c && hard && exceeded(qs->q[i], c->used, delta, names, 64, hard) == 0;
+        json_decref(hard);
+        if (!fits)
+            return false;
+    }
+    return true;
+}
+
+/* obj (usage delta) was admitted: its usage counts in qs's counts. */
+static void charge_counted(const api_resource *res, quota_set *qs, const json_t *delta)
+{
+    const char *k;
+    json_t *v;
+
+    for (size_t i = 0; i < qs->n; i++) {
+        cached *c = cache_find(res, qs->q[i]);
+        if (!c)
+            continue;
+        json_object_foreach((json_t *)delta, k, v)
+            json_object_set_new(c->used, k, json_integer(json_integer_value(
+                                                json_object_get(c->used, k)) +
+                                            json_integer_value(v)));
+    }
 }
 
 static void reserve_locked(const api_lookup *lk, const api_resource *res, const json_t *obj)
@@ -335,8 +440,11 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
         if (nresv == MAX_RESERVATIONS)
             rc = forbid(err, res, name, "status unknown for quota: ", ty_jmeta(rel.q[0], "name"),
                         ", too many creates waiting to be stored");
-        else if ((rc = check_locked(lk, res, obj, &rel, delta, err)) == 0)
+        else if (fits_counted(res, &rel, delta) ||
+                 (rc = check_locked(lk, res, obj, &rel, delta, err)) == 0) {
+            charge_counted(res, &rel, delta);
             reserve_locked(lk, res, obj);
+        }
         pthread_mutex_unlock(&lock);
     }
     quotas_free(&rel);

@@ -7,14 +7,18 @@
  *
  * Race-free against concurrent creates without a resourceVersion on the
  * quota (kube-apiserver charges the quota's status under its
- * resourceVersion): the check is a recount under one lock, of what the
- * store holds plus what was admitted and may not be stored yet (an
- * in-memory reservation per admitted object). A reservation ends when a
- * later recount finds its object stored (its usage is then in the store's
- * count; it is looked for before the recount lists, so that nothing is
- * missed in between), or after QUOTA_RESERVE_MS (an admitted create that
- * failed afterwards, a dry run). Only namespaces with a quota pay: a
- * recount lists the kind's objects, O(objects of that kind).
+ * resourceVersion): everything below happens under one lock. Each quota
+ * has a count, its namespace's use at its last recount plus what was
+ * admitted against it since, never below the truth while every create is
+ * admitted (deletions only lower the truth): a create that fits it is
+ * admitted at once. One that does not is recounted before it is refused:
+ * what the store holds plus what was admitted and may not be stored yet
+ * (an in-memory reservation per admitted object). A reservation ends when
+ * a later recount finds its object stored (its usage is then in the
+ * store's count; it is looked for before the recount lists, so that
+ * nothing is missed in between), or after QUOTA_RESERVE_MS (an admitted
+ * create that failed afterwards, a dry run). Only namespaces with a quota
+ * pay: a recount lists the kind's objects, O(objects of that kind).
  *
  * So that every reservation has a key, an object with only generateName
  * in a namespace with a quota gets its name here (the mutating step), as

@@ -417,6 +417,39 @@ static void test_admission_messages(void **state)
                         "requests.cpu=3, used: requests.cpu=0, limited: requests.cpu=2");
 }
 
+/* Admission keeps a count per quota that is never below the truth (a
+ * create that fits it goes without a recount): a deletion it did not see
+ * is found by the recount made before a refusal; a pod that ended frees
+ * its part the same way. */
+static void test_freed_room_is_found(void **state)
+{
+    store_fixture *f = *state;
+    store_delete_opts o = {0};
+    bool deleted;
+    ty_error err;
+
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"q\",\"namespace\":\"team-a\"},\"spec\":"
+        "{\"hard\":{\"requests.nvidia.com/gpu\":\"4\"}}}");
+    assert_null(admit(f->s, &api_pod, GPU_POD("a", "2"), true));
+    assert_null(admit(f->s, &api_pod, GPU_POD("b", "2"), true));
+    assert_non_null(strstr(admit(f->s, &api_pod, GPU_POD("c", "2"), true), "exceeded quota"));
+    ty_error_init(&err);
+    store_obj_unref(store_delete(f->s, "pods", "team-a", "a", &o, &deleted, &err));
+    assert_true(deleted);
+    assert_null(admit(f->s, &api_pod, GPU_POD("c", "2"), true));
+    assert_non_null(strstr(admit(f->s, &api_pod, GPU_POD("d", "1"), true),
+                           "used: requests.nvidia.com/gpu=4"));
+    /* b ends: its GPUs are free again */
+    store_obj_unref(store_delete(f->s, "pods", "team-a", "b", &o, &deleted, &err));
+    put(f->s, "pods",
+        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"team-a\"},\"spec\":{\"containers\":"
+        "[{\"name\":\"main\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]},"
+        "\"status\":{\"phase\":\"Succeeded\"}}");
+    assert_null(admit(f->s, &api_pod, GPU_POD("d", "2"), true));
+    ty_error_clear(&err);
+}
+
 /* A generated name is settled in a namespace with a quota, so that the
  * reservation has a key; elsewhere the store names it. */
 static void test_generated_name(void **state)
@@ -585,6 +618,8 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_columns),
         cmocka_unit_test_setup_teardown(test_admission_messages, admission_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_freed_room_is_found, admission_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_generated_name, admission_setup,
                                         store_fixture_teardown),
