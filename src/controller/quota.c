@@ -104,7 +104,8 @@ static json_t *status_of(ty_kc *s, const char *ns, const json_t *quota, counted 
         json_object_set_new(used, k, json_string(q));
     }
     json_decref(usage);
-    return json_pack("{s:O, s:o}", "hard", hard ? hard : json_object(), "used", used);
+    return json_pack("{s:o, s:o}", "hard", hard ? json_incref((json_t *)hard) : json_object(),
+                     "used", used);
 }
 
 static int set_status(json_t *obj, void *arg, ty_error *err)
