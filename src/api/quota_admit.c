@@ -70,12 +70,21 @@ static long long generation_of(const json_t *q)
                                                          "generation"));
 }
 
+/* One of the two versions of a resource served in two (MPIJob v1 and
+ * v2beta1): their objects are counted together. */
+static const api_resource *canon(const api_resource *res)
+{
+    const api_resource *o = api_other_version(res);
+    return o && strcmp(api_store_key(o), api_store_key(res)) < 0 ? o : res;
+}
+
 /* q's entry for objects of res, when its spec is the one counted (under
  * lock). */
 static cached *cache_find(const api_resource *res, const json_t *q)
 {
     const char *uid = ty_jmeta(q, "uid");
 
+    res = canon(res);
     for (size_t i = 0; i < ncache; i++)
         if (cache[i].res == res && !strcmp(cache[i].uid, uid) &&
             cache[i].generation == generation_of(q)) {
@@ -92,6 +101,7 @@ static void cache_put(const api_resource *res, const json_t *q, json_t *used)
     size_t at = ncache;
     char *u;
 
+    res = canon(res);
     for (size_t i = 0; i < ncache; i++)
         if (cache[i].res == res && !strcmp(cache[i].uid, uid))
             at = i;
@@ -312,8 +322,11 @@ static int check_locked(const api_lookup *lk, const api_resource *res, const jso
         rc.used[i] = json_object();
     prune(lk, ns);
     lk->count(lk->ctx, res, count_obj, &rc);
+    /* MPIJob v1 and v2beta1: one resource in two schemas, one count */
+    if (api_other_version(res))
+        lk->count(lk->ctx, api_other_version(res), count_obj, &rc);
     for (size_t i = 0; i < nresv; i++)
-        if (resv[i].res == res && !strcmp(resv[i].ns, ns))
+        if (canon(resv[i].res) == canon(res) && !strcmp(resv[i].ns, ns))
             add_matching(&rc, resv[i].obj);
     for (size_t i = 0; i < qs->n && rcode == 0; i++) {
         const char *names[64];

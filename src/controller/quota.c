@@ -92,10 +92,16 @@ static json_t *status_of(ty_kc *s, const char *ns, const json_t *quota, counted 
         if (d < ndone || ndone == MAX_RES || !(c = listed(s, ns, cs, ncs, res, failed)))
             continue;
         done[ndone++] = res;
-        for (size_t i = 0; i < c->items.n; i++) {
-            const json_t *o = ty_obj_json(c->items.items[i]);
-            if (quota_matches(quota, res->group, res->plural, o))
-                quota_usage_add(usage, res->group, res->plural, o);
+        for (int pass = 0; pass < 2 && c; pass++) {
+            for (size_t i = 0; i < c->items.n; i++) {
+                const json_t *o = ty_obj_json(c->items.items[i]);
+                if (quota_matches(quota, res->group, res->plural, o))
+                    quota_usage_add(usage, res->group, res->plural, o);
+            }
+            /* MPIJob v1 and v2beta1: one resource in two schemas, one count */
+            c = pass == 0 && api_other_version(res)
+                    ? listed(s, ns, cs, ncs, api_other_version(res), failed)
+                    : NULL;
         }
     }
     json_object_foreach((json_t *)hard, k, v) {

@@ -450,6 +450,39 @@ static void test_freed_room_is_found(void **state)
     ty_error_clear(&err);
 }
 
+/* MPIJob v1 and v2beta1 are one resource in two schemas: count/mpijobs
+ * counts both, in admission and in the controller. */
+static void test_two_versions_one_count(void **state)
+{
+    store_fixture *f = *state;
+    ty_kc *kc = kc_embedded_new(f->s);
+
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"q\",\"namespace\":\"team-a\"},\"spec\":"
+        "{\"hard\":{\"count/mpijobs.kubeflow.org\":\"2\"}}}");
+    assert_null(admit(f->s, &api_mpijob, "{\"metadata\":{\"name\":\"v1\",\"namespace\":"
+                                         "\"team-a\"}}", true));
+    assert_null(admit(f->s, &api_mpijob_v2, "{\"metadata\":{\"name\":\"v2\",\"namespace\":"
+                                            "\"team-a\"}}", true));
+    assert_string_equal(admit(f->s, &api_mpijob_v2, "{\"metadata\":{\"name\":\"v3\","
+                                                    "\"namespace\":\"team-a\"}}", true),
+                        "3 mpijobs.kubeflow.org \"v3\" is forbidden: exceeded quota: q, "
+                        "requested: count/mpijobs.kubeflow.org=1, used: "
+                        "count/mpijobs.kubeflow.org=2, limited: count/mpijobs.kubeflow.org=2");
+    assert_non_null(strstr(admit(f->s, &api_mpijob, "{\"metadata\":{\"name\":\"v4\","
+                                                    "\"namespace\":\"team-a\"}}", true),
+                           "exceeded quota"));
+    assert_int_equal(quotactl_reconcile(kc, "team-a"), 0);
+    {
+        store_obj *o = store_get(f->s, "resourcequotas", "team-a", "q", NULL);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+                                store_obj_json(o), "status"), "used"),
+                                "count/mpijobs.kubeflow.org")), "2");
+        store_obj_unref(o);
+    }
+    kc_free(kc);
+}
+
 /* A generated name is settled in a namespace with a quota, so that the
  * reservation has a key; elsewhere the store names it. */
 static void test_generated_name(void **state)
@@ -620,6 +653,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_messages, admission_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_freed_room_is_found, admission_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_two_versions_one_count, admission_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_generated_name, admission_setup,
                                         store_fixture_teardown),
