@@ -386,19 +386,23 @@ static void charge_counted(const api_resource *res, quota_set *qs, const json_t 
     }
 }
 
-static void reserve_locked(const api_lookup *lk, const api_resource *res, const json_t *obj)
+/* Whether obj's name is taken: its create fails (AlreadyExists) and uses
+ * nothing (a controller's create that raced an earlier one). */
+static bool name_taken(const api_lookup *lk, const api_resource *res, const json_t *obj)
+{
+    json_t *stored = lk->get(lk->ctx, res, ty_jmeta(obj, "namespace"), ty_jmeta(obj, "name"));
+
+    json_decref(stored);
+    return stored != NULL;
+}
+
+static void reserve_locked(const api_resource *res, const json_t *obj)
 {
     const char *ns = ty_jmeta(obj, "namespace"), *name = ty_jmeta(obj, "name");
-    json_t *stored;
     reservation r;
 
     if (!name || !*name)
         return;
-    /* a name taken: the create fails (AlreadyExists) and uses nothing */
-    if ((stored = lk->get(lk->ctx, res, ns, name))) {
-        json_decref(stored);
-        return;
-    }
     if (nresv == MAX_RESERVATIONS)
         return; /* refused before: check_locked counts only what it holds */
     r = (reservation){.ns = strdup(ns), .name = strdup(name), .res = res,
@@ -455,8 +459,10 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
                         ", too many creates waiting to be stored");
         else if (fits_counted(res, &rel, delta) ||
                  (rc = check_locked(lk, res, obj, &rel, delta, err)) == 0) {
-            charge_counted(res, &rel, delta);
-            reserve_locked(lk, res, obj);
+            if (!name_taken(lk, res, obj)) {
+                charge_counted(res, &rel, delta);
+                reserve_locked(res, obj);
+            }
         }
         pthread_mutex_unlock(&lock);
     }
