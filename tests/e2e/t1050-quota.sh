@@ -6,7 +6,7 @@
 # 2 GPUs a worker, in a namespace with requests.nvidia.com/gpu 6 while
 # another job holds 4, waits whole (no pod of it is created) with its
 # PodGroup and the job's events naming the quota, and runs once the first
-# job finished.
+# job finished; a third waits until the quota is raised.
 . "$(dirname "$0")/lib.sh"
 
 start_server --fake-gpus 8
@@ -94,7 +94,17 @@ while [ $SECONDS -lt $end ]; do
 done
 check "the second job runs once the first finished" running_of second 2
 expect_eq "never a partial set of its pods" 0 "$partial"
-touch "$E2E_TMP/release-second"
+
+# ---- the quota raised
+job third
+check "a third job waits for the quota" wait_until pg_names_quota third
+expect_eq "no pod of it was created" 0 "$(pods_of third)"
+kubectl patch quota gpu-quota -n team-a --type=merge \
+    -p '{"spec":{"hard":{"requests.nvidia.com/gpu":"8"}}}' >/dev/null
+check "it runs once the quota is raised" wait_until running_of third 2
+check "status.hard follows the spec" wait_until \
+    sh -c "kubectl describe quota gpu-quota -n team-a | grep -Eq 'requests.nvidia.com/gpu +8 +8'"
+touch "$E2E_TMP/release-second" "$E2E_TMP/release-third"
 
 # ---- requests.cpu: every container must say
 # (kubectl create quota sends protobuf)
