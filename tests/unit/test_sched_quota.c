@@ -3,7 +3,8 @@
  * a gang its namespace's quota cannot hold waits whole with the quota
  * named, admitted-but-not-created gangs hold their place across cycles,
  * the status's reading counts when it is the larger, a quota holds back
- * its namespace's jobs only, and a job starts once quota frees. */
+ * its namespace's jobs only, and a job starts once quota frees; and the
+ * scheduler component reading ResourceQuotas from a store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_fixture.h"
+
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "kc_fixture.h"
 #include "scheduler/core_int.h"
+#include "scheduler/sched.h"
 
 #define GPU(n) ((int64_t)(n) * 1000)
 
@@ -240,6 +248,103 @@ static void test_pod_count_and_unasked(void **state)
     sc_cluster_free(c);
 }
 
+/* ---- the component: quotas read from the store ---- */
+
+#define WAIT_MS 60000
+#define PGS "podgroups.scheduling.volcano.sh"
+
+static void put(ty_store *s, const char *resource, const char *text)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    ty_error err;
+    store_obj *so;
+
+    assert_non_null(o);
+    ty_error_init(&err);
+    so = store_create(s, resource, "team-a", o, &err);
+    if (!so)
+        fail_msg("create %s: %s", resource, err.text);
+    store_obj_unref(so);
+    json_decref(o);
+}
+
+static void set_quota(ty_store *s, const char *hard, const char *used)
+{
+    store_obj *o = store_get(s, "resourcequotas", "team-a", "gpu-quota", NULL);
+    json_t *q = json_deep_copy(store_obj_json(o));
+    store_obj_unref(o);
+    json_object_set_new(json_object_get(json_object_get(q, "spec"), "hard"),
+                        "requests.nvidia.com/gpu", json_string(hard));
+    json_object_set_new(q, "status", json_pack("{s:{s:s}, s:{s:s}}", "hard",
+                                               "requests.nvidia.com/gpu", hard, "used",
+                                               "requests.nvidia.com/gpu", used));
+    o = store_update(s, "resourcequotas", "team-a", q, NULL);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(q);
+}
+
+/* The PodGroup's phase and its Unschedulable message once the phase is
+ * want (or the wait ran out). */
+static const char *wait_pg(ty_store *s, const char *want, const char *msg_part, char *msg,
+                           size_t len)
+{
+    static char phase[32];
+
+    for (int64_t deadline = ty_now_ms() + WAIT_MS; ty_now_ms() < deadline; usleep(10000)) {
+        store_obj *o = store_get(s, PGS, "team-a", "g", NULL);
+        const json_t *st = o ? json_object_get(store_obj_json(o), "status") : NULL;
+        size_t i;
+        json_t *c;
+        snprintf(phase, sizeof(phase), "%s", json_string_value(json_object_get(st, "phase")) ?: "");
+        msg[0] = 0;
+        json_array_foreach(json_object_get(st, "conditions"), i, c)
+            if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Unschedulable") &&
+                !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True"))
+                snprintf(msg, len, "%s", json_string_value(json_object_get(c, "message")) ?: "");
+        store_obj_unref(o);
+        if (!strcmp(phase, want) && (!msg_part || strstr(msg, msg_part)))
+            break;
+    }
+    return phase;
+}
+
+static void test_component_reads_quotas(void **state)
+{
+    char dir[64], msg[400];
+    ty_store *s = store_fixture_open(dir, NULL);
+    ty_error err;
+    ty_sched *sc;
+    (void)state;
+
+    ty_error_init(&err);
+    put(s, "nodes", "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+                    "\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"110\","
+                    "\"nvidia.com/gpu\":\"8\"},\"conditions\":[{\"type\":\"Ready\","
+                    "\"status\":\"True\"}]}}");
+    /* a scoped quota is admission's alone: it holds nothing back here */
+    put(s, "resourcequotas", "{\"metadata\":{\"name\":\"scoped\",\"namespace\":\"team-a\"},"
+                             "\"spec\":{\"hard\":{\"pods\":\"0\"},\"scopes\":[\"BestEffort\"]}}");
+    put(s, "resourcequotas", "{\"metadata\":{\"name\":\"gpu-quota\",\"namespace\":"
+                             "\"team-a\"},\"spec\":{\"hard\":{\"requests.nvidia.com/gpu\":"
+                             "\"6\",\"limits.cpu\":\"0\"}},\"status\":{\"used\":"
+                             "{\"requests.nvidia.com/gpu\":\"4\"}}}");
+    sc = sched_start(KC(s), &err);
+    assert_non_null(sc);
+    put(s, PGS, "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                "\"metadata\":{\"name\":\"g\",\"namespace\":\"team-a\"},\"spec\":"
+                "{\"minMember\":2,\"minResources\":{\"nvidia.com/gpu\":\"4\"}},"
+                "\"status\":{\"phase\":\"Pending\"}}");
+    assert_string_equal(wait_pg(s, "Pending", "resource quota", msg, sizeof(msg)), "Pending");
+    assert_string_equal(msg, "resource quota \"gpu-quota\" in namespace \"team-a\": "
+                             "requests.nvidia.com/gpu 4 used + 4 requested > 6 hard");
+    /* the controller counts the first job's pods gone */
+    set_quota(s, "6", "2");
+    assert_string_equal(wait_pg(s, "Inqueue", NULL, msg, sizeof(msg)), "Inqueue");
+    sched_stop(sc);
+    store_fixture_close(dir, s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_status_reading_and_raise),
         cmocka_unit_test(test_other_namespaces_pass),
         cmocka_unit_test(test_pod_count_and_unasked),
+        cmocka_unit_test(test_component_reads_quotas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
