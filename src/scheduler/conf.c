@@ -28,7 +28,7 @@
 static const sc_plugin *const plugins[] = {
     &sc_plugin_priority, &sc_plugin_gang,       &sc_plugin_conformance, &sc_plugin_overcommit,
     &sc_plugin_drf,      &sc_plugin_predicates, &sc_plugin_proportion,  &sc_plugin_nodeorder,
-    &sc_plugin_binpack,  &sc_plugin_gpulocality,
+    &sc_plugin_binpack,  &sc_plugin_gpulocality, &sc_plugin_resourcequota,
 };
 
 static const struct {

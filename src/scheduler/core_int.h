@@ -356,7 +356,7 @@ struct sc_plugin {
 
 extern const sc_plugin sc_plugin_priority, sc_plugin_gang, sc_plugin_conformance,
     sc_plugin_overcommit, sc_plugin_drf, sc_plugin_predicates, sc_plugin_proportion,
-    sc_plugin_nodeorder, sc_plugin_binpack, sc_plugin_gpulocality;
+    sc_plugin_nodeorder, sc_plugin_binpack, sc_plugin_gpulocality, sc_plugin_resourcequota;
 
 const char *sc_arg_get(const sc_plugin_conf *pc, const char *key);
 double sc_arg_double(const sc_plugin_conf *pc, const char *key, double dflt);

@@ -22,6 +22,11 @@
 
 typedef struct sc_quota sc_quota;
 
+/* Volcano's plugin name, so that a volcano-scheduler.conf naming it loads:
+ * the gate itself is always on (enqueue.c calls it), a namespace without a
+ * quota costing nothing. */
+const sc_plugin sc_plugin_resourcequota = {.name = "resourcequota"};
+
 static void quota_free(sc_quota *q)
 {
     if (!q)

@@ -248,6 +248,22 @@ static void test_pod_count_and_unasked(void **state)
     sc_cluster_free(c);
 }
 
+/* A volcano-scheduler.conf naming Volcano's resourcequota plugin loads. */
+static void test_conf_names_the_plugin(void **state)
+{
+    static const char yaml[] = "actions: \"enqueue, allocate\"\n"
+                               "tiers:\n- plugins:\n  - name: gang\n  - name: resourcequota\n";
+    ty_error err;
+    sc_conf *conf;
+    (void)state;
+
+    ty_error_init(&err);
+    conf = sc_conf_parse(yaml, strlen(yaml), &err);
+    if (!conf)
+        fail_msg("conf: %s", err.text);
+    sc_conf_free(conf);
+}
+
 /* ---- the component: quotas read from the store ---- */
 
 #define WAIT_MS 60000
@@ -353,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_status_reading_and_raise),
         cmocka_unit_test(test_other_namespaces_pass),
         cmocka_unit_test(test_pod_count_and_unasked),
+        cmocka_unit_test(test_conf_names_the_plugin),
         cmocka_unit_test(test_component_reads_quotas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
