@@ -169,7 +169,7 @@ static int parse_plugin(sc_plugin_conf *pc, const json_t *p, size_t t, size_t i,
         return ty_seterr(err, TY_EINVALID,
                          "tiers[%zu].plugins[%zu].name: unknown plugin \"%s\" (known: priority, "
                          "gang, conformance, overcommit, drf, predicates, proportion, nodeorder, "
-                         "binpack, gpulocality)", t, i, name);
+                         "binpack, gpulocality, resourcequota)", t, i, name);
     pc->job_order = flag(p, "enableJobOrder");
     pc->queue_order = flag(p, "enableQueueOrder");
     pc->task_order = flag(p, "enableTaskOrder");
