@@ -19,7 +19,7 @@
 typedef struct reservation {
     char *ns, *name;
     const api_resource *res;
-    json_t *obj; /* a copy of what was admitted */
+    json_t *obj; /* what was admitted, as much as counting it reads (slim_copy) */
     int64_t until_ms;
 } reservation;
 
@@ -396,6 +396,21 @@ static bool name_taken(const api_lookup *lk, const api_resource *res, const json
     return stored != NULL;
 }
 
+/* What a reservation keeps of obj: what its usage and the scopes read (a
+ * count/<resource> of a big custom object needs none of its spec). */
+static json_t *slim_copy(const api_resource *res, const json_t *obj)
+{
+    json_t *o = json_pack("{s:{s:s, s:s}}", "metadata", "namespace",
+                          ty_jmeta(obj, "namespace"), "name", ty_jmeta(obj, "name"));
+
+    if (o && !*res->group && (res == &api_pod || res == &api_service || res == &api_pvc)) {
+        json_object_set_new(o, "spec", json_deep_copy(json_object_get(obj, "spec")));
+        if (json_object_get(obj, "status"))
+            json_object_set_new(o, "status", json_deep_copy(json_object_get(obj, "status")));
+    }
+    return o;
+}
+
 static void reserve_locked(const api_resource *res, const json_t *obj)
 {
     const char *ns = ty_jmeta(obj, "namespace"), *name = ty_jmeta(obj, "name");
@@ -406,7 +421,7 @@ static void reserve_locked(const api_resource *res, const json_t *obj)
     if (nresv == MAX_RESERVATIONS)
         return; /* refused before: check_locked counts only what it holds */
     r = (reservation){.ns = strdup(ns), .name = strdup(name), .res = res,
-                      .obj = json_deep_copy(obj), .until_ms = ty_now_ms() + QUOTA_RESERVE_MS};
+                      .obj = slim_copy(res, obj), .until_ms = ty_now_ms() + QUOTA_RESERVE_MS};
     if (!r.ns || !r.name || !r.obj) {
         free(r.ns);
         free(r.name);
