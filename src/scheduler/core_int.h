@@ -167,6 +167,7 @@ struct sc_quota {
      * (base) as the action opened, and what the action admitted since */
     uint64_t serial;
     sc_res base, added;
+    struct sc_quota *ns_next; /* the next quota of its namespace, as that pass links them */
 };
 
 struct sc_cluster {

@@ -10,9 +10,9 @@
  * pods by a controller pass). To it come what its admitted groups still
  * expect (minResources less what their live pods ask already: a group
  * admitted in an earlier cycle whose pods are not created yet holds its
- * place) and what this action admitted. Computed once per namespace per
- * action, and only for namespaces with a quota: without quotas the gate
- * costs nothing. */
+ * place) and what this action admitted. Computed in one pass over the
+ * jobs per action, only when a job of a namespace with a quota waits to be
+ * admitted: without quotas the gate costs nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,57 +105,6 @@ size_t sc_quota_count(const sc_cluster *c)
     return c->nquotas;
 }
 
-/* Whether key ("ns/name") is in namespace ns. */
-static bool in_ns(const char *key, const char *ns)
-{
-    size_t n = strlen(ns);
-    return strncmp(key, ns, n) == 0 && key[n] == '/';
-}
-
-/* What j asks of a quota: its minResources, and minMember pods. */
-static void job_ask(const sc_job *j, sc_res *ask)
-{
-    *ask = j->min_res;
-    ask->v[SC_PODS] = (int64_t)j->min_member * 1000;
-}
-
-/* The model's reading of what namespace ns uses: its live pods, and what
- * its admitted groups expect beyond them. */
-static void model_use(const sc_cluster *c, const char *ns, sc_res *use)
-{
-    memset(use, 0, sizeof(*use));
-    for (size_t i = 0; i < c->njobs; i++) {
-        const sc_job *j = c->jobs[i];
-        sc_res live = {0}, ask;
-        if (!in_ns(j->key, ns))
-            continue;
-        for (size_t k = 0; k < j->ntasks; k++) {
-            const sc_task *t = j->tasks[k];
-            if (t->st == SC_TASK_SUCCEEDED || t->st == SC_TASK_FAILED)
-                continue;
-            sc_res_add(&live, &t->req);
-        }
-        sc_res_add(use, &live);
-        if (j->groupless || j->implicit || j->phase == SC_JOB_PENDING ||
-            j->phase == SC_JOB_COMPLETED)
-            continue;
-        job_ask(j, &ask);
-        for (int r = 0; r < SC_MAXRES; r++)
-            if (ask.v[r] > live.v[r])
-                use->v[r] += ask.v[r] - live.v[r];
-    }
-}
-
-/* q's reading for this action (see the top). */
-static void fresh(sc_session *s, sc_quota *q)
-{
-    if (q->serial == s->c->action_serial)
-        return;
-    q->serial = s->c->action_serial;
-    model_use(s->c, q->ns, &q->base);
-    memset(&q->added, 0, sizeof(q->added));
-}
-
 static void split_ns(const char *key, char *ns, size_t len)
 {
     const char *slash = strchr(key, '/');
@@ -165,6 +114,89 @@ static void split_ns(const char *key, char *ns, size_t len)
         n = len - 1;
     memcpy(ns, key, n);
     ns[n] = 0;
+}
+
+/* What j asks of a quota: its minResources, and minMember pods. */
+static void job_ask(const sc_job *j, sc_res *ask)
+{
+    *ask = j->min_res;
+    ask->v[SC_PODS] = (int64_t)j->min_member * 1000;
+}
+
+/* What job j adds to its namespace's use: its live pods, and what it
+ * expects beyond them once admitted. */
+static void job_use(const sc_job *j, sc_res *use)
+{
+    sc_res live = {0}, ask;
+
+    for (size_t k = 0; k < j->ntasks; k++) {
+        const sc_task *t = j->tasks[k];
+        if (t->st == SC_TASK_SUCCEEDED || t->st == SC_TASK_FAILED)
+            continue;
+        sc_res_add(&live, &t->req);
+    }
+    *use = live;
+    if (j->groupless || j->implicit || j->phase == SC_JOB_PENDING ||
+        j->phase == SC_JOB_COMPLETED)
+        return;
+    job_ask(j, &ask);
+    for (int r = 0; r < SC_MAXRES; r++)
+        if (ask.v[r] > live.v[r])
+            use->v[r] += ask.v[r] - live.v[r];
+}
+
+/* Every quota's reading for this action (see the top), in one pass over
+ * the jobs: with a quota in each of many namespaces, a pass per namespace
+ * walked every job again for each. */
+static void fresh_all(sc_session *s)
+{
+    sc_cluster *c = s->c;
+    strmap byns;
+    bool whole = true;
+
+    strmap_init(&byns);
+    for (size_t i = 0; i < c->nquotas; i++) {
+        sc_quota *q = c->quotas[i];
+        q->serial = c->action_serial;
+        memset(&q->base, 0, sizeof(q->base));
+        memset(&q->added, 0, sizeof(q->added));
+        q->ns_next = strmap_get(&byns, q->ns);
+        if (strmap_put(&byns, q->ns, q) < 0)
+            whole = false;
+    }
+    for (size_t i = 0; whole && i < c->njobs; i++) {
+        const sc_job *j = c->jobs[i];
+        char ns[256];
+        sc_quota *q;
+        sc_res use;
+        split_ns(j->key, ns, sizeof(ns));
+        if (!(q = strmap_get(&byns, ns)))
+            continue;
+        job_use(j, &use);
+        for (; q; q = q->ns_next)
+            sc_res_add(&q->base, &use);
+    }
+    strmap_free(&byns);
+    if (whole)
+        return;
+    /* out of memory for the map: namespace by namespace */
+    for (size_t i = 0; i < c->nquotas; i++)
+        for (size_t k = 0; k < c->njobs; k++) {
+            char ns[256];
+            sc_res use;
+            split_ns(c->jobs[k]->key, ns, sizeof(ns));
+            if (strcmp(ns, c->quotas[i]->ns) != 0)
+                continue;
+            job_use(c->jobs[k], &use);
+            sc_res_add(&c->quotas[i]->base, &use);
+        }
+}
+
+/* q's reading for this action. */
+static void fresh(sc_session *s, sc_quota *q)
+{
+    if (q->serial != s->c->action_serial)
+        fresh_all(s);
 }
 
 bool sc_quota_admits(sc_session *s, const sc_job *j, char *why, size_t len)

@@ -248,6 +248,43 @@ static void test_pod_count_and_unasked(void **state)
     sc_cluster_free(c);
 }
 
+/* Several quotas in several namespaces, read in one pass: each sees its
+ * own namespace's use, and any of a namespace's quotas holds a job. */
+static void test_many_quotas(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    sc_job *a, *b, *cj, *d;
+    sc_quota_spec qp = {.ns = "ns1", .name = "q-pods"};
+    (void)state;
+
+    node(c, "n1", 16);
+    quota(c, "ns1", "q-gpu", 4, 0, -1);
+    qp.hard.v[SC_PODS] = 3000;
+    qp.names[SC_PODS] = "count/pods";
+    qp.hard_mask = 1u << SC_PODS;
+    sc_quota_upsert(c, &qp);
+    quota(c, "ns2", "q", 2, 0, -1);
+    a = group(c, "ns1/a", 2, 1, 1);
+    b = group(c, "ns2/b", 1, 2, 2);
+    cycle(c, conf);
+    assert_int_equal(sc_job_get_phase(a), SC_JOB_INQUEUE);
+    assert_int_equal(sc_job_get_phase(b), SC_JOB_INQUEUE);
+    pods(c, a, 1);
+    pods(c, b, 2);
+    cj = group(c, "ns1/c", 2, 1, 3);
+    d = group(c, "ns2/d", 1, 1, 4);
+    cycle(c, conf);
+    assert_int_equal(sc_job_get_phase(cj), SC_JOB_PENDING);
+    assert_string_equal(sc_job_message(cj), "resource quota \"q-pods\" in namespace \"ns1\": "
+                                            "count/pods 2 used + 2 requested > 3 hard");
+    assert_int_equal(sc_job_get_phase(d), SC_JOB_PENDING);
+    assert_string_equal(sc_job_message(d), "resource quota \"q\" in namespace \"ns2\": "
+                                           "requests.nvidia.com/gpu 2 used + 1 requested > 2 hard");
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* A volcano-scheduler.conf naming Volcano's resourcequota plugin loads. */
 static void test_conf_names_the_plugin(void **state)
 {
@@ -369,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_status_reading_and_raise),
         cmocka_unit_test(test_other_namespaces_pass),
         cmocka_unit_test(test_pod_count_and_unasked),
+        cmocka_unit_test(test_many_quotas),
         cmocka_unit_test(test_conf_names_the_plugin),
         cmocka_unit_test(test_component_reads_quotas),
     };
