@@ -13,6 +13,7 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "api/podsecurity.h"
+#include "api/quota_admit.h"
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -129,6 +130,9 @@ static int admit_queue_delete(const json_t *obj, const char *name, ty_error *err
 int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
                      json_t *obj, ty_error *err)
 {
+    /* ResourceQuota: a generated name is settled here (api/quota_admit.h) */
+    if (op == API_ADMIT_CREATE && quota_admit_mutate(lk, res, obj, err) < 0)
+        return -1;
     return psa_admit_mutate(lk, op, res, obj, err);
 }
 
@@ -141,7 +145,11 @@ int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
     case API_ADMIT_CREATE:
         if (admit_job_queue(lk, res, obj, err) < 0)
             return -1;
-        return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
+        if (res == &api_queue && admit_queue_parent(lk, obj, err) < 0)
+            return -1;
+        /* ResourceQuota last, as kube-apiserver orders it: what it reserves
+         * is for a create no other rule refuses (api/quota_admit.h) */
+        return quota_admit(lk, res, obj, err);
     case API_ADMIT_UPDATE:
         return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
     case API_ADMIT_DELETE:

@@ -12,6 +12,8 @@ extern const api_resource api_service;
 extern const api_resource api_configmap;
 extern const api_resource api_secret;
 extern const api_resource api_event;
+/* core/v1 ResourceQuota (kind_quota.c) */
+extern const api_resource api_resourcequota;
 /* core/v1 PersistentVolumeClaim, PersistentVolume; storage.k8s.io/v1 (kind_storage.c) */
 extern const api_resource api_pvc;
 extern const api_resource api_pv;

@@ -19,6 +19,7 @@
 #include "client/kc_embedded.h"
 #include "controller/gc.h"
 #include "controller/volumes.h"
+#include "controller/quota.h"
 #include "controller/jobs/engine.h"
 #include "controller/volcano/vcjob.h"
 #include "controller/volcano/vcflow.h"
@@ -378,6 +379,7 @@ int cmd_server(int argc, char **argv)
     ty_vccron *crons;
     ty_jobflows *flows;
     ty_volumes *vols;
+    ty_quotactl *quotas;
     ty_sched *sched;
     rt_backend rt = {0}, sim = {0};
     rt_backend log_store = {.ops = &rt_local_log_store, .impl = data_dir};
@@ -439,7 +441,8 @@ int cmd_server(int argc, char **argv)
     flows = crons ? jobflows_start(kc, &err) : NULL;
     vols = flows ? volumes_start(kc, data_dir, &err) : NULL;
     sopts = (sched_opts){.conf_path = nf.sched_conf, .names = nf.sched_names};
-    sched = vols ? sched_start_opts(kc, &sopts, &err) : NULL;
+    quotas = vols ? quotactl_start(kc, &err) : NULL;
+    sched = quotas ? sched_start_opts(kc, &sopts, &err) : NULL;
     ok = sched != NULL;
     if (ok && nf.local)
         ok = rt_backend_start(&rt, &rt_local_backend, kc, &ro, &err) == 0;
@@ -458,6 +461,7 @@ int cmd_server(int argc, char **argv)
         rt_backend_stop(&sim);
         rt_backend_stop(&rt);
         sched_stop(sched);
+        quotactl_stop(quotas);
         volumes_stop(vols);
         jobflows_stop(flows);
         vccron_stop(crons);
@@ -498,6 +502,7 @@ stop:
     rt_backend_stop(&sim);
     rt_backend_stop(&rt);
     sched_stop(sched);
+    quotactl_stop(quotas);
     volumes_stop(vols);
     jobflows_stop(flows);
     vccron_stop(crons);

@@ -28,7 +28,7 @@
 static const sc_plugin *const plugins[] = {
     &sc_plugin_priority, &sc_plugin_gang,       &sc_plugin_conformance, &sc_plugin_overcommit,
     &sc_plugin_drf,      &sc_plugin_predicates, &sc_plugin_proportion,  &sc_plugin_nodeorder,
-    &sc_plugin_binpack,  &sc_plugin_gpulocality,
+    &sc_plugin_binpack,  &sc_plugin_gpulocality, &sc_plugin_resourcequota,
 };
 
 static const struct {
@@ -169,7 +169,7 @@ static int parse_plugin(sc_plugin_conf *pc, const json_t *p, size_t t, size_t i,
         return ty_seterr(err, TY_EINVALID,
                          "tiers[%zu].plugins[%zu].name: unknown plugin \"%s\" (known: priority, "
                          "gang, conformance, overcommit, drf, predicates, proportion, nodeorder, "
-                         "binpack, gpulocality)", t, i, name);
+                         "binpack, gpulocality, resourcequota)", t, i, name);
     pc->job_order = flag(p, "enableJobOrder");
     pc->queue_order = flag(p, "enableQueueOrder");
     pc->task_order = flag(p, "enableTaskOrder");

@@ -187,6 +187,29 @@ void sc_job_set_priority(sc_cluster *c, sc_job *j, int32_t priority);
 void sc_job_set_user(sc_job *j, void *user);
 void *sc_job_user(const sc_job *j);
 
+/* ---- namespace quotas (ResourceQuota) ---- */
+
+/* A ResourceQuota as the enqueue gate reads it: the hard limits it puts on
+ * what a gang's minResources carry (requests and pod counts, by slot), and
+ * what its status says is used. A group of the namespace is admitted only
+ * when, for every limited slot it asks for, what the namespace uses (the
+ * larger of the status and the model's own count of its live pods) plus
+ * what its admitted groups still expect plus its minResources stay within
+ * hard (Volcano's resourcequota plugin, with the groups not yet holding
+ * pods reserved across cycles). */
+typedef struct sc_quota_spec {
+    const char *ns, *name;
+    sc_res hard;
+    unsigned hard_mask;           /* the slots it limits */
+    sc_res used;                  /* status.used in those slots */
+    const char *names[SC_MAXRES]; /* each limited slot's name as the quota spells it */
+} sc_quota_spec;
+
+/* Adds or replaces the quota ns/name. */
+void sc_quota_upsert(sc_cluster *c, const sc_quota_spec *spec);
+void sc_quota_remove(sc_cluster *c, const char *ns, const char *name);
+size_t sc_quota_count(const sc_cluster *c);
+
 /* ---- tasks (pods) ---- */
 
 typedef enum {

@@ -158,8 +158,22 @@ struct sc_task {
     char msg[SC_MSG_LEN];
 };
 
+struct sc_quota {
+    char *ns, *name;
+    sc_res hard, used;
+    unsigned mask;
+    char *names[SC_MAXRES];
+    /* the namespace's use as one enqueue action sees it: the model's
+     * (base) as the action opened, and what the action admitted since */
+    uint64_t serial;
+    sc_res base, added;
+    struct sc_quota *ns_next; /* the next quota of its namespace, as that pass links them */
+};
+
 struct sc_cluster {
     char *res_names[SC_MAXRES];
+    struct sc_quota **quotas;
+    size_t nquotas, quotas_cap;
     uint64_t node_gen;   /* goes up when a node is removed: every job's last_node is void */
     strmap node_map, queue_map, job_map, task_map;
     sc_node **nodes;
@@ -343,7 +357,7 @@ struct sc_plugin {
 
 extern const sc_plugin sc_plugin_priority, sc_plugin_gang, sc_plugin_conformance,
     sc_plugin_overcommit, sc_plugin_drf, sc_plugin_predicates, sc_plugin_proportion,
-    sc_plugin_nodeorder, sc_plugin_binpack, sc_plugin_gpulocality;
+    sc_plugin_nodeorder, sc_plugin_binpack, sc_plugin_gpulocality, sc_plugin_resourcequota;
 
 const char *sc_arg_get(const sc_plugin_conf *pc, const char *key);
 double sc_arg_double(const sc_plugin_conf *pc, const char *key, double dflt);
@@ -393,6 +407,14 @@ const sc_res *sc_job_need(sc_session *s, sc_job *j);
 enum { SC_PASS_ALLOCATE, SC_PASS_PREEMPT, SC_PASS_RECLAIM };
 bool sc_job_skippable(const sc_cluster *c, const sc_job *j, int pass);
 void sc_job_mark_failed(sc_cluster *c, sc_job *j, int pass);
+/* quota.c: whether the quotas of j's namespace hold its minResources on
+ * top of what the namespace uses and its admitted groups expect; when not,
+ * why into why ("resource quota \"q\" in namespace \"ns\": ..."). */
+bool sc_quota_admits(sc_session *s, const sc_job *j, char *why, size_t len);
+/* j was admitted: what it asks is counted against its namespace's quotas
+ * for the rest of the action. */
+void sc_quota_charge(sc_session *s, const sc_job *j);
+void sc_quotas_free(sc_cluster *c);
 /* Admits a job (enqueue); it counts toward the inqueue sums. */
 void sc_job_admit(sc_session *s, sc_job *j);
 /* explain.c. Beyond this many nodes, why a task does not fit is told from

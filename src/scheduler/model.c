@@ -133,6 +133,7 @@ void sc_cluster_free(sc_cluster *c)
         node_free(c->nodes[i]);
     for (size_t i = 0; i < c->nqueues; i++)
         queue_free(c->queues[i]);
+    sc_quotas_free(c);
     free(c->jobs);
     free(c->nodes);
     free(c->queues);

@@ -557,7 +557,8 @@ static const char *const *listed_order(ty_sched *sc)
     sc->listed[2] = "nodes";
     sc->listed[3] = sc->k_podgroups;
     sc->listed[4] = "pods";
-    sc->listed[5] = NULL;
+    sc->listed[5] = sc->k_quotas;
+    sc->listed[6] = NULL;
     return sc->listed;
 }
 
@@ -663,12 +664,14 @@ ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
     sc->k_podgroups = api_store_key(&api_podgroup);
     sc->k_queues = api_store_key(&api_queue);
     sc->k_pcs = api_store_key(&api_priorityclass);
+    sc->k_quotas = api_store_key(&api_resourcequota);
     sc->watched[0] = "pods";
     sc->watched[1] = "nodes";
     sc->watched[2] = sc->k_podgroups;
     sc->watched[3] = sc->k_queues;
     sc->watched[4] = sc->k_pcs;
-    sc->watched[5] = NULL;
+    sc->watched[5] = sc->k_quotas;
+    sc->watched[6] = NULL;
     sc->conf = conf_path ? sc_conf_load(conf_path, err) : sc_conf_default();
     sc->cluster = sc_cluster_new();
     sc->pcs = json_object();

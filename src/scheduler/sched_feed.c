@@ -13,6 +13,7 @@
 #include "base/timeutil.h"
 #include "model/podres.h"
 #include "model/quantity.h"
+#include "model/quota.h"
 #include "scheduler/sched_int.h"
 
 static const char *str_at(const json_t *o, const char *a, const char *b)
@@ -244,6 +245,49 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
      * is scheduled again, so it is not taken from the object. */
     j = sc_job_upsert(sc->cluster, &js);
     (void)j;
+}
+
+/* A ResourceQuota into the enqueue gate: the hard names a gang's
+ * minResources carry (requests and pod counts), the smaller where two
+ * spellings name one slot (requests.cpu and cpu), with status.used. A
+ * scoped quota is left to admission: which of a gang's pods its scopes
+ * take is not known before they exist. */
+static void apply_quota(ty_sched *sc, const json_t *q, bool deleted)
+{
+    const char *name = str_at(q, "metadata", "name"), *ns = str_at(q, "metadata", "namespace");
+    const json_t *spec = json_object_get(q, "spec");
+    const json_t *used = json_object_get(json_object_get(q, "status"), "used");
+    sc_quota_spec qs = {.ns = ns, .name = name};
+    const char *k;
+    json_t *v;
+
+    if (!name || !ns)
+        return;
+    if (deleted || json_array_size(json_object_get(spec, "scopes")) ||
+        json_object_get(spec, "scopeSelector")) {
+        sc_quota_remove(sc->cluster, ns, name);
+        return;
+    }
+    json_object_foreach(json_object_get(spec, "hard"), k, v) {
+        const char *rn = quota_key_request(k);
+        int slot = rn ? sc_res_slot(sc->cluster, rn) : -1;
+        int64_t h, u = 0;
+        if (slot < 0 || quota_parse(v, &h, NULL) < 0)
+            continue;
+        if (json_object_get(used, k))
+            quota_parse(json_object_get(used, k), &u, NULL);
+        if (!(qs.hard_mask & (1u << slot)) || h < qs.hard.v[slot]) {
+            qs.hard.v[slot] = h;
+            qs.names[slot] = k;
+        }
+        if (u > qs.used.v[slot])
+            qs.used.v[slot] = u;
+        qs.hard_mask |= 1u << slot;
+    }
+    if (!qs.hard_mask)
+        sc_quota_remove(sc->cluster, ns, name);
+    else
+        sc_quota_upsert(sc->cluster, &qs);
 }
 
 int sched_names_set(ty_sched *sc, const char *const *names, ty_error *err)
@@ -492,6 +536,8 @@ void sched_apply(ty_sched *sc, const char *resource, const json_t *obj, bool del
         apply_queue(sc, obj, deleted);
     else if (strcmp(resource, sc->k_pcs) == 0)
         apply_pc(sc, obj, deleted);
+    else if (strcmp(resource, sc->k_quotas) == 0)
+        apply_quota(sc, obj, deleted);
 }
 
 /* (sc->watched names the same to the store's watch) */
@@ -499,5 +545,5 @@ bool sched_interesting(const ty_sched *sc, const char *resource)
 {
     return strcmp(resource, "pods") == 0 || strcmp(resource, "nodes") == 0 ||
            strcmp(resource, sc->k_podgroups) == 0 || strcmp(resource, sc->k_queues) == 0 ||
-           strcmp(resource, sc->k_pcs) == 0;
+           strcmp(resource, sc->k_pcs) == 0 || strcmp(resource, sc->k_quotas) == 0;
 }

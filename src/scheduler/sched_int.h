@@ -37,9 +37,9 @@ struct ty_sched {
 #define DUE_MAX 65536
     struct told_job *due[DUE_MAX];
     size_t ndue;
-    const char *k_podgroups, *k_queues, *k_pcs;
-    const char *watched[6]; /* what sched_interesting names, for the watch */
-    const char *listed[6];  /* the same, in the order the model loads them */
+    const char *k_podgroups, *k_queues, *k_pcs, *k_quotas;
+    const char *watched[7]; /* what sched_interesting names, for the watch */
+    const char *listed[7];  /* the same, in the order the model loads them */
     char *names[SCHED_MAX_NAMES + 1]; /* schedulerNames served (owned, NULL-terminated) */
     struct sched_write *writes; /* decisions not yet written (sched.c) */
     size_t nwrites, capwrites;

@@ -125,7 +125,8 @@ static json_t *edit_rules(void)
 
     for (size_t i = 0; i < n; i++) {
         const api_resource *r = all[i];
-        if (!r->namespaced || is_rbac(r) || r == &api_event)
+        /* a tenant's quota is the admin's to set: read (view), never written */
+        if (!r->namespaced || is_rbac(r) || r == &api_event || r == &api_resourcequota)
             continue;
         add_resource(g, r->group, r->plural);
     }

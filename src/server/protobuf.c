@@ -22,6 +22,7 @@ typedef enum {
     PB_MESSAGE,             /* nested message, sub-table */
     PB_MAP_STR,             /* map<string,string> */
     PB_MAP_BYTES,           /* map<string,bytes> */
+    PB_MAP_QUANTITY,        /* map<string,resource.Quantity>: quantity strings */
     PB_REP_STRING,
     PB_REP_MESSAGE,
     PB_INT_OR_STRING,       /* intstr.IntOrString */
@@ -152,6 +153,18 @@ static const pb_field sar_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
 static const pb_field ssrr_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
                                   M(2, "spec", PB_MESSAGE, &ssrr_spec), END};
 static const pb_field ssr_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta), END};
+static const pb_field scope_req_f[] = {F(1, "scopeName", PB_STRING), F(2, "operator", PB_STRING),
+                                       F(3, "values", PB_REP_STRING), END};
+static const pb_msg scope_req = {scope_req_f};
+static const pb_field scope_selector_f[] = {M(1, "matchExpressions", PB_REP_MESSAGE, &scope_req),
+                                            END};
+static const pb_msg scope_selector = {scope_selector_f};
+static const pb_field quota_spec_f[] = {F(1, "hard", PB_MAP_QUANTITY),
+                                        F(2, "scopes", PB_REP_STRING),
+                                        M(3, "scopeSelector", PB_MESSAGE, &scope_selector), END};
+static const pb_msg quota_spec = {quota_spec_f};
+static const pb_field quota_f[] = {M(1, "metadata", PB_MESSAGE, &object_meta),
+                                   M(2, "spec", PB_MESSAGE, &quota_spec), END};
 
 static const struct {
     const char *api_version, *kind;
@@ -171,6 +184,7 @@ static const struct {
     {"authorization.k8s.io/v1", "LocalSubjectAccessReview", {sar_f}},
     {"authorization.k8s.io/v1", "SelfSubjectRulesReview", {ssrr_f}},
     {"authentication.k8s.io/v1", "SelfSubjectReview", {ssr_f}},
+    {"v1", "ResourceQuota", {quota_f}},
 };
 
 typedef struct pb_reader {
@@ -255,8 +269,29 @@ static json_t *str_of(pb_reader *s)
 
 static int decode_msg(pb_reader *r, const pb_msg *m, json_t *out, int depth);
 
-static int decode_map_entry(pb_reader *s, json_t *map, bool bytes)
+/* A resource.Quantity message: its string (field 1). */
+static json_t *quantity_of(pb_reader *s)
 {
+    json_t *v = NULL;
+    while (s->p < s->end) {
+        int num, wire;
+        uint64_t vi;
+        pb_reader f;
+        if (read_field(s, &num, &wire, &vi, &f) < 0) {
+            json_decref(v);
+            return NULL;
+        }
+        if (num == 1 && wire == 2) {
+            json_decref(v);
+            v = str_of(&f);
+        }
+    }
+    return v ? v : json_string("0");
+}
+
+static int decode_map_entry(pb_reader *s, json_t *map, pb_type type)
+{
+    bool bytes = type == PB_MAP_BYTES;
     json_t *k = NULL, *v = NULL;
     while (s->p < s->end) {
         int num, wire;
@@ -269,7 +304,8 @@ static int decode_map_entry(pb_reader *s, json_t *map, bool bytes)
             k = str_of(&f);
         } else if (num == 2) {
             json_decref(v);
-            if (!(v = bytes ? base64(f.p, (size_t)(f.end - f.p)) : str_of(&f)))
+            if (!(v = bytes ? base64(f.p, (size_t)(f.end - f.p))
+                      : type == PB_MAP_QUANTITY ? quantity_of(&f) : str_of(&f)))
                 goto bad;
         }
     }
@@ -325,7 +361,8 @@ static json_t *container_for(json_t *out, const pb_field *f)
 {
     json_t *c = json_object_get(out, f->json);
     if (!c) {
-        bool is_map = f->type == PB_MAP_STR || f->type == PB_MAP_BYTES;
+        bool is_map = f->type == PB_MAP_STR || f->type == PB_MAP_BYTES ||
+                      f->type == PB_MAP_QUANTITY;
         c = is_map ? json_object() : json_array();
         json_object_set_new(out, f->json, c);
     }
@@ -375,9 +412,10 @@ static int decode_field(const pb_field *f, int wire, uint64_t vi, pb_reader *s, 
     }
     case PB_MAP_STR:
     case PB_MAP_BYTES:
+    case PB_MAP_QUANTITY:
         if (wire != 2)
             return -1;
-        return decode_map_entry(s, container_for(out, f), f->type == PB_MAP_BYTES);
+        return decode_map_entry(s, container_for(out, f), f->type);
     case PB_REP_STRING:
         if (wire != 2 || !(v = str_of(s)))
             return -1;
@@ -455,8 +493,8 @@ json_t *pb_decode_object(const unsigned char *buf, size_t len, ty_error *err)
     }
     ty_seterr(err, TY_EMEDIATYPE,
               "protobuf bodies are accepted for ConfigMap, Secret, Namespace, Service, "
-              "PriorityClass, the RBAC kinds and the access reviews only, not %s %s: send "
-              "application/json",
+              "PriorityClass, ResourceQuota, the RBAC kinds and the access reviews only, not "
+              "%s %s: send application/json",
               av, kind);
     return NULL;
 malformed:

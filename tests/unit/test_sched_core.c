@@ -2188,7 +2188,8 @@ static void test_conf(void **state)
     assert_int_equal(err.code, TY_EINVALID);
     assert_string_equal(err.text, "tiers[0].plugins[1].name: unknown plugin \"sla\" (known: "
                                   "priority, gang, conformance, overcommit, drf, predicates, "
-                                  "proportion, nodeorder, binpack, gpulocality)");
+                                  "proportion, nodeorder, binpack, gpulocality, "
+                                  "resourcequota)");
     ty_error_clear(&err);
 
     /* numeric arguments: numbers, and not below their least value */

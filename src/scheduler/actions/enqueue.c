@@ -158,12 +158,18 @@ void sc_action_enqueue(sc_session *s)
             snprintf(msg, sizeof(msg), "queue %s does not exist", q->name);
         else if (!q->open)
             snprintf(msg, sizeof(msg), "queue %s is closed", q->name);
-        else if (!sc_job_enqueueable(s, j) && !room_by_eviction(s, j))
+        else if (!sc_quota_admits(s, j, msg, sizeof(msg))) {
+            /* its namespace's quota holds this job back, not its queue */
+            sc_qheap_pop(s, best);
+            say(s, j, msg);
+            continue;
+        } else if (!sc_job_enqueueable(s, j) && !room_by_eviction(s, j))
             snprintf(msg, sizeof(msg),
                      "queue %s has no room for the job's minResources (capability or "
                      "cluster overcommit reached)", q->name);
         else {
             sc_qheap_pop(s, best);
+            sc_quota_charge(s, j);
             sc_job_admit(s, j);
             continue;
         }
@@ -183,9 +189,13 @@ void sc_action_enqueue(sc_session *s)
         if (nfit > 1)
             qsort_r(fit, nfit, sizeof(*fit), cmp_session_jobs, s);
         for (size_t k = 0; k < nfit; k++) {
-            if (fits_idle(s, fit[k]) && sc_job_enqueueable(s, fit[k]))
+            char qmsg[SC_MSG_LEN];
+            if (!sc_quota_admits(s, fit[k], qmsg, sizeof(qmsg)))
+                say(s, fit[k], qmsg);
+            else if (fits_idle(s, fit[k]) && sc_job_enqueueable(s, fit[k])) {
+                sc_quota_charge(s, fit[k]);
                 sc_job_admit(s, fit[k]);
-            else
+            } else
                 say(s, fit[k], msg);
         }
         best->blocked = true;
