@@ -10,13 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "model/podres.h"
 #include "model/quantity.h"
+#include "runtime/local/rt_ident.h"
 #include "runtime/local/rt_internal.h"
 
 #define MAX_ENV_VALUE (1u << 20)
+/* Volume directories the runtime makes are the pod's and closed to other
+ * uids; a Secret's files lose their write and "other" bits (0644 -> 0440). */
+#define VOL_DIR_MODE 0750
+#define EMPTYDIR_MODE 0770
+#define SECRET_FILE_MASK 0550
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -74,6 +81,10 @@ typedef struct spec_ctx {
     const rt_prep *p;
     const char *ns;
     ty_error *err;
+    uid_t owner;      /* who the pod's volumes belong to (rt_ident_pod_owner) */
+    gid_t group;
+    bool fs_group;    /* group is the pod's fsGroup: emptyDirs are setgid */
+    bool chown;       /* we are root: volumes are given to the owner */
 } spec_ctx;
 
 /* The data map of a ConfigMap or Secret; *missing tells absence apart. */
@@ -359,8 +370,9 @@ static json_t *containers(spec_ctx *c, const char *which)
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(c->pod, "spec"), which), i, ct) {
-        json_t *env = container_env(c, ct);
-        if (!env) {
+        json_t *env = container_env(c, ct), *user = env ? rt_ident_json(c->pod, ct, c->err) : NULL;
+        if (!user) {
+            json_decref(env);
             json_decref(out);
             return NULL;
         }
@@ -368,6 +380,7 @@ static json_t *containers(spec_ctx *c, const char *which)
                                 str(ct, "name") ? str(ct, "name") : "", "argv",
                                 container_argv(ct, env), "env", env_list(env), "workingDir",
                                 str(ct, "workingDir") ? str(ct, "workingDir") : "");
+        json_object_set_new(one, "user", user);
         if (rt_args_only(ct))
             json_object_set_new(one, "argsOnly", json_true());
         json_array_append_new(out, one);
@@ -415,6 +428,7 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
     json_t *data = source_data(c, res, name, &missing), *item, *v;
     const json_t *jmode = json_object_get(src, "defaultMode");
     int mode = json_is_integer(jmode) ? (int)json_integer_value(jmode) : 0644;
+    int mask = strcmp(res, "secrets") ? 0777 : SECRET_FILE_MASK;
     const json_t *items = json_object_get(src, "items");
     const char *k;
     size_t i;
@@ -431,13 +445,13 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
             if (!(v = json_object_get(data, str(item, "key") ? str(item, "key") : "")))
                 continue;
             rc = write_item(c, dir, str(item, "path"), v,
-                            json_is_integer(m) ? (int)json_integer_value(m) : mode);
+                            (json_is_integer(m) ? (int)json_integer_value(m) : mode) & mask);
             if (rc < 0)
                 break;
         }
     } else {
         json_object_foreach(data, k, v)
-            if ((rc = write_item(c, dir, k, v, mode)) < 0)
+            if ((rc = write_item(c, dir, k, v, mode & mask)) < 0)
                 break;
     }
     json_decref(data);
@@ -502,6 +516,24 @@ out:
     return out;
 }
 
+/* The pod's volume is its owner's: a ConfigMap or Secret directory 0750, an
+ * emptyDir 0770 (setgid with an fsGroup, so that what any container writes
+ * stays the group's), as the kubelet gives volumes to fsGroup. Only the
+ * runtime's own directories: hostPath and claims are the host's, left as
+ * they are (as the kubelet leaves hostPath). */
+static int own_volume(spec_ctx *c, const json_t *vol, const char *dir)
+{
+    bool data = json_object_get(vol, "configMap") || json_object_get(vol, "secret");
+    mode_t mode = data ? VOL_DIR_MODE : EMPTYDIR_MODE | (c->fs_group ? S_ISGID : 0);
+
+    if (!c->chown)
+        return 0;
+    if (rt_own_tree(dir, c->owner, c->group, mode, data ? 0777 : 07777) < 0)
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot give %s to uid %u gid %u: %s", dir,
+                         (unsigned)c->owner, (unsigned)c->group, strerror(errno));
+    return 0;
+}
+
 /* Writes one volume and returns the host path it lives at (caller frees). */
 static char *prepare_volume(spec_ctx *c, const json_t *vol)
 {
@@ -535,6 +567,8 @@ static char *prepare_volume(spec_ctx *c, const json_t *vol)
         data_volume(c, src, "secrets", str(src, "secretName"), dir) < 0)
         return NULL;
     /* emptyDir and kinds not provided here are an empty directory. */
+    if (own_volume(c, vol, dir) < 0)
+        return NULL;
     return strdup(dir);
 }
 
@@ -552,9 +586,11 @@ static json_t *mounts(spec_ctx *c)
             goto error;
         json_object_set_new(sources, str(vol, "name"), json_string_nocheck(path));
         free(path);
-        /* A claim mounted readOnly is read-only at every mount of it. */
+        /* A claim mounted readOnly is read-only at every mount of it; a
+         * ConfigMap or Secret always is (as the kubelet mounts them). */
         if (json_is_true(json_object_get(json_object_get(vol, "persistentVolumeClaim"),
-                                         "readOnly")))
+                                         "readOnly")) ||
+            json_object_get(vol, "configMap") || json_object_get(vol, "secret"))
             json_object_set_new(ro_claims, str(vol, "name"), json_true());
     }
     /* One mount namespace per pod: the union of every container's mounts. */
@@ -612,13 +648,15 @@ static void gpu_list(uint64_t mask, char *buf, size_t len)
 json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err};
+    spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err,
+                  .chown = geteuid() == 0};
     const char *hostname = str(spec, "hostname");
     json_t *init, *main, *mnt, *spec_out;
     char logdir[PATH_MAX], hosts[PATH_MAX], gpus[RT_MAX_GPUS * 3 + 1];
 
     if (!c.ns)
         c.ns = "default";
+    rt_ident_pod_owner(pod, &c.owner, &c.group, &c.fs_group);
     if (!(init = containers(&c, "initContainers")))
         return NULL;
     if (!(main = containers(&c, "containers"))) {
