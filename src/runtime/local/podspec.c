@@ -20,10 +20,12 @@
 
 #define MAX_ENV_VALUE (1u << 20)
 /* Volume directories the runtime makes are the pod's and closed to other
- * uids; a Secret's files lose their write and "other" bits (0644 -> 0440). */
+ * uids; a Secret's files lose their "other" bits (0644 -> 0640; the mount
+ * is read-only, as the kubelet's). */
 #define VOL_DIR_MODE 0750
 #define EMPTYDIR_MODE 0770
-#define SECRET_FILE_MASK 0550
+#define SECRET_FILE_MASK 0770
+#define HOME_MODE 0750
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -628,6 +630,21 @@ error:
 
 /* ---- the document ---- */
 
+/* The pod's own /root (the supervisor mounts it there): its owner's, 0750,
+ * like an image's home directory; empty at start. */
+static int pod_root(spec_ctx *c)
+{
+    char dir[PATH_MAX];
+
+    snprintf(dir, sizeof(dir), "%s/root", c->p->pod_dir);
+    if (mkdir(dir, HOME_MODE) < 0 && errno != EEXIST)
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot create %s: %s", dir, strerror(errno));
+    if (c->chown && (chown(dir, c->owner, c->group) < 0 || chmod(dir, HOME_MODE) < 0))
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot give %s to uid %u: %s", dir,
+                         (unsigned)c->owner, strerror(errno));
+    return 0;
+}
+
 static long grace_seconds(const json_t *pod)
 {
     const json_t *g = json_object_get(json_object_get(pod, "spec"),
@@ -657,6 +674,8 @@ json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *e
     if (!c.ns)
         c.ns = "default";
     rt_ident_pod_owner(pod, &c.owner, &c.group, &c.fs_group);
+    if (pod_root(&c) < 0)
+        return NULL;
     if (!(init = containers(&c, "initContainers")))
         return NULL;
     if (!(main = containers(&c, "containers"))) {

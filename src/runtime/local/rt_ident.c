@@ -254,12 +254,20 @@ void rt_ident_from_json(const json_t *user, rt_ident *id)
             id->caps |= 1ull << json_integer_value(v);
 }
 
-/* capset(2) without libcap: the supervisor links only libc and jansson. */
+/* capset(2) without libcap: the supervisor links only libc and jansson.
+ * What is kept is at most what we hold (the server may run with fewer than
+ * all, and "every capability" names bits past the kernel's last). */
 static int set_caps(uint64_t caps)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
     struct __user_cap_data_struct d[2];
+    uint64_t held;
 
+    memset(d, 0, sizeof(d));
+    if (syscall(SYS_capget, &h, d) < 0)
+        return -1;
+    held = d[0].permitted | (uint64_t)d[1].permitted << 32;
+    caps &= held;
     memset(d, 0, sizeof(d));
     d[0].effective = d[0].permitted = (uint32_t)caps;
     d[1].effective = d[1].permitted = (uint32_t)(caps >> 32);

@@ -107,22 +107,31 @@ static void mount_all(sv *s)
 {
     const json_t *mounts = json_object_get(s->spec, "mounts");
     size_t n = json_array_size(mounts);
-    bind hosts, tmp = {.fd = -1}, *vols = n ? calloc(n, sizeof(*vols)) : NULL;
-    char tmp_dir[PATH_MAX + 8];
+    bind hosts, tmp = {.fd = -1}, home, *vols = n ? calloc(n, sizeof(*vols)) : NULL;
+    char tmp_dir[PATH_MAX + 8], root_dir[PATH_MAX + 8];
 
     /* Every source first, while every path is still the host's. */
     hosts = open_bind(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
     if (tmp_source(s, tmp_dir, sizeof(tmp_dir)) == 0)
         tmp = open_bind(tmp_dir, "/tmp", false);
+    /* The pod's own /root (the agent made it, the pod owner's): the host
+     * root's home stays hidden, and what mounts under it (mpi-operator's
+     * and Volcano's ssh keys at /root/.ssh) reaches a pod that is not root,
+     * as an image's /root would. */
+    snprintf(root_dir, sizeof(root_dir), "%s/root", s->dir);
+    home = access(root_dir, F_OK) == 0 ? open_bind(root_dir, "/root", false) : (bind){.fd = -1};
     for (size_t i = 0; vols && i < n; i++) {
         const json_t *m = json_array_get(mounts, i);
         vols[i] = open_bind(ty_jstr(m, "source"), ty_jstr(m, "target"),
                             json_is_true(json_object_get(m, "readOnly")));
     }
     bind_fd(&hosts, 0);
-    /* /tmp before the volumes: one mounted under it (or at it) stays visible. */
+    /* /tmp and /root before the volumes: one mounted under them (or at
+     * them) stays visible. */
     if (tmp.fd >= 0 && bind_fd(&tmp, MS_NOSUID | MS_NODEV) == 0)
         s->private_tmp = true;
+    if (home.fd >= 0)
+        bind_fd(&home, MS_NOSUID | MS_NODEV);
     /* Parents before children, so a volume inside another stays visible. */
     if (vols)
         qsort(vols, n, sizeof(*vols), by_target_len);
@@ -135,6 +144,8 @@ static void mount_all(sv *s)
         close(hosts.fd);
     if (tmp.fd >= 0)
         close(tmp.fd);
+    if (home.fd >= 0)
+        close(home.fd);
     free(vols);
 }
 
