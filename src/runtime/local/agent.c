@@ -538,6 +538,25 @@ static char *find_supervisor(const char *exe)
     return access(buf, X_OK) == 0 ? strdup(buf) : NULL;
 }
 
+/* Whether any uid can read path: the file readable by others and every
+ * directory above it searchable. Pods run as their own uids and preload the
+ * shim from here. */
+static bool readable_by_all(const char *path)
+{
+    char buf[PATH_MAX], *slash;
+    struct stat st;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    if (stat(buf, &st) < 0 || !(st.st_mode & S_IROTH))
+        return false;
+    while ((slash = strrchr(buf, '/')) && slash != buf) {
+        *slash = '\0';
+        if (stat(buf, &st) < 0 || !(st.st_mode & S_IXOTH))
+            return false;
+    }
+    return true;
+}
+
 static char *find_shim(const char *exe)
 {
     char buf[PATH_MAX];
@@ -549,6 +568,10 @@ static char *find_shim(const char *exe)
         ty_warn("runtime: %s not found: pods bind wildcard addresses on the host", buf);
         return NULL;
     }
+    if (geteuid() == 0 && !readable_by_all(buf))
+        ty_warn("runtime: %s cannot be read by other users: pods that are not root cannot "
+                "preload it (their wildcard binds stay on the host); install trainyard where "
+                "every user can read it", buf);
     return strdup(buf);
 }
 
