@@ -11,9 +11,8 @@ if [ "$(id -u)" != 0 ]; then
     echo "# skipped: the server must run as root to run pods as other users"
     exit 0
 fi
-# The test's directory open to all, so that only the data directory's own
-# modes keep pods out of it.
-chmod 755 "$E2E_TMP"
+# (lib.sh leaves the test's directory open to all: only the data
+# directory's own modes keep pods out of it.)
 export TY_E2E_SERVER_MARKER=server-only
 start_server
 unset TY_E2E_SERVER_MARKER

@@ -139,7 +139,7 @@ static void test_environment_is_the_pods(void **state)
 static void test_secret_files_and_private_tmp(void **state)
 {
     fixture *f = *state;
-    char *log, v[128], path[512];
+    char *log, v[128], path[512], mark[64], spec[2048];
     json_t *pod;
     struct stat st;
 
@@ -148,16 +148,20 @@ static void test_secret_files_and_private_tmp(void **state)
     make_obj(f, "secrets", &api_secret, "default",
              "{`apiVersion`:`v1`,`kind`:`Secret`,`metadata`:{`name`:`tok`},"
              "`data`:{`token`:`czNjcmV0`}}");
-    make_pod(f, "sec",
+    /* A name of this run's own: the host's /tmp is everyone's. */
+    snprintf(mark, sizeof(mark), "ty-identity-mark-%d", (int)getpid());
+    snprintf(spec, sizeof(spec),
              "{`restartPolicy`:`Never`,`securityContext`:{`runAsUser`:12345,`fsGroup`:3000},"
              "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,"
-             "`echo a=$(stat -c '%a:%u:%g' /s/token) b=$(stat -c '%a' /p/token) "
-             "d=$(stat -c '%a:%u:%g' /s) t=$(cat /s/token); echo home=$(stat -c '%a:%u:%g' /root); "
-             "echo mine > /tmp/mark; "
+             "`echo a=$(stat -c '%%a:%%u:%%g' /s/token) b=$(stat -c '%%a' /p/token) "
+             "d=$(stat -c '%%a:%%u:%%g' /s) t=$(cat /s/token); "
+             "echo home=$(stat -c '%%a:%%u:%%g' /root); echo mine > /tmp/%s; "
              "touch /s/x 2>/dev/null && echo ro=no || echo ro=yes`],"
              "`volumeMounts`:[{`name`:`s`,`mountPath`:`/s`},{`name`:`p`,`mountPath`:`/p`}]}],"
              "`volumes`:[{`name`:`s`,`secret`:{`secretName`:`tok`}},"
-             "{`name`:`p`,`secret`:{`secretName`:`tok`,`defaultMode`:256}}]}");
+             "{`name`:`p`,`secret`:{`secretName`:`tok`,`defaultMode`:256}}]}",
+             mark);
+    make_pod(f, "sec", spec);
     log = run_to_end(f, "sec", "c", "Succeeded");
     assert_string_equal(field(log, "a", v, sizeof(v)), "640:12345:3000 b=400 d=750:12345:3000 t=s3cret");
     assert_string_equal(field(log, "home", v, sizeof(v)), "750:12345:3000");
@@ -165,12 +169,13 @@ static void test_secret_files_and_private_tmp(void **state)
     free(log);
     /* What it wrote to /tmp is in its own directory, not the host's /tmp. */
     pod = get_pod(f, "sec");
-    snprintf(path, sizeof(path), "%s/pods/%s/tmp/mark", f->dir,
-             json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid")));
+    snprintf(path, sizeof(path), "%s/pods/%s/tmp/%s", f->dir,
+             json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid")), mark);
     json_decref(pod);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_uid, 12345);
-    assert_int_not_equal(access("/tmp/mark", F_OK), 0);
+    snprintf(path, sizeof(path), "/tmp/%s", mark);
+    assert_int_not_equal(access(path, F_OK), 0);
 }
 
 /* Another tenant's pod reaches neither this pod's files (its directory, its
