@@ -163,7 +163,8 @@ static void test_secret_files_and_private_tmp(void **state)
              mark);
     make_pod(f, "sec", spec);
     log = run_to_end(f, "sec", "c", "Succeeded");
-    assert_string_equal(field(log, "a", v, sizeof(v)), "640:12345:3000 b=400 d=750:12345:3000 t=s3cret");
+    assert_string_equal(field(log, "a", v, sizeof(v)),
+                        "640:12345:3000 b=400 d=750:12345:3000 t=s3cret");
     assert_string_equal(field(log, "home", v, sizeof(v)), "750:12345:3000");
     assert_string_equal(field(log, "ro", v, sizeof(v)), "yes");
     free(log);
@@ -209,13 +210,14 @@ static void test_closed_to_other_tenants(void **state)
     free(wait_log(f, "victim", "c", " ready\n", 20000));
     pod = wait_phase(f, "victim", "Running", 20000);
     uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
-    pid = (pid_t)atoi(json_string_value(json_object_get(container_status(pod, 0),
-                                                        "containerID")) + strlen("trainyard://"));
+    pid = (pid_t)atoi(json_string_value(json_object_get(container_status(pod, 0), "containerID")) +
+                      strlen("trainyard://"));
     /* Each attempt prints its name and "open" or "closed". */
     snprintf(spec, sizeof(spec),
              "{`restartPolicy`:`Never`,`securityContext`:{`runAsUser`:2222},"
              "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,"
-             "`t() { if sh -c \\`$2\\` >/dev/null 2>&1; then echo $1=open; else echo $1=closed; fi; }; "
+             "`t() { if sh -c \\`$2\\` >/dev/null 2>&1; then echo $1=open; "
+             "else echo $1=closed; fi; }; "
              "t store 'cat %s'; t datadir 'ls %s'; t poddir 'ls %s/pods/%s'; "
              "t volume 'cat %s/pods/%s/volumes/e/file'; t tmp 'cat /proc/%d/root/tmp/file'; "
              "t environ 'cat /proc/%d/environ'; t shadow 'cat /etc/shadow'; "
@@ -259,8 +261,9 @@ static void test_run_as_non_root_refuses_root(void **state)
             w = NULL;
     }
     assert_non_null(w);
-    assert_non_null(strstr(json_string_value(json_object_get(w, "message")),
-                           "container's runAsUser breaks non-root policy (pod: \"nonroot_default("));
+    assert_non_null(strstr(
+        json_string_value(json_object_get(w, "message")),
+        "container's runAsUser breaks non-root policy (pod: \"nonroot_default("));
     assert_non_null(strstr(json_string_value(json_object_get(w, "message")), "container: c)"));
     assert_string_equal(phase_of(pod), "Pending");
     json_decref(pod);
@@ -274,14 +277,17 @@ static void test_root_only_privileged_keeps_capabilities(void **state)
 
     if (!root())
         skip();
+#define SHOW_CAPS "`echo r=$(id -u) $(grep -E '^(CapEff|NoNewPrivs):' /proc/self/status | " \
+                  "tr -d '\\t ' | tr '\\n' ' ')`"
     make_pod(f, "roots",
              "{`restartPolicy`:`Never`,`securityContext`:{`runAsUser`:0},`containers`:["
-             "{`name`:`plain`,`image`:`x`,`command`:[`sh`,`-c`,"
-             "`echo r=$(id -u) $(grep -E '^(CapEff|NoNewPrivs):' /proc/self/status | tr -d '\\t ' | tr '\\n' ' ')`]},"
-             "{`name`:`priv`,`image`:`x`,`securityContext`:{`privileged`:true},`command`:[`sh`,`-c`,"
-             "`echo r=$(id -u) $(grep -E '^(CapEff|NoNewPrivs):' /proc/self/status | tr -d '\\t ' | tr '\\n' ' ')`]},"
-             "{`name`:`net`,`image`:`x`,`securityContext`:{`capabilities`:{`add`:[`NET_ADMIN`,`CAP_CHOWN`]}},"
-             "`command`:[`sh`,`-c`,`echo r=$(grep -E '^CapEff:' /proc/self/status | tr -d '\\t ')`]}]}");
+             "{`name`:`plain`,`image`:`x`,`command`:[`sh`,`-c`," SHOW_CAPS "]},"
+             "{`name`:`priv`,`image`:`x`,`securityContext`:{`privileged`:true},"
+             "`command`:[`sh`,`-c`," SHOW_CAPS "]},"
+             "{`name`:`net`,`image`:`x`,"
+             "`securityContext`:{`capabilities`:{`add`:[`NET_ADMIN`,`CAP_CHOWN`]}},"
+             "`command`:[`sh`,`-c`,"
+             "`echo r=$(grep -E '^CapEff:' /proc/self/status | tr -d '\\t ')`]}]}");
     json_decref(wait_phase(f, "roots", "Succeeded", 20000));
     log = read_log(f, "roots", "plain", "");
     assert_string_equal(field(log, "r", v, sizeof(v)), "0 CapEff:0000000000000000 NoNewPrivs:1");

@@ -372,8 +372,8 @@ static json_t *containers(spec_ctx *c, const char *which)
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(c->pod, "spec"), which), i, ct) {
-        json_t *env = container_env(c, ct), *user = env ? rt_ident_json(c->pod, ct, c->err) : NULL;
-        if (!user) {
+        json_t *env = container_env(c, ct), *user;
+        if (!env || !(user = rt_ident_json(c->pod, ct, c->err))) {
             json_decref(env);
             json_decref(out);
             return NULL;
@@ -578,7 +578,7 @@ static json_t *mounts(spec_ctx *c)
 {
     const json_t *spec = json_object_get(c->pod, "spec");
     json_t *sources = json_object(), *out = json_array(), *vol, *ct, *m;
-    json_t *ro_claims = json_object();
+    json_t *read_only = json_object();
     const char *lists[] = {"initContainers", "containers"};
     size_t i, j;
 
@@ -593,7 +593,7 @@ static json_t *mounts(spec_ctx *c)
         if (json_is_true(json_object_get(json_object_get(vol, "persistentVolumeClaim"),
                                          "readOnly")) ||
             json_object_get(vol, "configMap") || json_object_get(vol, "secret"))
-            json_object_set_new(ro_claims, str(vol, "name"), json_true());
+            json_object_set_new(read_only, str(vol, "name"), json_true());
     }
     /* One mount namespace per pod: the union of every container's mounts. */
     for (int l = 0; l < 2; l++) {
@@ -613,17 +613,17 @@ static json_t *mounts(spec_ctx *c)
                                                      "target", str(m, "mountPath"), "readOnly",
                                                      json_is_true(json_object_get(m, "readOnly")) ||
                                                          json_is_true(json_object_get(
-                                                             ro_claims, str(m, "name") ?
+                                                             read_only, str(m, "name") ?
                                                                             str(m, "name") : ""))));
             }
         }
     }
     json_decref(sources);
-    json_decref(ro_claims);
+    json_decref(read_only);
     return out;
 error:
     json_decref(sources);
-    json_decref(ro_claims);
+    json_decref(read_only);
     json_decref(out);
     return NULL;
 }

@@ -69,7 +69,8 @@ static int bind_fd(const bind *b, unsigned long extra)
         return -1;
     }
     snprintf(src, sizeof(src), "/proc/self/fd/%d", b->fd);
-    if (make_target(b->fd, b->target) < 0 || mount(src, b->target, NULL, MS_BIND | MS_REC, NULL) < 0) {
+    if (make_target(b->fd, b->target) < 0 ||
+        mount(src, b->target, NULL, MS_BIND | MS_REC, NULL) < 0) {
         fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", b->source, b->target,
                 strerror(errno));
         return -1;
