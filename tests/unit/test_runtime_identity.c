@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include "runtime/local/rt_ident.h"
+
 #define MARKER "TY_IDENTITY_TEST_MARKER"
 
 static bool root(void)
@@ -303,9 +305,115 @@ static void test_root_only_privileged_keeps_capabilities(void **state)
     free(log);
 }
 
+/* The identity rules on their own (no processes). */
+static json_t *ident_of(const char *pod_text, ty_error *err)
+{
+    char buf[2048];
+    json_t *pod, *user;
+
+    snprintf(buf, sizeof(buf), "%s", pod_text);
+    for (char *p = buf; *p; p++)
+        if (*p == '`')
+            *p = '"';
+    pod = json_loads(buf, 0, NULL);
+    assert_non_null(pod);
+    user = rt_ident_json(pod, json_array_get(json_object_get(json_object_get(pod, "spec"),
+                                                             "containers"),
+                                             0),
+                         err);
+    json_decref(pod);
+    return user;
+}
+
+static void expect_user(const char *pod_text, const char *want)
+{
+    ty_error err;
+    json_t *user;
+    char *got, w[256];
+
+    snprintf(w, sizeof(w), "%s", want);
+    for (char *p = w; *p; p++)
+        if (*p == '`')
+            *p = '"';
+    ty_error_init(&err);
+    user = ident_of(pod_text, &err);
+    if (!user)
+        fail_msg("%s: %s", pod_text, err.text);
+    got = json_dumps(user, JSON_COMPACT | JSON_SORT_KEYS);
+    if (strcmp(got, w))
+        fail_msg("%s:\nwant %s\ngot  %s", pod_text, w, got);
+    free(got);
+    json_decref(user);
+}
+
+static void test_identity_rules(void **state)
+{
+    ty_error err;
+    rt_ident id;
+    uid_t uid;
+    gid_t gid;
+    bool fsg;
+    json_t *pod;
+
+    (void)state;
+    expect_user("{`spec`:{`containers`:[{`name`:`c`}]}}",
+                "{`caps`:[],`gid`:65534,`groups`:[],`noNewPrivs`:true,`uid`:65534}");
+    expect_user("{`spec`:{`securityContext`:{`runAsUser`:5},`containers`:[{`name`:`c`}]}}",
+                "{`caps`:[],`gid`:5,`groups`:[],`noNewPrivs`:true,`uid`:5}");
+    expect_user("{`spec`:{`securityContext`:{`runAsUser`:5,`runAsGroup`:6,`fsGroup`:8,"
+                "`supplementalGroups`:[7]},`containers`:[{`name`:`c`,`securityContext`:"
+                "{`runAsGroup`:9,`allowPrivilegeEscalation`:true}}]}}",
+                "{`caps`:[],`gid`:9,`groups`:[7,8],`noNewPrivs`:true,`uid`:5}");
+    expect_user("{`spec`:{`containers`:[{`name`:`c`,`securityContext`:{`runAsUser`:0,"
+                "`capabilities`:{`add`:[`NET_ADMIN`,`cap_kill`,`NOPE`]}}}]}}",
+                "{`caps`:[5,12],`gid`:0,`groups`:[],`noNewPrivs`:true,`uid`:0}");
+    expect_user("{`spec`:{`containers`:[{`name`:`c`,`securityContext`:{`runAsUser`:0,"
+                "`allowPrivilegeEscalation`:true}}]}}",
+                "{`caps`:[],`gid`:0,`groups`:[],`noNewPrivs`:false,`uid`:0}");
+    /* A privileged non-root container still gains nothing. */
+    expect_user("{`spec`:{`containers`:[{`name`:`c`,`securityContext`:{`runAsUser`:3,"
+                "`privileged`:true}}]}}",
+                "{`caps`:[],`gid`:3,`groups`:[],`noNewPrivs`:true,`uid`:3}");
+    ty_error_init(&err);
+    assert_null(ident_of("{`spec`:{`securityContext`:{`runAsUser`:-1},"
+                         "`containers`:[{`name`:`c`}]}}", &err));
+    assert_non_null(strstr(err.text, "securityContext.runAsUser: Invalid value"));
+    ty_error_clear(&err);
+    assert_null(ident_of("{`spec`:{`securityContext`:{`runAsUser`:4294967296},"
+                         "`containers`:[{`name`:`c`}]}}", &err));
+    ty_error_clear(&err);
+    assert_null(ident_of("{`metadata`:{`name`:`p`,`namespace`:`ns`,`uid`:`u`},`spec`:"
+                         "{`securityContext`:{`runAsNonRoot`:true,`runAsUser`:0},"
+                         "`containers`:[{`name`:`c`}]}}", &err));
+    assert_string_equal(err.text, "container's runAsUser breaks non-root policy "
+                                  "(pod: \"p_ns(u)\", container: c)");
+    ty_error_clear(&err);
+    /* runAsNonRoot without a uid: nobody is not root. */
+    expect_user("{`spec`:{`securityContext`:{`runAsNonRoot`:true},`containers`:[{`name`:`c`}]}}",
+                "{`caps`:[],`gid`:65534,`groups`:[],`noNewPrivs`:true,`uid`:65534}");
+
+    /* The owner of the pod's files: the first container's uid without a
+     * pod-level one, fsGroup as the group. */
+    pod = json_loads("{\"spec\":{\"securityContext\":{\"fsGroup\":9},\"containers\":"
+                     "[{\"securityContext\":{\"runAsUser\":7}}]}}", 0, NULL);
+    rt_ident_pod_owner(pod, &uid, &gid, &fsg);
+    assert_int_equal(uid, 7);
+    assert_int_equal(gid, 9);
+    assert_true(fsg);
+    json_decref(pod);
+
+    /* A spec.json without a user (an earlier version's) runs as nobody. */
+    rt_ident_from_json(NULL, &id);
+    assert_int_equal(id.uid, 65534);
+    assert_int_equal(id.gid, 65534);
+    assert_true(id.no_new_privs);
+    assert_int_equal(id.caps, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identity_rules),
         cmocka_unit_test_setup_teardown(test_runs_as_run_as_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_container_overrides_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_run_as_user_is_nobody, setup, teardown),
