@@ -3,7 +3,13 @@
 set -uo pipefail
 
 : "${TRAINYARD:?set TRAINYARD to the trainyard binary}"
-E2E_TMP=$(mktemp -d /tmp/trainyard-e2e.XXXXXX)
+# Pods run as their own users, not root, with a /tmp of their own
+# (docs/internals/runtime.md, "Identity and isolation"): the directory where
+# a test and its pods leave each other files is outside /tmp and open to any
+# uid, as /tmp is (1777); the server's data directory in it is closed (0700)
+# by the runtime.
+E2E_TMP=$(mktemp -d /var/tmp/trainyard-e2e.XXXXXX)
+chmod 1777 "$E2E_TMP"
 E2E_FAILS=0
 E2E_CHECKS=0
 SERVER_PID=""

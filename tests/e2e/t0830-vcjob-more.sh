@@ -157,7 +157,7 @@ pub=$(cut -d" " -f1,2 $d/id_rsa.pub)
 [ "$(ssh-keygen -y -f $d/id_rsa | cut -d" " -f1,2)" = "$pub" ] && echo keypair-ok
 [ "$(cut -d" " -f1,2 $d/authorized_keys)" = "$pub" ] && echo authorized-ok
 echo mode=$(stat -c %a $d/id_rsa)
-[ -z "${SSH_DIR:-}" ] && ssh -G sshj-node-1 | grep "^hostname "
+[ -z "${SSH_DIR:-}" ] && ssh -F $d/config -G sshj-node-1 | grep "^hostname "
 # the peer has a line while it runs (there is no DNS), from before either
 # starts until it ends: so neither ends before both have met (each listens on
 # its own address and dials the other until it answers), however slow

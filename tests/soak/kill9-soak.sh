@@ -37,6 +37,7 @@ done
 E2E_DATA="$E2E_TMP/data"
 MARKS="$E2E_TMP/starts"
 mkdir -p "$MARKS"
+chmod 1777 "$MARKS" # the pods run as their users, not root
 ctname=main
 [ "$kind" = pytorch ] && ctname=pytorch
 RANDOM=$seed

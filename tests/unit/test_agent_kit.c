@@ -586,17 +586,21 @@ static void test_mpi_agent_registration(void **state)
 static void test_local_exec(void **state)
 {
     const char *const argv[] = {"sh", "-c",
-                                "echo \"$HOSTNAME $TRAINYARD_TARGET_POD ${TY_POD_IP-none}\"; exit 3",
+                                "echo \"$HOSTNAME $TRAINYARD_TARGET_POD ${TY_POD_IP-none} "
+                                "${TY_EXEC_MARKER-none} $(id -u)\"; exit 3",
                                 NULL};
     const char *const none[] = {NULL};
     int fds[2], code = -1;
-    char buf[128] = "";
+    char buf[128] = "", want[128];
     ty_error err;
     ssize_t n;
 
     (void)state;
     ty_error_init(&err);
+    /* The server's environment does not reach the command, nor its root:
+     * a pod unknown here runs as nobody. */
     setenv("TY_POD_IP", "127.9.9.9", 1);
+    setenv("TY_EXEC_MARKER", "server", 1);
     assert_int_equal(pipe(fds), 0);
     assert_int_equal(rt_local_backend.exec(NULL, "default", "worker-1", argv, -1, fds[1], &code,
                                            &err),
@@ -605,7 +609,9 @@ static void test_local_exec(void **state)
     n = read(fds[0], buf, sizeof(buf) - 1);
     close(fds[0]);
     assert_true(n > 0);
-    assert_string_equal(buf, "worker-1 worker-1 none\n");
+    snprintf(want, sizeof(want), "worker-1 worker-1 none none %u\n",
+             geteuid() == 0 ? 65534u : (unsigned)geteuid());
+    assert_string_equal(buf, want);
     assert_int_equal(code, 3);
     assert_int_equal(rt_local_backend.exec(NULL, "default", "../x", argv, -1, -1, &code, &err),
                      -1);
@@ -613,6 +619,7 @@ static void test_local_exec(void **state)
     assert_int_equal(rt_local_backend.exec(NULL, "default", "p", none, -1, -1, &code, &err), -1);
     ty_error_clear(&err);
     unsetenv("TY_POD_IP");
+    unsetenv("TY_EXEC_MARKER");
 }
 
 int main(void)

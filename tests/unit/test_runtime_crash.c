@@ -54,9 +54,12 @@ static pid_t container_pid(const json_t *pod)
     return cid && !strncmp(cid, "trainyard://", 12) ? (pid_t)atoi(cid + 12) : 0;
 }
 
-/* Each run of the pod appends a line to runs; the log says "once". */
+/* Each run of the pod appends a line to runs; the log says "once". The pod
+ * writes into the test's (root's, closed) directory: it runs as uid 0,
+ * which owns it even without capabilities. */
 #define ONCE_SPEC                                                                              \
-    "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,"    \
+    "{`restartPolicy`:`Never`,`securityContext`:{`runAsUser`:0},"                              \
+    "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,`-c`,"                              \
     "`echo run >> %s/runs-%s; echo once; %s`]}]}"
 
 static void make_counting_pod(fixture *f, const char *name, const char *then)

@@ -126,9 +126,11 @@ static void test_rotation(void **state)
     json_t *p;
 
     restart_agent(f, 2048, 0);
-    /* The first run prints 2000 lines and fails; the second prints one. */
+    /* The first run prints 2000 lines and fails; the second prints one. (As
+     * uid 0, the owner of the test's directory, where it leaves its mark.) */
     snprintf(spec, sizeof(spec),
-             "{`restartPolicy`:`OnFailure`,`containers`:[{`name`:`c`,`image`:`x`,"
+             "{`restartPolicy`:`OnFailure`,`securityContext`:{`runAsUser`:0},"
+             "`containers`:[{`name`:`c`,`image`:`x`,"
              "`command`:[`sh`,`-c`,`if [ -e %s/ran ]; then echo second; sleep 100; fi; "
              "touch %s/ran; seq 1 2000; exit 1`]}]}",
              f->dir, f->dir);

@@ -156,7 +156,7 @@ rt_pod *agent_add(rt_local *rt, const char *uid, const char *ns, const char *nam
     if (!p)
         return NULL;
     addr_take(rt, p);
-    if (!*p->ip || rt_mkdirs(p->dir) < 0 || write_identity(p) < 0) {
+    if (!*p->ip || rt_mkdirs_mode(p->dir, 0700) < 0 || write_identity(p) < 0) {
         ty_warn("runtime: cannot prepare %s for pod %s/%s: %s", p->dir, ns, name,
                 strerror(errno));
         agent_remove(rt, p);
@@ -500,6 +500,32 @@ static char *abs_path(const char *path)
     return realpath(path, buf) ? strdup(buf) : NULL;
 }
 
+/* The data directory holds the store, the credentials and every pod's
+ * files. Pods run as other uids and need no path into it: their volumes,
+ * hosts file and /tmp reach them as bind mounts. So when we are root it is
+ * closed (0700), and pods/ and logs/ too, whatever an earlier version or
+ * `mkdir` left. */
+static void close_data_dir(const char *dir)
+{
+    const char *subs[] = {"", "/pods", "/logs"};
+    char path[PATH_MAX];
+    struct stat st;
+
+    if (geteuid() != 0)
+        return;
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        snprintf(path, sizeof(path), "%s%s", dir, subs[i]);
+        if (rt_mkdirs_mode(path, 0700) < 0 || stat(path, &st) < 0)
+            continue;
+        if ((st.st_mode & 077) && chmod(path, st.st_mode & 07700) == 0 && !*subs[i])
+            ty_info("runtime: data directory %s was mode %04o, now %04o: pods must not read "
+                    "it", path, (unsigned)(st.st_mode & 07777), (unsigned)(st.st_mode & 07700));
+        if (!*subs[i] && st.st_uid != 0)
+            ty_warn("runtime: data directory %s belongs to uid %u: a pod running as that uid "
+                    "could read the store; give it to root", path, (unsigned)st.st_uid);
+    }
+}
+
 /* The small supervisor program beside the server binary; NULL = run the
  * server binary's own `supervise` command. */
 static char *find_supervisor(const char *exe)
@@ -510,6 +536,25 @@ static char *find_supervisor(const char *exe)
     snprintf(buf, sizeof(buf), "%.*s/trainyard-supervise", slash ? (int)(slash - exe) : 1,
              slash ? exe : ".");
     return access(buf, X_OK) == 0 ? strdup(buf) : NULL;
+}
+
+/* Whether any uid can read path: the file readable by others and every
+ * directory above it searchable. Pods run as their own uids and preload the
+ * shim from here. */
+static bool readable_by_all(const char *path)
+{
+    char buf[PATH_MAX], *slash;
+    struct stat st;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    if (stat(buf, &st) < 0 || !(st.st_mode & S_IROTH))
+        return false;
+    while ((slash = strrchr(buf, '/')) && slash != buf) {
+        *slash = '\0';
+        if (stat(buf, &st) < 0 || !(st.st_mode & S_IXOTH))
+            return false;
+    }
+    return true;
 }
 
 static char *find_shim(const char *exe)
@@ -523,6 +568,10 @@ static char *find_shim(const char *exe)
         ty_warn("runtime: %s not found: pods bind wildcard addresses on the host", buf);
         return NULL;
     }
+    if (geteuid() == 0 && !readable_by_all(buf))
+        ty_warn("runtime: %s cannot be read by other users: pods that are not root cannot "
+                "preload it (their wildcard binds stay on the host); install trainyard where "
+                "every user can read it", buf);
     return strdup(buf);
 }
 
@@ -568,6 +617,8 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     rt_mkdirs(o->data_dir);
     gethostname(host, sizeof(host) - 1);
     rt->data_dir = abs_path(o->data_dir);
+    if (rt->data_dir)
+        close_data_dir(rt->data_dir);
     rt->node_name = strdup(o->node_name && *o->node_name ? o->node_name : host);
     rt->self_exe = abs_path(o->self_exe ? o->self_exe : "/proc/self/exe");
     if (!rt->data_dir || !rt->node_name || !rt->self_exe)

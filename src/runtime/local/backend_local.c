@@ -5,19 +5,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "runtime/agent_kit.h"
 #include "runtime/backend.h"
 #include "runtime/local/agent.h"
 #include "runtime/local/logfile.h"
-
-extern char **environ;
+#include "runtime/local/rt_ident.h"
 
 #define MAX_CONTAINERS 256
 
@@ -107,75 +107,127 @@ static json_t *local_log_containers(void *impl, const char *ns, const char *pod)
 
 /* ---- exec ---- */
 
-/* The environment of a command run as pod: the server's, less TY_POD_IP
- * (no bind shim: the command picks its own addresses), with the pod's name
- * as HOSTNAME and TRAINYARD_TARGET_POD; as the MPI agent sets it. */
-static char **pod_env(const char *pod)
-{
-    size_t n = 0, k = 0;
-    char **env;
+#define EXEC_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-    while (environ[n])
-        n++;
-    if (!(env = calloc(n + 3, sizeof(*env))))
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "TY_POD_IP=", 10) && strncmp(environ[i], "HOSTNAME=", 9) &&
-            strncmp(environ[i], "TRAINYARD_TARGET_POD=", 21))
-            env[k++] = environ[i];
-    if (asprintf(&env[k], "HOSTNAME=%s", pod) < 0) {
-        free(env);
-        return NULL; /* asprintf leaves its pointer undefined: not freed */
+/* The identity the pod's first container runs as, from its spec.json (the
+ * pod's directory found by its meta.json); nobody when there is none (or no
+ * data directory). */
+static void pod_ident(const char *data_dir, const char *ns, const char *pod, rt_ident *id)
+{
+    char path[PATH_MAX];
+    json_t *meta, *spec = NULL;
+    struct dirent *e;
+    DIR *d;
+
+    rt_ident_from_json(NULL, id);
+    if (!data_dir)
+        return;
+    snprintf(path, sizeof(path), "%s/pods", data_dir);
+    if (!(d = opendir(path)))
+        return;
+    while (!spec && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/pods/%s/meta.json", data_dir, e->d_name);
+        if (!(meta = rt_load_json(path)))
+            continue;
+        if (!strcmp(ty_jstr(meta, "namespace"), ns) && !strcmp(ty_jstr(meta, "name"), pod)) {
+            snprintf(path, sizeof(path), "%s/pods/%s/spec.json", data_dir, e->d_name);
+            spec = rt_load_json(path);
+        }
+        json_decref(meta);
     }
-    if (asprintf(&env[k + 1], "TRAINYARD_TARGET_POD=%s", pod) < 0) {
-        free(env[k]);
-        free(env);
-        return NULL;
-    }
-    return env;
+    closedir(d);
+    rt_ident_from_json(json_object_get(json_array_get(json_object_get(spec, "containers"), 0),
+                                       "user"),
+                       id);
+    json_decref(spec);
 }
 
+/* argv[0] looked up in the default PATH, before the fork (caller frees). */
+static char *find_program(const char *name)
+{
+    char *path = NULL;
+
+    if (strchr(name, '/'))
+        return strdup(name);
+    for (const char *p = EXEC_PATH; *p;) {
+        size_t n = strcspn(p, ":");
+        free(path);
+        if (asprintf(&path, "%.*s/%s", (int)n, p, name) < 0)
+            return NULL;
+        if (access(path, X_OK) == 0)
+            return path;
+        p += n + (p[n] == ':');
+    }
+    free(path);
+    return NULL;
+}
+
+/* The child: only async-signal-safe calls (the server has threads). */
+static void exec_child(const char *prog, const char *const *argv, char **env, const rt_ident *id,
+                       int in_fd, int out_fd, int nul_in, int nul_out)
+{
+    int step;
+
+    dup2(in_fd >= 0 ? in_fd : nul_in, 0);
+    dup2(out_fd >= 0 ? out_fd : nul_out, 1);
+    dup2(out_fd >= 0 ? out_fd : nul_out, 2);
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+    if (rt_ident_apply(id, &step) < 0 || chdir("/") < 0)
+        _exit(126);
+    execve(prog, (char *const *)argv, env);
+    _exit(127);
+}
+
+/* argv as the pod: its uid and groups (never the server's root), its name
+ * as HOSTNAME and TRAINYARD_TARGET_POD, the default PATH, none of the
+ * server's environment; without the bind shim (the command picks its own
+ * addresses), as the MPI agent runs it. */
 static int local_exec(void *impl, const char *ns, const char *pod, const char *const *argv,
                       int in_fd, int out_fd, int *exit_code, ty_error *err)
 {
-    posix_spawn_file_actions_t fa;
-    char **env;
-    size_t k = 0;
+    char *env[5] = {NULL}, *prog;
+    int nul_in, nul_out, st, rc = 0;
+    rt_ident id;
     pid_t pid;
-    int rc, st;
 
-    (void)impl, (void)ns;
-    if (!argv || !argv[0] || !safe_component(pod))
+    if (!argv || !argv[0] || !safe_component(pod) || !safe_component(ns))
         return ty_seterr(err, TY_EINVALID, "exec: no command, or a bad pod name");
-    if (!(env = pod_env(pod)))
+    if (!(prog = find_program(argv[0])))
+        return ty_seterr(err, TY_EINVALID, "exec %s: not found in %s", argv[0], EXEC_PATH);
+    pod_ident(impl ? ((rt_local *)impl)->data_dir : NULL, ns, pod, &id);
+    if (asprintf(&env[0], "PATH=%s", EXEC_PATH) < 0 || asprintf(&env[1], "HOME=/") < 0 ||
+        asprintf(&env[2], "HOSTNAME=%s", pod) < 0 ||
+        asprintf(&env[3], "TRAINYARD_TARGET_POD=%s", pod) < 0) {
+        free(prog);
+        for (int i = 0; i < 4 && env[i]; i++)
+            free(env[i]);
         return ty_seterr(err, TY_EINTERNAL, "out of memory");
-    while (env[k])
-        k++;
-    posix_spawn_file_actions_init(&fa);
-    if (in_fd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-    else
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out_fd >= 0) {
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-    } else {
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
     }
-    rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    free(env[k - 1]);
-    free(env[k - 2]);
-    free(env);
-    if (rc != 0)
-        return ty_seterr(err, TY_EINVALID, "exec %s: %s", argv[0], strerror(rc));
-    while (waitpid(pid, &st, 0) < 0)
+    nul_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    nul_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (nul_in < 0 || nul_out < 0 || (pid = fork()) < 0) {
+        rc = ty_seterr(err, TY_EINTERNAL, "exec %s: %s", argv[0], strerror(errno));
+        pid = -1;
+    }
+    if (pid == 0)
+        exec_child(prog, argv, env, &id, in_fd, out_fd, nul_in, nul_out);
+    if (nul_in >= 0)
+        close(nul_in);
+    if (nul_out >= 0)
+        close(nul_out);
+    free(prog);
+    for (int i = 0; i < 4; i++)
+        free(env[i]);
+    while (pid > 0 && waitpid(pid, &st, 0) < 0) {
         if (errno != EINTR)
             return ty_seterr(err, TY_EINTERNAL, "exec %s: waitpid: %s", argv[0],
                              strerror(errno));
-    *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return 0;
+    }
+    if (pid > 0)
+        *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return rc;
 }
 
 /* ---- the table ---- */

@@ -10,13 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "model/podres.h"
 #include "model/quantity.h"
+#include "runtime/local/rt_ident.h"
 #include "runtime/local/rt_internal.h"
 
 #define MAX_ENV_VALUE (1u << 20)
+/* Volume directories the runtime makes are the pod's and closed to other
+ * uids; a Secret's files lose their "other" bits (0644 -> 0640; the mount
+ * is read-only, as the kubelet's). */
+#define VOL_DIR_MODE 0750
+#define EMPTYDIR_MODE 0770
+#define SECRET_FILE_MASK 0770
+#define HOME_MODE 0750
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -74,6 +83,10 @@ typedef struct spec_ctx {
     const rt_prep *p;
     const char *ns;
     ty_error *err;
+    uid_t owner;      /* who the pod's volumes belong to (rt_ident_pod_owner) */
+    gid_t group;
+    bool fs_group;    /* group is the pod's fsGroup: emptyDirs are setgid */
+    bool chown;       /* we are root: volumes are given to the owner */
 } spec_ctx;
 
 /* The data map of a ConfigMap or Secret; *missing tells absence apart. */
@@ -359,8 +372,9 @@ static json_t *containers(spec_ctx *c, const char *which)
     size_t i;
 
     json_array_foreach(json_object_get(json_object_get(c->pod, "spec"), which), i, ct) {
-        json_t *env = container_env(c, ct);
-        if (!env) {
+        json_t *env = container_env(c, ct), *user;
+        if (!env || !(user = rt_ident_json(c->pod, ct, c->err))) {
+            json_decref(env);
             json_decref(out);
             return NULL;
         }
@@ -368,6 +382,7 @@ static json_t *containers(spec_ctx *c, const char *which)
                                 str(ct, "name") ? str(ct, "name") : "", "argv",
                                 container_argv(ct, env), "env", env_list(env), "workingDir",
                                 str(ct, "workingDir") ? str(ct, "workingDir") : "");
+        json_object_set_new(one, "user", user);
         if (rt_args_only(ct))
             json_object_set_new(one, "argsOnly", json_true());
         json_array_append_new(out, one);
@@ -415,6 +430,7 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
     json_t *data = source_data(c, res, name, &missing), *item, *v;
     const json_t *jmode = json_object_get(src, "defaultMode");
     int mode = json_is_integer(jmode) ? (int)json_integer_value(jmode) : 0644;
+    int mask = strcmp(res, "secrets") ? 0777 : SECRET_FILE_MASK;
     const json_t *items = json_object_get(src, "items");
     const char *k;
     size_t i;
@@ -431,13 +447,13 @@ static int data_volume(spec_ctx *c, const json_t *src, const char *res, const ch
             if (!(v = json_object_get(data, str(item, "key") ? str(item, "key") : "")))
                 continue;
             rc = write_item(c, dir, str(item, "path"), v,
-                            json_is_integer(m) ? (int)json_integer_value(m) : mode);
+                            (json_is_integer(m) ? (int)json_integer_value(m) : mode) & mask);
             if (rc < 0)
                 break;
         }
     } else {
         json_object_foreach(data, k, v)
-            if ((rc = write_item(c, dir, k, v, mode)) < 0)
+            if ((rc = write_item(c, dir, k, v, mode & mask)) < 0)
                 break;
     }
     json_decref(data);
@@ -502,6 +518,24 @@ out:
     return out;
 }
 
+/* The pod's volume is its owner's: a ConfigMap or Secret directory 0750, an
+ * emptyDir 0770 (setgid with an fsGroup, so that what any container writes
+ * stays the group's), as the kubelet gives volumes to fsGroup. Only the
+ * runtime's own directories: hostPath and claims are the host's, left as
+ * they are (as the kubelet leaves hostPath). */
+static int own_volume(spec_ctx *c, const json_t *vol, const char *dir)
+{
+    bool data = json_object_get(vol, "configMap") || json_object_get(vol, "secret");
+    mode_t mode = data ? VOL_DIR_MODE : EMPTYDIR_MODE | (c->fs_group ? S_ISGID : 0);
+
+    if (!c->chown)
+        return 0;
+    if (rt_own_tree(dir, c->owner, c->group, mode, data ? 0777 : 07777) < 0)
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot give %s to uid %u gid %u: %s", dir,
+                         (unsigned)c->owner, (unsigned)c->group, strerror(errno));
+    return 0;
+}
+
 /* Writes one volume and returns the host path it lives at (caller frees). */
 static char *prepare_volume(spec_ctx *c, const json_t *vol)
 {
@@ -535,6 +569,8 @@ static char *prepare_volume(spec_ctx *c, const json_t *vol)
         data_volume(c, src, "secrets", str(src, "secretName"), dir) < 0)
         return NULL;
     /* emptyDir and kinds not provided here are an empty directory. */
+    if (own_volume(c, vol, dir) < 0)
+        return NULL;
     return strdup(dir);
 }
 
@@ -542,7 +578,7 @@ static json_t *mounts(spec_ctx *c)
 {
     const json_t *spec = json_object_get(c->pod, "spec");
     json_t *sources = json_object(), *out = json_array(), *vol, *ct, *m;
-    json_t *ro_claims = json_object();
+    json_t *read_only = json_object();
     const char *lists[] = {"initContainers", "containers"};
     size_t i, j;
 
@@ -552,10 +588,12 @@ static json_t *mounts(spec_ctx *c)
             goto error;
         json_object_set_new(sources, str(vol, "name"), json_string_nocheck(path));
         free(path);
-        /* A claim mounted readOnly is read-only at every mount of it. */
+        /* A claim mounted readOnly is read-only at every mount of it; a
+         * ConfigMap or Secret always is (as the kubelet mounts them). */
         if (json_is_true(json_object_get(json_object_get(vol, "persistentVolumeClaim"),
-                                         "readOnly")))
-            json_object_set_new(ro_claims, str(vol, "name"), json_true());
+                                         "readOnly")) ||
+            json_object_get(vol, "configMap") || json_object_get(vol, "secret"))
+            json_object_set_new(read_only, str(vol, "name"), json_true());
     }
     /* One mount namespace per pod: the union of every container's mounts. */
     for (int l = 0; l < 2; l++) {
@@ -575,22 +613,37 @@ static json_t *mounts(spec_ctx *c)
                                                      "target", str(m, "mountPath"), "readOnly",
                                                      json_is_true(json_object_get(m, "readOnly")) ||
                                                          json_is_true(json_object_get(
-                                                             ro_claims, str(m, "name") ?
+                                                             read_only, str(m, "name") ?
                                                                             str(m, "name") : ""))));
             }
         }
     }
     json_decref(sources);
-    json_decref(ro_claims);
+    json_decref(read_only);
     return out;
 error:
     json_decref(sources);
-    json_decref(ro_claims);
+    json_decref(read_only);
     json_decref(out);
     return NULL;
 }
 
 /* ---- the document ---- */
+
+/* The pod's own /root (the supervisor mounts it there): its owner's, 0750,
+ * like an image's home directory; empty at start. */
+static int pod_root(spec_ctx *c)
+{
+    char dir[PATH_MAX];
+
+    snprintf(dir, sizeof(dir), "%s/root", c->p->pod_dir);
+    if (mkdir(dir, HOME_MODE) < 0 && errno != EEXIST)
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot create %s: %s", dir, strerror(errno));
+    if (c->chown && (chown(dir, c->owner, c->group) < 0 || chmod(dir, HOME_MODE) < 0))
+        return ty_seterr(c->err, TY_EINTERNAL, "cannot give %s to uid %u: %s", dir,
+                         (unsigned)c->owner, strerror(errno));
+    return 0;
+}
 
 static long grace_seconds(const json_t *pod)
 {
@@ -612,13 +665,17 @@ static void gpu_list(uint64_t mask, char *buf, size_t len)
 json_t *rt_build_spec(ty_kc *s, const json_t *pod, const rt_prep *p, ty_error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err};
+    spec_ctx c = {.s = s, .pod = pod, .p = p, .ns = str(meta, "namespace"), .err = err,
+                  .chown = geteuid() == 0};
     const char *hostname = str(spec, "hostname");
     json_t *init, *main, *mnt, *spec_out;
     char logdir[PATH_MAX], hosts[PATH_MAX], gpus[RT_MAX_GPUS * 3 + 1];
 
     if (!c.ns)
         c.ns = "default";
+    rt_ident_pod_owner(pod, &c.owner, &c.group, &c.fs_group);
+    if (pod_root(&c) < 0)
+        return NULL;
     if (!(init = containers(&c, "initContainers")))
         return NULL;
     if (!(main = containers(&c, "containers"))) {

@@ -1,4 +1,5 @@
 /* rt_fs.c - file and process helpers of the local runtime. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -14,6 +15,11 @@
 
 int rt_mkdirs(const char *path)
 {
+    return rt_mkdirs_mode(path, 0755);
+}
+
+int rt_mkdirs_mode(const char *path, mode_t mode)
+{
     char buf[PATH_MAX];
     size_t n = strlen(path);
 
@@ -26,13 +32,69 @@ int rt_mkdirs(const char *path)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+    if (mkdir(buf, mode) < 0 && errno != EEXIST)
         return -1;
     return 0;
+}
+
+/* One level of rt_own_tree: dir is open (fd, consumed). Every entry is
+ * changed through a descriptor opened without following links, so a link
+ * put in place of a file never makes us change what it points to. */
+static int own_dir(int fd, uid_t uid, gid_t gid, mode_t dir_mode, mode_t file_mask, int depth)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    int rc = 0;
+
+    if (!d) {
+        close(fd);
+        return -1;
+    }
+    while ((e = readdir(d))) {
+        struct stat st;
+        int efd;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        efd = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (efd < 0) {
+            if (errno != ELOOP || fchownat(fd, e->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                rc = -1;
+            continue;
+        }
+        if (fstat(efd, &st) < 0 || fchown(efd, uid, gid) < 0 ||
+            (S_ISREG(st.st_mode) && fchmod(efd, st.st_mode & file_mask) < 0) ||
+            (S_ISDIR(st.st_mode) && fchmod(efd, dir_mode) < 0)) {
+            rc = -1;
+            close(efd);
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode))
+            close(efd);
+        else if (depth >= 32 || own_dir(efd, uid, gid, dir_mode, file_mask, depth + 1) < 0)
+            rc = -1; /* own_dir closed it; too deep: left as it is */
+        if (S_ISDIR(st.st_mode) && depth >= 32)
+            close(efd);
+    }
+    closedir(d);
+    return rc;
+}
+
+int rt_own_tree(const char *dir, uid_t uid, gid_t gid, mode_t dir_mode, mode_t file_mask)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    /* The top first: a failure below leaves it closed rather than open. */
+    if (fchown(fd, uid, gid) < 0 || fchmod(fd, dir_mode) < 0) {
+        close(fd);
+        return -1;
+    }
+    return own_dir(fd, uid, gid, dir_mode, file_mask, 0);
 }
 
 static int write_all(int fd, const char *data, size_t len)

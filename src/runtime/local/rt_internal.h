@@ -34,6 +34,12 @@
 
 /* mkdir -p with mode 0755. 0 or -1 (errno). */
 int rt_mkdirs(const char *path);
+/* The same with mode (umask applies) for the directories it creates. */
+int rt_mkdirs_mode(const char *path, mode_t mode);
+/* Gives dir and everything under it (symlinks not followed) to uid:gid;
+ * directories get dir_mode, regular files keep their mode & file_mask. 0, or
+ * -1 (errno) when any entry could not be changed. */
+int rt_own_tree(const char *dir, uid_t uid, gid_t gid, mode_t dir_mode, mode_t file_mask);
 /* Writes data to path via path.tmp + rename (readers never see half a file). */
 int rt_write_atomic(const char *path, const char *data, size_t len, mode_t mode);
 /* Reads a whole file of at most max bytes; caller frees. NULL (errno) on error

@@ -563,6 +563,8 @@ static void cleanup(sv *s)
     json_decref(s->spec);
     if (s->sigfd >= 0)
         close(s->sigfd);
+    if (s->pod_ns >= 0)
+        close(s->pod_ns);
     if (s->lock_fd >= 0) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/state.reserve", s->dir);
@@ -597,7 +599,7 @@ int rt_supervise_main(const char *pod_dir)
 
     restore_nofile();
     memset(&s, 0, sizeof(s));
-    s.sigfd = s.lock_fd = -1;
+    s.sigfd = s.lock_fd = s.pod_ns = -1;
     if (load(&s, pod_dir) < 0) {
         cleanup(&s);
         return 1;

@@ -1,5 +1,6 @@
 /* sv_internal.h - the pod supervisor's pieces (supervisor.c: lifecycle and
- * state; sv_proc.c: mounts, environment, spawning, log pipes). The supervisor
+ * state; sv_mount.c: the pod's namespaces; sv_proc.c: environment,
+ * identity, spawning, log pipes). The supervisor
  * is single-threaded: one poll loop over a signalfd and the containers'
  * output pipes. */
 #ifndef TY_RUNTIME_LOCAL_SV_INTERNAL_H
@@ -72,10 +73,15 @@ typedef struct sv {
     char start_time[40];
     char phase[16];
     char oom_events[PATH_MAX]; /* memory.events of our cgroup, or "" */
+    bool private_tmp;       /* /tmp is the pod's own (pod dir/tmp mounted there) */
+    int pod_ns;             /* the pod's mount namespace (containers enter it), or -1 */
 } sv;
 
-/* sv_proc.c */
+/* sv_mount.c: makes the pod's mount and UTS namespaces (root only); the
+ * supervisor stays in the host's mount namespace, s->pod_ns names the pod's. */
 void sv_setup_mounts(sv *s);
+
+/* sv_proc.c */
 int sv_spawn(sv *s, sv_ct *c);            /* 0 running; -1 start error (recorded) */
 void sv_drain(sv *s, sv_ct *c, bool final); /* reads what the pipes hold */
 void sv_log_open(sv *s, sv_ct *c, bool restart);

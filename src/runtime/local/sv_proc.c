@@ -1,5 +1,5 @@
-/* sv_proc.c - what the supervisor does to the system: the pod's mount
- * namespace, each container's environment and process group, its log. */
+/* sv_proc.c - what the supervisor does to the system: each container's
+ * environment, identity and process group, its log. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -7,100 +7,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
 #include "base/jsonget.h"
 #include "base/timeutil.h"
+#include "runtime/local/rt_ident.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/sv_internal.h"
 
+/* What a container finds in PATH when its env does not set one: the
+ * default of containerd and CRI-O. */
+#define SV_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 extern char **environ;
-
-/* ---- mounts (root only) ---- */
-
-static int by_target_len(const void *a, const void *b)
-{
-    size_t la = strlen(ty_jstr(*(json_t *const *)a, "target"));
-    size_t lb = strlen(ty_jstr(*(json_t *const *)b, "target"));
-    return la < lb ? -1 : la > lb;
-}
-
-/* A bind mount needs its target to exist and be of the source's type. */
-static int make_target(const char *source, const char *target)
-{
-    struct stat st;
-    char parent[PATH_MAX], *slash;
-    int fd;
-
-    if (stat(source, &st) < 0)
-        return -1;
-    if (S_ISDIR(st.st_mode))
-        return rt_mkdirs(target);
-    snprintf(parent, sizeof(parent), "%s", target);
-    if ((slash = strrchr(parent, '/')) && slash != parent) {
-        *slash = '\0';
-        if (rt_mkdirs(parent) < 0)
-            return -1;
-    }
-    fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return errno == EISDIR ? 0 : -1;
-    close(fd);
-    return 0;
-}
-
-static void bind_one(const char *source, const char *target, bool ro)
-{
-    if (make_target(source, target) < 0 ||
-        mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0) {
-        fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", source, target,
-                strerror(errno));
-        return;
-    }
-    if (ro && mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, NULL) < 0)
-        fprintf(stderr, "supervise: cannot make %s read-only: %s\n", target, strerror(errno));
-}
-
-/* The pod's own mount (and UTS) namespace: its hosts file over /etc/hosts,
- * its volumes at their mountPaths, its name as the host name. Without root
- * none of this is possible; the processes then see the host's files. */
-void sv_setup_mounts(sv *s)
-{
-    const json_t *mounts = json_object_get(s->spec, "mounts");
-    size_t n = json_array_size(mounts);
-    json_t **sorted;
-    const char *host = ty_jstr(s->spec, "hostname");
-
-    if (geteuid() != 0) {
-        fprintf(stderr, "supervise: not root: no /etc/hosts or volume mounts for this pod\n");
-        return;
-    }
-    if (unshare(CLONE_NEWNS | CLONE_NEWUTS) < 0) {
-        fprintf(stderr, "supervise: unshare: %s: no mounts for this pod\n", strerror(errno));
-        return;
-    }
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-        fprintf(stderr, "supervise: cannot make / private: %s\n", strerror(errno));
-        return;
-    }
-    if (*host && sethostname(host, strlen(host) > 63 ? 63 : strlen(host)) < 0)
-        fprintf(stderr, "supervise: sethostname: %s\n", strerror(errno));
-    bind_one(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
-    /* Parents before children, so a volume inside another stays visible. */
-    sorted = n ? calloc(n, sizeof(*sorted)) : NULL;
-    for (size_t i = 0; sorted && i < n; i++)
-        sorted[i] = json_array_get(mounts, i);
-    if (sorted)
-        qsort(sorted, n, sizeof(*sorted), by_target_len);
-    for (size_t i = 0; sorted && i < n; i++)
-        bind_one(ty_jstr(sorted[i], "source"), ty_jstr(sorted[i], "target"),
-                 json_is_true(json_object_get(sorted[i], "readOnly")));
-    free(sorted);
-}
 
 /* ---- OOM detection: the oom_kill counter of our cgroup (v2) ---- */
 
@@ -127,7 +50,9 @@ static void log_reopen(sv_ct *c, int flags)
 
     if (c->log_fd >= 0)
         close(c->log_fd);
-    c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | flags, 0644);
+    /* The supervisor (root) writes the logs and the server reads them: no
+     * other tenant, the pod itself included, needs them (0600). */
+    c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | flags, 0600);
     c->log_size = c->log_fd >= 0 && fstat(c->log_fd, &st) == 0 ? st.st_size : 0;
 }
 
@@ -151,7 +76,7 @@ void sv_log_open(sv *s, sv_ct *c, bool restart)
     char other[PATH_MAX + 16];
 
     if (!*c->log_path) {
-        rt_mkdirs(ty_jstr(s->spec, "logDir"));
+        rt_mkdirs_mode(ty_jstr(s->spec, "logDir"), 0700);
         snprintf(c->log_path, sizeof(c->log_path), "%s/%s.log", ty_jstr(s->spec, "logDir"),
                  c->name);
         c->log_fd = -1;
@@ -268,17 +193,25 @@ static void env_set(json_t *env, const char *kv)
     json_object_set_new(env, key, json_string_nocheck(eq + 1));
 }
 
-/* Inherited environment, then what the runtime injects, then the
- * container's own variables; TY_POD_IP and the preload always ours. */
+/* The pod's own environment, never the server's (which may hold tokens and
+ * the server's settings): a default PATH and HOME, what the runtime injects,
+ * then the container's own variables (which may override those); TY_POD_IP
+ * and the bind shim's preload always ours. HOME is the pod's private /tmp:
+ * Kubernetes gives a uid without a passwd entry HOME=/, which a non-root
+ * uid cannot write, and PyTorch, Triton and pip keep caches under ~. */
 static char **build_env(sv *s, const sv_ct *c)
 {
     json_t *env = json_object(), *v;
     const char *gpus = ty_jstr(s->spec, "gpus"), *shim = ty_jstr(s->spec, "shim"), *k;
-    char **out;
+    char **out, home[PATH_MAX + 8];
     size_t i = 0;
 
-    for (char **e = environ; *e; e++)
-        env_set(env, *e);
+    if (s->private_tmp)
+        snprintf(home, sizeof(home), "/tmp");
+    else
+        snprintf(home, sizeof(home), "%s/tmp", s->dir);
+    json_object_set_new(env, "PATH", json_string(SV_DEFAULT_PATH));
+    json_object_set_new(env, "HOME", json_string_nocheck(home));
     json_object_set_new(env, "HOSTNAME", json_string(ty_jstr(s->spec, "hostname")));
     json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(gpus));
     json_object_set_new(env, "NVIDIA_VISIBLE_DEVICES", json_string(*gpus ? gpus : "void"));
@@ -327,14 +260,20 @@ static char **build_argv(const sv_ct *c)
 
 /* ---- spawning ---- */
 
+/* What a failed child reports through its error pipe before it exits. */
+enum { FAIL_CHDIR = 1, FAIL_EXEC = 2, FAIL_IDENT = 3, FAIL_NS = 4 };
+
 /* In the child: only async-signal-safe calls until exec. A failure is
- * reported through errfd as (stage, errno) and the child exits. */
-static void child_exec(const sv_ct *c, char **argv, char **envp, int out, int err, int nul,
-                       int errfd)
+ * reported through errfd as (stage, errno, step) and the child exits. The
+ * identity goes on after the namespaces (set up by the supervisor, as
+ * root) and before the working directory, so that a container cannot use
+ * the supervisor's root to start in a directory it could not enter. */
+static void child_exec(const sv_ct *c, int pod_ns, const rt_ident *id, char **argv,
+                       char **envp, int out, int err, int nul, int errfd)
 {
     const char *wd = ty_jstr(c->spec, "workingDir");
     sigset_t none;
-    int code[2];
+    int code[3] = {0, 0, 0};
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -344,18 +283,29 @@ static void child_exec(const sv_ct *c, char **argv, char **envp, int out, int er
     dup2(nul, 0);
     dup2(out, 1);
     dup2(err, 2);
-    if (*wd && chdir(wd) < 0) {
-        code[0] = 1;
-        code[1] = errno;
-        (void)!write(errfd, code, sizeof(code));
-        _exit(128);
+    /* No descriptor of the supervisor's (or, through it, the server's)
+     * reaches the container; errfd is close-on-exec already. */
+    syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
+    if (pod_ns >= 0 && setns(pod_ns, CLONE_NEWNS) < 0) {
+        code[0] = FAIL_NS;
+        goto fail;
+    }
+    if (rt_ident_apply(id, &code[2]) < 0) {
+        code[0] = FAIL_IDENT;
+        goto fail;
+    }
+    /* Without a workingDir, "/" (no image WORKDIR), not the server's cwd. */
+    if (chdir(*wd ? wd : "/") < 0) {
+        code[0] = FAIL_CHDIR;
+        goto fail;
     }
     environ = envp;
     execvp(argv[0], argv);
-    code[0] = 2;
+    code[0] = FAIL_EXEC;
+fail:
     code[1] = errno;
     (void)!write(errfd, code, sizeof(code));
-    _exit(127);
+    _exit(code[0] == FAIL_EXEC ? 127 : 128);
 }
 
 static void start_failed(sv_ct *c, const char *reason, const char *message)
@@ -390,10 +340,10 @@ static void close_fds(int *fds, size_t n)
 }
 
 /* After fork: waits for exec (the error pipe closes) or its failure. */
-static pid_t await_exec(sv_ct *c, char **argv, pid_t pid, int ep[2])
+static pid_t await_exec(sv_ct *c, const rt_ident *id, char **argv, pid_t pid, int ep[2])
 {
     char msg[512];
-    int code[2];
+    int code[3];
     ssize_t r;
 
     setpgid(pid, pid); /* also here: no window where a kill of -pid misses */
@@ -405,8 +355,15 @@ static pid_t await_exec(sv_ct *c, char **argv, pid_t pid, int ep[2])
     if (r != (ssize_t)sizeof(code))
         return pid;
     /* The child exits by itself; SIGCHLD reaps it as an untracked process. */
-    if (code[0] == 1)
-        snprintf(msg, sizeof(msg), "chdir to workingDir %s: %s", ty_jstr(c->spec, "workingDir"),
+    if (code[0] == FAIL_NS)
+        snprintf(msg, sizeof(msg), "cannot enter the pod's mount namespace: %s",
+                 strerror(code[1]));
+    else if (code[0] == FAIL_IDENT)
+        snprintf(msg, sizeof(msg), "cannot run as uid %u gid %u: %s: %s", (unsigned)id->uid,
+                 (unsigned)id->gid, rt_ident_step_name(code[2]), strerror(code[1]));
+    else if (code[0] == FAIL_CHDIR)
+        snprintf(msg, sizeof(msg), "chdir to workingDir %s: %s",
+                 *ty_jstr(c->spec, "workingDir") ? ty_jstr(c->spec, "workingDir") : "/",
                  strerror(code[1]));
     else
         snprintf(msg, sizeof(msg), "exec: \"%s\": %s%s", argv[0], strerror(code[1]),
@@ -436,6 +393,7 @@ int sv_spawn(sv *s, sv_ct *c)
     char **argv = build_argv(c), **envp = NULL, msg[512];
     int out[2], err[2], ep[2], nul = -1;
     pid_t pid = -1;
+    rt_ident id;
 
     out[0] = out[1] = err[0] = err[1] = ep[0] = ep[1] = -1;
     if (!argv || !argv[0]) {
@@ -444,6 +402,7 @@ int sv_spawn(sv *s, sv_ct *c)
         return -1;
     }
     envp = build_env(s, c);
+    rt_ident_from_json(json_object_get(c->spec, "user"), &id);
     nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (nul < 0 || !envp || make_pipes(out, err, ep) < 0) {
         snprintf(msg, sizeof(msg), "cannot prepare %s: %s", argv[0], strerror(errno));
@@ -452,12 +411,12 @@ int sv_spawn(sv *s, sv_ct *c)
         c->oom_before = sv_oom_count(s);
         pid = fork();
         if (pid == 0)
-            child_exec(c, argv, envp, out[1], err[1], nul, ep[1]);
+            child_exec(c, s->pod_ns, &id, argv, envp, out[1], err[1], nul, ep[1]);
         if (pid < 0) {
             snprintf(msg, sizeof(msg), "cannot fork %s: %s", argv[0], strerror(errno));
             start_failed(c, "StartError", msg);
         } else {
-            pid = await_exec(c, argv, pid, ep);
+            pid = await_exec(c, &id, argv, pid, ep);
         }
     }
     if (pid > 0) {

@@ -1,0 +1,195 @@
+/* sv_mount.c - the pod's mount (and UTS) namespace (root only).
+ *
+ * The supervisor makes the namespace, mounts into it what the pod sees (its
+ * hosts file over /etc/hosts, a /tmp of its own, its volumes), keeps a
+ * descriptor of it and goes back to the host's: it goes on reading and
+ * writing its pod directory, the logs and its state by their host paths,
+ * which the pod's /tmp would hide when the data directory is under /tmp.
+ * Each container enters the namespace between fork and exec (sv_proc.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/jsonget.h"
+#include "runtime/local/rt_internal.h"
+#include "runtime/local/sv_internal.h"
+
+/* One bind mount to make: its source opened (O_PATH) before anything is
+ * mounted, so that a source under /tmp is still the host's when the pod's
+ * /tmp covers it. */
+typedef struct bind {
+    int fd;
+    const char *source, *target;
+    bool ro;
+} bind;
+
+static int by_target_len(const void *a, const void *b)
+{
+    size_t la = strlen(((const bind *)a)->target), lb = strlen(((const bind *)b)->target);
+    return la < lb ? -1 : la > lb;
+}
+
+/* A bind mount needs its target to exist and be of the source's type. */
+static int make_target(int source_fd, const char *target)
+{
+    struct stat st;
+    char parent[PATH_MAX], *slash;
+    int fd;
+
+    if (fstat(source_fd, &st) < 0)
+        return -1;
+    if (S_ISDIR(st.st_mode))
+        return rt_mkdirs(target);
+    snprintf(parent, sizeof(parent), "%s", target);
+    if ((slash = strrchr(parent, '/')) && slash != parent) {
+        *slash = '\0';
+        if (rt_mkdirs(parent) < 0)
+            return -1;
+    }
+    fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno == EISDIR ? 0 : -1;
+    close(fd);
+    return 0;
+}
+
+static int bind_fd(const bind *b, unsigned long extra)
+{
+    char src[64];
+
+    if (b->fd < 0) {
+        fprintf(stderr, "supervise: cannot open %s to mount it at %s: %s\n", b->source,
+                b->target, strerror(errno));
+        return -1;
+    }
+    snprintf(src, sizeof(src), "/proc/self/fd/%d", b->fd);
+    if (make_target(b->fd, b->target) < 0 ||
+        mount(src, b->target, NULL, MS_BIND | MS_REC, NULL) < 0) {
+        fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", b->source, b->target,
+                strerror(errno));
+        return -1;
+    }
+    if ((b->ro || extra) &&
+        mount(NULL, b->target, NULL,
+              MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra, NULL) < 0)
+        fprintf(stderr, "supervise: cannot make %s %s: %s\n", b->target,
+                b->ro ? "read-only" : "nosuid", strerror(errno));
+    return 0;
+}
+
+static bind open_bind(const char *source, const char *target, bool ro)
+{
+    return (bind){.fd = open(source, O_PATH | O_CLOEXEC), .source = source, .target = target,
+                  .ro = ro};
+}
+
+/* The pod's own /tmp: a directory of the pod directory (mode 1777, as /tmp:
+ * the pod's containers may run as different uids), so that tenants do not
+ * see each other's temporary files, and MPI and PyTorch session files of
+ * two jobs stay apart. nosuid, nodev: nothing planted there elevates. */
+static int tmp_source(sv *s, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/tmp", s->dir);
+    if ((mkdir(dir, 01777) < 0 && errno != EEXIST) || chmod(dir, 01777) < 0) {
+        fprintf(stderr, "supervise: no private /tmp for this pod: %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void mount_all(sv *s)
+{
+    const json_t *mounts = json_object_get(s->spec, "mounts");
+    size_t n = json_array_size(mounts);
+    bind hosts, tmp = {.fd = -1}, home, *vols = n ? calloc(n, sizeof(*vols)) : NULL;
+    char tmp_dir[PATH_MAX + 8], root_dir[PATH_MAX + 8];
+
+    /* Every source first, while every path is still the host's. */
+    hosts = open_bind(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
+    if (tmp_source(s, tmp_dir, sizeof(tmp_dir)) == 0)
+        tmp = open_bind(tmp_dir, "/tmp", false);
+    /* The pod's own /root (the agent made it, the pod owner's): the host
+     * root's home stays hidden, and what mounts under it (mpi-operator's
+     * and Volcano's ssh keys at /root/.ssh) reaches a pod that is not root,
+     * as an image's /root would. */
+    snprintf(root_dir, sizeof(root_dir), "%s/root", s->dir);
+    home = access(root_dir, F_OK) == 0 ? open_bind(root_dir, "/root", false) : (bind){.fd = -1};
+    for (size_t i = 0; vols && i < n; i++) {
+        const json_t *m = json_array_get(mounts, i);
+        vols[i] = open_bind(ty_jstr(m, "source"), ty_jstr(m, "target"),
+                            json_is_true(json_object_get(m, "readOnly")));
+    }
+    bind_fd(&hosts, 0);
+    /* /tmp and /root before the volumes: one mounted under them (or at
+     * them) stays visible. */
+    if (tmp.fd >= 0 && bind_fd(&tmp, MS_NOSUID | MS_NODEV) == 0)
+        s->private_tmp = true;
+    if (home.fd >= 0)
+        bind_fd(&home, MS_NOSUID | MS_NODEV);
+    /* Parents before children, so a volume inside another stays visible. */
+    if (vols)
+        qsort(vols, n, sizeof(*vols), by_target_len);
+    for (size_t i = 0; vols && i < n; i++)
+        bind_fd(&vols[i], 0);
+    for (size_t i = 0; vols && i < n; i++)
+        if (vols[i].fd >= 0)
+            close(vols[i].fd);
+    if (hosts.fd >= 0)
+        close(hosts.fd);
+    if (tmp.fd >= 0)
+        close(tmp.fd);
+    if (home.fd >= 0)
+        close(home.fd);
+    free(vols);
+}
+
+void sv_setup_mounts(sv *s)
+{
+    const char *host = ty_jstr(s->spec, "hostname");
+    int host_ns;
+
+    s->pod_ns = -1;
+    if (geteuid() != 0) {
+        char tmp[PATH_MAX + 8];
+        snprintf(tmp, sizeof(tmp), "%s/tmp", s->dir);
+        mkdir(tmp, 0700); /* the pod's HOME */
+        fprintf(stderr,
+                "supervise: not root: no /etc/hosts or volume mounts for this pod, and its "
+                "containers run as uid %u whatever their securityContext says\n",
+                (unsigned)geteuid());
+        return;
+    }
+    if ((host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "supervise: /proc/self/ns/mnt: %s: no mounts for this pod\n",
+                strerror(errno));
+        return;
+    }
+    if (unshare(CLONE_NEWNS | CLONE_NEWUTS) < 0) {
+        fprintf(stderr, "supervise: unshare: %s: no mounts for this pod\n", strerror(errno));
+        close(host_ns);
+        return;
+    }
+    if (*host && sethostname(host, strlen(host) > 63 ? 63 : strlen(host)) < 0)
+        fprintf(stderr, "supervise: sethostname: %s\n", strerror(errno));
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        fprintf(stderr, "supervise: cannot make / private: %s\n", strerror(errno));
+    else
+        mount_all(s);
+    s->pod_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    /* Back to the host's view; should that fail we stay in the pod's (its
+     * containers then need no setns), which hides a data directory under /tmp. */
+    if (s->pod_ns >= 0 && setns(host_ns, CLONE_NEWNS) < 0) {
+        fprintf(stderr, "supervise: cannot return to the host's mount namespace: %s\n",
+                strerror(errno));
+        close(s->pod_ns);
+        s->pod_ns = -1;
+    }
+    close(host_ns);
+}
