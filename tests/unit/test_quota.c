@@ -360,8 +360,27 @@ static const char *admit(ty_store *s, const api_resource *res, const char *text,
 
 static int admission_setup(void **state)
 {
+    store_fixture *f;
+    json_t *ns;
+    store_obj *so;
+    ty_error err;
+
     quota_admit_reset();
-    return store_fixture_setup(state);
+    if (store_fixture_setup(state) != 0)
+        return -1;
+    /* the pods' namespace, made as the API makes one (its uid block: pod
+     * security admission gives a pod its ids from it) */
+    f = *state;
+    ty_error_init(&err);
+    for (const char *const *name = (const char *const[]){"team-a", "team-b", "race", "ns", NULL};
+         *name; name++) {
+        ns = json_pack("{s:{s:s}}", "metadata", "name", *name);
+        if (store_admit(f->s, API_ADMIT_CREATE, &api_namespace, ns, NULL, &err) < 0 ||
+            !(so = store_create_take(f->s, api_store_key(&api_namespace), "", ns, &err)))
+            return -1;
+        store_obj_unref(so);
+    }
+    return 0;
 }
 
 static void test_admission_messages(void **state)
