@@ -274,7 +274,8 @@ static json_t *get(void *ctx, const api_resource *res, const char *ns, const cha
     json_t *o;
 
     (void)ctx, (void)ns;
-    assert_ptr_equal(res, &api_namespace);
+    if (res != &api_namespace)
+        return 0; /* no other objects here (quotas, say) */
     pthread_mutex_lock(&ns_mu);
     o = json_incref(json_object_get(namespaces, name));
     pthread_mutex_unlock(&ns_mu);
@@ -295,7 +296,8 @@ static size_t count(void *ctx, const api_resource *res,
             n += filter(o, arg);
         return n;
     }
-    assert_ptr_equal(res, &api_namespace);
+    if (res != &api_namespace)
+        return 0; /* no other objects here (quotas, say) */
     pthread_mutex_lock(&ns_mu);
     json_object_foreach(namespaces, k, o)
         n += filter(o, arg);
