@@ -39,6 +39,7 @@ int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
+int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
 const char *cli_allocator(void);
@@ -63,6 +64,14 @@ typedef struct cli_admin {
 int cli_admin_credential(const char *data_dir, cli_admin *out, ty_error *err);
 /* Wipes the token. */
 void cli_admin_clear(cli_admin *a);
+/* A kubeconfig for server (its CA file ca for https, may be NULL), user
+ * name user (the kubeconfig's user entry is trainyard-<user>), namespace
+ * ns and bearer token, into y. -1 after printing why. */
+int cli_kubeconfig_yaml(const char *server, const char *ca, const char *user, const char *ns,
+                        const char *token, ty_buf *y);
+/* y to output (made mode 0600: a credential is never readable by others),
+ * or to stdout when output is NULL. -1 after printing why. */
+int cli_write_secret(const char *output, const ty_buf *y);
 
 /* A client as kubectl would make one (--kubeconfig, $KUBECONFIG,
  * ~/.kube/config; --server or $TRAINYARD_SERVER override its URL), or,

@@ -81,8 +81,8 @@ static void usage(FILE *f)
             "data directory's self-signed pki/ca.crt. Then: KUBECONFIG=FILE kubectl get pods\n");
 }
 
-/* The kubeconfig's text into y; -1 after printing why. */
-static int kubeconfig_yaml(const char *server, const char *ca, const char *token, ty_buf *y)
+int cli_kubeconfig_yaml(const char *server, const char *ca, const char *user, const char *ns,
+                        const char *token, ty_buf *y)
 {
     bool https = strncmp(server, "https://", 8) == 0;
     /* a URL is a plain YAML scalar unless it holds something YAML reads
@@ -100,10 +100,12 @@ static int kubeconfig_yaml(const char *server, const char *ca, const char *token
             return -1;
     }
     if (ty_buf_puts(y, "\ncontexts:\n- name: trainyard\n  context:\n    cluster: trainyard\n"
-                       "    namespace: default\n    user: trainyard-admin\n"
-                       "current-context: trainyard\npreferences: {}\nusers:\n"
-                       "- name: trainyard-admin\n  user:\n    token: ") < 0 ||
-        yaml_quoted(y, token) < 0 || ty_buf_puts(y, "\n") < 0)
+                       "    namespace: ") < 0 ||
+        yaml_quoted(y, ns) < 0 ||
+        ty_buf_printf(y, "\n    user: trainyard-%s\ncurrent-context: trainyard\n"
+                         "preferences: {}\nusers:\n- name: trainyard-", user) < 0 ||
+        ty_buf_printf(y, "%s\n  user:\n    token: ", user) < 0 || yaml_quoted(y, token) < 0 ||
+        ty_buf_puts(y, "\n") < 0)
         goto oom;
     return 0;
 oom:
@@ -111,9 +113,7 @@ oom:
     return -1;
 }
 
-/* y to output (made mode 0600: the token is never readable by others),
- * or to stdout when output is NULL. -1 after printing why. */
-static int write_out(const char *output, const ty_buf *y)
+int cli_write_secret(const char *output, const ty_buf *y)
 {
     int fd;
 
@@ -186,9 +186,9 @@ int cmd_kubeconfig(int argc, char **argv)
     if (!server)
         fprintf(stderr, "error: no server URL: the server records it in %s/server.url when "
                         "it starts; give --server URL\n", dir);
-    else if (kubeconfig_yaml(server, ca ? ca : a.ca_file[0] ? a.ca_file : NULL, a.token, &y) ==
-                 0 &&
-             write_out(output, &y) == 0)
+    else if (cli_kubeconfig_yaml(server, ca ? ca : a.ca_file[0] ? a.ca_file : NULL, "admin",
+                                 "default", a.token, &y) == 0 &&
+             cli_write_secret(output, &y) == 0)
         rc = 0;
     if (y.data)
         explicit_bzero(y.data, y.len);

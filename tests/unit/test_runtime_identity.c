@@ -54,8 +54,15 @@ static void test_runs_as_run_as_user(void **state)
              "`fsGroup`:3000,`supplementalGroups`:[4000]},`containers`:[{`name`:`c`,`image`:`x`,"
              "`command`:[`sh`,`-c`,`echo uid=$(id -u) gid=$(id -g); echo groups=$(id -G); "
              "grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | "
-             "tr -d '\\t' | sed 's/:/=/'; echo cwd=$(pwd) home=$HOME`]}]}");
+             "tr -d '\\t' | sed 's/:/=/'; echo cwd=$(pwd) home=$HOME; "
+             "echo named=$(id -un):$(id -gn); echo pwhome=$(getent passwd 12345 | cut -d: -f6); "
+             "echo rootline=$(grep -c '^root:' /etc/passwd)`]}]}");
     log = run_to_end(f, "u12345", "c", "Succeeded");
+    /* the pod's users have names (ssh, getpass and Open MPI look them up),
+     * home /root (the pod's own), the host's entries still there */
+    assert_string_equal(field(log, "named", v, sizeof(v)), "u12345:g2000");
+    assert_string_equal(field(log, "pwhome", v, sizeof(v)), "/root");
+    assert_string_equal(field(log, "rootline", v, sizeof(v)), "1");
     assert_string_equal(field(log, "uid", v, sizeof(v)), "12345 gid=2000");
     assert_string_equal(field(log, "groups", v, sizeof(v)), "2000 3000 4000");
     assert_string_equal(field(log, "CapEff", v, sizeof(v)), "0000000000000000");

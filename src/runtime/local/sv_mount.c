@@ -1,7 +1,8 @@
 /* sv_mount.c - the pod's mount (and UTS) namespace (root only).
  *
  * The supervisor makes the namespace, mounts into it what the pod sees (its
- * hosts file over /etc/hosts, a /tmp of its own, its volumes), keeps a
+ * hosts file over /etc/hosts, a /tmp of its own, an /etc/passwd and
+ * /etc/group that name its users, its volumes), keeps a
  * descriptor of it and goes back to the host's: it goes on reading and
  * writing its pod directory, the logs and its state by their host paths,
  * which the pod's /tmp would hide when the data directory is under /tmp.
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/jsonget.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/sv_internal.h"
@@ -104,15 +106,95 @@ static int tmp_source(sv *s, char *dir, size_t len)
     return 0;
 }
 
+/* Whether a passwd or group file (text) has an entry with id in its third
+ * field. */
+static bool has_id(const char *text, unsigned long id)
+{
+    for (const char *p = text; *p;) {
+        const char *f = p;
+        for (int colons = 0; *f && *f != '\n' && colons < 2; f++)
+            colons += *f == ':';
+        char *end;
+        if (*f && *f != '\n' && strtoul(f, &end, 10) == id && end != f && *end == ':')
+            return true;
+        p = strchr(p, '\n');
+        if (!p)
+            break;
+        p++;
+    }
+    return false;
+}
+
+/* host's FILE plus a line for each id of the pod's containers it lacks, into
+ * the pod directory (0644, the supervisor's), so that the pod's users have
+ * names: ssh, Python's getpass and Open MPI look the uid up and give up
+ * without an entry (an image's /etc/passwd is what a container would have
+ * had). passwd is true for /etc/passwd, false for /etc/group. */
+static int id_file(sv *s, bool passwd, char *out, size_t len)
+{
+    const char *host = passwd ? "/etc/passwd" : "/etc/group";
+    const json_t *groups[] = {json_object_get(s->spec, "initContainers"),
+                              json_object_get(s->spec, "containers")};
+    FILE *in = fopen(host, "re"), *f;
+    ty_buf b = {0};
+    char chunk[4096];
+    size_t n;
+    int rc = -1;
+
+    snprintf(out, len, "%s/%s", s->dir, passwd ? "passwd" : "group");
+    while (in && (n = fread(chunk, 1, sizeof(chunk), in)) > 0 && b.len < (1u << 22))
+        if (ty_buf_append(&b, chunk, n) < 0)
+            break;
+    if (in)
+        fclose(in);
+    if (b.len && b.data[b.len - 1] != '\n')
+        ty_buf_append(&b, "\n", 1);
+    for (size_t g = 0; g < 2; g++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(groups[g], i, c) {
+            const json_t *u = json_object_get(c, "user");
+            json_int_t uid = json_integer_value(json_object_get(u, "uid"));
+            json_int_t gid = json_integer_value(json_object_get(u, "gid"));
+            json_int_t id = passwd ? uid : gid;
+            if (!json_is_integer(json_object_get(u, passwd ? "uid" : "gid")) ||
+                has_id(b.data ? b.data : "", (unsigned long)id))
+                continue;
+            /* home /root: the pod's own (mount_all), where ssh keys mount */
+            if (passwd ? ty_buf_printf(&b, "u%lld:x:%lld:%lld:pod user:/root:/bin/sh\n",
+                                       (long long)uid, (long long)uid, (long long)gid)
+                       : ty_buf_printf(&b, "g%lld:x:%lld:\n", (long long)gid, (long long)gid))
+                goto out;
+        }
+    }
+    if (!(f = fopen(out, "we")))
+        goto out;
+    if (fchmod(fileno(f), 0644) == 0 && (!b.len || fwrite(b.data, 1, b.len, f) == b.len))
+        rc = 0;
+    if (fclose(f) != 0)
+        rc = -1;
+out:
+    if (rc < 0)
+        fprintf(stderr, "supervise: no %s for this pod's users: %s\n", host, strerror(errno));
+    ty_buf_free(&b);
+    return rc;
+}
+
 static void mount_all(sv *s)
 {
     const json_t *mounts = json_object_get(s->spec, "mounts");
     size_t n = json_array_size(mounts);
     bind hosts, tmp = {.fd = -1}, home, *vols = n ? calloc(n, sizeof(*vols)) : NULL;
+    bind pw = {.fd = -1}, gr = {.fd = -1};
     char tmp_dir[PATH_MAX + 8], root_dir[PATH_MAX + 8];
+    char pw_file[PATH_MAX + 8], gr_file[PATH_MAX + 8];
 
     /* Every source first, while every path is still the host's. */
     hosts = open_bind(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
+    if (id_file(s, true, pw_file, sizeof(pw_file)) == 0)
+        pw = open_bind(pw_file, "/etc/passwd", true);
+    if (id_file(s, false, gr_file, sizeof(gr_file)) == 0)
+        gr = open_bind(gr_file, "/etc/group", true);
     if (tmp_source(s, tmp_dir, sizeof(tmp_dir)) == 0)
         tmp = open_bind(tmp_dir, "/tmp", false);
     /* The pod's own /root (the agent made it, the pod owner's): the host
@@ -127,6 +209,10 @@ static void mount_all(sv *s)
                             json_is_true(json_object_get(m, "readOnly")));
     }
     bind_fd(&hosts, 0);
+    if (pw.fd >= 0)
+        bind_fd(&pw, 0);
+    if (gr.fd >= 0)
+        bind_fd(&gr, 0);
     /* /tmp and /root before the volumes: one mounted under them (or at
      * them) stays visible. */
     if (tmp.fd >= 0 && bind_fd(&tmp, MS_NOSUID | MS_NODEV) == 0)
@@ -143,6 +229,10 @@ static void mount_all(sv *s)
             close(vols[i].fd);
     if (hosts.fd >= 0)
         close(hosts.fd);
+    if (pw.fd >= 0)
+        close(pw.fd);
+    if (gr.fd >= 0)
+        close(gr.fd);
     if (tmp.fd >= 0)
         close(tmp.fd);
     if (home.fd >= 0)
