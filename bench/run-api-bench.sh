@@ -8,6 +8,10 @@
 #   BUILD_DIR      build directory to use (default: build)
 #   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)
 #   SERVER_FLAGS   more flags for the server (e.g. --no-tls), word-split
+#   BENCH_AS_USER  run as this user (made with `trainyard user add`, bound to
+#                  edit in the benchmark's namespace, which must be given as
+#                  --namespace NS) instead of the admin: RBAC is then asked
+#                  on every request (the admin's system:masters skips it)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -87,6 +91,14 @@ fi
 # The admin credential the server made in its data directory (TLS and
 # authentication are on by default): the benchmark tools read it.
 "$BUILD_DIR/trainyard" kubeconfig --data-dir "$tmpdir/data" --server "$url" -o "$tmpdir/kubeconfig"
+if [[ -n "${BENCH_AS_USER:-}" ]]; then
+    ns=
+    prev=
+    for a in "$@"; do [[ "$prev" == --namespace ]] && ns=$a; prev=$a; done
+    [[ -n "$ns" ]] || { echo "run-api-bench: BENCH_AS_USER needs --namespace NS" >&2; exit 2; }
+    "$BUILD_DIR/trainyard" user add "$BENCH_AS_USER" --namespace "$ns" --data-dir "$tmpdir/data" \
+        --server "$url" -o "$tmpdir/kubeconfig" >/dev/null
+fi
 echo "== benchmark (server $url, pid $server_pid)"
 rc=0
 "$BUILD_DIR/api_bench" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" "$@" || rc=$?

@@ -18,6 +18,7 @@
 #   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)
 #   SLURM_CPUS     CPUs the Slurm node declares (default 16: four 4-task jobs at once)
 #   TIME_LIMIT_S   per side, for launch_bench (default 600)
+#   SERVER_FLAGS   more flags for Trainyard's server (e.g. --no-tls), word-split
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -143,8 +144,9 @@ run_trainyard() {
     if "$BUILD_DIR/trainyard" server --help 2>&1 | grep -q -- --fake-gpus; then
         extra=(--fake-gpus 0)
     fi
+    # shellcheck disable=SC2086  # SERVER_FLAGS is a list of words
     "$BUILD_DIR/trainyard" server --port 0 --data-dir "$tmpdir/data" --log-level warn "${extra[@]}" \
-        >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
+        ${SERVER_FLAGS:-} >"$tmpdir/server.out" 2>"$tmpdir/server.err" &
     server_pid=$!
     for _ in $(seq 1 $((SERVER_WAIT_S * 10))); do
         url=$(sed -n 's/^listening on \(https\{0,1\}:\/\/[0-9.]*:[0-9]*\).*/\1/p' "$tmpdir/server.out" | head -n1)
