@@ -26,12 +26,14 @@ ty_user *userinfo_new(const char *name, const char *uid, const char *const *grou
             userinfo_free(u);
             return NULL;
         }
-        if (strcmp(groups[i], USERINFO_AUTHENTICATED) == 0)
-            has_auth = true;
+        if (strcmp(groups[i], USERINFO_AUTHENTICATED) == 0 ||
+            strcmp(groups[i], USERINFO_UNAUTHENTICATED) == 0)
+            has_auth = true; /* either way, said already */
         u->ngroups++;
     }
-    /* The anonymous user is the one who is not authenticated (its group is
-     * system:unauthenticated): a copy of it must stay so. */
+    /* As kube-apiserver's authenticated-group adder: not to the anonymous
+     * user, nor to one already in either group (a copy of the anonymous
+     * user stays unauthenticated). */
     if (strcmp(u->name, USERINFO_ANONYMOUS) != 0 && !has_auth &&
         !(u->groups[u->ngroups++] = strdup(USERINFO_AUTHENTICATED))) {
         userinfo_free(u);

@@ -16,6 +16,7 @@
 #define USERINFO_AUTHENTICATED "system:authenticated"
 #define USERINFO_MASTERS "system:masters"
 #define USERINFO_ANONYMOUS "system:anonymous"
+#define USERINFO_UNAUTHENTICATED "system:unauthenticated"
 
 typedef struct ty_user {
     char *name;
@@ -26,7 +27,8 @@ typedef struct ty_user {
 
 /* A new user (copies the strings; groups may be NULL). NULL when memory ran
  * out. system:authenticated is added when absent, except to
- * system:anonymous. */
+ * system:anonymous and to a user already in system:unauthenticated (as
+ * kube-apiserver adds it). */
 ty_user *userinfo_new(const char *name, const char *uid, const char *const *groups,
                       size_t ngroups);
 ty_user *userinfo_dup(const ty_user *u);

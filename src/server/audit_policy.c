@@ -18,7 +18,9 @@
 
 /* Field paths are short ("rules[3].resources[0].group"); a cut one would
  * still name the place. */
+#if defined(__GNUC__) && !defined(__clang__) /* clang has no such warning */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 #define POLICY_MAX_RULES 10000
 #define POLICY_MAX_LIST 10000

@@ -5,7 +5,8 @@
  *        range;
  *   't'  a token file (server/authn.c, kube-apiserver's CSV): a failure has
  *        an error naming the file; a table's first token names a user with
- *        system:authenticated among its groups;
+ *        system:authenticated among its groups (unless it is
+ *        system:anonymous or in system:unauthenticated, as upstream);
  *   else a method and a URL path (server/reqattr.c, kube's RequestInfo): a
  *        resource request has a resource and one of the API verbs. */
 #include <stdint.h>
@@ -76,12 +77,18 @@ static void tokens(const uint8_t *data, size_t size)
     } else {
         /* the first line's first field, as a client would send it */
         char tok[256];
-        size_t n = strcspn((const char *)data, ",\n");
+        size_t n = 0;
+        while (n < size && data[n] != ',' && data[n] != '\n')
+            n++;
         if (n < size && n > 0 && n < sizeof(tok) && data[0] != '"' && data[0] != '#') {
             ty_user *u = NULL;
             memcpy(tok, data, n);
             tok[n] = '\0';
+            /* (kube-apiserver's rule: not the anonymous user, nor one
+             * the file puts in system:unauthenticated) */
             if (authn_token(a, tok, &u, &err) == 0 && u &&
+                strcmp(u->name, USERINFO_ANONYMOUS) != 0 &&
+                !userinfo_in_group(u, USERINFO_UNAUTHENTICATED) &&
                 !userinfo_in_group(u, USERINFO_AUTHENTICATED))
                 fuzz_fail("a token's user is not system:authenticated");
             userinfo_free(u);
