@@ -360,6 +360,95 @@ static void raise_nofile(void)
         setenv(RT_NOFILE_ENV, was, 1); /* for the containers (runtime.h) */
 }
 
+/* What runs behind the API, each part on the client interface; started in
+ * this order, stopped in the reverse. */
+typedef struct plane {
+    ty_kc *kc;
+    ty_gc *gc;
+    ty_event_ttl *ttl;
+    ty_jobs *jobs;
+    ty_vcjobs *vcjobs;
+    ty_vccron *crons;
+    ty_jobflows *flows;
+    ty_volumes *vols;
+    ty_quotactl *quotas;
+    ty_sched *sched;
+    rt_backend rt, sim;
+} plane;
+
+/* Stops what plane_start started (any prefix of it). The runtime's
+ * supervisors keep the replicas running for the next server to adopt. */
+static void plane_stop(plane *p)
+{
+    rt_backend_stop(&p->sim);
+    rt_backend_stop(&p->rt);
+    sched_stop(p->sched);
+    quotactl_stop(p->quotas);
+    volumes_stop(p->vols);
+    jobflows_stop(p->flows);
+    vccron_stop(p->crons);
+    vcjobs_stop(p->vcjobs);
+    jobs_stop(p->jobs);
+    event_ttl_stop(p->ttl);
+    gc_stop(p->gc);
+    kc_free(p->kc);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Controllers, the scheduler and the runtimes, which see the store only
+ * through the client interface (client/kc.h). -1 with err, everything
+ * started stopped again. */
+static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local_opts *ro,
+                       const char *data_dir, ty_error *err)
+{
+    sched_opts sopts = {.conf_path = nf->sched_conf, .names = nf->sched_names};
+
+    memset(p, 0, sizeof(*p));
+    if (!(p->kc = kc_embedded_new(store))) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return -1;
+    }
+    if (!(p->gc = gc_start(p->kc, err)) ||
+        (nf->event_ttl_ms > 0 && !(p->ttl = event_ttl_start(store, nf->event_ttl_ms, err))) ||
+        !(p->jobs = jobs_start(p->kc, err)) || !(p->vcjobs = vcjobs_start(p->kc, err)) ||
+        !(p->crons = vccron_start(p->kc, err)) || !(p->flows = jobflows_start(p->kc, err)) ||
+        !(p->vols = volumes_start(p->kc, data_dir, err)) ||
+        !(p->quotas = quotactl_start(p->kc, err)) ||
+        !(p->sched = sched_start_opts(p->kc, &sopts, err)) ||
+        (nf->local && rt_backend_start(&p->rt, &rt_local_backend, p->kc, ro, err) < 0) ||
+        (nf->sim_spec && rt_backend_start(&p->sim, &rt_sim_backend, p->kc, &nf->sim, err) < 0)) {
+        plane_stop(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens the data directory's store with security in place: the lock (two
+ * servers on one store corrupt it), the credentials and certificates
+ * (nothing is served half-secured: a bad file stops here), the store, the
+ * authorizer. NULL after printing why, nothing left open. */
+static ty_store *open_secured(const char *data_dir, const security_flags *sf,
+                              security_state *sec, server_opts *so)
+{
+    ty_store *store = NULL;
+    ty_error err;
+
+    ty_error_init(&err);
+    if (ty_dirlock_take(data_dir, &err) < 0 || security_setup(sf, data_dir, sec, so, &err) < 0) {
+        fprintf(stderr, "error: %s\n", err.text);
+    } else if (!(store = store_open(data_dir, &err))) {
+        fprintf(stderr, "error: cannot open the store in %s: %s\n", data_dir, err.text);
+        security_teardown(sec);
+    } else if (security_start(sf, sec, store, so, &err) < 0) {
+        fprintf(stderr, "error: %s\n", err.text);
+        security_teardown(sec);
+        store_close(store);
+        store = NULL;
+    }
+    ty_error_clear(&err);
+    return store;
+}
+
 int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
@@ -368,108 +457,39 @@ int cmd_server(int argc, char **argv)
     node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
     security_flags sf = {0};
     security_state sec = {0};
-    char data_dir[4096];
+    char data_dir[4096], url[128];
     ty_error err;
     ty_store *store;
-    ty_kc *kc;
-    ty_gc *gc;
-    ty_event_ttl *ttl = NULL;
-    ty_jobs *jobs;
-    ty_vcjobs *vcjobs;
-    ty_vccron *crons;
-    ty_jobflows *flows;
-    ty_volumes *vols;
-    ty_quotactl *quotas;
-    ty_sched *sched;
-    rt_backend rt = {0}, sim = {0};
+    plane pl;
     rt_backend log_store = {.ops = &rt_local_log_store, .impl = data_dir};
     cli_backend_logs logs;
-    sched_opts sopts;
-    bool ok;
-    ty_server *srv;
+    ty_server *srv = NULL;
     int rc;
 
     default_data_dir(data_dir, sizeof(data_dir));
     if ((rc = parse_flags(argc, argv, &so, &ro, &nf, &sf, data_dir, sizeof(data_dir))) != 0)
         return rc < 0 ? 0 : rc;
-    so.data_dir = data_dir;
+    so.data_dir = ro.data_dir = data_dir;
     /* Every thread started from here on inherits it (base/thread.h). */
     if (ty_thread_setup(pthread_self(), NULL, TY_THREAD_BACKGROUND) < 0)
         ty_debug("server: SCHED_BATCH refused; threads keep the default policy");
-    ty_error_init(&err);
     raise_nofile();
-    /* Held until the process ends: two servers on one store corrupt it. */
-    if (ty_dirlock_take(data_dir, &err) < 0) {
-        fprintf(stderr, "error: %s\n", err.text);
-        ty_error_clear(&err);
+    if (!(store = open_secured(data_dir, &sf, &sec, &so)))
         return 1;
+    ty_error_init(&err);
+    if (plane_start(&pl, store, &nf, &ro, data_dir, &err) == 0) {
+        /* The log endpoint asks the backends; the local runtime's logs are
+         * read even when it does not run (they outlive it). */
+        cli_backend_logs_init(&logs);
+        logs.b[logs.n++] = nf.local ? &pl.rt : &log_store;
+        if (nf.sim_spec)
+            logs.b[logs.n++] = &pl.sim;
+        so.logs = &logs.src;
+        if (!(srv = server_start(store, &so, &err)))
+            plane_stop(&pl);
     }
-    /* Nothing is served half-secured: a bad credential file stops here. */
-    if (security_setup(&sf, data_dir, &sec, &so, &err) < 0) {
-        fprintf(stderr, "error: %s\n", err.text);
-        ty_error_clear(&err);
-        return 1;
-    }
-    store = store_open(data_dir, &err);
-    if (!store) {
-        fprintf(stderr, "error: cannot open the store in %s: %s\n", data_dir, err.text);
-        ty_error_clear(&err);
-        security_teardown(&sec);
-        return 1;
-    }
-    if (security_start(&sf, &sec, store, &so, &err) < 0) {
-        fprintf(stderr, "error: %s\n", err.text);
-        ty_error_clear(&err);
-        security_teardown(&sec);
-        store_close(store);
-        return 1;
-    }
-    ro.data_dir = data_dir;
-    /* Controllers, the scheduler and the runtimes see the store only
-     * through the client interface (client/kc.h) */
-    kc = kc_embedded_new(store);
-    gc = kc ? gc_start(kc, &err) : NULL;
-    if (!kc)
-        ty_seterr(&err, TY_EINTERNAL, "out of memory");
-    if (gc && nf.event_ttl_ms > 0 && !(ttl = event_ttl_start(store, nf.event_ttl_ms, &err))) {
-        gc_stop(gc);
-        gc = NULL;
-    }
-    jobs = gc ? jobs_start(kc, &err) : NULL;
-    vcjobs = jobs ? vcjobs_start(kc, &err) : NULL;
-    crons = vcjobs ? vccron_start(kc, &err) : NULL;
-    flows = crons ? jobflows_start(kc, &err) : NULL;
-    vols = flows ? volumes_start(kc, data_dir, &err) : NULL;
-    sopts = (sched_opts){.conf_path = nf.sched_conf, .names = nf.sched_names};
-    quotas = vols ? quotactl_start(kc, &err) : NULL;
-    sched = quotas ? sched_start_opts(kc, &sopts, &err) : NULL;
-    ok = sched != NULL;
-    if (ok && nf.local)
-        ok = rt_backend_start(&rt, &rt_local_backend, kc, &ro, &err) == 0;
-    if (ok && nf.sim_spec)
-        ok = rt_backend_start(&sim, &rt_sim_backend, kc, &nf.sim, &err) == 0;
-    /* The log endpoint asks the backends; the local runtime's logs are read
-     * even when it does not run (they outlive it). */
-    cli_backend_logs_init(&logs);
-    logs.b[logs.n++] = nf.local ? &rt : &log_store;
-    if (nf.sim_spec)
-        logs.b[logs.n++] = &sim;
-    so.logs = &logs.src;
-    srv = ok ? server_start(store, &so, &err) : NULL;
     if (!srv) {
         fprintf(stderr, "error: %s\n", err.text);
-        rt_backend_stop(&sim);
-        rt_backend_stop(&rt);
-        sched_stop(sched);
-        quotactl_stop(quotas);
-        volumes_stop(vols);
-        jobflows_stop(flows);
-        vccron_stop(crons);
-        vcjobs_stop(vcjobs);
-        jobs_stop(jobs);
-        event_ttl_stop(ttl);
-        gc_stop(gc);
-        kc_free(kc);
         security_teardown(&sec);
         store_close(store);
         ty_error_clear(&err);
@@ -486,7 +506,6 @@ int cmd_server(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     ty_info("allocator: %s", cli_allocator());
-    char url[128];
     server_url(srv, url, sizeof(url));
     ty_info("trainyard server listening on %s (data dir %s)", url, data_dir);
     security_started(data_dir, url);
@@ -496,21 +515,9 @@ int cmd_server(int argc, char **argv)
     wait_for_stop();
     ty_info("shutting down");
 stop:
-    /* The API goes first so nothing new arrives; the runtime's supervisors
-     * keep the replicas running for the next server to adopt. */
+    /* The API goes first so nothing new arrives. */
     server_stop(srv);
-    rt_backend_stop(&sim);
-    rt_backend_stop(&rt);
-    sched_stop(sched);
-    quotactl_stop(quotas);
-    volumes_stop(vols);
-    jobflows_stop(flows);
-    vccron_stop(crons);
-    vcjobs_stop(vcjobs);
-    jobs_stop(jobs);
-    event_ttl_stop(ttl);
-    gc_stop(gc);
-    kc_free(kc);
+    plane_stop(&pl);
     security_teardown(&sec); /* the authorizer watches the store */
     store_close(store);
     return rc;
