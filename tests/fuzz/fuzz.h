@@ -5,6 +5,7 @@
 #define TY_TESTS_FUZZ_FUZZ_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,21 @@ __attribute__((noreturn, format(printf, 1, 2))) static inline void fuzz_fail(con
     fputc('\n', stderr);
     va_end(ap);
     abort();
+}
+
+/* Whether two JSON values are the same, keys holding a NUL byte included:
+ * jansson's json_equal looks an object's keys up as C strings, so two equal
+ * objects with a key "a\0b" compare unequal. Their sorted compact texts
+ * (\u0000 escaped) are compared instead. */
+static inline bool fuzz_json_same(const json_t *a, const json_t *b)
+{
+    size_t flags = JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS;
+    char *ta = json_dumps(a, flags), *tb = json_dumps(b, flags);
+    bool same = ta && tb ? strcmp(ta, tb) == 0 : json_equal(a, b);
+
+    free(ta);
+    free(tb);
+    return same;
 }
 
 /* fuzz_fail with two JSON values printed. */
