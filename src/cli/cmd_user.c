@@ -234,9 +234,47 @@ static bool token_works(const cli_admin *a, const char *server, const char *toke
     return ok;
 }
 
+/* What a user's token will open: namespace ns, a RoleBinding NAME-ROLE of
+ * the ClusterRole there, and a ResourceQuota NAME-quota when hard is given
+ * (existing ones are kept). 0, or -1 after printing why. */
+static int make_access(ty_client *c, const user_opts *o, const char *ns, json_t *hard)
+{
+    char line[1400], rbpath[600], what[400];
+
+    snprintf(what, sizeof(what), "namespace/%s", ns);
+    if (ensure(c, "/api/v1/namespaces", json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1",
+                                                  "kind", "Namespace", "metadata", "name", ns),
+               what) < 0)
+        return -1;
+    snprintf(rbpath, sizeof(rbpath),
+             "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    snprintf(what, sizeof(what), "rolebinding/%s-%s in %s", o->name, o->role, ns);
+    snprintf(line, sizeof(line), "%s-%s", o->name, o->role);
+    if (ensure(c, rbpath,
+               json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s},s:[{s:s,s:s,s:s}]}", "apiVersion",
+                         "rbac.authorization.k8s.io/v1", "kind", "RoleBinding", "metadata",
+                         "name", line, "namespace", ns, "roleRef", "apiGroup",
+                         "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", o->role,
+                         "subjects", "apiGroup", "rbac.authorization.k8s.io", "kind", "User",
+                         "name", o->name),
+               what) < 0)
+        return -1;
+    if (hard) {
+        snprintf(rbpath, sizeof(rbpath), "/api/v1/namespaces/%s/resourcequotas", ns);
+        snprintf(what, sizeof(what), "resourcequota/%s-quota in %s", o->name, ns);
+        snprintf(line, sizeof(line), "%s-quota", o->name);
+        json_t *q = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:O}}", "apiVersion", "v1", "kind",
+                              "ResourceQuota", "metadata", "name", line, "namespace", ns, "spec",
+                              "hard", hard);
+        if (ensure(c, rbpath, q, what) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int user_add(user_opts *o)
 {
-    char path[4200], token[65], line[1400], groups[700] = "", rbpath[600], what[400];
+    char path[4200], token[65], line[1400], groups[700] = "";
     const char *ns = o->ns ? o->ns : o->name;
     const char *server;
     cli_admin a;
@@ -285,34 +323,8 @@ static int user_add(user_opts *o)
         cli_print_error(&err, false);
         goto out;
     }
-    snprintf(what, sizeof(what), "namespace/%s", ns);
-    if (ensure(c, "/api/v1/namespaces", json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1",
-                                                  "kind", "Namespace", "metadata", "name", ns),
-               what) < 0)
+    if (make_access(c, o, ns, hard) < 0)
         goto out;
-    snprintf(rbpath, sizeof(rbpath),
-             "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
-    snprintf(what, sizeof(what), "rolebinding/%s-%s in %s", o->name, o->role, ns);
-    snprintf(line, sizeof(line), "%s-%s", o->name, o->role);
-    if (ensure(c, rbpath,
-               json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s},s:[{s:s,s:s,s:s}]}", "apiVersion",
-                         "rbac.authorization.k8s.io/v1", "kind", "RoleBinding", "metadata",
-                         "name", line, "namespace", ns, "roleRef", "apiGroup",
-                         "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", o->role,
-                         "subjects", "apiGroup", "rbac.authorization.k8s.io", "kind", "User",
-                         "name", o->name),
-               what) < 0)
-        goto out;
-    if (hard) {
-        snprintf(rbpath, sizeof(rbpath), "/api/v1/namespaces/%s/resourcequotas", ns);
-        snprintf(what, sizeof(what), "resourcequota/%s-quota in %s", o->name, ns);
-        snprintf(line, sizeof(line), "%s-quota", o->name);
-        json_t *q = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:O}}", "apiVersion", "v1", "kind",
-                              "ResourceQuota", "metadata", "name", line, "namespace", ns, "spec",
-                              "hard", hard);
-        if (ensure(c, rbpath, q, what) < 0)
-            goto out;
-    }
     /* the credential last: a user whose access could not be made gets none */
     if (new_token(token) < 0) {
         fprintf(stderr, "error: no random bytes for the token\n");
