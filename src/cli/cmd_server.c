@@ -28,6 +28,7 @@
 #include "runtime/backend.h"
 #include "runtime/local/runtime.h"
 #include "runtime/sim/sim.h"
+#include "cli/server_slurm.h"
 #include "cli/server_security.h"
 #include "scheduler/sched.h"
 #include "server/server.h"
@@ -99,6 +100,7 @@ static void server_usage(FILE *f)
                "               containerLogMaxSize)\n"
                "  --pod-log-retention DURATION  how long the logs of a deleted pod are kept\n"
                "               (default 24h; 0 keeps them for ever)\n"
+               RUNTIME_USAGE
                SECURITY_USAGE,
                TY_DEFAULT_PORT);
 }
@@ -130,6 +132,7 @@ typedef struct node_flags {
     const char *sched_names[SCHED_MAX_NAMES + 1]; /* --scheduler-name; none: the default */
     size_t nsched_names;
     int64_t event_ttl_ms;   /* 0 = Events never expire */
+    runtime_flags rt;       /* --runtime, --slurm-* */
 } node_flags;
 
 static int sim_flag(node_flags *nf, const char *spec)
@@ -253,6 +256,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"pod-log-retention", required_argument, NULL, 'r'},
         {"disk-free-min", required_argument, NULL, 'D'},
         SECURITY_LONGOPTS,
+        RUNTIME_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     ty_log_level lvl;
     long v;
@@ -326,6 +330,11 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
                     return 2;
                 break;
             }
+            if (runtime_is_flag(c)) {
+                if (runtime_flag(c, optarg, &nf->rt) < 0)
+                    return 2;
+                break;
+            }
             server_usage(stderr);
             return 2;
         }
@@ -335,7 +344,11 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         server_usage(stderr);
         return 2;
     }
-    if (!nf->local && !nf->sim_spec) {
+    if (runtime_flags_finish(&nf->rt, data_dir) < 0)
+        return 2;
+    if (nf->rt.slurm)
+        nf->local = false; /* Slurm's nodes run the pods */
+    if (!nf->local && !nf->sim_spec && !nf->rt.slurm) {
         fprintf(stderr, "error: --no-local-node without --sim-nodes leaves no node to run pods\n");
         return 2;
     }
@@ -401,7 +414,11 @@ static void plane_stop(plane *p)
 static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local_opts *ro,
                        const char *data_dir, ty_error *err)
 {
-    sched_opts sopts = {.conf_path = nf->sched_conf, .names = nf->sched_names};
+    sched_opts sopts = {.conf_path = nf->sched_conf, .names = nf->sched_names,
+                        .admit_only = nf->rt.slurm};
+    rt_slurm_opts slo = nf->rt.so;
+
+    slo.sched_names = nf->sched_names;
 
     memset(p, 0, sizeof(*p));
     if (!(p->kc = kc_embedded_new(store))) {
@@ -416,6 +433,7 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
         !(p->quotas = quotactl_start(p->kc, err)) ||
         !(p->sched = sched_start_opts(p->kc, &sopts, err)) ||
         (nf->local && rt_backend_start(&p->rt, &rt_local_backend, p->kc, ro, err) < 0) ||
+        (nf->rt.slurm && rt_backend_start(&p->rt, &rt_slurm_backend, p->kc, &slo, err) < 0) ||
         (nf->sim_spec && rt_backend_start(&p->sim, &rt_sim_backend, p->kc, &nf->sim, err) < 0)) {
         plane_stop(p);
         return -1;
@@ -481,6 +499,8 @@ int cmd_server(int argc, char **argv)
         /* The log endpoint asks the backends; the local runtime's logs are
          * read even when it does not run (they outlive it). */
         cli_backend_logs_init(&logs);
+        if (nf.rt.slurm)
+            logs.b[logs.n++] = &pl.rt;
         logs.b[logs.n++] = nf.local ? &pl.rt : &log_store;
         if (nf.sim_spec)
             logs.b[logs.n++] = &pl.sim;

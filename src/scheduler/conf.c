@@ -72,6 +72,13 @@ void sc_conf_free(sc_conf *conf)
     free(conf);
 }
 
+void sc_conf_admit_only(sc_conf *conf)
+{
+    conf->actions[0] = SC_ACT_ENQUEUE;
+    conf->nactions = 1;
+    snprintf(conf->actions_str, sizeof(conf->actions_str), "enqueue");
+}
+
 const char *sc_conf_actions(const sc_conf *conf)
 {
     return conf->actions_str;

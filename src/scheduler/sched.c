@@ -679,6 +679,8 @@ ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
     strmap_init(&sc->told_jobs);
     if (!sc->conf || !sc->cluster || sched_names_set(sc, opts ? opts->names : NULL, err) < 0)
         goto error;
+    if (opts && opts->admit_only)
+        sc_conf_admit_only(sc->conf);
     sc->inf = inf_new(s, &(inf_config){.name = "scheduler", .watch = sc->watched,
                                        .list = listed_order(sc)},
                       &(inf_handlers){.on_events = on_events, .on_synced = on_synced},

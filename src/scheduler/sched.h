@@ -5,6 +5,8 @@
 #ifndef TY_SCHEDULER_SCHED_H
 #define TY_SCHEDULER_SCHED_H
 
+#include <stdbool.h>
+
 #include "base/error.h"
 #include "client/kc.h"
 
@@ -22,6 +24,8 @@ typedef struct sched_opts {
     const char *conf_path;    /* volcano-scheduler.conf-shaped; NULL: Volcano's default */
     const char *const *names; /* spec.schedulerName values it serves, NULL-terminated
                                  (copied); NULL or empty: SCHED_NAMES_EMBEDDED */
+    bool admit_only;          /* only the enqueue action: the runtime places pods
+                                 (Slurm); the configuration's others are dropped */
 } sched_opts;
 
 /* Starts the scheduling thread (opts may be NULL: the defaults). Only pods

@@ -88,5 +88,13 @@ json_t *rt_local_log_containers(const char *data_dir, const char *ns, const char
  * by DIR/spec.json until it finishes or is told to stop (SIGTERM). Returns
  * the process exit status. */
 int rt_supervise_main(const char *pod_dir);
+/* The same, first waiting up to wait_spec_s seconds for DIR/spec.json to
+ * appear (0: not at all): `--wait-spec S`, for runtimes that start the
+ * supervisor before the spec is written (Slurm). */
+int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s);
+/* The command line of both (`trainyard supervise`, `trainyard-supervise`):
+ * --pod-dir DIR [--wait-spec S]; a usage message naming prog and 2 when
+ * wrong. */
+int rt_supervise_cli(int argc, char **argv, const char *prog);
 
 #endif

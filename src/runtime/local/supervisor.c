@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/jsonget.h"
@@ -392,6 +393,14 @@ static void check_orphaned(sv *s)
         fprintf(stderr, "supervise: %s is gone: stopping the pod\n", s->dir);
         s->orphaned = true;
         begin_termination(s);
+        return;
+    }
+    /* stop.json is also a request to stop by itself: a runtime whose
+     * supervisors run on other machines (Slurm) cannot signal them. */
+    snprintf(path, sizeof(path), "%s/stop.json", s->dir);
+    if (!s->terminating && access(path, F_OK) == 0) {
+        fprintf(stderr, "supervise: %s asks the pod to stop\n", path);
+        begin_termination(s);
     }
 }
 
@@ -593,10 +602,58 @@ static void restore_nofile(void)
     unsetenv(RT_NOFILE_ENV);
 }
 
+/* A runtime that starts the supervisor before the pod's spec is known (a
+ * Slurm step starts when its allocation does; the server writes spec.json
+ * once Slurm says where each pod landed) has it wait for the file. */
+static int wait_for_spec(const char *dir, int wait_s)
+{
+    char path[PATH_MAX + 16];
+    int64_t until = ty_now_ms() + (int64_t)wait_s * 1000;
+
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    while (access(path, F_OK) < 0) {
+        if (ty_now_ms() >= until) {
+            fprintf(stderr, "supervise: no %s after %d s\n", path, wait_s);
+            return -1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 int rt_supervise_main(const char *pod_dir)
+{
+    return rt_supervise_main_wait(pod_dir, 0);
+}
+
+int rt_supervise_cli(int argc, char **argv, const char *prog)
+{
+    const char *dir = NULL;
+    long wait_s = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pod-dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strncmp(argv[i], "--pod-dir=", 10))
+            dir = argv[i] + 10;
+        else if (!strcmp(argv[i], "--wait-spec") && i + 1 < argc)
+            wait_s = strtol(argv[++i], NULL, 10);
+    }
+    if (!dir || !*dir || wait_s < 0 || wait_s > 86400) {
+        fprintf(stderr, "usage: %s --pod-dir DIR [--wait-spec SECONDS]\n"
+                        "(started by the server's runtime, one per pod)\n", prog);
+        return 2;
+    }
+    return rt_supervise_main_wait(dir, (int)wait_s);
+}
+
+int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s)
 {
     sv s;
 
+    if (wait_spec_s > 0 && wait_for_spec(pod_dir, wait_spec_s) < 0)
+        return 1;
     restore_nofile();
     memset(&s, 0, sizeof(s));
     s.sigfd = s.lock_fd = s.pod_ns = -1;

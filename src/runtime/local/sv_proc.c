@@ -193,6 +193,26 @@ static void env_set(json_t *env, const char *kv)
     json_object_set_new(env, key, json_string_nocheck(eq + 1));
 }
 
+/* The variables spec.json's inheritEnv names, from the supervisor's own
+ * environment: what the runtime that started it says (Slurm's step gives
+ * CUDA_VISIBLE_DEVICES for the GPUs it allocated, and SLURM_JOB_ID...). A
+ * name not set is left out. NVIDIA_VISIBLE_DEVICES follows the inherited
+ * CUDA_VISIBLE_DEVICES, as the local runtime pairs them. */
+static void inherit_env(json_t *env, const json_t *names)
+{
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(names, i, n) {
+        const char *k = json_string_value(n), *v = k ? getenv(k) : NULL;
+        if (!v)
+            continue;
+        json_object_set_new(env, k, json_string_nocheck(v));
+        if (!strcmp(k, "CUDA_VISIBLE_DEVICES"))
+            json_object_set_new(env, "NVIDIA_VISIBLE_DEVICES", json_string_nocheck(*v ? v : "void"));
+    }
+}
+
 /* The pod's own environment, never the server's (which may hold tokens and
  * the server's settings): a default PATH and HOME, what the runtime injects,
  * then the container's own variables (which may override those); TY_POD_IP
@@ -215,6 +235,7 @@ static char **build_env(sv *s, const sv_ct *c)
     json_object_set_new(env, "HOSTNAME", json_string(ty_jstr(s->spec, "hostname")));
     json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(gpus));
     json_object_set_new(env, "NVIDIA_VISIBLE_DEVICES", json_string(*gpus ? gpus : "void"));
+    inherit_env(env, json_object_get(s->spec, "inheritEnv"));
     json_array_foreach(json_object_get(c->spec, "env"), i, v)
         env_set(env, json_string_value(v) ? json_string_value(v) : "");
     json_object_set_new(env, "TY_POD_IP", json_string(ty_jstr(s->spec, "podIP")));

@@ -1,0 +1,745 @@
+/* backend_slurm.c - the Slurm backend's ops table, its agent thread (watch
+ * events, the sync tick, submissions), its Nodes (from sinfo) and its logs
+ * (the local runtime's reader over the shared directory). See slurm.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/kinds.h"
+#include "api/registry.h"
+#include "base/jsonget.h"
+#include "base/log.h"
+#include "base/thread.h"
+#include "base/timeutil.h"
+#include "model/finalizers.h"
+#include "model/obj.h"
+#include "runtime/local/rt_internal.h"
+#include "runtime/local/runtime.h"
+#include "runtime/slurm/sl_int.h"
+
+#define NODES_EVERY_MS 10000
+#define SYNC_MS 1000
+#define SYNC_FAST_MS 150
+
+/* ---- small things ---- */
+
+void sl_pod_dir(const rt_slurm *s, const char *uid, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/pods/%s", s->shared, uid);
+}
+
+const char *sl_job_text(const sl_pod *p, char *buf, size_t len)
+{
+    if (p->comp >= 0)
+        snprintf(buf, len, "%s+%d", p->job, p->comp);
+    else
+        snprintf(buf, len, "%s", p->job);
+    return buf;
+}
+
+sl_pod *sl_find(rt_slurm *s, const char *uid)
+{
+    return strmap_get(&s->pods, uid);
+}
+
+const sl_node *sl_node_find(rt_slurm *s, const char *name, sl_node *copy)
+{
+    const sl_node *found = NULL;
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (!strcmp(s->nodes[i].name, name)) {
+            *copy = s->nodes[i];
+            found = copy;
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/* Pods this backend runs: a scheduler name it serves (the scheduler admits
+ * their gangs; nothing else places them). */
+bool sl_serves(const rt_slurm *s, const json_t *pod)
+{
+    const char *want = ty_jstr(json_object_get(pod, "spec"), "schedulerName");
+
+    if (!*want)
+        want = "default-scheduler";
+    for (size_t i = 0; s->names[i]; i++)
+        if (!strcmp(s->names[i], want))
+            return true;
+    return false;
+}
+
+typedef struct fin_args {
+    const char *uid;
+    bool add;
+} fin_args;
+
+static int edit_finalizer(json_t *obj, void *arg, ty_error *err)
+{
+    const fin_args *a = arg;
+
+    if (strcmp(ty_jmeta(obj, "uid"), a->uid))
+        return ty_seterr(err, TY_ENOTFOUND, "pod replaced");
+    if (a->add) {
+        if (json_is_string(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")))
+            return ty_seterr(err, TY_ECONFLICT, "being deleted");
+        finalizer_add(obj, SL_FINALIZER);
+    } else {
+        finalizer_remove(obj, SL_FINALIZER);
+    }
+    return 0;
+}
+
+int sl_finalizer(rt_slurm *s, sl_pod *p, bool add)
+{
+    fin_args a = {.uid = p->uid, .add = add};
+    ty_error err;
+    ty_obj *o;
+
+    ty_error_init(&err);
+    o = kc_mutate(s->kc, "pods", p->ns, p->name, edit_finalizer, &a, 0, &err);
+    if (o) {
+        p->finalizer = add;
+        ty_obj_unref(o);
+    } else if (err.code == TY_ENOTFOUND && !add) {
+        p->finalizer = false; /* gone: nothing left to hold */
+    }
+    ty_error_clear(&err);
+    return o ? 0 : -1;
+}
+
+/* ---- Nodes ---- */
+
+typedef struct node_args {
+    const sl_node *n;
+    const char *now;
+} node_args;
+
+static json_t *node_capacity(const sl_node *n)
+{
+    json_t *cap = json_object();
+
+    json_object_set_new(cap, "cpu", json_sprintf("%d", n->cpus));
+    json_object_set_new(cap, "memory", json_sprintf("%lldMi", n->mem_mb));
+    json_object_set_new(cap, "pods", json_string("110"));
+    if (n->gpus > 0)
+        json_object_set_new(cap, "nvidia.com/gpu", json_sprintf("%d", n->gpus));
+    return cap;
+}
+
+static int fix_node_meta(json_t *obj, void *arg, ty_error *err)
+{
+    const node_args *a = arg;
+    json_t *meta = json_object_get(obj, "metadata"), *labels;
+    (void)err;
+
+    labels = json_object_get(meta, "labels");
+    if (!json_is_object(labels)) {
+        labels = json_object();
+        json_object_set_new(meta, "labels", labels);
+    }
+    json_object_set_new(labels, "kubernetes.io/hostname", json_string(a->n->name));
+    json_object_set_new(labels, "kubernetes.io/os", json_string("linux"));
+    json_object_set_new(labels, "trainyard.io/runtime", json_string("slurm"));
+    json_object_set_new(labels, SL_PARTITION_LABEL, json_string(a->n->partition));
+    return 0;
+}
+
+static json_t *ready_condition(const sl_node *n, const char *now, const json_t *old)
+{
+    const char *was = ty_jstr(old, "status"), *since = ty_jstr(old, "lastTransitionTime");
+    const char *status = n->ready ? "True" : "False";
+    json_t *c;
+
+    if (n->ready) {
+        c = ak_node_ready_condition("Slurm node is up", now);
+    } else {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "Slurm node state is %s", n->state);
+        c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", "Ready", "status", "False",
+                      "reason", "SlurmNodeNotUsable", "message", msg, "lastHeartbeatTime", now,
+                      "lastTransitionTime", now);
+    }
+    if (c && *since && !strcmp(was, status))
+        json_object_set_new(c, "lastTransitionTime", json_string(since));
+    return c;
+}
+
+static int fix_node_status(json_t *obj, void *arg, ty_error *err)
+{
+    const node_args *a = arg;
+    json_t *st = json_object_get(obj, "status"), *conds, *c, *old = NULL, *cap;
+    size_t i;
+    (void)err;
+
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(obj, "status", st);
+    }
+    cap = node_capacity(a->n);
+    json_object_set(st, "capacity", cap);
+    json_object_set_new(st, "allocatable", cap);
+    json_object_set_new(st, "addresses",
+                        json_pack("[{s:s, s:s}, {s:s, s:s}]", "type", "InternalIP", "address",
+                                  a->n->addr, "type", "Hostname", "address", a->n->name));
+    if (!json_is_object(json_object_get(st, "nodeInfo")))
+        json_object_set_new(st, "nodeInfo",
+                            ak_node_info("slurm", "", "Slurm", "amd64"));
+    conds = json_object_get(st, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(st, "conditions", conds);
+    }
+    json_array_foreach(conds, i, c) {
+        if (!strcmp(ty_jstr(c, "type"), "Ready")) {
+            old = json_incref(c);
+            json_array_remove(conds, i);
+            break;
+        }
+    }
+    /* The heartbeat time moves only with the state: an unchanged node writes
+     * nothing. */
+    c = ready_condition(a->n, a->now, old);
+    if (old && !strcmp(ty_jstr(old, "status"), ty_jstr(c, "status")) &&
+        !strcmp(ty_jstr(old, "message"), ty_jstr(c, "message")))
+        json_object_set_new(c, "lastHeartbeatTime", json_string(ty_jstr(old, "lastHeartbeatTime")));
+    json_array_append_new(conds, c);
+    json_decref(old);
+    return 0;
+}
+
+static json_t *make_node(void *arg)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind", "Node",
+                          "metadata", "name", ((const node_args *)arg)->n->name, "spec",
+                          "status");
+    fix_node_meta(o, arg, NULL);
+    fix_node_status(o, arg, NULL);
+    return o;
+}
+
+/* A node's IPv4 address: NodeAddr as sinfo shows it (an address, or a name
+ * resolved here; unresolvable names are kept, and fail loudly later). */
+static void node_address(const char *addr, char *out, size_t len)
+{
+    struct in_addr a;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+
+    if (inet_pton(AF_INET, addr, &a) == 1 || getaddrinfo(addr, NULL, &hints, &res) != 0 || !res) {
+        snprintf(out, len, "%s", addr);
+        return;
+    }
+    inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, out, (socklen_t)len);
+    freeaddrinfo(res);
+}
+
+/* sinfo: the nodes of the partitions, and their Node objects kept. */
+static void refresh_nodes(rt_slurm *s)
+{
+    const char *argv[8] = {"sinfo", "-h", "-N", "-o", "%N|%o|%c|%m|%G|%T|%P", NULL};
+    scli_out out = {0};
+    scli_node *got;
+    size_t n = 0;
+    ty_error err;
+    char now[40];
+
+    ty_error_init(&err);
+    if (s->partitions) {
+        argv[5] = "-p";
+        argv[6] = s->partitions;
+    }
+    if (scli_run(argv, NULL, SL_CMD_TIMEOUT_MS, SL_CMD_MAX_OUT, &out, &err) < 0 || out.status) {
+        char *why = err.code ? NULL : scli_describe(argv, &out);
+        ty_warn("slurm: cannot list nodes: %s", why ? why : err.text);
+        free(why);
+        goto out;
+    }
+    if (!(got = scli_parse_sinfo(out.out ? out.out : "", &n, &err))) {
+        ty_warn("slurm: sinfo: %s", err.text);
+        goto out;
+    }
+    sl_node *nodes = calloc(n ? n : 1, sizeof(*nodes));
+    if (!nodes) {
+        free(got);
+        goto out;
+    }
+    ty_time_now(now, sizeof(now));
+    for (size_t i = 0; i < n; i++) {
+        sl_node *d = &nodes[i];
+        snprintf(d->name, sizeof(d->name), "%s", got[i].name);
+        node_address(*got[i].addr ? got[i].addr : got[i].name, d->addr, sizeof(d->addr));
+        snprintf(d->partition, sizeof(d->partition), "%s", got[i].partition);
+        snprintf(d->state, sizeof(d->state), "%s", got[i].state);
+        d->cpus = got[i].cpus;
+        d->gpus = got[i].gpus;
+        d->mem_mb = got[i].mem_mb;
+        d->ready = !got[i].drain && !got[i].down && got[i].responding;
+        node_args a = {.n = d, .now = now};
+        ty_error e2;
+        ty_error_init(&e2);
+        if (ak_node_ensure(s->kc, d->name, fix_node_meta, fix_node_status, make_node, &a, NULL,
+                           &e2) < 0)
+            ty_warn("slurm: node %s: %s", d->name, e2.text);
+        ty_error_clear(&e2);
+    }
+    free(got);
+    pthread_mutex_lock(&s->mu);
+    free(s->nodes);
+    s->nodes = nodes;
+    s->nnodes = n;
+    pthread_mutex_unlock(&s->mu);
+out:
+    scli_out_free(&out);
+    ty_error_clear(&err);
+}
+
+/* ---- pods from the watch ---- */
+
+static int remember(rt_slurm *s, sl_pod *p)
+{
+    if (s->nall == s->capall) {
+        size_t cap = s->capall ? 2 * s->capall : 64;
+        sl_pod **all = realloc(s->all, cap * sizeof(*all));
+        if (!all)
+            return -1;
+        s->all = all;
+        s->capall = cap;
+    }
+    if (strmap_put(&s->pods, p->uid, p) < 0)
+        return -1;
+    p->idx = s->nall;
+    s->all[s->nall++] = p;
+    return 0;
+}
+
+static void forget(rt_slurm *s, sl_pod *p)
+{
+    strmap_del(&s->pods, p->uid);
+    s->all[p->idx] = s->all[--s->nall];
+    s->all[p->idx]->idx = p->idx;
+    ty_obj_unref(p->obj);
+    json_decref(p->state);
+    json_decref(p->ports);
+    free(p);
+}
+
+static const char *group_of(const json_t *pod)
+{
+    const char *g = ty_jstr(json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                            "scheduling.k8s.io/group-name");
+    return g;
+}
+
+/* A pod as the store has it now (deleted: its last state). */
+static void pod_seen(rt_slurm *s, ty_obj *o, bool deleted)
+{
+    const json_t *pod = ty_obj_json(o), *meta = json_object_get(pod, "metadata");
+    const char *uid = ty_jstr(meta, "uid"), *node;
+    sl_pod *p = sl_find(s, uid);
+
+    if (deleted) {
+        if (p)
+            forget(s, p); /* whatever still runs is found by squeue and cancelled */
+        return;
+    }
+    node = ty_jstr(json_object_get(pod, "spec"), "nodeName");
+    if (!p) {
+        /* Ours: served and unbound (to be submitted), or bound to one of our
+         * nodes (started by us, seen again after a restart). */
+        sl_node tmp;
+        const char *phase = ty_jstr(json_object_get(pod, "status"), "phase");
+        if (!sl_serves(s, pod) || strlen(uid) >= sizeof(p->uid) || !*uid)
+            return;
+        if (*node && !sl_node_find(s, node, &tmp) && !finalizer_has(pod, SL_FINALIZER))
+            return;
+        if (!*node && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")) &&
+            !finalizer_has(pod, SL_FINALIZER))
+            return;
+        if (strmap_len(&s->pods) >= SL_MAX_PODS || !(p = calloc(1, sizeof(*p))))
+            return;
+        snprintf(p->uid, sizeof(p->uid), "%s", uid);
+        snprintf(p->ns, sizeof(p->ns), "%s", ty_jstr(meta, "namespace"));
+        snprintf(p->name, sizeof(p->name), "%s", ty_jstr(meta, "name"));
+        snprintf(p->group, sizeof(p->group), "%s", group_of(pod));
+        p->comp = -1;
+        p->finalizer = finalizer_has(pod, SL_FINALIZER);
+        if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+            p->st = SP_DONE;
+        else if (*node)
+            p->st = SP_SUBMITTED; /* adopted: squeue and its state say more */
+        p->submitted_ms = ty_now_ms();
+        snprintf(p->node, sizeof(p->node), "%s", node);
+        if (remember(s, p) < 0) {
+            free(p);
+            return;
+        }
+    }
+    ty_obj_unref(p->obj);
+    p->obj = ty_obj_ref(o);
+    if (json_is_string(json_object_get(meta, "deletionTimestamp")) && !p->deleting) {
+        const json_t *g = json_object_get(meta, "deletionGracePeriodSeconds");
+        p->deleting = true;
+        p->grace_s = json_is_integer(g) ? (int)json_integer_value(g)
+                                        : (int)json_integer_value(json_object_get(
+                                              json_object_get(pod, "spec"),
+                                              "terminationGracePeriodSeconds"));
+        if (p->grace_s < 0)
+            p->grace_s = 0;
+    }
+}
+
+static void group_seen(rt_slurm *s, ty_obj *o, bool deleted)
+{
+    const json_t *pg = ty_obj_json(o);
+    char key[520];
+
+    snprintf(key, sizeof(key), "%s/%s", ty_jmeta(pg, "namespace"), ty_jmeta(pg, "name"));
+    if (deleted)
+        json_object_del(s->groups, key);
+    else
+        json_object_set_new(s->groups, key, json_deep_copy(pg));
+}
+
+static void service_seen(rt_slurm *s, ty_obj *o, bool deleted)
+{
+    rt_hosts_put_service(s->hosts, ty_obj_json(o), deleted);
+}
+
+static void relist(rt_slurm *s)
+{
+    const char *res[] = {"pods", s->k_podgroups, "services"};
+
+    for (int r = 0; r < 3; r++) {
+        kc_list l = {0};
+        ty_error err;
+        ty_error_init(&err);
+        if (kc_list_objects(s->kc, res[r], NULL, &l, &err) < 0) {
+            ty_warn("slurm: cannot list %s: %s", res[r], err.text);
+            ty_error_clear(&err);
+            continue;
+        }
+        if (r == 1)
+            json_object_clear(s->groups);
+        if (r == 2)
+            rt_hosts_clear(s->hosts);
+        for (size_t i = 0; i < l.n; i++) {
+            if (r == 0) {
+                pod_seen(s, l.items[i], false);
+                rt_hosts_put_pod(s->hosts, ty_obj_json(l.items[i]), false);
+            } else if (r == 1) {
+                group_seen(s, l.items[i], false);
+            } else {
+                service_seen(s, l.items[i], false);
+            }
+        }
+        kc_list_free(&l);
+    }
+}
+
+static void take_events(rt_slurm *s)
+{
+    size_t n = 0;
+    bool again = false;
+    kc_event *ev = ak_watch_take(s->w, &n, &again);
+
+    for (size_t i = 0; i < n; i++) {
+        bool del = ev[i].type == KC_DELETED;
+        if (ev[i].type == KC_BOOKMARK || !ev[i].obj)
+            goto next;
+        if (!strcmp(ev[i].resource, "pods")) {
+            pod_seen(s, ev[i].obj, del);
+            rt_hosts_put_pod(s->hosts, ty_obj_json(ev[i].obj), del);
+        } else if (!strcmp(ev[i].resource, s->k_podgroups)) {
+            group_seen(s, ev[i].obj, del);
+        } else if (!strcmp(ev[i].resource, "services")) {
+            service_seen(s, ev[i].obj, del);
+        }
+    next:
+        kc_event_release(&ev[i]);
+    }
+    free(ev);
+    if (again)
+        relist(s);
+}
+
+/* ---- the thread ---- */
+
+static void *agent_main(void *arg)
+{
+    rt_slurm *s = arg;
+
+    relist(s);
+    while (!atomic_load(&s->stop)) {
+        int64_t now = ty_now_ms(), wait;
+        struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
+        uint64_t v;
+
+        if (now >= s->next_nodes_ms) {
+            refresh_nodes(s);
+            s->next_nodes_ms = now + NODES_EVERY_MS;
+        }
+        if (now >= s->next_sync_ms) {
+            s->fast = false;
+            sl_sync(s);
+            if (s->synced_once)
+                sl_submit_ready(s);
+            s->next_sync_ms = ty_now_ms() + (s->fast ? SYNC_FAST_MS : SYNC_MS);
+        }
+        wait = s->next_sync_ms - ty_now_ms();
+        if (wait < 0)
+            wait = 0;
+        if (poll(&pfd, 1, (int)(wait > 1000 ? 1000 : wait)) > 0 && (pfd.revents & POLLIN)) {
+            if (read(s->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+                ty_debug("slurm: wake: %s", strerror(errno));
+            take_events(s);
+            /* New pods may be ready to go: look at once, at most this often. */
+            if (s->synced_once && s->next_sync_ms > ty_now_ms() + SYNC_FAST_MS)
+                s->next_sync_ms = ty_now_ms() + SYNC_FAST_MS;
+        }
+    }
+    return NULL;
+}
+
+/* The id that marks this server's Slurm jobs (their comments), made once
+ * and kept in the data directory: a second Trainyard on the same cluster
+ * never adopts or cancels them. */
+static int load_instance(rt_slurm *s, const char *data_dir, ty_error *err)
+{
+    char path[PATH_MAX + 32], buf[64];
+    size_t len = 0;
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/slurm-instance", data_dir);
+    if ((text = rt_read_file(path, 64, &len)) && len >= 8) {
+        snprintf(s->inst, sizeof(s->inst), "%.*s", (int)strcspn(text, "\n"), text);
+        free(text);
+        return 0;
+    }
+    free(text);
+    unsigned char rnd[8];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+        if (fd >= 0)
+            close(fd);
+        return ty_seterr(err, TY_EINTERNAL, "cannot read /dev/urandom");
+    }
+    close(fd);
+    for (int i = 0; i < 8; i++)
+        snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(s->inst, sizeof(s->inst), "%.16s", buf);
+    snprintf(buf + 16, sizeof(buf) - 16, "\n");
+    if (rt_write_durable(path, buf, strlen(buf), 0600) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static void slurm_free(rt_slurm *s)
+{
+    if (!s)
+        return;
+    ak_watch_free(s->w);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    while (s->nall)
+        forget(s, s->all[s->nall - 1]);
+    free(s->all);
+    strmap_free(&s->pods);
+    json_decref(s->groups);
+    if (s->hosts)
+        rt_hosts_free(s->hosts);
+    for (size_t i = 0; s->names && s->names[i]; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->partitions);
+    free(s->account);
+    free(s->qos);
+    free(s->nodes);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static char *dup_or_null(const char *v)
+{
+    return v && *v ? strdup(v) : NULL;
+}
+
+static void *slurm_start(ty_kc *kc, const void *opts, ty_error *err)
+{
+    const rt_slurm_opts *o = opts;
+    static const char *const defaults[] = {"volcano", "default-scheduler", NULL};
+    const char *const *names = o->sched_names && o->sched_names[0] ? o->sched_names : defaults;
+    rt_slurm *s = calloc(1, sizeof(*s));
+    char path[PATH_MAX + 32];
+    size_t n = 0;
+
+    if (!s) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    s->wake_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    strmap_init(&s->pods);
+    s->kc = kc;
+    s->groups = json_object();
+    s->hosts = rt_hosts_new();
+    s->partitions = dup_or_null(o->partitions);
+    s->account = dup_or_null(o->account);
+    s->qos = dup_or_null(o->qos);
+    s->port_min = o->port_min > 0 ? o->port_min : 20000;
+    s->port_max = o->port_max > 0 ? o->port_max : 32767;
+    while (names[n])
+        n++;
+    s->names = calloc(n + 1, sizeof(*s->names));
+    for (size_t i = 0; s->names && i < n; i++)
+        s->names[i] = strdup(names[i]);
+    snprintf(s->k_podgroups, sizeof(s->k_podgroups), "%s", api_store_key(&api_podgroup));
+    if (!s->groups || !s->hosts || !s->names) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        goto fail;
+    }
+    if (!o->shared_dir || o->shared_dir[0] != '/') {
+        ty_seterr(err, TY_EINVALID, "the Slurm runtime needs an absolute shared directory");
+        goto fail;
+    }
+    snprintf(s->shared, sizeof(s->shared), "%s", o->shared_dir);
+    if (o->self_exe && *o->self_exe) {
+        snprintf(s->exe, sizeof(s->exe), "%s", o->self_exe);
+    } else {
+        ssize_t len = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
+        if (len <= 0) {
+            ty_seterr(err, TY_EINTERNAL, "cannot find this program's path");
+            goto fail;
+        }
+        s->exe[len] = '\0';
+    }
+    /* Beside the binary: the bind shim, and the small supervisor (it starts
+     * faster than the whole of trainyard). */
+    snprintf(s->shim, sizeof(s->shim), "%s", s->exe);
+    snprintf(s->sup, sizeof(s->sup), "%s", s->exe);
+    char *slash = strrchr(s->shim, '/');
+    if (slash) {
+        size_t at = (size_t)(slash + 1 - s->shim);
+        snprintf(s->shim + at, sizeof(s->shim) - at, "libtybind.so");
+        snprintf(s->sup + at, sizeof(s->sup) - at, "trainyard-supervise");
+    }
+    if (access(s->shim, R_OK) < 0)
+        s->shim[0] = '\0';
+    if (access(s->sup, X_OK) < 0)
+        s->sup[0] = '\0';
+    for (int i = 0; i < 3; i++) {
+        static const char *const sub[] = {"pods", "logs", "slurm"};
+        snprintf(path, sizeof(path), "%s/%s", s->shared, sub[i]);
+        if (rt_mkdirs_mode(path, 0700) < 0) {
+            ty_seterr(err, TY_EINTERNAL, "cannot make %s: %s", path, strerror(errno));
+            goto fail;
+        }
+    }
+    if (load_instance(s, o->data_dir ? o->data_dir : s->shared, err) < 0)
+        goto fail;
+    /* The cluster must answer before the server says it is up. */
+    refresh_nodes(s);
+    pthread_mutex_lock(&s->mu);
+    n = s->nnodes;
+    pthread_mutex_unlock(&s->mu);
+    if (!n) {
+        ty_seterr(err, TY_EINVALID,
+                  "the Slurm cluster shows no nodes%s%s (is SLURM_CONF right? sinfo -N)",
+                  s->partitions ? " in partition " : "", s->partitions ? s->partitions : "");
+        goto fail;
+    }
+    if ((s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        ty_seterr(err, TY_EINTERNAL, "eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    const char *watch[] = {"pods", s->k_podgroups, "services", NULL};
+    if (!(s->w = ak_watch_start(kc, watch, s->wake_fd, 0, "ty-slurm-watch", err)))
+        goto fail;
+    s->next_nodes_ms = ty_now_ms() + NODES_EVERY_MS;
+    if (pthread_create(&s->thread, NULL, agent_main, s) != 0) {
+        ty_seterr(err, TY_EINTERNAL, "cannot start the Slurm agent thread");
+        ak_watch_stop(s->w);
+        goto fail;
+    }
+    ty_thread_setup(s->thread, "ty-slurm", TY_THREAD_BACKGROUND);
+    ty_info("slurm: %zu nodes%s%s; shared directory %s; jobs marked ty:%s", n,
+            s->partitions ? " in " : "", s->partitions ? s->partitions : "", s->shared, s->inst);
+    return s;
+fail:
+    slurm_free(s);
+    return NULL;
+}
+
+static void slurm_stop(void *impl)
+{
+    rt_slurm *s = impl;
+
+    if (!s)
+        return;
+    atomic_store(&s->stop, true);
+    ak_watch_stop(s->w);
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof(one)) < 0)
+        ty_debug("slurm: wake: %s", strerror(errno));
+    pthread_join(s->thread, NULL);
+    slurm_free(s);
+}
+
+static json_t *slurm_nodes(void *impl)
+{
+    rt_slurm *s = impl;
+    json_t *out = json_array();
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; out && i < s->nnodes; i++) {
+        json_t *inv = ak_node_inventory(s->kc, s->nodes[i].name);
+        if (inv)
+            json_array_append_new(out, inv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return out;
+}
+
+static bool slurm_owns_node(void *impl, const char *node)
+{
+    sl_node tmp;
+    return sl_node_find(impl, node, &tmp) != NULL;
+}
+
+/* ---- logs: the supervisors write them under the shared directory in the
+ * local runtime's format ---- */
+
+static rt_log *slurm_log_open(void *impl, const char *ns, const char *pod, const char *container,
+                              bool previous, long tail_lines, ty_error *err)
+{
+    return rt_local_log_open(((rt_slurm *)impl)->shared, ns, pod, container, previous,
+                             tail_lines, err);
+}
+
+static json_t *slurm_log_containers(void *impl, const char *ns, const char *pod)
+{
+    return rt_local_log_containers(((rt_slurm *)impl)->shared, ns, pod);
+}
+
+const rt_backend_ops rt_slurm_backend = {
+    .name = "slurm",
+    .start = slurm_start,
+    .stop = slurm_stop,
+    .nodes = slurm_nodes,
+    .owns_node = slurm_owns_node,
+    .finalizer = SL_FINALIZER,
+    .log_open = slurm_log_open,
+    .log_gets = rt_local_log_gets,
+    .log_rotated = rt_local_log_rotated,
+    .log_close = rt_local_log_close,
+    .log_containers = slurm_log_containers,
+};

@@ -1,0 +1,278 @@
+/* sl_submit.c - an admitted gang becomes one Slurm job.
+ *
+ * Trainyard's scheduler admits a PodGroup (its enqueue action: queues,
+ * quotas, fair share); the job controller then makes its pods. When as many
+ * unsubmitted pods as the gang still lacks exist, they go in one sbatch: a
+ * heterogeneous job with a component per pod (its CPUs, memory and GPUs),
+ * so that Slurm starts all of them or none and places each where it fits.
+ * The batch script runs one step per component, `trainyard supervise
+ * --wait-spec`, which waits for the spec the server writes once Slurm says
+ * where the pod landed (sl_plan.c). Each component's comment names the pod
+ * (ty:<instance>:<uid>): squeue alone maps jobs back to pods, so a server
+ * that restarts adopts what it submitted. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/jsonget.h"
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "client/events.h"
+#include "model/obj.h"
+#include "model/podres.h"
+#include "runtime/local/rt_internal.h"
+#include "runtime/slurm/sl_int.h"
+
+#define RETRY_MS 30000 /* after sbatch refused a gang */
+
+/* A value for a line of the batch script: single-quoted for sh. */
+static void sh_quote(ty_buf *b, const char *v)
+{
+    ty_buf_puts(b, "'");
+    for (; *v; v++) {
+        if (*v == '\'')
+            ty_buf_puts(b, "'\\''");
+        else
+            ty_buf_append(b, v, 1);
+    }
+    ty_buf_puts(b, "'");
+}
+
+/* Slurm job names and #SBATCH values: no spaces, quotes or shell
+ * characters (an #SBATCH line is not parsed by a shell). */
+static void safe_name(char *out, size_t len, const char *ns, const char *name)
+{
+    size_t j = 0;
+    char full[600];
+
+    snprintf(full, sizeof(full), "%s.%s", ns, name);
+    for (size_t i = 0; full[i] && j + 1 < len && j < 100; i++) {
+        char c = full[i];
+        out[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           c == '.' || c == '-' || c == '_'
+                       ? c
+                       : '_';
+    }
+    out[j] = '\0';
+}
+
+/* The component's resources: the pod's effective requests (the scheduler's
+ * rule, model/podres.h). CPUs are whole in Slurm: rounded up, at least 1. */
+static void component(const rt_slurm *s, ty_buf *b, const sl_pod *p)
+{
+    const json_t *pod = ty_obj_json(p->obj);
+    podres r;
+    int64_t cpu, mem;
+    int gpus = rt_pod_gpu_request(pod);
+
+    podres_of_spec(json_object_get(pod, "spec"), &r);
+    cpu = (podres_get(&r, "cpu") + 999) / 1000;
+    mem = podres_get(&r, "memory") / 1000; /* bytes */
+    ty_buf_printf(b, "#SBATCH --comment=ty:%s:%s\n", s->inst, p->uid);
+    ty_buf_printf(b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%lld\n",
+                  (long long)(cpu < 1 ? 1 : cpu));
+    if (mem > 0)
+        ty_buf_printf(b, "#SBATCH --mem=%lldM\n", (long long)((mem + (1 << 20) - 1) >> 20));
+    if (gpus > 0)
+        ty_buf_printf(b, "#SBATCH --gres=gpu:%d\n", gpus);
+    if (s->partitions)
+        ty_buf_printf(b, "#SBATCH --partition=%s\n", s->partitions);
+    if (s->account)
+        ty_buf_printf(b, "#SBATCH --account=%s\n", s->account);
+    if (s->qos)
+        ty_buf_printf(b, "#SBATCH --qos=%s\n", s->qos);
+}
+
+static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n)
+{
+    const char *conf = getenv("SLURM_CONF");
+    char name[128], dir[PATH_MAX];
+    ty_buf b = {0};
+
+    safe_name(name, sizeof(name), pods[0]->ns, *pods[0]->group ? pods[0]->group : pods[0]->name);
+    ty_buf_puts(&b, "#!/bin/sh\n");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ty_buf_puts(&b, "#SBATCH hetjob\n");
+        if (i == 0)
+            ty_buf_printf(&b,
+                          "#SBATCH --job-name=%s\n#SBATCH --output=%s/slurm/%%j.out\n"
+                          "#SBATCH --no-requeue\n#SBATCH --export=NONE\n",
+                          name, s->shared);
+        component(s, &b, pods[i]);
+    }
+    /* The steps get this environment, not the server's: a plain PATH, and
+     * the cluster's configuration when the server was pointed at one. */
+    ty_buf_puts(&b, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+                    "export PATH\n");
+    if (conf && *conf) {
+        ty_buf_puts(&b, "SLURM_CONF=");
+        sh_quote(&b, conf);
+        ty_buf_puts(&b, "\nexport SLURM_CONF\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+        ty_buf_puts(&b, "srun ");
+        if (n > 1)
+            ty_buf_printf(&b, "--het-group=%zu ", i);
+        ty_buf_puts(&b, "--ntasks=1 --export=ALL --kill-on-bad-exit=0 --output=");
+        sh_quote(&b, dir);
+        ty_buf_puts(&b, "/supervisor.log ");
+        if (*s->sup) {
+            sh_quote(&b, s->sup);
+            ty_buf_puts(&b, " --pod-dir ");
+        } else {
+            sh_quote(&b, s->exe);
+            ty_buf_puts(&b, " supervise --pod-dir ");
+        }
+        sh_quote(&b, dir);
+        ty_buf_printf(&b, " --wait-spec %d &\n", SL_WAIT_SPEC_S);
+    }
+    ty_buf_puts(&b, "wait\n");
+    return ty_buf_steal(&b, NULL);
+}
+
+static void refused(rt_slurm *s, sl_pod *const *pods, size_t n, const char *why)
+{
+    for (size_t i = 0; i < n; i++) {
+        pods[i]->retry_at_ms = ty_now_ms() + RETRY_MS;
+        sl_pending_reason(s, pods[i], "SlurmRefused", why);
+    }
+}
+
+static void submit(rt_slurm *s, sl_pod **pods, size_t n)
+{
+    const char *argv[] = {"sbatch", "--parsable", NULL};
+    char dir[PATH_MAX], *script, *end;
+    size_t k = 0;
+    scli_out out = {0};
+    ty_error err;
+
+    /* The finalizer first: a deletion then waits for the job's end. A pod
+     * being deleted meanwhile stays out. */
+    for (size_t i = 0; i < n; i++) {
+        sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+        if (pods[i]->deleting || (!pods[i]->finalizer && sl_finalizer(s, pods[i], true) < 0))
+            continue;
+        if (rt_mkdirs_mode(dir, 0700) < 0) {
+            ty_warn("slurm: cannot make %s: %s", dir, strerror(errno));
+            continue;
+        }
+        pods[k++] = pods[i];
+    }
+    if (!k)
+        return;
+    n = k;
+    ty_error_init(&err);
+    script = batch_script(s, pods, n);
+    if (!script)
+        return;
+    if (scli_run(argv, script, SL_CMD_TIMEOUT_MS, 4096, &out, &err) < 0 || out.status != 0) {
+        char *why = err.code ? strdup(err.text) : scli_describe(argv, &out);
+        ty_warn("slurm: %s/%s: %s", pods[0]->ns, *pods[0]->group ? pods[0]->group : pods[0]->name,
+                why ? why : "sbatch failed");
+        refused(s, pods, n, why ? why : "sbatch failed");
+        free(why);
+        goto out;
+    }
+    /* "<id>" or "<id>;<cluster>" */
+    long id = strtol(out.out ? out.out : "", &end, 10);
+    if (id <= 0 || (*end && *end != ';' && *end != '\n')) {
+        refused(s, pods, n, "sbatch --parsable printed no job id");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(pods[i]->job, sizeof(pods[i]->job), "%ld", id);
+        pods[i]->comp = n > 1 ? (int)i : -1;
+        pods[i]->st = SP_SUBMITTED;
+        pods[i]->submitted_ms = ty_now_ms();
+    }
+    s->fast = true;
+    ty_info("slurm: %s/%s: Slurm job %ld (%zu pod%s)", pods[0]->ns,
+            *pods[0]->group ? pods[0]->group : pods[0]->name, id, n, n == 1 ? "" : "s");
+    ty_event(s->kc, ty_obj_json(pods[0]->obj), "Normal", "Submitted", SL_COMPONENT,
+             "Slurm job %ld with %zu component%s", id, n, n == 1 ? "" : "s");
+out:
+    free(script);
+    scli_out_free(&out);
+    ty_error_clear(&err);
+}
+
+static bool admitted(const json_t *pg)
+{
+    const char *phase = ty_jstr(json_object_get(pg, "status"), "phase");
+    return !strcmp(phase, "Inqueue") || !strcmp(phase, "Running");
+}
+
+static bool waiting(const sl_pod *p, int64_t now)
+{
+    const json_t *pod = ty_obj_json(p->obj);
+    return p->st == SP_NEW && !p->deleting && p->obj && now >= p->retry_at_ms &&
+           !*ty_jstr(json_object_get(pod, "spec"), "nodeName") &&
+           !strcmp(ty_jstr(json_object_get(pod, "status"), "phase"), "Pending");
+}
+
+static bool active(const sl_pod *p)
+{
+    return (p->st == SP_SUBMITTED || p->st == SP_STARTED) && !p->deleting;
+}
+
+void sl_submit_ready(rt_slurm *s)
+{
+    int64_t now = ty_now_ms();
+    json_t *gangs = json_object(); /* "ns/group" -> [index...] */
+    const char *key;
+    json_t *idx;
+
+    if (!gangs)
+        return;
+    for (size_t i = 0; i < s->nall; i++) {
+        sl_pod *p = s->all[i];
+        char k[520];
+        if (!waiting(p, now))
+            continue;
+        if (!*p->group) {
+            submit(s, &p, 1);
+            continue;
+        }
+        snprintf(k, sizeof(k), "%s/%s", p->ns, p->group);
+        json_t *arr = json_object_get(gangs, k);
+        if (!arr) {
+            arr = json_array();
+            json_object_set_new(gangs, k, arr);
+        }
+        json_array_append_new(arr, json_integer((json_int_t)i));
+    }
+    json_object_foreach(gangs, key, idx) {
+        const json_t *pg = json_object_get(s->groups, key);
+        long min = (long)json_integer_value(json_object_get(json_object_get(pg, "spec"), "minMember"));
+        size_t n = json_array_size(idx), running = 0;
+        sl_pod *pods[SL_MAX_GANG];
+
+        if (!pg || !admitted(pg))
+            continue;
+        for (size_t i = 0; i < s->nall; i++) {
+            char k[520];
+            snprintf(k, sizeof(k), "%s/%s", s->all[i]->ns, s->all[i]->group);
+            if (active(s->all[i]) && !strcmp(k, key))
+                running++;
+        }
+        if (min < 1)
+            min = 1;
+        if ((long)(n + running) < min)
+            continue; /* the controller has not made them all yet */
+        if (n > SL_MAX_GANG) {
+            for (size_t i = 0; i < n && i < SL_MAX_GANG; i++)
+                pods[i] = s->all[json_integer_value(json_array_get(idx, i))];
+            refused(s, pods, SL_MAX_GANG < n ? SL_MAX_GANG : n,
+                    "more pods in one gang than a Slurm heterogeneous job has components (128)");
+            continue;
+        }
+        for (size_t i = 0; i < n; i++)
+            pods[i] = s->all[json_integer_value(json_array_get(idx, i))];
+        submit(s, pods, n);
+    }
+    json_decref(gangs);
+}
