@@ -276,13 +276,14 @@ int scli_run(const char *const *argv, const char *in, int timeout_ms, size_t max
     if (got <= 0) {
         /* The deadline (or a read error): the whole group goes, and the
          * child is reaped before we return. */
+        int saved = errno;
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         wait_status(pid, &status, &sig);
         if (got == 0)
             ty_seterr(err, TY_ETIMEOUT, "%s: timed out after %d ms (killed)", name, timeout_ms);
         else
-            ty_seterr(err, TY_EINTERNAL, "%s: reading its output: %s", name, strerror(errno));
+            ty_seterr(err, TY_EINTERNAL, "%s: reading its output: %s", name, strerror(saved));
         goto fail;
     }
     if (pidfd >= 0)
