@@ -4,6 +4,8 @@
  * parsers are in test_slurm_cli.c. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,6 +210,65 @@ static void test_run_timeout_kills_group(void **state)
     scli_out_free(&o);
 }
 
+static void test_run_leftover_daemon(void **state)
+{
+    scli_out o;
+    ty_error err;
+
+    (void)state;
+    /* The background sleep holds stdout and stderr open after the shell
+     * exits; the run ends with the shell, not at the deadline. */
+    int64_t t0 = ty_now_ms();
+    assert_int_equal(sh("sleep 100 & echo $!", NULL, 60000, 100, &o, &err), 0);
+    assert_true(ty_now_ms() - t0 < 50000);
+    assert_int_equal(o.status, 0);
+    pid_t daemon = (pid_t)atoi(o.out);
+    assert_true(daemon > 1);
+    kill(daemon, SIGKILL);
+    scli_out_free(&o);
+}
+
+typedef struct runner {
+    int id, failures;
+} runner;
+
+static void *run_many(void *arg)
+{
+    runner *r = arg;
+    char script[64], want[32];
+
+    for (int i = 0; i < 10; i++) {
+        scli_out o;
+        ty_error err;
+        snprintf(script, sizeof(script), "echo %d-%d; echo e%d >&2", r->id, i, r->id);
+        snprintf(want, sizeof(want), "%d-%d\n", r->id, i);
+        if (sh(script, i % 2 ? "x" : NULL, 60000, 100, &o, &err) != 0 ||
+            strcmp(o.out, want) != 0 || o.status != 0)
+            r->failures++;
+        scli_out_free(&o);
+    }
+    return NULL;
+}
+
+static void test_run_threads(void **state)
+{
+    pthread_t t[8];
+    runner r[8];
+    int before = count_fds();
+
+    (void)state;
+    for (int i = 0; i < 8; i++) {
+        r[i] = (runner){.id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, run_many, &r[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].failures, 0);
+    }
+    assert_int_equal(count_fds(), before);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+}
+
 static void test_run_cannot_start(void **state)
 {
     scli_out o;
@@ -310,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_run_stdin),
         cmocka_unit_test(test_run_truncates),
         cmocka_unit_test(test_run_timeout_kills_group),
+        cmocka_unit_test(test_run_leftover_daemon),
+        cmocka_unit_test(test_run_threads),
         cmocka_unit_test(test_run_cannot_start),
         cmocka_unit_test(test_run_no_fd_leak),
         cmocka_unit_test(test_run_environment),
