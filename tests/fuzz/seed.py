@@ -141,7 +141,30 @@ def main():
                                    "metadata": {"$retainKeys": ["name"]}}, "Pod"]))
     for d in docs_all[:8]:
         put("patch", json.dumps([d, {"spec": {"x": 1}}, d.get("kind", "")]))
+    slurm()
     return 0
+
+
+def slurm():
+    """fuzz_slurm: the first byte picks the parser (tests/fuzz/fuzz_slurm.c);
+    the texts are what Slurm 22.05 prints in the backend's formats."""
+    for h in ["n1", "n[1-3,5]", "gpu-[01-03],login1", "n[08-10]-ib", "a[1-2]b[3-4]", "(null)",
+              "n[1-99999999]"]:
+        put("slurm", "h" + h)
+    for g in ["gpu:2", "gpu:tesla:2(S:0-1)", "gpu:2,mps:100", "mps:4K,gpu:a100:4(S:0,1)", "(null)"]:
+        put("slurm", "g" + g)
+    put("slurm", "n" + "gpu-01|10.0.0.11|64|515000|gpu:a100:8(S:0-1)|mixed|gpu*\n"
+        "gpu-02|gpu-02|64|515000|gpu:a100:8(S:0-1)|drained*|gpu*\n"
+        "cpu-01|cpu-01|128|257000|(null)|idle~|cpu\n"
+        "gpu-01|10.0.0.11|64|515000|gpu:a100:8(S:0-1)|mixed|all\n")
+    put("slurm", "q" + "4242|RUNNING|None|gpu-[01-02]|trainyard:default/pt-0/uid-1|ty-pt-0\n"
+        "4243+0|PENDING|Resources||a|b|ty-het\n4250_[4-9%2]|PENDING|JobArrayTaskLimit||(null)|x\n")
+    put("slurm", "j" + "JobId=4242 JobName=ty-pt-0 UserId=ty(1000) JobState=RUNNING Reason=None "
+        "NodeList=gpu-[01-02] TRES=cpu=128,mem=1000G,node=2 ReqB:S:C:T=0:0:*:* Socks/Node=* "
+        "Comment=trainyard:default/pt-0 with spaces Power= StdOut=/tmp/x.out\n"
+        "JobId=4243 HetJobId=4243 HetJobOffset=0 JobState=PENDING\n")
+    for st in ["COMPLETED", "CANCELLED by 1000", "CG"]:
+        put("slurm", "s" + st)
 
 
 if __name__ == "__main__":
