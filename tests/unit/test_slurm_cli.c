@@ -266,6 +266,9 @@ static void test_sinfo_hostile(void **state)
     sinfo_bad("n1|n1|1|1|(null)|*|p\n", "bad node state");
     sinfo_bad("n1|n1|1|1|(null)|id le|p\n", "bad node state");
     sinfo_bad("n1|n1|1|1|(null)|idle|\n", "bad partition");
+    /* one '*' marks the default partition; a second is no name (fuzz_slurm) */
+    sinfo_bad("n1|n1|1|1|(null)|idle|gpu**\n", "bad partition");
+    sinfo_bad("n1|n1|1|1|(null)|idle|g*u\n", "bad partition");
     sinfo_bad("|n1|1|1|(null)|idle|p\n", "bad node name");
     sinfo_bad("n\x01|n1|1|1|(null)|idle|p\n", "bad node name");
     sinfo_bad("n/1|n1|1|1|(null)|idle|p\n", "bad node name");

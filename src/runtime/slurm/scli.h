@@ -89,7 +89,8 @@ typedef struct scli_node {
     bool drain, down, responding;
 } scli_node;
 /* Parses the whole output. A node listed once per partition appears once,
- * with its first partition ("*", the default partition's mark, stripped).
+ * with its first partition ("*", the default partition's mark, stripped;
+ * the name must be [A-Za-z0-9._-]).
  * state is the base state in lower case with the flag suffixes
  * (* ~ # ! % $ @ ^ - +) stripped: "idle", "mixed", "allocated", "drained";
  * flags joined with '+' ("idle+drain") are kept as printed, less the

@@ -261,7 +261,8 @@ static int sinfo_line(scli_node *nd, const char *s, const char *e, const char **
     const char *pend = FEND(6);
     if (pend > f[6] && pend[-1] == '*')
         pend--;
-    if (put_word(nd->partition, sizeof(nd->partition), f[6], pend) < 0) {
+    if (put_word(nd->partition, sizeof(nd->partition), f[6], pend) < 0 ||
+        !is_host_word(nd->partition)) {
         *what = "bad partition";
         return -1;
     }
