@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,9 @@
 #include "runtime/slurm/scli.h"
 
 extern char **environ;
+
+/* Bytes read from one stream before the loop looks at the clock again. */
+#define DRAIN_BUDGET (1u << 20)
 
 /* One captured stream: what is kept (at most max bytes) and how much was
  * dropped past it. */
@@ -107,15 +111,16 @@ static int spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, pid
     return rc;
 }
 
-/* Reads what is there (nonblocking) into s, keeping at most max bytes.
- * Returns -1 on a read error other than EAGAIN, else 0; s->fd is closed
- * and set to -1 at EOF. */
-static int drain(stream *s, size_t max)
+/* Reads what is there (nonblocking) into s, keeping at most max bytes,
+ * and at most `budget` bytes in all: a writer faster than us must not keep
+ * us here past the deadline. Returns -1 on a read error other than EAGAIN,
+ * else 0; s->fd is closed and set to -1 at EOF. */
+static int drain(stream *s, size_t max, size_t budget)
 {
     char chunk[16384];
 
-    while (s->fd >= 0) {
-        ssize_t r = read(s->fd, chunk, sizeof(chunk));
+    while (s->fd >= 0 && budget > 0) {
+        ssize_t r = read(s->fd, chunk, budget < sizeof(chunk) ? budget : sizeof(chunk));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -127,6 +132,7 @@ static int drain(stream *s, size_t max)
             s->fd = -1;
             return 0;
         }
+        budget -= (size_t)r;
         size_t keep = s->buf.len < max ? max - s->buf.len : 0;
         if (keep > (size_t)r)
             keep = (size_t)r;
@@ -135,6 +141,20 @@ static int drain(stream *s, size_t max)
         s->dropped += (size_t)r - keep;
     }
     return 0;
+}
+
+/* What the pipe holds now: after the child's exit, all it wrote (what a
+ * daemon it left writes later is not waited for). */
+static int drain_rest(stream *s, size_t max)
+{
+    int n = 0;
+
+    if (s->fd < 0)
+        return 0;
+    if (ioctl(s->fd, FIONREAD, &n) < 0 || n < 0)
+        n = 0;
+    /* at EOF FIONREAD says 0: one read sees it and closes */
+    return drain(s, max, n ? (size_t)n : 1);
 }
 
 /* A pidfd to poll for the child's exit; -1 on kernels without one (then
@@ -199,7 +219,7 @@ static int pump(pid_t pid, int pidfd, stream *so, stream *se, size_t max_out, in
             wait_ms = 20;
         if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR)
             return -1;
-        if (drain(so, max_out) < 0 || drain(se, max_out) < 0)
+        if (drain(so, max_out, DRAIN_BUDGET) < 0 || drain(se, max_out, DRAIN_BUDGET) < 0)
             return -1;
         do
             r = waitpid(pid, &ws, WNOHANG);
@@ -216,7 +236,7 @@ static int pump(pid_t pid, int pidfd, stream *so, stream *se, size_t max_out, in
                 *sig = 0;
                 *status = WEXITSTATUS(ws);
             }
-            if (drain(so, max_out) < 0 || drain(se, max_out) < 0)
+            if (drain_rest(so, max_out) < 0 || drain_rest(se, max_out) < 0)
                 return -1;
             return 1;
         }
