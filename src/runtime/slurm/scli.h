@@ -168,6 +168,12 @@ const char *scli_state_name(scli_state s);
  * or 1000 keys in a line. Blank lines are skipped. */
 json_t *scli_parse_show_job(const char *text, ty_error *err);
 
+/* The job id `sbatch --parsable` prints on its first line: "4242", or
+ * "4242;cluster" on a multi-cluster setup (a hetjob's is its leader's).
+ * Blank lines and blanks around it are skipped. The id (> 0), or -1 with
+ * err (TY_EINVALID) quoting what came instead. */
+long scli_parse_sbatch(const char *out, ty_error *err);
+
 /* Mebibytes for a byte count, rounded up (a Kubernetes memory quantity as
  * Slurm's --mem wants it); 0 for 0 or less. */
 long long scli_mem_mb_from_bytes(long long bytes);
