@@ -42,7 +42,7 @@ static const char *cmd_name(const char *const *argv)
     return slash && slash[1] ? slash + 1 : argv[0];
 }
 
-/* The input as a sealed in-memory file: the child reads it like a file, and
+/* The input as an in-memory file: the child reads it like a file, and
  * we never write into a pipe the child may have stopped reading (no
  * SIGPIPE, no deadlock between its stdin and its stdout). */
 static int input_fd(const char *in)
@@ -50,6 +50,8 @@ static int input_fd(const char *in)
     size_t len = strlen(in), done = 0;
     int fd = memfd_create("scli-stdin", MFD_CLOEXEC);
 
+    if (fd < 0) /* no memfd (an old kernel, a seccomp filter): an unnamed file */
+        fd = open(P_tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     while (done < len) {
