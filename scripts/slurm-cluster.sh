@@ -57,18 +57,26 @@ pid_of() {
     [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null && echo "$p"
 }
 
-# reap PID TENTHS: waits up to TENTHS tenths of a second for PID to exit, then
-# SIGKILLs it.
+# reap TENTHS PID...: waits up to TENTHS tenths of a second for the PIDs to
+# exit, then SIGKILLs those left.
 reap() {
-    local pid=$1 n=0
-    while ((n < $2)) && kill -0 "$pid" 2>/dev/null; do
+    local n=0 tenths=$1 p live
+    shift
+    while ((n < tenths)); do
+        live=0
+        for p in "$@"; do
+            kill -0 "$p" 2>/dev/null && live=1
+        done
+        ((live)) || return 0
         sleep 0.1
         n=$((n + 1))
     done
-    if kill -0 "$pid" 2>/dev/null; then
-        echo "$prog: pid $pid still running after $(($2 / 10)) s; killing it" >&2
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
+    for p in "$@"; do
+        if kill -0 "$p" 2>/dev/null; then
+            echo "$prog: pid $p still running after $((tenths / 10)) s; killing it" >&2
+            kill -KILL "$p" 2>/dev/null || true
+        fi
+    done
 }
 
 # descendants PID: every process below PID (children first listed last).
@@ -81,21 +89,22 @@ descendants() {
 }
 
 # cluster_pids DIR: the Slurm daemons and step daemons of this cluster, found
-# without pid files: a slurmctld/slurmd/slurmstepd whose environment holds
-# this cluster's SLURM_CONF (they are started with it and pass it on), and
-# the munged whose command line names this cluster's socket. The caller's
-# own shells hold SLURM_CONF too, so the executable is checked first.
+# without pid files: a slurmctld/slurmd/slurmstepd (Debian's executables are
+# slurmd-wlm etc.) whose environment holds this cluster's SLURM_CONF (they are
+# started with it and pass it on), and the munged whose command line names
+# this cluster's socket. The caller's own shells hold SLURM_CONF too, so the
+# executable is checked first.
 cluster_pids() {
     local dir=$1 p exe
     for p in /proc/[0-9]*; do
         p=${p#/proc/}
         exe=$(readlink "/proc/$p/exe" 2>/dev/null) || continue
         case "${exe##*/}" in
-            slurmctld | slurmd | slurmstepd)
+            slurmctld* | slurmd* | slurmstepd*)
                 tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
                     grep -qxF "SLURM_CONF=$dir/etc/slurm.conf" && echo "$p"
                 ;;
-            munged)
+            munged*)
                 tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null |
                     grep -qxF -- "--socket=$dir/munge/munge.socket" && echo "$p"
                 ;;
@@ -106,25 +115,33 @@ cluster_pids() {
 
 cmd_stop() {
     check_dir "${1:-}"
-    local dir=$1 ctld f p left
+    local dir=$1 ctld f p left slurmds=()
     export SLURM_CONF="$dir/etc/slurm.conf"
     ctld=$(pid_of "$dir/run/slurmctld.pid") || true
-    if [[ -f "$SLURM_CONF" && -n "$ctld" ]]; then
+    # The client commands only with a slurmctld that answers (a dying one,
+    # as after a failed start, makes each of them retry for many seconds).
+    if [[ -f "$SLURM_CONF" && -n "$ctld" ]] &&
+        timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP'; then
         # Every job on this private cluster is the caller's.
-        scancel --quiet --full --user=root 2>/dev/null || true
+        timeout 10 scancel --quiet --full --user=root 2>/dev/null || true
         for _ in $(seq 1 50); do
-            [[ -z $(squeue -h -t running,completing -o %i 2>/dev/null) ]] && break
+            [[ -z $(timeout 5 squeue -h -t running,completing -o %i 2>/dev/null) ]] && break
             sleep 0.2
         done
         # Shuts down slurmctld and every slurmd it knows.
-        scontrol shutdown >/dev/null 2>&1 || kill -TERM "$ctld" 2>/dev/null || true
-        reap "$ctld" 100
+        timeout 10 scontrol shutdown >/dev/null 2>&1 || kill -TERM "$ctld" 2>/dev/null || true
+    elif [[ -n "$ctld" ]]; then
+        kill -TERM "$ctld" 2>/dev/null || true
     fi
+    [[ -n "$ctld" ]] && reap 100 "$ctld"
+    # Slurmds left (slurmctld could not shut them down): all at once, since
+    # one that never registered takes its time over SIGTERM.
     for f in "$dir"/run/slurmd-*.pid; do
         p=$(pid_of "$f") || continue
         kill -TERM "$p" 2>/dev/null || true
-        reap "$p" 100
+        slurmds+=("$p")
     done
+    ((${#slurmds[@]} == 0)) || reap 30 "${slurmds[@]}"
     # Fallback: whatever is left (a daemon whose pid file is gone, step
     # daemons whose slurmd died, the tasks under them), killed outright.
     left=$(cluster_pids "$dir" | grep -v "^$(pid_of "$dir/munge/munged.pid" || echo x)\$" || true)
@@ -136,7 +153,7 @@ cmd_stop() {
     p=$(pid_of "$dir/munge/munged.pid") || true
     if [[ -n "$p" ]]; then
         kill -TERM "$p" 2>/dev/null || true
-        reap "$p" 50
+        reap 50 "$p"
     fi
     for p in $(cluster_pids "$dir"); do
         kill -KILL "$p" 2>/dev/null || true
@@ -299,6 +316,7 @@ cmd_start() {
     while ((SECONDS < end)); do
         # A daemon that died (a fatal error in its log) will not come back.
         # (Each writes its pid file after it has detached: give it time.)
+        grep -qs 'fatal:' "$dir"/log/*.log && die "$(grep -hs 'fatal:' "$dir"/log/*.log | head -1)"
         for f in "$dir/run/slurmctld.pid" "${pidfiles[@]}"; do
             if [[ -s "$f" ]] || ((SECONDS - t0 > 10)); then
                 pid_of "$f" >/dev/null || die "${f##*/}: the daemon exited"
