@@ -213,8 +213,11 @@ cmd_start() {
     local defmem i name ports ctld_port
 
     [[ $(id -u) -eq 0 ]] || die "must run as root (slurmd starts jobs as their user)"
-    for v in nodes cpus mem gpus wait_s; do
-        is_uint "${!v}" || die "$v: not a number: ${!v}"
+    local v n
+    for v in nodes:SLURM_NODES cpus:SLURM_CPUS mem:SLURM_MEM_MB gpus:SLURM_GPUS \
+        wait_s:SLURM_WAIT_S; do
+        n=${v%%:*}
+        is_uint "${!n}" || die "${v#*:} is not a number: ${!n}"
     done
     ((nodes >= 1 && nodes <= 254)) || die "SLURM_NODES must be 1..254"
     ((cpus >= 1 && mem >= 1)) || die "SLURM_CPUS and SLURM_MEM_MB must be positive"
