@@ -12,6 +12,7 @@
  *   'j'  scontrol show job -o output: an array of objects of strings that
  *        dumps as JSON;
  *   's'  a job state: one of the enum's values;
+ *   'b'  sbatch --parsable output: an id > 0 or an error;
  *   else every parser over the whole input. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -162,6 +163,18 @@ static void show_job(const char *s)
     json_decref(a);
 }
 
+static void sbatch(const char *s)
+{
+    ty_error err;
+    long id;
+
+    ty_error_init(&err);
+    if ((id = scli_parse_sbatch(s, &err)) < 0)
+        need_error(&err, "scli_parse_sbatch");
+    else if (id == 0)
+        fuzz_fail("sbatch \"%s\": id 0", s);
+}
+
 static void state(const char *s)
 {
     scli_state st = scli_state_of(s);
@@ -197,6 +210,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 's':
         state(s);
         break;
+    case 'b':
+        sbatch(s);
+        break;
     default:
         hostlist(s);
         gres(s);
@@ -204,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         squeue(s);
         show_job(s);
         state(s);
+        sbatch(s);
     }
     free(s);
     return 0;

@@ -165,6 +165,8 @@ def slurm():
         "JobId=4243 HetJobId=4243 HetJobOffset=0 JobState=PENDING\n")
     for st in ["COMPLETED", "CANCELLED by 1000", "CG"]:
         put("slurm", "s" + st)
+    for b in ["4242\n", "4243;cluster-a\n"]:
+        put("slurm", "b" + b)
 
 
 if __name__ == "__main__":

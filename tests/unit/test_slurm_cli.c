@@ -266,6 +266,9 @@ static void test_sinfo_hostile(void **state)
     sinfo_bad("n1|n1|1|1|(null)|*|p\n", "bad node state");
     sinfo_bad("n1|n1|1|1|(null)|id le|p\n", "bad node state");
     sinfo_bad("n1|n1|1|1|(null)|idle|\n", "bad partition");
+    /* one '*' marks the default partition; a second is no name (fuzz_slurm) */
+    sinfo_bad("n1|n1|1|1|(null)|idle|gpu**\n", "bad partition");
+    sinfo_bad("n1|n1|1|1|(null)|idle|g*u\n", "bad partition");
     sinfo_bad("|n1|1|1|(null)|idle|p\n", "bad node name");
     sinfo_bad("n\x01|n1|1|1|(null)|idle|p\n", "bad node name");
     sinfo_bad("n/1|n1|1|1|(null)|idle|p\n", "bad node name");
@@ -579,6 +582,30 @@ static void test_show_job_hostile(void **state)
     json_decref(a);
 }
 
+static void test_sbatch(void **state)
+{
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_int_equal(scli_parse_sbatch("4242\n", &err), 4242);
+    assert_int_equal(scli_parse_sbatch("4242", &err), 4242);
+    assert_int_equal(scli_parse_sbatch("\n  4243;cluster-a\n", &err), 4243);
+    assert_int_equal(scli_parse_sbatch("4244\r\n", &err), 4244);
+    static const char *const bad[] = {"", "\n", "0\n", "x\n", "42x\n", "-1\n",
+                                      "4242;\n", "4242;a|b\n", "99999999999999999999999\n",
+                                      "sbatch: error: Batch job submission failed\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ty_error_init(&err);
+        assert_int_equal(scli_parse_sbatch(bad[i], &err), -1);
+        assert_int_equal(err.code, TY_EINVALID);
+    }
+    ty_error_init(&err);
+    scli_parse_sbatch("Submitted batch job 12\x01\n", &err);
+    assert_non_null(strstr(err.text, "\"Submitted batch job 12?\""));
+    assert_int_equal(scli_parse_sbatch(NULL, NULL), -1);
+}
+
 static void test_mem(void **state)
 {
     (void)state;
@@ -606,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_state_of),
         cmocka_unit_test(test_show_job),
         cmocka_unit_test(test_show_job_hostile),
+        cmocka_unit_test(test_sbatch),
         cmocka_unit_test(test_mem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

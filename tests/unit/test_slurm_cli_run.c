@@ -228,6 +228,26 @@ static void test_run_leftover_daemon(void **state)
     scli_out_free(&o);
 }
 
+static void test_run_endless_writers(void **state)
+{
+    scli_out o;
+    ty_error err;
+
+    (void)state;
+    /* A writer as fast as we read still meets the deadline. */
+    int64_t t0 = ty_now_ms();
+    assert_int_equal(sh("yes", NULL, 300, 100, &o, &err), -1);
+    assert_int_equal(err.code, TY_ETIMEOUT);
+    assert_true(ty_now_ms() - t0 < 50000);
+    /* Writers left behind, still writing into the pipes, do not hold the
+     * run once the shell has exited (they die of SIGPIPE when we close). */
+    t0 = ty_now_ms();
+    assert_int_equal(sh("yes & yes no >&2 & exit 0", NULL, 60000, 4096, &o, &err), 0);
+    assert_true(ty_now_ms() - t0 < 50000);
+    assert_int_equal(o.status, 0);
+    scli_out_free(&o);
+}
+
 typedef struct runner {
     int id, failures;
 } runner;
@@ -372,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_run_truncates),
         cmocka_unit_test(test_run_timeout_kills_group),
         cmocka_unit_test(test_run_leftover_daemon),
+        cmocka_unit_test(test_run_endless_writers),
         cmocka_unit_test(test_run_threads),
         cmocka_unit_test(test_run_cannot_start),
         cmocka_unit_test(test_run_no_fd_leak),

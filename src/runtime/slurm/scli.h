@@ -89,7 +89,8 @@ typedef struct scli_node {
     bool drain, down, responding;
 } scli_node;
 /* Parses the whole output. A node listed once per partition appears once,
- * with its first partition ("*", the default partition's mark, stripped).
+ * with its first partition ("*", the default partition's mark, stripped;
+ * the name must be [A-Za-z0-9._-]).
  * state is the base state in lower case with the flag suffixes
  * (* ~ # ! % $ @ ^ - +) stripped: "idle", "mixed", "allocated", "drained";
  * flags joined with '+' ("idle+drain") are kept as printed, less the
@@ -166,6 +167,12 @@ const char *scli_state_name(scli_state s);
  * line when a line does not start with Key=, or past SCLI_MAX_LINES lines
  * or 1000 keys in a line. Blank lines are skipped. */
 json_t *scli_parse_show_job(const char *text, ty_error *err);
+
+/* The job id `sbatch --parsable` prints on its first line: "4242", or
+ * "4242;cluster" on a multi-cluster setup (a hetjob's is its leader's).
+ * Blank lines and blanks around it are skipped. The id (> 0), or -1 with
+ * err (TY_EINVALID) quoting what came instead. */
+long scli_parse_sbatch(const char *out, ty_error *err);
 
 /* Mebibytes for a byte count, rounded up (a Kubernetes memory quantity as
  * Slurm's --mem wants it); 0 for 0 or less. */

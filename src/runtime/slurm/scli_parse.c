@@ -261,7 +261,8 @@ static int sinfo_line(scli_node *nd, const char *s, const char *e, const char **
     const char *pend = FEND(6);
     if (pend > f[6] && pend[-1] == '*')
         pend--;
-    if (put_word(nd->partition, sizeof(nd->partition), f[6], pend) < 0) {
+    if (put_word(nd->partition, sizeof(nd->partition), f[6], pend) < 0 ||
+        !is_host_word(nd->partition)) {
         *what = "bad partition";
         return -1;
     }
@@ -431,6 +432,32 @@ scli_job *scli_parse_squeue(const char *text, size_t *n, ty_error *err)
     }
     *n = got;
     return jobs;
+}
+
+long scli_parse_sbatch(const char *out, ty_error *err)
+{
+    const char *s = out ? out : "", *e;
+    long long id;
+
+    s += strspn(s, " \t\r\n");
+    e = s + strspn(s, "0123456789");
+    if (parse_num(s, e, LONG_MAX, &id) < 0 || id == 0 ||
+        !(*e == '\0' || *e == ';' || *e == '\n' || *e == '\r' || *e == ' ' || *e == '\t')) {
+        size_t n = strcspn(s, "\r\n");
+        char shown[81];
+        copy_text(shown, sizeof(shown), s, n);
+        ty_seterr(err, TY_EINVALID, "sbatch: no job id in its output: \"%s\"", shown);
+        return -1;
+    }
+    if (*e == ';') { /* the cluster: a name */
+        const char *c = e + 1, *ce = c + strcspn(c, " \t\r\n");
+        for (const char *q = c; q < ce; q++)
+            if (!isalnum((unsigned char)*q) && *q != '-' && *q != '_' && *q != '.')
+                return ty_seterr(err, TY_EINVALID, "sbatch: bad cluster name after the job id");
+        if (ce == c)
+            return ty_seterr(err, TY_EINVALID, "sbatch: empty cluster name after the job id");
+    }
+    return (long)id;
 }
 
 static const struct {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,9 @@
 #include "runtime/slurm/scli.h"
 
 extern char **environ;
+
+/* Bytes read from one stream before the loop looks at the clock again. */
+#define DRAIN_BUDGET (1u << 20)
 
 /* One captured stream: what is kept (at most max bytes) and how much was
  * dropped past it. */
@@ -38,7 +42,7 @@ static const char *cmd_name(const char *const *argv)
     return slash && slash[1] ? slash + 1 : argv[0];
 }
 
-/* The input as a sealed in-memory file: the child reads it like a file, and
+/* The input as an in-memory file: the child reads it like a file, and
  * we never write into a pipe the child may have stopped reading (no
  * SIGPIPE, no deadlock between its stdin and its stdout). */
 static int input_fd(const char *in)
@@ -46,6 +50,8 @@ static int input_fd(const char *in)
     size_t len = strlen(in), done = 0;
     int fd = memfd_create("scli-stdin", MFD_CLOEXEC);
 
+    if (fd < 0) /* no memfd (an old kernel, a seccomp filter): an unnamed file */
+        fd = open(P_tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     while (done < len) {
@@ -107,15 +113,16 @@ static int spawn(const char *const *argv, int in_fd, int out_fd, int err_fd, pid
     return rc;
 }
 
-/* Reads what is there (nonblocking) into s, keeping at most max bytes.
- * Returns -1 on a read error other than EAGAIN, else 0; s->fd is closed
- * and set to -1 at EOF. */
-static int drain(stream *s, size_t max)
+/* Reads what is there (nonblocking) into s, keeping at most max bytes,
+ * and at most `budget` bytes in all: a writer faster than us must not keep
+ * us here past the deadline. Returns -1 on a read error other than EAGAIN,
+ * else 0; s->fd is closed and set to -1 at EOF. */
+static int drain(stream *s, size_t max, size_t budget)
 {
     char chunk[16384];
 
-    while (s->fd >= 0) {
-        ssize_t r = read(s->fd, chunk, sizeof(chunk));
+    while (s->fd >= 0 && budget > 0) {
+        ssize_t r = read(s->fd, chunk, budget < sizeof(chunk) ? budget : sizeof(chunk));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -127,6 +134,7 @@ static int drain(stream *s, size_t max)
             s->fd = -1;
             return 0;
         }
+        budget -= (size_t)r;
         size_t keep = s->buf.len < max ? max - s->buf.len : 0;
         if (keep > (size_t)r)
             keep = (size_t)r;
@@ -135,6 +143,20 @@ static int drain(stream *s, size_t max)
         s->dropped += (size_t)r - keep;
     }
     return 0;
+}
+
+/* What the pipe holds now: after the child's exit, all it wrote (what a
+ * daemon it left writes later is not waited for). */
+static int drain_rest(stream *s, size_t max)
+{
+    int n = 0;
+
+    if (s->fd < 0)
+        return 0;
+    if (ioctl(s->fd, FIONREAD, &n) < 0 || n < 0)
+        n = 0;
+    /* at EOF FIONREAD says 0: one read sees it and closes */
+    return drain(s, max, n ? (size_t)n : 1);
 }
 
 /* A pidfd to poll for the child's exit; -1 on kernels without one (then
@@ -199,7 +221,7 @@ static int pump(pid_t pid, int pidfd, stream *so, stream *se, size_t max_out, in
             wait_ms = 20;
         if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR)
             return -1;
-        if (drain(so, max_out) < 0 || drain(se, max_out) < 0)
+        if (drain(so, max_out, DRAIN_BUDGET) < 0 || drain(se, max_out, DRAIN_BUDGET) < 0)
             return -1;
         do
             r = waitpid(pid, &ws, WNOHANG);
@@ -216,7 +238,7 @@ static int pump(pid_t pid, int pidfd, stream *so, stream *se, size_t max_out, in
                 *sig = 0;
                 *status = WEXITSTATUS(ws);
             }
-            if (drain(so, max_out) < 0 || drain(se, max_out) < 0)
+            if (drain_rest(so, max_out) < 0 || drain_rest(se, max_out) < 0)
                 return -1;
             return 1;
         }
@@ -232,13 +254,61 @@ static void note_cut(stream *s, const char *which, size_t max_out, stream *into)
                   max_out, s->dropped);
 }
 
+/* What one run holds open. */
+typedef struct run {
+    int opipe[2], epipe[2], in_fd, pidfd;
+    stream so, se;
+} run;
+
+static void run_close(run *r)
+{
+    int *fds[] = {&r->opipe[0], &r->opipe[1], &r->epipe[0], &r->epipe[1],
+                  &r->in_fd,    &r->pidfd,    &r->so.fd,    &r->se.fd};
+
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+    ty_buf_free(&r->so.buf);
+    ty_buf_free(&r->se.buf);
+}
+
+/* The pipes and the child; on success only our ends stay open. */
+static int run_start(run *r, const char *const *argv, const char *in, const char *name,
+                     pid_t *pid, ty_error *err)
+{
+    int rc;
+
+    if (in && (r->in_fd = input_fd(in)) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "%s: cannot hold its input: %s", name,
+                         strerror(errno));
+    if (pipe2(r->opipe, O_CLOEXEC) < 0 || pipe2(r->epipe, O_CLOEXEC) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "%s: pipe: %s", name, strerror(errno));
+    if ((rc = spawn(argv, r->in_fd, r->opipe[1], r->epipe[1], pid)) != 0)
+        return ty_seterr(err, TY_EUNAVAILABLE, "%s: cannot run: %s", name, strerror(rc));
+    close(r->opipe[1]);
+    close(r->epipe[1]);
+    r->opipe[1] = r->epipe[1] = -1;
+    if (r->in_fd >= 0)
+        close(r->in_fd);
+    r->in_fd = -1;
+    r->so.fd = r->opipe[0];
+    r->se.fd = r->epipe[0];
+    r->opipe[0] = r->epipe[0] = -1;
+    (void)fcntl(r->so.fd, F_SETFL, O_NONBLOCK);
+    (void)fcntl(r->se.fd, F_SETFL, O_NONBLOCK);
+    r->pidfd = pidfd_of(*pid);
+    return 0;
+}
+
 int scli_run(const char *const *argv, const char *in, int timeout_ms, size_t max_out,
              scli_out *o, ty_error *err)
 {
-    int opipe[2] = {-1, -1}, epipe[2] = {-1, -1}, in_fd = -1, pidfd = -1;
-    stream so = {.fd = -1}, se = {.fd = -1};
+    run r = {.opipe = {-1, -1}, .epipe = {-1, -1}, .in_fd = -1, .pidfd = -1,
+             .so = {.fd = -1}, .se = {.fd = -1}};
     const char *name = cmd_name(argv);
-    int status = -1, sig = 0, rc, got;
+    int status = -1, sig = 0, got;
     pid_t pid;
 
     *o = (scli_out){0};
@@ -246,33 +316,12 @@ int scli_run(const char *const *argv, const char *in, int timeout_ms, size_t max
         return ty_seterr(err, TY_EINTERNAL, "scli_run: no command");
     if (timeout_ms <= 0)
         return ty_seterr(err, TY_EINTERNAL, "%s: timeout must be positive", name);
-    if (in && (in_fd = input_fd(in)) < 0)
-        return ty_seterr(err, TY_EINTERNAL, "%s: cannot hold its input: %s", name,
-                         strerror(errno));
-    if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
-        ty_seterr(err, TY_EINTERNAL, "%s: pipe: %s", name, strerror(errno));
-        goto fail;
-    }
     int64_t deadline = ty_now_ms() + timeout_ms;
-    rc = spawn(argv, in_fd, opipe[1], epipe[1], &pid);
-    if (rc != 0) {
-        ty_seterr(err, TY_EUNAVAILABLE, "%s: cannot run: %s", name, strerror(rc));
-        goto fail;
+    if (run_start(&r, argv, in, name, &pid, err) < 0) {
+        run_close(&r);
+        return -1;
     }
-    close(opipe[1]);
-    close(epipe[1]);
-    opipe[1] = epipe[1] = -1;
-    if (in_fd >= 0)
-        close(in_fd);
-    in_fd = -1;
-    so.fd = opipe[0];
-    se.fd = epipe[0];
-    opipe[0] = epipe[0] = -1;
-    (void)fcntl(so.fd, F_SETFL, O_NONBLOCK);
-    (void)fcntl(se.fd, F_SETFL, O_NONBLOCK);
-    pidfd = pidfd_of(pid);
-
-    got = pump(pid, pidfd, &so, &se, max_out, deadline, &status, &sig);
+    got = pump(pid, r.pidfd, &r.so, &r.se, max_out, deadline, &status, &sig);
     if (got <= 0) {
         /* The deadline (or a read error): the whole group goes, and the
          * child is reaped before we return. */
@@ -280,50 +329,26 @@ int scli_run(const char *const *argv, const char *in, int timeout_ms, size_t max
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         wait_status(pid, &status, &sig);
+        run_close(&r);
         if (got == 0)
-            ty_seterr(err, TY_ETIMEOUT, "%s: timed out after %d ms (killed)", name, timeout_ms);
-        else
-            ty_seterr(err, TY_EINTERNAL, "%s: reading its output: %s", name, strerror(saved));
-        goto fail;
+            return ty_seterr(err, TY_ETIMEOUT, "%s: timed out after %d ms (killed)", name,
+                             timeout_ms);
+        return ty_seterr(err, TY_EINTERNAL, "%s: reading its output: %s", name,
+                         strerror(saved));
     }
-    if (pidfd >= 0)
-        close(pidfd);
-    if (so.fd >= 0)
-        close(so.fd);
-    if (se.fd >= 0)
-        close(se.fd);
-    note_cut(&so, "stdout", max_out, &se);
-    note_cut(&se, "stderr", max_out, &se);
+    note_cut(&r.so, "stdout", max_out, &r.se);
+    note_cut(&r.se, "stderr", max_out, &r.se);
     o->status = status;
     o->sig = sig;
-    o->truncated = so.dropped || se.dropped;
-    o->out = ty_buf_steal(&so.buf, &o->out_len);
-    o->err = ty_buf_steal(&se.buf, &o->err_len);
+    o->truncated = r.so.dropped || r.se.dropped;
+    o->out = ty_buf_steal(&r.so.buf, &o->out_len);
+    o->err = ty_buf_steal(&r.se.buf, &o->err_len);
+    run_close(&r);
     if (!o->out || !o->err) {
         scli_out_free(o);
         return ty_seterr(err, TY_EINTERNAL, "%s: out of memory", name);
     }
     return 0;
-
-fail:
-    if (pidfd >= 0)
-        close(pidfd);
-    for (int i = 0; i < 2; i++) {
-        if (opipe[i] >= 0)
-            close(opipe[i]);
-        if (epipe[i] >= 0)
-            close(epipe[i]);
-    }
-    if (so.fd >= 0)
-        close(so.fd);
-    if (se.fd >= 0)
-        close(se.fd);
-    if (in_fd >= 0)
-        close(in_fd);
-    ty_buf_free(&so.buf);
-    ty_buf_free(&se.buf);
-    *o = (scli_out){0};
-    return -1;
 }
 
 void scli_out_free(scli_out *o)
