@@ -602,6 +602,27 @@ static void restore_nofile(void)
     unsetenv(RT_NOFILE_ENV);
 }
 
+/* A supervisor started where the runtime did not choose (Slurm placed its
+ * step) says where it is, in DIR/where.json: the node's name as Slurm knows
+ * it (SLURMD_NODENAME) or else the host name, and its pid. */
+static int say_where(const char *dir)
+{
+    char path[PATH_MAX + 16], host[256] = "";
+    const char *node = getenv("SLURMD_NODENAME");
+    json_t *w;
+    int rc;
+
+    gethostname(host, sizeof(host) - 1);
+    w = json_pack("{s:s, s:s, s:i}", "node", node && *node ? node : host, "hostname", host, "pid",
+                  (int)getpid());
+    snprintf(path, sizeof(path), "%s/where.json", dir);
+    rc = w ? rt_save_json(path, w) : -1;
+    json_decref(w);
+    if (rc < 0)
+        fprintf(stderr, "supervise: cannot write %s: %s\n", path, strerror(errno));
+    return rc;
+}
+
 /* A runtime that starts the supervisor before the pod's spec is known (a
  * Slurm step starts when its allocation does; the server writes spec.json
  * once Slurm says where each pod landed) has it wait for the file. */
@@ -652,7 +673,7 @@ int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s)
 {
     sv s;
 
-    if (wait_spec_s > 0 && wait_for_spec(pod_dir, wait_spec_s) < 0)
+    if (wait_spec_s > 0 && (say_where(pod_dir) < 0 || wait_for_spec(pod_dir, wait_spec_s) < 0))
         return 1;
     restore_nofile();
     memset(&s, 0, sizeof(s));

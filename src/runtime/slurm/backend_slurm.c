@@ -36,6 +36,11 @@ void sl_pod_dir(const rt_slurm *s, const char *uid, char *buf, size_t len)
     snprintf(buf, len, "%s/pods/%s", s->shared, uid);
 }
 
+void sl_gang_path(const rt_slurm *s, const char *anchor, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/slurm/gang-%s.json", s->shared, anchor);
+}
+
 const char *sl_job_text(const sl_pod *p, char *buf, size_t len)
 {
     if (p->comp >= 0)

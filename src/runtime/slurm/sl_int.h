@@ -23,7 +23,7 @@
 
 #define SL_COMPONENT "slurm-runtime"
 #define SL_MAX_PODS 100000
-#define SL_MAX_GANG 128         /* components of one heterogeneous job */
+#define SL_MAX_GANG 1024        /* pods of one Slurm job */
 #define SL_CMD_TIMEOUT_MS 30000 /* one Slurm command */
 #define SL_CMD_MAX_OUT (16u << 20)
 #define SL_WAIT_SPEC_S 900      /* how long a step's supervisor waits for its spec */
@@ -100,6 +100,9 @@ bool sl_serves(const rt_slurm *s, const json_t *pod);
 /* Adds or removes the backend's finalizer on pod p (metadata write). */
 int sl_finalizer(rt_slurm *s, sl_pod *p, bool add);
 void sl_pod_dir(const rt_slurm *s, const char *uid, char *buf, size_t len);
+/* <shared>/slurm/gang-<anchor uid>.json: the pods of the job whose
+ * comment names anchor. */
+void sl_gang_path(const rt_slurm *s, const char *anchor, char *buf, size_t len);
 /* "123" or "123+1" (a het component): buf. */
 const char *sl_job_text(const sl_pod *p, char *buf, size_t len);
 

@@ -3,13 +3,17 @@
  * Trainyard's scheduler admits a PodGroup (its enqueue action: queues,
  * quotas, fair share); the job controller then makes its pods. When as many
  * unsubmitted pods as the gang still lacks exist, they go in one sbatch: a
- * heterogeneous job with a component per pod (its CPUs, memory and GPUs),
- * so that Slurm starts all of them or none and places each where it fits.
+ * job whose tasks are the pods — a heterogeneous job with a component per
+ * distinct shape (CPUs, memory, GPUs) when they differ — so that Slurm starts
+ * all of them or none and places each where it fits. Components of a
+ * heterogeneous job never share a node and only the backfill scheduler
+ * starts them, so pods of one shape share one component.
  * The batch script runs one step per component, `trainyard supervise
  * --wait-spec`, which waits for the spec the server writes once Slurm says
- * where the pod landed (sl_plan.c). Each component's comment names the pod
- * (ty:<instance>:<uid>): squeue alone maps jobs back to pods, so a server
- * that restarts adopts what it submitted. */
+ * where the pod landed (sl_plan.c); the supervisor says where it runs
+ * (where.json). Each component's comment names the gang's first pod
+ * (ty:<instance>:<uid>), whose gang file lists the others: a server that
+ * restarts maps the jobs squeue shows back to their pods. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,25 +62,46 @@ static void safe_name(char *out, size_t len, const char *ns, const char *name)
     out[j] = '\0';
 }
 
-/* The component's resources: the pod's effective requests (the scheduler's
- * rule, model/podres.h). CPUs are whole in Slurm: rounded up, at least 1. */
-static void component(const rt_slurm *s, ty_buf *b, const sl_pod *p)
+/* What one pod asks of Slurm: the pod's effective requests (the
+ * scheduler's rule, model/podres.h). CPUs are whole in Slurm: rounded up,
+ * at least 1; memory in MiB, rounded up, per CPU. */
+typedef struct shape {
+    long long cpus, mem_per_cpu; /* mem_per_cpu 0: none asked */
+    int gpus;
+} shape;
+
+static shape shape_of(const sl_pod *p)
 {
     const json_t *pod = ty_obj_json(p->obj);
     podres r;
-    int64_t cpu, mem;
-    int gpus = rt_pod_gpu_request(pod);
+    shape sh;
+    int64_t mem;
 
     podres_of_spec(json_object_get(pod, "spec"), &r);
-    cpu = (podres_get(&r, "cpu") + 999) / 1000;
+    sh.cpus = (podres_get(&r, "cpu") + 999) / 1000;
+    if (sh.cpus < 1)
+        sh.cpus = 1;
     mem = podres_get(&r, "memory") / 1000; /* bytes */
-    ty_buf_printf(b, "#SBATCH --comment=ty:%s:%s\n", s->inst, p->uid);
-    ty_buf_printf(b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%lld\n",
-                  (long long)(cpu < 1 ? 1 : cpu));
-    if (mem > 0)
-        ty_buf_printf(b, "#SBATCH --mem=%lldM\n", (long long)((mem + (1 << 20) - 1) >> 20));
-    if (gpus > 0)
-        ty_buf_printf(b, "#SBATCH --gres=gpu:%d\n", gpus);
+    sh.mem_per_cpu = mem > 0 ? (((mem + (1 << 20) - 1) >> 20) + sh.cpus - 1) / sh.cpus : 0;
+    sh.gpus = rt_pod_gpu_request(pod);
+    return sh;
+}
+
+static bool same_shape(shape a, shape b)
+{
+    return a.cpus == b.cpus && a.mem_per_cpu == b.mem_per_cpu && a.gpus == b.gpus;
+}
+
+/* One component: ntasks pods of one shape (tasks of a component may share a
+ * node; components of a heterogeneous job never do). */
+static void component(const rt_slurm *s, ty_buf *b, shape sh, size_t ntasks, const char *anchor)
+{
+    ty_buf_printf(b, "#SBATCH --comment=ty:%s:%s\n", s->inst, anchor);
+    ty_buf_printf(b, "#SBATCH --ntasks=%zu\n#SBATCH --cpus-per-task=%lld\n", ntasks, sh.cpus);
+    if (sh.mem_per_cpu > 0)
+        ty_buf_printf(b, "#SBATCH --mem-per-cpu=%lldM\n", sh.mem_per_cpu);
+    if (sh.gpus > 0)
+        ty_buf_printf(b, "#SBATCH --gpus-per-task=%d\n", sh.gpus);
     if (s->partitions)
         ty_buf_printf(b, "#SBATCH --partition=%s\n", s->partitions);
     if (s->account)
@@ -85,7 +110,30 @@ static void component(const rt_slurm *s, ty_buf *b, const sl_pod *p)
         ty_buf_printf(b, "#SBATCH --qos=%s\n", s->qos);
 }
 
-static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n)
+/* The gang's pods grouped by shape, in order of first appearance: comp[i]
+ * is pod i's component, shapes[c] component c's; returns the count. */
+static size_t group_shapes(sl_pod *const *pods, size_t n, int *comp, shape *shapes,
+                           size_t *counts)
+{
+    size_t nc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        shape sh = shape_of(pods[i]);
+        size_t c = 0;
+        while (c < nc && !same_shape(shapes[c], sh))
+            c++;
+        if (c == nc) {
+            shapes[nc] = sh;
+            counts[nc++] = 0;
+        }
+        counts[c]++;
+        comp[i] = (int)c;
+    }
+    return nc;
+}
+
+static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n, const int *comp,
+                          const shape *shapes, const size_t *counts, size_t nc)
 {
     const char *conf = getenv("SLURM_CONF");
     char name[128], dir[PATH_MAX];
@@ -93,15 +141,15 @@ static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n)
 
     safe_name(name, sizeof(name), pods[0]->ns, *pods[0]->group ? pods[0]->group : pods[0]->name);
     ty_buf_puts(&b, "#!/bin/sh\n");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
+    for (size_t c = 0; c < nc; c++) {
+        if (c)
             ty_buf_puts(&b, "#SBATCH hetjob\n");
-        if (i == 0)
+        else
             ty_buf_printf(&b,
                           "#SBATCH --job-name=%s\n#SBATCH --output=%s/slurm/%%j.out\n"
                           "#SBATCH --no-requeue\n#SBATCH --export=NONE\n",
                           name, s->shared);
-        component(s, &b, pods[i]);
+        component(s, &b, shapes[c], counts[c], pods[0]->uid);
     }
     /* The steps get this environment, not the server's: a plain PATH, and
      * the cluster's configuration when the server was pointed at one. */
@@ -112,12 +160,20 @@ static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n)
         sh_quote(&b, conf);
         ty_buf_puts(&b, "\nexport SLURM_CONF\n");
     }
+    /* A step per pod with exactly its share (--exact; memory and GPUs named
+     * again, or the first step on a node would take all of them). */
     for (size_t i = 0; i < n; i++) {
+        const shape *sh = &shapes[comp[i]];
         sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
         ty_buf_puts(&b, "srun ");
-        if (n > 1)
-            ty_buf_printf(&b, "--het-group=%zu ", i);
-        ty_buf_puts(&b, "--ntasks=1 --export=ALL --kill-on-bad-exit=0 --output=");
+        if (nc > 1)
+            ty_buf_printf(&b, "--het-group=%d ", comp[i]);
+        ty_buf_printf(&b, "--nodes=1 --ntasks=1 --cpus-per-task=%lld ", sh->cpus);
+        if (sh->mem_per_cpu > 0)
+            ty_buf_printf(&b, "--mem-per-cpu=%lldM ", sh->mem_per_cpu);
+        if (sh->gpus > 0)
+            ty_buf_printf(&b, "--gpus-per-task=%d ", sh->gpus);
+        ty_buf_puts(&b, "--exact --export=ALL --kill-on-bad-exit=0 --output=");
         sh_quote(&b, dir);
         ty_buf_puts(&b, "/supervisor.log ");
         if (*s->sup) {
@@ -132,6 +188,27 @@ static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n)
     }
     ty_buf_puts(&b, "wait\n");
     return ty_buf_steal(&b, NULL);
+}
+
+/* The gang file: which pods (and components) the job with this anchor's
+ * comment holds, written before sbatch so that a server restarted at any
+ * moment maps the job back to its pods. */
+static int write_gang(const rt_slurm *s, sl_pod *const *pods, size_t n, const int *comp,
+                      size_t nc)
+{
+    char path[PATH_MAX + 64];
+    json_t *g = json_pack("{s:[], s:[]}", "uids", "components");
+    int rc;
+
+    for (size_t i = 0; g && i < n; i++) {
+        json_array_append_new(json_object_get(g, "uids"), json_string(pods[i]->uid));
+        json_array_append_new(json_object_get(g, "components"),
+                              json_integer(nc > 1 ? comp[i] : -1));
+    }
+    sl_gang_path(s, pods[0]->uid, path, sizeof(path));
+    rc = g ? rt_save_json_durable(path, g) : -1;
+    json_decref(g);
+    return rc;
 }
 
 static void refused(rt_slurm *s, sl_pod *const *pods, size_t n, const char *why)
@@ -166,7 +243,15 @@ static void submit(rt_slurm *s, sl_pod **pods, size_t n)
         return;
     n = k;
     ty_error_init(&err);
-    script = batch_script(s, pods, n);
+    int comp[SL_MAX_GANG];
+    shape shapes[SL_MAX_GANG];
+    size_t counts[SL_MAX_GANG], nc = group_shapes(pods, n, comp, shapes, counts);
+    if (write_gang(s, pods, n, comp, nc) < 0) {
+        ty_warn("slurm: cannot write the gang file of %s/%s: %s", pods[0]->ns, pods[0]->name,
+                strerror(errno));
+        return;
+    }
+    script = batch_script(s, pods, n, comp, shapes, counts, nc);
     if (!script)
         return;
     if (scli_run(argv, script, SL_CMD_TIMEOUT_MS, 4096, &out, &err) < 0 || out.status != 0) {
@@ -185,15 +270,17 @@ static void submit(rt_slurm *s, sl_pod **pods, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         snprintf(pods[i]->job, sizeof(pods[i]->job), "%ld", id);
-        pods[i]->comp = n > 1 ? (int)i : -1;
+        pods[i]->comp = nc > 1 ? comp[i] : -1;
         pods[i]->st = SP_SUBMITTED;
         pods[i]->submitted_ms = ty_now_ms();
     }
     s->fast = true;
-    ty_info("slurm: %s/%s: Slurm job %ld (%zu pod%s)", pods[0]->ns,
-            *pods[0]->group ? pods[0]->group : pods[0]->name, id, n, n == 1 ? "" : "s");
+    ty_info("slurm: %s/%s: Slurm job %ld (%zu pod%s, %zu component%s)", pods[0]->ns,
+            *pods[0]->group ? pods[0]->group : pods[0]->name, id, n, n == 1 ? "" : "s", nc,
+            nc == 1 ? "" : "s");
     ty_event(s->kc, ty_obj_json(pods[0]->obj), "Normal", "Submitted", SL_COMPONENT,
-             "Slurm job %ld with %zu component%s", id, n, n == 1 ? "" : "s");
+             "Slurm job %ld: %zu pod%s in %zu component%s", id, n, n == 1 ? "" : "s", nc,
+             nc == 1 ? "" : "s");
 out:
     free(script);
     scli_out_free(&out);
@@ -267,7 +354,7 @@ void sl_submit_ready(rt_slurm *s)
             for (size_t i = 0; i < n && i < SL_MAX_GANG; i++)
                 pods[i] = s->all[json_integer_value(json_array_get(idx, i))];
             refused(s, pods, SL_MAX_GANG < n ? SL_MAX_GANG : n,
-                    "more pods in one gang than a Slurm heterogeneous job has components (128)");
+                    "more pods in one gang than one Slurm job takes here (1024)");
             continue;
         }
         for (size_t i = 0; i < n; i++)

@@ -222,15 +222,39 @@ static const char *me(void)
     return name;
 }
 
-/* The pods of job (leader) not yet started whose component runs. */
-static void start_job(rt_slurm *s, const char *job)
+/* Where a started step's supervisor runs: where.json, which it writes
+ * before it waits for its spec. */
+static bool read_where(rt_slurm *s, sl_pod *p)
+{
+    char path[PATH_MAX + 16];
+    json_t *w;
+
+    sl_pod_dir(s, p->uid, path, sizeof(path));
+    strncat(path, "/where.json", sizeof(path) - strlen(path) - 1);
+    if (!(w = rt_load_json(path)))
+        return false;
+    snprintf(p->node, sizeof(p->node), "%s", ty_jstr(w, "node"));
+    json_decref(w);
+    return *p->node != '\0';
+}
+
+/* The pods of job (leader) whose steps started: planned together once every
+ * one of them said where it runs (each pod's hosts file shows them all). */
+static void start_job(rt_slurm *s, const json_t *idx)
 {
     sl_pod *pods[SL_MAX_GANG];
-    size_t n = 0;
+    size_t n = 0, i;
+    json_t *v;
 
-    for (size_t i = 0; i < s->nall && n < SL_MAX_GANG; i++) {
-        sl_pod *p = s->all[i];
-        if (!strcmp(p->job, job) && *p->node && (p->st == SP_SUBMITTED || p->plan_failed))
+    json_array_foreach(idx, i, v) {
+        sl_pod *p = s->all[json_integer_value(v)];
+        if (p->deleting || p->st == SP_DONE || p->st == SP_STARTED)
+            continue;
+        if (!read_where(s, p)) {
+            s->fast = true; /* not yet: look again soon */
+            return;
+        }
+        if (n < SL_MAX_GANG)
             pods[n++] = p;
     }
     if (n)
@@ -245,7 +269,7 @@ static bool adopt_started(rt_slurm *s, sl_pod *p)
 
     sl_pod_dir(s, p->uid, path, sizeof(path));
     strncat(path, "/spec.json", sizeof(path) - strlen(path) - 1);
-    if (access(path, F_OK) < 0)
+    if (!*p->node || access(path, F_OK) < 0)
         return false;
     if (sl_node_find(s, p->node, &nd))
         snprintf(p->addr, sizeof(p->addr), "%s", nd.addr);
@@ -258,69 +282,103 @@ static bool adopt_started(rt_slurm *s, sl_pod *p)
     return true;
 }
 
-static void seen_line(rt_slurm *s, const scli_job *j, json_t *starting, json_t *orphans)
+/* The pods of each job we know of, by leader id: {"<leader>": [index in
+ * s->all...]} (valid while no pod is forgotten: during one sync). */
+static json_t *by_job(rt_slurm *s)
 {
-    char prefix[64];
-    const char *uid;
-    sl_pod *p;
+    json_t *m = json_object();
+
+    for (size_t i = 0; m && i < s->nall; i++) {
+        json_t *arr;
+        if (!*s->all[i]->job)
+            continue;
+        if (!(arr = json_object_get(m, s->all[i]->job))) {
+            arr = json_array();
+            json_object_set_new(m, s->all[i]->job, arr);
+        }
+        json_array_append_new(arr, json_integer((json_int_t)i));
+    }
+    return m;
+}
+
+/* A job squeue shows whose pods this server does not know yet (submitted
+ * by an earlier run): its gang file says which pods it holds. */
+static void adopt_job(rt_slurm *s, const char *leader, const char *anchor, json_t *jobs)
+{
+    char path[PATH_MAX + 64];
+    json_t *g, *uids, *comps, *arr = json_object_get(jobs, leader);
+    size_t i;
+
+    sl_gang_path(s, anchor, path, sizeof(path));
+    if (!(g = rt_load_json(path)))
+        return;
+    uids = json_object_get(g, "uids");
+    comps = json_object_get(g, "components");
+    for (i = 0; i < json_array_size(uids); i++) {
+        sl_pod *p = sl_find(s, json_string_value(json_array_get(uids, i)) ?: "");
+        if (!p || *p->job)
+            continue;
+        snprintf(p->job, sizeof(p->job), "%s", leader);
+        p->comp = (int)json_integer_value(json_array_get(comps, i));
+        if (p->st == SP_NEW)
+            p->st = SP_SUBMITTED;
+        if (!arr) {
+            arr = json_array();
+            json_object_set_new(jobs, leader, arr);
+        }
+        json_array_append_new(arr, json_integer((json_int_t)p->idx));
+    }
+    json_decref(g);
+}
+
+static void seen_line(rt_slurm *s, const scli_job *j, json_t *jobs, json_t *starting,
+                      json_t *orphans)
+{
+    char prefix[64], leader[32];
     scli_state st = scli_state_of(j->state);
-    char leader[32];
+    json_t *idx, *v;
+    size_t i, mine = 0;
 
     snprintf(prefix, sizeof(prefix), "ty:%s:", s->inst);
     if (strncmp(j->comment, prefix, strlen(prefix)))
         return;
-    uid = j->comment + strlen(prefix);
     snprintf(leader, sizeof(leader), "%ld", j->leader);
-    p = sl_find(s, uid);
-    if (!p || p->st == SP_NEW) {
-        /* Ours, and no pod of ours any more (deleted while we were down,
-         * or force-deleted): nothing may keep running for it. */
-        if (st != SCLI_DONE_OK && st != SCLI_DONE_FAILED && st != SCLI_UNKNOWN && !p)
-            json_object_set_new(orphans, leader, json_true());
-        if (!p)
-            return;
-    }
-    p->seen_ms = ty_now_ms();
-    if (!*p->job || p->st == SP_NEW) {
-        /* adopted: a job submitted by an earlier run of this server */
-        snprintf(p->job, sizeof(p->job), "%s", leader);
-        p->comp = j->component;
-        if (p->st == SP_NEW)
-            p->st = SP_SUBMITTED;
-    }
-    snprintf(p->slurm_state, sizeof(p->slurm_state), "%s", j->state);
-    switch (st) {
-    case SCLI_PENDING: {
-        char msg[200], id[48];
-        snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", sl_job_text(p, id, sizeof(id)),
-                 j->reason);
-        if (p->st == SP_SUBMITTED && !p->deleting)
-            sl_pending_reason(s, p, "Unschedulable", msg);
-        break;
-    }
-    case SCLI_RUNNING:
-    case SCLI_SUSPENDED:
-    case SCLI_COMPLETING:
-        if ((p->st == SP_SUBMITTED || p->plan_failed) && *j->nodes) {
-            ty_error err;
-            ty_error_init(&err);
-            json_t *hosts = scli_hostlist(j->nodes, 1, &err);
-            if (hosts && json_array_size(hosts) == 1) {
-                snprintf(p->node, sizeof(p->node), "%s", json_string_value(json_array_get(hosts, 0)));
-                if (!adopt_started(s, p))
-                    json_object_set_new(starting, leader, json_true());
+    if (!json_object_get(jobs, leader))
+        adopt_job(s, leader, j->comment + strlen(prefix), jobs);
+    idx = json_object_get(jobs, leader);
+    json_array_foreach(idx, i, v) {
+        sl_pod *p = s->all[json_integer_value(v)];
+        if (j->component >= 0 && p->comp != j->component)
+            continue;
+        mine++;
+        p->seen_ms = ty_now_ms();
+        snprintf(p->slurm_state, sizeof(p->slurm_state), "%s", j->state);
+        switch (st) {
+        case SCLI_PENDING: {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", j->id, j->reason);
+            if (p->st == SP_SUBMITTED && !p->deleting)
+                sl_pending_reason(s, p, "Unschedulable", msg);
+            break;
+        }
+        case SCLI_RUNNING:
+        case SCLI_SUSPENDED:
+        case SCLI_COMPLETING:
+            if ((p->st == SP_SUBMITTED || p->plan_failed) && !adopt_started(s, p))
+                json_object_set(starting, leader, idx);
+            break;
+        default:
+            if (!p->ended_ms) {
+                p->ended_ms = ty_now_ms();
+                snprintf(p->end_reason, sizeof(p->end_reason), "%s", j->state);
             }
-            json_decref(hosts);
-            ty_error_clear(&err);
+            break;
         }
-        break;
-    default:
-        if (!p->ended_ms) {
-            p->ended_ms = ty_now_ms();
-            snprintf(p->end_reason, sizeof(p->end_reason), "%s", j->state);
-        }
-        break;
     }
+    /* Ours, and no pod of ours any more (deleted while this server was
+     * down, or force-deleted): nothing may keep running for it. */
+    if (!mine && st != SCLI_DONE_OK && st != SCLI_DONE_FAILED && st != SCLI_UNKNOWN)
+        json_object_set_new(orphans, leader, json_true());
 }
 
 static void squeue(rt_slurm *s, json_t *starting, json_t *orphans)
@@ -343,8 +401,10 @@ static void squeue(rt_slurm *s, json_t *starting, json_t *orphans)
         ty_warn("slurm: squeue: %s", err.text);
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        seen_line(s, &jobs[i], starting, orphans);
+    json_t *m = by_job(s);
+    for (size_t i = 0; m && i < n; i++)
+        seen_line(s, &jobs[i], m, starting, orphans);
+    json_decref(m);
     free(jobs);
     s->synced_once = true;
 out:
@@ -419,7 +479,7 @@ void sl_sync(rt_slurm *s)
         goto out;
     squeue(s, starting, orphans);
     json_object_foreach(starting, job, v)
-        start_job(s, job);
+        start_job(s, v);
     json_object_foreach(orphans, job, v) {
         bool ours = false;
         for (size_t i = 0; i < s->nall && !ours; i++)

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The Slurm runtime (--runtime slurm) on a real 3-node Slurm on this host:
+# the nodes appear as Nodes; unchanged manifests run across Slurm nodes to
+# Succeeded with their frameworks' environments — a PyTorchJob of 1 master
+# + 3 workers (gloo, identical weights on every rank), a TFJob (chief, PS,
+# workers reaching each other through TF_CONFIG: five pods on three nodes,
+# so ports move where two share a node), an MSJob and a Volcano Job with the
+# svc plugin; logs are served from the shared directory, and nothing is left
+# in squeue.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+start_cluster SLURM_NODES=3 SLURM_ADDR_BASE=127.0.11 SLURM_CPUS=8 SLURM_GPUS=2
+start_server --runtime slurm
+
+expect_eq "the Slurm nodes are Nodes" "n1 n2 n3" \
+    "$(kubectl get nodes -o jsonpath='{.items[*].metadata.name}')"
+expect_eq "with their CPUs, GPUs and NodeAddr" "8 2 127.0.11.2 slurm" \
+    "$(kubectl get node n2 -o jsonpath='{.status.capacity.cpu} {.status.capacity.nvidia\.com/gpu} {.status.addresses[0].address} {.metadata.labels.trainyard\.io/runtime}')"
+expect_eq "Ready" "True" \
+    "$(kubectl get node n3 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')"
+
+run() { # run KIND NAME FILE [STATE]
+    local want=${4:-Succeeded} state
+    kubectl apply -f "$3" >/dev/null
+    state=$(wait_job "$1" "$2" "$want" 240)
+    expect_eq "$1 $2 succeeds on Slurm" "$want" "$state"
+    [ "$state" = "$want" ] || { dump_job "$1" "$2"; tail -20 "$E2E_TMP/server.err"; squeue_active; }
+}
+
+# PyTorch: 1 master + 3 workers of 3 CPUs each: at most two fit a node.
+sed -e 's/replicas: 2/replicas: 3/' -e 's/cpu: 500m/cpu: "3"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/pt.yaml"
+run pytorchjob pytorch-ddp "$E2E_TMP/pt.yaml"
+nodes=$(kubectl get pods -l training.kubeflow.org/job-name=pytorch-ddp -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u)
+if [ "$(wc -l <<<"$nodes")" -ge 2 ]; then pass "its replicas ran on $(echo $nodes)"; else fail "replicas on one node only: $nodes"; fi
+expect_eq "a pod's hostIP is its node's NodeAddr" \
+    "$(kubectl get node "$(kubectl get pod pytorch-ddp-worker-2 -o jsonpath='{.spec.nodeName}')" -o jsonpath='{.status.addresses[0].address}')" \
+    "$(kubectl get pod pytorch-ddp-worker-2 -o jsonpath='{.status.hostIP}')"
+w=()
+for p in master-0 worker-0 worker-1 worker-2; do
+    w+=("$(kubectl logs "pytorch-ddp-$p" | grep '^final weights')")
+done
+if [ -n "${w[0]}" ] && [ "${w[0]}" = "${w[1]}" ] && [ "${w[0]}" = "${w[2]}" ] && [ "${w[0]}" = "${w[3]}" ]; then
+    pass "all 4 ranks agree on the final weights"
+else
+    fail "ranks disagree: ${w[*]}"
+fi
+expect_match "worker-2 is rank 3 of 4" 'rank 3/4' "$(kubectl logs pytorch-ddp-worker-2)"
+expect_eq "kubectl logs --tail" "1" "$(kubectl logs pytorch-ddp-master-0 --tail 1 | wc -l)"
+expect_match "the pod tells which Slurm job ran it" 'Slurm job [0-9]+ started it on n[1-3]' \
+    "$(kubectl get events --field-selector involvedObject.name=pytorch-ddp-master-0 2>&1)"
+
+run tfjob tf-ps "$EX/tfjob.yaml"
+expect_match "TF chief reached every task" 'chief-0 reached 4 peers and heard from 4' "$(kubectl logs tf-ps-chief-0 2>&1)"
+expect_match "two TF tasks on one node: a port moved" 'PortMoved' "$(kubectl get events 2>&1)"
+
+run msjobs.mindspore.gitee.com ms-dynamic "$EX/msjob.yaml"
+expect_match "MS scheduler heard from both workers" 'MS_NODE_ID=ms-dynamic-worker-1' \
+    "$("$TRAINYARD" logs ms-dynamic-scheduler-0 2>&1)"
+
+# Volcano: the svc plugin's host files name the tasks; a worker reaches the
+# ps by that name on whatever node Slurm put it.
+cat >"$E2E_TMP/vc.yaml" <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: vc-svc
+spec:
+  minAvailable: 3
+  schedulerName: volcano
+  plugins:
+    svc: []
+    env: []
+  policies:
+  - event: TaskCompleted
+    action: CompleteJob
+  tasks:
+  - name: ps
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: main
+          image: python:3
+          ports:
+          - containerPort: 2222
+          command: ["/usr/bin/python3", "-u", "-c"]
+          args:
+          - |
+            import socket
+            s = socket.create_server(("", 2222))
+            for _ in range(2):
+                c, _ = s.accept(); print("ps got", c.recv(100).decode(), flush=True); c.close()
+  - name: worker
+    replicas: 2
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - name: main
+          image: python:3
+          command: ["/usr/bin/python3", "-u", "-c"]
+          args:
+          - |
+            import os, socket, time
+            ps = open("/etc/volcano/ps.host").read().split()[0]
+            for _ in range(300):
+                try:
+                    c = socket.create_connection((ps, 2222)); break
+                except OSError:
+                    time.sleep(0.2)
+            c.sendall(("worker %s via %s" % (os.environ["VK_TASK_INDEX"], ps)).encode())
+YAML
+run vcjob vc-svc "$E2E_TMP/vc.yaml" Completed
+expect_match "the ps heard both workers by the svc plugin's names" \
+    'ps got worker [01] via vc-svc-ps-0.vc-svc' "$(kubectl logs vc-svc-ps-0 2>&1)"
+
+for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc; do kubectl delete "$j" --wait=false >/dev/null; done
+kubectl delete msjobs.mindspore.gitee.com ms-dynamic --wait=false >/dev/null
+no_pods() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
+if wait_until no_pods; then pass "every pod gone"; else fail "pods left: $(kubectl get pods -o name)"; fi
+expect_eq "nothing of ours left in squeue" "" "$(squeue_active)"
+finish
