@@ -356,7 +356,9 @@ static void seen_line(rt_slurm *s, const scli_job *j, json_t *jobs, json_t *star
         switch (st) {
         case SCLI_PENDING: {
             char msg[200];
-            snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", j->id, j->reason);
+            /* "None": Slurm's scheduler has not looked at it yet */
+            snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", j->id,
+                     !*j->reason || !strcmp(j->reason, "None") ? "not scheduled yet" : j->reason);
             if (p->st == SP_SUBMITTED && !p->deleting)
                 sl_pending_reason(s, p, "Unschedulable", msg);
             break;

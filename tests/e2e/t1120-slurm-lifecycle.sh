@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The Slurm runtime's lifecycle, on a Slurm set up differently from t1110's
+# (one node named gpu-node-1 at 127.0.12.1, 6 CPUs, no GPUs, partition
+# batch): the same manifests run unchanged; two PyTorchJobs at once whose
+# masters share the node do not collide (a port moves); a gang that Slurm
+# cannot fit waits whole with Slurm's reason on its pods, and deleting it
+# leaves nothing in squeue; a running pod deleted is stopped; a SIGKILLed
+# server adopts its running Slurm job and loses no exit code.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+start_cluster SLURM_NODES=1 SLURM_NODE_PREFIX=gpu-node- SLURM_ADDR_BASE=127.0.12 \
+    SLURM_CPUS=6 SLURM_MEM_MB=4000 SLURM_GPUS=0 SLURM_PARTITION=batch
+start_server --runtime slurm --slurm-partition batch
+expect_eq "the node as Slurm names it" "gpu-node-1 127.0.12.1 6" \
+    "$(kubectl get nodes -o jsonpath='{.items[*].metadata.name} {.items[0].status.addresses[0].address} {.items[0].status.capacity.cpu}')"
+
+# Two jobs at once, 1 master + 1 worker each: all four pods on one node.
+for j in ddp-a ddp-b; do
+    sed -e "s/name: pytorch-ddp/name: $j/" -e 's/replicas: 2/replicas: 1/' \
+        -e 's/cpu: 500m/cpu: "1"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/$j.yaml"
+done
+kubectl apply -f "$E2E_TMP/ddp-a.yaml" -f "$E2E_TMP/ddp-b.yaml" >/dev/null
+for j in ddp-a ddp-b; do
+    state=$(wait_job pytorchjob $j Succeeded 240)
+    expect_eq "$j succeeds beside the other" "Succeeded" "$state"
+    [ "$state" = Succeeded ] || { dump_job pytorchjob $j; tail -20 "$E2E_TMP/server.err"; }
+    a=$(kubectl logs $j-master-0 | grep '^final weights')
+    b=$(kubectl logs $j-worker-0 | grep '^final weights')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "$j: both ranks agree"; else fail "$j: '$a' / '$b'"; fi
+done
+expect_match "the masters shared the node: one's port moved" \
+    'containerPort 23456 is [0-9]+ on node gpu-node-1' "$(kubectl get events 2>&1)"
+kubectl delete pytorchjob ddp-a ddp-b >/dev/null
+
+# A gang Slurm can never fit (2 x 4 CPUs on one 6-CPU node): Trainyard
+# admits it (its overcommit allows 1.2 x), Slurm holds it with its reason.
+sed -e 's/name: pytorch-ddp/name: too-big/' -e 's/replicas: 2/replicas: 1/' \
+    -e 's/cpu: 500m/cpu: "3.5"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/big.yaml"
+kubectl apply -f "$E2E_TMP/big.yaml" >/dev/null
+why() { kubectl get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' 2>/dev/null; }
+pending_reason() { why "$1" | grep -Eq "Slurm job [0-9+]+ is pending: $2"; }
+if wait_until pending_reason too-big-worker-0 PartitionConfig; then
+    pass "the pod says why: $(why too-big-worker-0)"
+else
+    fail "no Slurm reason on the pod: '$(why too-big-worker-0)'"
+fi
+expect_eq "nothing of the gang runs" "" "$(squeue -h -t RUNNING -o %i)"
+expect_match "squeue has it pending" 'PENDING\|PartitionConfig\|' "$(squeue_active)"
+expect_eq "its pods are Pending, unbound" "Pending Pending " \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=too-big -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"
+kubectl delete pytorchjob too-big --wait=false >/dev/null
+empty_queue() { [ -z "$(squeue_active)" ]; }
+if wait_until empty_queue; then pass "deleted: nothing left in squeue"; else fail "left in squeue: $(squeue_active)"; fi
+
+# Another user's Slurm job holds 5 of the 6 CPUs: a gang of 2 x 1 CPU waits
+# whole (Slurm: Resources) and runs when that job ends.
+other=$(sbatch --parsable -p batch -c 5 --wrap 'exec sleep 600' -o /dev/null)
+held() { [ "$(squeue -h -j "$other" -o %T)" = RUNNING ]; }
+wait_until held || fail "the other user's job did not start"
+sed -e 's/name: pytorch-ddp/name: later/' -e 's/replicas: 2/replicas: 1/' \
+    -e 's/cpu: 500m/cpu: "1"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/later.yaml"
+kubectl apply -f "$E2E_TMP/later.yaml" >/dev/null
+# (Slurm's main scheduler names the reason at its next pass, up to a minute.)
+if wait_until pending_reason later-master-0 '(Resources|Priority|not scheduled yet)'; then
+    pass "waits for room: $(why later-master-0)"
+else
+    fail "no Resources reason: '$(why later-master-0)'"
+fi
+expect_eq "none of its pods runs meanwhile" "Pending Pending " \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=later -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"
+scancel "$other"
+state=$(wait_job pytorchjob later Succeeded 240)
+expect_eq "it runs once there is room" "Succeeded" "$state"
+kubectl delete pytorchjob later >/dev/null
+
+# A running pod deleted: stopped (its Slurm job ends), the pod goes.
+cat >"$E2E_TMP/sleeper.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: sleeper
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: main
+    image: busybox
+    command: ["/bin/sh", "-c", "echo up; exec sleep 600"]
+YAML
+kubectl apply -f "$E2E_TMP/sleeper.yaml" >/dev/null
+running() { [ "$(kubectl get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }
+if wait_until running sleeper; then pass "a plain pod runs on Slurm"; else fail "sleeper not running"; fi
+kubectl delete pod sleeper --wait=false >/dev/null
+gone() { ! kubectl get pod "$1" >/dev/null 2>&1; }
+if wait_until gone sleeper; then pass "deleted pod is gone"; else fail "sleeper still there"; fi
+if wait_until empty_queue; then pass "its Slurm job ended"; else fail "left in squeue: $(squeue_active)"; fi
+
+# SIGKILL the server while a pod runs; the next server adopts its Slurm job.
+cat >"$E2E_TMP/exit3.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: exit3
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: ["/bin/sh", "-c", "echo started; while [ ! -e /tmp/go ]; do sleep 0.2; done; exit 3"]
+YAML
+kubectl apply -f "$E2E_TMP/exit3.yaml" >/dev/null
+if wait_until running exit3; then pass "exit3 runs"; else fail "exit3 not running"; fi
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+# The pod ends while no server runs: its exit code must survive.
+podtmp=$(for d in "$E2E_TMP"/data/slurm-shared/pods/*/; do grep -q '"name":"exit3"' "$d/spec.json" 2>/dev/null && echo "$d/tmp"; done)
+touch "$podtmp/go"
+start_server --runtime slurm --slurm-partition batch
+ended() { [ "$(kubectl get pod exit3 -o jsonpath='{.status.phase}' 2>/dev/null)" = Failed ]; }
+if wait_until ended; then pass "the adopted pod's end is reported"; else fail "exit3: $(kubectl get pod exit3 -o jsonpath='{.status}')"; fi
+expect_eq "with its real exit code" "3" \
+    "$(kubectl get pod exit3 -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')"
+expect_eq "one Slurm job for it, not two" "1" \
+    "$(squeue -h --states=all -o '%j' | grep -cx 'default.exit3')"
+finish
