@@ -46,6 +46,8 @@ else
     fail "no Slurm reason on the pod: '$(why too-big-worker-0)'"
 fi
 expect_eq "nothing of the gang runs" "" "$(squeue -h -t RUNNING -o %i)"
+expect_match "the job says why too" 'Slurm job [0-9+]+ is pending: PartitionConfig' \
+    "$(kubectl describe pytorchjob too-big 2>&1)"
 expect_match "squeue has it pending" 'PENDING\|PartitionConfig\|' "$(squeue_active)"
 expect_eq "its pods are Pending, unbound" "Pending Pending " \
     "$(kubectl get pods -l training.kubeflow.org/job-name=too-big -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"

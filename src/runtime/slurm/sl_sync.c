@@ -129,6 +129,24 @@ void sl_pending_reason(rt_slurm *s, sl_pod *p, const char *reason, const char *m
     ty_error_clear(&err);
     json_decref(cond);
     ty_event(s->kc, ty_obj_json(p->obj), "Warning", "FailedScheduling", SL_COMPONENT, "%s", msg);
+    /* The job's too (the pod's controller): `kubectl describe` of the
+     * PyTorchJob or Volcano Job says why it waits. */
+    const json_t *refs = json_object_get(json_object_get(ty_obj_json(p->obj), "metadata"),
+                                         "ownerReferences"), *r;
+    size_t i;
+    json_array_foreach(refs, i, r) {
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        json_t *owner = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
+                                  ty_jstr(r, "apiVersion"), "kind", ty_jstr(r, "kind"),
+                                  "metadata", "name", ty_jstr(r, "name"), "namespace", p->ns,
+                                  "uid", ty_jstr(r, "uid"));
+        if (owner)
+            ty_event(s->kc, owner, "Warning", "Unschedulable", SL_COMPONENT, "pod %s: %s",
+                     p->name, msg);
+        json_decref(owner);
+        break;
+    }
     if (*p->group) {
         char key[520];
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->group);
