@@ -20,12 +20,12 @@ expect_eq "with their CPUs, GPUs and NodeAddr" "8 2 127.0.11.2 slurm" \
 expect_eq "Ready" "True" \
     "$(kubectl get node n3 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')"
 
-run() { # run KIND NAME FILE [STATE]
-    local want=${4:-Succeeded} state
+run() { # run KIND NAME FILE
+    local state
     kubectl apply -f "$3" >/dev/null
-    state=$(wait_job "$1" "$2" "$want" 240)
-    expect_eq "$1 $2 succeeds on Slurm" "$want" "$state"
-    [ "$state" = "$want" ] || { dump_job "$1" "$2"; tail -20 "$E2E_TMP/server.err"; squeue_active; }
+    state=$(wait_job "$1" "$2" Succeeded 240)
+    expect_eq "$1 $2 succeeds on Slurm" Succeeded "$state"
+    [ "$state" = Succeeded ] || { dump_job "$1" "$2"; tail -20 "$E2E_TMP/server.err"; squeue_active; }
 }
 
 # PyTorch: 1 master + 3 workers of 3 CPUs each: at most two fit a node.
@@ -112,7 +112,9 @@ spec:
                     time.sleep(0.2)
             c.sendall(("worker %s via %s" % (os.environ["VK_TASK_INDEX"], ps)).encode())
 YAML
-run vcjob vc-svc "$E2E_TMP/vc.yaml" Completed
+kubectl apply -f "$E2E_TMP/vc.yaml" >/dev/null
+vc_done() { [ "$(kubectl get vcjob vc-svc -o jsonpath='{.status.state.phase}' 2>/dev/null)" = Completed ]; }
+if wait_until 240 vc_done; then pass "vcjob vc-svc completes on Slurm"; else fail "vcjob vc-svc: $(kubectl get vcjob vc-svc -o jsonpath='{.status.state.phase}')"; dump_job vcjob vc-svc; fi
 expect_match "the ps heard both workers by the svc plugin's names" \
     'ps got worker [01] via vc-svc-ps-0.vc-svc' "$(kubectl logs vc-svc-ps-0 2>&1)"
 

@@ -63,8 +63,8 @@ wait_until held || fail "the other user's job did not start"
 sed -e 's/name: pytorch-ddp/name: later/' -e 's/replicas: 2/replicas: 1/' \
     -e 's/cpu: 500m/cpu: "1"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/later.yaml"
 kubectl apply -f "$E2E_TMP/later.yaml" >/dev/null
-# (Slurm's main scheduler names the reason at its next pass, up to a minute.)
-if wait_until pending_reason later-master-0 '(Resources|Priority|not scheduled yet)'; then
+# (Slurm's main scheduler names the reason at its next pass: up to a minute.)
+if wait_until pending_reason later-master-0 '(Resources|Priority)'; then
     pass "waits for room: $(why later-master-0)"
 else
     fail "no Resources reason: '$(why later-master-0)'"

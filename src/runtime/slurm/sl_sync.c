@@ -374,10 +374,10 @@ static void seen_line(rt_slurm *s, const scli_job *j, json_t *jobs, json_t *star
         switch (st) {
         case SCLI_PENDING: {
             char msg[200];
-            /* "None": Slurm's scheduler has not looked at it yet */
-            snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", j->id,
-                     !*j->reason || !strcmp(j->reason, "None") ? "not scheduled yet" : j->reason);
-            if (p->st == SP_SUBMITTED && !p->deleting)
+            /* "None": Slurm's scheduler has not looked at it yet, which
+             * is no reason to wait (most jobs start before it says more). */
+            snprintf(msg, sizeof(msg), "Slurm job %s is pending: %s", j->id, j->reason);
+            if (p->st == SP_SUBMITTED && !p->deleting && *j->reason && strcmp(j->reason, "None"))
                 sl_pending_reason(s, p, "Unschedulable", msg);
             break;
         }
