@@ -98,6 +98,38 @@ gone() { ! kubectl get pod "$1" >/dev/null 2>&1; }
 if wait_until gone sleeper; then pass "deleted pod is gone"; else fail "sleeper still there"; fi
 if wait_until empty_queue; then pass "its Slurm job ended"; else fail "left in squeue: $(squeue_active)"; fi
 
+# Suspending a running job (runPolicy.suspend) stops its Slurm job;
+# resuming submits a new one.
+cat >"$E2E_TMP/susp.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: susp
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          terminationGracePeriodSeconds: 3
+          containers:
+          - name: pytorch
+            image: pytorch
+            command: ["/bin/sh", "-c", "exec sleep 600"]
+YAML
+kubectl apply -f "$E2E_TMP/susp.yaml" >/dev/null
+if wait_until running susp-master-0; then pass "susp runs"; else fail "susp not running"; fi
+first=$(squeue -h -o %i)
+kubectl patch pytorchjob susp --type merge -p '{"spec":{"runPolicy":{"suspend":true}}}' >/dev/null
+if wait_until empty_queue && wait_until gone susp-master-0; then pass "suspended: pod gone, Slurm job ended"; else fail "suspend: $(squeue_active)"; fi
+kubectl patch pytorchjob susp --type merge -p '{"spec":{"runPolicy":{"suspend":false}}}' >/dev/null
+if wait_until running susp-master-0; then pass "resumed: runs again"; else fail "susp not running after resume"; fi
+second=$(squeue -h -o %i)
+if [ -n "$second" ] && [ "$second" != "$first" ]; then pass "in a new Slurm job ($first, then $second)"; else fail "jobs: '$first' '$second'"; fi
+kubectl delete pytorchjob susp >/dev/null
+if wait_until empty_queue; then pass "deleted: nothing left in squeue"; else fail "left in squeue: $(squeue_active)"; fi
+
 # SIGKILL the server while a pod runs; the next server adopts its Slurm job.
 cat >"$E2E_TMP/exit3.yaml" <<'YAML'
 apiVersion: v1
