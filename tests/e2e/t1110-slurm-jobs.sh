@@ -4,8 +4,9 @@
 # Succeeded with their frameworks' environments — a PyTorchJob of 1 master
 # + 3 workers (gloo, identical weights on every rank), a TFJob (chief, PS,
 # workers reaching each other through TF_CONFIG: five pods on three nodes,
-# so ports move where two share a node), an MSJob and a Volcano Job with the
-# svc plugin; logs are served from the shared directory, and nothing is left
+# so ports move where two share a node), an MSJob, an MPIJob (mpirun reaching
+# the workers on other nodes through srun) and a Volcano Job with the svc
+# plugin; logs are served from the shared directory, and nothing is left
 # in squeue.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
@@ -57,6 +58,16 @@ expect_match "two TF tasks on one node: a port moved" 'PortMoved' "$(kubectl get
 run msjobs.mindspore.gitee.com ms-dynamic "$EX/msjob.yaml"
 expect_match "MS scheduler heard from both workers" 'MS_NODE_ID=ms-dynamic-worker-1' \
     "$("$TRAINYARD" logs ms-dynamic-scheduler-0 2>&1)"
+
+# MPI: mpirun's rsh agent reaches the workers through srun (each pod's
+# supervisor runs the command in the target pod, on its node). Five CPUs a
+# pod: one pod per node.
+sed '/image: mpioperator/a\            resources: {requests: {cpu: "5"}}' "$EX/mpijob.yaml" >"$E2E_TMP/mpi.yaml"
+run mpijob mpi-allreduce "$E2E_TMP/mpi.yaml"
+expect_match "mpirun ran 2 ranks that allreduce to 3" 'rank 1 of 2 on mpi-allreduce-worker-1 allreduce 3' \
+    "$(kubectl logs mpi-allreduce-launcher 2>&1)"
+nodes=$(kubectl get pods -l training.kubeflow.org/job-name=mpi-allreduce -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u | wc -l)
+expect_eq "launcher and workers on three nodes" 3 "$nodes"
 
 # Volcano: the svc plugin's host files name the tasks; a worker reaches the
 # ps by that name on whatever node Slurm put it.
@@ -118,7 +129,7 @@ if wait_until 240 vc_done; then pass "vcjob vc-svc completes on Slurm"; else fai
 expect_match "the ps heard both workers by the svc plugin's names" \
     'ps got worker [01] via vc-svc-ps-0.vc-svc' "$(kubectl logs vc-svc-ps-0 2>&1)"
 
-for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc; do kubectl delete "$j" --wait=false >/dev/null; done
+for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc mpijob/mpi-allreduce; do kubectl delete "$j" --wait=false >/dev/null; done
 kubectl delete msjobs.mindspore.gitee.com ms-dynamic --wait=false >/dev/null
 no_pods() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 if wait_until no_pods; then pass "every pod gone"; else fail "pods left: $(kubectl get pods -o name)"; fi

@@ -96,5 +96,13 @@ int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s);
  * --pod-dir DIR [--wait-spec S]; a usage message naming prog and 2 when
  * wrong. */
 int rt_supervise_cli(int argc, char **argv, const char *prog);
+/* sv_exec.c: `--exec HOST -- ARGV` in a pod: ARGV run in the pod of the
+ * same job that HOST names, through this pod's supervisor; its exit status.
+ * `--exec-in DIR [--mount SRC=TARGET]... [--env K=V]... -- ARGV` (root, on
+ * the target's node): ARGV exec'd in the pod of DIR as its running container
+ * is, with SRC bound at TARGET (read-only) and K=V set for it alone. */
+int sv_exec_client(const char *host, int argc, char **argv);
+int sv_exec_in(const char *dir, char *const *mounts, size_t nmounts, char *const *vars,
+               size_t nvars, int argc, char **argv);
 
 #endif

@@ -563,6 +563,8 @@ static int signals_fd(void)
 
 static void cleanup(sv *s)
 {
+    if (s->exec_pid > 0)
+        kill(s->exec_pid, SIGKILL);
     for (size_t i = 0; s->cts && i < s->ncts; i++) {
         if (s->cts[i].log_fd >= 0)
             close(s->cts[i].log_fd);
@@ -653,6 +655,25 @@ int rt_supervise_cli(int argc, char **argv, const char *prog)
     const char *dir = NULL;
     long wait_s = 0;
 
+    /* the two ends of an exec (sv_exec.c): --exec HOST -- ARGV,
+     * --exec-in DIR -- ARGV */
+    if (argc >= 4 && !strcmp(argv[1], "--exec") && !strcmp(argv[3], "--"))
+        return sv_exec_client(argv[2], argc - 4, argv + 4);
+    if (argc >= 4 && !strcmp(argv[1], "--exec-in")) {
+        char *mounts[8], *vars[256];
+        size_t nm = 0, nv = 0;
+        int i = 3;
+        for (; i + 1 < argc; i += 2) {
+            if (!strcmp(argv[i], "--mount") && nm < 8)
+                mounts[nm++] = argv[i + 1];
+            else if (!strcmp(argv[i], "--env") && nv < 256)
+                vars[nv++] = argv[i + 1];
+            else
+                break;
+        }
+        if (i < argc && !strcmp(argv[i], "--"))
+            return sv_exec_in(argv[2], mounts, nm, vars, nv, argc - i - 1, argv + i + 1);
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pod-dir") && i + 1 < argc)
             dir = argv[++i];
@@ -677,7 +698,7 @@ int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s)
         return 1;
     restore_nofile();
     memset(&s, 0, sizeof(s));
-    s.sigfd = s.lock_fd = s.pod_ns = -1;
+    s.sigfd = s.lock_fd = s.pod_ns = s.exec_pid = -1;
     if (load(&s, pod_dir) < 0) {
         cleanup(&s);
         return 1;
@@ -695,6 +716,7 @@ int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s)
         return 1;
     }
     sv_setup_mounts(&s);
+    s.exec_pid = sv_exec_server_start(&s);
     s.dirty = true;
     loop(&s);
     cleanup(&s);

@@ -75,11 +75,16 @@ typedef struct sv {
     char oom_events[PATH_MAX]; /* memory.events of our cgroup, or "" */
     bool private_tmp;       /* /tmp is the pod's own (pod dir/tmp mounted there) */
     int pod_ns;             /* the pod's mount namespace (containers enter it), or -1 */
+    pid_t exec_pid;         /* the exec server (sv_exec.c), or -1 */
 } sv;
 
 /* sv_mount.c: makes the pod's mount and UTS namespaces (root only); the
  * supervisor stays in the host's mount namespace, s->pod_ns names the pod's. */
 void sv_setup_mounts(sv *s);
+
+/* sv_exec.c: the exec server for a spec with "exec" (root only): its pid,
+ * or -1 when there is none. */
+pid_t sv_exec_server_start(sv *s);
 
 /* sv_proc.c */
 int sv_spawn(sv *s, sv_ct *c);            /* 0 running; -1 start error (recorded) */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/kinds.h"
+#include "api/mpi_agent.h"
 #include "api/registry.h"
 #include "base/jsonget.h"
 #include "base/log.h"
@@ -515,6 +516,32 @@ static void *agent_main(void *arg)
     return NULL;
 }
 
+/* mpirun's rsh agent on Slurm: the command runs in the target pod, on its
+ * node, through this pod's supervisor (runtime/local/sv_exec.c: an srun
+ * step of the same job). Static text, as mpi_agent_register wants; the
+ * supervisor's path is this server's. */
+static char mpi_agent[PATH_MAX * 2 + 1024];
+
+static void register_mpi_agent(const rt_slurm *s)
+{
+    snprintf(mpi_agent, sizeof(mpi_agent),
+             "#!/bin/sh\n"
+             "# rsh agent for mpirun on Slurm: kubexec.sh [ssh options] <host> <command...>\n"
+             "# runs the command in the pod <host> names, where Slurm runs it.\n"
+             "while [ $# -gt 1 ]; do\n"
+             "    case $1 in\n"
+             "    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;\n"
+             "    -*) shift ;;\n"
+             "    *) break ;;\n"
+             "    esac\n"
+             "done\n"
+             "host=$1\n"
+             "shift\n"
+             "exec %s%s --exec \"$host\" -- /bin/sh -c \"$*\"\n",
+             *s->sup ? s->sup : s->exe, *s->sup ? "" : " supervise");
+    mpi_agent_register(mpi_agent);
+}
+
 /* The id that marks this server's Slurm jobs (their comments), made once
  * and kept in the data directory: a second Trainyard on the same cluster
  * never adopts or cancels them. */
@@ -641,6 +668,7 @@ static void *slurm_start(ty_kc *kc, const void *opts, ty_error *err)
         s->shim[0] = '\0';
     if (access(s->sup, X_OK) < 0)
         s->sup[0] = '\0';
+    register_mpi_agent(s);
     for (int i = 0; i < 3; i++) {
         static const char *const sub[] = {"pods", "logs", "slurm"};
         snprintf(path, sizeof(path), "%s/%s", s->shared, sub[i]);

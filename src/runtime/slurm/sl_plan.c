@@ -302,7 +302,8 @@ static int write_hosts(rt_slurm *s, sl_pod *p)
     return rc;
 }
 
-static int write_spec(rt_slurm *s, sl_pod *p, const json_t *pod, ty_error *err)
+static int write_spec(rt_slurm *s, sl_pod *p, const json_t *pod, json_t *exec,
+                      ty_error *err)
 {
     char dir[PATH_MAX], path[PATH_MAX + 16];
     rt_prep prep = {.data_dir = s->shared, .pod_dir = dir, .node_name = p->node,
@@ -324,6 +325,8 @@ static int write_spec(rt_slurm *s, sl_pod *p, const json_t *pod, ty_error *err)
                         json_pack("[s, s, s, s, s]", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
                                   "SLURM_JOB_NODELIST", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME"));
     json_object_set_new(spec, "gpus", json_string(""));
+    if (exec)
+        json_object_set(spec, "exec", exec);
     /* The moved ports, for a server that adopts the pod after a restart. */
     snprintf(path, sizeof(path), "%s/ports.json", dir);
     if (rt_save_json(path, p->ports ? p->ports : json_object()) < 0) {
@@ -346,6 +349,34 @@ static void bind_pod(rt_slurm *s, sl_pod *p)
     if (kc_bind(s->kc, p->ns, p->name, p->uid, p->node, &err) < 0 && err.code != TY_ECONFLICT)
         ty_warn("slurm: cannot bind %s/%s to %s: %s", p->ns, p->name, p->node, err.text);
     ty_error_clear(&err);
+}
+
+/* spec.json's "exec": what the pod's supervisor needs to run a command in
+ * another pod of the job (runtime/local/sv_exec.c: mpirun's rsh agent). */
+static json_t *exec_table(const rt_slurm *s, sl_pod *const *pods, size_t n)
+{
+    json_t *ex = json_pack("{s:s, s:[], s:[]}", "job", n ? pods[0]->job : "", "supervisor", "pods");
+    json_t *sup = json_object_get(ex, "supervisor");
+    char dir[PATH_MAX];
+
+    if (*s->sup) {
+        json_array_append_new(sup, json_string(s->sup));
+    } else {
+        json_array_append_new(sup, json_string(s->exe));
+        json_array_append_new(sup, json_string("supervise"));
+    }
+    for (size_t i = 0; ex && i < n; i++) {
+        const json_t *spec = json_object_get(ty_obj_json(pods[i]->obj), "spec");
+        const char *hn = ty_jstr(spec, "hostname");
+        json_t *names = json_pack("[s]", pods[i]->name);
+        if (*hn)
+            json_array_append_new(names, json_string(hn));
+        sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+        json_array_append_new(json_object_get(ex, "pods"),
+                              json_pack("{s:o, s:s, s:i, s:s}", "names", names, "node",
+                                        pods[i]->node, "comp", pods[i]->comp, "dir", dir));
+    }
+    return ex;
 }
 
 void sl_plan_started(rt_slurm *s, sl_pod **pods, size_t n)
@@ -384,6 +415,7 @@ void sl_plan_started(rt_slurm *s, sl_pod **pods, size_t n)
         ports[i] = pods[i]->ports;
     }
     sl_rewrite_ports(copies, ports, n);
+    json_t *exec = exec_table(s, pods, n);
     for (size_t i = 0; i < n; i++) {
         sl_pod *p = pods[i];
         ty_error err;
@@ -391,7 +423,7 @@ void sl_plan_started(rt_slurm *s, sl_pod **pods, size_t n)
         json_t *v;
 
         ty_error_init(&err);
-        if (!copies[i] || write_hosts(s, p) < 0 || write_spec(s, p, copies[i], &err) < 0) {
+        if (!copies[i] || write_hosts(s, p) < 0 || write_spec(s, p, copies[i], exec, &err) < 0) {
             if (!p->plan_failed)
                 ty_warn("slurm: pod %s/%s: %s", p->ns, p->name,
                         err.code ? err.text : "cannot write its hosts file");
@@ -415,6 +447,7 @@ void sl_plan_started(rt_slurm *s, sl_pod **pods, size_t n)
         sl_report_state(s, p);
         ty_error_clear(&err);
     }
+    json_decref(exec);
     for (size_t i = 0; i < n; i++)
         json_decref(copies[i]);
     for (size_t k = 0; k < nused; k++)
