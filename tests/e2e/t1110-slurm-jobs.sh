@@ -69,6 +69,46 @@ expect_match "mpirun ran 2 ranks that allreduce to 3" 'rank 1 of 2 on mpi-allred
 nodes=$(kubectl get pods -l training.kubeflow.org/job-name=mpi-allreduce -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u | wc -l)
 expect_eq "launcher and workers on three nodes" 3 "$nodes"
 
+# Volcano's mpi plugin: mpirun --host $MPI_HOST through the same agent.
+cat >"$E2E_TMP/vcmpi.yaml" <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mpi-vc}
+spec:
+  minAvailable: 3
+  plugins: {mpi: ["--master=mpimaster", "--worker=mpiworker"]}
+  tasks:
+  - name: mpimaster
+    replicas: 1
+    policies: [{event: TaskCompleted, action: CompleteJob}]
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - name: mpi
+          image: volcanosh/example-mpi:0.0.3
+          resources: {requests: {cpu: "5"}}
+          command:
+          - /bin/sh
+          - -c
+          - >-
+            mpirun --allow-run-as-root --host $MPI_HOST -np 2 --mca btl self,tcp
+            /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD;
+            print('rank %d of %d on %s allreduce %d' % (c.rank, c.size, MPI.Get_processor_name(), c.allreduce(c.rank + 1)), flush=True)"
+  - name: mpiworker
+    replicas: 2
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - {name: mpi, image: volcanosh/example-mpi:0.0.3, resources: {requests: {cpu: "5"}}, command: ["/bin/sh", "-c", "exec sleep 600"]}
+YAML
+kubectl apply -f "$E2E_TMP/vcmpi.yaml" >/dev/null
+vcmpi_done() { [ "$(kubectl get vcjob mpi-vc -o jsonpath='{.status.state.phase}' 2>/dev/null)" = Completed ]; }
+if wait_until 240 vcmpi_done; then pass "Volcano mpi job completes on Slurm"; else fail "mpi-vc: $(kubectl get vcjob mpi-vc -o jsonpath='{.status.state.phase}')"; dump_job vcjob mpi-vc; fi
+expect_match "its ranks allreduce across nodes" 'rank 1 of 2 on mpi-vc-mpiworker-1 allreduce 3' \
+    "$(kubectl logs mpi-vc-mpimaster-0 2>&1)"
+
 # Volcano: the svc plugin's host files name the tasks; a worker reaches the
 # ps by that name on whatever node Slurm put it.
 cat >"$E2E_TMP/vc.yaml" <<'YAML'
@@ -129,7 +169,7 @@ if wait_until 240 vc_done; then pass "vcjob vc-svc completes on Slurm"; else fai
 expect_match "the ps heard both workers by the svc plugin's names" \
     'ps got worker [01] via vc-svc-ps-0.vc-svc' "$(kubectl logs vc-svc-ps-0 2>&1)"
 
-for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc mpijob/mpi-allreduce; do kubectl delete "$j" --wait=false >/dev/null; done
+for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc vcjob/mpi-vc mpijob/mpi-allreduce; do kubectl delete "$j" --wait=false >/dev/null; done
 kubectl delete msjobs.mindspore.gitee.com ms-dynamic --wait=false >/dev/null
 no_pods() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 if wait_until no_pods; then pass "every pod gone"; else fail "pods left: $(kubectl get pods -o name)"; fi
