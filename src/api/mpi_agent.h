@@ -17,6 +17,17 @@
 #define MPI_AGENT_FILE "kubexec.sh"
 #define MPI_AGENT_PATH MPI_AGENT_DIR "/" MPI_AGENT_FILE
 
+/* The shell lines every agent starts with: ssh's options (what
+ * *_RSH_ARGS / *_EXTRA_ARGS hand it) skipped, so that $1 is the host. */
+#define MPI_AGENT_SKIP_SSH_OPTIONS                                                           \
+    "while [ $# -gt 1 ]; do\n"                                                              \
+    "    case $1 in\n"                                                                      \
+    "    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;\n"                                             \
+    "    -*) shift ;;\n"                                                                    \
+    "    *) break ;;\n"                                                                     \
+    "    esac\n"                                                                            \
+    "done\n"
+
 /* The one-machine agent: `kubexec.sh [ssh options] <host> <command...>`.
  * The options (what *_RSH_ARGS / *_EXTRA_ARGS hand ssh) are skipped; host
  * may be qualified (`<pod>.<job>`, `<pod>.<job>.<ns>.svc`): its first label

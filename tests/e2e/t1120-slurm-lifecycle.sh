@@ -156,4 +156,8 @@ expect_eq "with its real exit code" "3" \
     "$(kubectl get pod exit3 -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')"
 expect_eq "one Slurm job for it, not two" "1" \
     "$(squeue -h --states=all -o '%j' | grep -cx 'default.exit3')"
+kubectl delete pod exit3 >/dev/null
+no_dirs() { [ -z "$(ls "$E2E_TMP/data/slurm-shared/pods")" ]; }
+if wait_until no_dirs; then pass "deleted pods leave no directory"; else fail "left: $(ls "$E2E_TMP/data/slurm-shared/pods")"; fi
+expect_match "their logs stay" 'started' "$("$TRAINYARD" logs exit3 2>&1)"
 finish

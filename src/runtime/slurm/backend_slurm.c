@@ -29,6 +29,7 @@
 #define NODES_EVERY_MS 10000
 #define SYNC_MS 1000
 #define SYNC_FAST_MS 150
+#define SWEEP_EVERY_MS (10 * 60 * 1000)
 
 /* ---- small things ---- */
 
@@ -354,8 +355,20 @@ static void pod_seen(rt_slurm *s, ty_obj *o, bool deleted)
     sl_pod *p = sl_find(s, uid);
 
     if (deleted) {
-        if (p)
-            forget(s, p); /* whatever still runs is found by squeue and cancelled */
+        if (!p)
+            return;
+        /* Its files go with it once nothing runs there (its logs stay for
+         * the retention period); whatever still runs is found by squeue and
+         * cancelled, its directory then left for the supervisor. */
+        rt_logs_mark_gone(s->shared, p->ns, p->name);
+        if (p->st != SP_STARTED) {
+            char dir[PATH_MAX + 128];
+            sl_pod_dir(s, p->uid, dir, sizeof(dir));
+            rt_remove_tree(dir);
+            sl_gang_path(s, p->uid, dir, sizeof(dir));
+            unlink(dir);
+        }
+        forget(s, p);
         return;
     }
     node = ty_jstr(json_object_get(pod, "spec"), "nodeName");
@@ -494,6 +507,11 @@ static void *agent_main(void *arg)
             refresh_nodes(s);
             s->next_nodes_ms = now + NODES_EVERY_MS;
         }
+        if (now >= s->next_sweep_ms) {
+            /* the logs of pods gone longer than the retention period */
+            rt_logs_sweep(s->kc, s->shared, RT_LOG_RETENTION_DEFAULT_MS, rt_logs_wall_ms());
+            s->next_sweep_ms = now + SWEEP_EVERY_MS;
+        }
         if (now >= s->next_sync_ms) {
             s->fast = false;
             sl_sync(s);
@@ -528,13 +546,7 @@ static void register_mpi_agent(const rt_slurm *s)
              "#!/bin/sh\n"
              "# rsh agent for mpirun on Slurm: kubexec.sh [ssh options] <host> <command...>\n"
              "# runs the command in the pod <host> names, where Slurm runs it.\n"
-             "while [ $# -gt 1 ]; do\n"
-             "    case $1 in\n"
-             "    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;\n"
-             "    -*) shift ;;\n"
-             "    *) break ;;\n"
-             "    esac\n"
-             "done\n"
+             MPI_AGENT_SKIP_SSH_OPTIONS
              "host=$1\n"
              "shift\n"
              "exec %s%s --exec \"$host\" -- /bin/sh -c \"$*\"\n",

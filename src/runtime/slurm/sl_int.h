@@ -88,7 +88,7 @@ typedef struct rt_slurm {
     size_t nall, capall;
     json_t *groups;         /* "ns/name" -> PodGroup object (copy) */
     struct rt_hosts *hosts;
-    int64_t next_nodes_ms, next_sync_ms;
+    int64_t next_nodes_ms, next_sync_ms, next_sweep_ms;
     bool synced_once;       /* squeue read since start: adoption done */
     bool fast;              /* a job is about to start: sync often */
 } rt_slurm;

@@ -310,14 +310,22 @@ void sl_submit_ready(rt_slurm *s)
 {
     int64_t now = ty_now_ms();
     json_t *gangs = json_object(); /* "ns/group" -> [index...] */
+    json_t *live = json_object();  /* "ns/group" -> members submitted or running */
     const char *key;
     json_t *idx;
 
-    if (!gangs)
+    if (!gangs || !live) {
+        json_decref(gangs);
+        json_decref(live);
         return;
+    }
     for (size_t i = 0; i < s->nall; i++) {
         sl_pod *p = s->all[i];
         char k[520];
+        if (*p->group && active(p)) {
+            snprintf(k, sizeof(k), "%s/%s", p->ns, p->group);
+            json_object_set_new(live, k, json_integer(json_integer_value(json_object_get(live, k)) + 1));
+        }
         if (!waiting(p, now))
             continue;
         if (!*p->group) {
@@ -335,17 +343,12 @@ void sl_submit_ready(rt_slurm *s)
     json_object_foreach(gangs, key, idx) {
         const json_t *pg = json_object_get(s->groups, key);
         long min = (long)json_integer_value(json_object_get(json_object_get(pg, "spec"), "minMember"));
-        size_t n = json_array_size(idx), running = 0;
+        size_t n = json_array_size(idx);
+        size_t running = (size_t)json_integer_value(json_object_get(live, key));
         sl_pod *pods[SL_MAX_GANG];
 
         if (!pg || !admitted(pg))
             continue;
-        for (size_t i = 0; i < s->nall; i++) {
-            char k[520];
-            snprintf(k, sizeof(k), "%s/%s", s->all[i]->ns, s->all[i]->group);
-            if (active(s->all[i]) && !strcmp(k, key))
-                running++;
-        }
         if (min < 1)
             min = 1;
         if ((long)(n + running) < min)
@@ -362,4 +365,5 @@ void sl_submit_ready(rt_slurm *s)
         submit(s, pods, n);
     }
     json_decref(gangs);
+    json_decref(live);
 }
