@@ -48,6 +48,7 @@
 
 #define SOCK_NAME ".trainyard-exec"
 #define MAX_REQ (256 << 10)
+#define MAX_HANDLERS 64
 #define SRUN_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* ---- the client ---- */
@@ -316,15 +317,19 @@ pid_t sv_exec_server_start(sv *s)
         close(fd);
         return pid;
     }
-    /* The server: gone with the supervisor; handlers reaped by the kernel. */
+    /* The server: gone with the supervisor; at most MAX_HANDLERS requests
+     * at once (a pod cannot make it fork without end). */
     sigset_t none;
+    int handlers = 0;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    signal(SIGCHLD, SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     for (;;) {
+        while (handlers > 0 && waitpid(-1, NULL, handlers >= MAX_HANDLERS ? 0 : WNOHANG) > 0)
+            handlers--;
         int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (conn < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -333,11 +338,11 @@ pid_t sv_exec_server_start(sv *s)
         }
         pid_t h = fork();
         if (h == 0) {
-            /* handle's srun child is reaped by handle itself */
-            signal(SIGCHLD, SIG_DFL);
             close(fd);
             handle(s->spec, ex, conn, id.uid);
         }
+        if (h > 0)
+            handlers++;
         close(conn);
     }
 }
