@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #define NODES_EVERY_MS 10000
 #define SYNC_MS 1000
 #define SYNC_FAST_MS 150
+#define SUBMIT_BATCH_MS 20
 #define SWEEP_EVERY_MS (10 * 60 * 1000)
 
 /* ---- small things ---- */
@@ -331,6 +333,7 @@ static int remember(rt_slurm *s, sl_pod *p)
 
 static void forget(rt_slurm *s, sl_pod *p)
 {
+    sl_unwatch(s, p);
     strmap_del(&s->pods, p->uid);
     s->all[p->idx] = s->all[--s->nall];
     s->all[p->idx]->idx = p->idx;
@@ -391,6 +394,7 @@ static void pod_seen(rt_slurm *s, ty_obj *o, bool deleted)
         snprintf(p->name, sizeof(p->name), "%s", ty_jstr(meta, "name"));
         snprintf(p->group, sizeof(p->group), "%s", group_of(pod));
         p->comp = -1;
+        p->wd = -1;
         p->finalizer = finalizer_has(pod, SL_FINALIZER);
         if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
             p->st = SP_DONE;
@@ -517,18 +521,38 @@ static void *agent_main(void *arg)
             sl_sync(s);
             if (s->synced_once)
                 sl_submit_ready(s);
+            sl_start_ready(s);
             s->next_sync_ms = ty_now_ms() + (s->fast ? SYNC_FAST_MS : SYNC_MS);
+            s->next_submit_ms = 0;
+        } else if (s->next_submit_ms && now >= s->next_submit_ms) {
+            /* new pods: submitted without waiting for the tick */
+            s->next_submit_ms = 0;
+            if (s->synced_once)
+                sl_submit_ready(s);
         }
-        wait = s->next_sync_ms - ty_now_ms();
+        int64_t next = s->next_submit_ms && s->next_submit_ms < s->next_sync_ms
+                           ? s->next_submit_ms
+                           : s->next_sync_ms;
+        wait = next - ty_now_ms();
         if (wait < 0)
             wait = 0;
-        if (poll(&pfd, 1, (int)(wait > 1000 ? 1000 : wait)) > 0 && (pfd.revents & POLLIN)) {
+        struct pollfd pfds[2] = {pfd, {.fd = s->ino_fd, .events = POLLIN}};
+        if (poll(pfds, s->ino_fd >= 0 ? 2 : 1, (int)(wait > 1000 ? 1000 : wait)) <= 0)
+            continue;
+        if (pfds[0].revents & POLLIN) {
             if (read(s->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
                 ty_debug("slurm: wake: %s", strerror(errno));
             take_events(s);
-            /* New pods may be ready to go: look at once, at most this often. */
-            if (s->synced_once && s->next_sync_ms > ty_now_ms() + SYNC_FAST_MS)
-                s->next_sync_ms = ty_now_ms() + SYNC_FAST_MS;
+            /* New pods may complete a gang: a short wait lets the rest of
+             * the controller's burst arrive first. */
+            if (!s->next_submit_ms)
+                s->next_submit_ms = ty_now_ms() + SUBMIT_BATCH_MS;
+        }
+        if (s->ino_fd >= 0 && (pfds[1].revents & POLLIN)) {
+            char buf[4096] __attribute__((aligned(8)));
+            while (read(s->ino_fd, buf, sizeof(buf)) > 0)
+                ;
+            sl_start_ready(s);
         }
     }
     return NULL;
@@ -594,8 +618,11 @@ static void slurm_free(rt_slurm *s)
     ak_watch_free(s->w);
     if (s->wake_fd >= 0)
         close(s->wake_fd);
+
     while (s->nall)
         forget(s, s->all[s->nall - 1]);
+    if (s->ino_fd >= 0)
+        close(s->ino_fd);
     free(s->all);
     strmap_free(&s->pods);
     json_decref(s->groups);
@@ -630,7 +657,7 @@ static void *slurm_start(ty_kc *kc, const void *opts, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    s->wake_fd = -1;
+    s->wake_fd = s->ino_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
     strmap_init(&s->pods);
     s->kc = kc;
@@ -702,6 +729,7 @@ static void *slurm_start(ty_kc *kc, const void *opts, ty_error *err)
                   s->partitions ? " in partition " : "", s->partitions ? s->partitions : "");
         goto fail;
     }
+    s->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC); /* -1: the tick alone */
     if ((s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         ty_seterr(err, TY_EINTERNAL, "eventfd: %s", strerror(errno));
         goto fail;

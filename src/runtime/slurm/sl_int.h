@@ -60,6 +60,7 @@ typedef struct sl_pod {
     int64_t state_mtime;    /* its mtime (ns), to read it again only when it moved */
     json_t *ports;          /* {"<port>": moved} for this pod, or NULL */
     size_t idx;             /* in rt_slurm.all */
+    int wd;                 /* inotify watch of its directory while it starts, or -1 */
 } sl_pod;
 
 typedef struct sl_node {
@@ -88,7 +89,8 @@ typedef struct rt_slurm {
     size_t nall, capall;
     json_t *groups;         /* "ns/name" -> PodGroup object (copy) */
     struct rt_hosts *hosts;
-    int64_t next_nodes_ms, next_sync_ms, next_sweep_ms;
+    int64_t next_nodes_ms, next_sync_ms, next_sweep_ms, next_submit_ms;
+    int ino_fd;             /* inotify: where.json written in a starting pod's directory */
     bool synced_once;       /* squeue read since start: adoption done */
     bool fast;              /* a job is about to start: sync often */
 } rt_slurm;
@@ -120,6 +122,11 @@ void sl_rewrite_ports(json_t *const *pods, json_t *const *ports, size_t n);
 
 /* sl_sync.c */
 void sl_sync(rt_slurm *s);
+/* Plans every job all of whose pods' supervisors said where they run
+ * (where.json), without waiting for squeue to say it started. */
+void sl_start_ready(rt_slurm *s);
+/* Stops watching p's directory. */
+void sl_unwatch(rt_slurm *s, sl_pod *p);
 void sl_report_state(rt_slurm *s, sl_pod *p);
 /* "Why it waits" on the pod (PodScheduled False) and an Event, once per
  * distinct message. */

@@ -434,6 +434,7 @@ void sl_plan_started(rt_slurm *s, sl_pod **pods, size_t n)
             continue;
         }
         p->plan_failed = false;
+        sl_unwatch(s, p);
         json_object_foreach(p->ports, k, v)
             ty_event(s->kc, ty_obj_json(p->obj), "Normal", "PortMoved", SL_COMPONENT,
                      "containerPort %s is %lld on node %s (another pod there has it)", k,

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 
 #include "base/buf.h"
 #include "base/jsonget.h"
@@ -269,6 +270,13 @@ static void submit(rt_slurm *s, sl_pod **pods, size_t n)
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
+        /* where.json appearing wakes the agent (on a file system that tells:
+         * the tick reads it anyway) */
+        if (s->ino_fd >= 0 && pods[i]->wd < 0) {
+            char dir[PATH_MAX];
+            sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+            pods[i]->wd = inotify_add_watch(s->ino_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE);
+        }
         snprintf(pods[i]->job, sizeof(pods[i]->job), "%ld", id);
         pods[i]->comp = nc > 1 ? comp[i] : -1;
         pods[i]->st = SP_SUBMITTED;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -258,7 +259,7 @@ static bool read_where(rt_slurm *s, sl_pod *p)
 
 /* The pods of job (leader) whose steps started: planned together once every
  * one of them said where it runs (each pod's hosts file shows them all). */
-static void start_job(rt_slurm *s, const json_t *idx)
+static void start_job(rt_slurm *s, const json_t *idx, bool running)
 {
     sl_pod *pods[SL_MAX_GANG];
     size_t n = 0, i;
@@ -269,7 +270,7 @@ static void start_job(rt_slurm *s, const json_t *idx)
         if (p->deleting || p->st == SP_DONE || p->st == SP_STARTED)
             continue;
         if (!read_where(s, p)) {
-            s->fast = true; /* not yet: look again soon */
+            s->fast |= running; /* Slurm says it runs: look again soon */
             return;
         }
         if (n < SL_MAX_GANG)
@@ -487,6 +488,32 @@ static void deleting(rt_slurm *s, sl_pod *p, int64_t now)
         sl_finalizer(s, p, false);
 }
 
+void sl_unwatch(rt_slurm *s, sl_pod *p)
+{
+    if (p->wd >= 0 && s->ino_fd >= 0)
+        inotify_rm_watch(s->ino_fd, p->wd);
+    p->wd = -1;
+}
+
+void sl_start_ready(rt_slurm *s)
+{
+    json_t *m = by_job(s), *idx;
+    const char *job;
+
+    json_object_foreach(m, job, idx) {
+        size_t i;
+        json_t *v;
+        bool waiting = false;
+        json_array_foreach(idx, i, v) {
+            const sl_pod *p = s->all[json_integer_value(v)];
+            waiting |= p->st == SP_SUBMITTED && !p->deleting;
+        }
+        if (waiting)
+            start_job(s, idx, false);
+    }
+    json_decref(m);
+}
+
 /* ---- the tick ---- */
 
 void sl_sync(rt_slurm *s)
@@ -499,7 +526,7 @@ void sl_sync(rt_slurm *s)
         goto out;
     squeue(s, starting, orphans);
     json_object_foreach(starting, job, v)
-        start_job(s, v);
+        start_job(s, v, true);
     json_object_foreach(orphans, job, v) {
         bool ours = false;
         for (size_t i = 0; i < s->nall && !ours; i++)
