@@ -76,6 +76,21 @@ state=$(wait_job pytorchjob later Succeeded 240)
 expect_eq "it runs once there is room" "Succeeded" "$state"
 kubectl delete pytorchjob later >/dev/null
 
+# Trainyard admits first: a gang past its namespace's quota never reaches
+# Slurm (its PodGroup names the quota) and does once the quota is raised.
+kubectl create namespace q >/dev/null
+kubectl create quota cpu-q -n q --hard=requests.cpu=1 >/dev/null
+sed -e 's/name: pytorch-ddp/name: quota-held/' -e 's/replicas: 2/replicas: 1/' \
+    -e 's/cpu: 500m/cpu: "1"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/qh.yaml"
+kubectl apply -n q -f "$E2E_TMP/qh.yaml" >/dev/null
+pg_quota() { kubectl get podgroup -n q quota-held -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}' 2>/dev/null | grep -q 'resource quota "cpu-q"'; }
+if wait_until pg_quota; then pass "held by its quota, named on the PodGroup"; else fail "no quota message: $(kubectl get podgroup -n q -o yaml 2>&1 | tail -20)"; fi
+expect_eq "nothing submitted to Slurm" "" "$(squeue_active)"
+kubectl patch quota cpu-q -n q --type merge -p '{"spec":{"hard":{"requests.cpu":"4"}}}' >/dev/null
+q_done() { [ "$(kubectl get pytorchjob -n q quota-held -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)" = Succeeded ]; }
+if wait_until 240 q_done; then pass "runs on Slurm once the quota allows it"; else fail "quota-held: $(kubectl get pytorchjob -n q quota-held -o jsonpath='{.status.conditions[-1:].type}')"; fi
+kubectl delete namespace q --wait=false >/dev/null
+
 # A running pod deleted: stopped (its Slurm job ends), the pod goes.
 cat >"$E2E_TMP/sleeper.yaml" <<'YAML'
 apiVersion: v1
