@@ -105,7 +105,7 @@ echo
 
 rc=0
 /usr/bin/python3 bench/slurm_runtime_bench.py --server "$url" --token "$token" "${ca[@]}" \
-    --jobcomp "$slurm_dir/log/jobcomp.txt" --stampdir "$stampdir" --workdir "$tmpdir" \
+    --shared "$tmpdir/data/slurm-shared" --jobcomp "$slurm_dir/log/jobcomp.txt" --stampdir "$stampdir" --workdir "$tmpdir" \
     "${args[@]}" || rc=$?
 echo "load:    $(cut -d" " -f1-3 /proc/loadavg) (after)"
 if ! kill -0 "$server_pid" 2>/dev/null; then

@@ -225,6 +225,7 @@ class Bench:
         self.jw = JobWatch(self.api)
         self.jc = JobComp(a.jobcomp)
         self.errors = []
+        self.parts = []  # Trainyard launches: [to gang file, to where.json, to spec, to stamp]
 
     # ---- one job at a time
     def ty_one(self, name, pods):
@@ -235,10 +236,37 @@ class Bench:
         started = wait_stamps(self.a.stampdir, ty_stamps(name, pods), JOB_WAIT_S)
         if started is None:
             raise RuntimeError("%s: no stamps within %ds" % (name, JOB_WAIT_S))
+        if self.a.shared:
+            self.breakdown(name, t0, started)
         if not self.jw.wait([name], JOB_WAIT_S):
             raise RuntimeError("%s: not Succeeded within %ds" % (name, JOB_WAIT_S))
         self.ty_delete([name])
         return started - t0
+
+    def breakdown(self, name, t0, started):
+        """Where a Trainyard launch spent its time, from the mtimes the
+        backend and the supervisors leave in the shared directory: the gang
+        file (written just before sbatch), where.json (the step's
+        supervisor started), spec.json (the server saw it and planned the
+        pod), the stamp (the container's command ran)."""
+        st, lst = self.api.req("GET", "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
+            NS, "training.kubeflow.org%2Fjob-name%3D" + name))
+        uids = [p["metadata"]["uid"] for p in lst.get("items", [])] if st == 200 else []
+        sh = self.a.shared
+
+        def mt(path):
+            try:
+                return os.stat(path).st_mtime
+            except OSError:
+                return None
+        gang = [mt("%s/slurm/gang-%s.json" % (sh, u)) for u in uids]
+        where = [mt("%s/pods/%s/where.json" % (sh, u)) for u in uids]
+        spec = [mt("%s/pods/%s/spec.json" % (sh, u)) for u in uids]
+        gang = [g for g in gang if g]
+        if not uids or not gang or None in where or None in spec:
+            return
+        t = [t0, min(gang), max(where), max(spec), started]
+        self.parts.append([b - a for a, b in zip(t, t[1:])])
 
     def ty_delete(self, names):
         for n in names:
@@ -360,6 +388,7 @@ def main():
     ap.add_argument("--tput", type=int, default=60, help="jobs per side, throughput")
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--phase-limit", type=int, default=300)
+    ap.add_argument("--shared", help="the server's --slurm-shared-dir: a breakdown of its launches")
     ap.add_argument("--json")
     a = ap.parse_args()
 
@@ -377,6 +406,7 @@ def main():
     if a.tput > 0:
         res["tput"] = b.tput(a.tput, a.clients)
     res["errors"] = b.errors
+    res["breakdown"] = b.parts
     res["wall_s"] = time.time() - t_all
 
     print("== launch latency (submit call -> the command running; ms)")
@@ -390,6 +420,14 @@ def main():
         ty, sb = r["trainyard"], r["sbatch"]
         print("%-14s ratio Trainyard/sbatch: p50 %.2fx, p99 %.2fx (goal <= 1.25x)" % (
             "", ty["p50_s"] / sb["p50_s"], ty["p99_s"] / sb["p99_s"]))
+    if b.parts:
+        names = ("create -> sbatch (controller, admission, backend)",
+                 "sbatch -> supervisor in its step (Slurm)",
+                 "step started -> spec written (server's squeue poll)",
+                 "spec -> the command runs (supervisor, container)")
+        print("-- Trainyard launches, median of each part (%d jobs, 1- and 2-pod):" % len(b.parts))
+        for k, what in enumerate(names):
+            print("   %-55s %6.0f ms" % (what, statistics.median(p[k] for p in b.parts) * 1e3))
     if res["tput"]:
         print("== throughput (%d one-task jobs per side, %d clients, blocks ty,sb,sb,ty)"
               % (res["tput"]["trainyard"]["jobs"], a.clients))
