@@ -10,8 +10,10 @@
 # bench/slurm_runtime_bench.py (which alternates the two sides job by job;
 # see its header for what is measured), then stops both. Run as root.
 #
-#   --launch N        1-pod jobs per side for launch latency (default 60)
-#   --launch-gang N   2-pod gangs per side for launch latency (default 30)
+#   --launch N        1-pod jobs per side for launch latency (default 50)
+#   --launch-gang N   2-pod gangs per side for launch latency (default 25)
+#   --no-backend-side leave out the third side of the launch phases (sbatch
+#                     with the backend's own sbatch/srun options)
 #   --tput N          one-task jobs per side for throughput (default 60)
 #   --clients K       submitting threads in the throughput phase (default 4)
 #   --json FILE       write the figures (and every latency) there
@@ -31,6 +33,7 @@ args=()
 while (($#)); do
     case $1 in
     --launch | --launch-gang | --tput | --clients | --json) args+=("$1" "$2"); shift 2 ;;
+    --no-backend-side) args+=("$1"); shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run-slurm-runtime-bench: unknown argument $1" >&2; exit 2 ;;
     esac

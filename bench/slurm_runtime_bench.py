@@ -12,10 +12,15 @@ The work is the same on both sides: a job of P tasks (P = 1, or a gang of
     created with one POST; the backend turns it into one Slurm job.
   - sbatch: `sbatch --parsable --ntasks=P --cpus-per-task=1` of a script
     whose one step is `srun bash -c ...` (the same command).
+  - sbatch-ty (launch only; --no-backend-side leaves it out): the same
+    sbatch with the options the backend gives its jobs (--export=NONE,
+    --no-requeue; a background `srun --exact ...` step per task): what
+    Slurm itself costs for the backend's kind of job, so that Trainyard's
+    own share shows.
 
 Launch latency: the latest stamp of the job's P tasks minus the wall clock
 read just before the POST / just before sbatch is spawned. The two sides
-alternate job by job (the side that goes first alternates too), so drift
+take turns job by job (the side that goes first rotates too), so drift
 of the shared machine hits both. Each job is waited for to its end
 (Trainyard: condition Succeeded on a pytorchjobs watch, then deleted and its
 pods gone; sbatch: the job's line in the cluster's jobcomp file) before the
@@ -190,12 +195,23 @@ class JobComp:
         return True
 
 
-def sbatch(name, pods, stampdir, workdir):
-    script = ("#!/bin/bash\nsrun bash -c 'echo $EPOCHREALTIME > %s/%s-$SLURM_PROCID'\n"
-              % (stampdir, name))
+# The options the Slurm backend gives its jobs (src/runtime/slurm/sl_submit.c),
+# for the third side, "sbatch-ty": plain sbatch with them, the same command.
+BACKEND_SBATCH = ["--export=NONE", "--no-requeue"]
+BACKEND_SRUN = "--nodes=1 --ntasks=1 --cpus-per-task=1 --exact --export=ALL --kill-on-bad-exit=0"
+
+
+def sbatch(name, pods, stampdir, workdir, like_backend=False):
+    cmd = "bash -c 'echo $EPOCHREALTIME > %s/%s-$SLURM_PROCID'" % (stampdir, name)
+    if like_backend:  # a step per task, in the background, as the backend does
+        body = "".join("srun %s bash -c 'echo $EPOCHREALTIME > %s/%s-%d' &\n"
+                       % (BACKEND_SRUN, stampdir, name, i) for i in range(pods)) + "wait\n"
+    else:
+        body = "srun " + cmd + "\n"
     p = subprocess.run(["sbatch", "--parsable", "--job-name=" + name, "--ntasks=%d" % pods,
-                        "--cpus-per-task=1", "--output=/dev/null", "--chdir=" + workdir],
-                       input=script, capture_output=True, text=True, timeout=60)
+                        "--cpus-per-task=1", "--output=/dev/null", "--chdir=" + workdir]
+                       + (BACKEND_SBATCH if like_backend else []),
+                       input="#!/bin/bash\n" + body, capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise RuntimeError("sbatch: " + p.stderr.strip())
     return p.stdout.strip().split(";")[0]
@@ -280,9 +296,12 @@ class Bench:
             time.sleep(0.1)
         self.errors.append("pods of %d jobs not gone within %ds" % (len(names), JOB_WAIT_S))
 
-    def sb_one(self, name, pods):
+    def sbty_one(self, name, pods):
+        return self.sb_one(name, pods, True)
+
+    def sb_one(self, name, pods, like_backend=False):
         t0 = time.time()
-        jid = sbatch(name, pods, self.a.stampdir, self.a.workdir)
+        jid = sbatch(name, pods, self.a.stampdir, self.a.workdir, like_backend)
         started = wait_stamps(self.a.stampdir, ["%s-%d" % (name, i) for i in range(pods)],
                               JOB_WAIT_S)
         if started is None:
@@ -292,16 +311,18 @@ class Bench:
         return started - t0
 
     def launch(self, pods, n):
-        lat = {"trainyard": [], "sbatch": []}
+        sides = [("trainyard", self.ty_one), ("sbatch", self.sb_one)]
+        if self.a.backend_side:
+            sides.append(("sbatch-ty", self.sbty_one))
+        lat = {s: [] for s, _ in sides}
         # A warm-up job per side, not counted (first-use costs: page cache, connections).
-        self.ty_one("w%d-ty" % pods, pods)
-        self.sb_one("w%d-sb" % pods, pods)
+        for side, fn in sides:
+            fn("w%d-%s" % (pods, side), pods)
         for i in range(n):
-            order = [("trainyard", self.ty_one), ("sbatch", self.sb_one)]
-            if i % 2:
-                order.reverse()
+            # Each side goes first, second, ... in turn.
+            order = sides[i % len(sides):] + sides[:i % len(sides)]
             for side, fn in order:
-                lat[side].append(fn("l%d-%s-%03d" % (pods, side[:2], i), pods))
+                lat[side].append(fn("l%d-%s-%03d" % (pods, side, i), pods))
         return lat
 
     # ---- throughput
@@ -383,11 +404,13 @@ def main():
     ap.add_argument("--jobcomp", required=True, help="the cluster's jobcomp/filetxt file")
     ap.add_argument("--stampdir", required=True, help="a directory every task can write")
     ap.add_argument("--workdir", required=True, help="sbatch --chdir")
-    ap.add_argument("--launch", type=int, default=60, help="jobs per side, 1-pod")
-    ap.add_argument("--launch-gang", type=int, default=30, help="jobs per side, 2-pod gang")
+    ap.add_argument("--launch", type=int, default=50, help="jobs per side, 1-pod")
+    ap.add_argument("--launch-gang", type=int, default=25, help="jobs per side, 2-pod gang")
     ap.add_argument("--tput", type=int, default=60, help="jobs per side, throughput")
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--phase-limit", type=int, default=300)
+    ap.add_argument("--no-backend-side", dest="backend_side", action="store_false",
+                    help="leave out the third side (sbatch with the backend's options)")
     ap.add_argument("--shared", help="the server's --slurm-shared-dir: a breakdown of its launches")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -412,7 +435,7 @@ def main():
     print("== launch latency (submit call -> the command running; ms)")
     print("%-14s %-10s %5s %8s %8s %8s %8s" % ("job", "side", "n", "p50", "p99", "mean", "max"))
     for pods, r in res["launch"].items():
-        for side in ("trainyard", "sbatch"):
+        for side in [x for x in ("trainyard", "sbatch", "sbatch-ty") if x in r]:
             s = r[side]
             print("%-14s %-10s %5d %8.0f %8.0f %8.0f %8.0f" % (
                 "%s pod%s" % (pods, "" if pods == "1" else "s (gang)"), side, s["n"],
@@ -420,6 +443,10 @@ def main():
         ty, sb = r["trainyard"], r["sbatch"]
         print("%-14s ratio Trainyard/sbatch: p50 %.2fx, p99 %.2fx (goal <= 1.25x)" % (
             "", ty["p50_s"] / sb["p50_s"], ty["p99_s"] / sb["p99_s"]))
+        if "sbatch-ty" in r:
+            bt = r["sbatch-ty"]
+            print("%-14s ratio Trainyard/sbatch-ty: p50 %.2fx, p99 %.2fx; sbatch-ty/sbatch: p50 %.2fx" % (
+                "", ty["p50_s"] / bt["p50_s"], ty["p99_s"] / bt["p99_s"], bt["p50_s"] / sb["p50_s"]))
     if b.parts:
         names = ("create -> sbatch (controller, admission, backend)",
                  "sbatch -> supervisor in its step (Slurm)",
