@@ -20,7 +20,7 @@
 #   --jobs-throughput N   phase B jobs on each side (default 1000)
 #   --clients N           phase B submitting threads (default 4)
 #   --only trainyard|slurm   run one side (the comparison needs both)
-#   --json-dir DIR        keep trainyard.json and slurm.json there
+#   --json-dir DIR        keep trainyard.json and slurm-PROFILE.json there
 #
 #   BUILD_DIR      build directory to use (default: build)
 #   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)

@@ -35,6 +35,7 @@ Every wait is bounded (per job, per phase). Prints a text report and, with
 --json, writes the figures."""
 import argparse
 import json
+import math
 import os
 import ssl
 import statistics
@@ -53,8 +54,7 @@ POLL_S = 0.005  # stamp files and the jobcomp file
 def pct(vals, p):
     """Nearest-rank percentile of vals (non-empty)."""
     s = sorted(vals)
-    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))]
 
 
 class Api:

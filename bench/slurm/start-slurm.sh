@@ -26,16 +26,19 @@ SLURM_PROFILE=${SLURM_PROFILE:-tuned}
 
 # The profiles differ in these lines of slurm.conf only.
 #   default: what Slurm does when nothing is said.
-#   tuned: from Slurm's high-throughput guide, kept where they measured
-#   better here (bench/run-launch-bench.sh throughput phase, 300 jobs of
-#   4 tasks, CPUs=108, 2 cores; docs/benchmarks.md has the table):
-#   - batch_sched_delay=0: the default 3 lets slurmctld put off starting
-#     batch jobs by up to 3 s, and with a queue of short jobs it does, after
-#     every wave of completions.
-#   - MinJobAge=2: finished jobs leave slurmctld's memory after 2 s, not 300.
-#   - SlurmctldDebug/SlurmdDebug=error: less logging on a busy controller.
-#   Tried and not kept: defer (holds every job until the next pass: launch
-#   latency ~1 s), sched_min_interval=0, default_queue_depth, max_rpc_cnt.
+#   tuned: from Slurm's high-throughput guide. bench/slurm/sweep-tuning.sh
+#   measured each (300 jobs of 4 tasks from 4 clients, CPUs=108, 2 busy
+#   cores; docs/benchmarks.md has the table):
+#   - batch_sched_delay=0: 11.6 -> 21.8 jobs/s. The default 3 lets
+#     slurmctld put off starting batch jobs by up to 3 s, and with a queue
+#     of short jobs it does, after every wave of completions.
+#   - MinJobAge=2 (finished jobs leave slurmctld after 2 s, not 300) and
+#     SlurmctldDebug/SlurmdDebug=error: no difference measured alone
+#     (11.6 jobs/s), kept as the guide advises for many short jobs.
+#   Tried and not kept: defer (launch p50 233 -> 994 ms, no more jobs/s),
+#   max_rpc_cnt=16 (17.4 jobs/s), sched_interval=1 (21.5),
+#   sched_min_interval=0 + default_queue_depth=1000 (23.3, then 19.7 and
+#   20.6 against 16.1 and 22.0 in an A/B: within the noise).
 case $SLURM_PROFILE in
 default)
     debug=info min_job_age=300 sched_params='' ;;
