@@ -3,7 +3,7 @@
 same Slurm cluster, in one run. Driven by bench/run-slurm-runtime-bench.sh,
 which starts the cluster and a `trainyard server --runtime slurm` on it.
 
-The work is the same on both sides: a job of P tasks (P = 1, or a gang of
+The work is the same on every side: a job of P tasks (P = 1, or a gang of
 2), 1 CPU each, whose command is
 
     bash -c 'echo $EPOCHREALTIME > STAMPDIR/<name>'
@@ -19,9 +19,9 @@ The work is the same on both sides: a job of P tasks (P = 1, or a gang of
     own share shows.
 
 Launch latency: the latest stamp of the job's P tasks minus the wall clock
-read just before the POST / just before sbatch is spawned. The two sides
+read just before the POST / just before sbatch is spawned. The sides
 take turns job by job (the side that goes first rotates too), so drift
-of the shared machine hits both. Each job is waited for to its end
+of the shared machine hits each. Each job is waited for to its end
 (Trainyard: condition Succeeded on a pytorchjobs watch, then deleted and its
 pods gone; sbatch: the job's line in the cluster's jobcomp file) before the
 next starts.
