@@ -4,19 +4,30 @@
 #
 # Builds if needed; starts a fresh `trainyard server` (free loopback port,
 # throwaway data directory), runs bench/launch_bench against it and stops it;
-# then starts a private Slurm (bench/slurm/start-slurm.sh), runs the same
-# phases with `launch_bench --slurm` and stops it; then prints both reports
-# and the ratios (`launch_bench --compare`). Run as root (slurmd needs it).
+# then, for each Slurm profile, starts a private one-node Slurm
+# (bench/slurm/start-slurm.sh), runs the same phases with `launch_bench
+# --slurm` and stops it; then prints the reports and the ratios
+# (`launch_bench --compare`, once per profile). Run as root (slurmd needs it).
+#
+# Equal concurrency: the Slurm node declares as many CPUs as it takes to run
+# as many 4-task jobs at once as Trainyard admits on its node. Trainyard's
+# pods ask for no CPU, so its node admits by pod count: floor(allocatable
+# pods / 4) jobs (110 pods: 27 jobs); Slurm gives each task 1 CPU, so
+# SLURM_CPUS = 4 x that (108). Read from the server's Node when the
+# Trainyard side runs; 108 otherwise.
 #
 #   --jobs-launch N       phase A jobs on each side (default 200)
 #   --jobs-throughput N   phase B jobs on each side (default 1000)
 #   --clients N           phase B submitting threads (default 4)
 #   --only trainyard|slurm   run one side (the comparison needs both)
-#   --json-dir DIR        keep trainyard.json and slurm.json there
+#   --json-dir DIR        keep trainyard.json and slurm-PROFILE.json there
 #
 #   BUILD_DIR      build directory to use (default: build)
 #   SERVER_WAIT_S  how long to wait for the server to listen (default: 20)
-#   SLURM_CPUS     CPUs the Slurm node declares (default 16: four 4-task jobs at once)
+#   SLURM_CPUS     CPUs the Slurm node declares (default: equal concurrency, above)
+#   SLURM_PROFILES the Slurm configurations to run, in order (default
+#                  "default tuned": Slurm's own scheduling defaults, then the
+#                  high-throughput guide's settings; bench/slurm/start-slurm.sh)
 #   TIME_LIMIT_S   per side, for launch_bench (default 600)
 #   SERVER_FLAGS   more flags for Trainyard's server (e.g. --no-tls), word-split
 set -euo pipefail
@@ -25,7 +36,11 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 SERVER_WAIT_S=${SERVER_WAIT_S:-20}
 TIME_LIMIT_S=${TIME_LIMIT_S:-600}
-export SLURM_CPUS=${SLURM_CPUS:-16}
+SLURM_CPUS=${SLURM_CPUS:-}
+SLURM_PROFILES=${SLURM_PROFILES:-default tuned}
+for p in $SLURM_PROFILES; do
+    case $p in default | tuned) ;; *) echo "run-launch-bench: unknown Slurm profile $p" >&2; exit 2 ;; esac
+done
 
 jobs_launch=200 jobs_tput=1000 clients=4 only='' json_dir=''
 while (($#)); do
@@ -136,7 +151,18 @@ echo
 
 rc=0
 ty_json=$tmpdir/trainyard.json
-sl_json=$tmpdir/slurm.json
+
+# How many 4-pod jobs Trainyard's node(s) admit at once, from the server's
+# Nodes: the sum of floor(allocatable pods / 4). Empty when unknown.
+ty_concurrent_jobs() {
+    local url=$1 token
+    token=$(sed -n 's/^ *token: "\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$tmpdir/kubeconfig" | head -n1)
+    curl -sk --max-time 10 -H "Authorization: Bearer $token" "$url/api/v1/nodes" 2>/dev/null |
+        /usr/bin/python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+print(sum(int(n["status"]["allocatable"]["pods"]) // 4 for n in items) or "")' 2>/dev/null || true
+}
 
 run_trainyard() {
     local url='' extra=()
@@ -165,6 +191,14 @@ run_trainyard() {
     "$BUILD_DIR/trainyard" kubeconfig --data-dir "$tmpdir/data" --server "$url" \
         -o "$tmpdir/kubeconfig" || return 1
     echo "== Trainyard (server $url, pid $server_pid${extra[*]:+, ${extra[*]}})"
+    if [[ -z $SLURM_CPUS ]]; then
+        local jobs
+        jobs=$(ty_concurrent_jobs "$url")
+        if [[ $jobs =~ ^[0-9]+$ ]] && ((jobs > 0)); then
+            SLURM_CPUS=$((jobs * 4))
+            echo "equal concurrency: Trainyard's node admits $jobs 4-pod jobs at once -> SLURM_CPUS=$SLURM_CPUS"
+        fi
+    fi
     local brc=0
     "$BUILD_DIR/launch_bench" --server "$url" --kubeconfig "$tmpdir/kubeconfig" --server-pid "$server_pid" "${common[@]}" \
         --json "$ty_json" || brc=$?
@@ -181,15 +215,17 @@ run_trainyard() {
     return "$brc"
 }
 
-run_slurm() {
-    local brc=0
-    echo "== Slurm (SLURM_CPUS=$SLURM_CPUS)"
-    slurm_dir=$(bench/slurm/start-slurm.sh) || { slurm_dir=; return 1; }
-    echo "slurm.conf: $slurm_dir/etc/slurm.conf (from bench/slurm/slurm.conf.in)"
+run_slurm() { # run_slurm PROFILE
+    local brc=0 profile=$1
+    echo "== Slurm, profile $profile (SLURM_CPUS=$SLURM_CPUS: $((SLURM_CPUS / 4)) 4-task jobs at once)"
+    slurm_dir=$(SLURM_CPUS=$SLURM_CPUS SLURM_PROFILE=$profile bench/slurm/start-slurm.sh) ||
+        { slurm_dir=; return 1; }
+    echo "slurm.conf: $(grep -E '^(SchedulerParameters|MinJobAge|SlurmctldDebug|SlurmdDebug)=' \
+        "$slurm_dir/etc/slurm.conf" | tr '\n' ' ')"
     # Jobs run (and leave their stamps) in our temp dir, so the trap removes it.
-    mkdir -p "$tmpdir/slurm-work"
+    mkdir -p "$tmpdir/slurm-work-$profile"
     SLURM_CONF=$slurm_dir/etc/slurm.conf "$BUILD_DIR/launch_bench" --slurm "${common[@]}" \
-        --work-dir "$tmpdir/slurm-work" --json "$sl_json" || brc=$?
+        --work-dir "$tmpdir/slurm-work-$profile" --json "$tmpdir/slurm-$profile.json" || brc=$?
     bench/slurm/stop-slurm.sh "$slurm_dir" || true
     slurm_dir=
     echo
@@ -197,18 +233,27 @@ run_slurm() {
 }
 
 if [[ $only != slurm ]]; then run_trainyard || rc=1; fi
-if [[ $only != trainyard ]]; then run_slurm || rc=1; fi
+if [[ -z $SLURM_CPUS ]]; then
+    SLURM_CPUS=108
+    echo "equal concurrency: Trainyard's node not read; SLURM_CPUS=108 (110 pods / 4 = 27 jobs)"
+fi
+if [[ $only != trainyard ]]; then
+    for p in $SLURM_PROFILES; do run_slurm "$p" || rc=1; done
+fi
 
 if [[ -z $only ]]; then
-    echo "== comparison"
-    if [[ -s "$ty_json" && -s "$sl_json" ]]; then
-        "$BUILD_DIR/launch_bench" --compare "$ty_json" "$sl_json" || true
-    else
-        echo "(one side produced no results; see above)"
-    fi
+    for p in $SLURM_PROFILES; do
+        echo "== comparison: Slurm profile $p, SLURM_CPUS=$SLURM_CPUS"
+        if [[ -s "$ty_json" && -s "$tmpdir/slurm-$p.json" ]]; then
+            "$BUILD_DIR/launch_bench" --compare "$ty_json" "$tmpdir/slurm-$p.json" || true
+        else
+            echo "(one side produced no results; see above)"
+        fi
+        echo
+    done
 fi
 if [[ -n "$json_dir" ]]; then
     mkdir -p "$json_dir"
-    cp -f "$ty_json" "$sl_json" "$json_dir"/ 2>/dev/null || true
+    cp -f "$ty_json" "$tmpdir"/slurm-*.json "$json_dir"/ 2>/dev/null || true
 fi
 exit "$rc"

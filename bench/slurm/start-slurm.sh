@@ -10,6 +10,11 @@
 # commands, and stop-slurm.sh DIR takes it all down again.
 #
 #   SLURM_CPUS     CPUs the node declares (default 16: four 4-task jobs at once)
+#   SLURM_PROFILE  default (Slurm's own scheduling and logging defaults) or
+#                  tuned (the high-throughput guide's settings that measured
+#                  better here; see below); default: tuned
+#   SLURM_SCHED_PARAMS  with tuned: this SchedulerParameters instead (to try
+#                  a variant; "" for none)
 #   SLURM_WAIT_S   how long to wait for the cluster to be ready (default 30)
 #   SLURM_NO_APT   set to 1 to fail instead of installing missing packages
 set -euo pipefail
@@ -17,6 +22,31 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 SLURM_CPUS=${SLURM_CPUS:-16}
 SLURM_WAIT_S=${SLURM_WAIT_S:-30}
+SLURM_PROFILE=${SLURM_PROFILE:-tuned}
+
+# The profiles differ in these lines of slurm.conf only.
+#   default: what Slurm does when nothing is said.
+#   tuned: from Slurm's high-throughput guide. bench/slurm/sweep-tuning.sh
+#   measured each (300 jobs of 4 tasks from 4 clients, CPUs=108, 2 busy
+#   cores; docs/benchmarks.md has the table):
+#   - batch_sched_delay=0: 11.6 -> 21.8 jobs/s. The default 3 lets
+#     slurmctld put off starting batch jobs by up to 3 s, and with a queue
+#     of short jobs it does, after every wave of completions.
+#   - MinJobAge=2 (finished jobs leave slurmctld after 2 s, not 300) and
+#     SlurmctldDebug/SlurmdDebug=error: no difference measured alone
+#     (11.6 jobs/s), kept as the guide advises for many short jobs.
+#   Tried and not kept: defer (launch p50 233 -> 994 ms, no more jobs/s),
+#   max_rpc_cnt=16 (17.4 jobs/s), sched_interval=1 (21.5),
+#   sched_min_interval=0 + default_queue_depth=1000 (23.3, then 19.7 and
+#   20.6 against 16.1 and 22.0 in an A/B: within the noise).
+case $SLURM_PROFILE in
+default)
+    debug=info min_job_age=300 sched_params='' ;;
+tuned)
+    debug=error min_job_age=2 sched_params=${SLURM_SCHED_PARAMS-batch_sched_delay=0} ;;
+*) die "SLURM_PROFILE is default or tuned, not $SLURM_PROFILE" ;;
+esac
+sched_line=${sched_params:+SchedulerParameters=$sched_params}
 
 die() {
     echo "start-slurm: $*" >&2
@@ -98,7 +128,8 @@ munge -S "$dir/munge/munge.socket" -n </dev/null | unmunge -S "$dir/munge/munge.
     >/dev/null || die "munge round trip failed"
 
 sed -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$ctld_port|g" -e "s|@SLURMD_PORT@|$slurmd_port|g" \
-    -e "s|@CPUS@|$SLURM_CPUS|g" "$here/slurm.conf.in" >"$dir/etc/slurm.conf"
+    -e "s|@CPUS@|$SLURM_CPUS|g" -e "s|@DEBUG@|$debug|g" -e "s|@MIN_JOB_AGE@|$min_job_age|g" \
+    -e "s|@SCHEDULER_PARAMETERS@|$sched_line|g" "$here/slurm.conf.in" >"$dir/etc/slurm.conf"
 printf 'export SLURM_CONF=%q\n' "$dir/etc/slurm.conf" >"$dir/env"
 export SLURM_CONF="$dir/etc/slurm.conf"
 
@@ -119,5 +150,6 @@ done
 
 ok=1
 echo "start-slurm: slurmctld on 127.0.0.1:$ctld_port, slurmd on :$slurmd_port," \
-    "node localhost CPUs=$SLURM_CPUS, $(slurmctld -V)" >&2
+    "node localhost CPUs=$SLURM_CPUS, profile $SLURM_PROFILE (${sched_line:-no SchedulerParameters}," \
+    "MinJobAge=$min_job_age, debug $debug), $(slurmctld -V)" >&2
 echo "$dir"
