@@ -13,8 +13,8 @@ The work is the same on every side: a job of P tasks (P = 1, or a gang of
   - sbatch: `sbatch --parsable --ntasks=P --cpus-per-task=1` of a script
     whose one step is `srun bash -c ...` (the same command).
   - sbatch-ty (launch only; --no-backend-side leaves it out): the same
-    sbatch with the options the backend gives its jobs (--export=NONE,
-    --no-requeue; a background `srun --exact ...` step per task): what
+    sbatch with the options the backend gives its jobs (--no-requeue, a
+    plain environment; a background `srun --exact ...` step per task): what
     Slurm itself costs for the backend's kind of job, so that Trainyard's
     own share shows.
 
@@ -197,7 +197,10 @@ class JobComp:
 
 # The options the Slurm backend gives its jobs (src/runtime/slurm/sl_submit.c),
 # for the third side, "sbatch-ty": plain sbatch with them, the same command.
-BACKEND_SBATCH = ["--export=NONE", "--no-requeue"]
+BACKEND_SBATCH = ["--no-requeue"]
+# ... and run in the plain environment the backend gives sbatch (env -i).
+BACKEND_ENV = ["env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"] + (
+    ["SLURM_CONF=" + os.environ["SLURM_CONF"]] if os.environ.get("SLURM_CONF") else [])
 BACKEND_SRUN = "--nodes=1 --ntasks=1 --cpus-per-task=1 --exact --export=ALL --kill-on-bad-exit=0"
 
 
@@ -208,7 +211,8 @@ def sbatch(name, pods, stampdir, workdir, like_backend=False):
                        % (BACKEND_SRUN, stampdir, name, i) for i in range(pods)) + "wait\n"
     else:
         body = "srun " + cmd + "\n"
-    p = subprocess.run(["sbatch", "--parsable", "--job-name=" + name, "--ntasks=%d" % pods,
+    p = subprocess.run((BACKEND_ENV if like_backend else [])
+                       + ["sbatch", "--parsable", "--job-name=" + name, "--ntasks=%d" % pods,
                         "--cpus-per-task=1", "--output=/dev/null", "--chdir=" + workdir]
                        + (BACKEND_SBATCH if like_backend else []),
                        input="#!/bin/bash\n" + body, capture_output=True, text=True, timeout=60)
