@@ -16,6 +16,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* The longest implicit key written as one ("key: value"); YAML allows 1024
+ * characters, counted after quoting. */
+#define YAML_KEY_MAX 1000
+
 typedef struct strbuf {
     char *data;
     size_t len, cap;
@@ -374,10 +378,25 @@ static void dump_object(strbuf *sb, const json_t *obj, int indent, bool inline_f
     bool first = true;
 
     json_object_keylen_foreach((json_t *)obj, k, klen, v) {
+        strbuf key = {0};
         if (!(first && inline_first))
             sb_pad(sb, indent);
         first = false;
-        write_string(sb, k, klen, false, indent);
+        write_string(&key, k, klen, false, indent);
+        if (key.failed) {
+            sb->failed = true;
+        } else if (key.len > YAML_KEY_MAX) {
+            /* An implicit key is at most 1024 characters (YAML 1.2,
+             * 7.4.2): a longer one is written as an explicit key, "? key"
+             * and then ":" at the key's indent. */
+            sb_add(sb, "? ", 2);
+            sb_add(sb, key.data, key.len);
+            sb_add(sb, "\n", 1);
+            sb_pad(sb, indent);
+        } else {
+            sb_add(sb, key.data ? key.data : "", key.len);
+        }
+        free(key.data);
         sb_add(sb, ":", 1);
         if (json_is_object(v) && is_block(v)) {
             sb_add(sb, "\n", 1);

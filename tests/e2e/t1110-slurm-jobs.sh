@@ -173,5 +173,6 @@ for j in pytorchjob/pytorch-ddp tfjob/tf-ps vcjob/vc-svc vcjob/mpi-vc mpijob/mpi
 kubectl delete msjobs.mindspore.gitee.com ms-dynamic --wait=false >/dev/null
 no_pods() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 if wait_until no_pods; then pass "every pod gone"; else fail "pods left: $(kubectl get pods -o name)"; fi
-expect_eq "nothing of ours left in squeue" "" "$(squeue_active)"
+empty_queue() { [ -z "$(squeue_active)" ]; }
+if wait_until empty_queue; then pass "nothing of ours left in squeue"; else fail "left in squeue: $(squeue_active)"; fi
 finish

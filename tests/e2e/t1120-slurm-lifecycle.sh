@@ -85,7 +85,7 @@ sed -e 's/name: pytorch-ddp/name: quota-held/' -e 's/replicas: 2/replicas: 1/' \
 kubectl apply -n q -f "$E2E_TMP/qh.yaml" >/dev/null
 pg_quota() { kubectl get podgroup -n q quota-held -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}' 2>/dev/null | grep -q 'resource quota "cpu-q"'; }
 if wait_until pg_quota; then pass "held by its quota, named on the PodGroup"; else fail "no quota message: $(kubectl get podgroup -n q -o yaml 2>&1 | tail -20)"; fi
-expect_eq "nothing submitted to Slurm" "" "$(squeue_active)"
+expect_eq "nothing of it submitted to Slurm" "0" "$(squeue -h --states=all -o %j | grep -c '^q\.')"
 kubectl patch quota cpu-q -n q --type merge -p '{"spec":{"hard":{"requests.cpu":"4"}}}' >/dev/null
 q_done() { [ "$(kubectl get pytorchjob -n q quota-held -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)" = Succeeded ]; }
 if wait_until 240 q_done; then pass "runs on Slurm once the quota allows it"; else fail "quota-held: $(kubectl get pytorchjob -n q quota-held -o jsonpath='{.status.conditions[-1:].type}')"; fi

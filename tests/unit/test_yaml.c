@@ -434,6 +434,40 @@ static void test_dump_big_float_stays_float(void **state)
     check_dump("{\"a\": 2.5, \"b\": 1e300}", "a: 2.5\nb: 1e+300\n");
 }
 
+/* Keys past YAML's 1024-character limit for implicit keys are written as
+ * explicit keys ("? key" then ":"), whatever the value (found by
+ * fuzz_yaml: a long key dumped as "key: v" did not load again). */
+static void test_dump_long_key(void **state)
+{
+    (void)state;
+    char key[1500];
+    memset(key, 'k', sizeof(key) - 1);
+    key[sizeof(key) - 1] = '\0';
+    json_t *in = json_pack("{s:{s:s, s:[i, i], s:{s:s}}, s:s}", "outer", key, "v", "list", 1, 2,
+                           "m", "a", "b", key, "c");
+    json_object_set_new(json_object_get(in, "outer"), "short", json_string("x"));
+    json_t *obj = json_object_get(in, "outer");
+    json_t *copy = json_deep_copy(obj);
+    /* the long key with each kind of value */
+    json_object_set(obj, key, json_string("scalar"));
+    char key2[1500], key3[1500];
+    memcpy(key2, key, sizeof(key));
+    key2[0] = 'a';
+    memcpy(key3, key, sizeof(key));
+    key3[0] = 'b';
+    json_object_set_new(obj, key2, json_pack("[s, s]", "x", "y"));
+    json_object_set_new(obj, key3, json_pack("{s:s}", "p", "q"));
+    char *text = yaml_dump(in);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "? kkk"));
+    json_t *back = load_one(text);
+    assert_true(json_equal(in, back));
+    json_decref(back);
+    free(text);
+    json_decref(copy);
+    json_decref(in);
+}
+
 static void test_dump_kubectl_layout(void **state)
 {
     (void)state;
@@ -626,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_billion_laughs),
         cmocka_unit_test(test_dump_kubectl_layout),
+        cmocka_unit_test(test_dump_long_key),
         cmocka_unit_test(test_dump_scalars),
         cmocka_unit_test(test_dump_quoting),
         cmocka_unit_test(test_dump_big_float_stays_float),
