@@ -9,11 +9,12 @@
  * command "in" a pod and provides the rsh agent mpirun reaches the other pods
  * of an MPI job with. Adding a backend is implementing this table; the
  * server's log endpoint, the MPI controllers and `trainyard server` know
- * backends only through it. See docs/internals/runtime.md, "Backends", for
- * the walk-through of a Slurm backend.
+ * backends only through it. See docs/internals/runtime.md, "Backends", and
+ * its section on the Slurm backend.
  *
- * Two ways to run pods. A backend with an agent of its own (local, sim)
- * watches the pods bound to its nodes itself, through the kit's watch
+ * Two ways to run pods. A backend with an agent of its own (local, sim,
+ * and slurm, whose pods Slurm places: it binds them itself once Slurm has
+ * started them) watches the pods itself, through the kit's watch
  * (ak_watch), and leaves pods_start / pod_stop / pods_sync NULL. A backend
  * without one implements those three and is driven by the kit's agent
  * (ak_agent_start): it is given each gang's bound pods at once, each pod
@@ -127,7 +128,8 @@ bool rt_backend_log_rotated(const rt_backend *b, rt_log *l);
 void rt_backend_log_close(const rt_backend *b, rt_log *l);
 json_t *rt_backend_log_containers(const rt_backend *b, const char *ns, const char *pod);
 
-/* The built-in backends' tables (runtime/local, runtime/sim). */
+/* The built-in backends' tables (runtime/local, runtime/sim; Slurm's is
+ * in runtime/slurm/slurm.h). */
 extern const rt_backend_ops rt_local_backend;
 extern const rt_backend_ops rt_sim_backend;
 /* Only the local runtime's log ops, over a data directory (impl: the
