@@ -449,7 +449,7 @@ static void test_dump_long_key(void **state)
     json_t *obj = json_object_get(in, "outer");
     json_t *copy = json_deep_copy(obj);
     /* the long key with each kind of value */
-    json_object_set(obj, key, json_string("scalar"));
+    json_object_set_new(obj, key, json_string("scalar"));
     char key2[1500], key3[1500];
     memcpy(key2, key, sizeof(key));
     key2[0] = 'a';
