@@ -142,7 +142,16 @@ def main():
     for d in docs_all[:8]:
         put("patch", json.dumps([d, {"spec": {"x": 1}}, d.get("kind", "")]))
     slurm()
+    exec_requests()
     return 0
+
+
+def exec_requests():
+    """fuzz_exec: what a pod sends its supervisor (tests/fuzz/fuzz_exec.c)."""
+    put("exec", b"job-worker-0\0env=OMPI_MCA_plm_rsh_agent=/etc/mpi/kubexec.sh\0"
+                b"env=PATH=/x\0--\0/bin/sh\0-c\0orted -mca ess env\0")
+    put("exec", b"job-worker-1.job.default.svc\0--\0true\0")
+    put("exec", b"h\0env=I_MPI_HYDRA_BOOTSTRAP=rsh\0--\0")
 
 
 def slurm():

@@ -139,6 +139,29 @@ int sv_exec_client(const char *host, int argc, char **argv)
 
 /* ---- the server ---- */
 
+int sv_exec_parse(const char *buf, size_t len, sv_exec_req *r)
+{
+    size_t off = 0;
+
+    memset(r, 0, sizeof(*r));
+    if (!buf || !len || buf[len] != '\0' || !*buf)
+        return -1;
+    r->host = buf;
+    off = strlen(buf) + 1;
+    /* the caller's MPI settings, then "--" */
+    for (; off < len && strncmp(buf + off, "env=", 4) == 0; off += strlen(buf + off) + 1)
+        if (r->nenv < SV_EXEC_MAX_ENV && mpi_var(buf + off + 4) && strchr(buf + off + 4, '='))
+            r->env[r->nenv++] = buf + off + 4;
+    if (off >= len || strcmp(buf + off, "--"))
+        return -1;
+    for (off += 3; off < len; off += strlen(buf + off) + 1) {
+        if (r->nargv == SV_EXEC_MAX_ARGV)
+            return -1;
+        r->argv[r->nargv++] = buf + off;
+    }
+    return r->nargv ? 0 : -1;
+}
+
 /* The pod of the job that host names (its first label, as the one-machine
  * agent reads it, or any of its names); NULL when none. */
 static const json_t *target(const json_t *ex, const char *host)
@@ -176,7 +199,7 @@ static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
     socklen_t cl = sizeof(cred);
     int fds[3] = {-1, -1, -1}, status;
     size_t len = 0;
-    char *args[4096 + 32];
+    char *args[SV_EXEC_MAX_ENV * 2 + SV_EXEC_MAX_ARGV + 64];
     size_t na = 0;
 
     if (!buf || getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
@@ -193,10 +216,12 @@ static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)))
             memcpy(fds, CMSG_DATA(c), sizeof(fds));
-    const char *host = buf;
-    const json_t *t = target(ex, host);
-    if (!t || fds[2] < 0) {
-        dprintf(fds[2] >= 0 ? fds[2] : 2, "trainyard exec: no pod %s in this job\n", host);
+    sv_exec_req req;
+    const json_t *t = NULL;
+    if (sv_exec_parse(buf, len, &req) < 0 || !(t = target(ex, req.host)) || fds[2] < 0) {
+        dprintf(fds[2] >= 0 ? fds[2] : 2, "trainyard exec: %s%s\n",
+                t || !req.host ? "malformed request" : "no pod in this job named ",
+                t || !req.host ? "" : req.host);
         answer(conn, 255);
         _exit(0);
     }
@@ -236,23 +261,13 @@ static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
             args[na++] = mnt[nm++];
         }
     }
-    args[na++] = "--";
-    size_t off = strlen(host) + 1;
-    /* the caller's MPI settings: --env K=V each (before the "--") */
-    char *dashes = args[na - 1];
-    na--;
-    for (; off < len && strncmp(buf + off, "env=", 4) == 0 && na < 4000;
-         off += strlen(buf + off) + 1) {
-        if (!mpi_var(buf + off + 4))
-            continue;
+    for (size_t i = 0; i < req.nenv; i++) {
         args[na++] = "--env";
-        args[na++] = buf + off + 4;
+        args[na++] = (char *)req.env[i];
     }
-    args[na++] = dashes;
-    if (off < len && !strcmp(buf + off, "--"))
-        off += 3;
-    for (; off < len && na < sizeof(args) / sizeof(*args) - 1; off += strlen(buf + off) + 1)
-        args[na++] = buf + off;
+    args[na++] = "--";
+    for (size_t i = 0; i < req.nargv; i++)
+        args[na++] = (char *)req.argv[i];
     args[na] = NULL;
     pid_t pid = fork();
     if (pid == 0) {

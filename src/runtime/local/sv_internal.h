@@ -86,6 +86,21 @@ void sv_setup_mounts(sv *s);
  * or -1 when there is none. */
 pid_t sv_exec_server_start(sv *s);
 
+/* An exec request as a pod's client sends it (untrusted): NUL-separated
+ * host, "env=K=V" entries, "--", argv. */
+#define SV_EXEC_MAX_ENV 256
+#define SV_EXEC_MAX_ARGV 4096
+typedef struct sv_exec_req {
+    const char *host;
+    const char *env[SV_EXEC_MAX_ENV]; /* K=V of MPI's variables only */
+    size_t nenv;
+    const char *argv[SV_EXEC_MAX_ARGV];
+    size_t nargv;
+} sv_exec_req;
+/* Parses buf[0..len) (buf[len] must be '\0'); the fields point into buf.
+ * 0, or -1 when malformed (no host, no "--", no argv, too many words). */
+int sv_exec_parse(const char *buf, size_t len, sv_exec_req *r);
+
 /* sv_proc.c */
 int sv_spawn(sv *s, sv_ct *c);            /* 0 running; -1 start error (recorded) */
 void sv_drain(sv *s, sv_ct *c, bool final); /* reads what the pipes hold */
