@@ -164,6 +164,9 @@ kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
 # The pod ends while no server runs: its exit code must survive.
 podtmp=$(for d in "$E2E_TMP"/data/slurm-shared/pods/*/; do grep -q '"name":"exit3"' "$d/spec.json" 2>/dev/null && echo "$d/tmp"; done)
 touch "$podtmp/go"
+# ... and its Slurm job too, before the next server's first look.
+job_done() { squeue -h --states=all -o '%j|%T' | grep -qx 'default.exit3|COMPLETED'; }
+wait_until job_done || fail "exit3's Slurm job did not complete"
 start_server --runtime slurm --slurm-partition batch
 ended() { [ "$(kubectl get pod exit3 -o jsonpath='{.status.phase}' 2>/dev/null)" = Failed ]; }
 if wait_until ended; then pass "the adopted pod's end is reported"; else fail "exit3: $(kubectl get pod exit3 -o jsonpath='{.status}')"; fi

@@ -370,6 +370,10 @@ static void seen_line(rt_slurm *s, const scli_job *j, json_t *jobs, json_t *star
         if (j->component >= 0 && p->comp != j->component)
             continue;
         mine++;
+        /* Bound by an earlier run of this server: it started (the server
+         * binds only what it planned), whatever state Slurm shows now. */
+        if (p->st == SP_SUBMITTED && *p->node)
+            adopt_started(s, p);
         p->seen_ms = ty_now_ms();
         snprintf(p->slurm_state, sizeof(p->slurm_state), "%s", j->state);
         switch (st) {
@@ -539,7 +543,7 @@ void sl_sync(rt_slurm *s)
         sl_pod *p = s->all[i];
         /* Bound by an earlier run of this server (its spec written): it
          * runs, whatever squeue shows now; its state.json says how. */
-        if (p->st == SP_SUBMITTED && *p->node && !*p->job)
+        if (p->st == SP_SUBMITTED && *p->node)
             adopt_started(s, p);
         if (p->st == SP_SUBMITTED && p->submitted_ms && now - p->submitted_ms < 20000)
             s->fast = true;
