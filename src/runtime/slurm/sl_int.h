@@ -1,5 +1,6 @@
 /* sl_int.h - the Slurm backend's pieces (not public):
- *   backend_slurm.c  the ops table, the agent thread, watch events, nodes, logs
+ *   backend_slurm.c  the ops table, the agent thread, watch events, logs
+ *   sl_nodes.c       sinfo -> the Node objects
  *   sl_submit.c      an admitted gang -> one sbatch (a het component per pod)
  *   sl_plan.c        a started job -> hosts files, moved ports, spec.json, bindings
  *   sl_sync.c        squeue + state.json -> pod status; stops and cancels
@@ -107,6 +108,9 @@ void sl_pod_dir(const rt_slurm *s, const char *uid, char *buf, size_t len);
 void sl_gang_path(const rt_slurm *s, const char *anchor, char *buf, size_t len);
 /* "123" or "123+1" (a het component): buf. */
 const char *sl_job_text(const sl_pod *p, char *buf, size_t len);
+
+/* sl_nodes.c: sinfo -> s->nodes and the Node objects. */
+void sl_refresh_nodes(rt_slurm *s);
 
 /* sl_submit.c: submits what is admitted and not yet submitted. */
 void sl_submit_ready(rt_slurm *s);
