@@ -74,9 +74,24 @@ void sc_conf_free(sc_conf *conf)
 
 void sc_conf_admit_only(sc_conf *conf)
 {
+    size_t n = 1;
+    size_t len;
+
+    /* enqueue first, then the configured preempt and reclaim in their order:
+     * allocate and backfill are the runtime's */
     conf->actions[0] = SC_ACT_ENQUEUE;
-    conf->nactions = 1;
-    snprintf(conf->actions_str, sizeof(conf->actions_str), "enqueue");
+    len = (size_t)snprintf(conf->actions_str, sizeof(conf->actions_str), "enqueue");
+    for (size_t i = 0; i < conf->nactions; i++) {
+        sc_action a = conf->actions[i];
+        if (a != SC_ACT_PREEMPT && a != SC_ACT_RECLAIM)
+            continue;
+        conf->actions[n++] = a;
+        if (len < sizeof(conf->actions_str))
+            len += (size_t)snprintf(conf->actions_str + len, sizeof(conf->actions_str) - len,
+                                    ", %s", a == SC_ACT_PREEMPT ? "preempt" : "reclaim");
+    }
+    conf->nactions = n;
+    conf->whole_gangs = true;
 }
 
 const char *sc_conf_actions(const sc_conf *conf)

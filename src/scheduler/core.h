@@ -277,9 +277,10 @@ sc_conf *sc_conf_load(const char *path, ty_error *err);
 void sc_conf_free(sc_conf *conf);
 /* The actions in order, comma separated, for logs. Borrowed. */
 const char *sc_conf_actions(const sc_conf *conf);
-/* Keeps only the enqueue action (and adds it when missing): for a runtime
- * that places pods itself (Slurm), where Trainyard admits gangs and never
- * binds, preempts or reclaims. */
+/* Keeps the enqueue action (added when missing) and the configured preempt
+ * and reclaim, and makes those evict whole gangs only: for a runtime that
+ * places pods itself (Slurm), where Trainyard admits gangs and never binds,
+ * and a gang's resources come back only when all of it is gone. */
 void sc_conf_admit_only(sc_conf *conf);
 
 /* ---- the cycle ---- */

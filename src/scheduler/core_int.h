@@ -280,6 +280,10 @@ struct sc_conf {
     char actions_str[128];
     sc_tier tiers[8];
     size_t ntiers;
+    /* admit-only (a runtime such as Slurm places pods): preempt and reclaim
+     * evict whole gangs only, since the runtime holds a gang's resources
+     * until all of it is gone */
+    bool whole_gangs;
 };
 
 /* Placement modes: what a node can give a task. */

@@ -24,8 +24,9 @@ typedef struct sched_opts {
     const char *conf_path;    /* volcano-scheduler.conf-shaped; NULL: Volcano's default */
     const char *const *names; /* spec.schedulerName values it serves, NULL-terminated
                                  (copied); NULL or empty: SCHED_NAMES_EMBEDDED */
-    bool admit_only;          /* only the enqueue action: the runtime places pods
-                                 (Slurm); the configuration's others are dropped */
+    bool admit_only;          /* the runtime places pods (Slurm): enqueue, and the
+                                 configuration's preempt and reclaim evicting whole
+                                 gangs; allocate and backfill are dropped */
 } sched_opts;
 
 /* Starts the scheduling thread (opts may be NULL: the defaults). Only pods

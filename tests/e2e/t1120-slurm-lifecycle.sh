@@ -35,8 +35,10 @@ kubectl delete pytorchjob ddp-a ddp-b >/dev/null
 
 # A gang Slurm can never fit (2 x 4 CPUs on one 6-CPU node): Trainyard
 # admits it (its overcommit allows 1.2 x), Slurm holds it with its reason.
+# Its deadline is Slurm's time limit too (5400 s: 90 minutes).
 sed -e 's/name: pytorch-ddp/name: too-big/' -e 's/replicas: 2/replicas: 1/' \
-    -e 's/cpu: 500m/cpu: "3.5"/' "$EX/pytorch-ddp.yaml" >"$E2E_TMP/big.yaml"
+    -e 's/cpu: 500m/cpu: "3.5"/' -e 's/backoffLimit: 2/backoffLimit: 2\n    activeDeadlineSeconds: 5400/' \
+    "$EX/pytorch-ddp.yaml" >"$E2E_TMP/big.yaml"
 kubectl apply -f "$E2E_TMP/big.yaml" >/dev/null
 why() { kubectl get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' 2>/dev/null; }
 pending_reason() { why "$1" | grep -Eq "Slurm job [0-9+]+ is pending: $2"; }
@@ -49,6 +51,7 @@ expect_eq "nothing of the gang runs" "" "$(squeue -h -t RUNNING -o %i)"
 expect_match "the job says why too" 'Slurm job [0-9+]+ is pending: PartitionConfig' \
     "$(kubectl describe pytorchjob too-big 2>&1)"
 expect_match "squeue has it pending" 'PENDING\|PartitionConfig\|' "$(squeue_active)"
+expect_eq "the job's deadline is its Slurm time limit" "1:30:00" "$(squeue -h -o %l)"
 expect_eq "its pods are Pending, unbound" "Pending Pending " \
     "$(kubectl get pods -l training.kubeflow.org/job-name=too-big -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"
 kubectl delete pytorchjob too-big --wait=false >/dev/null

@@ -1055,6 +1055,60 @@ static void test_preempt_elastic_victim(void **state)
     sc_cluster_free(c);
 }
 
+/* Admit-only (the Slurm runtime places pods): preempt stays, evicts whole
+ * gangs only (the runtime frees nothing while part of a gang still runs),
+ * and nothing is ever bound or pipelined to a bind. */
+static void test_preempt_admit_only(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of("actions: \"enqueue, allocate, backfill, preempt, reclaim\"\n" TIERS);
+    rec r;
+    sc_job *v, *hi;
+    (void)state;
+
+    sc_conf_admit_only(conf);
+    assert_string_equal(sc_conf_actions(conf), "enqueue, preempt, reclaim");
+    node(c, "n1", 4);
+    /* an elastic job (minMember 2 of 4) the runtime placed on n1 */
+    v = job(c, "ns/el", NULL, 2, 1, 1);
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/el-%d", i);
+        sc_task_spec s = {.key = k, .job = "ns/el", .priority = 1, .node = "n1",
+                          .status = SC_TASK_RUNNING};
+        task_spec(c, &s, GPU(1), 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    hi = gang(c, "ns/hi", NULL, 2, 1, 100, 2);
+    cycle(c, conf, &r);
+    /* all four go, not the two beyond its minMember */
+    assert_int_equal(r.nevicted, 4);
+    assert_int_equal(evicted_prefix(&r, "ns/el-"), 4);
+    assert_int_equal(r.nbound, 0);
+    /* no second eviction while the victims stop */
+    cycle(c, conf, &r);
+    assert_int_equal(r.nevicted, 0);
+    assert_int_equal(r.nbound, 0);
+    /* the runtime starts the preemptor where the victims were */
+    remove_evicted(c, &r);
+    for (int i = 0; i < 2; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "ns/hi-%d", i);
+        sc_task_spec s = {.key = k, .job = "ns/hi", .priority = 100, .node = "n1",
+                          .status = SC_TASK_RUNNING};
+        task_spec(c, &s, GPU(1), 1);
+    }
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 0);
+    assert_int_equal(r.nevicted, 0);
+    assert_int_equal(sc_job_get_phase(hi), SC_JOB_RUNNING);
+    assert_int_equal(c->nodes[0]->pipelined.v[SC_GPU], 0);
+    (void)v;
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* A kube-system pod and a non-preemptable job are never victims. */
 static void test_preempt_conformance(void **state)
 {
@@ -2284,6 +2338,7 @@ int main(void)
         cmocka_unit_test(test_preempt_whole_gang),
         cmocka_unit_test(test_preempt_cannot_help),
         cmocka_unit_test(test_preempt_elastic_victim),
+        cmocka_unit_test(test_preempt_admit_only),
         cmocka_unit_test(test_preempt_conformance),
         cmocka_unit_test(test_preempt_order_no_collateral),
         cmocka_unit_test(test_reclaim),

@@ -1,6 +1,7 @@
 /* test_slurm_plan.c - the Slurm backend's port moves (sl_plan.c): where two
  * pods of a node would take one port, the environment and arguments of every
- * pod of the job follow the moved port, and nothing else changes. */
+ * pod of the job follow the moved port, and nothing else changes; and the
+ * Slurm time limit a gang's deadlines give (sl_submit.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,12 +143,48 @@ static void test_nothing_moved(void **state)
     json_decref(ports[0]);
 }
 
+/* 2026-11-28T12:00:00Z */
+#define T0 ((time_t)1795867200)
+
+static void test_time_limit(void **state)
+{
+    json_t *a = json_pack("{s:{}}", "spec"), *b = json_pack("{s:{s:i}}", "spec",
+                                                              "activeDeadlineSeconds", 600);
+    json_t *pods[2] = {a, b};
+    json_t *owner = json_pack("{s:{s:{s:i}}, s:{s:s}}", "spec", "runPolicy",
+                              "activeDeadlineSeconds", 3600, "status", "startTime",
+                              "2026-11-28T12:00:00Z");
+    json_t *unstarted = json_pack("{s:{s:{s:i}}}", "spec", "runPolicy",
+                                  "activeDeadlineSeconds", 90);
+    json_t *none = json_pack("{s:{s:{}}}", "spec", "runPolicy");
+    (void)state;
+
+    assert_int_equal(sl_time_limit_min(pods, 1, NULL, T0), 0);
+    assert_int_equal(sl_time_limit_min(pods, 1, none, T0), 0);
+    /* a pod's own deadline: 600 s = 10 minutes */
+    assert_int_equal(sl_time_limit_min(pods, 2, NULL, T0), 10);
+    /* the job's: an hour from its start, 50 min 1 s left -> 51 minutes */
+    assert_int_equal(sl_time_limit_min(pods, 1, owner, T0 + 599), 51);
+    /* the tighter of the two */
+    assert_int_equal(sl_time_limit_min(pods, 2, owner, T0 + 599), 10);
+    assert_int_equal(sl_time_limit_min(pods, 2, owner, T0 + 3300), 5);
+    /* not started: the whole deadline, rounded up */
+    assert_int_equal(sl_time_limit_min(pods, 1, unstarted, T0), 2);
+    /* past it: the least Slurm takes */
+    assert_int_equal(sl_time_limit_min(pods, 1, owner, T0 + 7200), 1);
+    json_decref(a);
+    json_decref(b);
+    json_decref(owner);
+    json_decref(unstarted);
+    json_decref(none);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_master_port_follows), cmocka_unit_test(test_other_pods_port_stays),
         cmocka_unit_test(test_host_port_pairs),     cmocka_unit_test(test_own_port),
-        cmocka_unit_test(test_nothing_moved),
+        cmocka_unit_test(test_nothing_moved),      cmocka_unit_test(test_time_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

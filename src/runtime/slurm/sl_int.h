@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/strmap.h"
 #include "client/kc.h"
@@ -123,6 +124,13 @@ json_t *sl_ports_in_use(rt_slurm *s, const char *node);
 /* The env/args rewrite for moved ports (exposed for the unit test): pod
  * copies in place, ports[i] the moved map of pods[i] (NULL = none). */
 void sl_rewrite_ports(json_t *const *pods, json_t *const *ports, size_t n);
+
+/* sl_submit.c: the Slurm time limit in whole minutes (rounded up, at least
+ * 1) for pods (n) owned by owner (NULL = none), at now_s: the tightest of
+ * each pod's spec.activeDeadlineSeconds and what is left of the owner's
+ * spec.runPolicy.activeDeadlineSeconds since its status.startTime (from
+ * now when not started). 0 = no deadline. Exposed for the unit test. */
+long long sl_time_limit_min(json_t *const *pods, size_t n, const json_t *owner, time_t now_s);
 
 /* sl_sync.c */
 void sl_sync(rt_slurm *s);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 
+#include "api/registry.h"
 #include "base/buf.h"
 #include "base/jsonget.h"
 #include "base/log.h"
@@ -95,9 +96,12 @@ static bool same_shape(shape a, shape b)
 
 /* One component: ntasks pods of one shape (tasks of a component may share a
  * node; components of a heterogeneous job never do). */
-static void component(const rt_slurm *s, ty_buf *b, shape sh, size_t ntasks, const char *anchor)
+static void component(const rt_slurm *s, ty_buf *b, shape sh, size_t ntasks, const char *anchor,
+                      long long minutes)
 {
     ty_buf_printf(b, "#SBATCH --comment=ty:%s:%s\n", s->inst, anchor);
+    if (minutes > 0)
+        ty_buf_printf(b, "#SBATCH --time=%lld\n", minutes);
     ty_buf_printf(b, "#SBATCH --ntasks=%zu\n#SBATCH --cpus-per-task=%lld\n", ntasks, sh.cpus);
     if (sh.mem_per_cpu > 0)
         ty_buf_printf(b, "#SBATCH --mem-per-cpu=%lldM\n", sh.mem_per_cpu);
@@ -134,7 +138,8 @@ static size_t group_shapes(sl_pod *const *pods, size_t n, int *comp, shape *shap
 }
 
 static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n, const int *comp,
-                          const shape *shapes, const size_t *counts, size_t nc)
+                          const shape *shapes, const size_t *counts, size_t nc,
+                          long long minutes)
 {
     const char *conf = getenv("SLURM_CONF");
     char name[128], dir[PATH_MAX];
@@ -150,7 +155,7 @@ static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n, cons
                           "#SBATCH --job-name=%s\n#SBATCH --output=%s/slurm/%%j.out\n"
                           "#SBATCH --no-requeue\n",
                           name, s->shared);
-        component(s, &b, shapes[c], counts[c], pods[0]->uid);
+        component(s, &b, shapes[c], counts[c], pods[0]->uid, minutes);
     }
     /* The steps get a plain PATH, and the cluster's configuration when the
      * server was pointed at one (sbatch_argv). */
@@ -220,6 +225,76 @@ static void refused(rt_slurm *s, sl_pod *const *pods, size_t n, const char *why)
     }
 }
 
+/* ---- time limits ---- */
+
+static long long deadline_of(const json_t *spec)
+{
+    const json_t *v = json_object_get(spec, "activeDeadlineSeconds");
+    return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 0;
+}
+
+long long sl_time_limit_min(json_t *const *pods, size_t n, const json_t *owner, time_t now_s)
+{
+    long long left = 0; /* seconds, 0 = none */
+
+    for (size_t i = 0; i < n; i++) {
+        long long d = deadline_of(json_object_get(pods[i], "spec"));
+        if (d && (!left || d < left))
+            left = d;
+    }
+    if (owner) {
+        long long d = deadline_of(json_object_get(json_object_get(owner, "spec"), "runPolicy"));
+        const char *started = ty_jstr(json_object_get(owner, "status"), "startTime");
+        time_t t0;
+        if (d && *started && ty_time_parse(started, &t0) == 0 && t0 <= now_s)
+            d -= (long long)(now_s - t0);
+        if (d && (!left || d < left))
+            left = d > 0 ? d : 1;
+    }
+    return left ? (left + 59) / 60 : 0;
+}
+
+/* The owner of the gang's first pod, when it is a kind Trainyard serves
+ * (its runPolicy), or NULL. */
+static ty_obj *owner_of(rt_slurm *s, const json_t *pod)
+{
+    const json_t *refs = json_object_get(json_object_get(pod, "metadata"), "ownerReferences");
+    const json_t *r;
+    size_t i;
+
+    json_array_foreach(refs, i, r) {
+        const api_resource *res;
+        ty_error err;
+        ty_obj *o;
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        if (!(res = api_find_kind(ty_jstr(r, "apiVersion"), ty_jstr(r, "kind"))))
+            return NULL;
+        ty_error_init(&err);
+        o = kc_get(s->kc, api_store_key(res), ty_jmeta(pod, "namespace"), ty_jstr(r, "name"),
+                   &err);
+        ty_error_clear(&err);
+        return o;
+    }
+    return NULL;
+}
+
+/* Slurm ends the job at the gang's deadline (TIMEOUT: the pods'
+ * DeadlineExceeded) even while the server is down; the controllers' own
+ * deadline, to the second, normally comes first. */
+static long long time_limit(rt_slurm *s, sl_pod *const *pods, size_t n)
+{
+    json_t *objs[SL_MAX_GANG];
+    ty_obj *owner = owner_of(s, ty_obj_json(pods[0]->obj));
+    long long m;
+
+    for (size_t i = 0; i < n; i++)
+        objs[i] = (json_t *)ty_obj_json(pods[i]->obj);
+    m = sl_time_limit_min(objs, n, owner ? ty_obj_json(owner) : NULL, time(NULL));
+    ty_obj_unref(owner);
+    return m;
+}
+
 /* sbatch runs with a plain environment, not the server's: the job
  * inherits what sbatch sees (--export=ALL, Slurm's default). --export=NONE
  * would keep the server's environment out too, but has slurmd load the
@@ -276,7 +351,7 @@ static void submit(rt_slurm *s, sl_pod **pods, size_t n)
                 strerror(errno));
         return;
     }
-    script = batch_script(s, pods, n, comp, shapes, counts, nc);
+    script = batch_script(s, pods, n, comp, shapes, counts, nc, time_limit(s, pods, n));
     if (!script)
         return;
     if (scli_run(argv, script, SL_CMD_TIMEOUT_MS, 4096, &out, &err) < 0 || out.status != 0) {

@@ -198,15 +198,17 @@ static bool preempt_for(sc_session *s, sc_job *j, bool reclaim, sc_job *const *a
     sc_stmt_init(&ev, s);
     sc_stmt_init(&pipe, s);
     /* Pass 1: members beyond each victim's minMember. Pass 2: whole gangs
-     * (without the gang plugin: any member). */
-    for (int pass = s->gang ? 1 : 2; pass <= 2 && !ok; pass++) {
+     * (without the gang plugin: any member). A runtime that places gangs
+     * itself (admit-only) frees nothing until a whole gang is gone. */
+    bool whole = s->conf->whole_gangs;
+    for (int pass = s->gang && !whole ? 1 : 2; pass <= 2 && !ok; pass++) {
         for (size_t v = 0; v < nv && !ok; v++) {
             sc_job *vj = victims[v];
             if (pass == 1) {
                 int spare = vj->n_ready - (vj->min_member > 0 ? vj->min_member : 1);
                 if (spare > 0)
                     ok = evict_members(s, &ev, &pipe, j, vj, spare, reclaim, reason);
-            } else if (!s->gang) {
+            } else if (!s->gang && !whole) {
                 ok = evict_members(s, &ev, &pipe, j, vj, -1, reclaim, reason);
             } else if (evict_gang(s, &ev, j, vj, reclaim, reason)) {
                 ok = try_fit(s, &pipe, j);
