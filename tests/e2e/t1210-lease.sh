@@ -3,8 +3,8 @@
 # leader with: kubectl create/get/patch/delete, kube-apiserver's columns
 # (NAME HOLDER AGE), MicroTime stored in UTC with six digits, invalid leases
 # refused with kube-apiserver's wording and field paths, strict field
-# validation, and the Python client's CoordinationV1Api reading and writing
-# one.
+# validation, the Python client's CoordinationV1Api reading and writing
+# one, and who may touch them (not a namespace admin; an operator's role).
 . "$(dirname "$0")/lib.sh"
 
 start_server
@@ -105,6 +105,24 @@ expect_match "python: create one with datetimes" 'created: py 2026-11-28T15:01:0
 expect_match "python: replace (release) it" "released: '' 1" "$out"
 expect_match "python: a write with a stale resourceVersion is 409" 'stale write: 409 Conflict' "$out"
 expect_match "python: list leases" "list: \['py-lease', 'trainyard-operator'\]" "$out"
+
+# ---- who may touch leases: not a namespace's admin (upstream's admin, edit
+# and view grant none); an operator's own role does
+kubectl create rolebinding alice-admin -n default --clusterrole=admin --user=alice >/dev/null
+expect_eq "a namespace admin may create pods" "yes" \
+    "$(kubectl auth can-i create pods -n default --as alice 2>&1)"
+for verb in get list create update delete; do
+    expect_eq "a namespace admin may not $verb leases" "no" \
+        "$(kubectl auth can-i $verb leases.coordination.k8s.io -n default --as alice 2>&1)"
+done
+expect_match "a namespace admin's get is 403" \
+    'leases.coordination.k8s.io "trainyard-operator" is forbidden: User "alice" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "default"' \
+    "$(kubectl get lease trainyard-operator -n default --as alice 2>&1)"
+kubectl create role elector -n default --verb=get,create,update \
+    --resource=leases.coordination.k8s.io >/dev/null
+kubectl create rolebinding op-elector -n default --role=elector --user=op >/dev/null
+expect_eq "an operator's role lets it update its lease" "yes" \
+    "$(kubectl auth can-i update leases.coordination.k8s.io/trainyard-operator -n default --as op 2>&1)"
 
 out=$(kubectl delete lease trainyard-operator py-lease 2>&1)
 expect_match "kubectl delete leases" 'lease.coordination.k8s.io "py-lease" deleted' "$out"
