@@ -143,6 +143,39 @@ static json_t *new_lease(const kc_leader *le, const char *now_text)
                      "acquireTime", now_text, "renewTime", now_text, "leaseTransitions", 0);
 }
 
+/* Writes the observed record as held by us, over base (the Lease read or
+ * written last: its resourceVersion is the precondition). mine: we held it
+ * already (acquireTime and leaseTransitions kept). true when written. */
+static bool write_held(kc_leader *le, const ty_obj *base, bool mine, int64_t now,
+                       const char *now_text)
+{
+    ty_error err;
+    json_t *obj = ty_obj_json_copy(base), *spec = json_deep_copy(le->observed);
+    json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
+    ty_obj *done;
+
+    json_object_set_new(spec, "holderIdentity", json_string(le->identity));
+    json_object_set_new(spec, "leaseDurationSeconds", json_integer(lease_seconds(le)));
+    json_object_set_new(spec, "renewTime", json_string(now_text));
+    if (!mine || !json_is_string(json_object_get(spec, "acquireTime")))
+        json_object_set_new(spec, "acquireTime", json_string(now_text));
+    if (!mine)
+        json_object_set_new(spec, "leaseTransitions", json_integer(transitions + 1));
+    json_object_set_new(obj, "spec", spec);
+    ty_error_init(&err);
+    done = kc_update(le->c, le->key, le->ns, obj, &err);
+    json_decref(obj);
+    if (!done) {
+        /* a conflict: someone else wrote first (renewed, or won the race) */
+        ty_debug("leader: writing lease %s/%s: %s", le->ns, le->name, err.text);
+        ty_error_clear(&err);
+        return false;
+    }
+    observe(le, json_object_get(ty_obj_json(done), "spec"), now);
+    keep_last(le, done);
+    return true;
+}
+
 /* One attempt to acquire or renew at now: client-go's tryAcquireOrRenew.
  * true when the Lease is ours after it. */
 static bool try_acquire_or_renew(kc_leader *le, int64_t now)
@@ -150,10 +183,15 @@ static bool try_acquire_or_renew(kc_leader *le, int64_t now)
     ty_error err;
     char now_text[TY_TIME_FRAC_LEN];
     ty_obj *cur, *done;
-    json_t *obj, *spec;
+    json_t *spec;
     bool mine;
 
     micro_time(le, now, now_text, sizeof(now_text));
+    /* A leader renews without reading first, as client-go: one request per
+     * period while nothing changes; a conflict falls back to reading. */
+    if (le->last && strcmp(spec_str(le->observed, "holderIdentity"), le->identity) == 0 &&
+        observed_valid(le, now) && write_held(le, le->last, true, now, now_text))
+        return true;
     ty_error_init(&err);
     cur = kc_get(le->c, le->key, le->ns, le->name, &err);
     if (!cur) {
@@ -188,28 +226,7 @@ static bool try_acquire_or_renew(kc_leader *le, int64_t now)
     if (*holder && !mine && observed_valid(le, now))
         return false; /* someone else's, and alive as far as we can tell */
 
-    obj = ty_obj_json_copy(cur); /* keeps metadata.resourceVersion: the precondition */
-    spec = json_deep_copy(le->observed);
-    json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
-    json_object_set_new(spec, "holderIdentity", json_string(le->identity));
-    json_object_set_new(spec, "leaseDurationSeconds", json_integer(lease_seconds(le)));
-    json_object_set_new(spec, "renewTime", json_string(now_text));
-    if (!mine || !json_is_string(json_object_get(spec, "acquireTime")))
-        json_object_set_new(spec, "acquireTime", json_string(now_text));
-    if (!mine)
-        json_object_set_new(spec, "leaseTransitions", json_integer(transitions + 1));
-    json_object_set_new(obj, "spec", spec);
-    done = kc_update(le->c, le->key, le->ns, obj, &err);
-    json_decref(obj);
-    if (!done) {
-        /* a conflict: someone else wrote first (renewed, or won the race) */
-        ty_debug("leader: writing lease %s/%s: %s", le->ns, le->name, err.text);
-        ty_error_clear(&err);
-        return false;
-    }
-    observe(le, json_object_get(ty_obj_json(done), "spec"), now);
-    keep_last(le, done);
-    return true;
+    return write_held(le, cur, mine, now, now_text);
 }
 
 /* on_new_leader when the observed holder changed since the last report. */

@@ -230,6 +230,32 @@ static void test_acquire_empty(void **state)
     json_decref(spec);
     assert_int_equal(sa.started, 1);
     assert_int_equal(sa.new_leader, 1);
+    /* a renewal writes without reading first; when someone else wrote the
+     * Lease meanwhile (a label), that write conflicts and the elector reads
+     * and writes again */
+    kc_fake_clear_actions(kc);
+    c.ms += 2000;
+    assert_int_equal(kc_leader_try(a, c.ms), KC_LEADER_LEADING);
+    assert_int_equal(kc_fake_count(kc, NULL, NULL), 1);
+    ty_obj *cur = kc_get(kc, lease_key(), NS, LEASE, NULL);
+    json_t *labelled = ty_obj_json_copy(cur);
+    ty_obj_unref(cur);
+    json_object_set_new(json_object_get(labelled, "metadata"), "labels",
+                        json_pack("{s:s}", "app", "trainyard"));
+    ty_obj_unref(kc_update(kc, lease_key(), NS, labelled, NULL));
+    json_decref(labelled);
+    kc_fake_clear_actions(kc);
+    c.ms += 2000;
+    assert_int_equal(kc_leader_try(a, c.ms), KC_LEADER_LEADING);
+    const kc_fake_action *acts;
+    size_t nacts;
+    acts = kc_fake_actions(kc, &nacts);
+    assert_int_equal(nacts, 2);
+    assert_int_equal(acts[0].code, TY_ECONFLICT);
+    assert_int_equal(acts[1].code, TY_OK);
+    spec = spec_of(kc);
+    assert_string_equal(str(spec, "renewTime"), "2026-11-28T15:00:06.000000Z");
+    json_decref(spec);
     kc_leader_free(a); /* a clean stop gives the lease up */
     assert_int_equal(sa.stopped, 1);
     spec = spec_of(kc);
@@ -450,8 +476,9 @@ static void test_renew_deadline(void **state)
     (void)state;
 
     assert_int_equal(kc_leader_try(a, c.ms), KC_LEADER_LEADING);
-    /* the API server refuses every write from now on */
-    for (int i = 0; i < 8; i++)
+    /* the API server refuses every write from now on (two a try: the
+     * leader's write without a read, then after one) */
+    for (int i = 0; i < 32; i++)
         kc_fake_fail_next(kc, "update", lease_key(), TY_EUNAVAILABLE);
     for (int i = 1; i < 5; i++) {
         c.ms += 2000;
@@ -644,8 +671,10 @@ static void test_http_threads(void **state)
 {
     hfx *f = *state;
     seen sa, sb;
-    kc_leader_opts o = {.ns = NS, .name = LEASE, .lease_duration_ms = 3000,
-                        .renew_deadline_ms = 2000, .retry_period_ms = 100,
+    /* a short retry keeps the test quick; a long deadline keeps a loaded
+     * machine's stalls from costing the leader its lease mid-test */
+    kc_leader_opts o = {.ns = NS, .name = LEASE, .lease_duration_ms = 40000,
+                        .renew_deadline_ms = 30000, .retry_period_ms = 100,
                         .on_started_leading = on_started, .on_stopped_leading = on_stopped,
                         .on_new_leader = on_new};
     ty_error err;
