@@ -212,15 +212,16 @@ static bool try_acquire_or_renew(kc_leader *le, int64_t now)
         keep_last(le, done);
         return true;
     }
-    spec = json_object_get(ty_obj_json(cur), "spec");
-    if (!json_is_object(spec))
-        spec = NULL;
-    {
-        json_t *empty = spec ? NULL : json_object();
-        observe(le, spec ? spec : empty, now);
-        json_decref(empty);
+    /* a Lease without a spec (made by hand) is one nobody holds */
+    spec = json_object_get(ty_obj_json(cur), "spec"); /* borrowed: the snapshot's */
+    if (json_is_object(spec)) {
+        observe(le, spec, now);
+    } else {
+        json_t *none = json_object();
+        observe(le, none, now);
+        json_decref(none);
     }
-    keep_last(le, cur);
+    keep_last(le, cur); /* the precondition of the write below */
     const char *holder = spec_str(le->observed, "holderIdentity");
     mine = strcmp(holder, le->identity) == 0;
     if (*holder && !mine && observed_valid(le, now))

@@ -371,6 +371,30 @@ static void test_remote_times_not_trusted(void **state)
     }
 }
 
+/* A Lease made by hand, with no spec, is nobody's. */
+static void test_lease_without_spec(void **state)
+{
+    ty_kc *kc = kc_fake_new();
+    clk c = {T0};
+    seen sa;
+    ty_error err;
+    (void)state;
+
+    ty_error_init(&err);
+    ty_obj_unref(kc_fake_put(kc, lease_key(),
+                             json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion",
+                                       "coordination.k8s.io/v1", "kind", "Lease", "metadata",
+                                       "name", LEASE, "namespace", NS), &err));
+    kc_leader *a = elector(kc, "a", &c, &sa);
+    assert_int_equal(kc_leader_try(a, c.ms), KC_LEADER_LEADING);
+    json_t *spec = spec_of(kc);
+    assert_string_equal(str(spec, "holderIdentity"), "a");
+    assert_int_equal(num(spec, "leaseTransitions"), 1);
+    json_decref(spec);
+    kc_leader_free(a);
+    kc_free(kc);
+}
+
 static void test_release_hands_over_at_once(void **state)
 {
     ty_kc *kc = kc_fake_new();
@@ -728,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_second_waits_while_renewed),
         cmocka_unit_test(test_takeover_after_expiry),
         cmocka_unit_test(test_remote_times_not_trusted),
+        cmocka_unit_test(test_lease_without_spec),
         cmocka_unit_test(test_release_hands_over_at_once),
         cmocka_unit_test(test_conflict_one_wins),
         cmocka_unit_test(test_renew_deadline),
