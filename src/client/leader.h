@@ -23,6 +23,7 @@
 #define TY_CLIENT_LEADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
