@@ -25,6 +25,8 @@ extern const api_resource api_rolebinding;
 extern const api_resource api_clusterrolebinding;
 /* scheduling.k8s.io/v1 */
 extern const api_resource api_priorityclass;
+/* coordination.k8s.io/v1 Lease (kind_lease.c): leader election's */
+extern const api_resource api_lease;
 
 /* The training frameworks' resources (api/frameworks.def; shared rules in
  * kubeflow.c) */

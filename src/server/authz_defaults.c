@@ -16,7 +16,8 @@
  *   edit: create/update/patch/delete/deletecollection on every namespaced
  *         resource but Events (read only, as upstream) and RBAC's; Secrets,
  *         read and write;
- *   admin: Roles and RoleBindings in full; LocalSubjectAccessReviews. */
+ *   admin: Roles and RoleBindings in full; LocalSubjectAccessReviews.
+ * Leases are in none of them, as upstream (is_control). */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,15 @@
 static bool is_rbac(const api_resource *r)
 {
     return strcmp(r->group, AZ_RBAC_GROUP) == 0;
+}
+
+/* Leases are the control plane's and the operators' (leader election,
+ * granted by their own roles): upstream's admin, edit and view cover no
+ * coordination.k8s.io resource, and a namespace's tenant must not be able
+ * to take over or break an operator's election by writing its Lease. */
+static bool is_control(const api_resource *r)
+{
+    return r == &api_lease;
 }
 
 /* Cluster-scoped resources a viewer of jobs reads: those of the job groups
@@ -95,7 +105,7 @@ static json_t *view_rules(void)
 
     for (size_t i = 0; i < n; i++) {
         const api_resource *r = all[i];
-        if (is_rbac(r) || r == &api_secret)
+        if (is_rbac(r) || is_control(r) || r == &api_secret)
             continue;
         if (!r->namespaced && !viewable_cluster_scoped(r))
             continue;
@@ -126,7 +136,8 @@ static json_t *edit_rules(void)
     for (size_t i = 0; i < n; i++) {
         const api_resource *r = all[i];
         /* a tenant's quota is the admin's to set: read (view), never written */
-        if (!r->namespaced || is_rbac(r) || r == &api_event || r == &api_resourcequota)
+        if (!r->namespaced || is_rbac(r) || is_control(r) || r == &api_event ||
+            r == &api_resourcequota)
             continue;
         add_resource(g, r->group, r->plural);
     }

@@ -284,6 +284,18 @@ static void test_default_roles_cover_registry(void **state)
         if (!res[i]->namespaced || strcmp(res[i]->group, AZ_RBAC_GROUP) == 0)
             continue;
         reqattr a = res_attr("list", res[i]->group, res[i]->plural, "", "ns", "");
+        if (res[i] == &api_lease) {
+            /* leader elections' locks: no aggregated role has them, as upstream */
+            assert_int_equal(az_snapshot_allows(s, vw, &a, NULL, 0), 0);
+            for (int v = 0; v < 3; v++) {
+                static const char *const vs[] = {"get", "update", "delete"};
+                a = res_attr(vs[v], res[i]->group, res[i]->plural, "", "ns", "l");
+                assert_int_equal(az_snapshot_allows(s, vw, &a, NULL, 0), 0);
+                assert_int_equal(az_snapshot_allows(s, ed, &a, NULL, 0), 0);
+                assert_int_equal(az_snapshot_allows(s, ad, &a, NULL, 0), 0);
+            }
+            continue;
+        }
         if (res[i] == &api_secret)
             assert_int_equal(az_snapshot_allows(s, vw, &a, NULL, 0), 0);
         else if (az_snapshot_allows(s, vw, &a, NULL, 0) != 1)

@@ -38,7 +38,7 @@ static void test_find_every_kind(void **state)
     const api_resource *const *all = api_resources(&n);
     (void)state;
 
-    assert_int_equal(n, 32); /* with the four RBAC kinds and ResourceQuota */
+    assert_int_equal(n, 33); /* with the four RBAC kinds, ResourceQuota and Lease */
     for (size_t i = 0; i < n; i++) {
         char av[128];
         api_version_string(all[i], av, sizeof(av));
@@ -56,6 +56,7 @@ static void test_find_every_kind(void **state)
     assert_ptr_equal(api_find_kind("scheduling.volcano.sh/v1beta1", "Queue"), &api_queue);
     assert_ptr_equal(api_find("", "v1", "persistentvolumeclaims"), &api_pvc);
     assert_ptr_equal(api_find_kind("storage.k8s.io/v1", "StorageClass"), &api_storageclass);
+    assert_ptr_equal(api_find_kind("coordination.k8s.io/v1", "Lease"), &api_lease);
     assert_null(api_find("", "v1", "jobs"));
     assert_null(api_find("batch.volcano.sh", "v1", "jobs"));
     assert_null(api_find_kind("v1", "Job"));
