@@ -25,6 +25,9 @@ extern const api_resource api_rolebinding;
 extern const api_resource api_clusterrolebinding;
 /* scheduling.k8s.io/v1 */
 extern const api_resource api_priorityclass;
+/* apiextensions.k8s.io/v1 CustomResourceDefinition (kind_crd.c): stored and
+ * validated; Established only for the kinds Trainyard serves */
+extern const api_resource api_crd;
 
 /* The training frameworks' resources (api/frameworks.def; shared rules in
  * kubeflow.c) */
