@@ -42,7 +42,7 @@ fuzz-ci: fuzz-build
 # deploy/crds from the API schema (trainyard crds); test_crd fails when
 # they differ, so run this after changing a custom kind's schema.
 crds: build
-	rm -f deploy/crds/*.yaml
+	rm -f deploy/crds/*.yaml deploy/crds/Kustomization
 	mkdir -p deploy/crds
 	$(BUILD)/trainyard crds --output-dir deploy/crds
 

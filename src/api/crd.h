@@ -56,7 +56,13 @@ void crd_file_name(const json_t *crd, char *buf, size_t len);
  * the document. malloc'd; caller frees. NULL when memory ran out. */
 char *crd_file_text(const json_t *crd);
 
-/* deploy/crds/kustomization.yaml for crds (crd_all's array): the files in
+/* The file name of a kustomization, CRD_KUSTOMIZATION: kustomize reads a
+ * file named "Kustomization", and `kubectl apply -f DIR`, which reads only
+ * *.yaml, *.yml and *.json, passes it by (a kustomization.yaml it would try
+ * to apply as an object, and fail). */
+#define CRD_KUSTOMIZATION "Kustomization"
+
+/* deploy/crds/Kustomization for crds (crd_all's array): the files in
  * order. malloc'd; caller frees. */
 char *crd_kustomization_text(const json_t *crds);
 

@@ -20,7 +20,7 @@ static void usage(FILE *f)
             "kind Trainyard serves (Kubeflow, MindSpore and Volcano kinds), made from the\n"
             "API schema the server validates with: a YAML stream (-o yaml, the default) or\n"
             "a JSON List (-o json). --output-dir writes them as DIR/<group>_<plural>.yaml\n"
-            "with a kustomization.yaml listing them (deploy/crds: make crds).\n"
+            "with a kustomization (DIR/Kustomization) listing them (deploy/crds: make crds).\n"
             "\n"
             "  trainyard crds | kubectl apply --server-side -f -\n");
 }
@@ -64,7 +64,7 @@ static int write_dir(const char *dir, const json_t *crds)
         free(text);
     }
     text = crd_kustomization_text(crds);
-    if (!text || write_file(dir, "kustomization.yaml", text) < 0) {
+    if (!text || write_file(dir, CRD_KUSTOMIZATION, text) < 0) {
         free(text);
         return -1;
     }

@@ -442,7 +442,7 @@ static void test_deploy_crds_match(void **state)
         free(text);
     }
     text = crd_kustomization_text(crds);
-    expect_file(dir, "kustomization.yaml", text);
+    expect_file(dir, CRD_KUSTOMIZATION, text);
     free(text);
     /* and nothing else: a kind removed leaves no stale CRD behind */
     d = opendir(dir);
