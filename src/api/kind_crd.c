@@ -124,9 +124,8 @@ static void crd_status(json_t *obj)
         if (json_is_true(json_object_get(v, "storage")) && meta_str(v, "name"))
             json_array_append_new(stored, json_string(meta_str(v, "name")));
     json_object_set_new(st, "conditions", conds);
-    json_object_set(st, "acceptedNames", json_object_get(spec, "names")
-                                             ? json_object_get(spec, "names")
-                                             : json_object());
+    v = json_object_get(spec, "names");
+    json_object_set_new(st, "acceptedNames", v ? json_deep_copy(v) : json_object());
     json_object_set_new(st, "storedVersions", stored);
 }
 

@@ -200,7 +200,7 @@ static size_t walk_structural(const json_t *node, int depth)
     if (!open && !ios)
         assert_non_null(json_string_value(json_object_get(node, "type")));
     if (ios)
-        assert_null(json_object_get(node, "type"));
+        assert_null(json_object_get(node, "type")); /* as the DSL writes it */
     json_object_foreach(json_object_get(node, "properties"), key, val)
         seen += walk_structural(val, depth + 1);
     if ((val = json_object_get(node, "additionalProperties")))
@@ -583,6 +583,16 @@ static void test_crd_validation(void **state)
     assert_true(has_cause(&err, "spec.group", "should be a domain with at least one dot"));
     assert_true(has_cause(&err, "spec.names.kind", "Required value"));
     assert_true(has_cause(&err, "spec.versions[0].schema.openAPIV3Schema", "schemas are required"));
+    ty_error_clear(&err);
+    json_decref(obj);
+
+    /* no names at all */
+    obj = widget_crd();
+    json_object_del(json_object_get(obj, "spec"), "names");
+    ty_error_init(&err);
+    assert_int_equal(api_prepare(&api_crd, obj, NULL, &err), -1);
+    assert_true(has_cause(&err, "spec.names.plural", "Required value"));
+    assert_true(has_cause(&err, "spec.names.kind", "Required value"));
     ty_error_clear(&err);
     json_decref(obj);
 
