@@ -36,6 +36,9 @@ expect_eq "-o json: a List kubectl applies" "$ncrds" "$(grep -c 'created (dry ru
 out=$(k apply --dry-run=server -f "$E2E_TMP/crds.yaml" 2>&1)
 expect_eq "kubectl apply --dry-run=server: every one" "$ncrds" \
     "$(grep -c 'created (server dry run)$' <<<"$out")"
+out=$(k apply --server-side --dry-run=server -f "$DEPLOY/crds" 2>&1)
+expect_eq "kubectl apply --server-side (docs/kubernetes.md's way): every one" "$ncrds" \
+    "$(grep -c 'serverside-applied (server dry run)$' <<<"$out")"
 mkdir "$E2E_TMP/gen"
 "$TRAINYARD" crds --output-dir "$E2E_TMP/gen"
 check "deploy/crds is what trainyard crds --output-dir writes (make crds)" \
