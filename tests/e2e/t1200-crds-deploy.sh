@@ -52,7 +52,8 @@ out=$(k apply -f "$DEPLOY/crds" 2>&1)
 expect_eq "kubectl apply -f deploy/crds (the Kustomization is passed by)" "$ncrds" \
     "$(grep -c ' created$' <<<"$out")"
 check "every CRD becomes Established" \
-    kubectl wait --for=condition=Established crd --all --timeout="${E2E_WAIT}s"
+    kubectl wait --for=condition=Established crd -l app.kubernetes.io/part-of=trainyard \
+    --timeout="${E2E_WAIT}s"
 expect_eq "mpijobs.kubeflow.org: two versions, v1 stored" "v1 v2beta1|v1" \
     "$(k get crd mpijobs.kubeflow.org -o jsonpath='{.spec.versions[*].name}|{.status.storedVersions[*]}')"
 expect_eq "Volcano's short names are accepted" "vcjob vj" \
