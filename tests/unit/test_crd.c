@@ -261,6 +261,16 @@ static void test_structural_rules(void **state)
                   "\"items\":[{\"type\":\"string\"}]}}}", "items must be a schema object");
     expect_broken("{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}",
                   "must be true or undefined");
+    expect_broken("[1]", "must be a schema object");
+
+    /* Hostile nesting stops at a bound, with an answer, not a deep stack. */
+    json_t *deep = json_pack("{s:s}", "type", "object");
+    for (int i = 0; i < 300; i++)
+        deep = json_pack("{s:s, s:{s:o}}", "type", "object", "properties", "a", deep);
+    char why[512];
+    assert_int_equal(crd_check_structural(deep, "", why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "nested too deep"));
+    json_decref(deep);
 }
 
 /* ---- the same schema as /openapi/v3 ----------------------------------------- */
