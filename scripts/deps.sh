@@ -9,6 +9,8 @@ build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev li
 test_pkgs=(python3 python3-kubernetes python3-yaml curl
            python3-torch python3-mpi4py openmpi-bin python3-xgboost
            openssh-client
+           # scripts/webhook-cert.sh and its test (t1200)
+           openssl
            # the Slurm runtime's tests: a multi-node Slurm on this host (scripts/slurm-cluster.sh)
            slurmctld slurmd slurm-client munge)
 # The libFuzzer targets (make fuzz, tests/fuzz): clang and its runtimes.

@@ -127,6 +127,11 @@ static const api_column jobflow_columns[] = {
     {"Status", "string", "", "", 0},
     {"Age", "date", "", "", 0},
 };
+static const api_column_path jobflow_columns_paths[] = {
+    {"Status", ".status.state.phase"},
+    {"Age", ".metadata.creationTimestamp"},
+    {NULL, NULL},
+};
 
 static const api_field header_fields[] = {
     API_FIELD("name", API_T_STRING), API_FIELD("value", API_T_STRING),
@@ -185,6 +190,7 @@ const api_resource api_jobflow = {
     .validate = jobflow_validate,
     .columns = jobflow_columns, .ncolumns = sizeof(jobflow_columns) / sizeof(jobflow_columns[0]),
     .row_cells = jobflow_cells, .schema = &jobflow_schema,
+    .column_paths = jobflow_columns_paths,
 };
 
 /* ---- JobTemplate -------------------------------------------------------- */
@@ -210,6 +216,10 @@ static void jobtemplate_cells(const json_t *obj, time_t now, json_t *cells)
 static const api_column jobtemplate_columns[] = {
     {"Age", "date", "", "", 0},
 };
+static const api_column_path jobtemplate_columns_paths[] = {
+    {"Age", ".metadata.creationTimestamp"},
+    {NULL, NULL},
+};
 
 static const api_field jobtemplate_fields[] = {
     API_OBJECT("spec", &api_vcjob_spec_schema),
@@ -228,5 +238,6 @@ const api_resource api_jobtemplate = {
     .apply_defaults = jobtemplate_defaults,
     .columns = jobtemplate_columns,
     .ncolumns = sizeof(jobtemplate_columns) / sizeof(jobtemplate_columns[0]),
+    .column_paths = jobtemplate_columns_paths,
     .row_cells = jobtemplate_cells, .schema = &jobtemplate_schema,
 };

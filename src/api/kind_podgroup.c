@@ -92,6 +92,14 @@ static const api_column podgroup_columns[] = {
     {"AGE", "date", "", "", 0},
     {"QUEUE", "string", "", "", 1},
 };
+static const api_column_path podgroup_columns_paths[] = {
+    {"STATUS", ".status.phase"},
+    {"minMember", ".spec.minMember"},
+    {"RUNNINGS", ".status.running"},
+    {"AGE", ".metadata.creationTimestamp"},
+    {"QUEUE", ".spec.queue"},
+    {NULL, NULL},
+};
 
 static const api_field podgroup_spec_fields[] = {
     API_FIELD("minMember", API_T_INTEGER),
@@ -121,4 +129,5 @@ const api_resource api_podgroup = {
     .columns = podgroup_columns,
     .ncolumns = sizeof(podgroup_columns) / sizeof(podgroup_columns[0]),
     .row_cells = podgroup_cells, .schema = &podgroup_schema,
+    .column_paths = podgroup_columns_paths,
 };

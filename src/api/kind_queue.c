@@ -120,6 +120,10 @@ static void queue_cells(const json_t *obj, time_t now, json_t *cells)
 static const api_column queue_columns[] = {
     {"PARENT", "string", "", "", 0},
 };
+static const api_column_path queue_columns_paths[] = {
+    {"PARENT", ".spec.parent"},
+    {NULL, NULL},
+};
 
 static const api_field guarantee_fields[] = {API_MAP("resource", API_T_QUANTITY)};
 static const api_schema guarantee = API_SCHEMA(guarantee_fields);
@@ -155,4 +159,5 @@ const api_resource api_queue = {
     .apply_defaults = queue_defaults, .validate = queue_validate,
     .columns = queue_columns, .ncolumns = sizeof(queue_columns) / sizeof(queue_columns[0]),
     .row_cells = queue_cells, .schema = &queue_schema,
+    .column_paths = queue_columns_paths,
 };

@@ -141,6 +141,10 @@ static int cronjob_validate(const json_t *obj, const json_t *old, ty_error *err)
 static const api_column cronjob_columns[] = {
     {"Age", "date", "", "", 0},
 };
+static const api_column_path cronjob_columns_paths[] = {
+    {"Age", ".metadata.creationTimestamp"},
+    {NULL, NULL},
+};
 
 static void cronjob_cells(const json_t *obj, time_t now, json_t *cells)
 {
@@ -185,4 +189,5 @@ const api_resource api_vccronjob = {
     .apply_defaults = cronjob_defaults, .validate = cronjob_validate,
     .columns = cronjob_columns, .ncolumns = sizeof(cronjob_columns) / sizeof(cronjob_columns[0]),
     .row_cells = cronjob_cells, .schema = &cronjob_schema,
+    .column_paths = cronjob_columns_paths,
 };

@@ -366,6 +366,14 @@ static const api_column vcjob_columns[] = {
     {"AGE", "date", "", "", 0},
     {"QUEUE", "string", "", "", 1},
 };
+static const api_column_path vcjob_columns_paths[] = {
+    {"STATUS", ".status.state.phase"},
+    {"minAvailable", ".status.minAvailable"},
+    {"RUNNINGS", ".status.running"},
+    {"AGE", ".metadata.creationTimestamp"},
+    {"QUEUE", ".spec.queue"},
+    {NULL, NULL},
+};
 
 static const api_field policy_fields[] = {
     API_FIELD("event", API_T_STRING), API_ARRAY("events", API_T_STRING),
@@ -431,4 +439,5 @@ const api_resource api_vcjob = {
     .apply_defaults = vcjob_defaults, .validate = vcjob_validate,
     .columns = vcjob_columns, .ncolumns = sizeof(vcjob_columns) / sizeof(vcjob_columns[0]),
     .row_cells = vcjob_cells, .schema = &vcjob_schema,
+    .column_paths = vcjob_columns_paths,
 };

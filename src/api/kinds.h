@@ -27,6 +27,9 @@ extern const api_resource api_clusterrolebinding;
 extern const api_resource api_priorityclass;
 /* coordination.k8s.io/v1 Lease (kind_lease.c): leader election's */
 extern const api_resource api_lease;
+/* apiextensions.k8s.io/v1 CustomResourceDefinition (kind_crd.c): stored and
+ * validated; Established only for the kinds Trainyard serves */
+extern const api_resource api_crd;
 
 /* The training frameworks' resources (api/frameworks.def; shared rules in
  * kubeflow.c) */

@@ -31,6 +31,9 @@ const api_column kf_columns[KF_NCOLUMNS] = {
     {.name = "State", .type = "string", .format = "", .description = "", .priority = 0},
     {.name = "Age", .type = "date", .format = "", .description = "", .priority = 0},
 };
+const api_column_path kf_column_paths[] = {
+    {"State", ".status.conditions[-1:].type"}, {"Age", ".metadata.creationTimestamp"}, {NULL, NULL},
+};
 
 /* ---- schema (strict fields, OpenAPI) ---------------------------------- */
 

@@ -140,6 +140,7 @@ int kf_check_name(const char *name, ty_error *err);
 /* Table columns of every job kind (the CRDs' additionalPrinterColumns):
  * State (.status.conditions[-1:].type) and Age. */
 extern const api_column kf_columns[];
+extern const api_column_path kf_column_paths[];
 #define KF_NCOLUMNS 2
 /* Appends the State cell (null when there is no condition, as the CRD table
  * converter does) and the Age cell. */
@@ -205,7 +206,7 @@ extern const api_schema kf_schema_replica_spec;
         .has_status = true, .builtin = false,                                        \
         .apply_defaults = name_##_apply_defaults, .validate = name_##_validate,      \
         .columns = kf_columns, .ncolumns = KF_NCOLUMNS, .row_cells = kf_row_cells,   \
-        .schema = (schema_),                                                         \
+        .column_paths = kf_column_paths, .schema = (schema_),                                                         \
     }
 
 #endif

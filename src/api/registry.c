@@ -20,7 +20,7 @@ static const api_resource *const resources[] = {
     &api_namespace, &api_node, &api_pod, &api_service, &api_configmap, &api_secret,
     &api_event, &api_pvc, &api_pv, &api_resourcequota, &api_priorityclass, &api_storageclass,
     &api_role, &api_clusterrole, &api_rolebinding, &api_clusterrolebinding,
-    &api_lease,
+    &api_lease, &api_crd,
 #define TY_FRAMEWORK(kind, plugin) &api_##kind,
 #include "api/frameworks.def"
 #undef TY_FRAMEWORK

@@ -26,6 +26,14 @@ typedef struct api_column {
     int priority;            /* 0 = always shown; 1 = only with -o wide */
 } api_column;
 
+/* Where a custom resource's column reads its value, as upstream's CRD
+ * declares it (additionalPrinterColumns[].jsonPath), for `trainyard crds`:
+ * {"STATUS", ".status.state.phase"}. Matched to api_column by name. */
+typedef struct api_column_path {
+    const char *name;
+    const char *json_path;
+} api_column_path;
+
 typedef struct api_resource {
     const char *group;       /* "" for core */
     const char *version;     /* "v1", "v1alpha1", "v1beta1" */
@@ -59,6 +67,8 @@ typedef struct api_resource {
     /* Appends one cell per column in `columns` to cells (a JSON array). now is
      * the server's clock for ages. */
     void (*row_cells)(const json_t *obj, time_t now, json_t *cells);
+    /* The columns' JSONPaths, ended by {NULL}; NULL for a built-in kind. */
+    const api_column_path *column_paths;
 
     /* Known fields for strict decoding and the OpenAPI schema; NULL = open object. */
     const api_schema *schema;

@@ -29,6 +29,7 @@ typedef struct cli_ctx {
 typedef int (*cli_cmd_fn)(int argc, char **argv);
 
 int cmd_apply(int argc, char **argv);
+int cmd_crds(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_get(int argc, char **argv);

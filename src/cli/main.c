@@ -47,6 +47,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"apply", cmd_apply, "Create or update objects from manifests (-f FILE|DIR|-)"},
+    {"crds", cmd_crds, "Print the CustomResourceDefinitions of the custom kinds (deploy/crds)"},
     {"delete", cmd_delete, "Delete objects by name or from manifests"},
     {"describe", cmd_describe, "Show an object in detail, with its events"},
     {"get", cmd_get, "List or show objects"},

@@ -167,8 +167,8 @@ static void test_index(void **state)
 
     assert_true(json_equal(a, b));
     paths = json_object_get(a, "paths");
-    assert_int_equal(json_object_size(paths), 11); /* with rbac.authorization.k8s.io/v1
-                                                    and coordination.k8s.io/v1 */
+    assert_int_equal(json_object_size(paths), 12); /* with rbac.authorization.k8s.io/v1,
+                                                    coordination.k8s.io/v1, apiextensions */
     url = json_string_value(json_object_get(json_object_get(paths, "api/v1"), "serverRelativeURL"));
     assert_non_null(url);
     assert_int_equal(strncmp(url, "/openapi/v3/api/v1?hash=", 24), 0);
@@ -184,6 +184,7 @@ static void test_index(void **state)
     assert_non_null(json_object_get(paths, "apis/flow.volcano.sh/v1alpha1"));
     assert_non_null(json_object_get(paths, "apis/scheduling.k8s.io/v1"));
     assert_non_null(json_object_get(paths, "apis/storage.k8s.io/v1"));
+    assert_non_null(json_object_get(paths, "apis/apiextensions.k8s.io/v1"));
     /* Different documents hash differently. */
     assert_string_not_equal(
         strchr(json_string_value(json_object_get(json_object_get(paths, "api/v1"),

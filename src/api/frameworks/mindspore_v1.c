@@ -432,6 +432,7 @@ const api_resource api_msjob_v1 = {
     .has_status = true, .builtin = false,
     .apply_defaults = msjob_v1_apply_defaults, .validate = msjob_v1_validate,
     .columns = kf_columns, .ncolumns = KF_NCOLUMNS, .row_cells = kf_row_cells,
+    .column_paths = kf_column_paths,
     .schema = &msjob_v1_schema,
 };
 

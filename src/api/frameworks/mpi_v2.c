@@ -170,6 +170,10 @@ static const api_column columns[] = {
     {.name = "Age", .type = "date", .format = "", .description = "", .priority = 0},
 };
 
+static const api_column_path column_paths[] = {
+    {"Age", ".metadata.creationTimestamp"}, {NULL, NULL},
+};
+
 static void mpi2_row_cells(const json_t *obj, time_t now, json_t *cells)
 {
     char age[32];
@@ -189,6 +193,7 @@ const api_resource api_mpijob_v2 = {
     .namespaced = true, .has_status = true, .builtin = false,
     .apply_defaults = mpi2_apply_defaults, .validate = mpi2_validate_all,
     .columns = columns, .ncolumns = 1, .row_cells = mpi2_row_cells,
+    .column_paths = column_paths,
     .schema = &mpijob_v2_schema,
 };
 
