@@ -80,13 +80,14 @@ static json_t *allow(const review *rv, unsigned *status)
 }
 
 /* Refused with the Status the API server answers for err (res and name as
- * its fail() passes them). */
-static json_t *deny(const review *rv, ty_error *err, const char *name, unsigned *status)
+ * its fail() passes them: NULL for no kind or name). */
+static json_t *deny_as(const review *rv, const api_resource *res, ty_error *err,
+                       const char *name, unsigned *status)
 {
     json_t *st;
 
-    decode_invalid_message(err, rv->res, name);
-    st = status_from_error(err, rv->res, name);
+    decode_invalid_message(err, res, name);
+    st = status_from_error(err, res, name);
     if (!st) {
         *status = 500;
         return NULL;
@@ -100,13 +101,10 @@ static json_t *deny_malformed(const review *rv, const char *what, unsigned *stat
 {
     ty_error err;
     json_t *out;
-    const api_resource *res = rv->res;
 
     ty_error_init(&err);
     ty_seterr(&err, TY_EBADREQUEST, "malformed AdmissionReview: %s", what);
-    ((review *)rv)->res = NULL; /* the Status names no kind */
-    out = deny(rv, &err, NULL, status);
-    ((review *)rv)->res = res;
+    out = deny_as(rv, NULL, &err, NULL, status);
     ty_error_clear(&err);
     return out;
 }
@@ -342,7 +340,7 @@ static json_t *validate(const review *rv, const api_lookup *lk, unsigned *status
         if (rv->res != &api_queue ||
             api_admit_queue(lk, API_ADMIT_DELETE, rv->res, rv->old, rv->name, &err) == 0)
             return allow(rv, status);
-        out = deny(rv, &err, rv->name, status);
+        out = deny_as(rv, rv->res, &err, rv->name, status);
         ty_error_clear(&err);
         return out;
     }
@@ -357,7 +355,7 @@ static json_t *validate(const review *rv, const api_lookup *lk, unsigned *status
         api_admit_queue(lk, rv->op, rv->res, obj,
                         rv->op == API_ADMIT_UPDATE ? rv->name : NULL, &err) < 0) {
         snprintf(name, sizeof(name), "%s", report_name(rv, obj));
-        out = deny(rv, &err, name, status);
+        out = deny_as(rv, rv->res, &err, name, status);
     } else {
         out = allow(rv, status);
     }

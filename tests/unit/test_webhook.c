@@ -712,7 +712,7 @@ static void check_diff(const char *a_text, const char *b_text, int want_ops)
 
 static void test_json_diff(void **state)
 {
-    json_t *a, *ops;
+    json_t *a, *empty = json_object(), *ops;
 
     (void)state;
     check_diff("{'a': 1}", "{'a': 1}", 0);
@@ -728,12 +728,13 @@ static void test_json_diff(void **state)
 
     /* escaping, exactly */
     a = J("{'a/b': 1, 'c~d': 1}");
-    ops = patch_json_diff(a, json_object());
+    ops = patch_json_diff(a, empty);
     assert_string_equal(str_at(ops, "0.path"), "/a~1b");
     assert_string_equal(str_at(ops, "1.path"), "/c~0d");
     assert_string_equal(str_at(ops, "0.op"), "remove");
     json_decref(ops);
     json_decref(a);
+    json_decref(empty);
 }
 
 /* ---- the listener ------------------------------------------------------- */
