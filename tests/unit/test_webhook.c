@@ -15,6 +15,8 @@
 #include <curl/curl.h>
 
 #include "api/kinds.h"
+#include "client/kc_fake.h"
+#include "client/kc_lookup.h"
 #include "model/patch.h"
 #include "server/creator.h"
 #include "server/decode.h"
@@ -534,6 +536,55 @@ static void test_validate_vcjob_queue(void **state)
     json_decref(queues);
 }
 
+/* The operator's lookup: Queues read over its client (kc_admit_lookup). */
+static void test_validate_over_client(void **state)
+{
+    ty_kc *c = kc_fake_new();
+    api_lookup lk;
+    ty_error err;
+    json_t *out, *resp;
+    unsigned status;
+    static const char *const names[] = {"default", "closed", "team", "team-a"};
+    static const char *const parents[] = {NULL, NULL, NULL, "team"};
+    static const char *const states[] = {"Open", "Closed", "Open", "Open"};
+
+    (void)state;
+    assert_non_null(c);
+    ty_error_init(&err);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *q = json_pack("{s:s, s:s, s:{s:s}, s:{s:s?}, s:{s:s}}", "apiVersion",
+                              "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
+                              "name", names[i], "spec", "parent", parents[i], "status", "state",
+                              states[i]);
+        kc_fake_set_lax_status(c, true); /* seeded as stored, status and all */
+        ty_obj_unref(kc_fake_put(c, api_store_key(&api_queue), q, &err));
+    }
+    kc_admit_lookup(c, &lk);
+    lookup = &lk;
+
+    out = validate_vcjob("closed", &status);
+    resp = response_of(out, status);
+    assert_string_equal(str_at(resp, "status.message"),
+                        "can only submit job to queue with state `Open`, queue `closed` status "
+                        "is `Closed`");
+    json_decref(out);
+    /* a queue with a child is no leaf (the count goes over the client) */
+    out = validate_vcjob("team", &status);
+    resp = response_of(out, status);
+    assert_string_equal(str_at(resp, "status.message"),
+                        "can only submit job to leaf queue, queue `team` has 1 child queues");
+    json_decref(out);
+    out = validate_vcjob("team-a", &status);
+    assert_allowed_untouched(out, status);
+    json_decref(out);
+    out = validate_vcjob("gone", &status);
+    assert_true(json_is_false(at(response_of(out, status), "allowed")));
+    json_decref(out);
+
+    lookup = NULL;
+    kc_free(c);
+}
+
 static void test_validate_leaves_others(void **state)
 {
     json_t *out;
@@ -862,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_validate_invalid_like_server),
         cmocka_unit_test(test_validate_update_immutable),
         cmocka_unit_test(test_validate_vcjob_queue),
+        cmocka_unit_test(test_validate_over_client),
         cmocka_unit_test(test_validate_leaves_others),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_too_large),
