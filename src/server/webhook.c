@@ -126,12 +126,32 @@ static const api_resource *find_resource(const json_t *req)
     return NULL;
 }
 
+/* request.operation into rv. 0, or -1 when it is none of the four. */
+static int read_operation(review *rv)
+{
+    const char *op = jstr(rv->req, "operation");
+
+    if (!op)
+        return -1;
+    if (strcmp(op, "CREATE") == 0)
+        rv->op = API_ADMIT_CREATE;
+    else if (strcmp(op, "UPDATE") == 0)
+        rv->op = API_ADMIT_UPDATE;
+    else if (strcmp(op, "DELETE") == 0)
+        rv->op = API_ADMIT_DELETE;
+    else if (strcmp(op, "CONNECT") == 0)
+        rv->connect = true;
+    else
+        return -1;
+    return 0;
+}
+
 /* Reads the request. Returns NULL with rv filled to go on; else the answer
  * to send (a Status, or a review refused as malformed). */
 static json_t *read_review(const char *body, size_t len, review *rv, unsigned *status)
 {
     json_error_t jerr;
-    const char *kind, *op, *uid;
+    const char *kind, *uid;
     const json_t *v;
 
     memset(rv, 0, sizeof(*rv));
@@ -165,16 +185,7 @@ static json_t *read_review(const char *body, size_t len, review *rv, unsigned *s
     }
     if (!kind || strcmp(kind, "AdmissionReview") != 0)
         return deny_malformed(rv, "kind must be AdmissionReview", status);
-    op = jstr(rv->req, "operation");
-    if (op && strcmp(op, "CREATE") == 0)
-        rv->op = API_ADMIT_CREATE;
-    else if (op && strcmp(op, "UPDATE") == 0)
-        rv->op = API_ADMIT_UPDATE;
-    else if (op && strcmp(op, "DELETE") == 0)
-        rv->op = API_ADMIT_DELETE;
-    else if (op && strcmp(op, "CONNECT") == 0)
-        rv->connect = true;
-    else
+    if (read_operation(rv) < 0)
         return deny_malformed(rv, "request.operation must be CREATE, UPDATE, DELETE or CONNECT",
                               status);
     if (!json_is_object(json_object_get(rv->req, "kind")) &&
