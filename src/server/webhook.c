@@ -336,10 +336,20 @@ static const char *report_name(const review *rv, const json_t *obj)
     return n ? n : "";
 }
 
+/* A copy of obj (an object) with res's defaults, or NULL without memory. */
+static json_t *default_copy(const api_resource *res, const json_t *obj)
+{
+    json_t *c = json_deep_copy(obj);
+
+    if (c && json_is_object(json_object_get(c, "metadata")) && res->apply_defaults)
+        res->apply_defaults(c);
+    return c;
+}
+
 static json_t *validate(const review *rv, const api_lookup *lk, unsigned *status)
 {
     ty_error err;
-    json_t *obj = NULL, *out;
+    json_t *obj = NULL, *old = NULL, *out;
     char name[256];
 
     if (!rv->res || rv->connect)
@@ -357,12 +367,16 @@ static json_t *validate(const review *rv, const api_lookup *lk, unsigned *status
     }
     /* The object is validated defaulted, as the server validates it: a
      * review reaches here after /mutate, and defaulting twice changes
-     * nothing. */
-    if (!(obj = json_deep_copy(rv->object))) {
-        *status = 500;
-        return NULL;
-    }
-    if (api_prepare(rv->res, obj, rv->op == API_ADMIT_UPDATE ? rv->old : NULL, &err) < 0 ||
+     * nothing. So is the stored one an update is compared with: the server's
+     * always is, but one stored before the operator was installed (by
+     * upstream's operator, or none) is not, and a field only the defaults
+     * filled would count as changed. */
+    obj = json_deep_copy(rv->object);
+    if (rv->op == API_ADMIT_UPDATE && !(old = default_copy(rv->res, rv->old)))
+        goto oom;
+    if (!obj)
+        goto oom;
+    if (api_prepare(rv->res, obj, old, &err) < 0 ||
         api_admit_queue(lk, rv->op, rv->res, obj,
                         rv->op == API_ADMIT_UPDATE ? rv->name : NULL, &err) < 0) {
         snprintf(name, sizeof(name), "%s", report_name(rv, obj));
@@ -371,8 +385,14 @@ static json_t *validate(const review *rv, const api_lookup *lk, unsigned *status
         out = allow(rv, status);
     }
     json_decref(obj);
+    json_decref(old);
     ty_error_clear(&err);
     return out;
+oom:
+    json_decref(obj);
+    json_decref(old);
+    *status = 500;
+    return NULL;
 }
 
 json_t *webhook_validate(const char *body, size_t len, const api_lookup *lk,

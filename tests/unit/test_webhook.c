@@ -428,6 +428,39 @@ static void test_validate_update_immutable(void **state)
     json_decref(old);
 }
 
+/* A Volcano Job stored before the operator came (no Trainyard defaults in
+ * oldObject) may still be scaled: the stored object is compared defaulted,
+ * as the server's always is. */
+static void test_validate_update_undefaulted_old(void **state)
+{
+    json_t *old = J("{'apiVersion': 'batch.volcano.sh/v1alpha1', 'kind': 'Job',"
+                    " 'metadata': {'name': 'vc', 'namespace': 'default'},"
+                    " 'spec': {'tasks': [{'name': 't', 'replicas': 1, 'template': {'spec':"
+                    "   {'containers': [{'name': 'c', 'image': 'img:1'}]}}}]}}");
+    json_t *nw = server_created(&api_vcjob, old), *out, *resp;
+    unsigned status;
+
+    (void)state;
+    json_object_set_new(at(nw, "spec.tasks.0"), "replicas", json_integer(2));
+    out = call("/validate", review("UPDATE", "batch.volcano.sh", "v1alpha1", "jobs",
+                                   json_deep_copy(nw), json_deep_copy(old)),
+               &status);
+    assert_allowed_untouched(out, status);
+    json_decref(out);
+
+    /* a change beyond replicas is still refused, as on one machine */
+    json_object_set_new(at(nw, "spec"), "queue", json_string("other"));
+    out = call("/validate", review("UPDATE", "batch.volcano.sh", "v1alpha1", "jobs",
+                                   json_deep_copy(nw), json_deep_copy(old)),
+               &status);
+    resp = response_of(out, status);
+    assert_true(json_is_false(json_object_get(resp, "allowed")));
+    assert_string_equal(str_at(resp, "status.details.causes.0.field"), "spec");
+    json_decref(out);
+    json_decref(nw);
+    json_decref(old);
+}
+
 /* Queues the rules see. */
 static json_t *queues;
 
@@ -912,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_mutate_leaves_others),
         cmocka_unit_test(test_validate_invalid_like_server),
         cmocka_unit_test(test_validate_update_immutable),
+        cmocka_unit_test(test_validate_update_undefaulted_old),
         cmocka_unit_test(test_validate_vcjob_queue),
         cmocka_unit_test(test_validate_over_client),
         cmocka_unit_test(test_validate_leaves_others),
