@@ -53,12 +53,46 @@ static int ptr_push_index(ptr *p, size_t i)
     return ptr_push(p, num, (size_t)n);
 }
 
+/* A deep copy that keeps keys holding a NUL byte, which jansson's
+ * json_deep_copy cuts at the NUL (a tree from the YAML or protobuf decoder
+ * may have them). NULL without memory. */
+static json_t *copy(const json_t *v)
+{
+    json_t *out, *item;
+    const char *k;
+    size_t klen, i;
+
+    if (json_is_object(v)) {
+        if (!(out = json_object()))
+            return NULL;
+        json_object_keylen_foreach((json_t *)v, k, klen, item) {
+            if (json_object_setn_new(out, k, klen, copy(item)) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (json_is_array(v)) {
+        if (!(out = json_array()))
+            return NULL;
+        json_array_foreach(v, i, item) {
+            if (json_array_append_new(out, copy(item)) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    return json_deep_copy(v);
+}
+
 static int add_op(json_t *ops, const char *op, const ptr *p, const json_t *value)
 {
     json_t *o = json_pack("{s:s, s:s}", "op", op, "path", p->s ? p->s : "");
     if (!o)
         return -1;
-    if (value && json_object_set_new(o, "value", json_deep_copy(value)) < 0) {
+    if (value && json_object_set_new(o, "value", copy(value)) < 0) {
         json_decref(o);
         return -1;
     }
