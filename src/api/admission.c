@@ -136,24 +136,29 @@ int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *
     return psa_admit_mutate(lk, op, res, obj, err);
 }
 
-int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
-              const json_t *obj, const char *name, ty_error *err)
+int api_admit_queue(const api_lookup *lk, api_admit_op op, const api_resource *res,
+                    const json_t *obj, const char *name, ty_error *err)
 {
-    if (psa_admit(lk, op, res, obj, name, err) < 0)
-        return -1;
     switch (op) {
     case API_ADMIT_CREATE:
         if (admit_job_queue(lk, res, obj, err) < 0)
             return -1;
-        if (res == &api_queue && admit_queue_parent(lk, obj, err) < 0)
-            return -1;
-        /* ResourceQuota last, as kube-apiserver orders it: what it reserves
-         * is for a create no other rule refuses (api/quota_admit.h) */
-        return quota_admit(lk, res, obj, err);
+        return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
     case API_ADMIT_UPDATE:
         return res == &api_queue ? admit_queue_parent(lk, obj, err) : 0;
     case API_ADMIT_DELETE:
         return res == &api_queue ? admit_queue_delete(obj, name ? name : "", err) : 0;
     }
     return 0;
+}
+
+int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
+              const json_t *obj, const char *name, ty_error *err)
+{
+    if (psa_admit(lk, op, res, obj, name, err) < 0 ||
+        api_admit_queue(lk, op, res, obj, name, err) < 0)
+        return -1;
+    /* ResourceQuota last, as kube-apiserver orders it: what it reserves is
+     * for a create no other rule refuses (api/quota_admit.h) */
+    return op == API_ADMIT_CREATE ? quota_admit(lk, res, obj, err) : 0;
 }

@@ -52,4 +52,11 @@ int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *
 int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
               const json_t *obj, const char *name, ty_error *err);
 
+/* Volcano's queue rules alone, the part of api_admit a webhook in front of
+ * a cluster's API server runs (server/webhook.h: the cluster does Pod
+ * Security and ResourceQuota itself). Arguments and answers as api_admit's;
+ * lk needs get and count only, for Queues. */
+int api_admit_queue(const api_lookup *lk, api_admit_op op, const api_resource *res,
+                    const json_t *obj, const char *name, ty_error *err);
+
 #endif

@@ -71,4 +71,11 @@ json_t *patch_strategic(const json_t *target, const json_t *patch, const patch_s
  * apply to send only what changed. Caller owns the result; {} when equal. */
 json_t *patch_merge_diff(const json_t *a, const json_t *b);
 
+/* The RFC 6902 patch (patch_json's form) that turns a into b: removes, adds
+ * and replaces down to the members that differ ('~' and '/' in keys escaped
+ * as "~0" and "~1"), lists of one length item by item, lists of different
+ * lengths replaced whole. A mutating admission webhook's answer. Caller owns
+ * the result; [] when equal; NULL when memory ran out (patch_diff.c). */
+json_t *patch_json_diff(const json_t *a, const json_t *b);
+
 #endif

@@ -143,7 +143,37 @@ def main():
         put("patch", json.dumps([d, {"spec": {"x": 1}}, d.get("kind", "")]))
     slurm()
     exec_requests()
+    webhook_reviews(docs_all)
     return 0
+
+
+def webhook_reviews(docs):
+    """fuzz_webhook: AdmissionReviews as kube-apiserver sends them
+    (tests/fuzz/fuzz_webhook.c): creates of a few examples, an update, a
+    queue's delete, one malformed."""
+    def review(op, d, old=None, uid="u-1"):
+        group, _, version = d.get("apiVersion", "v1").rpartition("/")
+        kind = d.get("kind", "")
+        return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                           "request": {"uid": uid,
+                                       "kind": {"group": group, "version": version, "kind": kind},
+                                       "resource": {"group": group, "version": version,
+                                                    "resource": kind.lower() + "s"},
+                                       "operation": op, "namespace": "default",
+                                       "name": d.get("metadata", {}).get("name", ""),
+                                       "userInfo": {"username": "alice"},
+                                       "object": None if op == "DELETE" else d,
+                                       "oldObject": old, "dryRun": False}})
+    for d in docs[:6]:
+        put("webhook", review("CREATE", d))
+    for d in docs[:2]:
+        nd = json.loads(json.dumps(d))
+        nd.setdefault("metadata", {}).setdefault("labels", {})["x/y~z"] = "1"
+        put("webhook", review("UPDATE", nd, old=d))
+    q = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+         "metadata": {"name": "closed"}, "spec": {"weight": 1}, "status": {"state": "Closed"}}
+    put("webhook", review("DELETE", q, old=q))
+    put("webhook", '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u"}}')
 
 
 def exec_requests():
