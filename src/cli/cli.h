@@ -36,6 +36,7 @@ int cmd_get(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_operator(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);

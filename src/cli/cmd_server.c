@@ -82,6 +82,10 @@ static void server_usage(FILE *f)
                "               repeat for more (default: volcano and default-scheduler, as\n"
                "               there is no other scheduler); pods naming another are left\n"
                "               alone, though their resources count once they are bound\n"
+               "  --api-only   a stand-in cluster for `trainyard operator`: the API, the store,\n"
+               "               the cluster's own controllers (garbage collector, Event TTL,\n"
+               "               quota, volumes) and the node agent, but no job controllers\n"
+               "               and no gang scheduler\n"
                "  --event-ttl DURATION  how long an Event is kept after its last write\n"
                "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n"
                "  --allowed-hosts NAMES  Host names the API answers to beyond loopback names\n"
@@ -132,6 +136,7 @@ typedef struct node_flags {
     const char *sched_names[SCHED_MAX_NAMES + 1]; /* --scheduler-name; none: the default */
     size_t nsched_names;
     int64_t event_ttl_ms;   /* 0 = Events never expire */
+    bool api_only;          /* --api-only: no job controllers, no scheduler */
     runtime_flags rt;       /* --runtime, --slurm-* */
 } node_flags;
 
@@ -245,6 +250,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"scheduler-conf", required_argument, NULL, 'C'},
         {"scheduler-name", required_argument, NULL, 'n'},
         {"event-ttl", required_argument, NULL, 'E'},
+        {"api-only", no_argument, NULL, 'A'},
         {"allowed-hosts", required_argument, NULL, 'H'},
         {"cors-allowed-origins", required_argument, NULL, 'O'},
         {"max-requests-inflight", required_argument, NULL, 'R'},
@@ -270,6 +276,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'N': ro->node_name = optarg; break;
         case 'L': nf->local = false; break;
         case 'C': nf->sched_conf = optarg; break;
+        case 'A': nf->api_only = true; break;
         case 'n':
             if (!*optarg || nf->nsched_names == SCHED_MAX_NAMES) {
                 fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, "
@@ -346,6 +353,12 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
     }
     if (runtime_flags_finish(&nf->rt, data_dir) < 0)
         return 2;
+    if (nf->api_only && (nf->sched_conf || nf->nsched_names || nf->rt.slurm)) {
+        fprintf(stderr, "error: --api-only runs no scheduler: --scheduler-conf, "
+                        "--scheduler-name and --runtime slurm belong to `trainyard operator` "
+                        "or a full server\n");
+        return 2;
+    }
     if (nf->rt.slurm)
         nf->local = false; /* Slurm's nodes run the pods */
     if (!nf->local && !nf->sim_spec && !nf->rt.slurm) {
@@ -425,13 +438,19 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return -1;
     }
+    /* --api-only: what a cluster runs beside kube-apiserver (its controller
+     * manager's garbage collector, quota and volume controllers; kubelets),
+     * not what an operator brings (job controllers, the gang scheduler). */
+    bool jobs = !nf->api_only;
     if (!(p->gc = gc_start(p->kc, err)) ||
         (nf->event_ttl_ms > 0 && !(p->ttl = event_ttl_start(store, nf->event_ttl_ms, err))) ||
-        !(p->jobs = jobs_start(p->kc, err)) || !(p->vcjobs = vcjobs_start(p->kc, err)) ||
-        !(p->crons = vccron_start(p->kc, err)) || !(p->flows = jobflows_start(p->kc, err)) ||
+        (jobs && !(p->jobs = jobs_start(p->kc, err))) ||
+        (jobs && !(p->vcjobs = vcjobs_start(p->kc, err))) ||
+        (jobs && !(p->crons = vccron_start(p->kc, err))) ||
+        (jobs && !(p->flows = jobflows_start(p->kc, err))) ||
         !(p->vols = volumes_start(p->kc, data_dir, err)) ||
         !(p->quotas = quotactl_start(p->kc, err)) ||
-        !(p->sched = sched_start_opts(p->kc, &sopts, err)) ||
+        (jobs && !(p->sched = sched_start_opts(p->kc, &sopts, err))) ||
         (nf->local && rt_backend_start(&p->rt, &rt_local_backend, p->kc, ro, err) < 0) ||
         (nf->rt.slurm && rt_backend_start(&p->rt, &rt_slurm_backend, p->kc, &slo, err) < 0) ||
         (nf->sim_spec && rt_backend_start(&p->sim, &rt_sim_backend, p->kc, &nf->sim, err) < 0)) {

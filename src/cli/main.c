@@ -54,6 +54,7 @@ static const struct {
     {"job", cmd_job, "Suspend or resume a Volcano Job (vcctl job suspend/resume)"},
     {"kubeconfig", cmd_kubeconfig, "Print a kubeconfig that points kubectl at the server"},
     {"logs", cmd_logs, "Print a pod's container log"},
+    {"operator", cmd_operator, "Run the job controllers and gang scheduler against a Kubernetes API"},
     {"server", cmd_server, "Run the control plane (API server and store)"},
     {"simulate", cmd_simulate, "Replay a job trace through the scheduler on a virtual clock"},
     {"store", cmd_store, "Inspect a data directory (store quarantine: the rows set aside)"},

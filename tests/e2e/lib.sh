@@ -19,6 +19,7 @@ SERVER_PID=""
 E2E_WAIT=${E2E_WAIT:-120}
 
 cleanup() {
+    [ -n "${OPERATOR_PID:-}" ] && kill "$OPERATOR_PID" 2>/dev/null && wait "$OPERATOR_PID" 2>/dev/null
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
     # Pod supervisors outlive the server by design; this test's must not outlive the test.
     pkill -TERM -f "supervise --pod-dir $E2E_TMP/" 2>/dev/null
@@ -29,13 +30,33 @@ cleanup() {
 trap cleanup EXIT
 
 # start_server [extra flags]: starts on a free port, sets SERVER and KUBECONFIG.
+# With E2E_OPERATOR=1 (the operator-mode pass of make test) the same test
+# runs against `trainyard server --api-only` as the cluster, driven over HTTP
+# by `trainyard operator` (the scheduler's flags go to the operator; the
+# stand-in has no kube-scheduler, so the operator serves default-scheduler too).
 start_server() {
-    local data="${E2E_DATA:-$E2E_TMP/data}"
+    local data="${E2E_DATA:-$E2E_TMP/data}" args=() opargs=() named=""
+    if [ -n "${E2E_OPERATOR:-}" ]; then
+        while [ $# -gt 0 ]; do
+            case "$1" in
+            --scheduler-conf | --scheduler-name)
+                [ "$1" = --scheduler-name ] && named=1
+                opargs+=("$1" "$2")
+                shift 2
+                ;;
+            *) args+=("$1"); shift ;;
+            esac
+        done
+        [ -n "$named" ] || opargs+=(--scheduler-name volcano --scheduler-name default-scheduler)
+        args=(--api-only "${args[@]}")
+    else
+        args=("$@")
+    fi
     # The shell truncates server.out in the child, after this function may
     # already have looked: a restart's first look could find the previous
     # server's line, and the next read an empty file (SERVER="").
     rm -f "$E2E_TMP/server.out"
-    "$TRAINYARD" server --port 0 --data-dir "$data" "$@" >"$E2E_TMP/server.out" 2>"$E2E_TMP/server.err" &
+    "$TRAINYARD" server --port 0 --data-dir "$data" "${args[@]}" >"$E2E_TMP/server.out" 2>"$E2E_TMP/server.err" &
     SERVER_PID=$!
     local end=$((SECONDS + E2E_WAIT))
     while [ $SECONDS -lt $end ]; do
@@ -51,6 +72,7 @@ start_server() {
             # (a server given its own certificate has no pki/: no CA then)
             case "$SERVER" in https://*) [ -f "$data/pki/ca.crt" ] && E2E_CA="$data/pki/ca.crt" ;; esac
             export E2E_TOKEN E2E_CA
+            [ -z "${E2E_OPERATOR:-}" ] || start_operator "${opargs[@]}"
             return 0
         fi
         sleep 0.1
@@ -59,7 +81,33 @@ start_server() {
     exit 1
 }
 
+# start_operator [flags]: `trainyard operator` on the server's kubeconfig;
+# returns once it leads (its controllers and scheduler run).
+start_operator() {
+    rm -f "$E2E_TMP/operator.out"
+    "$TRAINYARD" operator --kubeconfig "$E2E_TMP/kubeconfig" --port 0 "$@" \
+        >"$E2E_TMP/operator.out" 2>>"$E2E_TMP/operator.err" &
+    OPERATOR_PID=$!
+    local end=$((SECONDS + E2E_WAIT))
+    while [ $SECONDS -lt $end ]; do
+        if grep -q 'operator: leading' "$E2E_TMP/operator.err" 2>/dev/null; then
+            OPERATOR=$(sed -n 's/^listening on //p' "$E2E_TMP/operator.out")
+            export OPERATOR
+            return 0
+        fi
+        kill -0 "$OPERATOR_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "operator did not start:"; cat "$E2E_TMP/operator.err"
+    exit 1
+}
+
 stop_server() {
+    if [ -n "${OPERATOR_PID:-}" ]; then
+        kill "$OPERATOR_PID" 2>/dev/null
+        wait "$OPERATOR_PID" 2>/dev/null
+        OPERATOR_PID=""
+    fi
     kill "$SERVER_PID" 2>/dev/null
     wait "$SERVER_PID" 2>/dev/null
     SERVER_PID=""
@@ -71,6 +119,12 @@ kcurl() {
     local ca=()
     [ -n "${E2E_CA:-}" ] && ca=(--cacert "$E2E_CA")
     curl "${ca[@]}" -H "Authorization: Bearer $E2E_TOKEN" "$@"
+}
+# controller_metrics: the job controllers' /metrics: the server's, or in
+# operator mode the operator's (its controllers count there, as
+# training-operator's do on a cluster).
+controller_metrics() {
+    if [ -n "${E2E_OPERATOR:-}" ]; then curl -s "$OPERATOR/metrics"; else kcurl -s "$SERVER/metrics"; fi
 }
 # acurl [curl args]: curl with the server's CA and no credentials (anonymous).
 acurl() {

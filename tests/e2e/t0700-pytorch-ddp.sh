@@ -36,7 +36,7 @@ expect_match "the job records its creator" '^alice$' \
     "$(kubectl get pytorchjob pytorch-ddp -o jsonpath='{.metadata.annotations.trainyard\.io/created-by}')"
 expect_match "describe shows the conditions" 'Succeeded' "$(kubectl describe pytorchjob pytorch-ddp)"
 expect_match "events on the job" 'SuccessfulCreatePod' "$(kubectl get events --field-selector involvedObject.name=pytorch-ddp 2>&1)"
-m=$(kcurl -s "$SERVER/metrics")
+m=$(controller_metrics)
 expect_match "metrics: job created counter" 'training_operator_jobs_created_total\{job_namespace="team-a",framework="pytorch"\} 1' "$m"
 expect_match "metrics: job succeeded counter" 'training_operator_jobs_successful_total\{job_namespace="team-a",framework="pytorch"\} 1' "$m"
 finish

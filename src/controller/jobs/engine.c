@@ -12,6 +12,8 @@
  * that the job-name and operator-name labels); a (re)opened watch lists
  * every job of every kind.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,20 @@
 struct ty_jobs {
     ty_kc *s;
     ty_workqueue *q;
+    uint64_t kinds;   /* bit i: kf_kinds()[i] is this engine's */
     const char *watched[WATCHED_MAX + 1];
 };
+
+static bool enabled(const ty_jobs *j, const kf_kind *k)
+{
+    size_t n;
+    const kf_kind *const *kinds = kf_kinds(&n);
+
+    for (size_t i = 0; k && i < n && i < 64; i++)
+        if (kinds[i] == k)
+            return (j->kinds >> i) & 1;
+    return false;
+}
 
 static void enqueue(ty_workqueue *q, const kf_kind *k, const char *ns, const char *name)
 {
@@ -77,7 +91,7 @@ static const kf_kind *kind_for_operator(const char *op)
 
 /* Queues the job controlling a pod, service or config map (of metadata
  * meta), if any. */
-static void enqueue_owner(ty_workqueue *q, const json_t *meta)
+static void enqueue_owner(const ty_jobs *j, ty_workqueue *q, const json_t *meta)
 {
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const json_t *labels = json_object_get(meta, "labels");
@@ -89,12 +103,14 @@ static void enqueue_owner(ty_workqueue *q, const json_t *meta)
         k = kf_kind_for_resource(api_find_kind(json_string_value(json_object_get(r, "apiVersion")),
                                                json_string_value(json_object_get(r, "kind"))));
         if (k && json_is_true(json_object_get(r, "controller"))) {
-            enqueue(q, k, ns, json_string_value(json_object_get(r, "name")));
+            if (enabled(j, k))
+                enqueue(q, k, ns, json_string_value(json_object_get(r, "name")));
             return;
         }
     }
     k = kind_for_operator(json_string_value(json_object_get(labels, JOBS_LABEL_OPERATOR)));
-    enqueue(q, k, ns, json_string_value(json_object_get(labels, JOBS_LABEL_JOB_NAME)));
+    if (enabled(j, k))
+        enqueue(q, k, ns, json_string_value(json_object_get(labels, JOBS_LABEL_JOB_NAME)));
 }
 
 /* The resource is looked at first: the JSON of an object this engine does
@@ -109,20 +125,20 @@ static void enqueue_owner(ty_workqueue *q, const json_t *meta)
  * (docs/benchmarks.md). */
 static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 {
+    const ty_jobs *j = ctx;
     const char *ns, *name;
     const kf_kind *k;
     json_t *meta;
 
-    (void)ctx;
     if (!strcmp(ev->resource, "pods") || !strcmp(ev->resource, "services") ||
         !strcmp(ev->resource, "configmaps") ||
         !strcmp(ev->resource, api_store_key(&api_podgroup))) {
         meta = ty_obj_metadata(ev->obj);
-        enqueue_owner(q, meta);
+        enqueue_owner(j, q, meta);
         json_decref(meta);
         return;
     }
-    if (!(k = kind_for_store_key(ev->resource)))
+    if (!(k = kind_for_store_key(ev->resource)) || !enabled(j, k))
         return;
     ty_obj_key(ev->obj, &ns, &name);
     if (ev->type == KC_DELETED) {
@@ -136,14 +152,16 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 
 static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
 {
+    const ty_jobs *j = ctx;
     size_t n;
     const kf_kind *const *kinds = kf_kinds(&n);
     ty_error err;
 
-    (void)ctx;
     ty_error_init(&err);
     for (size_t i = 0; i < n; i++) {
         kc_list l;
+        if (!enabled(j, kinds[i]))
+            continue;
         if (kc_list_objects(s, api_store_key(kinds[i]->resource), NULL, &l, &err) < 0) {
             ty_error_clear(&err);
             continue;
@@ -164,7 +182,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     const kf_kind *k;
 
     if (sscanf(key, "%127[^/]/%255[^/]/%299s", resource, ns, name) != 3 ||
-        !(k = kind_for_store_key(resource))) {
+        !(k = kind_for_store_key(resource)) || !enabled(j, k)) {
         ty_warn("jobs: bad work queue key %s", key);
         return 0;
     }
@@ -177,6 +195,11 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
 ty_jobs *jobs_start(ty_kc *s, ty_error *err)
 {
+    return jobs_start_kinds(s, ~(uint64_t)0, err);
+}
+
+ty_jobs *jobs_start_kinds(ty_kc *s, uint64_t kinds_mask, ty_error *err)
+{
     wq_ops ops = {.on_event = on_event, .resync = resync, .reconcile = reconcile};
     ty_jobs *j = calloc(1, sizeof(*j));
     size_t n, w = 0;
@@ -188,12 +211,14 @@ ty_jobs *jobs_start(ty_kc *s, ty_error *err)
         return NULL;
     }
     j->s = s;
+    j->kinds = kinds_mask;
     j->watched[w++] = "pods";
     j->watched[w++] = "services";
     j->watched[w++] = "configmaps";
     j->watched[w++] = api_store_key(&api_podgroup);
     for (size_t i = 0; i < n; i++)
-        j->watched[w++] = api_store_key(kinds[i]->resource);
+        if (enabled(j, kinds[i]))
+            j->watched[w++] = api_store_key(kinds[i]->resource);
     ops.resources = j->watched;
     jobs_metrics_declare();
     if (!(j->q = wq_start(s, "jobs", JOBS_WORKERS, &ops, j, err))) {

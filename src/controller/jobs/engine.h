@@ -14,6 +14,8 @@
 #ifndef TY_CONTROLLER_JOBS_ENGINE_H
 #define TY_CONTROLLER_JOBS_ENGINE_H
 
+#include <stdint.h>
+
 #include "base/error.h"
 #include "client/kc.h"
 
@@ -22,6 +24,11 @@ typedef struct ty_jobs ty_jobs;
 /* Starts the engine's threads on s, which must outlive them. NULL with err
  * filled when they cannot start. */
 ty_jobs *jobs_start(ty_kc *s, ty_error *err);
+
+/* The same for some kinds only: bit i of kinds_mask stands for kf_kinds()[i]
+ * (api/kubeflow.h); jobs of the others are left alone (operator mode's
+ * --enable-scheme, beside an operator that keeps them). */
+ty_jobs *jobs_start_kinds(ty_kc *s, uint64_t kinds_mask, ty_error *err);
 
 /* Stops the threads, waits for them and frees everything. NULL is fine. */
 void jobs_stop(ty_jobs *j);

@@ -1,0 +1,525 @@
+/* cmd_operator.c - `trainyard operator`: the job controllers (Kubeflow's
+ * kinds, MSJob, Volcano's Job, CronJob and JobFlow) and the gang scheduler,
+ * run against a Kubernetes API server over HTTP (client/kc_http.h): a real
+ * cluster's kube-apiserver, or `trainyard server --api-only` as a stand-in.
+ *
+ * One replica leads (a coordination.k8s.io Lease, client/leader.h) and runs
+ * the controllers; the others wait on the Lease. Losing the Lease ends the
+ * process at once (as controller-runtime does): two leaders must never
+ * write side by side, and the next start waits for the Lease again. Every
+ * replica serves /healthz, /readyz and /metrics (operator_probe.c) and,
+ * given a certificate, the admission webhook (server/webhook.h), which
+ * needs no leadership: it writes nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "api/kubeflow.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "cli/cli.h"
+#include "cli/operator.h"
+#include "client/kc_http.h"
+#include "client/kc_lookup.h"
+#include "client/leader.h"
+#include "controller/jobs/engine.h"
+#include "controller/volcano/vcflow.h"
+#include "controller/volcano/vcjob.h"
+#include "scheduler/sched.h"
+#include "server/webhook.h"
+
+#define OP_DEFAULT_PORT 8080
+#define OP_DEFAULT_WEBHOOK_PORT 9443
+#define OP_LEASE_NAME "trainyard-operator"
+#define OP_SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+static const char *const volcano_scheme = "volcano";
+
+/* ---- --enable-scheme ---- */
+
+static bool scheme_is(const kf_kind *k, const char *name, size_t len)
+{
+    return strlen(k->kind) == len && strncasecmp(k->kind, name, len) == 0;
+}
+
+int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err)
+{
+    size_t n;
+    const kf_kind *const *all = kf_kinds(&n);
+    const char *p = list;
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        bool found = false;
+        while (len && (*p == ' ')) {
+            p++;
+            len--;
+        }
+        size_t tl = len;
+        while (tl && p[tl - 1] == ' ')
+            tl--;
+        if (tl == strlen(volcano_scheme) && !strncasecmp(p, volcano_scheme, tl)) {
+            *volcano = found = true;
+        } else {
+            for (size_t i = 0; i < n && i < 64; i++)
+                if (scheme_is(all[i], p, tl)) {
+                    *kinds |= (uint64_t)1 << i;
+                    found = true;
+                }
+        }
+        if (!found) {
+            char known[256] = "";
+            for (size_t i = 0; i < n; i++) {
+                bool dup = false;
+                for (size_t j = 0; j < i; j++)
+                    dup |= !strcmp(all[j]->kind, all[i]->kind);
+                if (dup)
+                    continue;
+                size_t kl = strlen(known);
+                snprintf(known + kl, sizeof(known) - kl, "%s", all[i]->kind);
+                for (char *c = known + kl; *c; c++)
+                    *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+                kl = strlen(known);
+                snprintf(known + kl, sizeof(known) - kl, ", ");
+            }
+            ty_seterr(err, TY_EBADREQUEST, "unknown scheme \"%.*s\": want %s%s", (int)tl, p,
+                      known, volcano_scheme);
+            return -1;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+void op_schemes_all(uint64_t *kinds, bool *volcano)
+{
+    size_t n;
+
+    kf_kinds(&n);
+    *kinds = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    *volcano = true;
+}
+
+/* ---- flags ---- */
+
+typedef struct op_flags {
+    const char *kubeconfig, *context;
+    const char *address;
+    long port, webhook_port;
+    const char *tls_cert, *tls_key;
+    bool leader_elect;
+    const char *lease_ns, *lease_name, *identity;
+    const char *sched_conf;
+    const char *sched_names[SCHED_MAX_NAMES + 1];
+    size_t nsched_names;
+    bool no_scheduler;
+    bool schemes_given;
+    uint64_t kinds;
+    bool volcano;
+} op_flags;
+
+static void operator_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainyard operator [--kubeconfig FILE] [--enable-scheme LIST]...\n"
+            "Runs the job controllers and the gang scheduler against a Kubernetes API\n"
+            "server (a cluster, or `trainyard server --api-only`); docs/kubernetes.md.\n"
+            "  --kubeconfig FILE   the cluster to drive (default: $KUBECONFIG, else\n"
+            "                      ~/.kube/config, else the pod's service account)\n"
+            "  --context NAME      a context of the kubeconfig (default: its current one)\n"
+            "  --enable-scheme LIST  the kinds to run, comma-separated or repeated: tfjob,\n"
+            "                      pytorchjob, mpijob, xgboostjob, paddlejob, jaxjob, mxjob,\n"
+            "                      msjob, volcano (Volcano's Job, CronJob, JobFlow)\n"
+            "                      (default: all)\n"
+            "  --scheduler-conf FILE  the gang scheduler's volcano-scheduler.conf\n"
+            "  --scheduler-name NAME  a spec.schedulerName it serves; repeat for more\n"
+            "                      (default volcano; pods of other schedulers are left\n"
+            "                      alone but their resources count)\n"
+            "  --no-scheduler      run the controllers only (another gang scheduler binds)\n"
+            "  --leader-elect[=BOOL]  elect one leader among replicas (default true)\n"
+            "  --leader-elect-namespace NS  the Lease's namespace (default: the pod's, or\n"
+            "                      the kubeconfig context's)\n"
+            "  --leader-elect-name NAME  the Lease (default " OP_LEASE_NAME ")\n"
+            "  --leader-elect-identity ID  this replica's name in it (default:\n"
+            "                      host_pid-random)\n"
+            "  --address ADDR      IPv4 address of the probe, metrics and webhook listeners\n"
+            "                      (default 127.0.0.1; 0.0.0.0 in a pod)\n"
+            "  --port PORT         /healthz, /readyz, /metrics (default %d; 0: a free one)\n"
+            "  --webhook-port PORT the admission webhook, HTTPS (default %d)\n"
+            "  --tls-cert-file FILE, --tls-private-key-file FILE  the webhook's serving\n"
+            "                      certificate and key; without them no webhook is served\n"
+            "  --log-level LEVEL   debug, info, warn or error (default info)\n",
+            OP_DEFAULT_PORT, OP_DEFAULT_WEBHOOK_PORT);
+}
+
+static long port_flag(const char *flag, const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 0 || n > 65535) {
+        fprintf(stderr, "error: invalid --%s %s: want a port, 0 to 65535\n", flag, v);
+        return -1;
+    }
+    return n;
+}
+
+static int bool_flag(const char *flag, const char *v, bool *out)
+{
+    if (!v || !strcmp(v, "true") || !strcmp(v, "1"))
+        *out = true;
+    else if (!strcmp(v, "false") || !strcmp(v, "0"))
+        *out = false;
+    else {
+        fprintf(stderr, "error: invalid --%s=%s: want true or false\n", flag, v);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 to run, else the exit status to return now (-1: 0 after --help). */
+static int parse_flags(int argc, char **argv, op_flags *f)
+{
+    static const struct option longopts[] = {
+        {"kubeconfig", required_argument, NULL, 'k'},
+        {"context", required_argument, NULL, 'c'},
+        {"enable-scheme", required_argument, NULL, 'e'},
+        {"scheduler-conf", required_argument, NULL, 'C'},
+        {"scheduler-name", required_argument, NULL, 'n'},
+        {"no-scheduler", no_argument, NULL, 'S'},
+        {"leader-elect", optional_argument, NULL, 'L'},
+        {"leader-elect-namespace", required_argument, NULL, 'N'},
+        {"leader-elect-name", required_argument, NULL, 'm'},
+        {"leader-elect-identity", required_argument, NULL, 'i'},
+        {"address", required_argument, NULL, 'a'},
+        {"port", required_argument, NULL, 'p'},
+        {"webhook-port", required_argument, NULL, 'w'},
+        {"tls-cert-file", required_argument, NULL, 't'},
+        {"tls-private-key-file", required_argument, NULL, 'K'},
+        {"log-level", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    ty_log_level lvl;
+    ty_error err;
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k': f->kubeconfig = optarg; break;
+        case 'c': f->context = optarg; break;
+        case 'e':
+            ty_error_init(&err);
+            if (op_schemes_add(optarg, &f->kinds, &f->volcano, &err) < 0) {
+                fprintf(stderr, "error: --enable-scheme: %s\n", err.text);
+                ty_error_clear(&err);
+                return 2;
+            }
+            f->schemes_given = true;
+            break;
+        case 'C': f->sched_conf = optarg; break;
+        case 'n':
+            if (!*optarg || f->nsched_names == SCHED_MAX_NAMES) {
+                fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, "
+                                "at most %d of them\n", optarg, SCHED_MAX_NAMES);
+                return 2;
+            }
+            f->sched_names[f->nsched_names++] = optarg;
+            break;
+        case 'S': f->no_scheduler = true; break;
+        case 'L':
+            if (bool_flag("leader-elect", optarg, &f->leader_elect) < 0)
+                return 2;
+            break;
+        case 'N': f->lease_ns = optarg; break;
+        case 'm': f->lease_name = optarg; break;
+        case 'i': f->identity = optarg; break;
+        case 'a': f->address = optarg; break;
+        case 'p':
+        case 'w':
+            if ((*(c == 'p' ? &f->port : &f->webhook_port) =
+                     port_flag(c == 'p' ? "port" : "webhook-port", optarg)) < 0)
+                return 2;
+            break;
+        case 't': f->tls_cert = optarg; break;
+        case 'K': f->tls_key = optarg; break;
+        case 'l':
+            if (ty_log_parse_level(optarg, &lvl) < 0) {
+                fprintf(stderr, "error: invalid --log-level %s: want debug, info, warn or error\n",
+                        optarg);
+                return 2;
+            }
+            ty_log_set_level(lvl);
+            break;
+        case 'h': operator_usage(stdout); return -1;
+        default: operator_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "error: unexpected argument %s\n", argv[optind]);
+        operator_usage(stderr);
+        return 2;
+    }
+    if (!f->tls_cert != !f->tls_key) {
+        fprintf(stderr, "error: the webhook needs both --tls-cert-file and "
+                        "--tls-private-key-file\n");
+        return 2;
+    }
+    if (f->no_scheduler && (f->sched_conf || f->nsched_names)) {
+        fprintf(stderr, "error: --no-scheduler with --scheduler-conf or --scheduler-name\n");
+        return 2;
+    }
+    if (!f->schemes_given)
+        op_schemes_all(&f->kinds, &f->volcano);
+    return 0;
+}
+
+/* ---- the client ---- */
+
+/* The kubeconfig named, else kubectl's, else the pod's service account. */
+static ty_kc *connect_api(const op_flags *f, char **ns, ty_error *err)
+{
+    char path[4096];
+    const char *cfg = f->kubeconfig;
+    ty_kc *kc;
+
+    *ns = NULL;
+    if (!cfg && kc_http_kubeconfig_path(path, sizeof(path)) == 0 && access(path, R_OK) == 0)
+        cfg = path;
+    if (!cfg) {
+        FILE *fp;
+        if (!(kc = kc_http_in_cluster(NULL, err)))
+            return NULL;
+        if ((fp = fopen(OP_SA_NAMESPACE, "re"))) {
+            char buf[256] = "";
+            if (fgets(buf, sizeof(buf), fp))
+                buf[strcspn(buf, "\n")] = '\0';
+            fclose(fp);
+            if (*buf)
+                *ns = strdup(buf);
+        }
+        return kc;
+    }
+    if (!(kc = kc_http_from_kubeconfig(cfg, f->context, err)))
+        return NULL;
+    *ns = kc_http_kubeconfig_namespace(cfg, f->context, err);
+    ty_error_clear(err);
+    return kc;
+}
+
+/* ---- what the leader runs ---- */
+
+typedef struct op_plane {
+    ty_jobs *jobs;
+    ty_vcjobs *vcjobs;
+    ty_vccron *crons;
+    ty_jobflows *flows;
+    ty_sched *sched;
+} op_plane;
+
+static void plane_stop(op_plane *p)
+{
+    sched_stop(p->sched);
+    jobflows_stop(p->flows);
+    vccron_stop(p->crons);
+    vcjobs_stop(p->vcjobs);
+    jobs_stop(p->jobs);
+    memset(p, 0, sizeof(*p));
+}
+
+static int plane_start(op_plane *p, ty_kc *kc, const op_flags *f, ty_error *err)
+{
+    static const char *const default_names[] = {"volcano", NULL};
+    sched_opts so = {.conf_path = f->sched_conf,
+                     .names = f->nsched_names ? f->sched_names : default_names};
+
+    memset(p, 0, sizeof(*p));
+    if ((f->kinds && !(p->jobs = jobs_start_kinds(kc, f->kinds, err))) ||
+        (f->volcano && !(p->vcjobs = vcjobs_start(kc, err))) ||
+        (f->volcano && !(p->crons = vccron_start(kc, err))) ||
+        (f->volcano && !(p->flows = jobflows_start(kc, err))) ||
+        (!f->no_scheduler && !(p->sched = sched_start_opts(kc, &so, err)))) {
+        plane_stop(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the main loop: signals and leadership arrive through a pipe ---- */
+
+static int wake_pipe[2] = {-1, -1};
+
+static void wake(char why)
+{
+    int saved = errno;
+    ssize_t r = write(wake_pipe[1], &why, 1);
+    (void)r;
+    errno = saved;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    wake('T');
+}
+
+static void on_started(void *arg)
+{
+    (void)arg;
+    wake('L');
+}
+
+static void on_stopped(void *arg)
+{
+    (void)arg;
+    wake('S');
+}
+
+static void on_new_leader(const char *identity, void *arg)
+{
+    (void)arg;
+    ty_info("operator: the leader is %s", identity);
+}
+
+/* Whether the API server answers (a namespaces list of one item). */
+static bool api_reachable(ty_kc *kc, ty_error *err)
+{
+    kc_list_opts lo = {.limit = 1};
+    kc_list l;
+    int rc = kc_list_objects(kc, "namespaces", &lo, &l, err);
+
+    kc_list_free(&l);
+    return rc == 0;
+}
+
+int cmd_operator(int argc, char **argv)
+{
+    op_flags f = {.address = "127.0.0.1", .port = OP_DEFAULT_PORT,
+                  .webhook_port = OP_DEFAULT_WEBHOOK_PORT, .leader_elect = true,
+                  .lease_name = OP_LEASE_NAME};
+    op_probe *probe = NULL;
+    webhook_server *wh = NULL;
+    kc_leader *le = NULL;
+    op_plane plane = {0};
+    bool running = false;
+    api_lookup lk;
+    char *ctx_ns = NULL;
+    ty_error err;
+    ty_kc *kc;
+    int rc;
+
+    if ((rc = parse_flags(argc, argv, &f)) != 0)
+        return rc < 0 ? 0 : rc;
+    ty_error_init(&err);
+    if (!(kc = connect_api(&f, &ctx_ns, &err))) {
+        fprintf(stderr, "error: no API server to drive: %s\n", err.text);
+        ty_error_clear(&err);
+        return 1;
+    }
+    if (!api_reachable(kc, &err)) {
+        fprintf(stderr, "error: cannot reach the API server at %s: %s\n", kc_http_server(kc),
+                err.text);
+        rc = 1;
+        goto out;
+    }
+    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        fprintf(stderr, "error: pipe: %s\n", strerror(errno));
+        rc = 1;
+        goto out;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    ty_metric_declare("trainyard_operator_leader", TY_GAUGE,
+                      "1 while this replica leads and runs the controllers");
+    ty_metric_set("trainyard_operator_leader", NULL, 0);
+    if (!(probe = op_probe_start(f.address, (uint16_t)f.port, &err))) {
+        fprintf(stderr, "error: %s\n", err.text);
+        rc = 1;
+        goto out;
+    }
+    op_probe_set(probe, true, true);
+    if (f.tls_cert) {
+        kc_admit_lookup(kc, &lk);
+        webhook_serve_opts wo = {.address = f.address, .port = (uint16_t)f.webhook_port,
+                                 .tls_cert_file = f.tls_cert, .tls_key_file = f.tls_key,
+                                 .lookup = &lk};
+        if (!(wh = webhook_serve_start(&wo, &err))) {
+            fprintf(stderr, "error: %s\n", err.text);
+            rc = 1;
+            goto out;
+        }
+        ty_info("operator: admission webhook on https://%s:%u (/mutate, /validate)", f.address,
+                (unsigned)webhook_serve_port(wh));
+    }
+    if (f.leader_elect) {
+        kc_leader_opts lo = {.ns = f.lease_ns ? f.lease_ns : ctx_ns ? ctx_ns : "default",
+                             .name = f.lease_name, .identity = f.identity,
+                             .on_started_leading = on_started,
+                             .on_stopped_leading = on_stopped,
+                             .on_new_leader = on_new_leader};
+        if (!(le = kc_leader_start(kc, &lo, &err))) {
+            fprintf(stderr, "error: leader election: %s\n", err.text);
+            rc = 1;
+            goto out;
+        }
+        ty_info("operator: %s waits for the Lease %s/%s", kc_leader_identity(le), lo.ns,
+                lo.name);
+    } else {
+        wake('L');
+    }
+    ty_info("operator: driving %s; probes and metrics on http://%s:%u", kc_http_server(kc),
+            f.address, (unsigned)op_probe_port(probe));
+    /* Scripts that start it with --port 0 read the port from here. */
+    printf("listening on http://%s:%u\n", f.address, (unsigned)op_probe_port(probe));
+    fflush(stdout);
+    for (;;) {
+        struct pollfd pfd = {.fd = wake_pipe[0], .events = POLLIN};
+        char why;
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            break;
+        if (read(wake_pipe[0], &why, 1) != 1)
+            continue;
+        if (why == 'T')
+            break;
+        if (why == 'S') {
+            /* Another replica may lead already: not one more write. */
+            op_probe_set(probe, false, false);
+            ty_errlog("operator: leadership lost; exiting so that only one leader writes");
+            fflush(stderr);
+            _exit(1);
+        }
+        if (why == 'L' && !running) {
+            if (plane_start(&plane, kc, &f, &err) < 0) {
+                fprintf(stderr, "error: %s\n", err.text);
+                rc = 1;
+                break;
+            }
+            running = true;
+            ty_metric_set("trainyard_operator_leader", NULL, 1);
+            ty_info("operator: leading: controllers and scheduler started");
+        }
+    }
+    ty_info("operator: shutting down");
+out:
+    /* The controllers stop before the Lease goes, so that the next leader
+     * starts only when this one has stopped writing. */
+    plane_stop(&plane);
+    kc_leader_free(le);
+    webhook_serve_stop(wh);
+    op_probe_stop(probe);
+    kc_free(kc);
+    free(ctx_ns);
+    ty_error_clear(&err);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* operator.h - `trainyard operator`'s parts (cmd_operator.c): the job
+ * controllers and the gang scheduler against a Kubernetes API server
+ * (docs/kubernetes.md). */
+#ifndef TY_CLI_OPERATOR_H
+#define TY_CLI_OPERATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* ---- --enable-scheme ---- */
+
+/* The schemes named in list (comma-separated, as training-operator's
+ * --enable-scheme: tfjob, pytorchjob, mpijob, xgboostjob, paddlejob, jaxjob,
+ * mxjob, msjob; and volcano for Volcano's Job, CronJob and JobFlow) added to
+ * *kinds (bit i: api/kubeflow.h's kf_kinds()[i]; a kind served in two
+ * versions or groups is both) and *volcano. -1 with err naming the unknown
+ * scheme and the known ones. */
+int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err);
+/* Every scheme. */
+void op_schemes_all(uint64_t *kinds, bool *volcano);
+
+/* ---- the probe and metrics listener (operator_probe.c) ---- */
+
+typedef struct op_probe op_probe;
+
+/* Serves GET /healthz, /readyz and /metrics over plain HTTP on address
+ * (IPv4) and port (0 = a free one). Starts healthy and not ready. */
+op_probe *op_probe_start(const char *address, uint16_t port, ty_error *err);
+uint16_t op_probe_port(const op_probe *p);
+void op_probe_set(op_probe *p, bool healthy, bool ready);
+void op_probe_stop(op_probe *p); /* NULL is fine */
+
+#endif
