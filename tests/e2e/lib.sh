@@ -84,6 +84,11 @@ start_server() {
 # start_operator [flags]: `trainyard operator` on the server's kubeconfig;
 # returns once it leads (its controllers and scheduler run).
 start_operator() {
+    # a server killed by the test left its operator pointing at the old port
+    if [ -n "${OPERATOR_PID:-}" ]; then
+        kill "$OPERATOR_PID" 2>/dev/null
+        wait "$OPERATOR_PID" 2>/dev/null
+    fi
     rm -f "$E2E_TMP/operator.out"
     "$TRAINYARD" operator --kubeconfig "$E2E_TMP/kubeconfig" --port 0 "$@" \
         >"$E2E_TMP/operator.out" 2>>"$E2E_TMP/operator.err" &
@@ -125,6 +130,11 @@ kcurl() {
 # training-operator's do on a cluster).
 controller_metrics() {
     if [ -n "${E2E_OPERATOR:-}" ]; then curl -s "$OPERATOR/metrics"; else kcurl -s "$SERVER/metrics"; fi
+}
+# scheduler_log: the file the gang scheduler logs to (the operator's in
+# operator mode).
+scheduler_log() {
+    if [ -n "${E2E_OPERATOR:-}" ]; then echo "$E2E_TMP/operator.err"; else echo "$E2E_TMP/server.err"; fi
 }
 # acurl [curl args]: curl with the server's CA and no credentials (anonymous).
 acurl() {

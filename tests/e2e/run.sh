@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every end-to-end test (tNNNN-*.sh and tNNNN-*.py) and prints one summary line.
+# Runs every end-to-end test (tNNNN-*.sh and tNNNN-*.py), then the job tests
+# again in operator mode, and prints one summary line.
 cd "$(dirname "$0")"
 : "${TRAINYARD:?set TRAINYARD to the trainyard binary}"
 export TRAINYARD
@@ -18,6 +19,21 @@ for t in t[0-9][0-9][0-9][0-9]-*; do
     else
         failed=$((failed + 1)); failed_names+=("$t")
     fi
+done
+# The job tests again in operator mode: `trainyard server --api-only` as the
+# cluster and `trainyard operator` driving it over HTTP (lib.sh, E2E_OPERATOR).
+OPERATOR_PASS=(t0700 t0710 t0715 t0716 t0717 t0720 t0730 t0740 t0800 t0810 t0820 t0830 t0840
+    t0850 t0910 t0920 t0930)
+for n in "${OPERATOR_PASS[@]}"; do
+    for t in "$n"-*.sh; do
+        [ -f "$t" ] || continue
+        echo "=== $t (operator mode)"
+        if E2E_OPERATOR=1 timeout 600 bash "$t"; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1)); failed_names+=("$t(operator)")
+        fi
+    done
 done
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "e2e: $passed passed, $failed failed"

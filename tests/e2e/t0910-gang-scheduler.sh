@@ -158,7 +158,7 @@ expect_eq "queues of weight 1 and 3 share 8 GPUs 1:3" "2 6" "$q1 $q3"
 end=$((SECONDS + E2E_WAIT))
 while [ $SECONDS -lt $end ]; do
     qs=$(kubectl get queue q3 -o jsonpath='{.status.allocated.nvidia\.com/gpu} {.status.running} {.status.inqueue}')
-    [ "${qs%% *}" = 6 ] && break
+    grep -Eq '^6 6 [0-9]+$' <<<"$qs" && break
     sleep 0.25
 done
 expect_match "the Queue's status shows its allocation and PodGroups" '^6 6 [0-9]+$' "$qs"

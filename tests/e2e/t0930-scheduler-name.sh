@@ -10,7 +10,7 @@ expect_eq "an empty --scheduler-name exits 2" "2" "$rc"
 expect_match "and says what is wrong" 'invalid --scheduler-name' "$out"
 
 start_server --sim-nodes 1x8 --no-local-node --scheduler-name volcano
-check "the log names what it serves" file_has "$E2E_TMP/server.err" 'serves schedulerName volcano$'
+check "the log names what it serves" file_has "$(scheduler_log)" 'serves schedulerName volcano$'
 
 pod() { # name schedulerName-line
     kubectl apply -f - >/dev/null <<YAML
