@@ -261,6 +261,29 @@ static int run_supervisor(const char *dir)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The same with two directories, as a Slurm step's task is started: the
+ * one of rank SLURM_PROCID (NULL = unset) is kept. */
+static int run_supervisor_rank(const char *dir0, const char *dir1, const char *rank)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 2);
+        if (rank)
+            setenv("SLURM_PROCID", rank, 1);
+        else
+            unsetenv("SLURM_PROCID");
+        execl(exe_path(), exe_path(), "supervise", "--pod-dir", dir0, "--pod-dir", dir1,
+              (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* A second supervisor on a pod directory leaves without running anything:
  * while the first one lives (its lock), and after it ended (its state). */
 static void test_second_supervisor_refuses(void **state)
@@ -276,6 +299,13 @@ static void test_second_supervisor_refuses(void **state)
     assert_int_equal(run_supervisor(dir), 75);
     json_decref(wait_phase(f, "twice", "Succeeded", 10000));
     assert_int_equal(run_supervisor(dir), 75);
+    /* rank 1 of two keeps the second directory: this pod's (75 again, where
+     * the first, missing, would fail to load); no rank, or one past the
+     * list, is a usage error */
+    assert_int_equal(run_supervisor_rank("/nonexistent/pod", dir, "1"), 75);
+    assert_int_equal(run_supervisor_rank(dir, "/nonexistent/pod", "1"), 1);
+    assert_int_equal(run_supervisor_rank(dir, "/nonexistent/pod", NULL), 2);
+    assert_int_equal(run_supervisor_rank(dir, "/nonexistent/pod", "2"), 2);
     assert_int_equal(runs_of(f, "twice"), 1);
     log = read_log(f, "twice", "c", "");
     assert_non_null(strstr(log, " once\n"));

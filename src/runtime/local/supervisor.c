@@ -650,15 +650,50 @@ int rt_supervise_main(const char *pod_dir)
     return rt_supervise_main_wait(pod_dir, 0);
 }
 
+/* Several --pod-dir: one Slurm step runs a task per pod (sl_submit.c), and
+ * task SLURM_PROCID keeps the pod of that rank. Its output then goes to
+ * that pod's supervisor.log (the step's own output is the job's). NULL
+ * after saying why. */
+static const char *pick_pod_dir(char **dirs, size_t n)
+{
+    const char *rank = getenv("SLURM_PROCID");
+    char *end, path[PATH_MAX + 32];
+    long r;
+    int fd;
+
+    if (n == 1)
+        return dirs[0];
+    r = rank && *rank ? strtol(rank, &end, 10) : -1;
+    if (!rank || !*rank || *end || r < 0 || (size_t)r >= n) {
+        fprintf(stderr, "supervise: %zu pod directories and SLURM_PROCID %s: cannot choose\n",
+                n, rank ? rank : "unset");
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "%s/supervisor.log", dirs[r]);
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    return dirs[r];
+}
+
 int rt_supervise_cli(int argc, char **argv, const char *prog)
 {
-    const char *dir = NULL;
+    char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
+    const char *dir;
+    size_t ndirs = 0;
     long wait_s = 0;
+    int rc;
 
+    if (!dirs)
+        return 1;
     /* the two ends of an exec (sv_exec.c): --exec HOST -- ARGV,
      * --exec-in DIR -- ARGV */
-    if (argc >= 4 && !strcmp(argv[1], "--exec") && !strcmp(argv[3], "--"))
+    if (argc >= 4 && !strcmp(argv[1], "--exec") && !strcmp(argv[3], "--")) {
+        free(dirs);
         return sv_exec_client(argv[2], argc - 4, argv + 4);
+    }
     if (argc >= 4 && !strcmp(argv[1], "--exec-in")) {
         char *mounts[8], *vars[256];
         size_t nm = 0, nv = 0;
@@ -671,23 +706,33 @@ int rt_supervise_cli(int argc, char **argv, const char *prog)
             else
                 break;
         }
-        if (i < argc && !strcmp(argv[i], "--"))
+        if (i < argc && !strcmp(argv[i], "--")) {
+            free(dirs);
             return sv_exec_in(argv[2], mounts, nm, vars, nv, argc - i - 1, argv + i + 1);
+        }
     }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pod-dir") && i + 1 < argc)
-            dir = argv[++i];
+            dirs[ndirs++] = argv[++i];
         else if (!strncmp(argv[i], "--pod-dir=", 10))
-            dir = argv[i] + 10;
+            dirs[ndirs++] = argv[i] + 10;
         else if (!strcmp(argv[i], "--wait-spec") && i + 1 < argc)
             wait_s = strtol(argv[++i], NULL, 10);
     }
-    if (!dir || !*dir || wait_s < 0 || wait_s > 86400) {
-        fprintf(stderr, "usage: %s --pod-dir DIR [--wait-spec SECONDS]\n"
-                        "(started by the server's runtime, one per pod)\n", prog);
+    for (size_t i = 0; i < ndirs; i++)
+        if (!*dirs[i])
+            ndirs = 0;
+    if (!ndirs || wait_s < 0 || wait_s > 86400) {
+        fprintf(stderr, "usage: %s --pod-dir DIR... [--wait-spec SECONDS]\n"
+                        "(started by the server's runtime, one per pod; given several\n"
+                        "directories, a Slurm step's task keeps the one of its SLURM_PROCID)\n",
+                prog);
+        free(dirs);
         return 2;
     }
-    return rt_supervise_main_wait(dir, (int)wait_s);
+    rc = (dir = pick_pod_dir(dirs, ndirs)) ? rt_supervise_main_wait(dir, (int)wait_s) : 2;
+    free(dirs);
+    return rc;
 }
 
 int rt_supervise_main_wait(const char *pod_dir, int wait_spec_s)

@@ -1,7 +1,7 @@
 /* sl_int.h - the Slurm backend's pieces (not public):
  *   backend_slurm.c  the ops table, the agent thread, watch events, logs
  *   sl_nodes.c       sinfo -> the Node objects
- *   sl_submit.c      an admitted gang -> one sbatch (a het component per pod)
+ *   sl_submit.c      an admitted gang -> one sbatch (a het component per shape)
  *   sl_plan.c        a started job -> hosts files, moved ports, spec.json, bindings
  *   sl_sync.c        squeue + state.json -> pod status; stops and cancels
  * One thread (the agent's) touches the pods; the node list is also read by

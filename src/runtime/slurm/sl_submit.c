@@ -8,10 +8,10 @@
  * all of them or none and places each where it fits. Components of a
  * heterogeneous job never share a node and only the backfill scheduler
  * starts them, so pods of one shape share one component.
- * The batch script runs one step per component, `trainyard supervise
- * --wait-spec`, which waits for the spec the server writes once Slurm says
- * where the pod landed (sl_plan.c); the supervisor says where it runs
- * (where.json). Each component's comment names the gang's first pod
+ * The batch script runs one step per component, a task per pod, each task
+ * `trainyard supervise --wait-spec` keeping the pod of its SLURM_PROCID: it
+ * says where it runs (where.json) and waits for the spec the server writes
+ * once Slurm says where the pod landed (sl_plan.c). Each component's comment names the gang's first pod
  * (ty:<instance>:<uid>), whose gang file lists the others: a server that
  * restarts maps the jobs squeue shows back to their pods. */
 #include <errno.h>
@@ -166,30 +166,37 @@ static char *batch_script(const rt_slurm *s, sl_pod *const *pods, size_t n, cons
         sh_quote(&b, conf);
         ty_buf_puts(&b, "\nexport SLURM_CONF\n");
     }
-    /* A step per pod with exactly its share (--exact; memory and GPUs named
-     * again, or the first step on a node would take all of them). */
-    for (size_t i = 0; i < n; i++) {
-        const shape *sh = &shapes[comp[i]];
-        sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+    /* A step per component, a task per pod: task i keeps the component's
+     * i-th pod (the supervisor picks its --pod-dir by SLURM_PROCID, which
+     * counts within a het-group's step). One step launch for the gang
+     * rather than one per pod (docs/benchmarks.md); --exact with memory and
+     * GPUs named again, or the step would take all of them from the exec
+     * steps MPI runs beside it; --kill-on-bad-exit=0 and --wait=0: a pod
+     * that ends does not end the others, whatever WaitTime says. */
+    for (size_t c = 0; c < nc; c++) {
+        const shape *sh = &shapes[c];
         ty_buf_puts(&b, "srun ");
         if (nc > 1)
-            ty_buf_printf(&b, "--het-group=%d ", comp[i]);
-        ty_buf_printf(&b, "--nodes=1 --ntasks=1 --cpus-per-task=%lld ", sh->cpus);
+            ty_buf_printf(&b, "--het-group=%zu ", c);
+        ty_buf_printf(&b, "--ntasks=%zu --cpus-per-task=%lld ", counts[c], sh->cpus);
         if (sh->mem_per_cpu > 0)
             ty_buf_printf(&b, "--mem-per-cpu=%lldM ", sh->mem_per_cpu);
         if (sh->gpus > 0)
             ty_buf_printf(&b, "--gpus-per-task=%d ", sh->gpus);
-        ty_buf_puts(&b, "--exact --export=ALL --kill-on-bad-exit=0 --output=");
-        sh_quote(&b, dir);
-        ty_buf_puts(&b, "/supervisor.log ");
+        ty_buf_puts(&b, "--exact --export=ALL --kill-on-bad-exit=0 --wait=0 ");
         if (*s->sup) {
             sh_quote(&b, s->sup);
-            ty_buf_puts(&b, " --pod-dir ");
         } else {
             sh_quote(&b, s->exe);
-            ty_buf_puts(&b, " supervise --pod-dir ");
+            ty_buf_puts(&b, " supervise");
         }
-        sh_quote(&b, dir);
+        for (size_t i = 0; i < n; i++) {
+            if ((size_t)comp[i] != c)
+                continue;
+            sl_pod_dir(s, pods[i]->uid, dir, sizeof(dir));
+            ty_buf_puts(&b, " --pod-dir ");
+            sh_quote(&b, dir);
+        }
         ty_buf_printf(&b, " --wait-spec %d &\n", SL_WAIT_SPEC_S);
     }
     ty_buf_puts(&b, "wait\n");

@@ -4,9 +4,10 @@
  * libslurm. See docs/slurm.md and docs/internals/runtime.md, "Slurm".
  *
  * Trainyard's scheduler admits gangs (queues, quotas, fair share: its
- * enqueue action only); Slurm places them. An admitted gang becomes one
- * heterogeneous job, a component per pod (its CPUs, memory, GPUs), each
- * component one step running `trainyard supervise` on the node Slurm chose.
+ * enqueue action; preempt and reclaim of whole gangs); Slurm places them. An
+ * admitted gang becomes one Slurm job, a heterogeneous one with a component
+ * per shape of pod (CPUs, memory, GPUs) when they differ, each component one
+ * step with a task per pod running `trainyard supervise` where Slurm chose.
  * When the job starts the backend binds each pod to its node, writes the
  * pods' specs and hosts files (names -> the nodes' NodeAddr, ports moved
  * where two pods of a node would collide) into the shared directory, and
