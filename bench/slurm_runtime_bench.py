@@ -14,7 +14,7 @@ The work is the same on every side: a job of P tasks (P = 1, or a gang of
     whose one step is `srun bash -c ...` (the same command).
   - sbatch-ty (launch only; --no-backend-side leaves it out): the same
     sbatch with the options the backend gives its jobs (--no-requeue, a
-    plain environment; a background `srun --exact ...` step per task): what
+    plain environment; one background `srun --exact ...` step of P tasks): what
     Slurm itself costs for the backend's kind of job, so that Trainyard's
     own share shows.
 
@@ -201,14 +201,13 @@ BACKEND_SBATCH = ["--no-requeue"]
 # ... and run in the plain environment the backend gives sbatch (env -i).
 BACKEND_ENV = ["env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"] + (
     ["SLURM_CONF=" + os.environ["SLURM_CONF"]] if os.environ.get("SLURM_CONF") else [])
-BACKEND_SRUN = "--nodes=1 --ntasks=1 --cpus-per-task=1 --exact --export=ALL --kill-on-bad-exit=0"
+BACKEND_SRUN = "--cpus-per-task=1 --exact --export=ALL --kill-on-bad-exit=0 --wait=0"
 
 
 def sbatch(name, pods, stampdir, workdir, like_backend=False):
     cmd = "bash -c 'echo $EPOCHREALTIME > %s/%s-$SLURM_PROCID'" % (stampdir, name)
-    if like_backend:  # a step per task, in the background, as the backend does
-        body = "".join("srun %s bash -c 'echo $EPOCHREALTIME > %s/%s-%d' &\n"
-                       % (BACKEND_SRUN, stampdir, name, i) for i in range(pods)) + "wait\n"
+    if like_backend:  # one step of a task per pod, in the background, as the backend does
+        body = "srun --ntasks=%d %s %s &\nwait\n" % (pods, BACKEND_SRUN, cmd)
     else:
         body = "srun " + cmd + "\n"
     p = subprocess.run((BACKEND_ENV if like_backend else [])
