@@ -684,12 +684,44 @@ static void test_managed_elsewhere(void **state)
     json_decref(j);
 }
 
+/* An engine started for some kinds only (operator mode's --enable-scheme)
+ * leaves the jobs of the others alone: no pods, no status. */
+static void test_some_kinds_only(void **state)
+{
+    fixture *f = *state;
+    size_t n;
+    const kf_kind *const *kinds = kf_kinds(&n);
+    uint64_t mask = 0;
+    ty_error err;
+    json_t *j;
+
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kinds[i]->kind, "PyTorchJob"))
+            mask |= (uint64_t)1 << i;
+    jobs_stop(f->jobs);
+    ty_error_init(&err);
+    f->jobs = jobs_start_kinds(KC(f->s), mask, &err);
+    assert_non_null(f->jobs);
+    create_job(f, "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: tf}\n"
+                  "spec:\n  tfReplicaSpecs:\n    Worker: {replicas: 1, template: {spec: "
+                  "{containers: [{name: tensorflow, image: busybox}]}}}\n");
+    create_job(f, PTJOB("pt", "", "", "Never", 1));
+    /* the PyTorchJob created after it runs: the TFJob's event came first */
+    assert_true(wait_for(f, pod_exists, "pt-master-0", NULL));
+    usleep(200 * 1000);
+    assert_false(exists(f, "pods", "tf-worker-0"));
+    j = get(f, "tfjobs.kubeflow.org", "tf");
+    assert_null(json_object_get(json_object_get(j, "status"), "conditions"));
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_managed_elsewhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_some_kinds_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
