@@ -54,6 +54,11 @@ size_t kc_count(ty_kc *c, const char *resource)
     return c->ops->count(c, resource);
 }
 
+size_t kc_count_hint(ty_kc *c, const char *resource)
+{
+    return c->ops->count_is_cheap ? c->ops->count(c, resource) : SIZE_MAX;
+}
+
 json_t *kc_resources(ty_kc *c)
 {
     return c->ops->resources(c);

@@ -77,6 +77,10 @@ void kc_list_free(kc_list *l);
 /* How many objects of resource exist now (cheap where the implementation
  * keeps a count; a list otherwise). 0 when that cannot be learnt. */
 size_t kc_count(ty_kc *c, const char *resource);
+/* kc_count where the implementation keeps a count (embedded, fake), else
+ * SIZE_MAX ("maybe some") without asking anyone: for shortcuts taken on
+ * every watch event, which over HTTP would cost a request each. */
+size_t kc_count_hint(ty_kc *c, const char *resource);
 /* The resources that may hold objects (a JSON array of store keys, sorted;
  * caller decrefs): those holding at least one object now where the
  * implementation knows, every listable one otherwise. NULL when out of memory
@@ -283,6 +287,7 @@ struct kc_ops {
     int (*list_owned)(ty_kc *c, const char *resource, const char *ns, const char *owner_uid,
                       kc_list *out, ty_error *err);
     size_t (*count)(ty_kc *c, const char *resource);
+    bool count_is_cheap;   /* count is a lookup, not a request (kc_count_hint) */
     json_t *(*resources)(ty_kc *c);
     ty_obj *(*create)(ty_kc *c, const char *resource, const char *ns, json_t *obj,
                       ty_error *err);

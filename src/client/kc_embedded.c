@@ -458,6 +458,7 @@ static const kc_ops emb_ops = {
     .list = e_list,
     .list_owned = e_list_owned,
     .count = e_count,
+    .count_is_cheap = true,
     .resources = e_resources,
     .create = e_create,
     .update = e_update,

@@ -620,6 +620,7 @@ static const kc_ops fake_ops = {
     .list = kc_fake_op_list,
     .list_owned = kc_fake_op_list_owned,
     .count = kc_fake_op_count,
+    .count_is_cheap = true,
     .resources = kc_fake_op_resources,
     .create = f_create,
     .update = f_update,

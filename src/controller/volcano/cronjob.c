@@ -126,7 +126,7 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
             enqueue(q, ns, name);
         return;
     }
-    if (kc_count(c->s, api_store_key(&api_vccronjob)) == 0)
+    if (kc_count_hint(c->s, api_store_key(&api_vccronjob)) == 0)
         return;
     meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)

@@ -65,7 +65,7 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
      * is none (a Job made later is queued by its own event, and a pass lists
      * what it owns), so a server running only Kubeflow jobs does not read
      * the metadata of every pod, Service and PodGroup event for nothing. */
-    if (!may_be_owned(ev->resource) || kc_count(v->s, api_store_key(&api_vcjob)) == 0)
+    if (!may_be_owned(ev->resource) || kc_count_hint(v->s, api_store_key(&api_vcjob)) == 0)
         return;
     meta = ty_obj_metadata(ev->obj); /* an owned pod's JSON is not wanted here */
     ns = json_string_value(json_object_get(meta, "namespace"));

@@ -80,8 +80,8 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
         add_key(q, 'n', ns, NULL);
         return;
     }
-    if (kc_count(f->s, api_store_key(&api_jobflow)) == 0 &&
-        kc_count(f->s, api_store_key(&api_jobtemplate)) == 0)
+    if (kc_count_hint(f->s, api_store_key(&api_jobflow)) == 0 &&
+        kc_count_hint(f->s, api_store_key(&api_jobtemplate)) == 0)
         return;
     meta = ty_obj_metadata(ev->obj);
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
