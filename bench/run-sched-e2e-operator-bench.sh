@@ -17,6 +17,7 @@
 #   COUNT_ARGS     more bench_sched_e2e arguments for those (e.g. "--duration 5
 #                  --until-ended": the pods' whole lifecycle is counted)
 #   OUT            where the runs' output goes (default: a new /tmp directory)
+#   SUMMARY_ONLY   1: no runs, only the summary of those already in $OUT
 #
 #   bench/run-sched-e2e-operator-bench.sh --jobs 1000
 #   OPERATOR_ARGS="--kube-api-qps -1" COUNT=1 bench/run-sched-e2e-operator-bench.sh --jobs 1000
@@ -43,10 +44,11 @@ run() { # name mode [env...]
 }
 bench_args=("$@")
 for p in $(seq 1 "$PAIRS"); do
+    [[ -n "${SUMMARY_ONLY:-}" ]] && break
     run "embedded-$p" embedded
     run "operator-$p" operator
 done
-if [[ -n "${COUNT:-}" ]]; then
+if [[ -n "${COUNT:-}" && -z "${SUMMARY_ONLY:-}" ]]; then
     run count-embedded embedded AUDIT=1
     run count-operator operator AUDIT=1
 fi
@@ -65,6 +67,8 @@ print()
 print("| mode | bound pods/s (runs) | median | range | server CPU s (median) | operator CPU s (median) |")
 print("|---|---|---|---|---|---|")
 med = {}
+def num(x):
+    return "-" if x is None else f"{x:.0f}" if x >= 100 else f"{x:.1f}"
 for mode in ("embedded", "operator"):
     v = [fig(f"{mode}-{p}", "bound_per_s") for p in range(1, pairs + 1)]
     ok = [x for x in v if x is not None]
@@ -76,19 +80,19 @@ for mode in ("embedded", "operator"):
         print(f"| {mode} | no complete run | | | | |")
         continue
     med[mode] = statistics.median(ok)
-    print(f"| {mode} | {', '.join('-' if x is None else f'{x:.0f}' for x in v)} | "
-          f"{med[mode]:.0f} | {min(ok):.0f} – {max(ok):.0f} | "
+    print(f"| {mode} | {', '.join(num(x) for x in v)} | "
+          f"{num(med[mode])} | {num(min(ok))} – {num(max(ok))} | "
           f"{statistics.median(cpu):.2f} | "
-          f"{statistics.median(ocpu) if ocpu else float('nan'):.2f} |")
+          f"{f'{statistics.median(ocpu):.2f}' if ocpu else '–'} |")
 pr = []
 for p in range(1, pairs + 1):
     e, o = fig(f"embedded-{p}", "bound_per_s"), fig(f"operator-{p}", "bound_per_s")
     if e and o:
         pr.append(o / e)
 if len(med) == 2 and pr:
-    print(f"\noperator/embedded: {med['operator'] / med['embedded']:.3f} (medians); "
-          f"pairs {', '.join(f'{r:.3f}' for r in pr)} (median {statistics.median(pr):.3f}, "
-          f"range {min(pr):.3f} – {max(pr):.3f})")
+    print(f"\noperator/embedded: {med['operator'] / med['embedded']:.3g} (medians); "
+          f"pairs {', '.join(f'{r:.3g}' for r in pr)} (median {statistics.median(pr):.3g}, "
+          f"range {min(pr):.3g} – {max(pr):.3g})")
 for name in ("count-embedded", "count-operator"):
     path = os.path.join(out, name + ".out")
     if os.path.exists(path):
