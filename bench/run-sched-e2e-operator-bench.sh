@@ -23,7 +23,7 @@
 #   OPERATOR_ARGS="--kube-api-qps -1" COUNT=1 bench/run-sched-e2e-operator-bench.sh --jobs 1000
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 PAIRS=${PAIRS:-3}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/sched-e2e-operator.XXXXXX")}
 export OPERATOR_ARGS=${OPERATOR_ARGS:-}
