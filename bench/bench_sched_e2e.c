@@ -3,7 +3,8 @@
  * by simulated nodes (start the server with --sim-nodes 5000x8
  * --no-local-node; bench/run-sched-e2e-bench.sh does).
  *
- *   bench_sched_e2e --server URL [--server-pid PID] [--jobs N] [--replicas R]
+ *   bench_sched_e2e --server URL [--server-pid PID] [--operator-pid PID]
+ *                   [--jobs N] [--replicas R]
  *                   [--gpus G] [--duration S|none] [--kind pytorch|volcano]
  *                   [--clients K] [--timeout S] [--until-ended] [--json FILE]
  *
@@ -15,7 +16,9 @@
  *     just before the first POST);
  *   - also: how fast jobs were accepted, pods created and pods seen Running
  *     (or ended: the simulated node's side);
- *   - the server's peak RSS (VmHWM) and CPU time from /proc/PID;
+ *   - the server's peak RSS (VmHWM) and CPU time from /proc/PID; with
+ *     --operator-pid (operator mode: `trainyard server --api-only` and
+ *     `trainyard operator` driving it over HTTP), the operator's too;
  *   - with --until-ended (and a duration), it goes on watching until every
  *     pod has ended and then until the server is idle (under 5 % of a core
  *     over a second): the server's CPU over each pod's whole lifecycle. The
@@ -49,10 +52,13 @@
 #define CONNECT_TIMEOUT_MS 5000L
 #define MAX_RECONNECTS 20
 #define RUNNING_GRACE_S 120 /* after all are bound, how long to wait for Running */
+/* Its own, not the client library's "trainyard": an audit log tells its
+ * requests from the operator's (bench/audit-requests.py). */
+#define USER_AGENT "bench_sched_e2e"
 
 typedef struct opts {
     const char *server;
-    long server_pid;
+    long server_pid, operator_pid;
     size_t jobs, replicas, clients;
     int gpus;
     const char *duration; /* NULL = no annotation: pods run until deleted */
@@ -91,6 +97,7 @@ static int http_init(http *h)
     if (!h->curl || !h->hdr)
         return -1;
     bench_auth_apply(h->curl, &h->hdr);
+    curl_easy_setopt(h->curl, CURLOPT_USERAGENT, USER_AGENT);
     curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
     curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
@@ -344,6 +351,7 @@ static void *watch_main(void *arg)
         pthread_mutex_unlock(&w->mu);
         curl_easy_reset(c);
         bench_auth_apply(c, NULL);
+        curl_easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -505,7 +513,8 @@ static long proc_status_kb(long pid, const char *field)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bench_sched_e2e --server URL [--server-pid PID] [--jobs N] [--replicas R]\n"
+            "usage: bench_sched_e2e --server URL [--server-pid PID] [--operator-pid PID]\n"
+            "                       [--jobs N] [--replicas R]\n"
             "                       [--gpus G] [--duration S|none] [--kind pytorch|volcano]\n"
             "                       [--clients K] [--timeout S] [--namespace NS] [--until-ended]\n"
             "                       [--json FILE] [--kubeconfig FILE]\n"
@@ -531,6 +540,7 @@ static void parse_args(int argc, char **argv, opts *o)
     static const struct option lo[] = {
         {"server", required_argument, NULL, 's'},   {"server-pid", required_argument, NULL, 'p'},
         {"kubeconfig", required_argument, NULL, 'K'},
+        {"operator-pid", required_argument, NULL, 'o'},
         {"jobs", required_argument, NULL, 'j'},     {"replicas", required_argument, NULL, 'r'},
         {"gpus", required_argument, NULL, 'g'},     {"duration", required_argument, NULL, 'd'},
         {"kind", required_argument, NULL, 'k'},     {"clients", required_argument, NULL, 'c'},
@@ -547,6 +557,7 @@ static void parse_args(int argc, char **argv, opts *o)
         switch (c) {
         case 's': o->server = optarg; break;
         case 'K': kubeconfig = optarg; break;
+        case 'o': o->operator_pid = num_flag("operator-pid", optarg, 1, 1L << 30); break;
         case 'p': o->server_pid = num_flag("server-pid", optarg, 1, 1L << 30); break;
         case 'j': o->jobs = (size_t)num_flag("jobs", optarg, 1, 1000000); break;
         case 'r': o->replicas = (size_t)num_flag("replicas", optarg, 1, 1000); break;
@@ -618,7 +629,7 @@ int main(int argc, char **argv)
     char path[512], body[256], *tmpl;
     size_t want, ok = 0, errors = 0, nodes = 0;
     int64_t t0, t_posted, t_bound = 0, t_started = 0, t_ended = 0, t_idle = 0;
-    double cpu0, cpu1, cpu2 = -1;
+    double cpu0, cpu1, cpu2 = -1, op0, op1;
     bool timed_out = false, watch_failed = false;
     long st;
     json_t *list;
@@ -681,6 +692,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     sleep_ms(200); /* the watch is connected before the first POST */
     cpu0 = proc_cpu_s(o.server_pid);
+    op0 = o.operator_pid ? proc_cpu_s(o.operator_pid) : -1;
     t0 = mono_ns();
     for (size_t i = 0; i < o.clients; i++) {
         cr[i] = (creator){.o = &o, .tmpl = tmpl, .next = &next};
@@ -730,6 +742,7 @@ int main(int argc, char **argv)
         sleep_ms(20);
     }
     cpu1 = proc_cpu_s(o.server_pid);
+    op1 = o.operator_pid ? proc_cpu_s(o.operator_pid) : -1;
     /* --until-ended: every pod ended, then the server idle (what the pods'
      * ending set off, their jobs' last passes above all, is done). */
     while (o.until_ended && t_started && !watch_failed && !t_ended &&
@@ -742,12 +755,18 @@ int main(int argc, char **argv)
         sleep_ms(20);
     }
     while (t_ended && !t_idle && mono_ns() < o.deadline_ns) {
-        double a = proc_cpu_s(o.server_pid), b;
+        /* In operator mode both must be idle: the operator's last passes
+         * are the server's last requests. */
+        double a = proc_cpu_s(o.server_pid), b, oa = 0, ob = 0;
+        if (o.operator_pid)
+            oa = proc_cpu_s(o.operator_pid);
         sleep_ms(1000);
         b = proc_cpu_s(o.server_pid);
-        if (a < 0 || b < 0)
+        if (o.operator_pid)
+            ob = proc_cpu_s(o.operator_pid);
+        if (a < 0 || b < 0 || oa < 0 || ob < 0)
             break;
-        if (b - a < 0.05) {
+        if (b - a < 0.05 && ob - oa < 0.05) {
             t_idle = mono_ns();
             cpu2 = a; /* the idle second left out */
         }
@@ -777,6 +796,9 @@ int main(int argc, char **argv)
                rss / 1024.0);
         if (cpu0 >= 0 && cpu1 >= 0)
             printf("server CPU:            %.2f s over the run\n", cpu1 - cpu0);
+        if (op0 >= 0 && op1 >= 0)
+            printf("operator CPU:          %.2f s over the run; peak RSS %.1f MiB\n", op1 - op0,
+                   proc_status_kb(o.operator_pid, "VmHWM") / 1024.0);
         if (o.until_ended) {
             printf("ended:                 %zu / %zu", t.ended, want);
             if (t_ended)
@@ -799,11 +821,14 @@ int main(int argc, char **argv)
                         "\"bound\":%zu,\"bound_s\":%.3f,\"bound_per_s\":%.1f,"
                         "\"created_per_s\":%.1f,\"jobs_per_s\":%.1f,\"started\":%zu,"
                         "\"started_s\":%.3f,\"server_hwm_kb\":%ld,\"server_cpu_s\":%.2f,"
-                        "\"ended\":%zu,\"lifecycle_cpu_s\":%.2f,\"complete\":%s}\n",
+                        "\"ended\":%zu,\"lifecycle_cpu_s\":%.2f,\"operator_cpu_s\":%.2f,"
+                        "\"operator_hwm_kb\":%ld,\"complete\":%s}\n",
                         nodes, o.jobs, o.replicas, want, t.bound, bound_s,
                         rate(t.bound, bound_s), rate(t.seen, created_s),
                         rate(ok, secs(t0, t_posted)), t.started, started_s, hwm,
                         cpu1 - cpu0, t.ended, cpu2 >= 0 ? cpu2 - cpu0 : -1.0,
+                        op0 >= 0 && op1 >= 0 ? op1 - op0 : -1.0,
+                        o.operator_pid ? proc_status_kb(o.operator_pid, "VmHWM") : -1,
                         t_bound ? "true" : "false");
                 fclose(f);
             }

@@ -125,6 +125,8 @@ typedef struct op_flags {
     bool schemes_given;
     uint64_t kinds;
     bool volcano;
+    double kube_api_qps; /* 0 = KC_HTTP_DEFAULT_QPS; negative = no limit */
+    int kube_api_burst;  /* 0 = KC_HTTP_DEFAULT_BURST */
 } op_flags;
 
 static void operator_usage(FILE *f)
@@ -157,8 +159,13 @@ static void operator_usage(FILE *f)
             "  --webhook-port PORT the admission webhook, HTTPS (default %d)\n"
             "  --tls-cert-file FILE, --tls-private-key-file FILE  the webhook's serving\n"
             "                      certificate and key; without them no webhook is served\n"
-            "  --log-level LEVEL   debug, info, warn or error (default info)\n",
-            OP_DEFAULT_PORT, OP_DEFAULT_WEBHOOK_PORT);
+            "  --log-level LEVEL   debug, info, warn or error (default info)\n"
+            "  --kube-api-qps QPS  requests a second to the API server, all controllers\n"
+            "                      and the scheduler together (default %g; negative: no\n"
+            "                      limit)\n"
+            "  --kube-api-burst N  requests above that rate in a burst (default %d)\n",
+            OP_DEFAULT_PORT, OP_DEFAULT_WEBHOOK_PORT, KC_HTTP_DEFAULT_QPS,
+            KC_HTTP_DEFAULT_BURST);
 }
 
 static long port_flag(const char *flag, const char *v)
@@ -185,6 +192,28 @@ static int bool_flag(const char *flag, const char *v, bool *out)
     return 0;
 }
 
+/* --kube-api-qps (c 'Q': a number, negative = no limit) or --kube-api-burst
+ * ('B': 1 or more), as controller-runtime's operators spell them. */
+static int rate_flag(int c, const char *v, op_flags *f)
+{
+    char *end;
+    double d = strtod(v, &end);
+
+    if (!*v || *end || d != d || (c == 'Q' && (d > 1e6 || d < -1e6)) ||
+        (c == 'B' && (d < 1 || d > 1e6 || d != (double)(int)d))) {
+        fprintf(stderr, "error: invalid --%s %s: want %s\n",
+                c == 'Q' ? "kube-api-qps" : "kube-api-burst", v,
+                c == 'Q' ? "a number of requests a second (negative: no limit)"
+                         : "a whole number, 1 to 1000000");
+        return -1;
+    }
+    if (c == 'Q')
+        f->kube_api_qps = d;
+    else
+        f->kube_api_burst = (int)d;
+    return 0;
+}
+
 /* 0 to run, else the exit status to return now (-1: 0 after --help). */
 static int parse_flags(int argc, char **argv, op_flags *f)
 {
@@ -205,6 +234,8 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         {"tls-cert-file", required_argument, NULL, 't'},
         {"tls-private-key-file", required_argument, NULL, 'K'},
         {"log-level", required_argument, NULL, 'l'},
+        {"kube-api-qps", required_argument, NULL, 'Q'},
+        {"kube-api-burst", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     ty_log_level lvl;
@@ -258,6 +289,11 @@ static int parse_flags(int argc, char **argv, op_flags *f)
                 return 2;
             }
             ty_log_set_level(lvl);
+            break;
+        case 'Q':
+        case 'B':
+            if (rate_flag(c, optarg, f) < 0)
+                return 2;
             break;
         case 'h': operator_usage(stdout); return -1;
         default: operator_usage(stderr); return 2;
@@ -424,6 +460,7 @@ int cmd_operator(int argc, char **argv)
         ty_error_clear(&err);
         return 1;
     }
+    kc_http_set_rate_limit(kc, f.kube_api_qps, f.kube_api_burst);
     if (!api_reachable(kc, &err)) {
         fprintf(stderr, "error: cannot reach the API server at %s: %s\n", kc_http_server(kc),
                 err.text);

@@ -85,6 +85,12 @@ void kc_http_setup_handle(ty_kc *kc, void *curl, struct curl_slist **hdrs);
 /* kc's server URL, without a trailing slash (borrowed from kc). */
 const char *kc_http_server(const ty_kc *kc);
 
+/* Sets kc's client-side rate limit as kc_http_opts' qps and burst do (for
+ * clients made from a kubeconfig: `trainyard operator --kube-api-qps`);
+ * the bucket starts full. kc must come from kc_http_new or
+ * kc_http_from_kubeconfig*. */
+void kc_http_set_rate_limit(ty_kc *kc, double qps, int burst);
+
 /* Where kubectl would look: the first file named in $KUBECONFIG (several
  * are not merged), else $HOME/.kube/config. 0, or -1 when neither is set. */
 int kc_http_kubeconfig_path(char *buf, size_t len);

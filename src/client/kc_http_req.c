@@ -63,6 +63,18 @@ void kh_rate_wait(kh_client *c)
     sleep_ns(wait_ns);
 }
 
+void kc_http_set_rate_limit(ty_kc *kc, double qps, int burst)
+{
+    kh_client *c = (kh_client *)kc;
+
+    pthread_mutex_lock(&c->mu);
+    c->qps = qps ? qps : KC_HTTP_DEFAULT_QPS;
+    c->burst = burst > 0 ? burst : KC_HTTP_DEFAULT_BURST;
+    c->tokens = c->burst;
+    c->refill_ns = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* The token of token_file, read again once a minute; NULL when unreadable
  * (the request then goes without, and the server says 401). Caller frees. */
 static char *file_token(kh_client *c)

@@ -432,6 +432,31 @@ static void test_rate_limit(void **state)
     kc_free(kc);
 }
 
+/* kc_http_set_rate_limit on a client made with the defaults (as one from a
+ * kubeconfig is): the new rate holds from the next request. */
+static void test_set_rate_limit(void **state)
+{
+    scripted *s = *state;
+    char url[64];
+    ty_error err;
+    ty_kc *kc;
+    int64_t t0;
+
+    ty_error_init(&err);
+    for (int i = 0; i < 5; i++)
+        s->script[i] = JSON_200(POD "}}");
+    s->nscript = 5;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)s->port);
+    kc = kc_http_new(&(kc_http_opts){.server = url}, &err);
+    assert_non_null(kc);
+    kc_http_set_rate_limit(kc, 10, 1);
+    t0 = ty_now_ms();
+    for (int i = 0; i < 5; i++)
+        ty_obj_unref(kc_get(kc, "pods", "default", "p", &err));
+    assert_true(ty_now_ms() - t0 >= 390);
+    kc_free(kc);
+}
+
 
 /* ---- TLS, against `openssl s_server` (skipped without the openssl tool) ---- */
 
@@ -642,6 +667,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_backpressure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_rate_limit, setup, teardown),
     };
 
     const struct CMUnitTest tls[] = {
