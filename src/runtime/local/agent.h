@@ -11,6 +11,7 @@
 
 #include "base/strmap.h"
 #include "runtime/agent_kit.h"
+#include "runtime/local/gpu.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
 
@@ -49,6 +50,7 @@ struct rt_local {
     char *data_dir, *node_name, *self_exe, *shim;
     char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
+    rt_gpus *gpus;          /* what they are and read (gpu.h); ngpus of them */
     long long log_max_bytes;  /* per container log file, before rotation */
     int64_t log_retention_ms; /* logs of pods gone from the store; 0 = for ever */
     int64_t next_log_sweep_ms;

@@ -1,5 +1,4 @@
 /* node.c - this machine as a Node object: capacity, GPUs, heartbeat. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,61 +14,6 @@
 #include "runtime/local/rt_internal.h"
 
 #define DISK_TAINT "node.kubernetes.io/disk-pressure"
-
-/* NVML is loaded at run time so that the binary needs no NVIDIA package; only
- * these three entry points are used (return 0 = NVML_SUCCESS). */
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_count_fn)(unsigned int *count);
-typedef int (*nvml_shutdown_fn)(void);
-
-static int gpus_from_nvml(void)
-{
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    nvml_init_fn init;
-    nvml_count_fn count;
-    nvml_shutdown_fn shutdown;
-    unsigned int n = 0;
-    int rc = -1;
-
-    if (!h)
-        return -1;
-    init = (nvml_init_fn)dlsym(h, "nvmlInit_v2");
-    count = (nvml_count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
-    shutdown = (nvml_shutdown_fn)dlsym(h, "nvmlShutdown");
-    if (init && count && init() == 0) {
-        if (count(&n) == 0 && n <= RT_MAX_GPUS)
-            rc = (int)n;
-        if (shutdown)
-            shutdown();
-    }
-    dlclose(h);
-    return rc;
-}
-
-static int gpus_from_smi(void)
-{
-    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
-    char line[512];
-    int n = 0;
-
-    if (!p)
-        return -1;
-    while (fgets(line, sizeof(line), p))
-        if (!strncmp(line, "GPU ", 4))
-            n++;
-    if (pclose(p) != 0)
-        return -1;
-    return n > RT_MAX_GPUS ? RT_MAX_GPUS : n;
-}
-
-int rt_detect_gpus(void)
-{
-    int n = gpus_from_nvml();
-
-    if (n < 0)
-        n = gpus_from_smi();
-    return n < 0 ? 0 : n;
-}
 
 static long long mem_total_kib(void)
 {

@@ -160,8 +160,6 @@ void rt_state_events(ty_kc *s, const json_t *pod, const json_t *before,
 
 /* ---- node.c ---- */
 
-/* GPUs on this machine: NVML, then nvidia-smi -L, else 0. */
-int rt_detect_gpus(void);
 /* Creates or updates the Node. */
 int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err);
 /* Updates the Ready condition's lastHeartbeatTime. */
