@@ -116,6 +116,38 @@ static void test_readings_change(void **state)
     rt_gpus_close(g);
 }
 
+static void test_health(void **state)
+{
+    char why[64];
+    rt_gpu_info d;
+    rt_gpus *g;
+
+    (void)state;
+    write_conf("gpu 0 ecc_dbe=0\ngpu 1 ecc_dbe=0\ngpu 2 ecc_dbe=3\n");
+    assert_non_null(g = rt_gpus_open(-1));
+    /* A program's fault (XID 13: graphics engine exception) leaves the GPU
+     * in service; XID 79 (fallen off the bus) does not. */
+    write_conf("gpu 0 xid=13 xidseq=1\ngpu 1 xid=79 xidseq=1\ngpu 2 ecc_dbe=3\n");
+    rt_gpus_sample(g);
+    assert_int_equal(rt_gpus_get(g, 0, &d), 0);
+    assert_int_equal(d.last_xid, 13);
+    assert_true(rt_gpu_healthy(&d, why, sizeof(why)));
+    assert_string_equal(why, "");
+    assert_int_equal(rt_gpus_get(g, 1, &d), 0);
+    assert_false(rt_gpu_healthy(&d, why, sizeof(why)));
+    assert_string_equal(why, "XID 79");
+    /* ... and stays out after a later program fault. */
+    write_conf("gpu 0\ngpu 1 xid=13 xidseq=2\ngpu 2 ecc_dbe=3\n");
+    rt_gpus_sample(g);
+    assert_int_equal(rt_gpus_get(g, 1, &d), 0);
+    assert_int_equal(d.last_xid, 13);
+    assert_false(rt_gpu_healthy(&d, NULL, 0));
+    assert_int_equal(rt_gpus_get(g, 2, &d), 0);
+    assert_false(rt_gpu_healthy(&d, why, sizeof(why)));
+    assert_string_equal(why, "3 double-bit ECC errors");
+    rt_gpus_close(g);
+}
+
 static void test_sampler_thread(void **state)
 {
     rt_gpu_info d = {0};
@@ -257,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_found_and_read),
         cmocka_unit_test(test_readings_change),
+        cmocka_unit_test(test_health),
         cmocka_unit_test(test_sampler_thread),
         cmocka_unit_test(test_device_call_fails),
         cmocka_unit_test(test_init_fails),

@@ -29,6 +29,7 @@
 
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
+#define GPU_CHECK_MS 2000    /* GPU health and idle GPUs, from the last sample */
 #define GPU_SAMPLE_MS 2000   /* NVML readings: DCGM exporter scrapes are 15-30 s */
 #define DISK_CHECK_MS 2000  /* free space of the data directory (statvfs) */
 #define RESYNC_MS 30000
@@ -410,6 +411,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_log_sweep_ms;
     if (rt->next_disk_ms < next)
         next = rt->next_disk_ms;
+    if (rt->ngpus > 0 && rt->next_gpu_ms < next)
+        next = rt->next_gpu_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -459,6 +462,7 @@ static void housekeeping(rt_local *rt)
             if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
             rt->disk_state = -1; /* registered afresh: written again */
+            rt->gpu_health_written = false;
         }
         ty_error_clear(&err);
         rt->next_beat_ms = now + HEARTBEAT_MS;
@@ -470,6 +474,10 @@ static void housekeeping(rt_local *rt)
         rt_logs_sweep(rt->s, rt->data_dir, rt->log_retention_ms, rt_logs_wall_ms());
         rt->next_log_sweep_ms = now + (every < 100 ? 100 : every > LOG_SWEEP_MS ? LOG_SWEEP_MS
                                                                               : every);
+    }
+    if (now >= rt->next_gpu_ms) {
+        agent_check_gpus(rt);
+        rt->next_gpu_ms = now + GPU_CHECK_MS;
     }
     if (now >= rt->next_disk_ms) {
         check_disk(rt);
@@ -648,6 +656,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
         ty_warn("runtime: cannot start the GPU sampler; GPU readings stay as first read");
     if (ty_metrics_add_collector(render_gpus, rt) < 0)
         ty_warn("runtime: too many metrics collectors; no GPU series on /metrics");
+    rt->gpu_idle_warn_ms = o->gpu_idle_warn_ms > 0 ? o->gpu_idle_warn_ms : 0;
     rt->backoff_ms = backoff_base(o);
     rt->log_max_bytes = o->log_max_bytes > 0 ? o->log_max_bytes : RT_LOG_MAX_DEFAULT;
     rt->log_retention_ms = o->log_retention_ms > 0 ? o->log_retention_ms : 0;

@@ -194,7 +194,7 @@ static bool take_gpus(rt_local *rt, rt_pod *p, int need, const char *container)
     if (need <= 0 || p->gpus)
         return true;
     for (int i = 0; i < rt->ngpus && n < need; i++) {
-        if (!(rt->gpu_used & (1ull << i))) {
+        if (!((rt->gpu_used | rt->gpu_bad) & (1ull << i))) {
             got |= 1ull << i;
             n++;
         }

@@ -191,6 +191,35 @@ static void nvml_read(nvml_api *nv, nvml_dev dev, rt_gpu_info *r)
     }
 }
 
+/* XIDs a program causes (an illegal address, a fault in its kernel...),
+ * which say nothing about the GPU: as NVIDIA's device plugin skips them. */
+static bool xid_is_programs(unsigned xid)
+{
+    static const unsigned programs[] = {13, 31, 43, 45, 68, 109};
+
+    for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++)
+        if (xid == programs[i])
+            return true;
+    return false;
+}
+
+bool rt_gpu_healthy(const rt_gpu_info *d, char *why, size_t len)
+{
+    if (d->bad_xid) {
+        if (why)
+            snprintf(why, len, "XID %u", d->bad_xid);
+        return false;
+    }
+    if ((d->has & RT_GPU_HAS_ECC) && d->ecc_dbe_volatile > 0) {
+        if (why)
+            snprintf(why, len, "%llu double-bit ECC errors", d->ecc_dbe_volatile);
+        return false;
+    }
+    if (why && len)
+        *why = '\0';
+    return true;
+}
+
 /* XID events since the last call, without waiting. Under g->mu. */
 static void nvml_drain_xids(rt_gpus *g)
 {
@@ -209,6 +238,8 @@ static void nvml_drain_xids(rt_gpus *g)
             if (nv->dev[i] && nv->dev[i] == ev.device) {
                 g->info[i].xid_count++;
                 g->info[i].last_xid = (unsigned)ev.data;
+                if (!xid_is_programs((unsigned)ev.data))
+                    g->info[i].bad_xid = (unsigned)ev.data;
                 ty_warn("gpu %d (%s): XID %llu", i, g->info[i].uuid, ev.data);
             }
         }

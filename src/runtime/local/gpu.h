@@ -14,6 +14,7 @@
 #define TY_RUNTIME_LOCAL_GPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/buf.h"
@@ -48,6 +49,7 @@ typedef struct rt_gpu_info {
     unsigned long long ecc_dbe_volatile;
     unsigned long long xid_count; /* XID critical errors seen since start */
     unsigned last_xid;          /* the last one's code, 0 = none */
+    unsigned bad_xid;           /* the last that is the GPU's fault, not a program's */
     /* The pod holding it, "" when none. */
     char pod_ns[256], pod_name[256], container[256];
 } rt_gpu_info;
@@ -71,6 +73,12 @@ int rt_gpus_get(rt_gpus *g, int i, rt_gpu_info *out);
  * name is NULL. Strings are copied (truncated to fit). */
 void rt_gpus_set_holder(rt_gpus *g, int i, const char *ns, const char *name,
                         const char *container);
+
+/* false once the GPU reported an XID error that is not a program's fault
+ * (13, 31, 43, 45, 68 and 109 are) or double-bit ECC errors: it stays so
+ * until the server restarts, as NVIDIA's device plugin keeps it. *why
+ * (may be NULL) says what, in a sentence fragment. */
+bool rt_gpu_healthy(const rt_gpu_info *d, char *why, size_t len);
 
 /* Appends the DCGM exporter's series for every GPU (Prometheus text:
  * DCGM_FI_DEV_GPU_UTIL, ...; labels gpu, UUID, device, modelName, Hostname,

@@ -214,3 +214,44 @@ int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_erro
 {
     return ak_node_set_condition(s, name, &disk_cond, pressure, err);
 }
+
+/* ---- GPU health ---- */
+
+typedef struct gpu_alloc_args {
+    int healthy;
+} gpu_alloc_args;
+
+static int set_gpu_allocatable(json_t *obj, void *arg, ty_error *err)
+{
+    const gpu_alloc_args *a = arg;
+    json_t *status = json_object_get(obj, "status"), *alloc;
+    char n[16];
+
+    (void)err;
+    if (!json_is_object(status))
+        json_object_set_new(obj, "status", status = json_object());
+    if (!json_is_object(alloc = ty_json_own(status, "allocatable")))
+        json_object_set_new(status, "allocatable", alloc = json_object());
+    snprintf(n, sizeof(n), "%d", a->healthy);
+    json_object_set_new(alloc, "nvidia.com/gpu", json_string(n));
+    return 0;
+}
+
+int rt_node_set_gpu_health(ty_kc *s, const char *name, int healthy, const char *problem,
+                           ty_error *err)
+{
+    /* No taint: the healthy GPUs still take pods, the broken ones are out
+     * of allocatable (as NVIDIA's device plugin reports them). */
+    const ak_node_cond cond = {
+        .type = RT_GPU_CONDITION, .reason_on = "GPUErrors",
+        .message_on = problem ? problem : "", .reason_off = "GPUsHealthy",
+        .message_off = "no GPU has reported an error",
+    };
+    gpu_alloc_args a = {.healthy = healthy};
+    ty_obj *o = kc_mutate(s, "nodes", "", name, set_gpu_allocatable, &a, KC_STATUS, err);
+
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    return ak_node_set_condition(s, name, &cond, problem != NULL, err);
+}
