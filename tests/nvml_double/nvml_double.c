@@ -9,10 +9,11 @@
  *   gpu <i> key=value...      device i (the count is the highest i + 1)
  *
  * keys: uuid, name (underscores read as spaces), minor, util, memutil,
- * total_mib, used_mib, temp, power_mw, ecc_dbe, xid (an XID code) and
+ * total_mib, used_mib, reserved_mib (counted in "used" by
+ * nvmlDeviceGetMemoryInfo, not by its _v2), temp, power_mw, ecc_dbe, xid (an XID code) and
  * xidseq (how many XID events there have been: each new one is delivered
  * once through nvmlEventSetWait_v2), fail=<call>[,<call>] with calls
- * handle, uuid, name, util, mem, temp, power, ecc: those fail for that
+ * handle, uuid, name, util, mem, mem2, temp, power, ecc: those fail for that
  * device (NVML_ERROR_UNKNOWN). Without a file: no devices. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +28,15 @@
 typedef struct dev {
     char uuid[96], name[96], fail[128];
     unsigned minor, util, memutil, temp, power_mw;
-    unsigned long long total_mib, used_mib, ecc_dbe, xid, xidseq;
+    unsigned long long total_mib, used_mib, reserved_mib, ecc_dbe, xid, xidseq;
 } dev;
 
 typedef struct { unsigned int gpu, memory; } util_t;
 typedef struct { unsigned long long total, free, used; } mem_t;
+typedef struct {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} mem2_t;
 typedef struct {
     void *device;
     unsigned long long type, data;
@@ -69,6 +74,8 @@ static void set_key(dev *d, const char *k, const char *v)
         d->total_mib = strtoull(v, NULL, 10);
     else if (!strcmp(k, "used_mib"))
         d->used_mib = strtoull(v, NULL, 10);
+    else if (!strcmp(k, "reserved_mib"))
+        d->reserved_mib = strtoull(v, NULL, 10);
     else if (!strcmp(k, "ecc_dbe"))
         d->ecc_dbe = strtoull(v, NULL, 10);
     else if (!strcmp(k, "xid"))
@@ -209,8 +216,21 @@ int nvmlDeviceGetMemoryInfo(void *h, mem_t *m)
     if (!d)
         return ERR_UNKNOWN;
     m->total = d->total_mib << 20;
-    m->used = d->used_mib << 20;
+    m->used = (d->used_mib + d->reserved_mib) << 20;
     m->free = m->total > m->used ? m->total - m->used : 0;
+    return OK;
+}
+
+/* v1 counts the reserved memory as used; v2 apart. */
+int nvmlDeviceGetMemoryInfo_v2(void *h, mem2_t *m)
+{
+    dev *d = get(h, "mem2");
+    if (!d || m->version != ((unsigned)sizeof(mem2_t) | (2u << 24)))
+        return ERR_UNKNOWN;
+    m->total = d->total_mib << 20;
+    m->reserved = d->reserved_mib << 20;
+    m->used = d->used_mib << 20;
+    m->free = m->total > m->used + m->reserved ? m->total - m->used - m->reserved : 0;
     return OK;
 }
 

@@ -90,6 +90,26 @@ static void test_devices_found_and_read(void **state)
     rt_gpus_close(g);
 }
 
+/* Memory through nvmlDeviceGetMemoryInfo_v2 (the reserved memory not
+ * "used", as nvidia-smi shows it), else the v1 call. */
+static void test_memory_v2_then_v1(void **state)
+{
+    rt_gpu_info d;
+    rt_gpus *g;
+
+    (void)state;
+    write_conf("gpu 0 total_mib=1000 used_mib=100 reserved_mib=50\n"
+               "gpu 1 total_mib=1000 used_mib=100 reserved_mib=50 fail=mem2\n");
+    assert_non_null(g = rt_gpus_open(-1));
+    assert_int_equal(rt_gpus_get(g, 0, &d), 0);
+    assert_int_equal(d.fb_used_mib, 100);
+    assert_int_equal(d.fb_free_mib, 850);
+    assert_int_equal(rt_gpus_get(g, 1, &d), 0);
+    assert_int_equal(d.fb_used_mib, 150);
+    assert_int_equal(d.fb_free_mib, 850);
+    rt_gpus_close(g);
+}
+
 static void test_readings_change(void **state)
 {
     rt_gpu_info d;
@@ -288,6 +308,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_found_and_read),
+        cmocka_unit_test(test_memory_v2_then_v1),
         cmocka_unit_test(test_readings_change),
         cmocka_unit_test(test_health),
         cmocka_unit_test(test_sampler_thread),

@@ -29,6 +29,12 @@ typedef void *nvml_dev;
 typedef void *nvml_evset;
 typedef struct { unsigned int gpu, memory; } nvml_util;                   /* nvmlUtilization_t */
 typedef struct { unsigned long long total, free, used; } nvml_mem;        /* nvmlMemory_t, bytes */
+typedef struct {                                                          /* nvmlMemory_v2_t */
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvml_mem2;
+/* nvmlMemory_v2: the struct's size and version 2 in the top byte. */
+#define NVML_MEMORY_V2 ((unsigned int)sizeof(nvml_mem2) | (2u << 24))
 typedef struct {                                                          /* nvmlEventData_t */
     nvml_dev device;
     unsigned long long type, data;
@@ -46,6 +52,7 @@ typedef struct nvml_api {
     int (*minor)(nvml_dev, unsigned int *);
     int (*util)(nvml_dev, nvml_util *);
     int (*mem)(nvml_dev, nvml_mem *);
+    int (*mem2)(nvml_dev, nvml_mem2 *);
     int (*temp)(nvml_dev, int, unsigned int *);
     int (*power)(nvml_dev, unsigned int *);
     int (*ecc)(nvml_dev, int, int, unsigned long long *);
@@ -108,6 +115,7 @@ static int nvml_load(nvml_api *nv, rt_gpu_info *info)
     SYM(minor, "nvmlDeviceGetMinorNumber");
     SYM(util, "nvmlDeviceGetUtilizationRates");
     SYM(mem, "nvmlDeviceGetMemoryInfo");
+    SYM(mem2, "nvmlDeviceGetMemoryInfo_v2");
     SYM(temp, "nvmlDeviceGetTemperature");
     SYM(power, "nvmlDeviceGetPowerUsage");
     SYM(ecc, "nvmlDeviceGetTotalEccErrors");
@@ -159,6 +167,7 @@ static void nvml_read(nvml_api *nv, nvml_dev dev, rt_gpu_info *r)
 {
     nvml_util u;
     nvml_mem m;
+    nvml_mem2 m2 = {0};
     unsigned int v;
     unsigned long long ecc;
 
@@ -170,7 +179,14 @@ static void nvml_read(nvml_api *nv, nvml_dev dev, rt_gpu_info *r)
         r->mem_util_pct = u.memory;
         r->has |= RT_GPU_HAS_UTIL;
     }
-    if (nv->mem && nv->mem(dev, &m) == NVML_SUCCESS) {
+    /* v2 leaves the driver's reserved memory out of "used", as nvidia-smi
+     * and DCGM do (v1 counts it: some 600 MiB on an idle H200). */
+    if (nv->mem2 && (m2.version = NVML_MEMORY_V2, nv->mem2(dev, &m2) == NVML_SUCCESS)) {
+        r->fb_used_mib = m2.used >> 20;
+        r->fb_free_mib = m2.free >> 20;
+        r->fb_total_mib = m2.total >> 20;
+        r->has |= RT_GPU_HAS_MEM;
+    } else if (nv->mem && nv->mem(dev, &m) == NVML_SUCCESS) {
         r->fb_used_mib = m.used >> 20;
         r->fb_free_mib = m.free >> 20;
         r->fb_total_mib = m.total >> 20;

@@ -94,7 +94,8 @@ void rt_gpus_render(rt_gpus *g, const char *hostname, ty_buf *out)
             head = true;
             ty_buf_puts(out, dcgm[m].name);
             put_labels(out, &d, hostname);
-            ty_buf_printf(out, " %.17g\n", value(&d, dcgm[m].v));
+            /* 15 digits: 79.408 W, not 79.408000000000001 */
+            ty_buf_printf(out, " %.15g\n", value(&d, dcgm[m].v));
         }
     }
 }
