@@ -24,6 +24,8 @@ has_series() { grep -Eq -- "$1" <<<"$(metrics)"; }
 node_field() { k get node gpu-node -o jsonpath="$1"; }
 cond() { node_field '{.status.conditions[?(@.type=="GPUUnhealthy")].'"$1"'}'; }
 expect_eq "node has the NVML GPUs" "3" "$(node_field '{.status.capacity.nvidia\.com/gpu}')"
+expect_eq "GPU feature discovery's labels" "NVIDIA-Double-H100 3 81920" \
+    "$(node_field '{.metadata.labels.nvidia\.com/gpu\.product} {.metadata.labels.nvidia\.com/gpu\.count} {.metadata.labels.nvidia\.com/gpu\.memory}')"
 gpus_ok() { [ "$(cond status)" = False ]; }
 check "node says its GPUs are healthy" wait_until gpus_ok
 expect_eq "healthy reason" "GPUsHealthy" "$(cond reason)"
@@ -121,4 +123,6 @@ M=$(metrics)
 expect_match "fake GPUs are marked" \
     '^DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-fake-[0-9-]+",device="nvidia0",modelName="Trainyard fake GPU",Hostname="gpu-node",.*\} 0$' "$M"
 expect_eq "no series of the double's GPUs" "" "$(grep 'GPU-e2e' <<<"$M")"
+expect_eq "the node's GPU product says fake" "Trainyard-fake-GPU 1" \
+    "$(node_field '{.metadata.labels.nvidia\.com/gpu\.product} {.metadata.labels.nvidia\.com/gpu\.count}')"
 finish

@@ -459,7 +459,7 @@ static void housekeeping(rt_local *rt)
         ty_error_init(&err);
         if (rt_node_heartbeat(rt->s, rt->node_name, &err) < 0) {
             ty_error_clear(&err);
-            if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
+            if (rt_node_register(rt->s, rt->node_name, rt->gpus, &err) < 0)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
             rt->disk_state = -1; /* registered afresh: written again */
             rt->gpu_health_written = false;
@@ -665,7 +665,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     rt->disk_state = -1;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
     addr_init(rt);
-    return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
+    return rt_node_register(rt->s, rt->node_name, rt->gpus, err);
 }
 
 rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err)

@@ -11,6 +11,7 @@
 #include "base/timeutil.h"
 #include "model/quantity.h"
 #include "runtime/agent_kit.h"
+#include "runtime/local/gpu.h"
 #include "runtime/local/rt_internal.h"
 
 #define DISK_TAINT "node.kubernetes.io/disk-pressure"
@@ -125,8 +126,48 @@ static json_t *copy_node(void *arg)
     return json_deep_copy(arg);
 }
 
-int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
+/* A label value from free text (GPU feature discovery's form: "NVIDIA
+ * H200" -> "NVIDIA-H200"): [A-Za-z0-9._-], at most 63, alphanumeric ends. */
+static void label_value(const char *in, char *out, size_t len)
 {
+    size_t o = 0;
+
+    for (; *in && o + 1 < len && o < 63; in++) {
+        char c = *in;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (o == 0 && !(ok && c != '.' && c != '_' && c != '-'))
+            continue;
+        out[o++] = ok ? c : '-';
+    }
+    while (o > 0 && (out[o - 1] == '.' || out[o - 1] == '_' || out[o - 1] == '-'))
+        o--;
+    out[o] = '\0';
+}
+
+/* GPU feature discovery's labels for what the GPUs are (GPU 0 speaks for
+ * all): fake ones say so in gpu.product. */
+static void gpu_labels(json_t *labels, rt_gpus *g)
+{
+    char v[64];
+    rt_gpu_info d;
+
+    if (rt_gpus_get(g, 0, &d) < 0)
+        return;
+    label_value(d.model, v, sizeof(v));
+    if (*v)
+        json_object_set_new(labels, "nvidia.com/gpu.product", json_string(v));
+    snprintf(v, sizeof(v), "%d", rt_gpus_count(g));
+    json_object_set_new(labels, "nvidia.com/gpu.count", json_string(v));
+    if (d.has & RT_GPU_HAS_MEM) {
+        snprintf(v, sizeof(v), "%llu", d.fb_total_mib);
+        json_object_set_new(labels, "nvidia.com/gpu.memory", json_string(v));
+    }
+}
+
+int rt_node_register(ty_kc *s, const char *name, rt_gpus *g, ty_error *err)
+{
+    int gpus = rt_gpus_count(g);
     json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{}, s:o}",
                              "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
                              "labels", "kubernetes.io/hostname", name, "kubernetes.io/os",
@@ -138,6 +179,7 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 
     if (!node)
         return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    gpu_labels(json_object_get(json_object_get(node, "metadata"), "labels"), g);
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
@@ -147,7 +189,7 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 }
 
 /* The conditions a heartbeat renews besides Ready. */
-static const char *const beat_also[] = {"DiskPressure", NULL};
+static const char *const beat_also[] = {"DiskPressure", RT_GPU_CONDITION, NULL};
 
 int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err)
 {

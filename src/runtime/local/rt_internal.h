@@ -160,8 +160,11 @@ void rt_state_events(ty_kc *s, const json_t *pod, const json_t *before,
 
 /* ---- node.c ---- */
 
-/* Creates or updates the Node. */
-int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err);
+struct rt_gpus;
+/* Creates or updates the Node, with g's GPUs (gpu.h; borrowed): capacity
+ * and GPU feature discovery's labels nvidia.com/gpu.product, .count and
+ * .memory (MiB). */
+int rt_node_register(ty_kc *s, const char *name, struct rt_gpus *g, ty_error *err);
 /* The Node condition that says whether its GPUs are sound (True: some
  * are not), docs/internals/runtime.md. */
 #define RT_GPU_CONDITION "GPUUnhealthy"
