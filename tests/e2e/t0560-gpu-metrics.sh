@@ -71,6 +71,11 @@ expect_match "memory used follows" '^DCGM_FI_DEV_FB_USED\{gpu="0",.*pod="gpu-pod
 expect_match "power follows" '^DCGM_FI_DEV_POWER_USAGE\{gpu="0",.*pod="gpu-pod"\} 412.5$' "$M"
 expect_match "no XID yet" '^DCGM_FI_DEV_XID_ERRORS\{gpu="0",.*\} 0$' "$M"
 
+# A restarted server re-adopts the pod, and with it its GPU's labels.
+stop_server
+start_server --node-name gpu-node --gpu-idle-warning 3s
+check "after a restart the adopted pod still labels its GPU" wait_until has_series "$held 87$"
+
 gpus "gpu 0 uuid=GPU-e2e-0 name=NVIDIA_Double_H100 util=0 total_mib=81920 used_mib=40960 temp=71 power_mw=90000 xid=79 xidseq=1" \
      "gpu 1 uuid=GPU-e2e-1 name=NVIDIA_Double_H100 util=0 total_mib=81920 used_mib=0 temp=33 power_mw=65000"
 check "an XID error shows as the last XID" \

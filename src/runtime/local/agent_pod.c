@@ -297,6 +297,11 @@ static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
     snprintf(prep.host_ip, sizeof(prep.host_ip), "%s", rt->host_ip);
     if (!(spec = rt_build_spec(rt->s, pod, &prep, err)))
         return -1;
+    /* Read back when a restarted server adopts the pod: its GPUs' label. */
+    if (p->gpus)
+        json_object_set_new(spec, "gpuContainer",
+                            json_string(gpu_container(json_object_get(
+                                json_object_get(pod, "spec"), "containers"))));
     path_in(p, "spec.json", path, sizeof(path));
     rc = rt_save_json(path, spec);
     json_decref(spec);
@@ -688,7 +693,7 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
         p->strict = true;
         p->gpus = parse_gpus(ty_jstr(spec, "gpus"));
         rt->gpu_used |= p->gpus;
-        note_gpu_holder(rt, p, gpu_container(json_object_get(spec, "containers")), false);
+        note_gpu_holder(rt, p, ty_jstr(spec, "gpuContainer"), false);
         /* Supervisors from before the lock hold none: their pid decides. */
         p->finished = holder <= 0 && !rt_pid_alive(p->sup, p->dir);
         if (p->finished) {
