@@ -87,6 +87,10 @@ expect_eq "reason" "GPUErrors" "$(cond reason)"
 expect_eq "message names the GPU and the XID" "GPU 0 (GPU-e2e-0): XID 79" "$(cond message)"
 expect_eq "allocatable leaves it out" "2" "$(node_field '{.status.allocatable.nvidia\.com/gpu}')"
 expect_eq "capacity keeps it" "3" "$(node_field '{.status.capacity.nvidia\.com/gpu}')"
+told() { k get events --field-selector involvedObject.name=gpu-pod,reason=GPUUnhealthy -o name | grep -q .; }
+check "the pod on it hears of it" wait_until told
+expect_match "with the GPU and the cause" 'GPU 0 \(GPU-e2e-0\) is out of service: XID 79' \
+    "$(k get events --field-selector involvedObject.name=gpu-pod,reason=GPUUnhealthy)"
 
 k delete pod gpu-pod --wait=false >/dev/null
 gone() { ! k get pod gpu-pod >/dev/null 2>&1; }

@@ -1,7 +1,8 @@
 /* agent_gpu.c - what the agent does with the GPUs' readings (gpu.h): the
  * Node's GPU health (a condition, and broken GPUs out of allocatable and
- * never handed to a pod), and a Warning Event for a pod that holds GPUs
- * idle longer than --gpu-idle-warning. Runs on the agent's thread. */
+ * never handed to a pod; a Warning Event for the pod on one that breaks),
+ * and a Warning Event for a pod that holds GPUs idle longer than
+ * --gpu-idle-warning. Runs on the agent's thread. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,31 @@
 #include "base/timeutil.h"
 #include "client/events.h"
 #include "runtime/local/agent.h"
+
+/* The pod's Event, about it by name and uid (no copy of the object needed). */
+static void pod_event(rt_local *rt, const rt_pod *p, const char *reason, const char *msg)
+{
+    json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                                 "Pod", "metadata", "namespace", p->ns, "name", p->name, "uid",
+                                 p->uid);
+
+    if (!involved)
+        return;
+    ty_event(rt->s, involved, "Warning", reason, RT_COMPONENT, "%s", msg);
+    json_decref(involved);
+}
+
+/* A pod running on a GPU that has just gone bad hears of it: its program
+ * may well fail next, and this says why. */
+static void tell_holders(rt_local *rt, int gpu, const char *uuid, const char *why)
+{
+    char msg[256];
+
+    snprintf(msg, sizeof(msg), "GPU %d (%s) is out of service: %s", gpu, uuid, why);
+    for (size_t k = 0; k < rt->npods; k++)
+        if (rt->pods[k]->gpus & (1ull << gpu))
+            pod_event(rt, rt->pods[k], "GPUUnhealthy", msg);
+}
 
 static void check_health(rt_local *rt)
 {
@@ -27,6 +53,8 @@ static void check_health(rt_local *rt)
             continue;
         }
         bad |= 1ull << i;
+        if (!(rt->gpu_bad & (1ull << i)))
+            tell_holders(rt, i, d.uuid, why);
         if (o < sizeof(problem))
             o += (size_t)snprintf(problem + o, sizeof(problem) - o, "%sGPU %d (%s): %s",
                                   o ? "; " : "", i, d.uuid, why);
@@ -64,11 +92,10 @@ static bool pod_gpus_idle(rt_local *rt, const rt_pod *p, char *list, size_t len)
 
 static void check_idle(rt_local *rt, int64_t now)
 {
-    char list[RT_MAX_GPUS * 3 + 1];
+    char list[RT_MAX_GPUS * 3 + 1], msg[320];
 
     for (size_t k = 0; k < rt->npods; k++) {
         rt_pod *p = rt->pods[k];
-        json_t *involved;
 
         if (!p->gpus || !p->started || p->finished || p->killing ||
             !pod_gpus_idle(rt, p, list, sizeof(list))) {
@@ -81,14 +108,9 @@ static void check_idle(rt_local *rt, int64_t now)
         if (p->gpu_idle_warned || now - p->gpu_idle_since_ms < rt->gpu_idle_warn_ms)
             continue;
         p->gpu_idle_warned = true; /* once per idle stretch */
-        involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Pod",
-                             "metadata", "namespace", p->ns, "name", p->name, "uid", p->uid);
-        if (!involved)
-            continue;
-        ty_event(rt->s, involved, "Warning", "GPUIdle", RT_COMPONENT,
-                 "pod holds GPU %s at 0%% utilization for %llds", list,
+        snprintf(msg, sizeof(msg), "pod holds GPU %s at 0%% utilization for %llds", list,
                  (long long)((now - p->gpu_idle_since_ms) / 1000));
-        json_decref(involved);
+        pod_event(rt, p, "GPUIdle", msg);
     }
 }
 
