@@ -8,6 +8,7 @@
 
 #define MAX_METRICS 128
 #define MAX_SERIES 4096
+#define MAX_COLLECTORS 8
 
 typedef struct series {
     int metric;
@@ -22,6 +23,11 @@ static struct {
 static int nmetrics;
 static series all_series[MAX_SERIES];
 static int nseries;
+static struct {
+    ty_metrics_collector fn;
+    void *arg;
+} collectors[MAX_COLLECTORS];
+static int ncollectors;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int find_metric(const char *name)
@@ -103,6 +109,35 @@ void ty_metrics_render(ty_buf *out)
                               all_series[i].value);
             else
                 ty_buf_printf(out, "%s %.17g\n", metrics[m].name, all_series[i].value);
+        }
+    }
+    for (int c = 0; c < ncollectors; c++)
+        collectors[c].fn(out, collectors[c].arg);
+    pthread_mutex_unlock(&mu);
+}
+
+int ty_metrics_add_collector(ty_metrics_collector fn, void *arg)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&mu);
+    if (ncollectors < MAX_COLLECTORS) {
+        collectors[ncollectors].fn = fn;
+        collectors[ncollectors].arg = arg;
+        ncollectors++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+
+void ty_metrics_remove_collector(ty_metrics_collector fn, void *arg)
+{
+    pthread_mutex_lock(&mu);
+    for (int c = 0; c < ncollectors; c++) {
+        if (collectors[c].fn == fn && collectors[c].arg == arg) {
+            collectors[c] = collectors[--ncollectors];
+            break;
         }
     }
     pthread_mutex_unlock(&mu);

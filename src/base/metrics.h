@@ -18,7 +18,18 @@ void ty_metric_add(const char *name, const char *labels, double delta);
 void ty_metric_set(const char *name, const char *labels, double value);
 /* Current value of a series (0 if absent): for tests. */
 double ty_metric_get(const char *name, const char *labels);
-/* Appends every metric in the Prometheus text exposition format. */
+/* Appends every metric in the Prometheus text exposition format, then
+ * what each collector writes. */
 void ty_metrics_render(ty_buf *out);
+
+/* A collector writes series of its own (with their HELP and TYPE lines) at
+ * each render: for readings whose label sets come and go, which the
+ * registry would keep for ever. It runs under the registry's lock, so it
+ * must not call the ty_metric_* functions. */
+typedef void (*ty_metrics_collector)(ty_buf *out, void *arg);
+/* 0, or -1 when the table of collectors is full. */
+int ty_metrics_add_collector(ty_metrics_collector fn, void *arg);
+/* Removes it (a no-op when absent); a render under way ends first. */
+void ty_metrics_remove_collector(ty_metrics_collector fn, void *arg);
 
 #endif

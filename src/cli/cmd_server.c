@@ -70,6 +70,8 @@ static void server_usage(FILE *f)
                "  --log-level  default info\n"
                "  --node-name  the name this machine registers as (default: the host name)\n"
                "  --fake-gpus  register N fake nvidia.com/gpu devices instead of detecting GPUs\n"
+               "  --gpu-idle-warning DURATION  a pod that holds GPUs at 0%% utilization\n"
+               "               this long gets a Warning Event, GPUIdle (default 30m; 0 = never)\n"
                "  --disk-free-min SIZE|PCT  below this much free space in the data directory\n"
                "               the node reports DiskPressure and takes no new pods\n"
                "               (default: the smaller of 5%% and 1Gi; 0 = never)\n"
@@ -261,6 +263,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"pod-log-max-size", required_argument, NULL, 'm'},
         {"pod-log-retention", required_argument, NULL, 'r'},
         {"disk-free-min", required_argument, NULL, 'D'},
+        {"gpu-idle-warning", required_argument, NULL, 'W'},
         SECURITY_LONGOPTS,
         RUNTIME_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
@@ -290,6 +293,14 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'r':
             if (node_disk_flag(c, optarg, ro) < 0)
                 return 2;
+            break;
+        case 'W':
+            if (ty_duration_parse(optarg, &ro->gpu_idle_warn_ms) < 0 ||
+                ro->gpu_idle_warn_ms < 0) {
+                fprintf(stderr, "error: invalid --gpu-idle-warning %s: want a duration such as "
+                                "30m, 90s or 0\n", optarg);
+                return 2;
+            }
             break;
         case 'E':
             if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
@@ -490,7 +501,8 @@ int cmd_server(int argc, char **argv)
 {
     server_opts so = {.address = "127.0.0.1", .port = TY_DEFAULT_PORT};
     rt_local_opts ro = {.fake_gpus = -1, .log_max_bytes = RT_LOG_MAX_DEFAULT,
-                        .log_retention_ms = RT_LOG_RETENTION_DEFAULT_MS};
+                        .log_retention_ms = RT_LOG_RETENTION_DEFAULT_MS,
+                        .gpu_idle_warn_ms = RT_GPU_IDLE_WARN_DEFAULT_MS};
     node_flags nf = {.local = true, .event_ttl_ms = 3600 * 1000};
     security_flags sf = {0};
     security_state sec = {0};

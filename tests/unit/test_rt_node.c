@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kc_fixture.h"
+#include "runtime/local/gpu.h"
 #include "runtime/local/rt_internal.h"
 #include "strict_kc.h"
 
@@ -73,16 +74,23 @@ static void test_node_writes(void **state)
     store_obj *o;
     json_t *n;
 
+    rt_gpus *g = rt_gpus_open(2);
+
     ty_error_init(&err);
-    assert_int_equal(rt_node_register(c, "n1", 2, &err), 0);
+    assert_non_null(g);
+    assert_int_equal(rt_node_register(c, "n1", g, &err), 0);
     /* again, on the existing node: labels and status both kept */
-    assert_int_equal(rt_node_register(c, "n1", 2, &err), 0);
+    assert_int_equal(rt_node_register(c, "n1", g, &err), 0);
     n = node(f);
     assert_string_equal(cond_status(n, "Ready"), "True");
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(json_object_get(n, "metadata"), "labels"),
                             "trainyard.io/runtime")),
                         "local");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(n, "metadata"), "labels"),
+                            "nvidia.com/gpu.product")),
+                        "Trainyard-fake-GPU");
     json_decref(n);
 
     /* the node controller marks it Unknown; the next heartbeat says Ready */
@@ -106,6 +114,32 @@ static void test_node_writes(void **state)
     assert_string_equal(cond_status(n, "DiskPressure"), "False");
     assert_int_equal(disk_taints(n), 0);
     json_decref(n);
+
+    /* GPU health: the condition, allocatable below capacity, no taint */
+    assert_int_equal(rt_node_set_gpu_health(c, "n1", 1, "GPU 1 (GPU-x): XID 79", &err), 0);
+    n = node(f);
+    assert_string_equal(cond_status(n, RT_GPU_CONDITION), "True");
+    assert_string_equal(json_string_value(json_object_get(cond(n, RT_GPU_CONDITION), "message")),
+                        "GPU 1 (GPU-x): XID 79");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(n, "status"), "allocatable"),
+                            "nvidia.com/gpu")),
+                        "1");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(n, "status"), "capacity"),
+                            "nvidia.com/gpu")),
+                        "2");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(n, "spec"), "taints")), 0);
+    json_decref(n);
+    assert_int_equal(rt_node_set_gpu_health(c, "n1", 2, NULL, &err), 0);
+    n = node(f);
+    assert_string_equal(cond_status(n, RT_GPU_CONDITION), "False");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(n, "status"), "allocatable"),
+                            "nvidia.com/gpu")),
+                        "2");
+    json_decref(n);
+    rt_gpus_close(g);
     kc_free(c);
 }
 

@@ -22,12 +22,15 @@
 
 #include "base/jsonget.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/timeutil.h"
 #include "base/thread.h"
 #include "runtime/local/agent.h"
 
 #define SWEEP_MS 2000       /* every state.json read, whatever woke us */
 #define HEARTBEAT_MS 10000
+#define GPU_CHECK_MS 2000    /* GPU health and idle GPUs, from the last sample */
+#define GPU_SAMPLE_MS 2000   /* NVML readings: DCGM exporter scrapes are 15-30 s */
 #define DISK_CHECK_MS 2000  /* free space of the data directory (statvfs) */
 #define RESYNC_MS 30000
 #define LOG_SWEEP_MS 60000  /* at most: a quarter of the log retention when shorter */
@@ -408,6 +411,8 @@ static int sleep_ms(rt_local *rt)
         next = rt->next_log_sweep_ms;
     if (rt->next_disk_ms < next)
         next = rt->next_disk_ms;
+    if (rt->ngpus > 0 && rt->next_gpu_ms < next)
+        next = rt->next_gpu_ms;
     for (size_t i = 0; i < rt->npods; i++) {
         const rt_pod *p = rt->pods[i];
         if (p->poll_due)
@@ -454,9 +459,10 @@ static void housekeeping(rt_local *rt)
         ty_error_init(&err);
         if (rt_node_heartbeat(rt->s, rt->node_name, &err) < 0) {
             ty_error_clear(&err);
-            if (rt_node_register(rt->s, rt->node_name, rt->ngpus, &err) < 0)
+            if (rt_node_register(rt->s, rt->node_name, rt->gpus, &err) < 0)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
             rt->disk_state = -1; /* registered afresh: written again */
+            rt->gpu_health_written = false;
         }
         ty_error_clear(&err);
         rt->next_beat_ms = now + HEARTBEAT_MS;
@@ -468,6 +474,10 @@ static void housekeeping(rt_local *rt)
         rt_logs_sweep(rt->s, rt->data_dir, rt->log_retention_ms, rt_logs_wall_ms());
         rt->next_log_sweep_ms = now + (every < 100 ? 100 : every > LOG_SWEEP_MS ? LOG_SWEEP_MS
                                                                               : every);
+    }
+    if (now >= rt->next_gpu_ms) {
+        agent_check_gpus(rt);
+        rt->next_gpu_ms = now + GPU_CHECK_MS;
     }
     if (now >= rt->next_disk_ms) {
         check_disk(rt);
@@ -586,8 +596,18 @@ static int backoff_base(const rt_local_opts *o)
     return v > 0 && v <= RT_MAX_BACKOFF_MS ? (int)v : RT_DEFAULT_BACKOFF_MS;
 }
 
+/* The GPUs' series on /metrics, read at each scrape (metrics.h). */
+static void render_gpus(ty_buf *out, void *arg)
+{
+    rt_local *rt = arg;
+
+    rt_gpus_render(rt->gpus, rt->node_name, out);
+}
+
 static void free_rt(rt_local *rt)
 {
+    /* First: a scrape under way finishes before the reader goes. */
+    ty_metrics_remove_collector(render_gpus, rt);
     while (rt->npods)
         agent_remove(rt, rt->pods[rt->npods - 1]);
     while (rt->nidle)
@@ -605,6 +625,7 @@ static void free_rt(rt_local *rt)
     free(rt->self_exe);
     free(rt->supervisor_exe);
     free(rt->shim);
+    rt_gpus_close(rt->gpus);
     free(rt);
 }
 
@@ -626,9 +647,16 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
                          strerror(errno));
     rt->shim = find_shim(rt->self_exe);
     rt->supervisor_exe = find_supervisor(rt->self_exe);
-    rt->ngpus = o->fake_gpus >= 0 ? o->fake_gpus : rt_detect_gpus();
+    if (!(rt->gpus = rt_gpus_open(o->fake_gpus)))
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    rt->ngpus = rt_gpus_count(rt->gpus);
     if (rt->ngpus > RT_MAX_GPUS)
         rt->ngpus = RT_MAX_GPUS;
+    if (rt_gpus_start(rt->gpus, GPU_SAMPLE_MS) < 0)
+        ty_warn("runtime: cannot start the GPU sampler; GPU readings stay as first read");
+    if (ty_metrics_add_collector(render_gpus, rt) < 0)
+        ty_warn("runtime: too many metrics collectors; no GPU series on /metrics");
+    rt->gpu_idle_warn_ms = o->gpu_idle_warn_ms > 0 ? o->gpu_idle_warn_ms : 0;
     rt->backoff_ms = backoff_base(o);
     rt->log_max_bytes = o->log_max_bytes > 0 ? o->log_max_bytes : RT_LOG_MAX_DEFAULT;
     rt->log_retention_ms = o->log_retention_ms > 0 ? o->log_retention_ms : 0;
@@ -637,7 +665,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     rt->disk_state = -1;
     snprintf(rt->host_ip, sizeof(rt->host_ip), "127.0.0.1");
     addr_init(rt);
-    return rt_node_register(rt->s, rt->node_name, rt->ngpus, err);
+    return rt_node_register(rt->s, rt->node_name, rt->gpus, err);
 }
 
 rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err)

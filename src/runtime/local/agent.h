@@ -11,6 +11,7 @@
 
 #include "base/strmap.h"
 #include "runtime/agent_kit.h"
+#include "runtime/local/gpu.h"
 #include "runtime/local/rt_internal.h"
 #include "runtime/local/runtime.h"
 
@@ -34,6 +35,8 @@ typedef struct rt_pod {
     int wd;                 /* inotify watch on dir, -1 = none */
     int pidfd;              /* the supervisor's pidfd (in the epoll set), -1 = none */
     int64_t retry_at_ms;    /* next start attempt while !started */
+    int64_t gpu_idle_since_ms; /* every GPU it holds read 0 % since, 0 = busy */
+    bool gpu_idle_warned;   /* the Warning for this idle stretch was recorded */
     int64_t force_at_ms;    /* SIGKILL everything after this while killing */
     char *state_text;       /* last state.json seen */
     json_t *state;          /* parsed */
@@ -49,6 +52,7 @@ struct rt_local {
     char *data_dir, *node_name, *self_exe, *shim;
     char *supervisor_exe;   /* trainyard-supervise beside self_exe, or NULL */
     int ngpus, backoff_ms;
+    rt_gpus *gpus;          /* what they are and read (gpu.h); ngpus of them */
     long long log_max_bytes;  /* per container log file, before rotation */
     int64_t log_retention_ms; /* logs of pods gone from the store; 0 = for ever */
     int64_t next_log_sweep_ms;
@@ -78,6 +82,10 @@ struct rt_local {
     strmap waiting;         /* uid -> addr_wait */
     strmap gangs;           /* "<ns>/<group>" -> its waiting members */
     uint64_t gpu_used;
+    uint64_t gpu_bad;       /* GPUs out of service (agent_gpu.c): never handed out */
+    bool gpu_health_written; /* the Node shows gpu_bad */
+    int64_t gpu_idle_warn_ms; /* a pod's GPUs idle this long: a Warning; 0 = never */
+    int64_t next_gpu_ms;
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
     rt_hosts *hosts;        /* what every namespace's hosts files show */
@@ -132,6 +140,9 @@ void agent_track_dir(rt_local *rt, rt_pod *p);
 void agent_track_sup(rt_local *rt, rt_pod *p);
 /* Stops watching p (the supervisor is gone, or the entry goes). */
 void agent_untrack(rt_local *rt, rt_pod *p);
+
+/* agent_gpu.c: the GPUs' health on the Node, idle-GPU warnings. */
+void agent_check_gpus(rt_local *rt);
 
 /* agent_pod.c */
 void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be gone */

@@ -159,8 +159,34 @@ static void path_in(const rt_pod *p, const char *file, char *buf, size_t len)
     snprintf(buf, len, "%s/%s", p->dir, file);
 }
 
+/* The container the GPUs are labelled with on /metrics: the first that
+ * asks for nvidia.com/gpu, else the first. containers is borrowed. */
+static const char *gpu_container(const json_t *containers)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(containers, i, c) {
+        json_t *res = json_object_get(c, "resources");
+        if (json_object_get(json_object_get(res, "limits"), "nvidia.com/gpu") ||
+            json_object_get(json_object_get(res, "requests"), "nvidia.com/gpu"))
+            return ty_jstr(c, "name");
+    }
+    return ty_jstr(json_array_get(containers, 0), "name");
+}
+
+/* Tells the GPU reader who holds p's GPUs (none: container NULL and
+ * release true). */
+static void note_gpu_holder(rt_local *rt, const rt_pod *p, const char *container, bool release)
+{
+    for (int i = 0; i < RT_MAX_GPUS; i++)
+        if (p->gpus & (1ull << i))
+            rt_gpus_set_holder(rt->gpus, i, p->ns, release ? NULL : p->name,
+                               container ? container : "");
+}
+
 /* Lowest free GPUs; false when there are not enough. */
-static bool take_gpus(rt_local *rt, rt_pod *p, int need)
+static bool take_gpus(rt_local *rt, rt_pod *p, int need, const char *container)
 {
     uint64_t got = 0;
     int n = 0;
@@ -168,7 +194,7 @@ static bool take_gpus(rt_local *rt, rt_pod *p, int need)
     if (need <= 0 || p->gpus)
         return true;
     for (int i = 0; i < rt->ngpus && n < need; i++) {
-        if (!(rt->gpu_used & (1ull << i))) {
+        if (!((rt->gpu_used | rt->gpu_bad) & (1ull << i))) {
             got |= 1ull << i;
             n++;
         }
@@ -177,11 +203,13 @@ static bool take_gpus(rt_local *rt, rt_pod *p, int need)
         return false;
     p->gpus = got;
     rt->gpu_used |= got;
+    note_gpu_holder(rt, p, container, false);
     return true;
 }
 
 static void release_gpus(rt_local *rt, rt_pod *p)
 {
+    note_gpu_holder(rt, p, NULL, true);
     rt->gpu_used &= ~p->gpus;
     p->gpus = 0;
 }
@@ -269,6 +297,11 @@ static int write_spec(rt_local *rt, rt_pod *p, const json_t *pod, ty_error *err)
     snprintf(prep.host_ip, sizeof(prep.host_ip), "%s", rt->host_ip);
     if (!(spec = rt_build_spec(rt->s, pod, &prep, err)))
         return -1;
+    /* Read back when a restarted server adopts the pod: its GPUs' label. */
+    if (p->gpus)
+        json_object_set_new(spec, "gpuContainer",
+                            json_string(gpu_container(json_object_get(
+                                json_object_get(pod, "spec"), "containers"))));
     path_in(p, "spec.json", path, sizeof(path));
     rc = rt_save_json(path, spec);
     json_decref(spec);
@@ -289,7 +322,8 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         p->retry_at_ms = ty_now_ms() + RETRY_MS;
         goto out; /* being deleted or gone: reconcile sees it next */
     }
-    if (!take_gpus(rt, p, rt_pod_gpu_request(pod))) {
+    if (!take_gpus(rt, p, rt_pod_gpu_request(pod),
+                   gpu_container(json_object_get(json_object_get(pod, "spec"), "containers")))) {
         snprintf(path, sizeof(path), "not enough free nvidia.com/gpu on node %s for %d",
                  rt->node_name, rt_pod_gpu_request(pod));
         wait_for(rt, p, pod, "UnexpectedAdmissionError", path);
@@ -659,6 +693,7 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
         p->strict = true;
         p->gpus = parse_gpus(ty_jstr(spec, "gpus"));
         rt->gpu_used |= p->gpus;
+        note_gpu_holder(rt, p, ty_jstr(spec, "gpuContainer"), false);
         /* Supervisors from before the lock hold none: their pid decides. */
         p->finished = holder <= 0 && !rt_pid_alive(p->sup, p->dir);
         if (p->finished) {

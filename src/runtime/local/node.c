@@ -1,5 +1,4 @@
 /* node.c - this machine as a Node object: capacity, GPUs, heartbeat. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,64 +11,10 @@
 #include "base/timeutil.h"
 #include "model/quantity.h"
 #include "runtime/agent_kit.h"
+#include "runtime/local/gpu.h"
 #include "runtime/local/rt_internal.h"
 
 #define DISK_TAINT "node.kubernetes.io/disk-pressure"
-
-/* NVML is loaded at run time so that the binary needs no NVIDIA package; only
- * these three entry points are used (return 0 = NVML_SUCCESS). */
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_count_fn)(unsigned int *count);
-typedef int (*nvml_shutdown_fn)(void);
-
-static int gpus_from_nvml(void)
-{
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    nvml_init_fn init;
-    nvml_count_fn count;
-    nvml_shutdown_fn shutdown;
-    unsigned int n = 0;
-    int rc = -1;
-
-    if (!h)
-        return -1;
-    init = (nvml_init_fn)dlsym(h, "nvmlInit_v2");
-    count = (nvml_count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
-    shutdown = (nvml_shutdown_fn)dlsym(h, "nvmlShutdown");
-    if (init && count && init() == 0) {
-        if (count(&n) == 0 && n <= RT_MAX_GPUS)
-            rc = (int)n;
-        if (shutdown)
-            shutdown();
-    }
-    dlclose(h);
-    return rc;
-}
-
-static int gpus_from_smi(void)
-{
-    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
-    char line[512];
-    int n = 0;
-
-    if (!p)
-        return -1;
-    while (fgets(line, sizeof(line), p))
-        if (!strncmp(line, "GPU ", 4))
-            n++;
-    if (pclose(p) != 0)
-        return -1;
-    return n > RT_MAX_GPUS ? RT_MAX_GPUS : n;
-}
-
-int rt_detect_gpus(void)
-{
-    int n = gpus_from_nvml();
-
-    if (n < 0)
-        n = gpus_from_smi();
-    return n < 0 ? 0 : n;
-}
 
 static long long mem_total_kib(void)
 {
@@ -181,8 +126,48 @@ static json_t *copy_node(void *arg)
     return json_deep_copy(arg);
 }
 
-int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
+/* A label value from free text (GPU feature discovery's form: "NVIDIA
+ * H200" -> "NVIDIA-H200"): [A-Za-z0-9._-], at most 63, alphanumeric ends. */
+static void label_value(const char *in, char *out, size_t len)
 {
+    size_t o = 0;
+
+    for (; *in && o + 1 < len && o < 63; in++) {
+        char c = *in;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (o == 0 && !(ok && c != '.' && c != '_' && c != '-'))
+            continue;
+        out[o++] = ok ? c : '-';
+    }
+    while (o > 0 && (out[o - 1] == '.' || out[o - 1] == '_' || out[o - 1] == '-'))
+        o--;
+    out[o] = '\0';
+}
+
+/* GPU feature discovery's labels for what the GPUs are (GPU 0 speaks for
+ * all): fake ones say so in gpu.product. */
+static void gpu_labels(json_t *labels, rt_gpus *g)
+{
+    char v[64];
+    rt_gpu_info d;
+
+    if (rt_gpus_get(g, 0, &d) < 0)
+        return;
+    label_value(d.model, v, sizeof(v));
+    if (*v)
+        json_object_set_new(labels, "nvidia.com/gpu.product", json_string(v));
+    snprintf(v, sizeof(v), "%d", rt_gpus_count(g));
+    json_object_set_new(labels, "nvidia.com/gpu.count", json_string(v));
+    if (d.has & RT_GPU_HAS_MEM) {
+        snprintf(v, sizeof(v), "%llu", d.fb_total_mib);
+        json_object_set_new(labels, "nvidia.com/gpu.memory", json_string(v));
+    }
+}
+
+int rt_node_register(ty_kc *s, const char *name, rt_gpus *g, ty_error *err)
+{
+    int gpus = rt_gpus_count(g);
     json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{}, s:o}",
                              "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
                              "labels", "kubernetes.io/hostname", name, "kubernetes.io/os",
@@ -194,6 +179,7 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 
     if (!node)
         return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    gpu_labels(json_object_get(json_object_get(node, "metadata"), "labels"), g);
     if (uname(&u) == 0)
         json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
                             "kubernetes.io/arch", json_string(go_arch(u.machine)));
@@ -203,7 +189,7 @@ int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err)
 }
 
 /* The conditions a heartbeat renews besides Ready. */
-static const char *const beat_also[] = {"DiskPressure", NULL};
+static const char *const beat_also[] = {"DiskPressure", RT_GPU_CONDITION, NULL};
 
 int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err)
 {
@@ -269,4 +255,45 @@ static const ak_node_cond disk_cond = {
 int rt_node_set_disk_pressure(ty_kc *s, const char *name, bool pressure, ty_error *err)
 {
     return ak_node_set_condition(s, name, &disk_cond, pressure, err);
+}
+
+/* ---- GPU health ---- */
+
+typedef struct gpu_alloc_args {
+    int healthy;
+} gpu_alloc_args;
+
+static int set_gpu_allocatable(json_t *obj, void *arg, ty_error *err)
+{
+    const gpu_alloc_args *a = arg;
+    json_t *status = json_object_get(obj, "status"), *alloc;
+    char n[16];
+
+    (void)err;
+    if (!json_is_object(status))
+        json_object_set_new(obj, "status", status = json_object());
+    if (!json_is_object(alloc = ty_json_own(status, "allocatable")))
+        json_object_set_new(status, "allocatable", alloc = json_object());
+    snprintf(n, sizeof(n), "%d", a->healthy);
+    json_object_set_new(alloc, "nvidia.com/gpu", json_string(n));
+    return 0;
+}
+
+int rt_node_set_gpu_health(ty_kc *s, const char *name, int healthy, const char *problem,
+                           ty_error *err)
+{
+    /* No taint: the healthy GPUs still take pods, the broken ones are out
+     * of allocatable (as NVIDIA's device plugin reports them). */
+    const ak_node_cond cond = {
+        .type = RT_GPU_CONDITION, .reason_on = "GPUErrors",
+        .message_on = problem ? problem : "", .reason_off = "GPUsHealthy",
+        .message_off = "no GPU has reported an error",
+    };
+    gpu_alloc_args a = {.healthy = healthy};
+    ty_obj *o = kc_mutate(s, "nodes", "", name, set_gpu_allocatable, &a, KC_STATUS, err);
+
+    if (!o)
+        return -1;
+    ty_obj_unref(o);
+    return ak_node_set_condition(s, name, &cond, problem != NULL, err);
 }

@@ -160,10 +160,18 @@ void rt_state_events(ty_kc *s, const json_t *pod, const json_t *before,
 
 /* ---- node.c ---- */
 
-/* GPUs on this machine: NVML, then nvidia-smi -L, else 0. */
-int rt_detect_gpus(void);
-/* Creates or updates the Node. */
-int rt_node_register(ty_kc *s, const char *name, int gpus, ty_error *err);
+struct rt_gpus;
+/* Creates or updates the Node, with g's GPUs (gpu.h; borrowed): capacity
+ * and GPU feature discovery's labels nvidia.com/gpu.product, .count and
+ * .memory (MiB). */
+int rt_node_register(ty_kc *s, const char *name, struct rt_gpus *g, ty_error *err);
+/* The Node condition that says whether its GPUs are sound (True: some
+ * are not), docs/internals/runtime.md. */
+#define RT_GPU_CONDITION "GPUUnhealthy"
+/* Writes the GPUs' health: allocatable nvidia.com/gpu = healthy, and the
+ * condition, True with problem as its message (NULL = all are sound). */
+int rt_node_set_gpu_health(ty_kc *s, const char *name, int healthy, const char *problem,
+                           ty_error *err);
 /* Updates the Ready condition's lastHeartbeatTime. */
 int rt_node_heartbeat(ty_kc *s, const char *name, ty_error *err);
 /* 1 when the file system of dir has less free space than m allows (the

@@ -46,6 +46,8 @@ typedef struct rt_local_opts {
     int64_t log_retention_ms; /* logs of a pod gone from the store are removed
                                  this long after; 0 = kept for ever */
     const char *disk_free_min; /* rt_disk_min_parse's text; NULL = its default */
+    int64_t gpu_idle_warn_ms; /* a pod holding GPUs at 0 % this long gets a
+                                 Warning Event (GPUIdle); 0 = never */
 } rt_local_opts;
 
 /* The open-file soft limit the server started with, which it hands to its
@@ -55,6 +57,7 @@ typedef struct rt_local_opts {
 
 #define RT_LOG_MAX_DEFAULT (10ll << 20)             /* as kubelet's containerLogMaxSize */
 #define RT_LOG_RETENTION_DEFAULT_MS (24ll * 3600 * 1000)
+#define RT_GPU_IDLE_WARN_DEFAULT_MS (30ll * 60 * 1000)
 
 /* Registers the Node (create or update), re-adopts pods found under
  * <data_dir>/pods and starts the agent thread. s must outlive the agent. The
