@@ -49,6 +49,15 @@ void kc_list_free(kc_list *l)
         kc_list_items_free(l);
 }
 
+int kc_list_owned_sel(ty_kc *c, const char *resource, const char *ns, const char *owner_uid,
+                      const char *label_selector, kc_list *out, ty_error *err)
+{
+    if (!c->ops->list_owned_sel || !label_selector || !*label_selector)
+        return kc_list_owned(c, resource, ns, owner_uid, out, err);
+    memset(out, 0, sizeof(*out));
+    return c->ops->list_owned_sel(c, resource, ns, owner_uid, label_selector, out, err);
+}
+
 size_t kc_count(ty_kc *c, const char *resource)
 {
     return c->ops->count(c, resource);

@@ -72,6 +72,14 @@ int kc_list_objects(ty_kc *c, const char *resource, const kc_list_opts *opts, kc
  * Never paged. */
 int kc_list_owned(ty_kc *c, const char *resource, const char *ns, const char *owner_uid,
                   kc_list *out, ty_error *err);
+/* The same, for objects that also carry label_selector (as upstream's
+ * controllers select what a job controls: its job-name label): an
+ * implementation with an owner index may serve it as kc_list_owned, one
+ * without (HTTP) asks the server for the selector's objects and keeps the
+ * owned ones, so a pass costs the job's objects, not the namespace's.
+ * Objects without the labels may or may not be returned: callers check. */
+int kc_list_owned_sel(ty_kc *c, const char *resource, const char *ns, const char *owner_uid,
+                      const char *label_selector, kc_list *out, ty_error *err);
 void kc_list_free(kc_list *l);
 
 /* How many objects of resource exist now (cheap where the implementation
@@ -286,6 +294,10 @@ struct kc_ops {
                 ty_error *err);
     int (*list_owned)(ty_kc *c, const char *resource, const char *ns, const char *owner_uid,
                       kc_list *out, ty_error *err);
+    /* NULL: list_owned, the selector unused */
+    int (*list_owned_sel)(ty_kc *c, const char *resource, const char *ns,
+                          const char *owner_uid, const char *label_selector, kc_list *out,
+                          ty_error *err);
     size_t (*count)(ty_kc *c, const char *resource);
     bool count_is_cheap;   /* count is a lookup, not a request (kc_count_hint) */
     json_t *(*resources)(ty_kc *c);

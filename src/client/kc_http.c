@@ -198,6 +198,22 @@ static int h_list_owned(ty_kc *kc, const char *key, const char *ns, const char *
     return h_list(kc, key, &o, out, err);
 }
 
+/* The server narrows by the selector (the job-name label): O(the job's
+ * objects) where h_list_owned reads the namespace's (the API has no owner
+ * index). */
+static int h_list_owned_sel(ty_kc *kc, const char *key, const char *ns, const char *uid,
+                            const char *sel, kc_list *out, ty_error *err)
+{
+    kc_list_opts o = {.ns = ns, .label_selector = sel, .filter = owned_by,
+                      .filter_arg = (void *)uid};
+
+    if (!uid || !*uid) {
+        out->remaining = 0;
+        return kh_resource(key, err) ? 0 : -1;
+    }
+    return h_list(kc, key, &o, out, err);
+}
+
 static size_t h_count(ty_kc *kc, const char *key)
 {
     const api_resource *res = kh_resource(key, NULL);
@@ -564,6 +580,7 @@ const kc_ops kh_ops = {
     .get = h_get,
     .list = h_list,
     .list_owned = h_list_owned,
+    .list_owned_sel = h_list_owned_sel,
     .count = h_count,
     .resources = kh_resources,
     .create = h_create,

@@ -399,9 +399,19 @@ int kit_list_owned_views(ty_kc *s, const char *resource, const char *ns, const c
     kc_list l;
     ty_error err;
 
+    char sel[600];
+
     *out = json_array();
     ty_error_init(&err);
-    if (kc_list_owned(s, resource, ns, owner_uid, &l, &err) < 0) {
+    /* the label narrows the list where the client has no owner index */
+    sel[0] = '\0';
+    if (label && value && strlen(label) + strlen(value) + 2 <= sizeof(sel)) {
+        size_t n = strlen(label);
+        memcpy(sel, label, n);
+        sel[n] = '=';
+        memcpy(sel + n + 1, value, strlen(value) + 1);
+    }
+    if (kc_list_owned_sel(s, resource, ns, owner_uid, sel, &l, &err) < 0) {
         ty_error_clear(&err);
         kc_list_free(&l); /* empty */
         return -1;

@@ -590,6 +590,25 @@ static void test_list_owned(void **state)
     assert_int_equal(kc_list_owned(f->kc, "pods", "default", "", &l, &err), 0);
     assert_int_equal(l.n, 0);
     kc_list_free(&l);
+
+    /* narrowed by a label: the owned ones carrying it for sure, an owned one
+     * without it perhaps (an owner index may ignore the selector), never
+     * another owner's */
+    json_t *e = owned_pod("e", "u1", true), *g = owned_pod("g", "u2", true);
+    json_object_set_new(json_object_get(json_object_get(e, "metadata"), "labels"), "app",
+                        json_string("x"));
+    json_object_set_new(json_object_get(json_object_get(g, "metadata"), "labels"), "app",
+                        json_string("x"));
+    ty_obj_unref(must_create(f, "pods", "default", e));
+    ty_obj_unref(must_create(f, "pods", "default", g));
+    assert_int_equal(kc_list_owned_sel(f->kc, "pods", "default", "u1", "app=x", &l, &err), 0);
+    names(&l, got, sizeof(got));
+    assert_true(!strcmp(got, "default/e") || !strcmp(got, "default/a,default/b,default/e"));
+    kc_list_free(&l);
+    assert_int_equal(kc_list_owned_sel(f->kc, "pods", "default", "u1", "", &l, &err), 0);
+    names(&l, got, sizeof(got));
+    assert_string_equal(got, "default/a,default/b,default/e");
+    kc_list_free(&l);
 }
 
 static void test_delete(void **state)
