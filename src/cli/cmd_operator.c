@@ -18,10 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include "api/kubeflow.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "cli/cli.h"
@@ -40,74 +38,7 @@
 #define OP_LEASE_NAME "trainyard-operator"
 #define OP_SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-static const char *const volcano_scheme = "volcano";
-
-/* ---- --enable-scheme ---- */
-
-static bool scheme_is(const kf_kind *k, const char *name, size_t len)
-{
-    return strlen(k->kind) == len && strncasecmp(k->kind, name, len) == 0;
-}
-
-int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err)
-{
-    size_t n;
-    const kf_kind *const *all = kf_kinds(&n);
-    const char *p = list;
-
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        bool found = false;
-        while (len && (*p == ' ')) {
-            p++;
-            len--;
-        }
-        size_t tl = len;
-        while (tl && p[tl - 1] == ' ')
-            tl--;
-        if (tl == strlen(volcano_scheme) && !strncasecmp(p, volcano_scheme, tl)) {
-            *volcano = found = true;
-        } else {
-            for (size_t i = 0; i < n && i < 64; i++)
-                if (scheme_is(all[i], p, tl)) {
-                    *kinds |= (uint64_t)1 << i;
-                    found = true;
-                }
-        }
-        if (!found) {
-            char known[256] = "";
-            for (size_t i = 0; i < n; i++) {
-                bool dup = false;
-                for (size_t j = 0; j < i; j++)
-                    dup |= !strcmp(all[j]->kind, all[i]->kind);
-                if (dup)
-                    continue;
-                size_t kl = strlen(known);
-                snprintf(known + kl, sizeof(known) - kl, "%s", all[i]->kind);
-                for (char *c = known + kl; *c; c++)
-                    *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-                kl = strlen(known);
-                snprintf(known + kl, sizeof(known) - kl, ", ");
-            }
-            ty_seterr(err, TY_EBADREQUEST, "unknown scheme \"%.*s\": want %s%s", (int)tl, p,
-                      known, volcano_scheme);
-            return -1;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
-
-void op_schemes_all(uint64_t *kinds, bool *volcano)
-{
-    size_t n;
-
-    kf_kinds(&n);
-    *kinds = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
-    *volcano = true;
-}
+/* --enable-scheme: operator_schemes.c. */
 
 /* ---- flags ---- */
 
