@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# `trainyard operator` against the stand-in cluster (`trainyard server
+# --api-only`), driven as a user would, with kubectl and curl:
+#  1. probes and metrics: /healthz, /readyz; trainyard_operator_leader 1 on
+#     the leader and 0 on a standby; the job controllers' counters;
+#  2. leader election: of two replicas on one Lease exactly one leads; the
+#     leader SIGKILLed while a gang runs and another gang waits: the standby
+#     takes over, both jobs succeed, no pod is made twice and the waiting
+#     gang is never partly bound; a SIGTERMed leader hands the Lease over
+#     (holder changed, leaseTransitions up);
+#  3. the API server restarted under a running operator: short outages
+#     pass, a longer one ends the leader (by design, as controller-runtime:
+#     its Lease may have gone to another) and its supervisor (as a
+#     Deployment would) starts it again; jobs after the restart succeed;
+#  4. a watch answered 410 Gone (the restart's new watch history) lists
+#     again;
+#  5. --enable-scheme pytorchjob: a TFJob is left alone; a bad scheme is a
+#     usage error naming the known ones;
+#  6. the admission webhook over HTTPS: /mutate's JSONPatch, /validate's
+#     field errors as `kubectl apply` prints them on the embedded server;
+#  7. usage errors: no kubeconfig and no cluster, an unreachable server;
+#  and deploy/40-operator.yaml's args are flags the operator knows.
+. "$(dirname "$0")/lib.sh"
+unset E2E_OPERATOR # this test starts its operators itself
+
+OPS="" # the pids of the operators (and supervisors) started here
+stop_ops() {
+    local p
+    for p in $OPS; do kill "$p" 2>/dev/null; done
+    for p in $OPS; do wait "$p" 2>/dev/null; done
+    OPS=""
+}
+trap 'stop_ops; cleanup' EXIT
+
+# op_start NAME [flags]: an operator with identity NAME (logs NAME.out,
+# NAME.err; pid in OP_PID_NAME, probe URL in OP_URL_NAME once it listens).
+op_start() {
+    local name=$1
+    shift
+    "$TRAINYARD" operator --kubeconfig "$E2E_TMP/op.kc" --port 0 \
+        --leader-elect-identity "$name" --leader-elect-namespace default \
+        --scheduler-name volcano --scheduler-name default-scheduler "$@" \
+        >"$E2E_TMP/$name.out" 2>"$E2E_TMP/$name.err" &
+    local pid=$!
+    OPS="$OPS $pid"
+    eval "OP_PID_$name=$pid"
+    if ! wait_until file_has "$E2E_TMP/$name.out" '^listening on http'; then
+        echo "operator $name did not start:"; cat "$E2E_TMP/$name.err"; exit 1
+    fi
+    eval "OP_URL_$name=$(sed -n 's/^listening on //p' "$E2E_TMP/$name.out")"
+}
+op_url() { eval "echo \$OP_URL_$1"; }
+op_pid() { eval "echo \$OP_PID_$1"; }
+leads() { file_has "$E2E_TMP/$1.err" 'operator: leading'; }
+holder() { kubectl get lease trainyard-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+holder_is() { [ "$(holder)" = "$1" ]; }
+transitions() { kubectl get lease trainyard-operator -o jsonpath='{.spec.leaseTransitions}' 2>/dev/null; }
+leader_gauge() { curl -s "$(op_url "$1")/metrics" | sed -n 's/^trainyard_operator_leader \([0-9]*\)$/\1/p'; }
+gauge_is() { [ "$(leader_gauge "$1")" = "$2" ]; }
+job_state() { kubectl get "$1" "$2" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null; }
+job_is() { [ "$(job_state "$1" "$2")" = "$3" ]; }
+bound_pods() { # selector: how many of its pods are bound to a node
+    kubectl get pods -l "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+        grep -c .
+}
+running_pods() { # selector count
+    [ "$(kubectl get pods -l "$1" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' 2>/dev/null |
+        grep -c Running)" = "$2" ]
+}
+
+# A gang of 3 (master + 2 workers), each pod with GPUS fake GPUs, running
+# CMD. The stand-in's node has 4: one gang of 3 fits, two do not.
+gang_job() { # name gpus cmd
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: $1}
+spec:
+  runPolicy: {schedulingPolicy: {minAvailable: 3}}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          schedulerName: volcano
+          containers: [{name: pytorch, image: local, command: [sh, -c, "$3"],
+                        resources: {limits: {nvidia.com/gpu: $2}}}]
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          schedulerName: volcano
+          containers: [{name: pytorch, image: local, command: [sh, -c, "$3"],
+                        resources: {limits: {nvidia.com/gpu: $2}}}]
+YAML
+}
+GO=$E2E_TMP/go # the gangs' pods run until this file exists
+WAIT_GO="while [ ! -e $GO ]; do sleep 0.2; done"
+
+# ---------------- the stand-in cluster and two operators on one Lease
+start_server --api-only --fake-gpus 4
+cp "$KUBECONFIG" "$E2E_TMP/op.kc"
+SERVER_PORT=${SERVER##*:}
+op_start opa
+wait_until leads opa || { fail "the first operator leads"; cat "$E2E_TMP/opa.err"; }
+op_start opb
+wait_until holder_is opa
+expect_eq "the Lease names the leader (kubectl get lease)" "opa" "$(holder)"
+expect_match "kubectl get leases shows the holder" '^trainyard-operator +opa ' "$(kubectl get leases)"
+wait_until file_has "$E2E_TMP/opb.err" 'the leader is opa'
+check "the second replica waits on the Lease" bash -c "! grep -q 'operator: leading' '$E2E_TMP/opb.err'"
+
+# ---------------- 1. probes and metrics
+for n in opa opb; do
+    expect_eq "$n: /healthz answers 200" 200 \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$(op_url $n)/healthz")"
+    expect_eq "$n: /readyz answers 200" 200 \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$(op_url $n)/readyz")"
+done
+wait_until gauge_is opa 1
+expect_eq "the leader's /metrics: trainyard_operator_leader 1" 1 "$(leader_gauge opa)"
+expect_eq "the standby's /metrics: trainyard_operator_leader 0" 0 "$(leader_gauge opb)"
+expect_eq "an unknown path is 404" 404 \
+    "$(curl -s -o /dev/null -w '%{http_code}' "$(op_url opa)/nope")"
+
+# ---------------- 2. the leader SIGKILLed mid-run
+gang_job gang-a 1 "$WAIT_GO"
+wait_until running_pods training.kubeflow.org/job-name=gang-a 3 ||
+    { fail "the first gang runs"; dump_job pytorchjob gang-a; }
+expect_match "the leader's counters: training_operator_jobs_created_total" \
+    'training_operator_jobs_created_total\{job_namespace="default",framework="pytorch"\} 1' \
+    "$(curl -s "$(op_url opa)/metrics")"
+uids_before=$(kubectl get pods -l training.kubeflow.org/job-name=gang-a \
+    -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}' | sort)
+gang_job gang-b 1 "true"
+# gang-b cannot fit beside gang-a (3 + 3 GPUs on 4): it waits whole.
+wait_until bash -c "kubectl get podgroup gang-b -o jsonpath='{.status.conditions[*].type}' | grep -q Unschedulable"
+t0=$(transitions)
+kill -KILL "$(op_pid opa)"
+wait "$(op_pid opa)" 2>/dev/null
+# Until the next leader runs and after: gang-b stays unbound while gang-a
+# holds 3 of the 4 GPUs (a scheduler without gangs would bind one pod).
+partial=0
+end=$((SECONDS + E2E_WAIT))
+until leads opb; do
+    n=$(bound_pods training.kubeflow.org/job-name=gang-b)
+    [ "$n" != 0 ] && partial=1
+    [ $SECONDS -ge $end ] && break
+    sleep 0.25
+done
+check "the standby takes over when the Lease expires" leads opb
+wait_until holder_is opb
+expect_eq "the Lease names the new leader" opb "$(holder)"
+expect_eq "leaseTransitions went up" "$((t0 + 1))" "$(transitions)"
+wait_until gauge_is opb 1
+expect_eq "the new leader's trainyard_operator_leader is 1" 1 "$(leader_gauge opb)"
+# A few passes of the new leader's scheduler over gang-b while gang-a runs.
+wait_until file_has "$E2E_TMP/opb.err" 'operator: leading'
+for _ in $(seq 20); do
+    n=$(bound_pods training.kubeflow.org/job-name=gang-b)
+    [ "$n" != 0 ] && partial=1
+    sleep 0.25
+done
+expect_eq "the waiting gang is never partly bound while the other runs" 0 "$partial"
+expect_eq "the running gang's pods are the same pods (none made again)" "$uids_before" \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=gang-a \
+        -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid}{"\n"}{end}' | sort)"
+touch "$GO"
+wait_until job_is pytorchjob gang-a Succeeded
+expect_eq "the running gang succeeds under the new leader" Succeeded "$(job_state pytorchjob gang-a)"
+[ "$(job_state pytorchjob gang-a)" = Succeeded ] || dump_job pytorchjob gang-a
+wait_until job_is pytorchjob gang-b Succeeded
+expect_eq "the waiting gang then runs whole and succeeds" Succeeded "$(job_state pytorchjob gang-b)"
+[ "$(job_state pytorchjob gang-b)" = Succeeded ] || dump_job pytorchjob gang-b
+expect_eq "3 pods for each gang, none duplicated" "3 3" \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=gang-a -o name | wc -l) $(kubectl get pods -l training.kubeflow.org/job-name=gang-b -o name | wc -l)"
+expect_eq "gang-b's pods were each created once (events)" 3 \
+    "$(kubectl get events --field-selector involvedObject.name=gang-b,reason=SuccessfulCreatePod -o name | wc -l)"
+
+# ---------------- a clean SIGTERM hands the Lease over
+op_start opc
+wait_until file_has "$E2E_TMP/opc.err" 'the leader is opb'
+t1=$(transitions)
+kill -TERM "$(op_pid opb)"
+wait "$(op_pid opb)"
+expect_eq "SIGTERM: the leader exits 0" 0 "$?"
+wait_until leads opc
+check "SIGTERM: the standby leads" leads opc
+expect_eq "SIGTERM: the Lease names it" opc "$(holder)"
+expect_eq "SIGTERM: leaseTransitions went up" "$((t1 + 1))" "$(transitions)"
+
+finish
