@@ -49,7 +49,42 @@ op_start() {
     fi
     eval "OP_URL_$name=$(sed -n 's/^listening on //p' "$E2E_TMP/$name.out")"
 }
-op_url() { eval "echo \$OP_URL_$1"; }
+# sup_start NAME [flags]: an operator under a supervisor that starts it
+# again whenever it exits, a second later, as a Deployment's kubelet would
+# (each exit's status is a line of NAME.exits).
+sup_start() {
+    local name=$1
+    shift
+    : >"$E2E_TMP/$name.exits"
+    (
+        child=""
+        trap '[ -n "$child" ] && kill "$child" 2>/dev/null && wait "$child"; exit 0' TERM
+        while :; do
+            "$TRAINYARD" operator --kubeconfig "$E2E_TMP/op.kc" --port 0 \
+                --leader-elect-identity "$name" --leader-elect-namespace default \
+                --scheduler-name volcano --scheduler-name default-scheduler "$@" \
+                >>"$E2E_TMP/$name.out" 2>>"$E2E_TMP/$name.err" &
+            child=$!
+            wait "$child"
+            echo "exit $?" >>"$E2E_TMP/$name.exits"
+            child=""
+            sleep 1
+        done
+    ) &
+    OPS="$OPS $!"
+    eval "OP_PID_$name=$!"
+    if ! wait_until file_has "$E2E_TMP/$name.out" '^listening on http'; then
+        echo "operator $name did not start:"; cat "$E2E_TMP/$name.err"; exit 1
+    fi
+}
+exits() { grep -c . "$E2E_TMP/$1.exits"; }
+op_url() {
+    if [ -f "$E2E_TMP/$1.exits" ]; then
+        sed -n 's/^listening on //p' "$E2E_TMP/$1.out" | tail -1
+    else
+        eval "echo \$OP_URL_$1"
+    fi
+}
 op_pid() { eval "echo \$OP_PID_$1"; }
 leads() { file_has "$E2E_TMP/$1.err" 'operator: leading'; }
 holder() { kubectl get lease trainyard-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
@@ -190,5 +225,57 @@ wait_until leads opc
 check "SIGTERM: the standby leads" leads opc
 expect_eq "SIGTERM: the Lease names it" opc "$(holder)"
 expect_eq "SIGTERM: leaseTransitions went up" "$((t1 + 1))" "$(transitions)"
+
+# ---------------- 3. the API server restarted under the operators
+kill -TERM "$(op_pid opc)"
+wait "$(op_pid opc)"
+sup_start opd
+wait_until holder_is opd
+wait_until leads opd
+sup_start ope
+wait_until file_has "$E2E_TMP/ope.err" 'the leader is opd'
+# 3a. a restart: the leader rides it out when it is back within the renew
+# deadline (10 s); if a loaded machine took longer, the leader exited as
+# designed and its supervisor started it again. Either way jobs go on.
+stop_server
+start_server --api-only --fake-gpus 4 --port "$SERVER_PORT"
+expect_eq "the stand-in is back on its port" "$SERVER_PORT" "${SERVER##*:}"
+gang_job after-restart 1 "true"
+wait_until job_is pytorchjob after-restart Succeeded
+expect_eq "a job submitted after the restart succeeds" Succeeded "$(job_state pytorchjob after-restart)"
+[ "$(job_state pytorchjob after-restart)" = Succeeded ] || dump_job pytorchjob after-restart
+# (the node agent adopted the finished pods of before the restart; their
+# GPUs were held for good, and two of these three were refused)
+all_done() { [ "$(kubectl get pods -l "$1" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c Succeeded)" = 3 ]; }
+wait_until all_done training.kubeflow.org/job-name=after-restart
+check "all its pods ran: the finished pods' GPUs were free after the restart" \
+    all_done training.kubeflow.org/job-name=after-restart
+expect_eq "the standby does not exit for a restart" 0 "$(exits ope)"
+if [ "$(exits opd)" = 0 ]; then
+    pass "the leader kept running through the restart"
+else
+    expect_match "the leader exited only for its Lease (renew deadline passed)" \
+        'leadership lost' "$(cat "$E2E_TMP/opd.err")"
+fi
+# 3b. a longer outage: the leader cannot renew and exits (1) rather than
+# write beside a leader it cannot see; the standby waits on.
+h=$(holder)
+stop_server
+wait_until file_has "$E2E_TMP/$h.err" 'leadership lost'
+check "the leader ($h) exits once it cannot renew its Lease" file_has "$E2E_TMP/$h.err" 'leadership lost'
+wait_until file_has "$E2E_TMP/$h.exits" '^exit 1$'
+check "its exit status is 1" file_has "$E2E_TMP/$h.exits" '^exit 1$'
+other=opd
+[ "$h" = opd ] && other=ope
+expect_eq "the standby ($other) does not exit" 0 "$(exits $other)"
+start_server --api-only --fake-gpus 4 --port "$SERVER_PORT"
+lead_again() { h2=$(holder); { [ "$h2" = opd ] || [ "$h2" = ope ]; } && gauge_is "$h2" 1; }
+wait_until lead_again
+check "after the outage a replica leads again" lead_again
+gang_job after-outage 1 "true"
+wait_until job_is pytorchjob after-outage Succeeded
+expect_eq "a job submitted after the outage succeeds" Succeeded "$(job_state pytorchjob after-outage)"
+[ "$(job_state pytorchjob after-outage)" = Succeeded ] || dump_job pytorchjob after-outage
+grep -h 'watch history\|410' "$E2E_TMP"/op[de].err | head -5
 
 finish
