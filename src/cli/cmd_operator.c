@@ -36,6 +36,8 @@
 #define OP_DEFAULT_PORT 8080
 #define OP_DEFAULT_WEBHOOK_PORT 9443
 #define OP_LEASE_NAME "trainyard-operator"
+/* How often a leader looks at the age of its last renewal. */
+#define OP_LEADER_CHECK_MS 250
 #define OP_SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* --enable-scheme: operator_schemes.c. */
@@ -320,6 +322,15 @@ static void on_new_leader(const char *identity, void *arg)
     ty_info("operator: the leader is %s", identity);
 }
 
+/* Another replica may lead already: not one more write. */
+static _Noreturn void leadership_lost(op_probe *probe, const char *why)
+{
+    op_probe_set(probe, false, false);
+    ty_errlog("operator: leadership lost (%s); exiting so that only one leader writes", why);
+    fflush(stderr);
+    _exit(1);
+}
+
 /* Whether the API server answers (a namespaces list of one item). */
 static bool api_reachable(ty_kc *kc, ty_error *err)
 {
@@ -417,19 +428,23 @@ int cmd_operator(int argc, char **argv)
     for (;;) {
         struct pollfd pfd = {.fd = wake_pipe[0], .events = POLLIN};
         char why;
-        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+        int n = poll(&pfd, 1, running && le ? OP_LEADER_CHECK_MS : -1);
+        if (n < 0 && errno != EINTR)
             break;
-        if (read(wake_pipe[0], &why, 1) != 1)
+        /* The elector says it lost the Lease only when a renewal came back;
+         * one stuck on an API server that accepts and never answers ends
+         * at the client's stall timeout (a minute), long after the Lease
+         * (15 s) may have gone to another replica that reaches the server.
+         * A leader whose last renewal is older than the renew deadline
+         * stops now, as client-go's renew with the deadline as timeout. */
+        if (n == 0 && running && le && !kc_leader_is_leader(le))
+            leadership_lost(probe, "renew deadline passed");
+        if (n <= 0 || read(wake_pipe[0], &why, 1) != 1)
             continue;
         if (why == 'T')
             break;
-        if (why == 'S') {
-            /* Another replica may lead already: not one more write. */
-            op_probe_set(probe, false, false);
-            ty_errlog("operator: leadership lost; exiting so that only one leader writes");
-            fflush(stderr);
-            _exit(1);
-        }
+        if (why == 'S')
+            leadership_lost(probe, "the Lease was lost");
         if (why == 'L' && !running) {
             if (plane_start(&plane, kc, &f, &err) < 0) {
                 fprintf(stderr, "error: %s\n", err.text);

@@ -308,6 +308,62 @@ wait_until job_is pytorchjob after-gone Succeeded
 expect_eq "a job submitted after the relist succeeds" Succeeded "$(job_state pytorchjob after-gone)"
 [ "$(job_state pytorchjob after-gone)" = Succeeded ] || dump_job pytorchjob after-gone
 
+# ---------------- a hung API server: the leader stops before the Lease goes
+# The leader reaches the API server through a proxy that is then frozen
+# (SIGSTOP: connections accepted, never answered); the standby reaches it
+# directly and takes the Lease when it expires. The leader must have stopped
+# by then (its renew deadline is shorter than the Lease), not when its
+# stalled request times out a minute later, writing beside the new leader.
+stop_ops # (a clean stop: the Lease is given up)
+/usr/bin/python3 -u -c '
+import socket, sys, threading
+back = ("127.0.0.1", int(sys.argv[1]))
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(64)
+print("listening on port %d" % ls.getsockname()[1], flush=True)
+def pipe(a, b):
+    try:
+        while (d := a.recv(65536)):
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+while True:
+    c, _ = ls.accept()
+    u = socket.create_connection(back)
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+' "$SERVER_PORT" >"$E2E_TMP/proxy.out" 2>&1 &
+PROXY_PID=$!
+OPS="$OPS $PROXY_PID"
+wait_until file_has "$E2E_TMP/proxy.out" '^listening on'
+# (TLS passes through it: the same scheme as the server's)
+PROXY=${SERVER%%://*}://127.0.0.1:$(sed -n 's/^listening on port //p' "$E2E_TMP/proxy.out")
+cp "$E2E_TMP/op.kc" "$E2E_TMP/direct.kc"
+sed "s#server: .*#server: $PROXY#" "$E2E_TMP/direct.kc" >"$E2E_TMP/op.kc"
+op_start opg
+wait_until leads opg || { fail "the operator behind the proxy leads"; cat "$E2E_TMP/opg.err"; }
+cp "$E2E_TMP/direct.kc" "$E2E_TMP/op.kc"
+op_start oph
+wait_until file_has "$E2E_TMP/oph.err" 'the leader is opg'
+kill -STOP "$PROXY_PID"
+wait_until leads oph
+check "the standby takes the Lease of a leader cut off by a hung API server" leads oph
+wait_until file_has "$E2E_TMP/opg.err" 'leadership lost'
+lost_at=$(sed -n 's/ .*operator: leadership lost.*//p' "$E2E_TMP/opg.err" | head -1)
+led_at=$(sed -n 's/ .*operator: leading.*//p' "$E2E_TMP/oph.err" | head -1)
+expect_match "the cut-off leader stops for its renew deadline" \
+    'operator: leadership lost \(renew deadline passed\)' "$(cat "$E2E_TMP/opg.err")"
+if [ -n "$lost_at" ] && [ -n "$led_at" ] && [[ ! "$lost_at" > "$led_at" ]]; then
+    pass "it stopped before the standby led ($lost_at, $led_at): never two leaders"
+else
+    fail "it stopped before the standby led (stopped '$lost_at', the standby led '$led_at')"
+fi
+wait "$(op_pid opg)"
+expect_eq "it exits 1" 1 "$?"
+kill -CONT "$PROXY_PID"
+
 # ---------------- 5. --enable-scheme; 6. the admission webhook
 stop_ops # (a clean stop: the Lease is given up)
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
