@@ -13,7 +13,8 @@
 #     its Lease may have gone to another) and its supervisor (as a
 #     Deployment would) starts it again; jobs after the restart succeed;
 #  4. a watch answered 410 Gone (the restart's new watch history) lists
-#     again;
+#     again; a leader cut off by a hung API server stops at its renew
+#     deadline, before the standby (which reaches the server) leads;
 #  5. --enable-scheme pytorchjob: a TFJob is left alone; a bad scheme is a
 #     usage error naming the known ones;
 #  6. the admission webhook over HTTPS: /mutate's JSONPatch, /validate's
