@@ -18,10 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include "api/kubeflow.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "cli/cli.h"
@@ -38,76 +36,11 @@
 #define OP_DEFAULT_PORT 8080
 #define OP_DEFAULT_WEBHOOK_PORT 9443
 #define OP_LEASE_NAME "trainyard-operator"
+/* How often a leader looks at the age of its last renewal. */
+#define OP_LEADER_CHECK_MS 250
 #define OP_SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-static const char *const volcano_scheme = "volcano";
-
-/* ---- --enable-scheme ---- */
-
-static bool scheme_is(const kf_kind *k, const char *name, size_t len)
-{
-    return strlen(k->kind) == len && strncasecmp(k->kind, name, len) == 0;
-}
-
-int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err)
-{
-    size_t n;
-    const kf_kind *const *all = kf_kinds(&n);
-    const char *p = list;
-
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        bool found = false;
-        while (len && (*p == ' ')) {
-            p++;
-            len--;
-        }
-        size_t tl = len;
-        while (tl && p[tl - 1] == ' ')
-            tl--;
-        if (tl == strlen(volcano_scheme) && !strncasecmp(p, volcano_scheme, tl)) {
-            *volcano = found = true;
-        } else {
-            for (size_t i = 0; i < n && i < 64; i++)
-                if (scheme_is(all[i], p, tl)) {
-                    *kinds |= (uint64_t)1 << i;
-                    found = true;
-                }
-        }
-        if (!found) {
-            char known[256] = "";
-            for (size_t i = 0; i < n; i++) {
-                bool dup = false;
-                for (size_t j = 0; j < i; j++)
-                    dup |= !strcmp(all[j]->kind, all[i]->kind);
-                if (dup)
-                    continue;
-                size_t kl = strlen(known);
-                snprintf(known + kl, sizeof(known) - kl, "%s", all[i]->kind);
-                for (char *c = known + kl; *c; c++)
-                    *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-                kl = strlen(known);
-                snprintf(known + kl, sizeof(known) - kl, ", ");
-            }
-            ty_seterr(err, TY_EBADREQUEST, "unknown scheme \"%.*s\": want %s%s", (int)tl, p,
-                      known, volcano_scheme);
-            return -1;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
-
-void op_schemes_all(uint64_t *kinds, bool *volcano)
-{
-    size_t n;
-
-    kf_kinds(&n);
-    *kinds = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
-    *volcano = true;
-}
+/* --enable-scheme: operator_schemes.c. */
 
 /* ---- flags ---- */
 
@@ -425,6 +358,15 @@ static void on_new_leader(const char *identity, void *arg)
     ty_info("operator: the leader is %s", identity);
 }
 
+/* Another replica may lead already: not one more write. */
+static _Noreturn void leadership_lost(op_probe *probe, const char *why)
+{
+    op_probe_set(probe, false, false);
+    ty_errlog("operator: leadership lost (%s); exiting so that only one leader writes", why);
+    fflush(stderr);
+    _exit(1);
+}
+
 /* Whether the API server answers (a namespaces list of one item). */
 static bool api_reachable(ty_kc *kc, ty_error *err)
 {
@@ -523,19 +465,23 @@ int cmd_operator(int argc, char **argv)
     for (;;) {
         struct pollfd pfd = {.fd = wake_pipe[0], .events = POLLIN};
         char why;
-        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+        int n = poll(&pfd, 1, running && le ? OP_LEADER_CHECK_MS : -1);
+        if (n < 0 && errno != EINTR)
             break;
-        if (read(wake_pipe[0], &why, 1) != 1)
+        /* The elector says it lost the Lease only when a renewal came back;
+         * one stuck on an API server that accepts and never answers ends
+         * at the client's stall timeout (a minute), long after the Lease
+         * (15 s) may have gone to another replica that reaches the server.
+         * A leader whose last renewal is older than the renew deadline
+         * stops now, as client-go's renew with the deadline as timeout. */
+        if (n == 0 && running && le && !kc_leader_is_leader(le))
+            leadership_lost(probe, "renew deadline passed");
+        if (n <= 0 || read(wake_pipe[0], &why, 1) != 1)
             continue;
         if (why == 'T')
             break;
-        if (why == 'S') {
-            /* Another replica may lead already: not one more write. */
-            op_probe_set(probe, false, false);
-            ty_errlog("operator: leadership lost; exiting so that only one leader writes");
-            fflush(stderr);
-            _exit(1);
-        }
+        if (why == 'S')
+            leadership_lost(probe, "the Lease was lost");
         if (why == 'L' && !running) {
             if (plane_start(&plane, kc, &f, &err) < 0) {
                 fprintf(stderr, "error: %s\n", err.text);

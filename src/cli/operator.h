@@ -15,8 +15,10 @@
  * --enable-scheme: tfjob, pytorchjob, mpijob, xgboostjob, paddlejob, jaxjob,
  * mxjob, msjob; and volcano for Volcano's Job, CronJob and JobFlow) added to
  * *kinds (bit i: api/kubeflow.h's kf_kinds()[i]; a kind served in two
- * versions or groups is both) and *volcano. -1 with err naming the unknown
- * scheme and the known ones. */
+ * versions or groups is both) and *volcano; case does not matter, blanks
+ * around a name are dropped. -1 with err naming the unknown (or empty)
+ * scheme and the known ones, *kinds and *volcano untouched. In
+ * operator_schemes.c, which the ty_cli library holds for the unit tests. */
 int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err);
 /* Every scheme. */
 void op_schemes_all(uint64_t *kinds, bool *volcano);

@@ -268,6 +268,22 @@ static void test_readopt_after_restart(void **state)
     free(wait_log(f, "outlive", "c", " end\n", 100));
 }
 
+/* A finished pod adopted by the next agent holds no GPUs: the next pod
+ * that wants them all runs (it was refused, UnexpectedAdmissionError). */
+static void test_readopt_finished_frees_gpus(void **state)
+{
+    fixture *f = *state;
+
+    make_pod(f, "gpudone", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
+                           "`command`:[`true`],`resources`:{`limits`:{`nvidia.com/gpu`:2}}}]}");
+    json_decref(wait_phase(f, "gpudone", "Succeeded", 10000));
+    rt_local_stop(f->rt);
+    f->rt = start_agent(f);
+    make_pod(f, "gpunext", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
+                           "`command`:[`true`],`resources`:{`limits`:{`nvidia.com/gpu`:2}}}]}");
+    json_decref(wait_phase(f, "gpunext", "Succeeded", 10000));
+}
+
 static void test_readopt_running(void **state)
 {
     fixture *f = *state;
@@ -354,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_escalates_to_sigkill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readopt_after_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readopt_finished_frees_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readopt_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_pod_log_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_command_fails, setup, teardown),

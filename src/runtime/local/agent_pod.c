@@ -702,6 +702,9 @@ int pod_load_adopted(rt_local *rt, rt_pod *p)
                 supervisor_lost(p);
                 write_status(rt, p);
             }
+            /* Its devices are free again, as when it ends under a running
+             * agent: a finished pod kept them for good after a restart. */
+            release_gpus(rt, p);
         }
     }
     free(text);
