@@ -46,6 +46,12 @@ int cmd_version(int argc, char **argv);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
 const char *cli_allocator(void);
 
+/* The daemons' shared flags (server, operator): -1 after printing what is
+ * wrong. --scheduler-name NAME appended to names (*n of at most max);
+ * --log-level LEVEL set. */
+int cli_sched_name_flag(const char *v, const char **names, size_t *n, size_t max);
+int cli_log_level_flag(const char *v);
+
 /* The server URL to use when no --server and no kubeconfig is given:
  * $TRAINYARD_SERVER, else what the server of the default data directory
  * recorded (DATA_DIR/server.url), else https://127.0.0.1:8080. */

@@ -171,7 +171,6 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         {"kube-api-burst", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    ty_log_level lvl;
     ty_error err;
     int c;
 
@@ -191,12 +190,8 @@ static int parse_flags(int argc, char **argv, op_flags *f)
             break;
         case 'C': f->sched_conf = optarg; break;
         case 'n':
-            if (!*optarg || f->nsched_names == SCHED_MAX_NAMES) {
-                fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, "
-                                "at most %d of them\n", optarg, SCHED_MAX_NAMES);
+            if (cli_sched_name_flag(optarg, f->sched_names, &f->nsched_names, SCHED_MAX_NAMES) < 0)
                 return 2;
-            }
-            f->sched_names[f->nsched_names++] = optarg;
             break;
         case 'S': f->no_scheduler = true; break;
         case 'L':
@@ -216,12 +211,8 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         case 't': f->tls_cert = optarg; break;
         case 'K': f->tls_key = optarg; break;
         case 'l':
-            if (ty_log_parse_level(optarg, &lvl) < 0) {
-                fprintf(stderr, "error: invalid --log-level %s: want debug, info, warn or error\n",
-                        optarg);
+            if (cli_log_level_flag(optarg) < 0)
                 return 2;
-            }
-            ty_log_set_level(lvl);
             break;
         case 'Q':
         case 'B':

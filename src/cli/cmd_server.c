@@ -267,7 +267,6 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         SECURITY_LONGOPTS,
         RUNTIME_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    ty_log_level lvl;
     long v;
     int c;
 
@@ -281,12 +280,8 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'C': nf->sched_conf = optarg; break;
         case 'A': nf->api_only = true; break;
         case 'n':
-            if (!*optarg || nf->nsched_names == SCHED_MAX_NAMES) {
-                fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, "
-                                "at most %d of them\n", optarg, SCHED_MAX_NAMES);
+            if (cli_sched_name_flag(optarg, nf->sched_names, &nf->nsched_names, SCHED_MAX_NAMES) < 0)
                 return 2;
-            }
-            nf->sched_names[nf->nsched_names++] = optarg;
             break;
         case 'D':
         case 'm':
@@ -334,12 +329,8 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
             ro->fake_gpus = (int)v;
             break;
         case 'l':
-            if (ty_log_parse_level(optarg, &lvl) < 0) {
-                fprintf(stderr, "error: invalid --log-level %s: want debug, info, warn or error\n",
-                        optarg);
+            if (cli_log_level_flag(optarg) < 0)
                 return 2;
-            }
-            ty_log_set_level(lvl);
             break;
         case 'h': server_usage(stdout); return -1;
         default:

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/log.h"
 #include "cli/cli.h"
 #include "model/yaml.h"
 
@@ -262,4 +263,27 @@ json_t *cli_read_manifests(const char *path, ty_error *err)
         return NULL;
     }
     return out;
+}
+
+int cli_sched_name_flag(const char *v, const char **names, size_t *n, size_t max)
+{
+    if (!*v || *n >= max) {
+        fprintf(stderr, "error: invalid --scheduler-name %s: want a non-empty name, at most %zu "
+                        "of them\n", v, max);
+        return -1;
+    }
+    names[(*n)++] = v;
+    return 0;
+}
+
+int cli_log_level_flag(const char *v)
+{
+    ty_log_level lvl;
+
+    if (ty_log_parse_level(v, &lvl) < 0) {
+        fprintf(stderr, "error: invalid --log-level %s: want debug, info, warn or error\n", v);
+        return -1;
+    }
+    ty_log_set_level(lvl);
+    return 0;
 }
