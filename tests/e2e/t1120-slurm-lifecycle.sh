@@ -74,6 +74,22 @@ else
 fi
 expect_eq "none of its pods runs meanwhile" "Pending Pending " \
     "$(kubectl get pods -l training.kubeflow.org/job-name=later -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"
+# slurmctld stops answering (SIGSTOPped) while the gang waits: squeue fails
+# twice, and the waiting pods are not taken for gone (they were, when "gone"
+# was measured by the clock instead of by listings: SlurmJobGone, Failed).
+ctld=$(cat "$SLURM_DIR/run/slurmctld.pid")
+later_uids() { kubectl get pods -l training.kubeflow.org/job-name=later -o jsonpath='{.items[*].metadata.uid}'; }
+uids=$(later_uids)
+base=$(grep -c 'slurm: squeue' "$E2E_TMP/server.err")
+squeue_failed_twice() { [ "$(grep -c 'slurm: squeue' "$E2E_TMP/server.err")" -ge $((base + 2)) ]; }
+kill -STOP "$ctld"
+wait_until squeue_failed_twice || fail "squeue did not fail while slurmctld was stopped"
+kill -CONT "$ctld"
+expect_eq "its pods still wait while slurmctld did not answer" "Pending Pending " \
+    "$(kubectl get pods -l training.kubeflow.org/job-name=later -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{end}')"
+expect_eq "the same pods, not taken for gone" "$uids" "$(later_uids)"
+expect_eq "no pod was told Slurm ended its job" "" \
+    "$(kubectl get events 2>&1 | grep 'later-' | grep -o 'SlurmJobEnded' | head -1)"
 scancel "$other"
 state=$(wait_job pytorchjob later Succeeded 240)
 expect_eq "it runs once there is room" "Succeeded" "$state"

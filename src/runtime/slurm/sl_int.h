@@ -94,6 +94,8 @@ typedef struct rt_slurm {
     int64_t next_nodes_ms, next_sync_ms, next_sweep_ms, next_submit_ms;
     int ino_fd;             /* inotify: where.json written in a starting pod's directory */
     bool synced_once;       /* squeue read since start: adoption done */
+    int64_t listed_ms;      /* when squeue last answered (a failed one does not
+                               count: a pod is gone only if listings miss it) */
     bool fast;              /* a job is about to start: sync often */
 } rt_slurm;
 

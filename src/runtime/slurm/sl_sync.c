@@ -426,12 +426,14 @@ static void squeue(rt_slurm *s, json_t *starting, json_t *orphans)
         ty_warn("slurm: squeue: %s", err.text);
         goto out;
     }
+    int64_t asked = ty_now_ms();
     json_t *m = by_job(s);
     for (size_t i = 0; m && i < n; i++)
         seen_line(s, &jobs[i], m, starting, orphans);
     json_decref(m);
     free(jobs);
     s->synced_once = true;
+    s->listed_ms = asked;
 out:
     scli_out_free(&out);
     ty_error_clear(&err);
@@ -547,9 +549,12 @@ void sl_sync(rt_slurm *s)
             adopt_started(s, p);
         if (p->st == SP_SUBMITTED && p->submitted_ms && now - p->submitted_ms < 20000)
             s->fast = true;
+        /* Gone: squeue has answered for GONE_AFTER_MS without it. Measured
+         * from the last listing, not the clock: a slurmctld that does not
+         * answer (busy, restarting) makes nothing gone. */
         if (((p->st == SP_SUBMITTED && *p->job) || p->st == SP_STARTED) && s->synced_once &&
-            p->seen_ms < now - GONE_AFTER_MS && p->submitted_ms < now - GONE_AFTER_MS &&
-            !p->ended_ms) {
+            p->seen_ms < s->listed_ms - GONE_AFTER_MS &&
+            p->submitted_ms < s->listed_ms - GONE_AFTER_MS && !p->ended_ms) {
             p->ended_ms = now;
             snprintf(p->end_reason, sizeof(p->end_reason), "SlurmJobGone");
         }
