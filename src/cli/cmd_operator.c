@@ -369,6 +369,58 @@ static bool api_reachable(ty_kc *kc, ty_error *err)
     return rc == 0;
 }
 
+/* Until SIGTERM/SIGINT (0) or a failed start of the controllers (1): leads
+ * when told to, exits the process when leadership is lost. */
+static int serve(op_plane *plane, ty_kc *kc, const op_flags *f, kc_leader *le, op_probe *probe)
+{
+    bool running = false;
+    ty_error err;
+
+    for (;;) {
+        struct pollfd pfd = {.fd = wake_pipe[0], .events = POLLIN};
+        char why;
+        int n = poll(&pfd, 1, running && le ? OP_LEADER_CHECK_MS : -1);
+        if (n < 0 && errno != EINTR)
+            return 0;
+        /* The elector says it lost the Lease only when a renewal came back;
+         * one stuck on an API server that accepts and never answers ends
+         * at the client's stall timeout (a minute), long after the Lease
+         * (15 s) may have gone to another replica that reaches the server.
+         * A leader whose last renewal is older than the renew deadline
+         * stops now, as client-go's renew with the deadline as timeout. */
+        if (n == 0 && running && le && !kc_leader_is_leader(le))
+            leadership_lost(probe, "renew deadline passed");
+        if (n <= 0 || read(wake_pipe[0], &why, 1) != 1)
+            continue;
+        if (why == 'T')
+            return 0;
+        if (why == 'S')
+            leadership_lost(probe, "the Lease was lost");
+        if (why == 'L' && !running) {
+            ty_error_init(&err);
+            if (plane_start(plane, kc, f, &err) < 0) {
+                fprintf(stderr, "error: %s\n", err.text);
+                ty_error_clear(&err);
+                return 1;
+            }
+            running = true;
+            ty_metric_set("trainyard_operator_leader", NULL, 1);
+            ty_info("operator: leading: controllers and scheduler started");
+        }
+    }
+}
+
+/* SIGTERM and SIGINT wake the main loop; a closed peer is not a signal. */
+static void catch_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 int cmd_operator(int argc, char **argv)
 {
     op_flags f = {.address = "127.0.0.1", .port = OP_DEFAULT_PORT,
@@ -378,7 +430,6 @@ int cmd_operator(int argc, char **argv)
     webhook_server *wh = NULL;
     kc_leader *le = NULL;
     op_plane plane = {0};
-    bool running = false;
     api_lookup lk;
     char *ctx_ns = NULL;
     ty_error err;
@@ -405,11 +456,7 @@ int cmd_operator(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    catch_signals();
     ty_metric_declare("trainyard_operator_leader", TY_GAUGE,
                       "1 while this replica leads and runs the controllers");
     ty_metric_set("trainyard_operator_leader", NULL, 0);
@@ -453,37 +500,7 @@ int cmd_operator(int argc, char **argv)
     /* Scripts that start it with --port 0 read the port from here. */
     printf("listening on http://%s:%u\n", f.address, (unsigned)op_probe_port(probe));
     fflush(stdout);
-    for (;;) {
-        struct pollfd pfd = {.fd = wake_pipe[0], .events = POLLIN};
-        char why;
-        int n = poll(&pfd, 1, running && le ? OP_LEADER_CHECK_MS : -1);
-        if (n < 0 && errno != EINTR)
-            break;
-        /* The elector says it lost the Lease only when a renewal came back;
-         * one stuck on an API server that accepts and never answers ends
-         * at the client's stall timeout (a minute), long after the Lease
-         * (15 s) may have gone to another replica that reaches the server.
-         * A leader whose last renewal is older than the renew deadline
-         * stops now, as client-go's renew with the deadline as timeout. */
-        if (n == 0 && running && le && !kc_leader_is_leader(le))
-            leadership_lost(probe, "renew deadline passed");
-        if (n <= 0 || read(wake_pipe[0], &why, 1) != 1)
-            continue;
-        if (why == 'T')
-            break;
-        if (why == 'S')
-            leadership_lost(probe, "the Lease was lost");
-        if (why == 'L' && !running) {
-            if (plane_start(&plane, kc, &f, &err) < 0) {
-                fprintf(stderr, "error: %s\n", err.text);
-                rc = 1;
-                break;
-            }
-            running = true;
-            ty_metric_set("trainyard_operator_leader", NULL, 1);
-            ty_info("operator: leading: controllers and scheduler started");
-        }
-    }
+    rc = serve(&plane, kc, &f, le, probe);
     ty_info("operator: shutting down");
 out:
     /* The controllers stop before the Lease goes, so that the next leader

@@ -240,6 +240,26 @@ static int front_door_flag(int c, const char *arg, server_opts *so)
     }
 }
 
+/* What the flags say together: 0, or 2 after saying what does not go. */
+static int flags_consistent(node_flags *nf, const char *data_dir)
+{
+    if (runtime_flags_finish(&nf->rt, data_dir) < 0)
+        return 2;
+    if (nf->api_only && (nf->sched_conf || nf->nsched_names || nf->rt.slurm)) {
+        fprintf(stderr, "error: --api-only runs no scheduler: --scheduler-conf, "
+                        "--scheduler-name and --runtime slurm belong to `trainyard operator` "
+                        "or a full server\n");
+        return 2;
+    }
+    if (nf->rt.slurm)
+        nf->local = false; /* Slurm's nodes run the pods */
+    if (!nf->local && !nf->sim_spec && !nf->rt.slurm) {
+        fprintf(stderr, "error: --no-local-node without --sim-nodes leaves no node to run pods\n");
+        return 2;
+    }
+    return 0;
+}
+
 /* Parses the flags. Returns 0 to run, or the exit status to return now. */
 static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro,
                        node_flags *nf, security_flags *sf, char *data_dir, size_t len)
@@ -353,21 +373,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         server_usage(stderr);
         return 2;
     }
-    if (runtime_flags_finish(&nf->rt, data_dir) < 0)
-        return 2;
-    if (nf->api_only && (nf->sched_conf || nf->nsched_names || nf->rt.slurm)) {
-        fprintf(stderr, "error: --api-only runs no scheduler: --scheduler-conf, "
-                        "--scheduler-name and --runtime slurm belong to `trainyard operator` "
-                        "or a full server\n");
-        return 2;
-    }
-    if (nf->rt.slurm)
-        nf->local = false; /* Slurm's nodes run the pods */
-    if (!nf->local && !nf->sim_spec && !nf->rt.slurm) {
-        fprintf(stderr, "error: --no-local-node without --sim-nodes leaves no node to run pods\n");
-        return 2;
-    }
-    return 0;
+    return flags_consistent(nf, data_dir);
 }
 
 /* Each connection and watch holds a descriptor; the soft limit (often 1024)

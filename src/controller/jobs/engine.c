@@ -39,9 +39,14 @@ struct ty_jobs {
 static bool enabled(const ty_jobs *j, const kf_kind *k)
 {
     size_t n;
-    const kf_kind *const *kinds = kf_kinds(&n);
+    const kf_kind *const *kinds;
 
-    for (size_t i = 0; k && i < n && i < 64; i++)
+    if (!k)
+        return false;
+    if (j->kinds == ~(uint64_t)0) /* every kind (the server): no look-up per event */
+        return true;
+    kinds = kf_kinds(&n);
+    for (size_t i = 0; i < n && i < 64; i++)
         if (kinds[i] == k)
             return (j->kinds >> i) & 1;
     return false;
