@@ -2,6 +2,7 @@
 #ifndef TY_CLI_CLI_H
 #define TY_CLI_CLI_H
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -17,7 +18,38 @@ typedef struct cli_ctx {
     const char *context;    /* --context, else the kubeconfig's current-context */
     const char *ns;         /* -n/--namespace, or "default" */
     bool all_namespaces;    /* -A */
+    const char *output;     /* -o/--output, "" when not given */
 } cli_ctx;
+
+/* The shared flag parser. Each command names the common flags it takes
+ * (CLI_F_*) and its own (getopt_long's short string and table); cli_getopt
+ * consumes the common ones into the context and returns the others, like
+ * getopt_long: -1 at the end, '?' after getopt has printed what is wrong.
+ * The common flags are -n/--namespace, -A/--all-namespaces, -s/--server,
+ * --kubeconfig, --context and -o/--output; every command that connects
+ * takes CLI_F_CONNECT. */
+#define CLI_F_NS 0x1u
+#define CLI_F_ALL 0x2u
+#define CLI_F_SERVER 0x4u
+#define CLI_F_KUBECONFIG 0x8u
+#define CLI_F_OUTPUT 0x10u
+#define CLI_F_CONNECT (CLI_F_NS | CLI_F_SERVER | CLI_F_KUBECONFIG)
+#define CLI_MAX_OPTS 64
+typedef struct cli_parser {
+    cli_ctx *ctx;
+    struct option *opts; /* common then the command's, NULL-terminated */
+    char shortopts[160];
+    struct option table[CLI_MAX_OPTS + 1];
+} cli_parser;
+/* own: the command's long options (NULL-terminated, may be NULL); their
+ * val must not be one of the common short letters (n A s o) nor
+ * CLI_OPT_KUBECONFIG/CLI_OPT_CONTEXT. Resets optind. */
+void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *shortopts,
+                     const struct option *own);
+int cli_getopt(cli_parser *p, int argc, char **argv);
+/* ctx->output checked against the comma-separated formats; -1 after
+ * printing kubectl's message. "" (no -o) always passes. */
+int cli_check_output(const cli_ctx *ctx, const char *formats);
 
 /* --kubeconfig and --context, for every command's getopt_long table. */
 #define CLI_OPT_KUBECONFIG 900

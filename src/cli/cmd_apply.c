@@ -88,26 +88,20 @@ static int apply_one(ty_client *cl, const cli_ctx *ctx, json_t *obj)
 int cmd_apply(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'},
-        CLI_KUBECONFIG_LONGOPTS,
-        {"help", no_argument, NULL, 'h'},
+        {"filename", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
+    cli_ctx ctx = {0};
+    cli_parser p;
     const char *files[64];
     int nfiles = 0, c, rc = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:n:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT, "f:h", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
         case 'f':
             if (nfiles < 64)
                 files[nfiles++] = optarg;
             break;
-        case 'n': ctx.ns = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': apply_usage(stdout); return 0;
         default: apply_usage(stderr); return 2;
         }

@@ -42,25 +42,20 @@ static int delete_one(ty_client *cl, const api_resource *res, const char *ns, co
 int cmd_delete(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"filename", required_argument, NULL, 'f'}, {"namespace", required_argument, NULL, 'n'},
-        {"server", required_argument, NULL, 's'},
-        CLI_KUBECONFIG_LONGOPTS,
+        {"filename", required_argument, NULL, 'f'},
         {"cascade", required_argument, NULL, 'c'},
         {"ignore-not-found", no_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
+    cli_ctx ctx = {0};
+    cli_parser p;
     const char *file = NULL, *policy = "Background";
     bool ignore_missing = false;
     int c, rc = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:n:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT, "f:h", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
         case 'f': file = optarg; break;
-        case 'n': ctx.ns = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'i': ignore_missing = true; break;
         case 'c':
             if (strcmp(optarg, "background") == 0 || strcmp(optarg, "true") == 0)

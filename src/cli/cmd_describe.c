@@ -82,21 +82,14 @@ static void print_events(ty_client *cl, const char *ns, const char *uid)
 
 int cmd_describe(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"namespace", required_argument, NULL, 'n'},
-                                             {"server", required_argument, NULL, 's'},
-                                             CLI_KUBECONFIG_LONGOPTS,
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    cli_ctx ctx = {0};
+    cli_parser p;
     int c, rc = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT, "h", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
-        case 'n': ctx.ns = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h':
         default:
             fprintf(c == 'h' ? stdout : stderr, "usage: trainyard describe RESOURCE NAME... [-n NS]\n");

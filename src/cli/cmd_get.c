@@ -123,38 +123,26 @@ static int print_output(const api_resource *res, json_t *v, const char *out)
 int cmd_get(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'}, {"all-namespaces", no_argument, NULL, 'A'},
-        {"selector", required_argument, NULL, 'l'},  {"output", required_argument, NULL, 'o'},
-        {"server", required_argument, NULL, 's'},
-        CLI_KUBECONFIG_LONGOPTS,
-        {"no-headers", no_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
-    const char *selector = NULL, *out = "";
+        {"selector", required_argument, NULL, 'l'}, {"no-headers", no_argument, NULL, 'H'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    cli_ctx ctx = {0};
+    cli_parser p;
+    const char *selector = NULL, *out;
     bool headers = true;
     int c, rc = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "n:Al:o:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT | CLI_F_ALL | CLI_F_OUTPUT, "l:h", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
-        case 'n': ctx.ns = optarg; break;
-        case 'A': ctx.all_namespaces = true; break;
         case 'l': selector = optarg; break;
-        case 'o': out = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'H': headers = false; break;
         case 'h': get_usage(stdout); return 0;
         default: get_usage(stderr); return 2;
         }
     }
-    if (*out && strcmp(out, "wide") && strcmp(out, "json") && strcmp(out, "yaml") &&
-        strcmp(out, "name")) {
-        fprintf(stderr, "error: unable to match a printer suitable for the output format \"%s\", "
-                        "allowed formats are: json,name,wide,yaml\n", out);
+    if (cli_check_output(&ctx, "json,name,wide,yaml") < 0)
         return 2;
-    }
+    out = ctx.output;
     if (optind >= argc) {
         fprintf(stderr, "error: you must specify the type of resource to get\n");
         get_usage(stderr);

@@ -57,12 +57,10 @@ static int issue(ty_client *cl, const char *ns, const char *name, const char *ac
 int cmd_job(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'}, {"name", required_argument, NULL, 'N'},
-        {"server", required_argument, NULL, 's'},
-        CLI_KUBECONFIG_LONGOPTS,
-        {"help", no_argument, NULL, 'h'},
+        {"name", required_argument, NULL, 'N'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
+    cli_ctx ctx = {0};
+    cli_parser p;
     const char *name = NULL, *verb;
     size_t v;
     int c, rc;
@@ -82,14 +80,10 @@ int cmd_job(int argc, char **argv)
         return 2;
     }
     argc--, argv++;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "n:N:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT, "N:h", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
-        case 'n': ctx.ns = optarg; break;
         case 'N': name = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': job_usage(stdout); return 0;
         default: job_usage(stderr); return 2;
         }

@@ -18,15 +18,14 @@ int cmd_logs(int argc, char **argv)
         {"container", required_argument, NULL, 'c'}, {"follow", no_argument, NULL, 'f'},
         {"tail", required_argument, NULL, 't'},      {"timestamps", no_argument, NULL, 'T'},
         {"previous", no_argument, NULL, 'p'},        {"since-seconds", required_argument, NULL, 'S'},
-        {"namespace", required_argument, NULL, 'n'}, {"server", required_argument, NULL, 's'},
-        CLI_KUBECONFIG_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {.ns = "default"};
+    cli_ctx ctx = {0};
+    cli_parser p;
     char query[1024] = "";
     int c;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:fpn:h", longopts, NULL)) != -1) {
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT, "c:fph", longopts);
+    while ((c = cli_getopt(&p, argc, argv)) != -1) {
         size_t q = strlen(query);
         switch (c) {
         case 'c': snprintf(query + q, sizeof(query) - q, "&container=%s", optarg); break;
@@ -45,10 +44,6 @@ int cmd_logs(int argc, char **argv)
         case 'T': snprintf(query + q, sizeof(query) - q, "&timestamps=true"); break;
         case 'p': snprintf(query + q, sizeof(query) - q, "&previous=true"); break;
         case 'S': snprintf(query + q, sizeof(query) - q, "&sinceSeconds=%ld", strtol(optarg, NULL, 10)); break;
-        case 'n': ctx.ns = optarg; break;
-        case 's': ctx.server = optarg; break;
-        case CLI_OPT_KUBECONFIG: ctx.kubeconfig = optarg; break;
-        case CLI_OPT_CONTEXT: ctx.context = optarg; break;
         case 'h': logs_usage(stdout); return 0;
         default: logs_usage(stderr); return 2;
         }
