@@ -8,7 +8,7 @@
 
 #include "base/buf.h"
 
-typedef enum { TY_COUNTER, TY_GAUGE } ty_metric_type;
+typedef enum { TY_COUNTER, TY_GAUGE, TY_HISTOGRAM } ty_metric_type;
 
 /* Declares a metric (idempotent). Call before the first update, e.g. at start. */
 void ty_metric_declare(const char *name, ty_metric_type type, const char *help);
@@ -16,7 +16,16 @@ void ty_metric_declare(const char *name, ty_metric_type type, const char *help);
 void ty_metric_add(const char *name, const char *labels, double delta);
 /* Sets a gauge series. */
 void ty_metric_set(const char *name, const char *labels, double value);
-/* Current value of a series (0 if absent): for tests. */
+/* Declares a histogram with these upper bounds (ascending, at most
+ * TY_HIST_MAX_BUCKETS; +Inf is implied), rendered as Prometheus's
+ * name_bucket{...,le="B"}, name_sum and name_count. Idempotent. */
+#define TY_HIST_MAX_BUCKETS 24
+void ty_metric_declare_histogram(const char *name, const char *help, const double *bounds,
+                                 size_t nbounds);
+/* One observation of value into the histogram's series of these labels. */
+void ty_metric_observe(const char *name, const char *labels, double value);
+/* Current value of a series (0 if absent): for tests. A histogram's is its
+ * count of observations. */
 double ty_metric_get(const char *name, const char *labels);
 /* Appends every metric in the Prometheus text exposition format, then
  * what each collector writes. */

@@ -130,6 +130,16 @@ const sc_res *sc_queue_deserved(const sc_queue *q); /* as of the last cycle */
 bool sc_queue_open(const sc_queue *q);
 bool sc_queue_defined(const sc_queue *q); /* a Queue object exists */
 size_t sc_queue_count(const sc_cluster *c);
+/* What a queue is and holds, as of the last cycle (the scheduler's
+ * metrics); pointers borrowed from q. */
+typedef struct sc_queue_view {
+    int weight;
+    const sc_res *capability; /* only the slots in cap_mask cap the queue */
+    unsigned cap_mask;
+    const sc_res *allocated, *request, *deserved, *inqueue;
+    double share;
+} sc_queue_view;
+void sc_queue_view_of(const sc_queue *q, sc_queue_view *v);
 sc_queue *sc_queue_at(const sc_cluster *c, size_t i); /* 0 <= i < sc_queue_count */
 
 /* ---- jobs (pod groups) ---- */

@@ -394,6 +394,18 @@ const sc_res *sc_queue_deserved(const sc_queue *q)
     return &q->deserved;
 }
 
+void sc_queue_view_of(const sc_queue *q, sc_queue_view *v)
+{
+    *v = (sc_queue_view){.weight = q->weight,
+                         .capability = &q->capability,
+                         .cap_mask = q->cap_mask,
+                         .allocated = &q->allocated,
+                         .request = &q->request,
+                         .deserved = &q->deserved,
+                         .inqueue = &q->inqueue,
+                         .share = q->share};
+}
+
 bool sc_queue_open(const sc_queue *q)
 {
     return q->open && q->defined;

@@ -524,6 +524,7 @@ static void write_queue_status(ty_sched *sc)
         ty_error_clear(&err);
         json_decref(st);
     }
+    sched_metrics_queues(sc, (const int(*)[4])counts);
     free(counts);
 }
 
@@ -538,6 +539,7 @@ static void cycle(ty_sched *sc)
 
     sc_cycle(sc->cluster, sc->conf, &h, &st);
     flush_writes(sc);
+    sched_metrics_cycle(sc, (double)(ty_now_ms() - t0), &st);
     if (st.bound || st.evicted || st.admitted)
         ty_debug("scheduler: cycle %lld ms: %zu admitted, %zu bound, %zu pipelined, %zu evicted, "
                  "%zu/%zu jobs unschedulable", (long long)(ty_now_ms() - t0), st.admitted,
@@ -687,8 +689,10 @@ ty_sched *sched_start_opts(ty_kc *s, const sched_opts *opts, ty_error *err)
                       sc, err);
     if (!sc->inf)
         goto error;
+    sched_metrics_start(sc);
     if (pthread_create(&sc->thread, NULL, sched_main, sc) != 0) {
         ty_seterr(err, TY_EINTERNAL, "cannot start the scheduler thread");
+        sched_metrics_stop(sc);
         inf_free(sc->inf);
         goto error;
     }
@@ -713,6 +717,7 @@ void sched_stop(ty_sched *sc)
     atomic_store(&sc->stop, true);
     inf_cancel(sc->inf);
     pthread_join(sc->thread, NULL);
+    sched_metrics_stop(sc);
     inf_free(sc->inf);
     sc_conf_free(sc->conf);
     sc_cluster_free(sc->cluster);

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/buf.h"
 #include "base/strmap.h"
 #include "scheduler/core.h"
 #include "scheduler/sched.h"
@@ -43,6 +44,11 @@ struct ty_sched {
     char *names[SCHED_MAX_NAMES + 1]; /* schedulerNames served (owned, NULL-terminated) */
     struct sched_write *writes; /* decisions not yet written (sched.c) */
     size_t nwrites, capwrites;
+    /* sched_metrics.c: the queue gauges' text as of the last second,
+     * which the metrics collector copies under metrics_mu */
+    pthread_mutex_t metrics_mu;
+    ty_buf metrics_text;
+    bool metrics_on;
 };
 
 /* sched_feed.c: one store object (event or listing) into the model. */
@@ -55,6 +61,13 @@ int sched_names_set(ty_sched *sc, const char *const *names, ty_error *err);
 void sched_names_free(ty_sched *sc);
 /* Does the scheduler follow this resource? */
 bool sched_interesting(const ty_sched *sc, const char *resource);
+/* sched_metrics.c: Volcano's metric names (declared, and the collector
+ * registered, at start); each cycle's figures; the queue gauges' snapshot
+ * (counts: each queue's PodGroups by sc_job_phase, in sc_queue_at order). */
+void sched_metrics_start(ty_sched *sc);
+void sched_metrics_stop(ty_sched *sc);
+void sched_metrics_cycle(ty_sched *sc, double ms, const sc_cycle_stats *st);
+void sched_metrics_queues(ty_sched *sc, const int (*counts)[4]);
 /* sched.c: a PodGroup went; what was last written for it goes too. */
 void sched_forget_job(ty_sched *sc, const char *key);
 

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "server/authn.h"
+#include "server/api_metrics.h"
 #include "server/audit_http.h"
 #include "server/gate.h"
 #include "server/guard.h"
@@ -199,7 +201,25 @@ typedef struct conn_state {
     bool authenticated; /* gate_authenticate ran at the headers */
     ty_user *user;    /* what it found (owned until dispatch takes it) */
     struct audit_rec *audit; /* the request's audit record, or NULL */
+    int64_t start_us;  /* when its headers came (the request metrics' clock) */
 } conn_state;
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The request metrics (api_metrics.h) of a request answered. */
+static void record_request(http_req *r, const conn_state *cs)
+{
+    if (!r->attr.verb[0])
+        reqattr_parse(&r->attr, r->method, r->url,
+                      MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "watch"));
+    api_metrics_record(&r->attr, r->content_type, r->status, mono_us() - cs->start_us,
+                       cs->streams);
+}
 
 static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, const char *url,
                                 const char *method, conn_state *cs)
@@ -242,6 +262,7 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     }
     ty_debug("%s %s", method, url);
     audit_http_answered(&r);
+    record_request(&r, cs);
     gate_done(&r);
     for (int i = 0; i < r.nwarnings; i++)
         free(r.warnings[i]);
@@ -262,6 +283,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     bool streams = cs->streams = guard_long_running(conn, method, url);
 
+    cs->start_us = mono_us();
     r.audit = cs->audit = audit_http_begin(srv, conn);
     ty_error_init(&err);
     /* Set for every request: a connection keeps what its last request set. A
@@ -295,6 +317,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
                 reqattr_parse(&r.attr, method, url,
                               MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch"));
                 audit_http_answered(&r);
+                record_request(&r, cs);
                 return ret;
             }
             cs->authenticated = true;
@@ -310,6 +333,7 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
     else
         ret = http_send_error(&r, &err, NULL, NULL);
     audit_http_answered(&r);
+    record_request(&r, cs);
     ty_error_clear(&err);
     return ret;
 }
@@ -487,6 +511,7 @@ ty_server *server_start(ty_store *store, const server_opts *opts, ty_error *err)
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
+    api_metrics_declare();
     srv->store = store;
     srv->data_dir = strdup(opts->data_dir ? opts->data_dir : ".");
     srv->logs = opts->logs;

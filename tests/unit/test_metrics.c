@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/metrics.h"
@@ -51,10 +52,60 @@ static void test_series_and_collectors(void **state)
     ty_buf_free(&out);
 }
 
+/* Histograms render cumulative buckets, le last, then _sum and _count. */
+static void test_histogram(void **state)
+{
+    static const double bounds[] = {0.1, 1, 10};
+    ty_buf out = {0};
+
+    (void)state;
+    ty_metric_declare_histogram("t_seconds", "a test histogram", bounds, 3);
+    ty_metric_observe("t_seconds", "verb=\"GET\"", 0.05);
+    ty_metric_observe("t_seconds", "verb=\"GET\"", 0.1); /* le is inclusive */
+    ty_metric_observe("t_seconds", "verb=\"GET\"", 5);
+    ty_metric_observe("t_seconds", "verb=\"GET\"", 50);
+    ty_metric_observe("t_seconds", NULL, 2);
+    ty_metric_add("t_seconds", "verb=\"GET\"", 7); /* not a counter: ignored */
+    assert_true(ty_metric_get("t_seconds", "verb=\"GET\"") == 4);
+    ty_metrics_render(&out);
+    assert_non_null(strstr(out.data, "# TYPE t_seconds histogram\n"
+                                     "t_seconds_bucket{verb=\"GET\",le=\"0.1\"} 2\n"
+                                     "t_seconds_bucket{verb=\"GET\",le=\"1\"} 2\n"
+                                     "t_seconds_bucket{verb=\"GET\",le=\"10\"} 3\n"
+                                     "t_seconds_bucket{verb=\"GET\",le=\"+Inf\"} 4\n"
+                                     "t_seconds_sum{verb=\"GET\"} 55.149999999999999\n"
+                                     "t_seconds_count{verb=\"GET\"} 4\n"
+                                     "t_seconds_bucket{le=\"0.1\"} 0\n"));
+    assert_non_null(strstr(out.data, "t_seconds_bucket{le=\"+Inf\"} 1\nt_seconds_sum 2\n"
+                                     "t_seconds_count 1\n"));
+    ty_buf_free(&out);
+}
+
+/* Many series of one metric are each found again (the hash index). */
+static void test_many_series(void **state)
+{
+    char labels[64];
+
+    (void)state;
+    ty_metric_declare("t_many_total", TY_COUNTER, "many series");
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 1000; i++) {
+            snprintf(labels, sizeof(labels), "i=\"%d\"", i);
+            ty_metric_add("t_many_total", labels, i);
+        }
+    for (int i = 0; i < 1000; i++) {
+        snprintf(labels, sizeof(labels), "i=\"%d\"", i);
+        assert_true(ty_metric_get("t_many_total", labels) == 3.0 * i);
+    }
+    assert_true(ty_metric_get("t_many_total", "i=\"1000\"") == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_and_collectors),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_many_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
