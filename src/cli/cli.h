@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "base/error.h"
 #include "client/client.h"
@@ -43,7 +44,10 @@ typedef struct cli_parser {
 } cli_parser;
 /* own: the command's long options (NULL-terminated, may be NULL); their
  * val must not be one of the common short letters (n A s o) nor
- * CLI_OPT_KUBECONFIG/CLI_OPT_CONTEXT. Resets optind. */
+ * CLI_OPT_KUBECONFIG/CLI_OPT_CONTEXT. Resets optind. With
+ * $TRAINYARD_COMPLETE_FLAGS set it prints every long flag (--name, one a
+ * line) and exits 0 at once: how shell completion learns a command's flags
+ * from the one table that parses them. */
 void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *shortopts,
                      const struct option *own);
 int cli_getopt(cli_parser *p, int argc, char **argv);
@@ -61,6 +65,7 @@ int cli_check_output(const cli_ctx *ctx, const char *formats);
 typedef int (*cli_cmd_fn)(int argc, char **argv);
 
 int cmd_apply(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
 int cmd_crds(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
@@ -75,6 +80,9 @@ int cmd_store(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+/* main.c's commands, one a line (supervise, internal, left out); with
+ * parsed_only those on the shared flag parser. */
+void cli_list_commands(FILE *f, bool parsed_only);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
 const char *cli_allocator(void);
 

@@ -2,6 +2,7 @@
  * --server, --kubeconfig, --context, -o) parsed in one place for every
  * command, the command's own passed back as getopt_long would. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -49,6 +50,15 @@ void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *s
         p->table[n++] = *own;
     p->opts = p->table;
     optind = 1;
+    /* Shell completion (cmd_completion.c) asks a command its flags this
+     * way: it prints them and stops before doing anything. */
+    const char *complete = getenv("TRAINYARD_COMPLETE_FLAGS");
+    if (complete && *complete) {
+        for (size_t i = 0; i < n; i++)
+            printf("--%s\n", p->table[i].name);
+        fflush(stdout);
+        exit(0);
+    }
 }
 
 int cli_getopt(cli_parser *p, int argc, char **argv)

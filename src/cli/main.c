@@ -41,27 +41,38 @@ const char *cli_allocator(void)
 #endif
 }
 
+/* parsed: the command takes its flags through the shared parser (flags.c),
+ * so shell completion may ask it for them (cmd_completion.c). */
 static const struct {
     const char *name;
     cli_cmd_fn fn;
+    bool parsed;
     const char *help;
 } commands[] = {
-    {"apply", cmd_apply, "Create or update objects from manifests (-f FILE|DIR|-)"},
-    {"crds", cmd_crds, "Print the CustomResourceDefinitions of the custom kinds (deploy/crds)"},
-    {"delete", cmd_delete, "Delete objects by name or from manifests"},
-    {"describe", cmd_describe, "Show an object in detail, with its events"},
-    {"get", cmd_get, "List or show objects"},
-    {"job", cmd_job, "Suspend or resume a Volcano Job (vcctl job suspend/resume)"},
-    {"kubeconfig", cmd_kubeconfig, "Print a kubeconfig that points kubectl at the server"},
-    {"logs", cmd_logs, "Print a pod's container log"},
-    {"operator", cmd_operator, "Run the job controllers and gang scheduler against a Kubernetes API"},
-    {"server", cmd_server, "Run the control plane (API server and store)"},
-    {"simulate", cmd_simulate, "Replay a job trace through the scheduler on a virtual clock"},
-    {"store", cmd_store, "Inspect a data directory (store quarantine: the rows set aside)"},
-    {"supervise", cmd_supervise, "(internal) Keep one pod's processes; started by the server"},
-    {"user", cmd_user, "Add, list or remove a user: token, namespace, role binding, quota"},
-    {"version", cmd_version, "Print the version"},
+    {"apply", cmd_apply, true, "Create or update objects from manifests (-f FILE|DIR|-)"},
+    {"completion", cmd_completion, false, "Print a shell completion script (bash, zsh)"},
+    {"crds", cmd_crds, false, "Print the CustomResourceDefinitions of the custom kinds (deploy/crds)"},
+    {"delete", cmd_delete, true, "Delete objects by name or from manifests"},
+    {"describe", cmd_describe, true, "Show an object in detail, with its events"},
+    {"get", cmd_get, true, "List or show objects"},
+    {"job", cmd_job, true, "Suspend or resume a Volcano Job (vcctl job suspend/resume)"},
+    {"kubeconfig", cmd_kubeconfig, false, "Print a kubeconfig that points kubectl at the server"},
+    {"logs", cmd_logs, true, "Print a pod's container log"},
+    {"operator", cmd_operator, false, "Run the job controllers and gang scheduler against a Kubernetes API"},
+    {"server", cmd_server, false, "Run the control plane (API server and store)"},
+    {"simulate", cmd_simulate, false, "Replay a job trace through the scheduler on a virtual clock"},
+    {"store", cmd_store, false, "Inspect a data directory (store quarantine: the rows set aside)"},
+    {"supervise", cmd_supervise, false, "(internal) Keep one pod's processes; started by the server"},
+    {"user", cmd_user, false, "Add, list or remove a user: token, namespace, role binding, quota"},
+    {"version", cmd_version, false, "Print the version"},
 };
+
+void cli_list_commands(FILE *f, bool parsed_only)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if ((!parsed_only || commands[i].parsed) && strcmp(commands[i].name, "supervise") != 0)
+            fprintf(f, "%s\n", commands[i].name);
+}
 
 static void usage(FILE *f)
 {

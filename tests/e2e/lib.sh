@@ -25,6 +25,12 @@ cleanup() {
     pkill -TERM -f "supervise --pod-dir $E2E_TMP/" 2>/dev/null
     sleep 0.2
     pkill -KILL -f "supervise --pod-dir $E2E_TMP/" 2>/dev/null
+    # E2E_KEEP=DIR: a failed test's files (server and operator logs, data)
+    # are kept there for a look afterwards.
+    if [ -n "${E2E_KEEP:-}" ] && [ "${E2E_FAILS:-0}" != 0 ]; then
+        mkdir -p "$E2E_KEEP" && cp -a "$E2E_TMP" "$E2E_KEEP/" 2>/dev/null
+        echo "# kept $E2E_TMP in $E2E_KEEP"
+    fi
     rm -rf "$E2E_TMP"
 }
 trap cleanup EXIT

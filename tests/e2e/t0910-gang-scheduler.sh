@@ -155,6 +155,11 @@ sleep 3
 q1=$(wait_bound volcano.sh/queue-name=q1 2)
 q3=$(wait_bound volcano.sh/queue-name=q3 6)
 expect_eq "queues of weight 1 and 3 share 8 GPUs 1:3" "2 6" "$q1 $q3"
+if [ "$q1 $q3" != "2 6" ]; then # what the scheduler saw, for the log
+    kubectl get pods -o wide 2>&1 | sed 's/^/     | /'
+    kubectl get podgroups 2>&1 | sed 's/^/     | /'
+    kubectl get queues -o yaml 2>&1 | grep -A12 '^  status:' | sed 's/^/     | /'
+fi
 end=$((SECONDS + E2E_WAIT))
 while [ $SECONDS -lt $end ]; do
     qs=$(kubectl get queue q3 -o jsonpath='{.status.allocated.nvidia\.com/gpu} {.status.running} {.status.inqueue}')
