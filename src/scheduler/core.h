@@ -236,6 +236,9 @@ typedef enum {
 
 typedef struct sc_task_spec {
     const char *key;         /* "namespace/name" of the pod */
+    const char *uid;         /* its metadata.uid, NULL when not known: a task
+                                of the same key with another uid is another
+                                pod, the one before it gone */
     const char *job;         /* PodGroup key; NULL = a job of its own */
     const char *task_name;   /* role, for minTaskMember (e.g. "worker") */
     sc_res request;
@@ -259,6 +262,8 @@ typedef struct sc_task_spec {
  * queue "default", already admitted). */
 sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec);
 void sc_task_remove(sc_cluster *c, const char *key);
+/* Is t the pod of this uid? True when either is not known. */
+bool sc_task_is_pod(const sc_task *t, const char *uid);
 sc_task *sc_task_find(const sc_cluster *c, const char *key);
 const char *sc_task_key(const sc_task *t);
 sc_job *sc_task_job(const sc_task *t);

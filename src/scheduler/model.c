@@ -668,11 +668,40 @@ static void task_set_constraints(sc_task *t, const sc_task_spec *spec)
     }
 }
 
+static uint64_t uid_hash(const char *uid)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    if (!uid || !*uid)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)uid; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+bool sc_task_is_pod(const sc_task *t, const char *uid)
+{
+    uint64_t h = uid_hash(uid);
+    return !t || !t->uid || !h || t->uid == h;
+}
+
 sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
 {
     sc_task *t = strmap_get(&c->task_map, spec->key);
     sc_node *node = sc_node_find(c, spec->node && *spec->node ? spec->node : NULL);
     sc_task_status st = spec->status;
+    uint64_t uid = uid_hash(spec->uid);
+
+    /* A pod of the same name but another uid: the one the model has was
+     * deleted and its job made it again (a Volcano Job's evicted pod), and
+     * its deletion was not seen on its own (a watch that resumed, or
+     * events of one key merged). Left in place, the old pod's RELEASING
+     * state would hold its node's resources, and the new pod pending, for
+     * ever. */
+    if (t && uid && t->uid && t->uid != uid) {
+        sc_task_remove(c, spec->key);
+        t = NULL;
+    }
     bool new_task = !t;
 
     if (!t) {
@@ -702,6 +731,7 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
             return NULL;
         }
         t->job = j;
+        t->uid = uid;
         t->st = SC_TASK_PENDING;
         t->job_idx = j->ntasks;
         j->tasks[j->ntasks++] = t;
@@ -714,6 +744,8 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
         st = t->st, node = t->st == SC_TASK_PIPELINED ? NULL : t->node;
     if (t->st == SC_TASK_RELEASING && st != SC_TASK_SUCCEEDED && st != SC_TASK_FAILED)
         st = SC_TASK_RELEASING, node = t->node ? t->node : node;
+    if (!t->uid)
+        t->uid = uid;
     if (!spec->status_only || new_task) {
         sc_account(c, t, -1);
         t->req = spec->request;

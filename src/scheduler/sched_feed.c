@@ -441,7 +441,15 @@ static bool apply_pod_short(ty_sched *sc, const json_t *pod, bool deleted)
     group_key(pod, name, key, sizeof(key));
     if (node && !*node)
         node = NULL;
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    sc_task *known = sc_task_find(sc->cluster, key);
+    if (!deleted && !sc_task_is_pod(known, uid))
+        free(strmap_del(&sc->told, key)); /* a new pod: nothing told it yet */
     if (deleted || (!node && (json_object_get(meta, "deletionTimestamp") || !ours(sc, pod)))) {
+        /* (the end of an older pod of that name says nothing of the one
+         * the model has now) */
+        if (!sc_task_is_pod(known, uid))
+            return true;
         free(strmap_del(&sc->told, key));
         sc_task_remove(sc->cluster, key);
         return true;
@@ -450,9 +458,10 @@ static bool apply_pod_short(ty_sched *sc, const json_t *pod, bool deleted)
      * what its spec says of requests, priority and placement cannot change
      * any more (the API refuses such updates), only its status can. Most
      * pod events are these, and reading the spec again was most of them. */
-    sc_task *known = node ? sc_task_find(sc->cluster, key) : NULL;
-    if (known && sc_task_node(known) && strcmp(sc_node_name(sc_task_node(known)), node) == 0) {
+    if (node && known && sc_task_is_pod(known, uid) && sc_task_node(known) &&
+        strcmp(sc_node_name(sc_task_node(known)), node) == 0) {
         ts.key = key;
+        ts.uid = uid;
         ts.node = node;
         ts.status = pod_status(meta, str_at(pod, "status", "phase") ?: "Pending", node);
         ts.status_only = true;
@@ -482,6 +491,7 @@ static void apply_pod(ty_sched *sc, const json_t *pod, bool deleted)
     if (node && !*node)
         node = NULL;
     ts.key = key;
+    ts.uid = json_string_value(json_object_get(meta, "uid"));
     if (group) {
         group_key(pod, group, gkey, sizeof(gkey));
         ts.job = gkey;

@@ -464,6 +464,49 @@ static void test_completed_survives_pod_deletion(void **state)
     sc_cluster_free(c);
 }
 
+/* A pod evicted and made again under its name (a Volcano Job's) whose
+ * deletion the model never saw on its own: the new pod (another uid) is a
+ * new task, pending, and the old one's resources are free. Before, the old
+ * pod's RELEASING state stuck to the name: its GPU stayed held and the new
+ * pod pending for ever (t0910's fair share in operator mode, 1 run in 8). */
+static void test_pod_made_again_under_its_name(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = sc_conf_default();
+    sc_task *t;
+    rec r;
+    (void)state;
+
+    node(c, "n", 1);
+    job(c, "ns/j", NULL, 1, 0, 1);
+    sc_task_spec s = {.key = "ns/j-0", .job = "ns/j", .uid = "uid-1"};
+    task_spec(c, &s, GPU(1), 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 1);
+    /* evicted: being deleted, still on its node */
+    sc_task_spec rel = {.key = "ns/j-0", .job = "ns/j", .uid = "uid-1", .node = "n",
+                        .status = SC_TASK_RELEASING};
+    task_spec(c, &rel, GPU(1), 1);
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/j-0")), SC_TASK_RELEASING);
+    /* the same pod's later events keep it releasing */
+    sc_task_spec again = {.key = "ns/j-0", .job = "ns/j", .uid = "uid-1"};
+    task_spec(c, &again, GPU(1), 1);
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/j-0")), SC_TASK_RELEASING);
+    /* the new pod of that name, with no DELETED event before it */
+    sc_task_spec made = {.key = "ns/j-0", .job = "ns/j", .uid = "uid-2"};
+    t = task_spec(c, &made, GPU(1), 1);
+    assert_int_equal(sc_task_get_status(t), SC_TASK_PENDING);
+    assert_int_equal(gpus_used(c), 0);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 1);
+    assert_string_equal(r.bound_node[0], "n");
+    assert_true(sc_task_is_pod(sc_task_find(c, "ns/j-0"), "uid-2"));
+    assert_false(sc_task_is_pod(sc_task_find(c, "ns/j-0"), "uid-1"));
+    assert_true(sc_task_is_pod(sc_task_find(c, "ns/j-0"), NULL));
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 /* minMember below the number of tasks: the gang runs with what fits. */
 static void test_elastic_gang(void **state)
 {
@@ -2322,6 +2365,7 @@ int main(void)
         cmocka_unit_test(test_gang_discarded_leaves_nothing),
         cmocka_unit_test(test_discarded_try_leaves_no_hint),
         cmocka_unit_test(test_completed_survives_pod_deletion),
+        cmocka_unit_test(test_pod_made_again_under_its_name),
         cmocka_unit_test(test_completed_without_all_running),
         cmocka_unit_test(test_elastic_gang),
         cmocka_unit_test(test_min_task_member),
