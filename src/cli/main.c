@@ -58,6 +58,7 @@ static const struct {
     {"server", cmd_server, "Run the control plane (API server and store)"},
     {"simulate", cmd_simulate, "Replay a job trace through the scheduler on a virtual clock"},
     {"store", cmd_store, "Inspect a data directory (store quarantine: the rows set aside)"},
+    {"submit", cmd_submit, "Submit a training job without YAML (Arena's flags: --workers, --gpus)"},
     {"supervise", cmd_supervise, "(internal) Keep one pod's processes; started by the server"},
     {"user", cmd_user, "Add, list or remove a user: token, namespace, role binding, quota"},
     {"version", cmd_version, "Print the version"},
