@@ -233,56 +233,56 @@ static int create(const cli_ctx *ctx, json_t *obj, bool dry)
     return 0;
 }
 
-int cmd_submit(int argc, char **argv)
+static const struct option submit_longopts[] = {
+    {"name", required_argument, NULL, OPT_NAME},
+    {"workers", required_argument, NULL, OPT_WORKERS},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"image", required_argument, NULL, OPT_IMAGE},
+    {"env", required_argument, NULL, 'e'},
+    {"working-dir", required_argument, NULL, OPT_WORKDIR},
+    {"data", required_argument, NULL, 'd'},
+    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+    {"label", required_argument, NULL, 'l'},
+    {"annotation", required_argument, NULL, 'a'},
+    {"queue", required_argument, NULL, OPT_QUEUE},
+    {"priority", required_argument, NULL, 'p'},
+    {"retry", required_argument, NULL, OPT_RETRY},
+    {"ttl-after-finished", required_argument, NULL, OPT_TTL},
+    {"running-timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"clean-task-policy", required_argument, NULL, OPT_CLEAN},
+    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
+    {"ps", required_argument, NULL, OPT_PS},
+    {"chief", no_argument, NULL, OPT_CHIEF},
+    {"evaluator", no_argument, NULL, OPT_EVALUATOR},
+    {"slots", required_argument, NULL, OPT_SLOTS},
+    {"launcher-cpu", required_argument, NULL, OPT_LCPU},
+    {"launcher-memory", required_argument, NULL, OPT_LMEM},
+    {"dry-run", optional_argument, NULL, OPT_DRY_RUN},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* The flags into *ctx and *o; -1 to go on, else the exit status (0 after
+ * --help, 2 after a usage error was printed). */
+static int parse_args(int argc, char **argv, cli_ctx *ctx, submit_opts *o,
+                      const char **dry_run)
 {
-    static const struct option longopts[] = {
-        {"name", required_argument, NULL, OPT_NAME},
-        {"workers", required_argument, NULL, OPT_WORKERS},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"cpu", required_argument, NULL, OPT_CPU},
-        {"memory", required_argument, NULL, OPT_MEMORY},
-        {"image", required_argument, NULL, OPT_IMAGE},
-        {"env", required_argument, NULL, 'e'},
-        {"working-dir", required_argument, NULL, OPT_WORKDIR},
-        {"data", required_argument, NULL, 'd'},
-        {"data-dir", required_argument, NULL, OPT_DATA_DIR},
-        {"label", required_argument, NULL, 'l'},
-        {"annotation", required_argument, NULL, 'a'},
-        {"queue", required_argument, NULL, OPT_QUEUE},
-        {"priority", required_argument, NULL, 'p'},
-        {"retry", required_argument, NULL, OPT_RETRY},
-        {"ttl-after-finished", required_argument, NULL, OPT_TTL},
-        {"running-timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"clean-task-policy", required_argument, NULL, OPT_CLEAN},
-        {"nproc-per-node", required_argument, NULL, OPT_NPROC},
-        {"ps", required_argument, NULL, OPT_PS},
-        {"chief", no_argument, NULL, OPT_CHIEF},
-        {"evaluator", no_argument, NULL, OPT_EVALUATOR},
-        {"slots", required_argument, NULL, OPT_SLOTS},
-        {"launcher-cpu", required_argument, NULL, OPT_LCPU},
-        {"launcher-memory", required_argument, NULL, OPT_LMEM},
-        {"dry-run", optional_argument, NULL, OPT_DRY_RUN},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    cli_ctx ctx = {0};
     cli_parser p;
-    submit_opts o;
-    const char *dry_run = NULL;
     int head = argc, c, rc;
 
-    submit_opts_init(&o);
-    /* The words after the first -- are the command's argv; the flags and
-     * Arena's one-string command come before it. */
+    /* The words after the first -- are the command's argv; the flags, the
+     * kind and Arena's one-string command come before it. */
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--") == 0) {
             head = i;
-            o.argv = argv + i + 1;
-            o.argc = (size_t)(argc - i - 1);
+            o->argv = argv + i + 1;
+            o->argc = (size_t)(argc - i - 1);
             break;
         }
-    cli_parser_init(&p, &ctx, CLI_F_CONNECT | CLI_F_OUTPUT, "e:d:l:a:p:h", longopts);
+    cli_parser_init(&p, ctx, CLI_F_CONNECT | CLI_F_OUTPUT, "e:d:l:a:p:h", submit_longopts);
     while ((c = cli_getopt(&p, head, argv)) != -1) {
-        rc = take_flag(c, &o, &dry_run);
+        rc = take_flag(c, o, dry_run);
         if (rc == 1) {
             submit_usage(stdout);
             return 0;
@@ -293,41 +293,71 @@ int cmd_submit(int argc, char **argv)
             return 2;
         }
     }
-    if (cli_check_output(&ctx, "json,name,yaml") < 0)
+    if (cli_check_output(ctx, "json,name,yaml") < 0)
         return 2;
-    if (dry_run && strcmp(dry_run, "client") != 0 && strcmp(dry_run, "server") != 0 &&
-        strcmp(dry_run, "none") != 0) {
+    if (*dry_run && strcmp(*dry_run, "client") != 0 && strcmp(*dry_run, "server") != 0 &&
+        strcmp(*dry_run, "none") != 0) {
         fprintf(stderr, "error: Invalid dry-run value (%s). Must be \"none\", \"server\", or "
                         "\"client\".\n",
-                dry_run);
+                *dry_run);
         return 2;
     }
-    if (dry_run && strcmp(dry_run, "none") == 0)
-        dry_run = NULL;
+    if (*dry_run && strcmp(*dry_run, "none") == 0)
+        *dry_run = NULL;
+    /* what is left: KIND ["COMMAND"] */
     if (optind >= head) {
         fprintf(stderr, "error: which kind of job? trainyard submit KIND ...: %s\n",
                 submit_kinds());
         return 2;
     }
-    o.kind = kind_alias(argv[optind]);
-    /* (a manifest for `kubectl apply` names a namespace only when -n did) */
-    o.ns = strcmp(ctx.ns, "default") != 0 ? ctx.ns : NULL;
     if (head - optind > 2) {
         fprintf(stderr, "error: the command is one argument: quote it (\"python train.py "
                         "--lr 0.1\") or give its words after --\n");
         return 2;
     }
-    if (head - optind == 2) {
-        if (o.argc > 0) {
-            fprintf(stderr, "error: a command both as a string and after --: give one\n");
-            return 2;
-        }
-        o.shell = argv[optind + 1];
+    if (head - optind == 2 && o->argc > 0) {
+        fprintf(stderr, "error: a command both as a string and after --: give one\n");
+        return 2;
     }
+    if (head - optind == 2)
+        o->shell = argv[optind + 1];
+    o->kind = kind_alias(argv[optind]);
+    /* (a manifest for `kubectl apply` names a namespace only when -n did) */
+    o->ns = strcmp(ctx->ns, "default") != 0 ? ctx->ns : NULL;
+    return -1;
+}
 
+/* --dry-run (client): the manifest as it would be sent. */
+static void print_manifest(const json_t *obj, const char *out)
+{
+    if (strcmp(out, "name") == 0) {
+        const api_resource *res =
+            api_find_kind(json_string_value(json_object_get(obj, "apiVersion")),
+                          json_string_value(json_object_get(obj, "kind")));
+        char kn[160] = "";
+        if (res)
+            cli_kind_name(res, kn, sizeof(kn));
+        printf("%s/%s\n", kn,
+               json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
+    } else {
+        print_object(obj, *out ? out : "yaml");
+    }
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    cli_ctx ctx = {0};
+    submit_opts o;
+    const char *dry_run = NULL;
     ty_error err;
+    json_t *obj;
+    int rc;
+
+    submit_opts_init(&o);
+    if ((rc = parse_args(argc, argv, &ctx, &o, &dry_run)) >= 0)
+        return rc;
     ty_error_init(&err);
-    json_t *obj = submit_build(&o, &err);
+    obj = submit_build(&o, &err);
     if (!obj) {
         fprintf(stderr, "error: %s\n", err.text);
         fprintf(stderr, "See 'trainyard submit --help' for the flags.\n");
@@ -336,21 +366,11 @@ int cmd_submit(int argc, char **argv)
     }
     ty_error_clear(&err);
     if (dry_run && strcmp(dry_run, "client") == 0) {
-        if (strcmp(ctx.output, "name") == 0) {
-            const api_resource *res = api_find_kind(
-                json_string_value(json_object_get(obj, "apiVersion")),
-                json_string_value(json_object_get(obj, "kind")));
-            char kn[160];
-            if (res)
-                cli_kind_name(res, kn, sizeof(kn));
-            printf("%s/%s\n", res ? kn : "", o.name);
-        } else {
-            print_object(obj, *ctx.output ? ctx.output : "yaml");
-        }
-        json_decref(obj);
-        return 0;
+        print_manifest(obj, ctx.output);
+        rc = 0;
+    } else {
+        rc = create(&ctx, obj, dry_run != NULL);
     }
-    rc = create(&ctx, obj, dry_run != NULL);
     json_decref(obj);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/timeutil.h"
 #include "cli/submit_build.h"
@@ -26,7 +27,10 @@ enum {
     K_CHIEF = 0x2,    /* --chief, --evaluator */
     K_LAUNCHER = 0x4, /* --launcher-cpu/-memory, --slots */
     K_NPROC = 0x8,    /* --nproc-per-node */
+    K_RUNPOLICY = 0x10, /* a Kubeflow runPolicy: --running-timeout, --clean-task-policy */
 };
+
+#define KF K_RUNPOLICY
 
 typedef struct kind_def {
     const char *name;
@@ -40,21 +44,21 @@ typedef struct kind_def {
 
 static const kind_def kinds[] = {
     {"pytorch", "kubeflow.org/v1", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
-     "docker.io/pytorch/pytorch:latest", K_NPROC},
+     "docker.io/pytorch/pytorch:latest", K_NPROC | KF},
     {"tf", "kubeflow.org/v1", "TFJob", "tfReplicaSpecs", "tensorflow",
-     "docker.io/tensorflow/tensorflow:latest", K_PS | K_CHIEF},
+     "docker.io/tensorflow/tensorflow:latest", K_PS | K_CHIEF | KF},
     {"mpi", "kubeflow.org/v2beta1", "MPIJob", "mpiReplicaSpecs", "mpi",
-     "docker.io/mpioperator/openmpi:latest", K_LAUNCHER},
+     "docker.io/mpioperator/openmpi:latest", K_LAUNCHER | KF},
     {"xgboost", "kubeflow.org/v1", "XGBoostJob", "xgbReplicaSpecs", "xgboost",
-     "docker.io/kubeflow/xgboost-dist-iris:latest", 0},
+     "docker.io/kubeflow/xgboost-dist-iris:latest", KF},
     {"paddle", "kubeflow.org/v1", "PaddleJob", "paddleReplicaSpecs", "paddle",
-     "docker.io/paddlepaddle/paddle:latest", 0},
+     "docker.io/paddlepaddle/paddle:latest", KF},
     {"jax", "kubeflow.org/v1", "JAXJob", "jaxReplicaSpecs", "jax",
-     "docker.io/kubeflow/jaxjob-simple:latest", 0},
+     "docker.io/kubeflow/jaxjob-simple:latest", KF},
     {"mx", "kubeflow.org/v1", "MXJob", "mxReplicaSpecs", "mxnet",
-     "docker.io/kubeflow/mxnet-gpu:latest", K_PS},
+     "docker.io/kubeflow/mxnet-gpu:latest", K_PS | KF},
     {"ms", "mindspore.gitee.com/v1", "MSJob", "msReplicaSpecs", "mindspore",
-     "docker.io/mindspore/mindspore:latest", K_PS},
+     "docker.io/mindspore/mindspore:latest", K_PS | KF},
     {"volcano", "batch.volcano.sh/v1alpha1", "Job", NULL, "main", "docker.io/library/busybox:latest",
      K_PS},
 };
@@ -176,31 +180,27 @@ static int layout(const submit_opts *o, const kind_def *k, replica *r, size_t *n
 /* A flag the kind does not take: named, with the kinds that do. */
 static int check_kind_flags(const submit_opts *o, const kind_def *k, ty_error *err)
 {
-    static const struct {
+    const struct {
+        bool given;
+        const char *flag;
         unsigned bit;
         const char *kinds;
-    } takes[] = {{K_PS, "tf, mx, ms and volcano"},
-                 {K_CHIEF, "tf"},
-                 {K_LAUNCHER, "mpi"},
-                 {K_NPROC, "pytorch"}};
-    const char *given = NULL;
-    unsigned bit = 0;
+    } flags[] = {
+        {o->ps >= 0, "--ps", K_PS, "tf, mx, ms and volcano"},
+        {o->chief, "--chief", K_CHIEF, "tf"},
+        {o->evaluator, "--evaluator", K_CHIEF, "tf"},
+        {o->slots >= 0, "--slots", K_LAUNCHER, "mpi"},
+        {o->launcher_cpu != NULL, "--launcher-cpu", K_LAUNCHER, "mpi"},
+        {o->launcher_memory != NULL, "--launcher-memory", K_LAUNCHER, "mpi"},
+        {o->nproc_per_node != NULL, "--nproc-per-node", K_NPROC, "pytorch"},
+        {o->running_timeout >= 0, "--running-timeout", K_RUNPOLICY, "the Kubeflow kinds"},
+        {o->clean_policy != NULL, "--clean-task-policy", K_RUNPOLICY, "the Kubeflow kinds"},
+    };
 
-    if (o->ps >= 0)
-        given = "--ps", bit = K_PS;
-    else if (o->chief || o->evaluator)
-        given = o->chief ? "--chief" : "--evaluator", bit = K_CHIEF;
-    else if (o->launcher_cpu || o->launcher_memory || o->slots >= 0)
-        given = o->slots >= 0 ? "--slots" : o->launcher_cpu ? "--launcher-cpu" : "--launcher-memory",
-        bit = K_LAUNCHER;
-    else if (o->nproc_per_node)
-        given = "--nproc-per-node", bit = K_NPROC;
-    if (!given || (k->flags & bit))
-        return 0;
-    for (size_t i = 0; i < sizeof(takes) / sizeof(takes[0]); i++)
-        if (takes[i].bit == bit)
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (flags[i].given && !(k->flags & flags[i].bit))
             return ty_seterr(err, TY_EINVALID, "%s is not a flag of `submit %s`: only %s take it",
-                             given, k->name, takes[i].kinds);
+                             flags[i].flag, k->name, flags[i].kinds);
     return 0;
 }
 
@@ -574,10 +574,6 @@ json_t *submit_build(const submit_opts *o, ty_error *err)
                   submit_kinds());
         return NULL;
     }
-    if (o->running_timeout >= 0 && !k->replica_field) {
-        ty_seterr(err, TY_EINVALID, "--running-timeout is not a flag of `submit volcano`");
-        return NULL;
-    }
     if (check_opts(o, k, err) < 0 || layout(o, k, r, &n, err) < 0)
         return NULL;
     if ((o->nlabels && !(labels = kv_object(o->labels, o->nlabels, "--label", err))) ||
@@ -613,8 +609,10 @@ static void describe_one(const char *type, json_int_t count, char *buf, size_t l
 
     if (*off >= len)
         return;
+    /* "2 PS", "2 ps": parameter servers are not pluralised */
+    bool plural = count != 1 && strcasecmp(type, "ps") != 0;
     w = snprintf(buf + *off, len - *off, "%s%lld %s%s", *off ? " + " : "", (long long)count,
-                 type, count == 1 ? "" : "s");
+                 type, plural ? "s" : "");
     if (w > 0)
         *off += (size_t)w;
 }

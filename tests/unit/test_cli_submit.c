@@ -407,7 +407,18 @@ static void test_usage_errors(void **state)
     build_fails(&o, "--working-dir \"code\" must be an absolute path");
     o = opts("volcano", "v");
     o.running_timeout = 5;
-    build_fails(&o, "--running-timeout is not a flag of `submit volcano`");
+    build_fails(&o, "--running-timeout is not a flag of `submit volcano`: only the Kubeflow kinds");
+    o = opts("mx", "m");
+    o.ps = 2;
+    o.chief = true; /* a valid --ps does not hide an invalid --chief */
+    build_fails(&o, "--chief is not a flag of `submit mx`: only tf");
+    o = opts("volcano", "v");
+    o.ps = 2;
+    json_t *m = build_ok(&o);
+    char what[64];
+    submit_describe(m, what, sizeof(what));
+    assert_string_equal(what, "2 ps + 1 worker");
+    json_decref(m);
 }
 
 static void test_parse_seconds(void **state)
