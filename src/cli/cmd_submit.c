@@ -178,9 +178,37 @@ static void print_object(const json_t *v, const char *out)
     free(s);
 }
 
+/* Arena looks up the PriorityClass before it submits: a job naming one that
+ * does not exist would be made and its pods never run as meant. The queue
+ * likewise (a Kubeflow job in a missing queue waits for ever). Only a
+ * NotFound stops the submit: a user who may not read the cluster-scoped
+ * kinds (a tenant) is not held back. -1 after printing why. */
+static int check_exists(ty_client *cl, const char *what, const char *name, const char *list)
+{
+    const api_resource *res = client_resolve(what);
+    char path[1024];
+    ty_error err;
+    json_t *got;
+
+    if (!name || !res)
+        return 0;
+    ty_error_init(&err);
+    client_resource_path(res, NULL, name, path, sizeof(path));
+    got = client_call_json(cl, "GET", path, NULL, NULL, &err);
+    json_decref(got);
+    if (!got && err.code == TY_ENOTFOUND) {
+        fprintf(stderr, "error: %s \"%s\" not found: see `kubectl get %s`\n", res->singular,
+                name, list);
+        ty_error_clear(&err);
+        return -1;
+    }
+    ty_error_clear(&err);
+    return 0;
+}
+
 /* POSTs the manifest (dry: ?dryRun=All, the server's checks and defaults
  * without storing). 0 after printing what came of it, 1 on an error. */
-static int create(const cli_ctx *ctx, json_t *obj, bool dry)
+static int create(const cli_ctx *ctx, const submit_opts *o, json_t *obj, bool dry)
 {
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
     const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -198,6 +226,11 @@ static int create(const cli_ctx *ctx, json_t *obj, bool dry)
     }
     if (!(cl = cli_connect(ctx)))
         return 1;
+    if (check_exists(cl, "priorityclasses.scheduling.k8s.io", o->priority, "priorityclasses") < 0 ||
+        check_exists(cl, "queues.scheduling.volcano.sh", o->queue, "queues") < 0) {
+        client_free(cl);
+        return 1;
+    }
     ty_error_init(&err);
     client_resource_path(res, ctx->ns, NULL, path, sizeof(path));
     strncat(path, dry ? "?fieldValidation=Strict&dryRun=All" : "?fieldValidation=Strict",
@@ -369,7 +402,7 @@ int cmd_submit(int argc, char **argv)
         print_manifest(obj, ctx.output);
         rc = 0;
     } else {
-        rc = create(&ctx, obj, dry_run != NULL);
+        rc = create(&ctx, &o, obj, dry_run != NULL);
     }
     json_decref(obj);
     return rc;

@@ -54,6 +54,20 @@ out=$(ty submit pytorch --name Bad_Name "echo hi" 2>&1); rc=$?
 expect_eq "an invalid name: exit 1" 1 "$rc"
 expect_match "an invalid name: the server's refusal, kubectl-style" \
     '^Error from server \(Invalid\): .*Bad_Name' "$out"
+out=$(ty submit pytorch --name x -p nonexistent "echo hi" 2>&1); rc=$?
+expect_eq "a PriorityClass that does not exist: exit 1" 1 "$rc"
+expect_match "a PriorityClass that does not exist: says so (as Arena checks)" \
+    '^error: priorityclass "nonexistent" not found' "$out"
+out=$(ty submit tf --name x --queue nope "echo hi" 2>&1); rc=$?
+expect_eq "a queue that does not exist: exit 1" 1 "$rc"
+expect_match "a queue that does not exist: says so" '^error: queue "nope" not found' "$out"
+expect_eq "nothing was created by the refused submits" "" "$(kubectl get pytorchjobs,tfjobs -o name 2>&1)"
+kubectl apply -f - >/dev/null <<'YAML' || fail "apply priority class"
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+YAML
 
 # --- every kind runs. The DDP script: 2 ranks all-reduce their rank + 1.
 cat >"$E2E_TMP/ddp.py" <<'EOF'
@@ -95,7 +109,7 @@ expect_match "a second job of that name: AlreadyExists" '^Error from server \(Al
 ty submit tf --name s-tf --workers 2 "echo tf \$TF_CONFIG" >/dev/null || fail "submit tf"
 ty submit mpi --name s-mpi --workers 2 -- mpirun --allow-run-as-root -np 2 --mca btl self,tcp hostname \
     >/dev/null || fail "submit mpi"
-ty submit xgboost --name s-xgb --workers 2 "echo rank \$RANK of \$WORLD_SIZE" >/dev/null || fail "submit xgboost"
+ty submit xgboost --name s-xgb --workers 2 -p high --queue default "echo rank \$RANK of \$WORLD_SIZE" >/dev/null || fail "submit xgboost"
 ty submit paddle --name s-paddle --workers 2 -e GREETING=hello "echo \$GREETING \$PADDLE_NNODES" \
     >/dev/null || fail "submit paddle"
 ty submit jax --name s-jax --data data:/out -- sh -c 'echo written >/out/f && cat /out/f' \
@@ -124,6 +138,8 @@ run_ok mpijobs.v2beta1.kubeflow.org s-mpi
 expect_match "mpirun on the launcher ran in both workers" 's-mpi-worker-1' "$(kubectl logs s-mpi-launcher 2>&1)"
 run_ok xgboostjob s-xgb
 expect_match "XGBoost master is rank 0 of 2" '^rank 0 of 2$' "$(kubectl logs s-xgb-master-0 2>&1)"
+expect_eq "--priority and --queue: the pods' class, the job's schedulingPolicy" "high high default" \
+    "$(kubectl get pod s-xgb-worker-0 -o jsonpath='{.spec.priorityClassName}') $(kubectl get xgboostjob s-xgb -o jsonpath='{.spec.runPolicy.schedulingPolicy.priorityClass} {.spec.runPolicy.schedulingPolicy.queue}')"
 run_ok paddlejob s-paddle
 expect_match "-e reaches the container" '^hello 2$' "$(kubectl logs s-paddle-worker-1 2>&1)"
 run_ok jaxjob s-jax
