@@ -228,8 +228,12 @@ static int split_kv(const char *s, const char *flag, char *key, size_t klen, con
 {
     const char *eq = strchr(s, '=');
 
-    if (!eq || eq == s || (size_t)(eq - s) >= klen)
+    if (!eq || eq == s)
         return ty_seterr(err, TY_EINVALID, "%s \"%s\": expected KEY=VALUE", flag, s);
+    if ((size_t)(eq - s) >= klen)
+        return ty_seterr(err, TY_EINVALID, "%s: the key of \"%.40s...\" is longer than %zu "
+                                           "characters",
+                         flag, s, klen - 1);
     memcpy(key, s, (size_t)(eq - s));
     key[eq - s] = '\0';
     *val = eq + 1;

@@ -170,6 +170,12 @@ static void test_argv_command_and_env(void **state)
     assert_non_null(str_at(c, "image"));
     json_decref(m);
 
+    char longkey[400];
+    memset(longkey, 'K', 300);
+    strcpy(longkey + 300, "=v");
+    o.env[o.nenv++] = longkey;
+    build_fails(&o, "--env: the key of \"KKKK");
+    o.nenv--;
     o.env[o.nenv++] = "=nokey";
     build_fails(&o, "--env \"=nokey\": expected KEY=VALUE");
 }
