@@ -257,12 +257,15 @@ static int create(const cli_ctx *ctx, const submit_opts *o, json_t *obj, bool dr
     cli_kind_name(res, kn, sizeof(kn));
     submit_describe(obj, what, sizeof(what));
     printf("%s/%s created (%s in namespace %s)\n", kn, name, what, ctx->ns);
+    char get[512], logs[512];
     const bool other_ns = strcmp(ctx->ns, "default") != 0;
-    printf("\nFollow it with:\n"
-           "  trainyard get %s%s%s       # its status and pods\n"
-           "  trainyard logs %s%s%s      # the first replica's output\n",
-           name, other_ns ? " -n " : "", other_ns ? ctx->ns : "", name, other_ns ? " -n " : "",
-           other_ns ? ctx->ns : "");
+    snprintf(get, sizeof(get), "trainyard get %s%s%s", name, other_ns ? " -n " : "",
+             other_ns ? ctx->ns : "");
+    snprintf(logs, sizeof(logs), "trainyard logs %s%s%s", name, other_ns ? " -n " : "",
+             other_ns ? ctx->ns : "");
+    int w = (int)strlen(logs) + 2;
+    printf("\nFollow it with:\n  %-*s# its status and pods\n  %-*s# the first replica's output\n",
+           w, get, w, logs);
     return 0;
 }
 
