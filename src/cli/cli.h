@@ -77,6 +77,7 @@ int cmd_operator(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);

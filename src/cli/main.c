@@ -62,6 +62,7 @@ static const struct {
     {"server", cmd_server, false, "Run the control plane (API server and store)"},
     {"simulate", cmd_simulate, false, "Replay a job trace through the scheduler on a virtual clock"},
     {"store", cmd_store, false, "Inspect a data directory (store quarantine: the rows set aside)"},
+    {"submit", cmd_submit, true, "Submit a training job without YAML (Arena's flags: --workers, --gpus)"},
     {"supervise", cmd_supervise, false, "(internal) Keep one pod's processes; started by the server"},
     {"user", cmd_user, false, "Add, list or remove a user: token, namespace, role binding, quota"},
     {"version", cmd_version, false, "Print the version"},
