@@ -133,6 +133,8 @@ int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *
     /* ResourceQuota: a generated name is settled here (api/quota_admit.h) */
     if (op == API_ADMIT_CREATE && quota_admit_mutate(lk, res, obj, err) < 0)
         return -1;
+    if (op == API_ADMIT_CREATE && res == &api_pod && priority_admit_pod(lk, obj, err) < 0)
+        return -1;
     return psa_admit_mutate(lk, op, res, obj, err);
 }
 

@@ -45,6 +45,13 @@ typedef enum { API_ADMIT_CREATE, API_ADMIT_UPDATE, API_ADMIT_DELETE } api_admit_
 int api_admit_mutate(const api_lookup *lk, api_admit_op op, const api_resource *res,
                      json_t *obj, ty_error *err);
 
+/* kube-apiserver's Priority admission of a pod being created
+ * (priority_admit.c): spec.priority and preemptionPolicy from the
+ * PriorityClass it names or the globalDefault one; Forbidden for a class
+ * that does not exist or a priority that differs from the class's. Part
+ * of api_admit_mutate. */
+int priority_admit_pod(const api_lookup *lk, json_t *pod, ty_error *err);
+
 /* Runs the rules for op on res: obj is the object after defaulting (create,
  * update: the result of the update) or the stored one (delete; NULL when it
  * is not there, which the delete itself answers). 0, or -1 with err (Forbidden

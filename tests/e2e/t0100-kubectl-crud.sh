@@ -166,4 +166,27 @@ check "wait --for=delete" k wait --for=delete tfjob/tf-ps --timeout=${E2E_WAIT}s
 wait $DPID
 expect_match "delete -f prints what it deleted" 'tfjob.kubeflow.org "tf-ps" deleted' "$(cat "$E2E_TMP/del.out")"
 
+# Priority admission, as kube-apiserver's: a pod's priority comes from the
+# PriorityClass it names (or the globalDefault one); a missing class is
+# Forbidden (before, it was stored and its pod ran).
+prio_pod() { # name [spec lines]
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n%b  containers: [{name: c, image: busybox, command: [sleep, "600"]}]\n' "$1" "${2:-}" | k apply -f - 2>&1
+}
+expect_match "a pod naming a missing PriorityClass is forbidden" \
+    'pods "pp1" is forbidden: no PriorityClass with name nonexistent was found' \
+    "$(prio_pod pp1 '  priorityClassName: nonexistent\n')"
+expect_eq "and not stored" "" "$(k get pod pp1 -o name 2>/dev/null)"
+printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\npreemptionPolicy: Never\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: usual}\nvalue: 10\nglobalDefault: true\n' | k apply -f - >/dev/null
+prio_pod pp2 '  priorityClassName: high\n' >/dev/null
+expect_eq "its value and preemption policy go into the pod" "1000 Never" \
+    "$(k get pod pp2 -o jsonpath='{.spec.priority} {.spec.preemptionPolicy}')"
+prio_pod pp3 >/dev/null
+expect_eq "a pod naming none gets the globalDefault class" "usual 10" \
+    "$(k get pod pp3 -o jsonpath='{.spec.priorityClassName} {.spec.priority}')"
+expect_match "a priority that differs from its class's is forbidden" \
+    'the integer value of priority \(5\) must not be provided in pod spec; priority admission controller computed 1000' \
+    "$(prio_pod pp4 '  priorityClassName: high\n  priority: 5\n')"
+k delete pod pp2 pp3 --wait=false >/dev/null 2>&1
+k delete priorityclass high usual >/dev/null 2>&1
+
 finish
