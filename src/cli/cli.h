@@ -67,12 +67,15 @@ int cmd_describe(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_operator(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
+int cmd_suspend(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */
