@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/kinds.h"
 #include "api/kubeflow.h"
@@ -180,15 +181,32 @@ json_t *cli_jobs_list(ty_client *cl, const char *ns, ty_error *err)
     return all;
 }
 
-/* "pytorchjob/NAME" as a user would type it to pick res. */
+/* What a user types to pick res in KIND/NAME: "pytorchjob", "vcjob",
+ * "msjobs.mindspore.gitee.com" (a kind served in two groups). */
 static void kind_hint(const api_resource *res, char *buf, size_t len)
 {
     if (res == &api_vcjob)
         snprintf(buf, len, "vcjob");
-    else if (strcmp(res->version, "v1") != 0 || strcmp(res->group, "kubeflow.org") != 0)
-        snprintf(buf, len, "%s.%s.%s", res->plural, res->version, res->group);
-    else
+    else if (strcmp(res->group, "kubeflow.org") == 0)
         snprintf(buf, len, "%s", res->singular);
+    else
+        snprintf(buf, len, "%s.%s", res->plural, res->group);
+}
+
+/* KIND as `plural.version.group` (mpijobs.v2beta1.kubeflow.org), which
+ * client_resolve does not take; NULL when it is not one of ours. */
+static const api_resource *versioned_kind(const char *kind)
+{
+    size_t n;
+    const api_resource *const *rs = cli_job_resources(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        char full[256];
+        snprintf(full, sizeof(full), "%s.%s.%s", rs[i]->plural, rs[i]->version, rs[i]->group);
+        if (strcasecmp(full, kind) == 0)
+            return rs[i];
+    }
+    return NULL;
 }
 
 /* The job name of res in ns: 1 and *out (new reference), 0 when there is
@@ -214,17 +232,22 @@ static int get_one(ty_client *cl, const api_resource *res, const char *ns, const
     return 1;
 }
 
-/* KIND/NAME: the named kind only. */
+/* KIND/NAME: the named kind only; in each version it is served in (an
+ * MPIJob's name is unique across v1 and v2beta1, so mpijob/NAME finds
+ * either) unless KIND names the version. */
 static json_t *find_typed(ty_client *cl, const char *ns, const char *what, const char *slash,
                           ty_error *err)
 {
     char kind[256];
-    const api_resource *res;
+    const api_resource *res, *const *rs;
     json_t *job = NULL;
-    int r;
+    size_t n;
+    bool exact = false;
 
     snprintf(kind, sizeof(kind), "%.*s", (int)(slash - what), what);
     res = client_resolve(kind);
+    if (!res && (res = versioned_kind(kind)))
+        exact = true;
     if (!cli_job_resource_is(res)) {
         ty_seterr(err, TY_EINVALID,
                   "\"%s\" is not a training job kind: give a job's NAME, or KIND/NAME with KIND "
@@ -233,9 +256,15 @@ static json_t *find_typed(ty_client *cl, const char *ns, const char *what, const
                   kind);
         return NULL;
     }
-    if ((r = get_one(cl, res, ns, slash + 1, &job, err)) < 0)
-        return NULL;
-    if (r == 0)
+    rs = cli_job_resources(&n);
+    for (size_t i = 0; i < n && !job; i++) {
+        if (exact ? rs[i] != res
+                  : strcmp(rs[i]->group, res->group) != 0 || strcmp(rs[i]->kind, res->kind) != 0)
+            continue;
+        if (get_one(cl, rs[i], ns, slash + 1, &job, err) < 0)
+            return NULL;
+    }
+    if (!job)
         ty_seterr(err, TY_ENOTFOUND,
                   "no %s %s in namespace %s; `trainyard list -A` lists the training jobs",
                   cli_job_trainer(res), slash + 1, ns);

@@ -154,6 +154,22 @@ expect_match "  naming both kinds and how to pick one" \
     'dup in namespace default is both a TFJob and a PyTorchJob: name one, as tfjob/dup or pytorchjob/dup' "$out"
 expect_match "get KIND/NAME picks one" 'Kind: +TFJob' "$(ty get tfjob/dup)"
 expect_eq "delete KIND/NAME" 'tfjob.kubeflow.org "dup" deleted' "$(ty delete tfjob/dup)"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: m2}
+spec:
+  runPolicy: {suspend: true}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: l, image: sim}]
+YAML
+expect_match "get mpijob/NAME finds an MPIJob of either version" \
+    'Kind: +MPIJob \(kubeflow.org/v2beta1\)' "$(ty get mpijob/m2)"
+expect_match "get with the version named" 'Status: +Suspended' "$(ty get mpijobs.v2beta1.kubeflow.org/m2)"
 
 # ---- suspend / resume: a PyTorchJob and a Volcano Job
 expect_eq "suspend a PyTorchJob" "pytorchjob.kubeflow.org/pt-run suspended" "$(ty suspend pt-run)"
