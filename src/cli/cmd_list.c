@@ -152,9 +152,9 @@ int cmd_list(int argc, char **argv)
     /* PodGroups say whether a job that has not started waits (Pending) */
     char path[1024];
     client_resource_path(&api_podgroup, ns, NULL, path, sizeof(path));
+    /* (not served, or not readable: no job is then called Pending for its
+     * PodGroup alone) */
     json_t *pgl = client_call_json(cl, "GET", path, NULL, NULL, &err);
-    if (!pgl && err.code != TY_ENOTFOUND)
-        goto out;
     ty_error_clear(&err);
     pgs = pgl ? json_incref(json_object_get(pgl, "items")) : NULL;
     json_decref(pgl);

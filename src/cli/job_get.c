@@ -152,6 +152,9 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
     in.priority_classes = pcs = items_or_null(cl, &api_priorityclass, NULL);
     jp_explain(&in, &r);
     printf("\nWhy pending:\n");
+    if (!nodes || !all_pods)
+        printf("  (the nodes or every namespace's pods are not readable with these credentials: "
+               "free GPUs and node sizes not judged)\n");
     if (!r.text[0] && !r.scheduler[0])
         printf("  Waiting for the scheduler: nothing in the queue, quota or nodes holds it back "
                "that this view can see\n");
@@ -319,9 +322,10 @@ int job_get(const cli_ctx *ctx, const char *what, bool events)
     }
     if (!(pods = cli_job_pods(cl, job, &err)))
         goto out;
+    /* without its PodGroup (not readable) the view has less to say, but
+     * is still worth printing */
     pg = cli_job_podgroup(cl, job, &err);
-    if (!pg && err.code != TY_OK)
-        goto out;
+    ty_error_clear(&err);
     print_job(cl, job, pods, pg, events);
     rc = 0;
 out:

@@ -576,14 +576,17 @@ void jp_explain(const jp_input *in, jp_result *out)
         nrep = CLI_JOB_MAX_REPLICAS;
     for (i = 0; i < nrep; i++)
         npods += reps[i].replicas > 0 ? (size_t)reps[i].replicas : 0;
-    nodes = load_nodes(in, &nnodes);
+    /* nodes NULL: not readable (a user without the right to list them),
+     * which is not the same as none */
+    nodes = in->nodes ? load_nodes(in, &nnodes) : NULL;
     out->nnodes = nnodes;
-    never_fits(reps, nrep, nodes, nnodes, out);
+    if (in->nodes)
+        never_fits(reps, nrep, nodes, nnodes, out);
     gang_need(in, reps, nrep, &need);
     quota_check(in, &need, npods, out);
     queue_check(in, &need, out);
     behind_check(in, out);
-    if (!(out->reasons & JP_NEVER_FITS) && nodes)
+    if (!(out->reasons & JP_NEVER_FITS) && nodes && in->all_pods)
         gpus_check(in, reps, nrep, nodes, nnodes, out);
     free(nodes);
 }

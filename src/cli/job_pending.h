@@ -34,7 +34,10 @@
 #define JP_BEHIND 0x8u
 #define JP_GPUS 0x10u
 
-/* Everything borrowed; any array may be NULL (nothing of that kind). */
+/* Everything borrowed. An array may be NULL when it could not be read (a
+ * user may not list Nodes or every namespace's pods): the reasons that
+ * need it are then not judged (nodes: never fits and free GPUs; all_pods:
+ * free GPUs; podgroups: the position). An empty array means none. */
 typedef struct jp_input {
     const json_t *job;
     const json_t *pods;      /* the job's pods */

@@ -474,6 +474,36 @@ static void test_pending_queue(void **state)
     world_free(&w);
 }
 
+/* Nodes or pods not readable (a user's credentials): not "no nodes". */
+static void test_pending_without_nodes(void **state)
+{
+    world w;
+    jp_result r;
+    (void)state;
+    world_init(&w, ptjob("big", 1, 2, 16, NULL, NULL));
+    json_decref(w.nodes);
+    w.nodes = NULL;
+    world_explain(&w, &r);
+    assert_int_equal(r.reasons, 0);
+    assert_string_equal(r.text, "");
+    world_free(&w);
+
+    world_init(&w, ptjob("more", 2, 2, 2, NULL, NULL));
+    json_decref(w.all_pods);
+    w.all_pods = NULL;
+    world_explain(&w, &r);
+    assert_int_equal(r.reasons & JP_GPUS, 0);
+    world_free(&w);
+
+    /* really none: said */
+    world_init(&w, ptjob("none", 1, 0, 0, NULL, NULL));
+    json_array_clear(w.nodes);
+    world_explain(&w, &r);
+    assert_int_equal(r.reasons, JP_NEVER_FITS);
+    assert_non_null(strstr(r.text, "there is no schedulable node"));
+    world_free(&w);
+}
+
 static void test_pending_scheduler_message(void **state)
 {
     world w;
@@ -504,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_pending_behind_in_queue),
         cmocka_unit_test(test_pending_quota),
         cmocka_unit_test(test_pending_queue),
+        cmocka_unit_test(test_pending_without_nodes),
         cmocka_unit_test(test_pending_scheduler_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
