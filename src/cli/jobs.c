@@ -252,8 +252,8 @@ static json_t *find_typed(ty_client *cl, const char *ns, const char *what, const
         ty_seterr(err, TY_EINVALID,
                   "\"%s\" is not a training job kind: give a job's NAME, or KIND/NAME with KIND "
                   "one of pytorchjob, tfjob, mpijob, xgboostjob, paddlejob, jaxjob, mxjob, "
-                  "msjob, vcjob",
-                  kind);
+                  "msjob, vcjob (other objects: `trainyard get %s %s`)",
+                  kind, kind, slash + 1);
         return NULL;
     }
     rs = cli_job_resources(&n);
