@@ -175,11 +175,30 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
     json_decref(pcs);
 }
 
-/* Whether event e is about the job, its pods or its PodGroup. */
+/* Whether event e is about the job, its pods or its PodGroup: by uid, or by
+ * kind and name when the event carries no uid (the operator's scheduler
+ * writes its Scheduled events so). */
 static bool event_of(const json_t *e, const json_t *uids)
 {
-    const char *uid = json_string_value(at(e, "involvedObject", "uid"));
-    return uid && json_object_get(uids, uid);
+    const json_t *io = json_object_get(e, "involvedObject");
+    const char *uid = json_string_value(json_object_get(io, "uid"));
+    char key[600];
+
+    if (uid && *uid)
+        return json_object_get(uids, uid) != NULL;
+    snprintf(key, sizeof(key), "%s/%s", str_or(json_object_get(io, "kind"), ""),
+             str_or(json_object_get(io, "name"), ""));
+    return json_object_get(uids, key) != NULL;
+}
+
+/* obj's uid and Kind/name into the set uids. */
+static void add_obj(json_t *uids, const json_t *obj, const char *kind)
+{
+    char key[600];
+
+    json_object_set_new(uids, str_or(at(obj, "metadata", "uid"), "-"), json_true());
+    snprintf(key, sizeof(key), "%s/%s", kind, cli_obj_name(obj));
+    json_object_set_new(uids, key, json_true());
 }
 
 static const char *event_time(const json_t *e)
@@ -213,11 +232,11 @@ static void print_events(ty_client *cl, const json_t *job, const json_t *pods, c
     const json_t **mine;
     size_t i, n = 0;
 
-    json_object_set_new(uids, str_or(at(job, "metadata", "uid"), "-"), json_true());
+    add_obj(uids, job, str_or(json_object_get(job, "kind"), ""));
     if (pg)
-        json_object_set_new(uids, str_or(at(pg, "metadata", "uid"), "-"), json_true());
+        add_obj(uids, pg, "PodGroup");
     json_array_foreach(pods, i, p)
-        json_object_set_new(uids, str_or(at(p, "metadata", "uid"), "-"), json_true());
+        add_obj(uids, p, "Pod");
     events = items_or_null(cl, &api_event, cli_obj_ns(job));
     mine = calloc(json_array_size(events) + 1, sizeof(*mine));
     json_array_foreach(events, i, p)

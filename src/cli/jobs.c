@@ -515,6 +515,9 @@ static const char *kf_status(const json_t *job)
     for (i = 0; i < 3; i++)
         if (true_cond(conds, finished[i]))
             return finished[i];
+    /* asked to be suspended, before the engine has said so */
+    if (json_is_true(json_object_get(at(job, "spec", "runPolicy"), "suspend")))
+        return "Suspended";
     /* the latest of the others that holds (the list is in the order they
      * came; a later one of the same time wins) */
     json_array_foreach(conds, i, c) {

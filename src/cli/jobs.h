@@ -114,7 +114,8 @@ size_t cli_job_replicas(const json_t *job, cli_job_replica *out, size_t max);
 /* The job's status as Arena shows it: one of "Created", "Pending",
  * "Running", "Succeeded", "Failed", "Suspended", "Restarting".
  * Kubeflow kinds from their conditions (the finished ones first, then
- * Suspended, then the latest of Restarting / Running / Created); Volcano
+ * Suspended, or spec.runPolicy.suspend before the engine has acted on it,
+ * then the latest of Restarting / Running / Created); Volcano
  * Jobs from status.state.phase (Completed: Succeeded; Aborting/Aborted:
  * Suspended; Terminating/Terminated: Failed). A job that is neither running
  * nor finished is "Pending" when it has a PodGroup that is not Running or a

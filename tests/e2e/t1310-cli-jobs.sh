@@ -32,23 +32,25 @@ spec:
 YAML
 }
 
-# waits until `trainyard list` shows job $1 with status $2; prints its row
+# waits until `trainyard list` shows job $1 with a row going on as regex $2
+# (its status, and maybe the columns after); prints its row
 wait_status() {
     local row="" end=$((SECONDS + E2E_WAIT))
     while [ $SECONDS -lt $end ]; do
         row=$(ty list 2>/dev/null | grep -E "^$1 ")
-        grep -Eq "^$1 +$2 " <<<"$row" && break
+        grep -Eq "^$1 +$2( |$)" <<<"$row" && break
         sleep 0.25
     done
     echo "$row"
 }
 
-# waits until `trainyard get $1` matches $2; prints the last output
+# waits until `trainyard get $1 [$3...]` matches $2; prints the last output
 wait_get() {
-    local out="" end=$((SECONDS + E2E_WAIT))
+    local job=$1 re=$2 out="" end=$((SECONDS + E2E_WAIT))
+    shift 2
     while [ $SECONDS -lt $end ]; do
-        out=$(ty get "$1" 2>&1)
-        grep -Eq -- "$2" <<<"$out" && break
+        out=$(ty get "$job" "$@" 2>&1)
+        grep -Eq -- "$re" <<<"$out" && break
         sleep 0.5
     done
     echo "$out"
@@ -70,10 +72,10 @@ spec:
       spec:
         containers: [{name: c, image: sim, resources: {limits: {nvidia.com/gpu: 1}}}]
 YAML
-row=$(wait_status pt-run Running)
+row=$(wait_status pt-run 'Running +PyTorchJob +[^ ]+ +2 +2')
 expect_match "list: a running PyTorchJob with its GPUs, nodes, queue and creator" \
     '^pt-run +Running +PyTorchJob +[0-9]+[smhd]? +2 +2 +sim-[^ ]+ +default +[^N ][^ ]*$' "$row"
-row=$(wait_status vc-run Running)
+row=$(wait_status vc-run 'Running +VolcanoJob +[^ ]+ +2 +2')
 expect_match "list: a running Volcano Job" '^vc-run +Running +VolcanoJob +[0-9]+[smhd]? +2 +2 +sim-' "$row"
 expect_match "list: Arena's columns" \
     '^NAME +STATUS +TRAINER +DURATION +GPU\(Requested\) +GPU\(Allocated\) +NODE +QUEUE +USER$' \
@@ -94,7 +96,8 @@ expect_match "get JOB: the master's row" 'pt-run-master-0 +Running +[0-9]+[smhd]
 expect_match "get JOB: the worker's row" 'pt-run-worker-0 +Running .* worker/0 +1' "$out"
 expect_match "get KIND/NAME: a Volcano Job's tasks" 'vc-run-trainer-1 +Running .* trainer/1 +1' \
     "$(ty get vcjob/vc-run)"
-out=$(ty get pt-run -e)
+# (events are written after what they tell of: waited for)
+out=$(wait_get pt-run 'Pod/pt-run-master-0' -e)
 expect_match "get JOB -e: its events" 'LAST SEEN +TYPE +REASON +OBJECT +MESSAGE' "$out"
 expect_match "get JOB -e: the pods' events too" 'Pod/pt-run-master-0' "$out"
 expect_eq "get JOB -o name" "pytorchjob.kubeflow.org/pt-run" "$(ty get pt-run -o name)"
@@ -169,14 +172,15 @@ spec:
 YAML
 expect_match "get mpijob/NAME finds an MPIJob of either version" \
     'Kind: +MPIJob \(kubeflow.org/v2beta1\)' "$(ty get mpijob/m2)"
-expect_match "get with the version named" 'Status: +Suspended' "$(ty get mpijobs.v2beta1.kubeflow.org/m2)"
+expect_match "get with the version named" 'Status: +Suspended' \
+    "$(wait_get mpijobs.v2beta1.kubeflow.org/m2 'Status: +Suspended')"
 
 # ---- suspend / resume: a PyTorchJob and a Volcano Job
 expect_eq "suspend a PyTorchJob" "pytorchjob.kubeflow.org/pt-run suspended" "$(ty suspend pt-run)"
-row=$(wait_status pt-run Suspended)
+row=$(wait_status pt-run 'Suspended +PyTorchJob +[^ ]+ +2 +0')
 expect_match "it shows as Suspended, its GPUs given back" '^pt-run +Suspended +PyTorchJob +[^ ]+ +2 +0 +N/A ' "$row"
 expect_eq "resume it" "pytorchjob.kubeflow.org/pt-run resumed" "$(ty resume pt-run)"
-expect_match "it runs again" '^pt-run +Running +PyTorchJob +[^ ]+ +2 +2 ' "$(wait_status pt-run Running)"
+expect_match "it runs again" '^pt-run +Running +PyTorchJob +[^ ]+ +2 +2 ' "$(wait_status pt-run 'Running +PyTorchJob +[^ ]+ +2 +2')"
 expect_eq "suspend a Volcano Job" "job.batch.volcano.sh/vc-run suspended" "$(ty suspend vc-run)"
 expect_match "it shows as Suspended" '^vc-run +Suspended ' "$(wait_status vc-run Suspended)"
 expect_eq "resume it" "job.batch.volcano.sh/vc-run resumed" "$(ty resume vc-run)"

@@ -123,6 +123,13 @@ static void test_kubeflow_status_from_conditions(void **state)
     assert_string_equal(cli_job_status(j, NULL, NULL), "Suspended");
     json_decref(j);
 
+    /* suspend asked for, the engine not there yet */
+    j = ptjob("a", 1, 1, 1, NULL, "{}");
+    json_object_set_new(json_object_get(json_object_get(j, "spec"), "runPolicy"), "suspend",
+                        json_true());
+    assert_string_equal(cli_job_status(j, NULL, NULL), "Suspended");
+    json_decref(j);
+
     j = ptjob("a", 1, 1, 1, NULL,
               "{\"conditions\":[{\"type\":\"Running\",\"status\":\"False\"},{\"type\":"
               "\"Succeeded\",\"status\":\"True\"}]}");
