@@ -288,7 +288,13 @@ static void print_job(ty_client *cl, const json_t *job, const json_t *pods, cons
     printf("%-13s%s\n", "Status:", s.status);
     printf("%-13s%s\n", "Queue:", s.queue);
     if (*s.priority_class) {
-        printf("%-13s%s\n", "Priority:", s.priority_class);
+        json_t *pc = get_or_null(cl, &api_priorityclass, NULL, s.priority_class);
+        if (json_is_integer(json_object_get(pc, "value")))
+            printf("%-13s%s (%lld)\n", "Priority:", s.priority_class,
+                   (long long)json_integer_value(json_object_get(pc, "value")));
+        else
+            printf("%-13s%s\n", "Priority:", s.priority_class);
+        json_decref(pc);
     } else {
         printf("%-13s<none>\n", "Priority:");
     }

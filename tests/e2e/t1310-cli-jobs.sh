@@ -110,19 +110,28 @@ expect_match "get JOB: a job that never fits says so, with the numbers" \
     'Never fits: replica Worker asks for 16 nvidia.com/gpu per pod, and the largest node has 4' "$out"
 expect_match "  and it is Pending" 'Status: +Pending' "$out"
 
-# ---- 4 GPUs in use of 8: two 6-GPU gangs wait for GPUs, the second behind the first
+# ---- 4 GPUs in use of 8: two 6-GPU gangs wait for GPUs; the first, of a
+# higher priority, goes before the never-fitting one, the second after both
 # (each a second later: creationTimestamps are whole seconds, and the
 # scheduler orders jobs of one priority by them)
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+YAML
 sleep 1.1
-ptjob pt-big 2 2 2
+ptjob pt-big 2 2 2 "schedulingPolicy: {priorityClass: high}"
 sleep 1.1
 ptjob pt-next 2 2 2
 out=$(wait_get pt-big 'Waiting for GPUs')
 expect_match "get JOB: waiting for GPUs, with the numbers" \
     'Waiting for GPUs: the gang needs 6 more, 4 free now \(of 8 on 2 schedulable nodes\)' "$out"
+expect_match "  its priority" 'Priority: +high \(1000\)' "$out"
+expect_match "  first in its queue (the highest priority)" 'Queue: first of 3 waiting in queue default' "$out"
 out=$(wait_get pt-next 'Behind other jobs')
 expect_match "get JOB: behind another job of its queue, with its position" \
-    'Behind other jobs: position 3 of 3 waiting in queue default .*after default/pt-huge \(priority 0\), default/pt-big \(priority 0\)' \
+    'Behind other jobs: position 3 of 3 waiting in queue default .*after default/pt-big \(priority 1000\), default/pt-huge \(priority 0\)' \
     "$out"
 expect_match "  and waiting for GPUs too" 'Waiting for GPUs: the gang needs 6 more' "$out"
 expect_match "  with the scheduler's own words" 'Scheduler: [a-z0-9]' "$out"
