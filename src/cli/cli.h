@@ -72,13 +72,16 @@ int cmd_describe(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_operator(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
+int cmd_suspend(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* main.c's commands, one a line (supervise, internal, left out); with
