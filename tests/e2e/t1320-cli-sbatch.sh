@@ -96,6 +96,12 @@ fi
 wait_until 60 sh -c "'$TRAINYARD' sacct -X -n -j $long --format=State | grep -q CANCELLED"
 expect_match "sacct: the cancelled job CANCELLED" '^CANCELLED ' "$(acct "$long")"
 
+# --- --wait: the script's exit status; the command line wins over #SBATCH
+printf '#!/bin/sh\n#SBATCH --nodes=2 --job-name=fromfile\necho "nodes=$SLURM_NNODES name=$SLURM_JOB_NAME"\nexit 5\n' >five.sh
+ty sbatch --wait -N 1 -J fromcli -o five.out five.sh >/dev/null 2>&1
+expect_eq "sbatch --wait exits with the script's status" 5 "$?"
+expect_eq "command-line options win over #SBATCH" "nodes=1 name=fromcli" "$(cat five.out 2>&1)"
+
 # --- errors, in Slurm's words
 expect_match "--array is not supported yet" 'array is not supported yet' \
     "$(ty sbatch --array=1-3 --wrap=true 2>&1)"
