@@ -185,34 +185,34 @@ static int wait_job(ty_client *cl, const char *ns, long id)
     }
 }
 
-int cmd_sbatch(int argc, char **argv)
-{
-    struct option own[40];
-    size_t nown = 0;
+/* The command line: the common flags, sbatch's own, and the Slurm options
+ * to apply after the script's #SBATCH lines. */
+typedef struct sbatch_args {
+    cli_ctx ctx;
+    const char *ns, *wrap;
     struct {
         int opt;
         const char *arg;
     } given[MAX_CL_OPTS];
-    size_t ngiven = 0;
-    cli_ctx ctx = {0};
-    cli_parser p;
-    sb_opts o;
-    sb_submit s = {0};
-    const char *ns = "default", *wrap = NULL, *script_path;
-    char *script = NULL, cwd[PATH_MAX], host[256] = "", *base;
-    struct passwd *pw;
-    ty_error err;
-    int c, rc = 1;
-    long id;
+    size_t ngiven;
+} sbatch_args;
 
-    for (const struct option *op = sb_options; op->name && nown < 36; op++)
+/* -1 to go on, else the exit status (help, or a usage error printed). */
+static int parse_args(sbatch_args *a, int argc, char **argv)
+{
+    struct option own[40];
+    size_t nown = 0;
+    cli_parser p;
+    int c;
+
+    for (const struct option *op = sb_options; op->name && nown < 35; op++)
         own[nown++] = *op;
     own[nown++] = (struct option){"namespace", required_argument, NULL, SB_OPT_NAMESPACE};
     own[nown++] = (struct option){"wrap", required_argument, NULL, SB_OPT_WRAP};
     own[nown++] = (struct option){"server", required_argument, NULL, SB_OPT_SERVER};
     own[nown++] = (struct option){"help", no_argument, NULL, 'h'};
     own[nown] = (struct option){NULL, 0, NULL, 0};
-    cli_parser_init(&p, &ctx, CLI_F_KUBECONFIG, sb_shortopts, own);
+    cli_parser_init(&p, &a->ctx, CLI_F_KUBECONFIG, sb_shortopts, own);
     /* '+': the options end at the script; what follows is its arguments */
     {
         char with[sizeof(p.shortopts) + 2];
@@ -220,58 +220,93 @@ int cmd_sbatch(int argc, char **argv)
         memcpy(p.shortopts, with, sizeof(p.shortopts) - 1);
         p.shortopts[sizeof(p.shortopts) - 1] = '\0';
     }
+    a->ns = "default";
     while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
         case 'h': sbatch_usage(stdout); return 0;
-        case SB_OPT_NAMESPACE: ns = optarg; break;
-        case SB_OPT_WRAP: wrap = optarg; break;
-        case SB_OPT_SERVER: ctx.server = optarg; break;
+        case SB_OPT_NAMESPACE: a->ns = optarg; break;
+        case SB_OPT_WRAP: a->wrap = optarg; break;
+        case SB_OPT_SERVER: a->ctx.server = optarg; break;
         case '?': sbatch_usage(stderr); return 2;
         default:
-            if (ngiven == MAX_CL_OPTS) {
+            if (a->ngiven == MAX_CL_OPTS) {
                 fprintf(stderr, "sbatch: error: too many options\n");
                 return 2;
             }
-            given[ngiven].opt = c;
-            given[ngiven++].arg = optarg;
+            a->given[a->ngiven].opt = c;
+            a->given[a->ngiven++].arg = optarg;
         }
     }
-    sb_opts_init(&o);
+    if (a->wrap && optind != argc) {
+        fprintf(stderr, "sbatch: error: a script and --wrap together\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* The script (the file at argv[optind], stdin, or --wrap's), with o set
+ * from its #SBATCH lines, then the command line, then resolved; optind
+ * moves past the script. Caller frees; NULL after printing why. */
+static char *load(const sbatch_args *a, int argc, char **argv, sb_opts *o)
+{
+    const char *path = "wrap", *base;
+    char *script;
+    ty_error err;
+
     ty_error_init(&err);
-    if (wrap) {
-        size_t len = strlen(wrap) + 32;
-        if (optind != argc) {
-            fprintf(stderr, "sbatch: error: a script and --wrap together\n");
-            return 2;
-        }
-        script = malloc(len);
-        if (!script)
-            return 1;
-        snprintf(script, len, "#!/bin/sh\n%s\n", wrap);
-        script_path = "wrap";
+    sb_opts_init(o);
+    if (a->wrap) {
+        size_t len = strlen(a->wrap) + 32;
+        if (!(script = malloc(len)))
+            return NULL;
+        snprintf(script, len, "#!/bin/sh\n%s\n", a->wrap);
     } else {
-        script_path = optind < argc ? argv[optind++] : "-";
-        if (!(script = read_script(script_path)))
-            return 1;
+        path = optind < argc ? argv[optind++] : "-";
+        if (!(script = read_script(path)))
+            return NULL;
         if (strncmp(script, "#!", 2) != 0) {
             fprintf(stderr, "sbatch: error: This does not look like a batch script.  The first "
                             "line must start with #! followed by the path to an interpreter.\n"
                             "sbatch: error: For instance: #!/bin/sh\n");
-            goto out;
+            free(script);
+            return NULL;
         }
-        if (sb_parse_directives(script, &o, &err) < 0)
+        if (sb_parse_directives(script, o, &err) < 0)
             goto bad;
     }
-    for (size_t i = 0; i < ngiven; i++)
-        if (sb_apply(&o, given[i].opt, given[i].arg, &err) < 0)
+    for (size_t i = 0; i < a->ngiven; i++)
+        if (sb_apply(o, a->given[i].opt, a->given[i].arg, &err) < 0)
             goto bad;
-    if (!o.job_name[0]) {
-        base = strrchr(script_path, '/');
-        snprintf(o.job_name, sizeof(o.job_name), "%s",
-                 !strcmp(script_path, "-") ? "sbatch" : base ? base + 1 : script_path);
+    if (!o->job_name[0]) {
+        base = strrchr(path, '/');
+        snprintf(o->job_name, sizeof(o->job_name), "%s",
+                 !strcmp(path, "-") ? "sbatch" : base ? base + 1 : path);
     }
-    if (sb_resolve(&o, &err) < 0)
+    if (sb_resolve(o, &err) < 0)
         goto bad;
+    return script;
+bad:
+    fprintf(stderr, "%s\n", err.text);
+    ty_error_clear(&err);
+    free(script);
+    return NULL;
+}
+
+int cmd_sbatch(int argc, char **argv)
+{
+    sbatch_args a = {0};
+    sb_opts o;
+    sb_submit s = {0};
+    char *script, cwd[PATH_MAX], host[256] = "";
+    struct passwd *pw;
+    ty_client *cl;
+    int rc;
+    long id;
+
+    if ((rc = parse_args(&a, argc, argv)) >= 0)
+        return rc;
+    if (!(script = load(&a, argc, argv, &o)))
+        return 1;
     if (!getcwd(cwd, sizeof(cwd)))
         snprintf(cwd, sizeof(cwd), "/");
     gethostname(host, sizeof(host) - 1);
@@ -282,23 +317,15 @@ int cmd_sbatch(int argc, char **argv)
     s.user = pw ? pw->pw_name : "nobody";
     s.submit_dir = cwd;
     s.submit_host = host;
-    ty_client *cl = cli_connect(&ctx);
-    if (!cl)
-        goto out;
-    if ((id = submit(cl, ns, &o, &s)) >= 0) {
-        if (o.parsable)
-            printf("%ld\n", id);
-        else
-            printf("Submitted batch job %ld\n", id);
-        fflush(stdout);
-        rc = o.wait ? wait_job(cl, ns, id) : 0;
+    rc = 1;
+    if ((cl = cli_connect(&a.ctx))) {
+        if ((id = submit(cl, a.ns, &o, &s)) >= 0) {
+            printf(o.parsable ? "%ld\n" : "Submitted batch job %ld\n", id);
+            fflush(stdout);
+            rc = o.wait ? wait_job(cl, a.ns, id) : 0;
+        }
+        client_free(cl);
     }
-    client_free(cl);
-    goto out;
-bad:
-    fprintf(stderr, "%s\n", err.text);
-    ty_error_clear(&err);
-out:
     free(script);
     return rc;
 }
