@@ -27,7 +27,6 @@ static const sacct_field sacct_fields[] = {
     {"Account", 10, false},   {"AllocCPUS", 10, false}, {"State", 10, false},
     {"ExitCode", 8, false},   {"User", 9, false},     {"NNodes", 8, false},
     {"NTasks", 8, false},     {"NodeList", 15, false}, {"Timelimit", 10, false},
-    {"Elapsed", 10, false},
 };
 
 static void sacct_cell(const char *name, const sjob *j, bool step, char *buf, size_t len)
@@ -59,8 +58,7 @@ static void sacct_cell(const char *name, const sjob *j, bool step, char *buf, si
             sb_format_elapsed(j->limit_s, buf, len);
         else
             snprintf(buf, len, "%s", step ? "" : "UNLIMITED");
-    } else if (!strcasecmp(name, "Elapsed"))
-        sb_format_elapsed(j->elapsed < 0 ? 0 : j->elapsed, buf, len);
+    }
 }
 
 /* --format's list ("jobid,state%20") into cols; -1 after printing why. */

@@ -34,7 +34,7 @@ out=$(ty sbatch tasks.sh 2>&1)
 expect_match "sbatch prints Submitted batch job N" '^Submitted batch job [0-9]+$' "$out"
 id=$(sed -n 's/^Submitted batch job //p' <<<"$out")
 file=$work/out-$id-fourtasks.txt
-if wait_until 150 file_has "$file" '^failing srun exit'; then
+if wait_until 180 file_has "$file" '^failing srun exit'; then
     pass "the batch script ran to its end"
 else
     fail "the batch script ran to its end"
@@ -57,7 +57,7 @@ expect_match "srun returns a failed task's code" '^failing srun exit 3$' "$text"
 # sacct: COMPLETED, 0:0, in Slurm's columns (the job ends after its file is
 # written: wait for the state)
 acct() { ty sacct -X -n -j "$1" --format=State,ExitCode | tr -s ' ' | sed 's/^ //; s/ $//'; }
-wait_until 60 sh -c "'$TRAINYARD' sacct -X -n -j $id --format=State | grep -q COMPLETED"
+wait_until sh -c "'$TRAINYARD' sacct -X -n -j $id --format=State | grep -q COMPLETED"
 expect_eq "sacct: the finished job COMPLETED 0:0" "COMPLETED 0:0" "$(acct "$id")"
 hdr=$(ty sacct -j "$id" | head -2)
 expect_match "sacct's header is Slurm's" \
@@ -93,7 +93,7 @@ if wait_until 120 sh -c "! '$TRAINYARD' squeue -h -o %i | grep -qx $long"; then
 else
     fail "scancel removes the job from squeue"; ty squeue
 fi
-wait_until 60 sh -c "'$TRAINYARD' sacct -X -n -j $long --format=State | grep -q CANCELLED"
+wait_until sh -c "'$TRAINYARD' sacct -X -n -j $long --format=State | grep -q CANCELLED"
 expect_match "sacct: the cancelled job CANCELLED" '^CANCELLED ' "$(acct "$long")"
 
 # --- --wait: the script's exit status; the command line wins over #SBATCH
