@@ -4,7 +4,8 @@
 # whose srun line runs 4 tasks (SLURM_PROCID 0..3 of 4, on both nodes, and
 # `scontrol show hostnames` names them), `Submitted batch job N`, squeue
 # showing a running job, scancel taking it away (CANCELLED), sacct showing
-# the finished one COMPLETED 0:0 and a failing one FAILED with its code.
+# the finished one COMPLETED 0:0 and a failing one FAILED with its code;
+# `srun torchrun` with MASTER_ADDR from scontrol forms a world of 2.
 source "$(dirname "$0")/lib.sh"
 
 start_server
@@ -101,6 +102,37 @@ printf '#!/bin/sh\n#SBATCH --nodes=2 --job-name=fromfile\necho "nodes=$SLURM_NNO
 ty sbatch --wait -N 1 -J fromcli -o five.out five.sh >/dev/null 2>&1
 expect_eq "sbatch --wait exits with the script's status" 5 "$?"
 expect_eq "command-line options win over #SBATCH" "nodes=1 name=fromcli" "$(cat five.out 2>&1)"
+
+# --- srun torchrun, MASTER_ADDR from scontrol: a world of 2 all-reduces
+cat >ddp.py <<'PY'
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.tensor([dist.get_rank() + 1.0])
+dist.all_reduce(t)
+print(f"rank {dist.get_rank()}/{dist.get_world_size()} sum {int(t.item())}", flush=True)
+dist.destroy_process_group()
+PY
+cat >ddp.sh <<'EOF'
+#!/bin/bash
+#SBATCH --nodes=2 --ntasks-per-node=1 --output=ddp.out
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
+export MASTER_ADDR MASTER_PORT=29511
+# Debian's torch 1.13 on Python 3.11 cannot parse torchrun's default
+# --redirects/--tee (t0720); its flags are the underscore forms
+export PET_REDIRECTS=1 PET_TEE=1
+srun sh -c '/usr/bin/python3 -m torch.distributed.run --nnodes=$SLURM_NNODES --nproc_per_node=1 \
+    --node_rank=$SLURM_NODEID --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT ddp.py'
+echo "srun exit $?"
+EOF
+ty sbatch ddp.sh >/dev/null
+if wait_until 180 file_has ddp.out '^srun exit'; then
+    text=$(cat ddp.out)
+    expect_match "srun torchrun: rank 0 of 2 all-reduced" 'rank 0/2 sum 3' "$text"
+    expect_match "srun torchrun: rank 1 of 2 all-reduced" 'rank 1/2 sum 3' "$text"
+    expect_match "srun torchrun exits 0" '^srun exit 0$' "$text"
+else
+    fail "srun torchrun finished"; sed 's/^/     | /' ddp.out 2>/dev/null
+fi
 
 # --- errors, in Slurm's words
 expect_match "--array is not supported yet" 'array is not supported yet' \
