@@ -28,7 +28,7 @@ const struct option sb_options[] = {
     {"partition", required_argument, NULL, 'p'},
     {"account", required_argument, NULL, 'A'},
     {"chdir", required_argument, NULL, 'D'},
-    {"array", required_argument, NULL, SB_OPT_ARRAY},
+    {"array", required_argument, NULL, 'a'},
     {"export", required_argument, NULL, SB_OPT_EXPORT},
     {"wait", no_argument, NULL, 'W'},
     {"parsable", no_argument, NULL, SB_OPT_PARSABLE},
@@ -208,7 +208,6 @@ int sb_apply(sb_opts *o, int opt, const char *arg, ty_error *err)
         if ((o->time_s = sb_parse_time(arg)) < 0)
             return invalid(err, "time specification", arg);
         return 0;
-    case SB_OPT_ARRAY:
     case 'a':
         return ty_seterr(err, TY_EINVALID,
                          "sbatch: error: --array is not supported yet: submit one job per "

@@ -55,7 +55,6 @@ enum {
     SB_OPT_MEM,
     SB_OPT_PARSABLE,
     SB_OPT_EXPORT,
-    SB_OPT_ARRAY,
 };
 
 /* The Slurm options both the command line and #SBATCH take

@@ -59,6 +59,8 @@ static void test_directive_errors(void **state)
     assert_non_null(strstr(err.text, "invalid node count"));
     assert_int_equal(sb_parse_directives("#!/bin/sh\n#SBATCH --array=0-3\n", &o, &err), -1);
     assert_non_null(strstr(err.text, "--array is not supported yet"));
+    assert_int_equal(sb_parse_directives("#!/bin/sh\n#SBATCH -a 1-3\n", &o, &err), -1);
+    assert_non_null(strstr(err.text, "--array is not supported yet"));
     assert_int_equal(sb_parse_directives("#!/bin/sh\n#SBATCH --gres=mps:10\n", &o, &err), -1);
     assert_int_equal(sb_parse_directives("#!/bin/sh\n#SBATCH -W=1\n", &o, &err), -1);
     /* a script with CRLF lines still reads */
