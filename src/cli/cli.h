@@ -38,13 +38,15 @@ typedef struct cli_ctx {
 #define CLI_MAX_OPTS 64
 typedef struct cli_parser {
     cli_ctx *ctx;
+    unsigned common;     /* the CLI_F_* taken */
     struct option *opts; /* common then the command's, NULL-terminated */
     char shortopts[160];
     struct option table[CLI_MAX_OPTS + 1];
 } cli_parser;
 /* own: the command's long options (NULL-terminated, may be NULL); their
  * val must not be one of the common short letters (n A s o) nor
- * CLI_OPT_KUBECONFIG/CLI_OPT_CONTEXT. Resets optind. With
+ * CLI_OPT_KUBECONFIG/CLI_OPT_CONTEXT of a common flag it takes (a common
+ * flag not taken leaves its letter to the command). Resets optind. With
  * $TRAINYARD_COMPLETE_FLAGS set it prints every long flag (--name, one a
  * line) and exits 0 at once: how shell completion learns a command's flags
  * from the one table that parses them. */
@@ -76,8 +78,12 @@ int cmd_list(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_operator(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_sacct(int argc, char **argv);
+int cmd_sbatch(int argc, char **argv);
+int cmd_scancel(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_squeue(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);

@@ -1,6 +1,7 @@
 /* flags.c - the CLI's shared flag parser: the common flags (-n, -A,
  * --server, --kubeconfig, --context, -o) parsed in one place for every
  * command, the command's own passed back as getopt_long would. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *s
 
     memset(p->table, 0, sizeof(p->table));
     p->ctx = ctx;
+    p->common = common;
     if (!ctx->ns)
         ctx->ns = "default";
     if (!ctx->output)
@@ -61,11 +63,23 @@ void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *s
     }
 }
 
+/* Whether p took the common flag whose value is c: a command that does not
+ * take one may use its letter for its own (sbatch's -n is --ntasks). */
+static bool taken(const cli_parser *p, int c)
+{
+    for (size_t i = 0; i < sizeof(common_opts) / sizeof(common_opts[0]); i++)
+        if (common_opts[i].val == c && (p->common & common_bits[i]))
+            return true;
+    return false;
+}
+
 int cli_getopt(cli_parser *p, int argc, char **argv)
 {
     int c;
 
     while ((c = getopt_long(argc, argv, p->shortopts, p->opts, NULL)) != -1) {
+        if (!taken(p, c))
+            return c;
         switch (c) {
         case 'n': p->ctx->ns = optarg; break;
         case 'A': p->ctx->all_namespaces = true; break;

@@ -89,6 +89,39 @@ static void test_flags_not_taken_are_refused(void **state)
     assert_string_equal(ctx.output, "");
 }
 
+/* A command that does not take -n/-o/-A may use those letters for its own
+ * (sbatch: -n --ntasks, -o --output, -A --account): they come back to it,
+ * the context untouched. They were consumed as the common flags before. */
+static void test_letters_of_flags_not_taken_are_the_commands(void **state)
+{
+    (void)state;
+    static const struct option own[] = {{"ntasks", required_argument, NULL, 'n'},
+                                        {"output", required_argument, NULL, 'o'},
+                                        {NULL, 0, NULL, 0}};
+    char *argv[] = {"cmd", "-n", "4", "--output", "f.out", "-A", "acct", "-s", "https://h:1",
+                    NULL};
+    cli_ctx ctx = {0};
+    cli_parser p;
+    char seen[8] = "";
+    const char *args[8] = {0};
+    int c, n = 0;
+
+    opterr = 0;
+    cli_parser_init(&p, &ctx, CLI_F_SERVER | CLI_F_KUBECONFIG, "n:o:A:", own);
+    while ((c = cli_getopt(&p, 9, argv)) != -1 && n < 7) {
+        args[n] = optarg;
+        seen[n++] = (char)c;
+    }
+    assert_string_equal(seen, "noA");
+    assert_string_equal(args[0], "4");
+    assert_string_equal(args[1], "f.out");
+    assert_string_equal(args[2], "acct");
+    assert_string_equal(ctx.ns, "default");
+    assert_string_equal(ctx.output, "");
+    assert_false(ctx.all_namespaces);
+    assert_string_equal(ctx.server, "https://h:1");
+}
+
 static void test_missing_argument(void **state)
 {
     (void)state;
@@ -123,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_common_flags_fill_the_context),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_flags_not_taken_are_refused),
+        cmocka_unit_test(test_letters_of_flags_not_taken_are_the_commands),
         cmocka_unit_test(test_missing_argument),
         cmocka_unit_test(test_check_output),
     };
