@@ -69,10 +69,12 @@ int cmd_job(int argc, char **argv);
 int cmd_kubeconfig(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_operator(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* "jemalloc 5.3.0" or "libc malloc": what this binary allocates with. */

@@ -76,7 +76,7 @@ static void test_sweep_retention(void **state)
 
     /* Marked when it went: from then, not from the first sweep. */
     mkdir_p(gone);
-    rt_logs_mark_gone(f->dir, "default", "gone");
+    rt_logs_mark_gone(f->dir, "default", "gone", NULL);
     assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 1000, rt_logs_wall_ms() + 1000), 1);
     assert_false(exists(gone));
     f->rt = start_agent(f); /* for teardown */
