@@ -208,9 +208,11 @@ static int resolve_pod(ty_client *cl, const char *ns, const char *name, const ch
         return 0;
     }
     if (!instance && err.code != TY_ENOTFOUND) {
-        cli_print_error(&err, err.code != TY_EUNAVAILABLE);
+        /* not allowed to read the pod (only its log, say), unreachable:
+         * the log request answers as `kubectl logs` would */
+        snprintf(pod, len, "%s", name);
         ty_error_clear(&err);
-        return -1;
+        return 0;
     }
     ty_error_clear(&err);
     pods = job_replicas(cl, ns, name, &deleted);

@@ -108,7 +108,7 @@ static void print_map(const char *title, const json_t *map)
     json_t *v;
     bool any = false;
 
-    printf("%-13s", title);
+    printf("%-14s", title);
     json_object_foreach((json_t *)map, k, v) {
         printf("%s%s=%s", any ? ", " : "", k, json_string_value(v) ? json_string_value(v) : "?");
         any = true;
@@ -168,19 +168,19 @@ static int queue_get(ty_client *cl, const char *name)
 
     if (!q)
         return 1;
-    printf("%-13s%s\n", "Name:", name);
-    printf("%-13s%lld\n", "Weight:", (long long)json_integer_value(json_object_get(spec, "weight")));
-    printf("%-13s", "State:");
+    printf("%-14s%s\n", "Name:", name);
+    printf("%-14s%lld\n", "Weight:", (long long)json_integer_value(json_object_get(spec, "weight")));
+    printf("%-14s", "State:");
     print_state(state_of(q), 0);
-    printf("\n%-12s%s\n", "Reclaimable:",
+    printf("\n%-14s%s\n", "Reclaimable:",
            json_is_false(json_object_get(spec, "reclaimable")) ? "false" : "true");
     if (json_string_value(json_object_get(spec, "parent")))
-        printf("%-13s%s\n", "Parent:", json_string_value(json_object_get(spec, "parent")));
+        printf("%-14s%s\n", "Parent:", json_string_value(json_object_get(spec, "parent")));
     print_map("Capability:", json_object_get(spec, "capability"));
     print_map("Deserved:", json_object_get(spec, "deserved"));
     print_map("Guarantee:", json_object_get(json_object_get(spec, "guarantee"), "resource"));
     print_map("Allocated:", json_object_get(status, "allocated"));
-    printf("%-13sRunning %lld, Pending %lld, Inqueue %lld, Completed %lld\n", "Jobs:",
+    printf("%-14sRunning %lld, Pending %lld, Inqueue %lld, Completed %lld\n", "Jobs:",
            count_of(q, "running"), count_of(q, "pending"), count_of(q, "inqueue"),
            count_of(q, "completed"));
     w = waiting_groups(cl, name);

@@ -19,6 +19,8 @@
 #include "api/meta.h"
 #include "base/buf.h"
 #include "base/timeutil.h"
+#include "server/authz.h"
+#include "server/reqattr.h"
 #include "server/resource_internal.h"
 
 #define LOG_FOLLOW_POLL_MS 200
@@ -239,9 +241,29 @@ static int cmp_pod(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
+/* The caller may also list the namespace's pods: the listing shows deleted
+ * pods' names and labels, which a lister of pods saw while they existed
+ * and a reader of logs alone never does. */
+static bool may_list_pods(http_req *r, const char *ns, enum MHD_Result *ret)
+{
+    char reason[256] = "";
+    reqattr a = {.resource_request = true};
+
+    snprintf(a.verb, sizeof(a.verb), "list");
+    snprintf(a.api_version, sizeof(a.api_version), "v1");
+    snprintf(a.resource, sizeof(a.resource), "pods");
+    snprintf(a.ns, sizeof(a.ns), "%s", ns);
+    if (authz_check(server_authz(r->srv), r->user, &a, reason, sizeof(reason)))
+        return true;
+    *ret = http_send_json(r, 403, authz_forbidden_status(r->user ? r->user->name : "system:anonymous",
+                                                         &a, reason));
+    return false;
+}
+
 /* GET pods/-/log: the logs kept of the namespace's deleted pods ("-" is no
- * pod's name), authorized as reading pods/log in the namespace, which reads
- * each of them: the list shows no more than that grants. A trainyard
+ * pod's name), authorized as reading pods/log in the namespace (the gate,
+ * before this handler: that reads each of them) and listing its pods (their
+ * names and labels): the list shows no more than those grant. A trainyard
  * extension for `trainyard logs --deleted` (docs/compatibility.md). */
 static enum MHD_Result retained_list(http_req *r, const res_path *p)
 {
@@ -257,6 +279,11 @@ static enum MHD_Result retained_list(http_req *r, const res_path *p)
         enum MHD_Result ret = http_send_error(r, &err, p->res, p->name);
         ty_error_clear(&err);
         return ret;
+    }
+    {
+        enum MHD_Result ret;
+        if (!may_list_pods(r, p->ns, &ret))
+            return ret;
     }
     all = src && src->retained ? src->retained(src->arg, p->ns) : NULL;
     items = json_array();

@@ -99,10 +99,57 @@ expect_match "a tenant may not list another namespace's deleted logs" \
     "$(ty logs --deleted -n default --kubeconfig "$E2E_TMP/tina.kc" 2>&1)"
 expect_match "nor read the deleted job's log" 'forbidden' \
     "$(ty logs ptj -n default --kubeconfig "$E2E_TMP/tina.kc" 2>&1)"
+# Reading pods/log alone lets her read a retained log by name, not list
+# the deleted pods' names and labels (that is listing pods).
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: log-reader}
+rules: [{apiGroups: [""], resources: [pods/log], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tina-log-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: log-reader}
+subjects: [{kind: User, name: tina}]
+YAML
+reads() { [ "$(ty logs ptj-master-0 -n default --kubeconfig "$E2E_TMP/tina.kc" 2>/dev/null | xargs)" = "master-1 master-2 master-3" ]; }
+check "with pods/log alone she reads a retained log by its pod's name" wait_until reads
+expect_match "but may not list the retained logs" \
+    'forbidden: User "tina" cannot list resource "pods" in API group "" in the namespace "default"' \
+    "$(ty logs --deleted -n default --kubeconfig "$E2E_TMP/tina.kc" 2>&1)"
 expect_match "her own namespace's she may list" 'No retained logs of deleted pods in tina' \
     "$(ty logs --deleted -n tina --kubeconfig "$E2E_TMP/tina.kc" 2>&1)"
 expect_match "unauthenticated: refused" '"code": ?401|Unauthorized' \
     "$(curl -sk ${E2E_CA:+--cacert "$E2E_CA"} "$SERVER/api/v1/namespaces/default/pods/-/log")"
+
+# A Volcano Job: its first task's pod 0 (the task listed first, not the
+# first by name).
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vj}
+spec:
+  minAvailable: 3
+  tasks:
+  - name: ps
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        terminationGracePeriodSeconds: 1
+        containers: [{name: c, image: busybox, command: [sh, -c, "echo ps-0; sleep 600"]}]
+  - name: a-worker
+    replicas: 2
+    template:
+      spec:
+        restartPolicy: Never
+        terminationGracePeriodSeconds: 1
+        containers: [{name: c, image: busybox, command: [sh, -c, "echo worker; sleep 600"]}]
+YAML
+check "logs of a Volcano Job: its first task's pod 0" wait_until has_log vj ps-0
+check "-i another task's pod" wait_until has_log vj worker -i vj-a-worker-1
+k delete vcjob vj --wait=false >/dev/null
 
 # Queues: the waiting PodGroups in the scheduler's order.
 cat <<'YAML' | k apply -f - >/dev/null
@@ -139,7 +186,7 @@ if command -v script >/dev/null; then
 fi
 out=$(ty queue get tq)
 expect_match "queue get: weight" '^Weight: +2$' "$out"
-expect_match "queue get: capability" '^Capability: nvidia.com/gpu=4$' "$out"
+expect_match "queue get: capability" '^Capability: +nvidia.com/gpu=4$' "$out"
 expect_match "queue get: counts" '^Jobs: +Running 0, Pending 3, Inqueue 0' "$out"
 expect_eq "queue get: waiting in order (priority, then age)" "pg-b pg-a pg-c" \
     "$(awk '/^Waiting/ {w=1; next} w && $1 ~ /^[0-9]+$/ {print $3}' <<<"$out" | xargs)"
