@@ -57,13 +57,15 @@ void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name,
     snprintf(dir, sizeof(dir), "%s/logs/%s/%s", data_dir, ns, name);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return;
+    snprintf(path, sizeof(path), "%s/%s", dir, LABELS_FILE);
     if (json_is_object(labels)) {
         char *text = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
-        snprintf(path, sizeof(path), "%s/%s", dir, LABELS_FILE);
         if (text && strlen(text) < LABELS_MAX &&
             rt_write_atomic(path, text, strlen(text), 0644) < 0)
             ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
         free(text);
+    } else {
+        unlink(path); /* an earlier pod's of that name would name the wrong job */
     }
     write_mark(dir, rt_logs_wall_ms());
 }
