@@ -189,7 +189,10 @@ static void test_sort_waiting(void **state)
         assert_string_equal(json_string_value(json_object_get(
                                 json_object_get(json_array_get(groups, i), "metadata"), "name")),
                             want[i]);
-    cli_sort_waiting(json_array(), classes); /* empty: nothing */
+    json_decref(groups);
+    groups = json_array();
+    cli_sort_waiting(groups, classes); /* empty: nothing */
+    assert_int_equal(json_array_size(groups), 0);
     json_decref(groups);
     json_decref(classes);
 }
