@@ -4,7 +4,8 @@
 # top node|job` over fake GPUs (the agent's trainyard.io/gpu-utilization
 # annotations on the Node, the pods and the job; fake readings marked) and
 # `trainyard queue list|get` (a queue's waiting PodGroups in the scheduler's
-# order: priority, then age).
+# order: priority, then age); then GPUs read through NVML (the test
+# double, as t0560): real readings, not marked fake, followed as they move.
 . "$(dirname "$0")/lib.sh"
 start_server --fake-gpus 2 --node-name top-node --pod-log-retention 10m
 k() { kubectl --request-timeout=20s "$@"; }
@@ -192,4 +193,35 @@ expect_eq "queue get: waiting in order (priority, then age)" "pg-b pg-a pg-c" \
     "$(awk '/^Waiting/ {w=1; next} w && $1 ~ /^[0-9]+$/ {print $3}' <<<"$out" | xargs)"
 expect_match "queue get: the priority shown" '^ +1 +default +pg-b +- +Pending +1000 +2 ' "$out"
 expect_match "queue get of no queue" 'NotFound.*"nope"' "$(ty queue get nope 2>&1)"
+
+# NVML (the double): readings that move, not fake.
+DOUBLE="$(dirname "$TRAINYARD")/libnvml_double.so"
+[ -f "$DOUBLE" ] || { echo "no $DOUBLE (built with the tests)"; exit 1; }
+export TRAINYARD_NVML_LIB="$DOUBLE" NVML_DOUBLE_CONFIG="$E2E_TMP/nvml.conf"
+gpus() { printf '%s\n' "$@" >"$NVML_DOUBLE_CONFIG.tmp" && mv "$NVML_DOUBLE_CONFIG.tmp" "$NVML_DOUBLE_CONFIG"; }
+gpus "gpu 0 uuid=GPU-t1330-0 util=0 total_mib=81920 used_mib=0" \
+     "gpu 1 uuid=GPU-t1330-1 util=0 total_mib=81920 used_mib=0"
+stop_server
+E2E_DATA=$E2E_TMP/data2 start_server --node-name nvml-node
+cat <<'YAML' | k apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu-pod}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: main, image: busybox, command: [sh, -c, "sleep 600"], resources: {limits: {nvidia.com/gpu: 1}}}
+YAML
+check "the GPU pod runs" wait_until running gpu-pod
+gpus "gpu 0 uuid=GPU-t1330-0 util=87 total_mib=81920 used_mib=40960" \
+     "gpu 1 uuid=GPU-t1330-1 util=0 total_mib=81920 used_mib=0"
+top_shows() { ty top node | grep -Eq "$1"; }
+check "top node: NVML readings, not marked fake" \
+    wait_until top_shows '^nvml-node +2 +1 +1 +43% +40Gi/160Gi$'
+check "the pod's annotation follows its GPU" wait_until eval \
+    "k get pod gpu-pod -o jsonpath='{.metadata.annotations.trainyard\.io/gpu-utilization}' | grep -q '\"util\":87'"
+gpus "gpu 0 uuid=GPU-t1330-0 util=20 total_mib=81920 used_mib=1024" \
+     "gpu 1 uuid=GPU-t1330-1 util=60 total_mib=81920 used_mib=0"
+check "top node follows the devices" wait_until top_shows '^nvml-node +2 +1 +2 +40% +1Gi/160Gi$'
 finish
