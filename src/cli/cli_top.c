@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include "cli/cli_top.h"
-#include "model/podres.h"
-#include "model/quantity.h"
 
 #define YEAR_S (366L * 24 * 3600)
 
@@ -164,14 +162,6 @@ void cli_gpu_report_sum(const cli_gpu_report *r, int *busy, int *mean_util,
     *mean_util = n ? (int)(sum / n) : -1;
     *mem_used = r->n ? used : -1;
     *mem_total = r->n ? total : -1;
-}
-
-long cli_spec_gpus(const json_t *spec)
-{
-    podres r;
-
-    podres_of_spec(spec, &r);
-    return (long)quantity_value(podres_get(&r, "nvidia.com/gpu"));
 }
 
 /* ---- the queue's order ---- */

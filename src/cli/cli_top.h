@@ -45,9 +45,6 @@ int cli_gpu_report_parse(const char *text, cli_gpu_report *out);
 void cli_gpu_report_sum(const cli_gpu_report *r, int *busy, int *mean_util,
                         long long *mem_used, long long *mem_total);
 
-/* The GPUs (nvidia.com/gpu) a pod or pod template spec asks for. */
-long cli_spec_gpus(const json_t *spec);
-
 /* Sorts an array of PodGroups (in place) as the scheduler takes them from
  * a queue: higher priority first (the value of spec.priorityClassName in
  * classes, an object name -> value; unknown/none = 0), then older

@@ -4,11 +4,15 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/job_cmds.h"
 
 static void delete_usage(FILE *f)
 {
     fprintf(f, "usage: trainyard delete RESOURCE NAME... [-n NS] [--cascade background|foreground|orphan]\n"
-               "       trainyard delete -f FILE|DIR|- [--cascade ...]\n");
+               "       trainyard delete -f FILE|DIR|- [--cascade ...]\n"
+               "       trainyard delete JOB [-n NS] [--cascade ...]\n"
+               "  JOB: a training job's NAME (any kind; a lone argument that is not a resource\n"
+               "  type) or KIND/NAME (docs/cli/delete.md)\n");
 }
 
 static int delete_one(ty_client *cl, const api_resource *res, const char *ns, const char *name,
@@ -74,6 +78,9 @@ int cmd_delete(int argc, char **argv)
         default: delete_usage(stderr); return 2;
         }
     }
+    /* one argument that is no resource type: a training job (job_admin.c) */
+    if (!file && argc - optind == 1 && !client_resolve(argv[optind]))
+        return job_delete(&ctx, argv[optind], policy, ignore_missing);
     if ((!file && argc - optind < 2) || (file && optind < argc)) {
         fprintf(stderr, "error: give RESOURCE and NAME..., or -f FILE\n");
         delete_usage(stderr);

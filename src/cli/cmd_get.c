@@ -7,12 +7,17 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cli/job_cmds.h"
 #include "model/yaml.h"
 
 static void get_usage(FILE *f)
 {
     fprintf(f, "usage: trainyard get RESOURCE [NAME...] [-n NS | -A] [-l SELECTOR]\n"
-               "                     [-o wide|json|yaml|name] [--server URL]\n");
+               "                     [-o wide|json|yaml|name] [--server URL]\n"
+               "       trainyard get JOB [-n NS] [-e|--events] [-o json|yaml|name]\n"
+               "  JOB: a training job's NAME (any kind; a lone argument that is not a resource\n"
+               "  type) or KIND/NAME (pytorchjob/NAME, vcjob/NAME, ...): its status, instances,\n"
+               "  why it waits; -e adds its events (docs/cli/get.md)\n");
 }
 
 static void cell_text(const json_t *cell, char *buf, size_t len)
@@ -124,18 +129,20 @@ int cmd_get(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"selector", required_argument, NULL, 'l'}, {"no-headers", no_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+        {"events", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     cli_ctx ctx = {0};
     cli_parser p;
     const char *selector = NULL, *out;
-    bool headers = true;
+    bool headers = true, events = false;
     int c, rc = 0;
 
-    cli_parser_init(&p, &ctx, CLI_F_CONNECT | CLI_F_ALL | CLI_F_OUTPUT, "l:h", longopts);
+    cli_parser_init(&p, &ctx, CLI_F_CONNECT | CLI_F_ALL | CLI_F_OUTPUT, "l:he", longopts);
     while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
         case 'l': selector = optarg; break;
         case 'H': headers = false; break;
+        case 'e': events = true; break;
         case 'h': get_usage(stdout); return 0;
         default: get_usage(stderr); return 2;
         }
@@ -148,6 +155,10 @@ int cmd_get(int argc, char **argv)
         get_usage(stderr);
         return 2;
     }
+    /* one argument that is no resource type: a training job (job_get.c) */
+    if (argc - optind == 1 && !client_resolve(argv[optind]) && !selector &&
+        !ctx.all_namespaces)
+        return job_get(&ctx, argv[optind], events);
     const api_resource *res = cli_resource(argv[optind]);
     if (!res)
         return 1;

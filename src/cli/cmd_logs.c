@@ -16,6 +16,7 @@
 #include "base/timeutil.h"
 #include "cli/cli.h"
 #include "cli/cli_top.h"
+#include "cli/jobs.h"
 
 #define OPT_SINCE 1001
 #define OPT_DELETED 1002
@@ -105,37 +106,18 @@ static int list_deleted(ty_client *cl, const char *ns)
     return 0;
 }
 
-/* Pods (or retained entries turned into {metadata: {name, labels}}) of the
- * job in ns (new reference); *deleted says they came from the retained
- * logs. */
-static json_t *job_replicas(ty_client *cl, const char *ns, const char *job, bool *deleted)
+/* The retained logs' entries of the deleted job in ns, turned into
+ * {metadata: {name, labels}} for cli_default_replica (new reference). */
+static json_t *deleted_replicas(ty_client *cl, const char *ns, const char *job)
 {
     json_t *out = json_array(), *l, *e;
+    char path[600];
     size_t i;
     ty_error err;
 
-    *deleted = false;
-    for (size_t k = 0; k < 2 && json_array_size(out) == 0; k++) {
-        char sel[600], path[1200], *esc;
-        snprintf(sel, sizeof(sel), "%s=%s", job_labels[k], job);
-        esc = client_escape(sel);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?labelSelector=%s", ns,
-                 esc ? esc : "");
-        free(esc);
-        ty_error_init(&err);
-        l = get_quiet(cl, path, &err);
-        ty_error_clear(&err);
-        json_array_extend(out, json_object_get(l, "items"));
-        json_decref(l);
-    }
-    if (json_array_size(out))
-        return out;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/-/log", ns);
     ty_error_init(&err);
-    {
-        char path[600];
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/-/log", ns);
-        l = get_quiet(cl, path, &err);
-    }
+    l = get_quiet(cl, path, &err);
     ty_error_clear(&err);
     json_array_foreach(json_object_get(l, "items"), i, e) {
         const char *a = entry_label(e, job_labels[0]), *b = entry_label(e, job_labels[1]);
@@ -146,36 +128,47 @@ static json_t *job_replicas(ty_client *cl, const char *ns, const char *job, bool
                                "annotations", json_object_get(e, "labels")));
     }
     json_decref(l);
-    *deleted = json_array_size(out) > 0;
     return out;
 }
 
-/* A Volcano Job's first task, for its default replica; NULL when the pods
- * are not a Volcano Job's or it is gone. Caller frees. */
-static char *first_task(ty_client *cl, const char *ns, const json_t *pods)
+/* The job's replicas (new reference): its pods when the job exists (jobs.c:
+ * NAME across kinds, or KIND/NAME), else the retained logs of its deleted
+ * pods (*deleted set). *first_task: a Volcano Job's first task (caller
+ * frees; NULL for others). NULL after printing why (a name two kinds hold,
+ * a failed request). */
+static json_t *job_replicas(ty_client *cl, const char *ns, const char *name, bool *deleted,
+                            bool *is_job, char **first_task)
 {
-    const json_t *labels =
-        json_object_get(json_object_get(json_array_get(pods, 0), "metadata"), "labels");
-    const char *job = json_string_value(json_object_get(labels, job_labels[1]));
-    char path[1024];
-    const char *t;
-    char *out = NULL;
     ty_error err;
-    json_t *v;
+    json_t *job, *pods;
+    const char *task;
 
-    if (!job)
-        return NULL;
-    snprintf(path, sizeof(path), "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs/%s", ns, job);
+    *deleted = *is_job = false;
+    *first_task = NULL;
     ty_error_init(&err);
-    v = get_quiet(cl, path, &err);
-    ty_error_clear(&err);
-    t = json_string_value(
-        json_object_get(json_array_get(json_object_get(json_object_get(v, "spec"), "tasks"), 0),
-                        "name"));
-    if (t)
-        out = strdup(t);
-    json_decref(v);
-    return out;
+    if (!(job = cli_job_find(cl, ns, name, &err))) {
+        if (err.code == TY_ENOTFOUND) {
+            const char *slash = strchr(name, '/');
+            ty_error_clear(&err);
+            pods = deleted_replicas(cl, ns, slash ? slash + 1 : name);
+            *deleted = json_array_size(pods) > 0;
+            return pods;
+        }
+        cli_print_error(&err, err.code != TY_EUNAVAILABLE && err.code != TY_EINVALID);
+        ty_error_clear(&err);
+        return NULL;
+    }
+    *is_job = true;
+    task = json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(job, "spec"), "tasks"), 0), "name"));
+    if (task && strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "Job") == 0)
+        *first_task = strdup(task);
+    if (!(pods = cli_job_pods(cl, job, &err))) {
+        cli_print_error(&err, err.code != TY_EUNAVAILABLE);
+        ty_error_clear(&err);
+    }
+    json_decref(job);
+    return pods;
 }
 
 static bool pod_exists(ty_client *cl, const char *ns, const char *name, ty_error *err)
@@ -196,18 +189,19 @@ static int resolve_pod(ty_client *cl, const char *ns, const char *name, const ch
 {
     ty_error err;
     json_t *pods;
-    bool deleted;
+    bool deleted, is_job;
+    char *task = NULL;
     long pick = -1;
     size_t i;
     json_t *p;
 
     ty_error_init(&err);
-    if (!instance && pod_exists(cl, ns, name, &err)) {
+    if (!instance && !strchr(name, '/') && pod_exists(cl, ns, name, &err)) {
         snprintf(pod, len, "%s", name);
         ty_error_clear(&err);
         return 0;
     }
-    if (!instance && err.code != TY_ENOTFOUND) {
+    if (!instance && !strchr(name, '/') && err.code != TY_ENOTFOUND) {
         /* not allowed to read the pod (only its log, say), unreachable:
          * the log request answers as `kubectl logs` would */
         snprintf(pod, len, "%s", name);
@@ -215,7 +209,8 @@ static int resolve_pod(ty_client *cl, const char *ns, const char *name, const ch
         return 0;
     }
     ty_error_clear(&err);
-    pods = job_replicas(cl, ns, name, &deleted);
+    if (!(pods = job_replicas(cl, ns, name, &deleted, &is_job, &task)))
+        return -1;
     if (instance) {
         json_array_foreach(pods, i, p) {
             const char *n =
@@ -224,11 +219,10 @@ static int resolve_pod(ty_client *cl, const char *ns, const char *name, const ch
                 pick = (long)i;
         }
     } else if (json_array_size(pods)) {
-        char *task = first_task(cl, ns, pods);
         pick = cli_default_replica(pods, task);
-        free(task);
     }
-    if (pick < 0 && !instance) {
+    free(task);
+    if (pick < 0 && !instance && !is_job && !strchr(name, '/')) {
         /* no job either: the pod's log as the server has it (a deleted
          * pod's retained one, or its kubectl answer: not found) */
         snprintf(pod, len, "%s", name);
@@ -236,9 +230,12 @@ static int resolve_pod(ty_client *cl, const char *ns, const char *name, const ch
         return 0;
     }
     if (pick < 0) {
-        if (json_array_size(pods))
+        if (instance && json_array_size(pods))
             ty_seterr(&err, TY_ENOTFOUND, "pod \"%s\" is not a replica of job \"%s\"", instance,
                       name);
+        else if (is_job)
+            ty_seterr(&err, TY_ENOTFOUND, "job \"%s\" has no pods (yet): `trainyard get %s` "
+                      "says why", name, name);
         else
             ty_seterr(&err, TY_ENOTFOUND, "no pods of a training job \"%s\"", name);
         cli_print_error(&err, true);

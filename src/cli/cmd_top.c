@@ -11,6 +11,7 @@
 #include "api/registry.h"
 #include "cli/cli.h"
 #include "cli/cli_top.h"
+#include "cli/jobs.h"
 
 static void top_usage(FILE *f)
 {
@@ -293,49 +294,21 @@ static int top_jobs(ty_client *cl, const char *ns)
     return 0;
 }
 
-/* The job's pods (new reference, an array), found by the job-name label of
- * Kubeflow's or Volcano's controllers. */
-static json_t *job_pods(ty_client *cl, const char *ns, const char *job)
-{
-    static const char *const labels[] = {"training.kubeflow.org/job-name", "volcano.sh/job-name"};
-    json_t *out = json_array();
-
-    for (size_t i = 0; i < 2 && json_array_size(out) == 0; i++) {
-        char sel[600], path[1200], *esc;
-        json_t *l;
-        ty_error err;
-        snprintf(sel, sizeof(sel), "%s=%s", labels[i], job);
-        esc = client_escape(sel);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?labelSelector=%s", ns,
-                 esc ? esc : "");
-        free(esc);
-        ty_error_init(&err);
-        l = client_call_json(cl, "GET", path, NULL, NULL, &err);
-        ty_error_clear(&err);
-        json_array_extend(out, json_object_get(l, "items"));
-        json_decref(l);
-    }
-    return out;
-}
-
 static int top_one_job(ty_client *cl, const char *ns, const char *name)
 {
-    json_t *pods = job_pods(cl, ns, name), *p, *job = NULL;
+    json_t *pods, *p, *job;
     size_t i;
     bool any = false;
+    ty_error err;
 
-    if (json_array_size(pods) == 0) {
-        ty_error err;
-        ty_error_init(&err);
-        ty_seterr(&err, TY_ENOTFOUND, "no pods of a training job \"%s\" in namespace %s", name,
-                  ns);
-        cli_print_error(&err, false);
+    ty_error_init(&err);
+    if (!(job = cli_job_find(cl, ns, name, &err)) || !(pods = cli_job_pods(cl, job, &err))) {
+        cli_print_error(&err, err.code != TY_EUNAVAILABLE && err.code != TY_EINVALID);
         ty_error_clear(&err);
-        json_decref(pods);
+        json_decref(job);
         return 1;
     }
-    job = owner_job(cl, json_array_get(pods, 0));
-    if (job) {
+    {
         const char *text = annotation(job);
         json_t *s = text ? json_loads(text, 0, NULL) : NULL;
         const json_t *util = json_object_get(s, "util");
@@ -346,7 +319,7 @@ static int top_one_job(ty_client *cl, const char *ns, const char *name)
         cli_mib(s ? json_integer_value(json_object_get(s, "memTotalMiB")) : -1, total,
                 sizeof(total));
         printf("Job: %s/%s   GPUs: %lld   Utilization: %s   Memory: %s/%s",
-               json_string_value(json_object_get(job, "kind")) ?: "", name,
+               json_string_value(json_object_get(job, "kind")) ?: "", meta_str(job, "name"),
                s ? (long long)json_integer_value(json_object_get(s, "gpus")) : 0LL, u, used,
                total);
         print_fake(json_is_true(json_object_get(s, "fake")));

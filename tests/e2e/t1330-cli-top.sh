@@ -49,6 +49,7 @@ has_log() { ty logs "$1" "${@:3}" 2>/dev/null | grep -qx -- "$2"; }
 check "logs JOB: the master's log" wait_until has_log ptj master-3
 expect_eq "logs JOB is the master's whole log" "master-1 master-2 master-3" "$(ty logs ptj | xargs)"
 expect_eq "-i picks a replica" "worker-1" "$(ty logs ptj -i ptj-worker-0)"
+expect_eq "KIND/NAME" "master-3" "$(ty logs pytorchjob/ptj --tail 1)"
 expect_eq "--tail" "master-3" "$(ty logs ptj --tail 1)"
 expect_eq "--since 1h: all of it" "master-1 master-2 master-3" "$(ty logs ptj --since 1h | xargs)"
 expect_match "--timestamps" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T.* master-3$' "$(ty logs ptj --tail 1 --timestamps)"
@@ -73,6 +74,7 @@ expect_match "top node: the cluster's total line" '^TOTAL +2 +2 +2 +100% +16Gi/3
 expect_match "top node NODE" '^top-node +2 +2 ' "$(ty top node top-node)"
 out=$(ty top job)
 expect_match "top job: every running GPU job" '^PyTorchJob/ptj +2 +2 +100% +16Gi/32Gi +\(fake\)$' "$out"
+expect_match "top job KIND/NAME" '^Job: PyTorchJob/ptj ' "$(ty top job pytorchjob/ptj)"
 out=$(ty top job ptj)
 expect_match "top job JOB: the job's summary" '^Job: PyTorchJob/ptj +GPUs: 2 +Utilization: 100% +Memory: 16Gi/32Gi +\(fake\)$' "$out"
 expect_match "top job JOB: the master's GPU" '^ptj-master-0 +top-node +[01] +100% +8Gi +16Gi +\(fake\)$' "$out"

@@ -1,0 +1,343 @@
+/* job_get.c - `trainyard get JOB`: one training job as Arena's `arena get`
+ * shows it: what it is, its instances (pods), why it waits when it waits
+ * (job_pending.c), and its events (docs/cli/get.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/kinds.h"
+#include "base/timeutil.h"
+#include "cli/job_cmds.h"
+#include "cli/job_pending.h"
+#include "cli/jobs.h"
+#include "cli/table.h"
+#include "model/yaml.h"
+
+static const json_t *at(const json_t *o, const char *a, const char *b)
+{
+    return json_object_get(json_object_get(o, a), b);
+}
+
+static const char *str_or(const json_t *v, const char *dflt)
+{
+    const char *s = json_string_value(v);
+    return s ? s : dflt;
+}
+
+static void age_of(const char *ts, time_t now, char *buf, size_t len)
+{
+    time_t t;
+    if (ts && ty_time_parse(ts, &t) == 0)
+        ty_duration_human((int64_t)(now - t), buf, len);
+    else
+        snprintf(buf, len, "<unknown>");
+}
+
+/* GET a list of res in ns (NULL: all) into its items; NULL (and nothing
+ * said) when the server does not serve the kind or the request fails: the
+ * pending explanation is then made from less. */
+static json_t *items_or_null(ty_client *cl, const api_resource *res, const char *ns)
+{
+    char path[1024];
+    ty_error err;
+    json_t *l, *items;
+
+    ty_error_init(&err);
+    client_resource_path(res, ns, NULL, path, sizeof(path));
+    l = client_call_json(cl, "GET", path, NULL, NULL, &err);
+    ty_error_clear(&err);
+    items = json_incref(json_object_get(l, "items"));
+    json_decref(l);
+    return items;
+}
+
+static json_t *get_or_null(ty_client *cl, const api_resource *res, const char *ns,
+                           const char *name)
+{
+    char path[1024];
+    ty_error err;
+    json_t *v;
+
+    ty_error_init(&err);
+    client_resource_path(res, ns, name, path, sizeof(path));
+    v = client_call_json(cl, "GET", path, NULL, NULL, &err);
+    ty_error_clear(&err);
+    return v;
+}
+
+/* "master/0", "worker/3", a Volcano task's "trainer/1". */
+static void pod_role(const json_t *pod, char *buf, size_t len)
+{
+    const json_t *l = at(pod, "metadata", "labels");
+    const json_t *a = at(pod, "metadata", "annotations");
+    const char *type = json_string_value(json_object_get(l, "training.kubeflow.org/replica-type"));
+    const char *idx = json_string_value(json_object_get(l, "training.kubeflow.org/replica-index"));
+
+    if (!type) {
+        type = json_string_value(json_object_get(l, "volcano.sh/task-spec"));
+        idx = json_string_value(json_object_get(a, "volcano.sh/task-index"));
+    }
+    if (!type)
+        snprintf(buf, len, "<none>");
+    else
+        snprintf(buf, len, "%s/%s", type, idx ? idx : "?");
+}
+
+/* The pod's status as kubectl's STATUS column says it in the common cases:
+ * a waiting container's reason, else the phase. */
+static const char *pod_status(const json_t *pod)
+{
+    const json_t *cs;
+    size_t i;
+
+    if (at(pod, "metadata", "deletionTimestamp"))
+        return "Terminating";
+    json_array_foreach(at(pod, "status", "containerStatuses"), i, cs) {
+        const char *r = json_string_value(at(json_object_get(cs, "state"), "waiting", "reason"));
+        if (r && *r)
+            return r;
+        r = json_string_value(at(json_object_get(cs, "state"), "terminated", "reason"));
+        if (r && *r && strcmp(str_or(at(pod, "status", "phase"), ""), "Running") != 0)
+            return r;
+    }
+    return str_or(at(pod, "status", "phase"), "Pending");
+}
+
+static void print_instances(const json_t *pods, time_t now)
+{
+    cli_table *t = cli_table_new(6);
+    const json_t *pod;
+    size_t i;
+
+    if (!json_array_size(pods)) {
+        printf("\nInstances:   <none>\n");
+        cli_table_free(t);
+        return;
+    }
+    printf("\nInstances:\n");
+    cli_table_row(t, (const char *const[]){"NAME", "STATUS", "AGE", "NODE", "ROLE", "GPUs"});
+    json_array_foreach(pods, i, pod) {
+        char age[32], role[128];
+        age_of(json_string_value(at(pod, "metadata", "creationTimestamp")), now, age, sizeof(age));
+        pod_role(pod, role, sizeof(role));
+        const char *node = json_string_value(at(pod, "spec", "nodeName"));
+        cli_table_cellf(t, "%s", cli_obj_name(pod));
+        cli_table_cellf(t, "%s", pod_status(pod));
+        cli_table_cellf(t, "%s", age);
+        cli_table_cellf(t, "%s", node && *node ? node : "<none>");
+        cli_table_cellf(t, "%s", role);
+        cli_table_cellf(t, "%lld", (long long)cli_pod_gpus(pod));
+    }
+    cli_table_print(t, stdout, "  ");
+    cli_table_free(t);
+}
+
+/* Why the job waits: everything the scheduler reads, fetched, then
+ * job_pending.c's judgement. */
+static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, const json_t *pg)
+{
+    jp_input in = {.job = job, .pods = pods, .pg = pg};
+    jp_result r;
+    json_t *queue, *quotas, *nodes, *all_pods, *pgs, *pcs;
+    char qname[254];
+
+    snprintf(qname, sizeof(qname), "%s",
+             pg ? str_or(at(pg, "spec", "queue"), cli_job_queue(job)) : cli_job_queue(job));
+    in.queue = queue = get_or_null(cl, &api_queue, NULL, *qname ? qname : "default");
+    in.quotas = quotas = items_or_null(cl, &api_resourcequota, cli_obj_ns(job));
+    in.nodes = nodes = items_or_null(cl, &api_node, NULL);
+    in.all_pods = all_pods = items_or_null(cl, &api_pod, NULL);
+    in.podgroups = pgs = items_or_null(cl, &api_podgroup, NULL);
+    in.priority_classes = pcs = items_or_null(cl, &api_priorityclass, NULL);
+    jp_explain(&in, &r);
+    printf("\nWhy pending:\n");
+    if (!nodes || !all_pods)
+        printf("  (the nodes or every namespace's pods are not readable with these credentials: "
+               "free GPUs and node sizes not judged)\n");
+    if (!r.text[0] && !r.scheduler[0])
+        printf("  Waiting for the scheduler: nothing in the queue, quota or nodes holds it back "
+               "that this view can see\n");
+    for (const char *line = r.text; *line;) {
+        size_t n = strcspn(line, "\n");
+        printf("  %.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+    if (r.position && !(r.reasons & JP_BEHIND))
+        printf("  Queue: first of %zu waiting in queue %s\n", r.waiting, r.queue);
+    if (r.scheduler[0])
+        printf("  Scheduler: %s\n", r.scheduler);
+    json_decref(queue);
+    json_decref(quotas);
+    json_decref(nodes);
+    json_decref(all_pods);
+    json_decref(pgs);
+    json_decref(pcs);
+}
+
+/* Whether event e is about the job, its pods or its PodGroup. */
+static bool event_of(const json_t *e, const json_t *uids)
+{
+    const char *uid = json_string_value(at(e, "involvedObject", "uid"));
+    return uid && json_object_get(uids, uid);
+}
+
+static const char *event_time(const json_t *e)
+{
+    const char *ts = json_string_value(json_object_get(e, "lastTimestamp"));
+    if (!ts)
+        ts = json_string_value(json_object_get(e, "eventTime"));
+    if (!ts)
+        ts = json_string_value(json_object_get(e, "firstTimestamp"));
+    if (!ts)
+        ts = json_string_value(at(e, "metadata", "creationTimestamp"));
+    return ts ? ts : "";
+}
+
+static int event_cmp(const void *a, const void *b)
+{
+    struct timespec x = {0}, y = {0};
+    ty_time_parse_ts(event_time(*(json_t *const *)a), &x);
+    ty_time_parse_ts(event_time(*(json_t *const *)b), &y);
+    if (x.tv_sec != y.tv_sec)
+        return x.tv_sec < y.tv_sec ? -1 : 1;
+    if (x.tv_nsec != y.tv_nsec)
+        return x.tv_nsec < y.tv_nsec ? -1 : 1;
+    return 0;
+}
+
+static void print_events(ty_client *cl, const json_t *job, const json_t *pods, const json_t *pg,
+                         time_t now)
+{
+    json_t *uids = json_object(), *events, *p;
+    const json_t **mine;
+    size_t i, n = 0;
+
+    json_object_set_new(uids, str_or(at(job, "metadata", "uid"), "-"), json_true());
+    if (pg)
+        json_object_set_new(uids, str_or(at(pg, "metadata", "uid"), "-"), json_true());
+    json_array_foreach(pods, i, p)
+        json_object_set_new(uids, str_or(at(p, "metadata", "uid"), "-"), json_true());
+    events = items_or_null(cl, &api_event, cli_obj_ns(job));
+    mine = calloc(json_array_size(events) + 1, sizeof(*mine));
+    json_array_foreach(events, i, p)
+        if (mine && event_of(p, uids))
+            mine[n++] = p;
+    if (!n) {
+        printf("\nEvents:      <none>\n");
+    } else {
+        cli_table *t = cli_table_new(5);
+        qsort(mine, n, sizeof(*mine), event_cmp);
+        printf("\nEvents:\n");
+        cli_table_row(t, (const char *const[]){"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"});
+        for (i = 0; i < n; i++) {
+            char age[32];
+            const json_t *io = json_object_get(mine[i], "involvedObject");
+            age_of(event_time(mine[i]), now, age, sizeof(age));
+            cli_table_cellf(t, "%s", age);
+            cli_table_cellf(t, "%s", str_or(json_object_get(mine[i], "type"), ""));
+            cli_table_cellf(t, "%s", str_or(json_object_get(mine[i], "reason"), ""));
+            cli_table_cellf(t, "%s/%s", str_or(json_object_get(io, "kind"), ""),
+                            str_or(json_object_get(io, "name"), ""));
+            cli_table_cellf(t, "%s", str_or(json_object_get(mine[i], "message"), ""));
+        }
+        cli_table_print(t, stdout, "  ");
+        cli_table_free(t);
+    }
+    free(mine);
+    json_decref(events);
+    json_decref(uids);
+}
+
+static void print_job(ty_client *cl, const json_t *job, const json_t *pods, const json_t *pg,
+                      bool events)
+{
+    time_t now = time(NULL), created, started, ended;
+    cli_job_summary s;
+    cli_job_replica reps[CLI_JOB_MAX_REPLICAS];
+    size_t nrep = cli_job_replicas(job, reps, CLI_JOB_MAX_REPLICAS);
+    char dur[32], age[32], buf[512] = "";
+    size_t used = 0;
+
+    cli_job_summarise(job, pods, pg, now, &s);
+    cli_job_times(job, &created, &started, &ended);
+    cli_duration_text(s.duration, dur, sizeof(dur));
+    age_of(json_string_value(at(job, "metadata", "creationTimestamp")), now, age, sizeof(age));
+    printf("%-13s%s\n", "Name:", s.name);
+    printf("%-13s%s\n", "Namespace:", s.ns);
+    printf("%-13s%s (%s)\n", "Kind:", s.trainer, str_or(json_object_get(job, "apiVersion"), ""));
+    printf("%-13s%s\n", "Status:", s.status);
+    printf("%-13s%s\n", "Queue:", s.queue);
+    if (*s.priority_class) {
+        printf("%-13s%s\n", "Priority:", s.priority_class);
+    } else {
+        printf("%-13s<none>\n", "Priority:");
+    }
+    printf("%-13s%s\n", "User:", s.user);
+    printf("%-13s%s (%s ago)\n", "Created:",
+           str_or(at(job, "metadata", "creationTimestamp"), "<unknown>"), age);
+    printf("%-13s%s%s\n", "Duration:", dur, started ? "" : " (waiting, not started)");
+    for (size_t i = 0; i < nrep && i < CLI_JOB_MAX_REPLICAS && used < sizeof(buf); i++)
+        used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s %lld x %lld GPU",
+                                 i ? ", " : "", reps[i].role, reps[i].replicas,
+                                 (long long)reps[i].gpus);
+    printf("%-13s%s\n", "Replicas:", buf[0] ? buf : "<none>");
+    printf("%-13s%lld requested, %lld allocated\n", "GPUs:", (long long)s.gpus_requested,
+           (long long)s.gpus_allocated);
+    printf("%-13s%s\n", "Nodes:", s.nodes);
+    print_instances(pods, now);
+    if (strcmp(s.status, "Pending") == 0 || strcmp(s.status, "Created") == 0)
+        print_pending(cl, job, pods, pg);
+    if (events)
+        print_events(cl, job, pods, pg, now);
+}
+
+int job_get(const cli_ctx *ctx, const char *what, bool events)
+{
+    ty_client *cl = cli_connect(ctx);
+    ty_error err;
+    json_t *job = NULL, *pods = NULL, *pg = NULL;
+    int rc = 1;
+
+    if (!cl)
+        return 1;
+    ty_error_init(&err);
+    if (!(job = cli_job_find(cl, ctx->ns, what, &err)))
+        goto out;
+    if (strcmp(ctx->output, "name") == 0) {
+        char kn[160];
+        cli_kind_name(cli_job_resource_of(job), kn, sizeof(kn));
+        printf("%s/%s\n", kn, cli_obj_name(job));
+        rc = 0;
+        goto out;
+    }
+    if (*ctx->output && strcmp(ctx->output, "wide") != 0) { /* json or yaml: the object */
+        char *txt = strcmp(ctx->output, "json") == 0
+                        ? json_dumps(job, JSON_INDENT(4) | JSON_PRESERVE_ORDER)
+                        : yaml_dump(job);
+        printf(strcmp(ctx->output, "json") == 0 ? "%s\n" : "%s", txt ? txt : "");
+        free(txt);
+        rc = 0;
+        goto out;
+    }
+    if (!(pods = cli_job_pods(cl, job, &err)))
+        goto out;
+    /* without its PodGroup (not readable) the view has less to say, but
+     * is still worth printing */
+    pg = cli_job_podgroup(cl, job, &err);
+    ty_error_clear(&err);
+    print_job(cl, job, pods, pg, events);
+    rc = 0;
+out:
+    if (rc && err.code == TY_ENOTFOUND && !job && !strchr(what, '/'))
+        job_not_found_either(what, ctx);
+    else if (rc)
+        cli_print_error(&err, err.code != TY_EUNAVAILABLE && (job || (err.code != TY_ENOTFOUND &&
+                                                                      err.code != TY_EINVALID)));
+    ty_error_clear(&err);
+    json_decref(job);
+    json_decref(pods);
+    json_decref(pg);
+    client_free(cl);
+    return rc;
+}
