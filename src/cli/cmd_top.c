@@ -251,6 +251,11 @@ static int top_jobs(ty_client *cl, const char *ns)
         json_object_set_new(seen, key, json_true());
         if (!(job = owner_job(cl, p)))
             continue;
+        if (!cli_job_resource_of(job)) { /* owned by something else: no training job */
+            json_decref(job);
+            continue;
+        }
+        kind = cli_job_trainer(cli_job_resource_of(job)); /* Volcano's "Job": VolcanoJob */
         json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:o}", "ns",
                                               meta_str(p, "namespace"), "kind", kind, "name",
                                               name, "job", job));
