@@ -80,13 +80,60 @@ typedef struct node_row {
     bool fake, has;
 } node_row;
 
+static void print_node_row(const node_row *r, int w)
+{
+    char busy[24], u[16], used[24], total[24], mem[64];
+
+    snprintf(busy, sizeof(busy), "%lld", r->busy);
+    pct(r->util, u, sizeof(u));
+    cli_mib(r->has ? r->used : -1, used, sizeof(used));
+    cli_mib(r->has ? r->mem_total : -1, total, sizeof(total));
+    snprintf(mem, sizeof(mem), "%s/%s", used, total);
+    printf("%-*s   %-9lld   %-9lld   %-8s   %-8s   %s", w, r->name, r->total, r->alloc,
+           r->has ? busy : "-", u, r->has ? mem : "-");
+    print_fake(r->fake);
+}
+
+/* Node n's row: capacity, what its unfinished pods ask, the agent's
+ * readings (util_sum/util_n: the cluster's mean, GPU-weighted). */
+static void node_row_of(const json_t *n, const json_t *pods, node_row *r, long long *util_sum,
+                        long long *util_n)
+{
+    const char *cap = json_string_value(json_object_get(
+        json_object_get(json_object_get(n, "status"), "capacity"), "nvidia.com/gpu"));
+    cli_gpu_report rep;
+    size_t j;
+    json_t *p;
+
+    snprintf(r->name, sizeof(r->name), "%s", meta_str(n, "name"));
+    r->total = cap ? strtoll(cap, NULL, 10) : 0;
+    r->util = -1;
+    json_array_foreach(json_object_get(pods, "items"), j, p) {
+        const json_t *spec = json_object_get(p, "spec");
+        const char *on = json_string_value(json_object_get(spec, "nodeName"));
+        if (on && strcmp(on, r->name) == 0 && pod_active(p))
+            r->alloc += cli_spec_gpus(spec);
+    }
+    if (cli_gpu_report_parse(annotation(n), &rep) == 0) {
+        int busy;
+        cli_gpu_report_sum(&rep, &busy, &r->util, &r->used, &r->mem_total);
+        r->busy = busy;
+        r->fake = rep.fake;
+        r->has = true;
+        if (r->util >= 0) {
+            *util_sum += (long long)r->util * (long long)rep.n;
+            *util_n += (long long)rep.n;
+        }
+    }
+}
+
 static int top_node(ty_client *cl, const char *only)
 {
-    json_t *nodes = get_json(cl, "/api/v1/nodes"), *pods, *n, *p;
-    node_row *rows, sum = {.util = -1};
-    size_t i, k, nn;
+    json_t *nodes = get_json(cl, "/api/v1/nodes"), *pods, *n;
+    node_row *rows, sum = {.name = "TOTAL"};
+    size_t i, k = 0;
     long long util_sum = 0, util_n = 0;
-    int w = 4, rc = 0;
+    int w = 5, rc = 0;
 
     if (!nodes)
         return 1;
@@ -94,42 +141,14 @@ static int top_node(ty_client *cl, const char *only)
         json_decref(nodes);
         return 1;
     }
-    nn = json_array_size(json_object_get(nodes, "items"));
-    rows = calloc(nn + 1, sizeof(*rows));
-    k = 0;
+    rows = calloc(json_array_size(json_object_get(nodes, "items")) + 1, sizeof(*rows));
     json_array_foreach(json_object_get(nodes, "items"), i, n) {
-        node_row *r = &rows[k];
-        cli_gpu_report rep;
-        const char *cap = json_string_value(json_object_get(
-            json_object_get(json_object_get(n, "status"), "capacity"), "nvidia.com/gpu"));
-        size_t j;
-
-        if (only && strcmp(only, meta_str(n, "name")) != 0)
+        if (!rows || (only && strcmp(only, meta_str(n, "name")) != 0))
             continue;
+        node_row_of(n, pods, &rows[k], &util_sum, &util_n);
+        if ((int)strlen(rows[k].name) > w)
+            w = (int)strlen(rows[k].name);
         k++;
-        snprintf(r->name, sizeof(r->name), "%s", meta_str(n, "name"));
-        r->total = cap ? strtoll(cap, NULL, 10) : 0;
-        r->util = -1;
-        json_array_foreach(json_object_get(pods, "items"), j, p) {
-            const json_t *spec = json_object_get(p, "spec");
-            const char *on = json_string_value(json_object_get(spec, "nodeName"));
-            if (on && strcmp(on, r->name) == 0 && pod_active(p))
-                r->alloc += cli_spec_gpus(spec);
-        }
-        if (cli_gpu_report_parse(annotation(n), &rep) == 0) {
-            int busy, util;
-            cli_gpu_report_sum(&rep, &busy, &util, &r->used, &r->mem_total);
-            r->busy = busy;
-            r->util = util;
-            r->fake = rep.fake;
-            r->has = true;
-            if (util >= 0) {
-                util_sum += (long long)util * (long long)rep.n;
-                util_n += (long long)rep.n;
-            }
-        }
-        if ((int)strlen(r->name) > w)
-            w = (int)strlen(r->name);
     }
     if (only && k == 0) {
         ty_error err;
@@ -142,21 +161,9 @@ static int top_node(ty_client *cl, const char *only)
     }
     printf("%-*s   %-9s   %-9s   %-8s   %-8s   %s\n", w, "NAME", "GPU-TOTAL", "GPU-ALLOC",
            "GPU-BUSY", "GPU-UTIL", "GPU-MEM(USED/TOTAL)");
-    snprintf(sum.name, sizeof(sum.name), "TOTAL");
     for (i = 0; i < k; i++) {
-        char busy[24];
         node_row *r = &rows[i];
-        snprintf(busy, sizeof(busy), "%lld", r->busy);
-        {
-            char u[16], used[24], total[24], mem[64];
-            pct(r->util, u, sizeof(u));
-            cli_mib(r->has ? r->used : -1, used, sizeof(used));
-            cli_mib(r->has ? r->mem_total : -1, total, sizeof(total));
-            snprintf(mem, sizeof(mem), "%s/%s", used, total);
-            printf("%-*s   %-9lld   %-9lld   %-8s   %-8s   %s", w, r->name, r->total, r->alloc,
-                   r->has ? busy : "-", u, r->has ? mem : "-");
-            print_fake(r->fake);
-        }
+        print_node_row(r, w);
         sum.total += r->total;
         sum.alloc += r->alloc;
         sum.busy += r->busy;
@@ -167,17 +174,9 @@ static int top_node(ty_client *cl, const char *only)
         }
         sum.fake |= r->fake;
     }
-    if (k > 1 || !only) {
-        char busy[24], u[16], used[24], total[24], mem[64];
-        snprintf(busy, sizeof(busy), "%lld", sum.busy);
-        pct(util_n ? (int)(util_sum / util_n) : -1, u, sizeof(u));
-        cli_mib(sum.has ? sum.used : -1, used, sizeof(used));
-        cli_mib(sum.has ? sum.mem_total : -1, total, sizeof(total));
-        snprintf(mem, sizeof(mem), "%s/%s", used, total);
-        printf("%-*s   %-9lld   %-9lld   %-8s   %-8s   %s", w, "TOTAL", sum.total, sum.alloc,
-               sum.has ? busy : "-", u, sum.has ? mem : "-");
-        print_fake(sum.fake);
-    }
+    sum.util = util_n ? (int)(util_sum / util_n) : -1;
+    if (!only)
+        print_node_row(&sum, w);
 out:
     free(rows);
     json_decref(nodes);
