@@ -65,9 +65,32 @@ static json_t *log_containers(void *arg, const char *ns, const char *pod)
     return NULL;
 }
 
+/* Every backend's, a pod once (the first backend's entry, as open_log). */
+static json_t *log_retained(void *arg, const char *ns)
+{
+    cli_backend_logs *bl = arg;
+    json_t *all = json_array(), *seen = json_object();
+
+    for (size_t i = 0; all && seen && i < bl->n; i++) {
+        json_t *list = rt_backend_log_retained(bl->b[i], ns), *e;
+        size_t k;
+        json_array_foreach(list, k, e) {
+            const char *pod = json_string_value(json_object_get(e, "pod"));
+            if (!pod || json_object_get(seen, pod))
+                continue;
+            json_object_set_new(seen, pod, json_true());
+            json_array_append(all, e);
+        }
+        json_decref(list);
+    }
+    json_decref(seen);
+    return all;
+}
+
 void cli_backend_logs_init(cli_backend_logs *l)
 {
     l->src = (logsrc){.arg = l, .open = open_log, .gets = gets_log, .rotated = rotated_log,
-                      .close = close_log, .containers = log_containers};
+                      .close = close_log, .containers = log_containers,
+                      .retained = log_retained};
     l->n = 0;
 }

@@ -77,6 +77,7 @@ int cmd_kubeconfig(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_operator(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_sacct(int argc, char **argv);
 int cmd_sbatch(int argc, char **argv);
@@ -88,6 +89,7 @@ int cmd_store(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_supervise(int argc, char **argv);
 int cmd_suspend(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* main.c's commands, one a line (supervise, internal, left out); with

@@ -58,8 +58,9 @@ static const struct {
     {"job", cmd_job, true, "Suspend or resume a Volcano Job (vcctl job suspend/resume)"},
     {"kubeconfig", cmd_kubeconfig, false, "Print a kubeconfig that points kubectl at the server"},
     {"list", cmd_list, true, "List the training jobs of every kind (Arena's arena list)"},
-    {"logs", cmd_logs, true, "Print a pod's container log"},
+    {"logs", cmd_logs, true, "Print a pod's or a training job's log (deleted ones' too)"},
     {"operator", cmd_operator, false, "Run the job controllers and gang scheduler against a Kubernetes API"},
+    {"queue", cmd_queue, true, "List Volcano queues, or show one with its waiting jobs in order"},
     {"resume", cmd_resume, true, "Resume a suspended training job of any kind"},
     {"sacct", cmd_sacct, true, "Slurm's sacct: the sbatch jobs' states and exit codes"},
     {"sbatch", cmd_sbatch, true, "Slurm's sbatch: run a batch script (#SBATCH, srun) as a gang job"},
@@ -71,6 +72,7 @@ static const struct {
     {"submit", cmd_submit, true, "Submit a training job without YAML (Arena's flags: --workers, --gpus)"},
     {"supervise", cmd_supervise, false, "(internal) Keep one pod's processes; started by the server"},
     {"suspend", cmd_suspend, true, "Suspend a training job of any kind: its pods go, it stays"},
+    {"top", cmd_top, true, "GPU allocation and utilisation of nodes or jobs"},
     {"user", cmd_user, false, "Add, list or remove a user: token, namespace, role binding, quota"},
     {"version", cmd_version, false, "Print the version"},
 };

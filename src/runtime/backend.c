@@ -85,3 +85,10 @@ json_t *rt_backend_log_containers(const rt_backend *b, const char *ns, const cha
         return NULL;
     return b->ops->log_containers(b->impl, ns, pod);
 }
+
+json_t *rt_backend_log_retained(const rt_backend *b, const char *ns)
+{
+    if (!b || !b->ops || !b->ops->log_retained)
+        return NULL;
+    return b->ops->log_retained(b->impl, ns);
+}

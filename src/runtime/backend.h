@@ -83,6 +83,11 @@ typedef struct rt_backend_ops {
     /* The containers of a pod that left a log (JSON array, new reference;
      * NULL = none), for pods whose object is gone. */
     json_t *(*log_containers)(void *impl, const char *ns, const char *pod);
+    /* The logs it keeps of pods gone from the store in namespace ns: a JSON
+     * array (new reference; NULL = none) of {"pod", "containers": [names],
+     * "labels": {...} (the pod's, when known), "goneTime": RFC 3339}. A pod
+     * of that name may exist again: the caller checks. */
+    json_t *(*log_retained)(void *impl, const char *ns);
 
     /* ---- in a pod ---- */
     /* Runs argv (argv[0] looked up in PATH) as a process of the pod ns/pod:
@@ -127,6 +132,7 @@ char *rt_backend_log_gets(const rt_backend *b, rt_log *l, char *buf, int len);
 bool rt_backend_log_rotated(const rt_backend *b, rt_log *l);
 void rt_backend_log_close(const rt_backend *b, rt_log *l);
 json_t *rt_backend_log_containers(const rt_backend *b, const char *ns, const char *pod);
+json_t *rt_backend_log_retained(const rt_backend *b, const char *ns);
 
 /* The built-in backends' tables (runtime/local, runtime/sim; Slurm's is
  * in runtime/slurm/slurm.h). */

@@ -39,6 +39,10 @@ typedef struct logsrc {
     /* The containers of pod that left a log (a JSON array of names, new
      * reference), for a pod whose object is gone; NULL = none. */
     json_t *(*containers)(void *arg, const char *ns, const char *pod);
+    /* The logs kept of pods gone from the store in ns (an array of {"pod",
+     * "containers", "labels", "goneTime"}, new reference; NULL = none; a
+     * pod of that name may exist again); NULL op = none kept. */
+    json_t *(*retained)(void *arg, const char *ns);
 } logsrc;
 
 #endif

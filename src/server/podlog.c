@@ -19,6 +19,8 @@
 #include "api/meta.h"
 #include "base/buf.h"
 #include "base/timeutil.h"
+#include "server/authz.h"
+#include "server/reqattr.h"
 #include "server/resource_internal.h"
 
 #define LOG_FOLLOW_POLL_MS 200
@@ -232,6 +234,85 @@ static int pick_container(http_req *r, const res_path *p, char *out, size_t len,
     return -1;
 }
 
+static int cmp_pod(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "pod"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "pod"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* The caller may also list the namespace's pods: the listing shows deleted
+ * pods' names and labels, which a lister of pods saw while they existed
+ * and a reader of logs alone never does. */
+static bool may_list_pods(http_req *r, const char *ns, enum MHD_Result *ret)
+{
+    char reason[256] = "";
+    reqattr a = {.resource_request = true};
+
+    snprintf(a.verb, sizeof(a.verb), "list");
+    snprintf(a.api_version, sizeof(a.api_version), "v1");
+    snprintf(a.resource, sizeof(a.resource), "pods");
+    snprintf(a.ns, sizeof(a.ns), "%s", ns);
+    if (authz_check(server_authz(r->srv), r->user, &a, reason, sizeof(reason)))
+        return true;
+    *ret = http_send_json(r, 403, authz_forbidden_status(r->user ? r->user->name : "system:anonymous",
+                                                         &a, reason));
+    return false;
+}
+
+/* GET pods/-/log: the logs kept of the namespace's deleted pods ("-" is no
+ * pod's name), authorized as reading pods/log in the namespace (the gate,
+ * before this handler: that reads each of them) and listing its pods (their
+ * names and labels): the list shows no more than those grant. A trainyard
+ * extension for `trainyard logs --deleted` (docs/compatibility.md). */
+static enum MHD_Result retained_list(http_req *r, const res_path *p)
+{
+    const logsrc *src = server_logsrc(r->srv);
+    json_t *all, *items, *e, *out;
+    json_t **v = NULL;
+    size_t i, n = 0;
+    ty_error err;
+
+    if (!p->ns || !meta_is_dns1123_label(p->ns)) {
+        ty_error_init(&err);
+        ty_seterr(&err, TY_EBADREQUEST, "invalid namespace");
+        enum MHD_Result ret = http_send_error(r, &err, p->res, p->name);
+        ty_error_clear(&err);
+        return ret;
+    }
+    {
+        enum MHD_Result ret;
+        if (!may_list_pods(r, p->ns, &ret))
+            return ret;
+    }
+    all = src && src->retained ? src->retained(src->arg, p->ns) : NULL;
+    items = json_array();
+    json_array_foreach(all, i, e) {
+        const char *pod = json_string_value(json_object_get(e, "pod"));
+        store_obj *o = pod ? store_get(server_store(r->srv), "pods", p->ns, pod, NULL) : NULL;
+        if (o) { /* a pod of that name again: its logs are its own */
+            store_obj_unref(o);
+            continue;
+        }
+        if (pod)
+            json_array_append(items, e);
+    }
+    json_decref(all);
+    n = json_array_size(items);
+    if (n && (v = malloc(n * sizeof(*v)))) {
+        for (i = 0; i < n; i++)
+            v[i] = json_incref(json_array_get(items, i));
+        qsort(v, n, sizeof(*v), cmp_pod);
+        json_array_clear(items);
+        for (i = 0; i < n; i++)
+            json_array_append_new(items, v[i]);
+        free(v);
+    }
+    out = json_pack("{s:s, s:s, s:s, s:o}", "kind", "RetainedLogList", "apiVersion",
+                    "trainyard.io/v1", "namespace", p->ns, "items", items);
+    return http_send_json(r, 200, out);
+}
+
 enum MHD_Result podlog_handle(http_req *r, const res_path *p)
 {
     ty_error err;
@@ -243,6 +324,8 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
     const union MHD_ConnectionInfo *ci;
     enum MHD_Result ret;
 
+    if (p->name && strcmp(p->name, "-") == 0)
+        return retained_list(r, p);
     ty_error_init(&err);
     if (parse_log_opts(r, &o, &err) < 0 ||
         pick_container(r, p, container, sizeof(container), &err) < 0)

@@ -76,9 +76,56 @@ static void test_sweep_retention(void **state)
 
     /* Marked when it went: from then, not from the first sweep. */
     mkdir_p(gone);
-    rt_logs_mark_gone(f->dir, "default", "gone");
+    rt_logs_mark_gone(f->dir, "default", "gone", NULL);
     assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 1000, rt_logs_wall_ms() + 1000), 1);
     assert_false(exists(gone));
+    f->rt = start_agent(f); /* for teardown */
+}
+
+/* The retained logs of a namespace: only pods marked gone, with the
+ * labels kept when they went (how `trainyard logs JOB` finds a deleted
+ * job's replicas), and only containers that left a log. */
+static void test_retained_list(void **state)
+{
+    fixture *f = *state;
+    char dir[256], path[300];
+    json_t *labels = json_pack("{s:s}", "training.kubeflow.org/job-name", "j");
+    json_t *l, *e;
+    FILE *fp;
+
+    rt_local_stop(f->rt);
+    f->rt = NULL;
+    snprintf(dir, sizeof(dir), "%s/logs/ns1/j-master-0", f->dir);
+    mkdir_p(dir);
+    snprintf(path, sizeof(path), "%s/c.log", dir);
+    fp = fopen(path, "w");
+    fputs("2026-11-28T10:00:00Z hello\n", fp);
+    fclose(fp);
+    snprintf(dir, sizeof(dir), "%s/logs/ns1/running", f->dir); /* not gone */
+    mkdir_p(dir);
+    snprintf(path, sizeof(path), "%s/c.log", dir);
+    fclose(fopen(path, "w"));
+    snprintf(dir, sizeof(dir), "%s/logs/ns1/nolog", f->dir); /* gone, no log left */
+    mkdir_p(dir);
+    rt_logs_mark_gone(f->dir, "ns1", "nolog", NULL);
+
+    l = rt_logs_retained(f->dir, "ns1");
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    rt_logs_mark_gone(f->dir, "ns1", "j-master-0", labels);
+    l = rt_logs_retained(f->dir, "ns1");
+    assert_int_equal(json_array_size(l), 1);
+    e = json_array_get(l, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "pod")), "j-master-0");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(e, "containers"), 0)),
+                        "c");
+    assert_true(json_equal(json_object_get(e, "labels"), labels));
+    assert_non_null(json_string_value(json_object_get(e, "goneTime")));
+    json_decref(l);
+    l = rt_logs_retained(f->dir, "other"); /* no such namespace: empty */
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    json_decref(labels);
     f->rt = start_agent(f); /* for teardown */
 }
 
@@ -199,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sweep_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retained_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_retention, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

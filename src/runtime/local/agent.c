@@ -463,6 +463,7 @@ static void housekeeping(rt_local *rt)
                 ty_warn("runtime: cannot register node %s: %s", rt->node_name, err.text);
             rt->disk_state = -1; /* registered afresh: written again */
             rt->gpu_health_written = false;
+            rt->gpu_report_hash = 0; /* and its GPU annotation */
         }
         ty_error_clear(&err);
         rt->next_beat_ms = now + HEARTBEAT_MS;

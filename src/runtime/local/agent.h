@@ -37,6 +37,7 @@ typedef struct rt_pod {
     int64_t retry_at_ms;    /* next start attempt while !started */
     int64_t gpu_idle_since_ms; /* every GPU it holds read 0 % since, 0 = busy */
     bool gpu_idle_warned;   /* the Warning for this idle stretch was recorded */
+    uint64_t gpu_report_hash; /* its GPU annotation as last written (agent_gpu_report.c) */
     int64_t force_at_ms;    /* SIGKILL everything after this while killing */
     char *state_text;       /* last state.json seen */
     json_t *state;          /* parsed */
@@ -86,6 +87,8 @@ struct rt_local {
     bool gpu_health_written; /* the Node shows gpu_bad */
     int64_t gpu_idle_warn_ms; /* a pod's GPUs idle this long: a Warning; 0 = never */
     int64_t next_gpu_ms;
+    int64_t next_gpu_report_ms;
+    uint64_t gpu_report_hash; /* the Node's GPU annotation as last written */
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
     rt_hosts *hosts;        /* what every namespace's hosts files show */
@@ -144,6 +147,9 @@ void agent_untrack(rt_local *rt, rt_pod *p);
 /* agent_gpu.c: the GPUs' health on the Node, idle-GPU warnings. */
 void agent_check_gpus(rt_local *rt);
 
+/* agent_gpu_report.c: the readings as annotations of the Node, the pods
+ * holding GPUs and their jobs (gpu.h), at most every RT_GPU_REPORT_MS. */
+void agent_report_gpus(rt_local *rt);
 /* agent_pod.c */
 void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be gone */
 void pod_new_object(rt_local *rt, const json_t *pod); /* a pod with no entry */

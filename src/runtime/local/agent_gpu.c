@@ -121,4 +121,5 @@ void agent_check_gpus(rt_local *rt)
     check_health(rt);
     if (rt->gpu_idle_warn_ms > 0)
         check_idle(rt, ty_now_ms());
+    agent_report_gpus(rt);
 }

@@ -429,11 +429,13 @@ static bool finalize(rt_local *rt, rt_pod *p)
         ty_obj_unref(o);
         return false; /* retried at the next poll */
     }
-    ty_obj_unref(o);
     release_gpus(rt, p);
     rt_remove_tree(p->dir);
     /* Its logs outlive it by the retention, counted from now. */
-    rt_logs_mark_gone(rt->data_dir, p->ns, p->name);
+    rt_logs_mark_gone(rt->data_dir, p->ns, p->name,
+                      o ? json_object_get(json_object_get(ty_obj_json(o), "metadata"), "labels")
+                        : NULL);
+    ty_obj_unref(o);
     json_object_set_new(rt->dirty_ns, p->ns, json_true());
     agent_remove(rt, p);
     return true;

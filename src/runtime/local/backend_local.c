@@ -105,6 +105,11 @@ static json_t *local_log_containers(void *impl, const char *ns, const char *pod)
     return rt_local_log_containers(((rt_local *)impl)->data_dir, ns, pod);
 }
 
+static json_t *local_log_retained(void *impl, const char *ns)
+{
+    return safe_component(ns) ? rt_logs_retained(((rt_local *)impl)->data_dir, ns) : NULL;
+}
+
 /* ---- exec ---- */
 
 #define EXEC_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -268,6 +273,7 @@ const rt_backend_ops rt_local_backend = {
     .log_rotated = rt_local_log_rotated,
     .log_close = rt_local_log_close,
     .log_containers = local_log_containers,
+    .log_retained = local_log_retained,
     .exec = local_exec,
     .mpi_agent = NULL, /* the one-machine agent */
 };
@@ -287,6 +293,11 @@ static json_t *dir_log_containers(void *impl, const char *ns, const char *pod)
     return rt_local_log_containers(impl, ns, pod);
 }
 
+static json_t *dir_log_retained(void *impl, const char *ns)
+{
+    return safe_component(ns) ? rt_logs_retained(impl, ns) : NULL;
+}
+
 const rt_backend_ops rt_local_log_store = {
     .name = "local-logs",
     .log_open = dir_log_open,
@@ -294,4 +305,5 @@ const rt_backend_ops rt_local_log_store = {
     .log_rotated = rt_local_log_rotated,
     .log_close = rt_local_log_close,
     .log_containers = dir_log_containers,
+    .log_retained = dir_log_retained,
 };

@@ -85,4 +85,19 @@ bool rt_gpu_healthy(const rt_gpu_info *d, char *why, size_t len);
  * container, namespace, pod). hostname is borrowed. */
 void rt_gpus_render(rt_gpus *g, const char *hostname, ty_buf *out);
 
+/* The readings as annotations (agent_gpu_report.c): on the Node, on each
+ * pod holding GPUs and, summed up, on the pod's job (docs/internals). */
+#define RT_GPU_REPORT_ANNOTATION "trainyard.io/gpu-utilization"
+#define RT_GPU_REPORT_MS 5000
+
+/* A job's summary, added up from its pods' annotations. */
+typedef struct rt_gpu_job_summary {
+    long long gpus, pods, util_sum, util_n, mem_used, mem_total;
+    bool fake;
+} rt_gpu_job_summary;
+/* Adds one pod's annotation text (NULL or not JSON: nothing). */
+void rt_gpu_job_summary_add(rt_gpu_job_summary *s, const char *pod_report);
+/* The job's annotation text: compact JSON, sorted keys. Caller frees. */
+char *rt_gpu_job_summary_text(const rt_gpu_job_summary *s);
+
 #endif

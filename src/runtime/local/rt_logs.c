@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "runtime/local/rt_internal.h"
 
 #define GONE_MARK ".gone"
@@ -44,14 +45,29 @@ static void write_mark(const char *dir, int64_t now_ms)
         ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
 }
 
-void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name)
+#define LABELS_FILE ".labels"
+#define LABELS_MAX (64 * 1024)
+
+void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name,
+                       const json_t *labels)
 {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], path[PATH_MAX + 600];
     struct stat st;
 
     snprintf(dir, sizeof(dir), "%s/logs/%s/%s", data_dir, ns, name);
-    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        write_mark(dir, rt_logs_wall_ms());
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    snprintf(path, sizeof(path), "%s/%s", dir, LABELS_FILE);
+    if (json_is_object(labels)) {
+        char *text = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
+        if (text && strlen(text) < LABELS_MAX &&
+            rt_write_atomic(path, text, strlen(text), 0644) < 0)
+            ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+        free(text);
+    } else {
+        unlink(path); /* an earlier pod's of that name would name the wrong job */
+    }
+    write_mark(dir, rt_logs_wall_ms());
 }
 
 /* When the pod of dir went (ms), or -1 when it has no mark. */
@@ -134,4 +150,65 @@ int rt_logs_sweep(ty_kc *s, const char *data_dir, int64_t retention_ms, int64_t 
     }
     closedir(top);
     return removed;
+}
+
+/* One retained pod's entry, or NULL when dir holds no marked log. */
+static json_t *retained_entry(const char *dir, const char *pod)
+{
+    char path[PATH_MAX + 600], when[40];
+    int64_t gone = read_mark(dir);
+    json_t *containers, *labels = NULL, *e;
+    struct dirent *f;
+    char *text;
+    DIR *d;
+
+    if (gone < 0 || !(d = opendir(dir)))
+        return NULL;
+    containers = json_array();
+    while (containers && (f = readdir(d))) {
+        size_t l = strlen(f->d_name);
+        if (f->d_name[0] != '.' && l > 4 && !strcmp(f->d_name + l - 4, ".log") &&
+            json_array_size(containers) < 64)
+            json_array_append_new(containers, json_stringn(f->d_name, l - 4));
+    }
+    closedir(d);
+    if (json_array_size(containers) == 0) {
+        json_decref(containers);
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, LABELS_FILE);
+    if ((text = rt_read_file(path, LABELS_MAX, NULL))) {
+        labels = json_loads(text, 0, NULL);
+        free(text);
+    }
+    if (!json_is_object(labels)) {
+        json_decref(labels);
+        labels = json_object();
+    }
+    ty_time_format((time_t)(gone / 1000), when, sizeof(when));
+    e = json_pack("{s:s, s:o, s:o, s:s}", "pod", pod, "containers", containers, "labels",
+                  labels, "goneTime", when);
+    return e;
+}
+
+json_t *rt_logs_retained(const char *data_dir, const char *ns)
+{
+    char nsdir[PATH_MAX], poddir[PATH_MAX + 512];
+    json_t *out = json_array();
+    struct dirent *p;
+    DIR *in;
+
+    snprintf(nsdir, sizeof(nsdir), "%s/logs/%s", data_dir, ns);
+    if (!out || !(in = opendir(nsdir)))
+        return out;
+    while ((p = readdir(in)) && json_array_size(out) < RT_LOGS_RETAINED_MAX) {
+        json_t *e;
+        if (p->d_name[0] == '.' || strlen(p->d_name) > 253)
+            continue;
+        snprintf(poddir, sizeof(poddir), "%s/%s", nsdir, p->d_name);
+        if (is_dir(poddir) && (e = retained_entry(poddir, p->d_name)))
+            json_array_append_new(out, e);
+    }
+    closedir(in);
+    return out;
 }

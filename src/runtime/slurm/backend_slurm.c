@@ -178,7 +178,7 @@ static void pod_seen(rt_slurm *s, ty_obj *o, bool deleted)
         /* Its files go with it once nothing runs there (its logs stay for
          * the retention period); whatever still runs is found by squeue and
          * cancelled, its directory then left for the supervisor. */
-        rt_logs_mark_gone(s->shared, p->ns, p->name);
+        rt_logs_mark_gone(s->shared, p->ns, p->name, json_object_get(meta, "labels"));
         if (p->st != SP_STARTED) {
             char dir[PATH_MAX + 128];
             sl_pod_dir(s, p->uid, dir, sizeof(dir));
@@ -628,6 +628,11 @@ static json_t *slurm_log_containers(void *impl, const char *ns, const char *pod)
     return rt_local_log_containers(((rt_slurm *)impl)->shared, ns, pod);
 }
 
+static json_t *slurm_log_retained(void *impl, const char *ns)
+{
+    return rt_logs_retained(((rt_slurm *)impl)->shared, ns);
+}
+
 const rt_backend_ops rt_slurm_backend = {
     .name = "slurm",
     .start = slurm_start,
@@ -640,4 +645,5 @@ const rt_backend_ops rt_slurm_backend = {
     .log_rotated = rt_local_log_rotated,
     .log_close = rt_local_log_close,
     .log_containers = slurm_log_containers,
+    .log_retained = slurm_log_retained,
 };
