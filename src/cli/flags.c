@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "client/kc_http.h"
 
 static const struct option common_opts[] = {
     {"namespace", required_argument, NULL, 'n'},
@@ -20,6 +21,10 @@ static const struct option common_opts[] = {
 static const unsigned common_bits[] = {CLI_F_NS,         CLI_F_ALL,        CLI_F_SERVER,
                                        CLI_F_KUBECONFIG, CLI_F_KUBECONFIG, CLI_F_OUTPUT};
 
+/* What ctx->ns is until -n or the command says otherwise: resolved from
+ * the kubeconfig when the options are all read. */
+static const char unset_ns[] = "default";
+
 void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *shortopts,
                      const struct option *own)
 {
@@ -29,7 +34,7 @@ void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *s
     p->ctx = ctx;
     p->common = common;
     if (!ctx->ns)
-        ctx->ns = "default";
+        ctx->ns = unset_ns;
     if (!ctx->output)
         ctx->output = "";
     /* ':' first: a missing argument is reported as getopt does, but the
@@ -73,6 +78,28 @@ static bool taken(const cli_parser *p, int c)
     return false;
 }
 
+/* As kubectl: without -n, the namespace of the kubeconfig's context (a
+ * colleague's kubeconfig from `trainyard user add` names theirs), else
+ * "default". */
+static void resolve_ns(cli_ctx *ctx)
+{
+    static char ns[256];
+    ty_error err;
+    char *got;
+
+    if (ctx->ns != unset_ns)
+        return;
+    ty_error_init(&err);
+    if ((got = kc_http_kubeconfig_namespace(ctx->kubeconfig, ctx->context, &err))) {
+        if (strlen(got) < sizeof(ns)) {
+            snprintf(ns, sizeof(ns), "%s", got);
+            ctx->ns = ns;
+        }
+        free(got);
+    }
+    ty_error_clear(&err);
+}
+
 int cli_getopt(cli_parser *p, int argc, char **argv)
 {
     int c;
@@ -90,6 +117,7 @@ int cli_getopt(cli_parser *p, int argc, char **argv)
         default: return c;
         }
     }
+    resolve_ns(p->ctx);
     return -1;
 }
 

@@ -19,6 +19,14 @@ check "she lists pods in her namespace" ka get pods
 expect_match "... and is forbidden in default" \
     'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"' \
     "$(ka get pods -n default 2>&1)"
+# trainyard's commands, like kubectl, use the kubeconfig's namespace when
+# given no -n (they used "default", where she may read nothing).
+check "trainyard get pods with her kubeconfig and no -n" \
+    "$TRAINYARD" get pods --kubeconfig "$E2E_TMP/alice.kc"
+check "trainyard list with her kubeconfig and no -n" \
+    "$TRAINYARD" list --kubeconfig "$E2E_TMP/alice.kc"
+expect_match "... and -n still wins" 'forbidden' \
+    "$("$TRAINYARD" get pods -n default --kubeconfig "$E2E_TMP/alice.kc" 2>&1)"
 expect_match "describe quota shows her limits" 'requests\.nvidia\.com/gpu +0 +2' \
     "$(ka describe quota 2>&1)"
 expect_eq "she cannot raise her own quota" "no" "$(ka auth can-i update resourcequotas 2>/dev/null)"

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -135,6 +137,43 @@ static void test_missing_argument(void **state)
     assert_string_equal(ctx.ns, "default");
 }
 
+/* Without -n the kubeconfig context's namespace, as kubectl; -n wins. */
+static void test_namespace_from_kubeconfig(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_cli_flags_kcXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("apiVersion: v1\nkind: Config\ncurrent-context: c1\n"
+          "clusters: [{name: k, cluster: {server: \"https://127.0.0.1:1\"}}]\n"
+          "users: [{name: u, user: {token: t}}]\n"
+          "contexts:\n"
+          "- {name: c1, context: {cluster: k, user: u, namespace: team-a}}\n"
+          "- {name: c2, context: {cluster: k, user: u}}\n",
+          f);
+    fclose(f);
+    setenv("KUBECONFIG", path, 1);
+
+    char *argv[] = {"cmd", NULL};
+    char *argv2[] = {"cmd", "-n", "mine", NULL};
+    char *argv3[] = {"cmd", "--context", "c2", NULL};
+    cli_ctx ctx = {0};
+    char seen[16];
+    const char *extra = NULL;
+
+    parse(&ctx, CLI_F_CONNECT, argv, seen, &extra);
+    assert_string_equal(ctx.ns, "team-a");
+    memset(&ctx, 0, sizeof(ctx));
+    parse(&ctx, CLI_F_CONNECT, argv2, seen, &extra);
+    assert_string_equal(ctx.ns, "mine");
+    memset(&ctx, 0, sizeof(ctx));
+    parse(&ctx, CLI_F_CONNECT, argv3, seen, &extra);
+    assert_string_equal(ctx.ns, "default");
+    setenv("KUBECONFIG", "/nonexistent/kubeconfig", 1);
+    unlink(path);
+}
+
 static void test_check_output(void **state)
 {
     (void)state;
@@ -152,6 +191,8 @@ static void test_check_output(void **state)
 
 int main(void)
 {
+    /* the machine's own ~/.kube/config must not decide the defaults */
+    setenv("KUBECONFIG", "/nonexistent/kubeconfig", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_common_flags_fill_the_context),
         cmocka_unit_test(test_defaults),
@@ -159,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_letters_of_flags_not_taken_are_the_commands),
         cmocka_unit_test(test_missing_argument),
         cmocka_unit_test(test_check_output),
+        cmocka_unit_test(test_namespace_from_kubeconfig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
