@@ -264,6 +264,9 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec);
 void sc_task_remove(sc_cluster *c, const char *key);
 /* Is t the pod of this uid? True when either is not known. */
 bool sc_task_is_pod(const sc_task *t, const char *uid);
+/* The pod's uid, NULL when not known: a binding names it, so that it binds
+ * that pod and not another made since under its name. */
+const char *sc_task_uid(const sc_task *t);
 sc_task *sc_task_find(const sc_cluster *c, const char *key);
 const char *sc_task_key(const sc_task *t);
 sc_job *sc_task_job(const sc_task *t);

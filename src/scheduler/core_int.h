@@ -138,7 +138,7 @@ struct sc_job {
 
 struct sc_task {
     char *key;
-    uint64_t uid;        /* a hash of the pod's metadata.uid; 0 when not known */
+    char *uid;           /* the pod's metadata.uid (owned); NULL when not known */
     sc_job *job;
     char *task_name;
     sc_res req;

@@ -87,6 +87,7 @@ static void taints_free(sc_node *n)
 static void task_free(sc_task *t)
 {
     free(t->key);
+    free(t->uid);
     free(t->task_name);
     kv_free(t->selector, t->nselector);
     tols_free(t);
@@ -668,21 +669,14 @@ static void task_set_constraints(sc_task *t, const sc_task_spec *spec)
     }
 }
 
-static uint64_t uid_hash(const char *uid)
-{
-    uint64_t h = 14695981039346656037ull;
-
-    if (!uid || !*uid)
-        return 0;
-    for (const unsigned char *p = (const unsigned char *)uid; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return h ? h : 1;
-}
-
 bool sc_task_is_pod(const sc_task *t, const char *uid)
 {
-    uint64_t h = uid_hash(uid);
-    return !t || !t->uid || !h || t->uid == h;
+    return !t || !t->uid || !uid || !*uid || strcmp(t->uid, uid) == 0;
+}
+
+const char *sc_task_uid(const sc_task *t)
+{
+    return t->uid;
 }
 
 sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
@@ -690,7 +684,7 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
     sc_task *t = strmap_get(&c->task_map, spec->key);
     sc_node *node = sc_node_find(c, spec->node && *spec->node ? spec->node : NULL);
     sc_task_status st = spec->status;
-    uint64_t uid = uid_hash(spec->uid);
+    const char *uid = spec->uid && *spec->uid ? spec->uid : NULL;
 
     /* A pod of the same name but another uid: the one the model has was
      * deleted and its job made it again (a Volcano Job's evicted pod), and
@@ -698,7 +692,7 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
      * events of one key merged). Left in place, the old pod's RELEASING
      * state would hold its node's resources, and the new pod pending, for
      * ever. */
-    if (t && uid && t->uid && t->uid != uid) {
+    if (t && !sc_task_is_pod(t, uid)) {
         sc_task_remove(c, spec->key);
         t = NULL;
     }
@@ -731,7 +725,6 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
             return NULL;
         }
         t->job = j;
-        t->uid = uid;
         t->st = SC_TASK_PENDING;
         t->job_idx = j->ntasks;
         j->tasks[j->ntasks++] = t;
@@ -744,8 +737,8 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
         st = t->st, node = t->st == SC_TASK_PIPELINED ? NULL : t->node;
     if (t->st == SC_TASK_RELEASING && st != SC_TASK_SUCCEEDED && st != SC_TASK_FAILED)
         st = SC_TASK_RELEASING, node = t->node ? t->node : node;
-    if (!t->uid)
-        t->uid = uid;
+    if (!t->uid && uid)
+        t->uid = strdup(uid); /* (without memory: not known, as before) */
     if (!spec->status_only || new_task) {
         sc_account(c, t, -1);
         t->req = spec->request;

@@ -302,7 +302,9 @@ static void flush_writes(ty_sched *sc)
         split_key(w->key, nss[i], sizeof(nss[i]), &name);
         switch (w->kind) {
         case W_BIND:
-            ops[i] = kc_op_bind(nss[i], name, NULL, w->text);
+            /* the pod's uid: a pod evicted in this cycle may have been made
+             * again under its name since, and that one is not ours to bind */
+            ops[i] = kc_op_bind(nss[i], name, sc_task_uid(w->t), w->text);
             break;
         case W_PG:
             pgs[i] = (pg_args){w->phase, w->text, w->counts};

@@ -646,6 +646,34 @@ void sc_stmt_commit(sc_stmt *st, const sc_job *by)
 
 /* ---- the cycle ---- */
 
+/* Can n hold every task waiting on it once its releasing tasks are gone? */
+static bool pipelines_fit(const sc_node *n)
+{
+    for (int r = 0; r < SC_MAXRES; r++)
+        if (n->pipelined.v[r] > n->alloc.v[r] - n->used.v[r] + n->releasing.v[r])
+            return false;
+    return true;
+}
+
+/* A pipelined task waits on its nominated node for what is released
+ * there. When the node cannot hold all those waiting on it even after its
+ * releasing tasks are gone (something else took the room: a pod another
+ * scheduler bound there, a node that shrank), each would wait for ever for
+ * the others' share: tasks go back to pending, one at a time, until the
+ * rest fit, and are placed afresh. */
+static void drop_hopeless_pipelines(sc_cluster *c)
+{
+    for (size_t i = 0; i < c->nnodes; i++) {
+        sc_node *n = c->nodes[i];
+        sc_task *t;
+        while ((t = n->tasks[SC_NOMINATED]) && !pipelines_fit(n)) {
+            sc_task_move(c, t, SC_TASK_PENDING, NULL, NULL);
+            sc_job_touch(c, t->job);
+            c->release_epoch++; /* its job, and those behind it, are tried again */
+        }
+    }
+}
+
 void sc_cycle(sc_cluster *c, const sc_conf *conf, const sc_hooks *hooks, sc_cycle_stats *stats)
 {
     sc_session s;
@@ -654,6 +682,7 @@ void sc_cycle(sc_cluster *c, const sc_conf *conf, const sc_hooks *hooks, sc_cycl
     if (!stats)
         stats = &local;
     memset(stats, 0, sizeof(*stats));
+    drop_hopeless_pipelines(c);
     sc_session_open(&s, c, conf, hooks, stats);
     for (size_t i = 0; i < conf->nactions; i++) {
         c->action_serial++;

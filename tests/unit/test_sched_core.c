@@ -1031,6 +1031,43 @@ static void test_preempt_whole_gang(void **state)
     sc_cluster_free(c);
 }
 
+/* Two preemptors pipelined on a node for the two GPUs their victims
+ * release; one GPU is taken meanwhile by a pod the scheduler did not place
+ * (bound by another scheduler, or made again under a released pod's name
+ * and bound by a binding that named no uid). Before, each pipelined task
+ * counted the other's reservation and neither ever fitted: both waited
+ * for ever beside a free GPU (t0910 in operator mode). Now the waits that
+ * cannot be met go back to pending: one binds. */
+static void test_hopeless_pipelines_dropped(void **state)
+{
+    sc_cluster *c = sc_cluster_new();
+    sc_conf *conf = conf_of(preempt_yaml);
+    rec r;
+    (void)state;
+
+    node(c, "n1", 2);
+    gang(c, "ns/low", NULL, 2, 1, 1, 1);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 2);
+    gang(c, "ns/hia", NULL, 1, 1, 100, 2);
+    gang(c, "ns/hib", NULL, 1, 1, 100, 3);
+    cycle(c, conf, &r);
+    assert_int_equal(r.nevicted, 2);
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/hia-0")), SC_TASK_PIPELINED);
+    assert_int_equal(sc_task_get_status(sc_task_find(c, "ns/hib-0")), SC_TASK_PIPELINED);
+    sc_task_remove(c, "ns/low-0");
+    sc_task_spec other = {.key = "ns/other", .node = "n1", .status = SC_TASK_RUNNING,
+                          .priority = 1000};
+    task_spec(c, &other, GPU(1), 1);
+    sc_task_remove(c, "ns/low-1");
+    cycle(c, conf, &r);
+    assert_int_equal(r.nbound, 1);
+    assert_int_equal(c->nodes[0]->pipelined.v[SC_GPU], 0);
+    assert_int_equal(gpus_used(c), 2);
+    sc_conf_free(conf);
+    sc_cluster_free(c);
+}
+
 static void test_preempt_cannot_help(void **state)
 {
     sc_cluster *c = sc_cluster_new();
@@ -2380,6 +2417,7 @@ int main(void)
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_drf_order),
         cmocka_unit_test(test_preempt_whole_gang),
+        cmocka_unit_test(test_hopeless_pipelines_dropped),
         cmocka_unit_test(test_preempt_cannot_help),
         cmocka_unit_test(test_preempt_elastic_victim),
         cmocka_unit_test(test_preempt_admit_only),
