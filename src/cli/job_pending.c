@@ -226,6 +226,108 @@ static void never_fits(const cli_job_replica *reps, size_t nrep, const jp_node *
     }
 }
 
+/* Subtracts req from room when room holds it (pods not counted). */
+static bool take(rvec *room, const rvec *req)
+{
+    for (size_t i = 0; i < req->n; i++)
+        if (strcmp(req->r[i].name, "pods") != 0 && req->r[i].milli > rv_get(room, req->r[i].name))
+            return false;
+    for (size_t i = 0; i < req->n; i++)
+        if (strcmp(req->r[i].name, "pods") != 0)
+            rv_add(room, req->r[i].name, -req->r[i].milli);
+    return true;
+}
+
+typedef struct rep_req {
+    rvec req;
+    long long count;
+    const char *role;
+} rep_req;
+
+static int rep_gpus_desc(const void *a, const void *b)
+{
+    int64_t x = rv_get(&((const rep_req *)a)->req, "nvidia.com/gpu");
+    int64_t y = rv_get(&((const rep_req *)b)->req, "nvidia.com/gpu");
+    if (x != y)
+        return x > y ? -1 : 1;
+    x = rv_get(&((const rep_req *)a)->req, "cpu");
+    y = rv_get(&((const rep_req *)b)->req, "cpu");
+    return x > y ? -1 : x < y;
+}
+
+/* JP_NEVER_FITS for the gang as a whole, each replica fitting some node:
+ * its pods, the largest first, packed first-fit onto every node as if they
+ * were empty (a cordoned or not-ready node may come back: only what the
+ * whole cluster cannot hold is never). The gang must have minMember of them placed
+ * together (every pod unless its PodGroup says fewer); when even the empty
+ * cluster cannot hold that many, it never starts. */
+static void gang_never_fits(const jp_input *in, const cli_job_replica *reps, size_t nrep,
+                            jp_result *out)
+{
+    rep_req rr[CLI_JOB_MAX_REPLICAS];
+    size_t nnodes = json_array_size(in->nodes);
+    rvec *room = nnodes ? malloc(nnodes * sizeof(*room)) : NULL;
+    rvec total = {0}, need = {0};
+    long long pods = 0, placed = 0, min;
+    size_t n = 0;
+
+    if (!room)
+        return;
+    for (size_t i = 0; i < nrep && n < CLI_JOB_MAX_REPLICAS; i++) {
+        if (reps[i].replicas <= 0)
+            continue;
+        rv_from_spec(&rr[n].req, reps[i].pod_spec);
+        rr[n].count = reps[i].replicas;
+        rr[n].role = reps[i].role;
+        pods += rr[n].count;
+        for (size_t r = 0; r < rr[n].req.n; r++)
+            rv_add(&need, rr[n].req.r[r].name, rr[n].req.r[r].milli * rr[n].count);
+        n++;
+    }
+    min = json_integer_value(at(in->pg, "spec", "minMember"));
+    if (min <= 0 || min > pods)
+        min = pods;
+    for (size_t k = 0; k < nnodes; k++) {
+        rv_from_map(&room[k], at(json_array_get(in->nodes, k), "status", "allocatable"));
+        for (size_t r = 0; r < room[k].n; r++)
+            rv_add(&total, room[k].r[r].name, room[k].r[r].milli);
+    }
+    /* the whole gang: the biggest pods first; fewer (elastic): the smallest
+     * first, as many as will go */
+    qsort(rr, n, sizeof(*rr), rep_gpus_desc);
+    for (size_t t = 0; t < n; t++) {
+        const rep_req *x = &rr[min == pods ? t : n - 1 - t];
+        size_t k = 0;
+        for (long long c = 0; c < x->count && k < nnodes; c++) {
+            while (k < nnodes && !take(&room[k], &x->req))
+                k++; /* the pods of a replica are alike: a node full for one is for all */
+            if (k < nnodes)
+                placed++;
+        }
+    }
+    free(room);
+    if (placed >= min)
+        return;
+    out->reasons |= JP_NEVER_FITS;
+    /* the resource the gang asks more of than the cluster has, if one does */
+    for (size_t r = 0; r < need.n; r++) {
+        char a[32], b[32];
+        if (strcmp(need.r[r].name, "pods") == 0 || need.r[r].milli <= rv_get(&total, need.r[r].name))
+            continue;
+        qty(need.r[r].name, need.r[r].milli, a, sizeof(a));
+        qty(need.r[r].name, rv_get(&total, need.r[r].name), b, sizeof(b));
+        say(out,
+            "Never fits: the gang's %lld pods ask for %s %s together, and the %zu "
+            "%s %s in all; ask for fewer replicas or less per pod, or add nodes",
+            pods, a, need.r[r].name, nnodes, nnodes == 1 ? "node has" : "nodes have", b);
+        return;
+    }
+    say(out,
+        "Never fits: the gang needs %lld of its %lld pods placed together, and the %zu "
+        "%s, even empty, only %lld of them; ask for less per pod, or add nodes",
+        min, pods, nnodes, nnodes == 1 ? "node holds" : "nodes hold", placed);
+}
+
 /* What the gang asks for in all: the PodGroup's minResources when it has
  * them (what the scheduler and the quota gate compare), else every
  * replica's requests. */
@@ -582,6 +684,8 @@ void jp_explain(const jp_input *in, jp_result *out)
     out->nnodes = nnodes;
     if (in->nodes)
         never_fits(reps, nrep, nodes, nnodes, out);
+    if (in->nodes && !(out->reasons & JP_NEVER_FITS))
+        gang_never_fits(in, reps, nrep, out);
     gang_need(in, reps, nrep, &need);
     quota_check(in, &need, npods, out);
     queue_check(in, &need, out);

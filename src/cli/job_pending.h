@@ -14,7 +14,8 @@
  *
  * The reasons, each found independently (several may hold):
  *   JP_NEVER_FITS   a replica's pod asks for more than any node has in
- *                   allocatable: it will never run as written;
+ *                   allocatable, or the gang's pods together more than
+ *                   the empty cluster holds: it will never run as written;
  *   JP_QUOTA        the namespace's ResourceQuota cannot hold the gang;
  *   JP_QUEUE        the queue is Closed, or its capability less what it has
  *                   allocated cannot hold the gang;

@@ -339,6 +339,36 @@ static void test_pending_never_fits(void **state)
     world_free(&w);
 }
 
+/* Each replica fits a node but the gang does not fit the cluster: more
+ * GPUs in all than it has (before: "waiting for GPUs ... it starts when
+ * enough are released", which never came), or pods that no packing of the
+ * empty nodes holds together. */
+static void test_pending_gang_never_fits(void **state)
+{
+    world w;
+    jp_result r;
+    (void)state;
+    world_init(&w, ptjob("wide", 3, 2, 3, NULL, NULL)); /* 9 GPUs, 8 in all */
+    world_explain(&w, &r);
+    assert_true(r.reasons & JP_NEVER_FITS);
+    assert_false(r.reasons & JP_GPUS);
+    assert_non_null(strstr(r.text, "Never fits: the gang's 3 pods ask for 9 nvidia.com/gpu "
+                                    "together, and the 2 nodes have 8 in all"));
+    world_free(&w);
+
+    world_init(&w, ptjob("frag", 2, 2, 3, NULL, NULL)); /* 3+3+2 on 4+4: 8 of 8, no packing */
+    world_explain(&w, &r);
+    assert_true(r.reasons & JP_NEVER_FITS);
+    assert_non_null(strstr(r.text, "the gang needs 3 of its 3 pods placed together, and the 2 "
+                                    "nodes hold, even empty, only 2 of them"));
+    world_free(&w);
+
+    world_init(&w, ptjob("fits", 2, 2, 2, NULL, NULL)); /* 2+2+2 on 4+4: waits, may run */
+    world_explain(&w, &r);
+    assert_false(r.reasons & JP_NEVER_FITS);
+    world_free(&w);
+}
+
 static void test_pending_waits_for_gpus(void **state)
 {
     world w;
@@ -536,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_owns),
         cmocka_unit_test(test_duration_text),
         cmocka_unit_test(test_pending_never_fits),
+        cmocka_unit_test(test_pending_gang_never_fits),
         cmocka_unit_test(test_pending_waits_for_gpus),
         cmocka_unit_test(test_pending_counts_its_own_bound_pods),
         cmocka_unit_test(test_pending_behind_in_queue),
