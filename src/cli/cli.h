@@ -138,6 +138,8 @@ int cli_write_secret(const char *output, const ty_buf *y);
  * without any kubeconfig, with the default data directory's admin
  * credential when it is readable. NULL after printing why. */
 ty_client *cli_connect(const cli_ctx *ctx);
+/* GET path as JSON (a new reference); NULL after printing the error. */
+json_t *cli_get_json(ty_client *cl, const char *path);
 /* Prints an error the way kubectl does: `Error from server (NotFound): ...`
  * for server answers, `error: ...` otherwise. */
 void cli_print_error(const ty_error *err, bool from_server);

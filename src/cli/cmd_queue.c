@@ -16,24 +16,11 @@ static void queue_usage(FILE *f)
                "       trainyard queue get QUEUE [--server URL]\n");
 }
 
-/* GET path as JSON; NULL after printing the error. */
-static json_t *get_json(ty_client *cl, const char *path)
-{
-    ty_error err;
-    json_t *v;
-
-    ty_error_init(&err);
-    if (!(v = client_call_json(cl, "GET", path, NULL, NULL, &err)))
-        cli_print_error(&err, err.code != TY_EUNAVAILABLE);
-    ty_error_clear(&err);
-    return v;
-}
-
 static json_t *get_list(ty_client *cl, const char *resource, const char *name)
 {
     char path[1024];
     client_resource_path(cli_resource(resource), NULL, name, path, sizeof(path));
-    return get_json(cl, path);
+    return cli_get_json(cl, path);
 }
 
 /* A resource map's GPUs as written ("4", "-" when absent). */

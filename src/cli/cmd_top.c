@@ -19,18 +19,6 @@ static void top_usage(FILE *f)
                "       trainyard top job [JOB] [-n NS | -A] [--server URL]\n");
 }
 
-static json_t *get_json(ty_client *cl, const char *path)
-{
-    ty_error err;
-    json_t *v;
-
-    ty_error_init(&err);
-    if (!(v = client_call_json(cl, "GET", path, NULL, NULL, &err)))
-        cli_print_error(&err, err.code != TY_EUNAVAILABLE);
-    ty_error_clear(&err);
-    return v;
-}
-
 static const char *meta_str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(json_object_get(o, "metadata"), key));
@@ -129,7 +117,7 @@ static void node_row_of(const json_t *n, const json_t *pods, node_row *r, long l
 
 static int top_node(ty_client *cl, const char *only)
 {
-    json_t *nodes = get_json(cl, "/api/v1/nodes"), *pods, *n;
+    json_t *nodes = cli_get_json(cl, "/api/v1/nodes"), *pods, *n;
     node_row *rows, sum = {.name = "TOTAL"};
     size_t i, k = 0;
     long long util_sum = 0, util_n = 0;
@@ -137,7 +125,7 @@ static int top_node(ty_client *cl, const char *only)
 
     if (!nodes)
         return 1;
-    if (!(pods = get_json(cl, "/api/v1/pods"))) {
+    if (!(pods = cli_get_json(cl, "/api/v1/pods"))) {
         json_decref(nodes);
         return 1;
     }
@@ -232,7 +220,7 @@ static int top_jobs(ty_client *cl, const char *ns)
     int w = 4;
 
     snprintf(path, sizeof(path), ns ? "/api/v1/namespaces/%s/pods" : "/api/v1/pods", ns);
-    if (!(pods = get_json(cl, path))) {
+    if (!(pods = cli_get_json(cl, path))) {
         json_decref(seen);
         json_decref(rows);
         return 1;

@@ -140,6 +140,18 @@ ty_client *cli_connect(const cli_ctx *ctx)
     return c;
 }
 
+json_t *cli_get_json(ty_client *cl, const char *path)
+{
+    ty_error err;
+    json_t *v;
+
+    ty_error_init(&err);
+    if (!(v = client_call_json(cl, "GET", path, NULL, NULL, &err)))
+        cli_print_error(&err, err.code != TY_EUNAVAILABLE);
+    ty_error_clear(&err);
+    return v;
+}
+
 void cli_print_error(const ty_error *err, bool from_server)
 {
     if (from_server && err->code != TY_EUNAVAILABLE)
