@@ -65,27 +65,27 @@ static void print_jobs(const cli_ctx *ctx, const json_t *jobs, const json_t *pod
                                        "PODS"};
     bool wide = strcmp(ctx->output, "wide") == 0, structured = *ctx->output && !wide;
     bool with_ns = ctx->all_namespaces;
-    size_t first = with_ns ? 0 : 1, last = wide ? 12 : 10, i, k;
+    size_t first = with_ns ? 0 : 1, last = wide ? 12 : 10, i;
     cli_table *t = structured ? NULL : cli_table_new(last - first);
     json_t *out = json_array(), *job;
+    json_t *pod_ix = cli_owned_index(pods), *pg_ix = cli_owned_index(pgs);
     time_t now = time(NULL);
 
     if (t && headers)
         cli_table_row(t, cols + first);
     json_array_foreach(jobs, i, job) {
         cli_job_summary s;
-        const json_t *pg = NULL, *g;
-        json_array_foreach(pgs, k, g)
-            if (cli_job_owns(job, g)) {
-                pg = g;
-                break;
-            }
-        cli_job_summarise(job, pods, pg, now, &s);
+        json_t *own_pods = cli_owned_by(pod_ix, job), *own_pgs = cli_owned_by(pg_ix, job);
+        cli_job_summarise(job, own_pods, json_array_get(own_pgs, 0), now, &s);
         if (t)
             add_row(t, &s, with_ns, wide);
         else
             json_array_append_new(out, summary_json(&s));
+        json_decref(own_pods);
+        json_decref(own_pgs);
     }
+    json_decref(pod_ix);
+    json_decref(pg_ix);
     if (t) {
         cli_table_print(t, stdout, "");
         cli_table_free(t);

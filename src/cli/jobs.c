@@ -394,6 +394,71 @@ bool cli_job_owns(const json_t *job, const json_t *obj)
     return name && strcmp(name, cli_obj_name(job)) == 0;
 }
 
+/* The index's keys of obj: "U:<uid>" of each owner it names, else (no
+ * owner references) "K:<ns>/<name>" and "V:<ns>/<name>" of its Kubeflow and
+ * Volcano job-name labels, as cli_job_owns looks. */
+static void index_add(json_t *ix, const char *key, json_t *obj)
+{
+    json_t *list = json_object_get(ix, key);
+
+    if (!list) {
+        list = json_array();
+        json_object_set_new(ix, key, list);
+    }
+    json_array_append(list, obj);
+}
+
+json_t *cli_owned_index(const json_t *objs)
+{
+    json_t *ix = json_object(), *obj, *r;
+    size_t i, k;
+    char key[768];
+
+    json_array_foreach(objs, i, obj) {
+        const json_t *refs = at(obj, "metadata", "ownerReferences");
+        const char *kf = label(obj, LABEL_KF_JOB_NAME), *vc = label(obj, LABEL_VC_JOB_NAME);
+        if (json_array_size(refs)) {
+            json_array_foreach(refs, k, r)
+                if (json_is_string(json_object_get(r, "uid"))) {
+                    snprintf(key, sizeof(key), "U:%s", json_string_value(json_object_get(r, "uid")));
+                    index_add(ix, key, obj);
+                }
+            continue;
+        }
+        if (kf) {
+            snprintf(key, sizeof(key), "K:%s/%s", cli_obj_ns(obj), kf);
+            index_add(ix, key, obj);
+        }
+        if (vc) {
+            snprintf(key, sizeof(key), "V:%s/%s", cli_obj_ns(obj), vc);
+            index_add(ix, key, obj);
+        }
+    }
+    return ix;
+}
+
+json_t *cli_owned_by(const json_t *index, const json_t *job)
+{
+    const char *uid = json_string_value(at(job, "metadata", "uid"));
+    json_t *out = json_array(), *obj;
+    const json_t *lists[2] = {NULL, NULL};
+    char key[768];
+    size_t i;
+
+    if (uid) {
+        snprintf(key, sizeof(key), "U:%s", uid);
+        lists[0] = json_object_get(index, key);
+    }
+    snprintf(key, sizeof(key), "%c:%s/%s", is_vcjob(job) ? 'V' : 'K', cli_obj_ns(job),
+             cli_obj_name(job));
+    lists[1] = json_object_get(index, key);
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(lists[l], i, obj)
+            if (cli_job_owns(job, obj))
+                json_array_append(out, obj);
+    return out;
+}
+
 bool cli_resource_is_gpu(const char *name)
 {
     size_t len = name ? strlen(name) : 0;

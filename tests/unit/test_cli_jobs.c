@@ -283,6 +283,45 @@ static void test_duration_text(void **state)
     assert_string_equal(b, "0s");
 }
 
+/* The owner index finds exactly what cli_job_owns accepts. */
+static void test_owned_index(void **state)
+{
+    (void)state;
+    json_t *a = ptjob("a", 1, 1, 1, NULL, NULL), *b = ptjob("b", 1, 1, 1, NULL, NULL);
+    json_t *objs = json_array(), *ix, *got;
+    json_array_append_new(objs, pod("a-0", "u-a", "master", 0, 1, NULL, "Running"));
+    json_array_append_new(objs, pod("b-0", "u-b", "master", 0, 1, NULL, "Running"));
+    json_array_append_new(objs, pod("a-1", "u-a", "worker", 0, 1, NULL, "Running"));
+    /* no owner reference: the job-name label says */
+    json_t *bylabel = pod("hand", NULL, "worker", 1, 1, NULL, "Running");
+    json_object_set_new(json_object_get(json_object_get(bylabel, "metadata"), "labels"),
+                        "training.kubeflow.org/job-name", json_string("b"));
+    json_array_append_new(objs, bylabel);
+    /* the same label in another namespace is another job's */
+    json_t *other = json_deep_copy(bylabel);
+    json_object_set_new(json_object_get(other, "metadata"), "namespace", json_string("ns2"));
+    json_array_append_new(objs, other);
+    ix = cli_owned_index(objs);
+    const json_t *jobs[] = {a, b};
+    for (int j = 0; j < 2; j++) {
+        size_t i, n = 0;
+        json_t *o;
+        got = cli_owned_by(ix, jobs[j]);
+        json_array_foreach(objs, i, o)
+            if (cli_job_owns(jobs[j], o)) {
+                assert_true(json_array_get(got, n) == o);
+                n++;
+            }
+        assert_int_equal(json_array_size(got), n);
+        assert_int_equal(n, j == 0 ? 2 : 2);
+        json_decref(got);
+    }
+    json_decref(ix);
+    json_decref(objs);
+    json_decref(a);
+    json_decref(b);
+}
+
 /* ---- why pending ---- */
 
 typedef struct world {
@@ -565,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_owns),
         cmocka_unit_test(test_duration_text),
+        cmocka_unit_test(test_owned_index),
         cmocka_unit_test(test_pending_never_fits),
         cmocka_unit_test(test_pending_gang_never_fits),
         cmocka_unit_test(test_pending_waits_for_gpus),
