@@ -328,10 +328,14 @@ static void flush_writes(ty_sched *sc)
                 sc_task_unbind(sc->cluster, w->t);
                 break;
             }
-            if (!o) /* a client that gives no pod back: the Event names it */
+            if (!o) { /* a client that gives no pod back: the Event names it */
                 owners[i] = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
                                       "Pod", "metadata", "name", strchr(w->key, '/') + 1,
                                       "namespace", nss[i]);
+                if (owners[i] && sc_task_uid(w->t)) /* as kube-scheduler's */
+                    json_object_set_new(json_object_get(owners[i], "metadata"), "uid",
+                                        json_string(sc_task_uid(w->t)));
+            }
             nev += ty_event_op(&evs[nev], o ? ty_obj_json(o) : owners[i], "Normal", "Scheduled",
                                COMPONENT, "Successfully assigned %s to %s", w->key, w->text);
             break;

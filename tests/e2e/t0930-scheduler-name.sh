@@ -38,4 +38,8 @@ expect_eq "and has no Event" "" \
     "$(kubectl get events -o jsonpath='{range .items[?(@.involvedObject.name=="theirs")]}{.reason}{" "}{end}')"
 expect_match "(the volcano pod has its Scheduled Event)" 'Scheduled' \
     "$(kubectl get events -o jsonpath='{range .items[?(@.involvedObject.name=="mine")]}{.reason}{" "}{end}')"
+# (over HTTP the binding gives no pod back: the Event still names its uid,
+# as kube-scheduler's does, and `trainyard get -e` finds it by uid)
+expect_eq "the Scheduled Event names the pod's uid" "$(kubectl get pod mine -o jsonpath='{.metadata.uid}')" \
+    "$(kubectl get events --field-selector reason=Scheduled,involvedObject.name=mine -o jsonpath='{.items[0].involvedObject.uid}')"
 finish
