@@ -27,6 +27,7 @@ static const sacct_field sacct_fields[] = {
     {"Account", 10, false},   {"AllocCPUS", 10, false}, {"State", 10, false},
     {"ExitCode", 8, false},   {"User", 9, false},     {"NNodes", 8, false},
     {"NTasks", 8, false},     {"NodeList", 15, false}, {"Timelimit", 10, false},
+    {"Elapsed", 10, false},
 };
 
 static void sacct_cell(const char *name, const sjob *j, bool step, char *buf, size_t len)
@@ -53,7 +54,15 @@ static void sacct_cell(const char *name, const sjob *j, bool step, char *buf, si
         snprintf(buf, len, "%s", step ? "1" : "");
     else if (!strcasecmp(name, "NodeList"))
         snprintf(buf, len, "%s", j->nodelist);
-    else if (!strcasecmp(name, "Timelimit")) {
+    else if (!strcasecmp(name, "Elapsed")) {
+        /* sacct's form: [D-]HH:MM:SS (squeue's TIME drops the hours) */
+        long t = j->elapsed > 0 ? j->elapsed : 0;
+        if (t >= 86400)
+            snprintf(buf, len, "%ld-%02ld:%02ld:%02ld", t / 86400, t % 86400 / 3600,
+                     t % 3600 / 60, t % 60);
+        else
+            snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, t % 3600 / 60, t % 60);
+    } else if (!strcasecmp(name, "Timelimit")) {
         if (j->limit_s > 0 && !step)
             sb_format_elapsed(j->limit_s, buf, len);
         else

@@ -35,6 +35,30 @@ static time_t parse_rfc3339(const char *s)
     return timegm(&tm);
 }
 
+/* How long the batch script ran, from its pod's container (startedAt to
+ * finishedAt); -1 when its pod is not there or did not end. */
+static long ran_for(const json_t *pods, long id)
+{
+    char name[64];
+    size_t i;
+    json_t *pod;
+
+    snprintf(name, sizeof(name), SB_JOB_PREFIX "%ld-" SB_TASK "-0", id);
+    json_array_foreach(json_object_get(pods, "items"), i, pod) {
+        const char *n = json_string_value(
+            json_object_get(json_object_get(pod, "metadata"), "name"));
+        if (!n || strcmp(n, name) != 0)
+            continue;
+        const json_t *st = json_array_get(
+            json_object_get(json_object_get(pod, "status"), "containerStatuses"), 0);
+        const json_t *term = json_object_get(json_object_get(st, "state"), "terminated");
+        time_t a = parse_rfc3339(json_string_value(json_object_get(term, "startedAt")));
+        time_t b = parse_rfc3339(json_string_value(json_object_get(term, "finishedAt")));
+        return a != (time_t)-1 && b != (time_t)-1 && b >= a ? (long)(b - a) : -1;
+    }
+    return -1;
+}
+
 /* "code:signal" of the batch script, from its pod (pods: the namespace's
  * batch pods, NULL when not listed). */
 static void exit_code(const json_t *pods, long id, const char *state, char *buf, size_t len)
@@ -95,7 +119,7 @@ static void job_view(const json_t *job, const json_t *pods, time_t now, sjob *j)
     j->cpus = ann_long(job, SB_ANN_CPUS, j->ntasks);
     j->limit_s = ann_long(job, SB_ANN_LIMIT, 0);
     j->elapsed = phase && !strcmp(phase, "Running") && since != (time_t)-1 ? (long)(now - since)
-                                                                           : -1;
+                                                                           : ran_for(pods, j->id);
     exit_code(pods, j->id, j->state, j->exit_code, sizeof(j->exit_code));
 }
 

@@ -15,7 +15,8 @@ typedef struct sjob {
     long id;
     const char *name, *partition, *user, *account, *state, *nodelist;
     long nodes, ntasks, cpus, limit_s;
-    long elapsed; /* since it started running, -1 when it has not */
+    long elapsed; /* since it started running, or how long its script ran when it
+                     ended (its pod's container); -1 when not known */
     char exit_code[32];
 } sjob;
 

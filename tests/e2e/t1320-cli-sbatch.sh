@@ -65,6 +65,8 @@ expect_match "sacct's header is Slurm's" \
     '^JobID +JobName +Partition +Account +AllocCPUS +State +ExitCode $' "$hdr"
 expect_match "sacct's rule line" '^-{12} -{10} -{10} -{10} -{10} -{10} -{8} $' "$hdr"
 expect_match "sacct without -X shows the batch step" "^$id\.batch +batch " "$(ty sacct -j "$id")"
+expect_match "sacct's Elapsed: how long the script ran, [D-]HH:MM:SS" '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' \
+    "$(ty sacct -X -n -j "$id" --format=Elapsed | tr -d ' ')"
 
 # --- a failing script: FAILED with its exit code
 out=$(ty sbatch --job-name=bad --wrap='echo going wrong; exit 7' 2>&1)
