@@ -390,6 +390,10 @@ static const api_field trainjob_spec_fields[] = {
     API_MAP("labels", API_T_STRING),
     API_MAP("annotations", API_T_STRING),
     API_MERGE_LIST("runtimePatches", &runtime_patch, "manager"),
+    /* what v2.0 and v2.1-v2.2 called runtimePatches' pod part: kept so that
+     * manifests written for them apply; stored, not checked inside */
+    API_ARRAY("podSpecOverrides", API_T_OPEN),
+    API_ARRAY("podTemplateOverrides", API_T_OPEN),
     API_FIELD("suspend", API_T_BOOLEAN),
     API_FIELD("activeDeadlineSeconds", API_T_INTEGER),
     API_FIELD("managedBy", API_T_STRING),

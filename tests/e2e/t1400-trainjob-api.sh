@@ -41,6 +41,7 @@ check "apply upstream's deepspeed runtime over the built-in" kubectl apply -f "$
 check "apply a v2.0 TrainingRuntime" kubectl apply -n default -f "$DATA/trainingruntime-torch-v20.yaml"
 check "apply the minimal TrainJob" kubectl apply -f "$DATA/trainjob-minimal.yaml"
 check "apply a TrainJob with initializers and runtimePatches" kubectl apply -f "$DATA/trainjob-full.yaml"
+check "apply a v2.1 TrainJob with podTemplateOverrides" kubectl apply -f "$DATA/trainjob-v21-overrides.yaml"
 out=$(kubectl get trainjob pytorch-simple -o jsonpath='{.spec.runtimeRef.kind} {.spec.runtimeRef.apiGroup} {.spec.suspend} {.spec.managedBy}' 2>&1)
 expect_eq "TrainJob defaults" "ClusterTrainingRuntime trainer.kubeflow.org false trainer.kubeflow.org/trainjob-controller" "$out"
 out=$(kubectl get trainingruntime torch-team -o jsonpath='{.spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds} {.spec.template.spec.replicatedJobs[0].replicas}' 2>&1)
@@ -118,7 +119,7 @@ rts = api.list_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "cluste
 print("runtimes:", len(rts["items"]))
 EOF
 )
-expect_match "python lists TrainJobs" '^list: fine-tune-llama pytorch-simple$' "$out"
+expect_match "python lists TrainJobs" '^list: fine-tune-llama pytorch-simple with-overrides$' "$out"
 expect_match "python gets a TrainJob" '^get: torch-distributed 2$' "$out"
 expect_match "python reads the status subresource" '^status: Suspended$' "$out"
 expect_match "python lists labelled runtimes" '^runtimes: 10$' "$out"
@@ -135,6 +136,6 @@ out=$(kubectl get clustertrainingruntime deepspeed-distributed -o jsonpath='{.sp
 expect_eq "the admin's deepspeed runtime kept (launcher first, as applied)" "launcher" "$out"
 check "the deleted built-in made again" kubectl get clustertrainingruntime paddle-distributed
 expect_eq "ten runtimes after the restart" 10 "$(kubectl get clustertrainingruntimes --no-headers | wc -l)"
-check "TrainJobs deleted" kubectl delete trainjob pytorch-simple fine-tune-llama
+check "TrainJobs deleted" kubectl delete trainjob pytorch-simple fine-tune-llama with-overrides
 
 finish

@@ -366,7 +366,8 @@ static void test_upstream_manifests_accepted(void **state)
 {
     static const char *const files[] = {
         "trainjob-minimal.yaml", "trainjob-full.yaml", "runtime-torchtune.yaml",
-        "runtime-deepspeed.yaml", "trainingruntime-torch-v20.yaml", NULL,
+        "runtime-deepspeed.yaml", "trainingruntime-torch-v20.yaml", "trainjob-v21-overrides.yaml",
+        NULL,
     };
     const char *tail = strstr(__FILE__, "tests/unit/test_trainjob.c");
     char path[4096];
