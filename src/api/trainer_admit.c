@@ -4,7 +4,8 @@
  * (it would otherwise sit with no JobSet and no reason), and JobSet refuses
  * a set whose Jobs' names would pass 63 characters; both are checked here,
  * at admission, where the runtime can be read. The torch runtime's
- * reserved PET_* names may not be set by the job's env either. */
+ * reserved PET_* names may not be set by the job's env either, and a
+ * runtime labelled trainer.kubeflow.org/support: deprecated gets a warning. */
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +74,22 @@ static void check_reserved_env(const json_t *job, const json_t *rt, ty_error *er
     }
 }
 
+/* Upstream's label for a runtime on its way out: a job may still use it,
+ * with a warning. */
+static void warn_deprecated(const api_lookup *lk, const json_t *rt, const char *kind,
+                            const char *name)
+{
+    const char *support = meta_str(json_object_get(json_object_get(rt, "metadata"), "labels"),
+                                   "trainer.kubeflow.org/support");
+    char text[256];
+
+    if (!lk->warn || !support || strcmp(support, "deprecated") != 0)
+        return;
+    snprintf(text, sizeof(text), "%s \"%s\" is deprecated and will be removed in a future "
+             "release", kind, name);
+    lk->warn(lk->hook_ctx, text);
+}
+
 int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const json_t *obj,
                            ty_error *err)
 {
@@ -100,6 +117,8 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
         if (name && *name)
             check_job_names(name, rt, err);
         check_reserved_env(obj, rt, err);
+        if (ty_error_ncauses(err) == before)
+            warn_deprecated(lk, rt, rres->kind, rname);
         json_decref(rt);
     }
     if (ty_error_ncauses(err) == before)

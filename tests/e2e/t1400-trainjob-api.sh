@@ -91,6 +91,18 @@ out=$(kubectl patch trainjob pytorch-simple --type=merge -p '{"spec":{"trainer":
 expect_match "the trainer is immutable" 'spec\.trainer: Invalid value: "object": field is immutable' "$out"
 check "suspend may change" kubectl patch trainjob pytorch-simple --type=merge -p '{"spec":{"suspend":true}}'
 
+check "label a runtime deprecated" kubectl label trainingruntime torch-team trainer.kubeflow.org/support=deprecated
+out=$(kubectl create -f - 2>&1 <<'EOF'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: on-old-runtime}
+spec:
+  runtimeRef: {name: torch-team, kind: TrainingRuntime}
+EOF
+)
+expect_match "a deprecated runtime: created with a warning" 'Warning: TrainingRuntime "torch-team" is deprecated' "$out"
+check "job on the deprecated runtime deleted" kubectl delete trainjob on-old-runtime
+
 # ---- the status subresource ----
 check "status written through /status" kubectl patch trainjob pytorch-simple --subresource=status \
     --type=merge -p '{"status":{"conditions":[{"type":"Suspended","status":"True","reason":"Suspended","message":"TrainJob is suspended","lastTransitionTime":"2026-08-01T10:00:00Z"}],"jobsStatus":[{"name":"node","ready":0,"succeeded":0,"failed":0,"active":0,"suspended":1}]}}'

@@ -435,7 +435,15 @@ static size_t count(void *ctx, const api_resource *res,
     return 0;
 }
 
-static const api_lookup lk = {.get = get, .count = count};
+static char warned[256];
+
+static void warn(void *hook_ctx, const char *text)
+{
+    (void)hook_ctx;
+    snprintf(warned, sizeof(warned), "%s", text);
+}
+
+static const api_lookup lk = {.get = get, .count = count, .warn = warn};
 
 static ty_error admit_job(json_t *job)
 {
@@ -505,6 +513,19 @@ static void test_admit_runtime_lookup(void **state)
                         yaml("[{name: OK, value: x}, {name: PET_NODE_RANK, value: '3'}]"));
     err = admit_job(job);
     expect_cause(&err, "spec.trainer.env[1].name", "must not have reserved envs");
+    ty_error_clear(&err);
+
+    /* a deprecated runtime: admitted, with a warning */
+    assert_string_equal(warned, "");
+    json_object_set_new(runtimes, "ClusterTrainingRuntime//old",
+                        yaml("metadata: {labels: {trainer.kubeflow.org/support: deprecated}}"));
+    job = minimal_job();
+    json_object_set_new(json_object_get(json_object_get(job, "spec"), "runtimeRef"), "name",
+                        json_string("old"));
+    err = admit_job(job);
+    assert_int_equal(err.code, TY_OK);
+    assert_string_equal(warned, "ClusterTrainingRuntime \"old\" is deprecated and will be "
+                        "removed in a future release");
     ty_error_clear(&err);
 
     json_decref(runtimes);
