@@ -427,9 +427,14 @@ static const api_field jobset_template_fields[] = {
 static const api_schema jobset_template = API_SCHEMA(jobset_template_fields);
 
 static const api_field runtime_spec_fields[] = {
-    API_OBJECT("mlPolicy", &ml_policy),
-    API_OBJECT("podGroupPolicy", &pod_group_policy),
-    API_OBJECT("template", &jobset_template),
+    {.name = "mlPolicy", .type = API_T_OBJECT, .schema = &ml_policy,
+     .description = "The number of nodes (default 1) and at most one framework's settings: "
+                    "torch, mpi, flux, jax or xgboost."},
+    {.name = "podGroupPolicy", .type = API_T_OBJECT, .schema = &pod_group_policy,
+     .description = "Gang scheduling of the job's pods: coscheduling or volcano."},
+    {.name = "template", .type = API_T_OBJECT, .schema = &jobset_template,
+     .description = "The JobSet template: replicated jobs (batch/v1 Job templates), their "
+                    "dependsOn order, network, success and failure policies."},
 };
 static const api_schema runtime_spec = API_SCHEMA(runtime_spec_fields);
 static const api_field runtime_fields[] = {

@@ -384,19 +384,36 @@ static const api_field runtime_patch_fields[] = {
 static const api_schema runtime_patch = API_SCHEMA(runtime_patch_fields);
 
 static const api_field trainjob_spec_fields[] = {
-    API_OBJECT("runtimeRef", &runtime_ref),
-    API_OBJECT("initializer", &initializer),
-    API_OBJECT("trainer", &trainer),
+    {.name = "runtimeRef", .type = API_T_OBJECT, .schema = &runtime_ref,
+     .description = "The TrainingRuntime (in the job's namespace) or ClusterTrainingRuntime "
+                    "the job is built from. Required and immutable; kind defaults to "
+                    "ClusterTrainingRuntime, apiGroup to trainer.kubeflow.org."},
+    {.name = "initializer", .type = API_T_OBJECT, .schema = &initializer,
+     .description = "Where the dataset and the model come from (storageUri, env, secretRef); "
+                    "overrides the runtime's dataset-initializer and model-initializer steps. "
+                    "Immutable."},
+    {.name = "trainer", .type = API_T_OBJECT, .schema = &trainer,
+     .description = "Overrides of the runtime's trainer step: image, command, args, env, "
+                    "numNodes, resourcesPerNode, numProcPerNode. Immutable."},
     API_MAP("labels", API_T_STRING),
     API_MAP("annotations", API_T_STRING),
-    API_MERGE_LIST("runtimePatches", &runtime_patch, "manager"),
+    {.name = "runtimePatches", .type = API_T_ARRAY, .item_type = API_T_OBJECT,
+     .schema = &runtime_patch, .merge_key = "manager", .patch_strategy = "merge",
+     .description = "Changes to the runtime's template for this job (labels, annotations, "
+                    "pod spec fields per replicated job), one entry per manager; at most 16."},
     /* what v2.0 and v2.1-v2.2 called runtimePatches' pod part: kept so that
      * manifests written for them apply; stored, not checked inside */
     API_ARRAY("podSpecOverrides", API_T_OPEN),
     API_ARRAY("podTemplateOverrides", API_T_OPEN),
-    API_FIELD("suspend", API_T_BOOLEAN),
-    API_FIELD("activeDeadlineSeconds", API_T_INTEGER),
-    API_FIELD("managedBy", API_T_STRING),
+    {.name = "suspend", .type = API_T_BOOLEAN,
+     .description = "Whether the job is suspended (no pods run). Defaults to false."},
+    {.name = "activeDeadlineSeconds", .type = API_T_INTEGER,
+     .description = "Seconds the job may run from its start (reset on resume) before it "
+                    "fails with reason DeadlineExceeded. At least 1; immutable."},
+    {.name = "managedBy", .type = API_T_STRING,
+     .description = "The controller that reconciles the job: "
+                    "trainer.kubeflow.org/trainjob-controller (default) or "
+                    "kueue.x-k8s.io/multikueue. Immutable."},
 };
 static const api_schema trainjob_spec = API_SCHEMA(trainjob_spec_fields);
 
