@@ -2,7 +2,8 @@
  *
  * Upstream's webhook refuses a TrainJob whose runtime does not exist yet
  * (it would otherwise sit with no JobSet and no reason), and JobSet refuses
- * a set whose Jobs' names would pass 63 characters; both are checked here,
+ * a set whose Jobs' pods' host names would pass 63 characters; both are
+ * checked here,
  * at admission, where the runtime can be read. The torch runtime's
  * reserved PET_* names may not be set by the job's env either, and a
  * runtime labelled trainer.kubeflow.org/support: deprecated gets a warning. */
@@ -29,9 +30,31 @@ static int digits(long long v)
     return n;
 }
 
-/* JobSet names Job j of replicated job R `<jobset>-R-j`: the longest must be
- * a DNS label, or no pod of the job could ever be made. */
-static void check_job_names(const char *name, const json_t *rt, ty_error *err)
+/* How many pods (completion indexes) replicated job rj's Jobs have: the
+ * trainer step's the job's numNodes, else the runtime's; any other step its
+ * Job template's completions (parallelism, 1). */
+static long long step_pods(const json_t *job, const json_t *rt, const json_t *rj)
+{
+    const json_t *labels = json_object_get(json_object_get(json_object_get(rj, "template"),
+                                                           "metadata"), "labels");
+    const json_t *jspec = json_object_get(json_object_get(rj, "template"), "spec");
+    const char *step = meta_str(labels, TRAINER_ANCESTOR_LABEL);
+
+    if (step && strcmp(step, "trainer") == 0) {
+        const json_t *tr = json_object_get(json_object_get(job, "spec"), "trainer");
+        const json_t *ml = json_object_get(json_object_get(rt, "spec"), "mlPolicy");
+        if (json_is_integer(json_object_get(tr, "numNodes")))
+            return meta_int(tr, "numNodes", 1);
+        return meta_int(ml, "numNodes", 1);
+    }
+    return meta_int(jspec, "completions", meta_int(jspec, "parallelism", 1));
+}
+
+/* JobSet names Job j of replicated job R `<jobset>-R-j`, and its pods' host
+ * names add the completion index: the longest must be a DNS label, or no pod
+ * of the job could ever be made. */
+static void check_host_names(const char *name, const json_t *job, const json_t *rt,
+                             ty_error *err)
 {
     const json_t *jobs = json_object_get(json_object_get(json_object_get(
         json_object_get(rt, "spec"), "template"), "spec"), "replicatedJobs"), *rj;
@@ -39,17 +62,18 @@ static void check_job_names(const char *name, const json_t *rt, ty_error *err)
 
     json_array_foreach(jobs, i, rj) {
         const char *r = meta_str(rj, "name");
-        long long replicas = meta_int(rj, "replicas", 1);
+        long long replicas = meta_int(rj, "replicas", 1), pods = step_pods(job, rt, rj);
         size_t len;
         if (!r)
             continue;
-        len = strlen(name) + 1 + strlen(r) + 1 + (size_t)digits(replicas > 1 ? replicas - 1 : 0);
+        len = strlen(name) + 1 + strlen(r) + 1 + (size_t)digits(replicas > 1 ? replicas - 1 : 0) +
+              1 + (size_t)digits(pods > 1 ? pods - 1 : 0);
         if (len > longest)
             longest = len;
     }
     if (longest > JOB_NAME_MAX)
         meta_invalid_str(err, "metadata.name", name,
-                         "TrainJob name is too long, job names generated for this TrainJob "
+                         "TrainJob name is too long, pod host names generated for this TrainJob "
                          "(%zu characters) will exceed 63 characters", longest);
 }
 
@@ -115,7 +139,7 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
                                                   : "clusterTrainingRuntime");
     } else {
         if (name && *name)
-            check_job_names(name, rt, err);
+            check_host_names(name, obj, rt, err);
         check_reserved_env(obj, rt, err);
         if (ty_error_ncauses(err) == before)
             warn_deprecated(lk, rt, rres->kind, rname);

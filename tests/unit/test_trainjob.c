@@ -507,6 +507,26 @@ static void test_admit_runtime_lookup(void **state)
     expect_cause(&err, "metadata.name", "will exceed 63 characters");
     ty_error_clear(&err);
 
+    /* `<job>-node-0-<index>`: 52 + 8 + 2 digits of numNodes 100 = 62 fits;
+     * 1000 nodes (3 digits) with a 54-character name does not */
+    job = minimal_job();
+    json_object_set_new(json_object_get(job, "metadata"), "name",
+                        json_string("a-job-name-of-fifty-two-characters-aaaaaaaaaaaaaaaaa"));
+    json_object_set_new(json_object_get(json_object_get(job, "spec"), "trainer"), "numNodes",
+                        json_integer(100));
+    err = admit_job(job);
+    assert_int_equal(err.code, TY_OK);
+    ty_error_clear(&err);
+    job = minimal_job();
+    json_object_set_new(json_object_get(job, "metadata"), "name",
+                        json_string("a-job-name-of-fifty-four-characters-aaaaaaaaaaaaaaaaaa"));
+    json_object_set_new(json_object_get(json_object_get(job, "spec"), "trainer"), "numNodes",
+                        json_integer(1000));
+    err = admit_job(job);
+    expect_cause(&err, "metadata.name", "pod host names generated for this TrainJob (65 "
+                 "characters) will exceed 63 characters");
+    ty_error_clear(&err);
+
     /* the torch runtime sets PET_*: a job may not */
     job = minimal_job();
     json_object_set_new(json_object_get(json_object_get(job, "spec"), "trainer"), "env",
