@@ -77,6 +77,16 @@ spec:
 EOF
 )
 expect_match "a missing runtime is refused" 'spec\.runtimeRef: Invalid value: "object": clustertrainingruntimes\.trainer\.kubeflow\.org "not-there" not found' "$out"
+long=a-train-job-name-that-is-long-enough-to-break-the-pod-hosts
+out=$(kubectl create -f - 2>&1 <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: $long}
+spec:
+  runtimeRef: {name: torch-distributed}
+EOF
+)
+expect_match "a name too long for its pods' host names is refused" "metadata\.name: Invalid value: \"$long\": TrainJob name is too long, pod host names generated for this TrainJob \(68 characters\)" "$out"
 out=$(kubectl create -f - 2>&1 <<'EOF'
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
