@@ -5,7 +5,7 @@
  * template whose replicated jobs are batch/v1 Job templates.
  *
  * Defaults are upstream's (mlPolicy.numNodes 1, the MPI settings, the
- * coscheduling timeout) and JobSet's one the template needs (replicas 1);
+ * coscheduling timeout);
  * validation is the rules upstream's CRD and webhook state, worded as
  * kube-apiserver words a CRD's validation errors. */
 #include <stdio.h>
@@ -34,8 +34,7 @@ static const char *const topology_modes[] = {"hard", "soft", NULL};
 
 static void runtime_defaults(json_t *obj)
 {
-    json_t *spec = json_object_get(obj, "spec"), *ml, *mpi, *pg, *cs, *jobs, *rj;
-    size_t i;
+    json_t *spec = json_object_get(obj, "spec"), *ml, *mpi, *pg, *cs;
 
     if (!json_is_object(spec))
         return;
@@ -54,11 +53,10 @@ static void runtime_defaults(json_t *obj)
     cs = json_object_get(pg, "coscheduling");
     if (json_is_object(cs))
         meta_default(cs, "scheduleTimeoutSeconds", json_integer(60));
-    jobs = json_object_get(json_object_get(json_object_get(spec, "template"), "spec"),
-                           "replicatedJobs");
-    json_array_foreach(jobs, i, rj)
-        if (json_is_object(rj))
-            meta_default(rj, "replicas", json_integer(1));
+    /* replicatedJobs[].replicas is JobSet's to default (1), and is not
+     * stored: a default inside a list made every `kubectl apply` of an
+     * unchanged runtime send the whole list back ("configured"). Readers
+     * take a missing one as 1. */
 }
 
 /* ---- validation ---------------------------------------------------------- */

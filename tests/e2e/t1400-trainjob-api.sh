@@ -42,10 +42,12 @@ check "apply a v2.0 TrainingRuntime" kubectl apply -n default -f "$DATA/training
 check "apply the minimal TrainJob" kubectl apply -f "$DATA/trainjob-minimal.yaml"
 check "apply a TrainJob with initializers and runtimePatches" kubectl apply -f "$DATA/trainjob-full.yaml"
 check "apply a v2.1 TrainJob with podTemplateOverrides" kubectl apply -f "$DATA/trainjob-v21-overrides.yaml"
+expect_match "applying a TrainJob again: unchanged" 'unchanged' "$(kubectl apply -f "$DATA/trainjob-full.yaml" 2>&1)"
+expect_match "applying a runtime again: unchanged" 'unchanged' "$(kubectl apply -f "$DATA/runtime-torchtune.yaml" 2>&1)"
 out=$(kubectl get trainjob pytorch-simple -o jsonpath='{.spec.runtimeRef.kind} {.spec.runtimeRef.apiGroup} {.spec.suspend} {.spec.managedBy}' 2>&1)
 expect_eq "TrainJob defaults" "ClusterTrainingRuntime trainer.kubeflow.org false trainer.kubeflow.org/trainjob-controller" "$out"
-out=$(kubectl get trainingruntime torch-team -o jsonpath='{.spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds} {.spec.template.spec.replicatedJobs[0].replicas}' 2>&1)
-expect_eq "TrainingRuntime kept its values, replicas defaulted" "100 1" "$out"
+out=$(kubectl get trainingruntime torch-team -o jsonpath='{.spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds} {.spec.mlPolicy.numNodes}' 2>&1)
+expect_eq "TrainingRuntime kept its values" "100 2" "$out"
 
 # ---- printer columns ----
 out=$(kubectl get trainjobs 2>&1)
