@@ -14,6 +14,7 @@
 #include "api/meta.h"
 #include "api/podsecurity.h"
 #include "api/quota_admit.h"
+#include "api/trainer.h"
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -159,6 +160,9 @@ int api_admit(const api_lookup *lk, api_admit_op op, const api_resource *res,
 {
     if (psa_admit(lk, op, res, obj, name, err) < 0 ||
         api_admit_queue(lk, op, res, obj, name, err) < 0)
+        return -1;
+    /* a TrainJob's runtime must exist when the job is made (api/trainer.h) */
+    if (op == API_ADMIT_CREATE && trainer_admit_trainjob(lk, res, obj, err) < 0)
         return -1;
     /* ResourceQuota last, as kube-apiserver orders it: what it reserves is
      * for a create no other rule refuses (api/quota_admit.h) */

@@ -48,5 +48,10 @@ extern const api_resource api_vccronjob;
 extern const api_resource api_jobflow;
 extern const api_resource api_jobtemplate;
 extern const api_schema api_vcjob_spec_schema;
+/* trainer.kubeflow.org/v1alpha1, Kubeflow Trainer v2 (kind_trainjob.c,
+ * kind_trainingruntime.c; shared rules in api/trainer.h) */
+extern const api_resource api_trainjob;
+extern const api_resource api_trainingruntime;
+extern const api_resource api_clustertrainingruntime;
 
 #endif

@@ -26,6 +26,7 @@ static const api_resource *const resources[] = {
 #undef TY_FRAMEWORK
     &api_vcjob, &api_vccronjob, &api_podgroup, &api_queue,
     &api_jobflow, &api_jobtemplate,
+    &api_trainjob, &api_trainingruntime, &api_clustertrainingruntime,
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 

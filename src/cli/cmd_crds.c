@@ -17,10 +17,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trainyard crds [-o yaml|json] [--output-dir DIR]\n"
             "Prints one apiextensions.k8s.io/v1 CustomResourceDefinition for every custom\n"
-            "kind Trainyard serves (Kubeflow, MindSpore and Volcano kinds), made from the\n"
-            "API schema the server validates with: a YAML stream (-o yaml, the default) or\n"
-            "a JSON List (-o json). --output-dir writes them as DIR/<group>_<plural>.yaml\n"
-            "with a kustomization (DIR/Kustomization) listing them (deploy/crds: make crds).\n"
+            "kind Trainyard serves (Kubeflow, Kubeflow Trainer v2, MindSpore and Volcano\n"
+            "kinds), made from the API schema the server validates with: a YAML stream\n"
+            "(-o yaml, the default) or a JSON List (-o json). --output-dir writes them as\n"
+            "DIR/<group>_<plural>.yaml with a kustomization (DIR/Kustomization) listing\n"
+            "them (deploy/crds: make crds).\n"
             "\n"
             "  trainyard crds | kubectl apply --server-side -f -\n");
 }

@@ -16,6 +16,7 @@
 #include "base/timeutil.h"
 #include "cli/cli.h"
 #include "server/event_ttl.h"
+#include "server/trainer_seed.h"
 #include "client/kc_embedded.h"
 #include "controller/gc.h"
 #include "controller/volumes.h"
@@ -484,6 +485,11 @@ static ty_store *open_secured(const char *data_dir, const security_flags *sf,
     } else if (!(store = store_open(data_dir, &err))) {
         fprintf(stderr, "error: cannot open the store in %s: %s\n", data_dir, err.text);
         security_teardown(sec);
+    } else if (server_seed_trainer_runtimes(store, &err) < 0) {
+        fprintf(stderr, "error: cannot make the built-in training runtimes: %s\n", err.text);
+        security_teardown(sec);
+        store_close(store);
+        store = NULL;
     } else if (security_start(sf, sec, store, so, &err) < 0) {
         fprintf(stderr, "error: %s\n", err.text);
         security_teardown(sec);

@@ -1,0 +1,42 @@
+/* trainer.h - Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1): what the
+ * TrainJob, TrainingRuntime and ClusterTrainingRuntime kinds share, the
+ * built-in ClusterTrainingRuntimes and the admission rule that looks up the
+ * runtime a TrainJob names.
+ *
+ * The kinds themselves are kind_trainjob.c and kind_trainingruntime.c; the
+ * built-in runtimes trainer_runtimes.c (docs/trainer.md lists them). No
+ * controller runs TrainJobs yet: they are stored, defaulted and validated.
+ */
+#ifndef TY_API_TRAINER_H
+#define TY_API_TRAINER_H
+
+#include <jansson.h>
+
+#include "api/admission.h"
+#include "api/registry.h"
+#include "base/error.h"
+
+#define TRAINER_GROUP "trainer.kubeflow.org"
+#define TRAINER_FRAMEWORK_LABEL "trainer.kubeflow.org/framework"
+#define TRAINER_ANCESTOR_LABEL "trainer.kubeflow.org/trainjob-ancestor-step"
+#define TRAINER_MANAGED_BY_DEFAULT "trainer.kubeflow.org/trainjob-controller"
+#define TRAINER_MANAGED_BY_MULTIKUEUE "kueue.x-k8s.io/multikueue"
+
+/* A core/v1 EnvVar ({name, value, valueFrom}), for the env lists of the
+ * TrainJob's trainer and initializers. */
+extern const api_schema trainer_env_var_schema;
+
+/* The built-in ClusterTrainingRuntimes, each a whole object (apiVersion,
+ * kind, metadata with the trainer.kubeflow.org/framework label, spec), not
+ * yet defaulted. Caller owns the array. */
+json_t *trainer_builtin_runtimes(void);
+
+/* Admission of a TrainJob being created: the runtime spec.runtimeRef names
+ * must exist (a ClusterTrainingRuntime, or a TrainingRuntime in the job's
+ * namespace), as upstream's webhook refuses a job whose runtime is missing.
+ * 0, or -1 with err TY_EINVALID and a cause at spec.runtimeRef. Any other
+ * resource: 0. */
+int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const json_t *obj,
+                           ty_error *err);
+
+#endif
