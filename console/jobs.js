@@ -1,0 +1,356 @@
+// jobs.js - every training job the user may see, of every kind, in one
+// table kept live by watches (no polling).
+//
+// A browser opens at most six HTTP/1.1 connections to one server, and every
+// watch holds one. So at most LIVE_WATCHES collections are watched (the
+// kinds with the most jobs first); the other kinds are listed once and then
+// kept current by one watch on Events: an event about a job of such a kind
+// fetches that job again (docs/console.md).
+import { api, informer, whoami } from './api.js';
+import {
+  collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf,
+} from './kinds.js';
+import { age, announce, el, errorBox } from './util.js';
+
+const LIVE_WATCHES = 4;
+const NS_KEY = 'trainyard.namespaces';
+
+const COLUMNS = [
+  { key: 'name', label: 'Name' },
+  { key: 'kind', label: 'Kind' },
+  { key: 'ns', label: 'Namespace' },
+  { key: 'status', label: 'Status' },
+  { key: 'queue', label: 'Queue' },
+  { key: 'user', label: 'User' },
+  { key: 'gpus', label: 'GPUs', numeric: true },
+  { key: 'duration', label: 'Duration', numeric: true },
+  { key: 'created', label: 'Age', numeric: true },
+];
+
+// The row's values (also what filters, search and sorting read).
+function rowData(k, job) {
+  const m = job.metadata || {};
+  return {
+    name: m.name, kind: kindLabel(k), kindId: k.id, ns: m.namespace || '',
+    status: statusOf(k, job), queue: queueOf(k, job),
+    user: m.annotations?.['trainyard.io/created-by'] || '',
+    gpus: gpusRequested(k, job), created: m.creationTimestamp || '',
+    start: job.status?.startTime || '', end: job.status?.completionTime || '',
+  };
+}
+
+export function mount(container, params) {
+  const jobs = new Map(); // uid -> { k, job, d, tr }
+  const stoppers = [];
+  let sortKey = params.get('sort') || 'created';
+  let sortDesc = params.get('order') !== 'asc';
+  let destroyed = false;
+
+  const filterNs = el('select', { id: 'f-ns' }, el('option', { value: '' }, 'All'));
+  const filterStatus = el('select', { id: 'f-status' }, el('option', { value: '' }, 'All'),
+    ...['Pending', 'Created', 'Running', 'Restarting', 'Suspended', 'Succeeded', 'Failed',
+      'Aborted', 'Completed', 'Terminated'].map((s) => el('option', { value: s }, s)));
+  const filterKind = el('select', { id: 'f-kind' }, el('option', { value: '' }, 'All'));
+  const filterUser = el('input', { id: 'f-user', type: 'text', autocomplete: 'off' });
+  const search = el('input', { id: 'f-search', type: 'search', autocomplete: 'off', placeholder: 'name, queue…' });
+  const notes = el('div', { class: 'notes', 'aria-live': 'polite' });
+  const tbody = el('tbody');
+  const count = el('p', { class: 'count', 'aria-live': 'polite' });
+  const headRow = el('tr');
+  const table = el('table', { class: 'jobs', id: 'jobs-table' },
+    el('caption', { class: 'visually-hidden' }, 'Training jobs'), el('thead', {}, headRow), tbody);
+
+  filterNs.value = params.get('ns') || '';
+  filterStatus.value = params.get('status') || '';
+  filterUser.value = params.get('user') || '';
+  search.value = params.get('q') || '';
+
+  container.append(
+    el('h1', {}, 'Jobs'),
+    el('form', { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
+      el('label', { for: 'f-ns' }, 'Namespace'), filterNs,
+      el('label', { for: 'f-status' }, 'Status'), filterStatus,
+      el('label', { for: 'f-kind' }, 'Kind'), filterKind,
+      el('label', { for: 'f-user' }, 'User'), filterUser,
+      el('label', { for: 'f-search' }, 'Search'), search),
+    notes, count, table);
+  container.querySelector('form.filters').addEventListener('submit', (e) => e.preventDefault());
+
+  // ---- header and sorting ----
+  for (const c of COLUMNS) {
+    const btn = el('button', { type: 'button', class: 'sort' }, c.label);
+    btn.addEventListener('click', () => {
+      if (sortKey === c.key) sortDesc = !sortDesc;
+      else { sortKey = c.key; sortDesc = c.numeric || c.key === 'created'; }
+      saveParams();
+      resort();
+    });
+    headRow.append(el('th', { scope: 'col', dataset: { key: c.key } }, btn));
+  }
+  function markSort() {
+    for (const th of headRow.children)
+      th.setAttribute('aria-sort', th.dataset.key === sortKey ? (sortDesc ? 'descending' : 'ascending') : 'none');
+  }
+
+  function saveParams() {
+    const q = new URLSearchParams();
+    if (filterNs.value) q.set('ns', filterNs.value);
+    if (filterStatus.value) q.set('status', filterStatus.value);
+    if (filterKind.value) q.set('kind', filterKind.value);
+    if (filterUser.value) q.set('user', filterUser.value);
+    if (search.value) q.set('q', search.value);
+    if (sortKey !== 'created') q.set('sort', sortKey);
+    if (!sortDesc) q.set('order', 'asc');
+    const s = q.toString();
+    // replaceState: no hashchange, so the page is not mounted again
+    history.replaceState(null, '', `#/jobs${s ? `?${s}` : ''}`);
+  }
+
+  function visible(d) {
+    if (filterNs.value && d.ns !== filterNs.value) return false;
+    if (filterStatus.value && d.status !== filterStatus.value) return false;
+    if (filterKind.value && d.kindId !== filterKind.value) return false;
+    if (filterUser.value && !d.user.includes(filterUser.value.trim())) return false;
+    const q = search.value.trim().toLowerCase();
+    if (q && !`${d.name} ${d.ns} ${d.queue} ${d.kind} ${d.user} ${d.status}`.toLowerCase().includes(q)) return false;
+    return true;
+  }
+
+  function compare(a, b) {
+    let x; let y;
+    if (sortKey === 'created') { x = a.d.created; y = b.d.created; } // ISO strings sort by time
+    else if (sortKey === 'duration') { x = a.d.start ? (a.d.end ? Date.parse(a.d.end) : Date.now()) - Date.parse(a.d.start) : -1; y = b.d.start ? (b.d.end ? Date.parse(b.d.end) : Date.now()) - Date.parse(b.d.start) : -1; }
+    else { x = a.d[sortKey]; y = b.d[sortKey]; }
+    let c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+    if (c === 0) c = a.d.name.localeCompare(b.d.name);
+    return sortDesc ? -c : c;
+  }
+
+  function cells(entry) {
+    const { d, job } = entry;
+    const href = `#/jobs/${encodeURIComponent(d.kindId)}/${encodeURIComponent(d.ns)}/${encodeURIComponent(d.name)}`;
+    const start = job.status?.startTime;
+    const end = job.status?.completionTime ? Date.parse(job.status.completionTime) : Date.now();
+    return [
+      el('td', {}, el('a', { href }, d.name)),
+      el('td', {}, d.kind),
+      el('td', {}, d.ns),
+      el('td', {}, el('span', { class: `status status-${d.status.toLowerCase()}` }, d.status)),
+      el('td', {}, d.queue || '—'),
+      el('td', {}, d.user || '—'),
+      el('td', { class: 'num' }, String(d.gpus)),
+      el('td', { class: 'num' }, start ? age(new Date(Date.now() - (end - Date.parse(start))).toISOString()) : '—'),
+      el('td', { class: 'num' }, el('time', { datetime: d.created, title: d.created }, age(d.created))),
+    ];
+  }
+
+  // One row per job, updated in place: an event touches its own row only.
+  let resortQueued = false;
+  function resort() {
+    if (resortQueued) return;
+    resortQueued = true;
+    requestAnimationFrame(() => {
+      resortQueued = false;
+      if (destroyed) return;
+      const entries = [...jobs.values()].sort(compare);
+      let shown = 0;
+      let prev = null;
+      for (const e of entries) {
+        const want = prev ? prev.nextSibling : tbody.firstChild;
+        if (want !== e.tr) tbody.insertBefore(e.tr, want);
+        e.tr.hidden = !visible(e.d);
+        if (!e.tr.hidden) shown++;
+        prev = e.tr;
+      }
+      markSort();
+      count.textContent = jobs.size === 0 ? 'No jobs.' : `${shown} of ${jobs.size} jobs shown.`;
+    });
+  }
+
+  function upsert(k, job) {
+    const uid = job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+    let e = jobs.get(uid);
+    if (!e) {
+      e = { tr: el('tr', { dataset: { uid } }) };
+      jobs.set(uid, e);
+    }
+    e.k = k;
+    e.job = job;
+    e.d = rowData(k, job);
+    e.tr.dataset.name = e.d.name;
+    e.tr.dataset.ns = e.d.ns;
+    e.tr.replaceChildren(...cells(e));
+    noteNamespace(e.d.ns);
+    resort();
+  }
+  function remove(job, k) {
+    const uid = job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+    const e = jobs.get(uid);
+    if (e) { e.tr.remove(); jobs.delete(uid); resort(); }
+  }
+  function resetScope(k, ns, items) {
+    for (const [uid, e] of jobs)
+      if (e.k.id === k.id && (!ns || e.d.ns === ns)) { e.tr.remove(); jobs.delete(uid); }
+    for (const j of items) upsert(k, j);
+    resort();
+  }
+
+  const seenNs = new Set();
+  function noteNamespace(ns) {
+    if (!ns || seenNs.has(ns)) return;
+    seenNs.add(ns);
+    const opts = [...filterNs.options].slice(1).map((o) => o.value).concat(ns).sort();
+    filterNs.replaceChildren(el('option', { value: '' }, 'All'), ...opts.map((n) => el('option', { value: n }, n)));
+    filterNs.value = params.get('ns') && !filterNs.dataset.touched ? params.get('ns') : filterNs.dataset.value || '';
+  }
+  filterNs.addEventListener('change', () => { filterNs.dataset.touched = '1'; filterNs.dataset.value = filterNs.value; });
+  if (params.get('ns')) { noteNamespace(params.get('ns')); filterNs.value = params.get('ns'); }
+
+  for (const input of [filterNs, filterStatus, filterKind, filterUser, search])
+    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => { saveParams(); resort(); });
+
+  // ages move on their own
+  const ticker = setInterval(() => {
+    for (const e of jobs.values()) {
+      const t = e.tr.querySelector('time');
+      if (t) t.textContent = age(e.d.created);
+    }
+  }, 10000);
+
+  // ---- the data ----
+  async function start() {
+    let kinds;
+    try {
+      kinds = await servedKinds();
+    } catch (e) {
+      notes.append(errorBox(`Cannot read the API discovery: ${e.message}`));
+      return;
+    }
+    filterKind.append(...kinds.map((k) => el('option', { value: k.id }, kindLabel(k))));
+    filterKind.value = params.get('kind') || '';
+
+    // A first list of each kind, cluster-wide; a 403 there means the user
+    // sees only some namespaces (listed one by one below).
+    const scopes = []; // { k, ns, items }
+    const narrow = [];
+    await Promise.all(kinds.map(async (k) => {
+      try {
+        const list = await api(collectionPath(k, ''));
+        scopes.push({ k, ns: '', items: list.items || [] });
+      } catch (e) {
+        if (e.status === 403) narrow.push(k);
+        else if (e.status !== 401) notes.append(errorBox(`${kindLabel(k)}: ${e.message}`));
+      }
+    }));
+    if (destroyed) return;
+    let namespaces = [];
+    if (narrow.length) {
+      namespaces = await visibleNamespaces();
+      if (destroyed) return;
+      const shown = namespaces.length ? namespaces.join(', ') : 'none';
+      notes.append(el('p', { class: 'note', id: 'scope-note' },
+        `You may not list ${narrow.length === kinds.length ? 'jobs' : narrow.map(kindLabel).join(', ')} in every namespace: showing namespace${namespaces.length === 1 ? '' : 's'} ${shown}. `),
+        namespaceAdder());
+      await Promise.all(narrow.flatMap((k) => namespaces.map(async (ns) => {
+        try {
+          const list = await api(collectionPath(k, ns));
+          scopes.push({ k, ns, items: list.items || [] });
+        } catch (e) {
+          if (e.status === 403) notes.append(el('p', { class: 'note' }, `You may not list ${kindLabel(k)} in namespace ${ns}.`));
+        }
+      })));
+    }
+    if (destroyed) return;
+    for (const s of scopes) resetScope(s.k, s.ns, s.items);
+    if (jobs.size === 0) resort();
+
+    // The busiest collections get watches of their own; the rest follow Events.
+    scopes.sort((a, b) => b.items.length - a.items.length ||
+      kinds.indexOf(a.k) - kinds.indexOf(b.k));
+    const live = scopes.slice(0, LIVE_WATCHES);
+    const quiet = scopes.slice(LIVE_WATCHES);
+    for (const s of live) {
+      stoppers.push(informer(collectionPath(s.k, s.ns), {
+        reset: (items) => resetScope(s.k, s.ns, items),
+        event: (type, obj) => (type === 'DELETED' ? remove(obj, s.k) : upsert(s.k, obj)),
+        error: (e) => notes.append(errorBox(`${kindLabel(s.k)}: ${e.message}`)),
+      }));
+    }
+    if (quiet.length) followEvents(quiet, narrow.length ? namespaces : ['']);
+  }
+
+  // Events about jobs of the kinds without a watch of their own: each one
+  // fetches its job again (or drops it when it is gone).
+  function followEvents(quiet, namespaces) {
+    const byKind = new Map(quiet.map((s) => [`${s.k.group}|${s.k.kind}`, s.k]));
+    const pending = new Map();
+    const refetch = async (k, ns, name) => {
+      const key = `${k.id}/${ns}/${name}`;
+      if (pending.has(key)) return;
+      pending.set(key, true);
+      try {
+        upsert(k, await api(objectPath(k, ns, name)));
+      } catch (e) {
+        if (e.status === 404) {
+          for (const en of jobs.values())
+            if (en.k.id === k.id && en.d.ns === ns && en.d.name === name) { remove(en.job, k); break; }
+        }
+      } finally {
+        pending.delete(key);
+      }
+    };
+    for (const ns of namespaces.slice(0, Math.max(1, 6 - 1 - LIVE_WATCHES))) {
+      const path = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/events` : '/api/v1/events';
+      stoppers.push(informer(path, {
+        reset: () => {},
+        event: (type, ev) => {
+          const o = ev.involvedObject || {};
+          const group = (o.apiVersion || '').split('/')[0];
+          const k = byKind.get(`${group}|${o.kind}`);
+          if (k && o.name) refetch(k, o.namespace || ev.metadata?.namespace || '', o.name);
+        },
+        error: () => {},
+      }));
+    }
+  }
+
+  async function visibleNamespaces() {
+    try {
+      const list = await api('/api/v1/namespaces');
+      return (list.items || []).map((n) => n.metadata.name);
+    } catch (e) {
+      if (e.status !== 403) throw e;
+    }
+    // Not allowed to list namespaces either: the user's own (the namespace
+    // `trainyard user add` makes is named after the user) and those the user
+    // added here.
+    const saved = JSON.parse(localStorage.getItem(NS_KEY) || '[]');
+    const me = await whoami();
+    const mine = me && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(me) ? [me] : [];
+    return [...new Set([...mine, ...saved])];
+  }
+
+  function namespaceAdder() {
+    const input = el('input', { id: 'add-ns', type: 'text', autocomplete: 'off', pattern: '[a-z0-9]([-a-z0-9]*[a-z0-9])?' });
+    const form = el('form', { class: 'inline' }, el('label', { for: 'add-ns' }, 'Show another namespace'), input,
+      el('button', { type: 'submit' }, 'Add'));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const ns = input.value.trim();
+      if (!ns) return;
+      const saved = JSON.parse(localStorage.getItem(NS_KEY) || '[]');
+      if (!saved.includes(ns)) localStorage.setItem(NS_KEY, JSON.stringify([...saved, ns]));
+      announce(`Namespace ${ns} added`);
+      window.dispatchEvent(new HashChangeEvent('hashchange')); // mount again with it
+    });
+    return form;
+  }
+
+  markSort();
+  start();
+  return () => {
+    destroyed = true;
+    clearInterval(ticker);
+    for (const s of stoppers) s.stop();
+  };
+}
