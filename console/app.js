@@ -103,5 +103,7 @@ function route() {
 
 takeFragmentToken();
 document.getElementById('signout').addEventListener('click', signOut);
-window.addEventListener('hashchange', route);
+// (a #token= link opened while the page is loaded is a same-document
+// navigation: only hashchange sees it)
+window.addEventListener('hashchange', () => { takeFragmentToken(); route(); });
 route();

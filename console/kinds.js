@@ -34,15 +34,19 @@ let served = null;
 // The kinds this server serves, each with .version set (discovery).
 export async function servedKinds() {
   if (served) return served;
+  // The group versions the server serves (one request), then the
+  // resources of those of them the console knows.
+  const apis = await api('/apis');
+  const offered = new Set((apis.groups || []).flatMap((g) => (g.versions || []).map((v) => v.groupVersion)));
   const gvs = new Map();
-  for (const k of KINDS) for (const v of k.versions) gvs.set(`${k.group}/${v}`, null);
+  for (const k of KINDS) for (const v of k.versions) if (offered.has(`${k.group}/${v}`)) gvs.set(`${k.group}/${v}`, null);
   await Promise.all([...gvs.keys()].map(async (gv) => {
     try {
       const doc = await api(`/apis/${gv}`);
       gvs.set(gv, new Set((doc.resources || []).map((r) => r.name)));
     } catch (e) {
       if (e.status === 401) throw e;
-      gvs.set(gv, new Set()); // not served
+      gvs.set(gv, new Set());
     }
   }));
   served = [];

@@ -12,7 +12,10 @@ test_pkgs=(python3 python3-kubernetes python3-yaml curl
            # scripts/webhook-cert.sh and its test (t1200)
            openssl
            # the Slurm runtime's tests: a multi-node Slurm on this host (scripts/slurm-cluster.sh)
-           slurmctld slurmd slurm-client munge)
+           slurmctld slurmd slurm-client munge
+           # the web console's browser tests (tests/browser): a headless Chromium
+           # (and Node.js with npm for playwright-core, below)
+           chromium)
 # The libFuzzer targets (make fuzz, tests/fuzz): clang and its runtimes.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 
@@ -32,6 +35,12 @@ done
 # kubectl: use the one on the machine; Debian's kubernetes-client only where none is present.
 if [ "${1:-all}" != build ] && [ "${1:-all}" != fuzz ] && ! command -v kubectl >/dev/null 2>&1; then
   missing+=(kubernetes-client)
+fi
+# Node.js and npm (tests/browser's playwright-core, console/package-lock.json):
+# the ones on the machine; Debian's only where there are none.
+if [ "${1:-all}" != build ] && [ "${1:-all}" != fuzz ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
