@@ -269,6 +269,7 @@ export function mount(container, params) {
       kinds.indexOf(a.k) - kinds.indexOf(b.k));
     const live = scopes.slice(0, LIVE_WATCHES);
     const quiet = scopes.slice(LIVE_WATCHES);
+    table.dataset.watched = live.map((sc) => `${sc.k.id}${sc.ns ? `/${sc.ns}` : ''}`).join(' ');
     for (const s of live) {
       stoppers.push(informer(collectionPath(s.k, s.ns), {
         reset: (items) => resetScope(s.k, s.ns, items),

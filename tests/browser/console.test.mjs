@@ -100,6 +100,26 @@ try {
     await page.locator('#jobs-table tr[data-name="console-a"] td', { hasText: 'default' }).first().waitFor();
   });
 
+  await check('every kind in one list: a Volcano Job (watched) and an XGBoostJob (followed through Events)', async () => {
+    const cmd = ['sh', '-c', 'echo up; sleep 600'];
+    kubectl(['apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job', metadata: { name: 'console-vc', namespace: 'default' },
+      spec: { schedulerName: 'volcano', minAvailable: 1, tasks: [{ name: 'w', replicas: 1, template: { spec: {
+        restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: cmd }] } } }] },
+    }));
+    kubectl(['apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'kubeflow.org/v1', kind: 'XGBoostJob', metadata: { name: 'console-xgb', namespace: 'default' },
+      spec: { xgbReplicaSpecs: { Master: { replicas: 1, restartPolicy: 'Never', template: { spec: {
+        containers: [{ name: 'xgboost', image: 'busybox', command: cmd }] } } } } },
+    }));
+    await page.locator('#jobs-table tr[data-name="console-vc"] td', { hasText: 'Volcano Job' }).waitFor();
+    await page.locator('#jobs-table tr[data-name="console-xgb"] td', { hasText: 'XGBoostJob' }).waitFor();
+    const watched = await page.locator('#jobs-table').getAttribute('data-watched');
+    assert(!watched.split(' ').includes('xgboostjob'), `xgboostjob has a watch of its own: ${watched}`);
+    // and its status moves on without a reload
+    await page.locator('#jobs-table tr[data-name="console-xgb"] .status', { hasText: 'Running' }).waitFor();
+  });
+
   await check('filters: a kind that is not the job\'s hides it, search finds it', async () => {
     await page.selectOption('#f-kind', 'vcjob');
     await page.locator('#jobs-table tr[data-name="console-a"]').waitFor({ state: 'hidden' });
@@ -133,6 +153,17 @@ try {
     await page.click('#confirm-yes');
     await eventually(() => kubectl(['get', 'pytorchjob', 'console-a', '-n', 'default', '-o',
       'jsonpath={.spec.runPolicy.suspend}']).trim() === 'false', 'spec.runPolicy.suspend=false');
+  });
+
+  await check('suspend on a Volcano Job aborts it (the action annotation)', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs/vcjob/default/console-vc`);
+    await page.locator('#replicas tr[data-pod]').first().waitFor();
+    await page.click('#suspend');
+    await page.click('#confirm-yes');
+    await eventually(() => /^Abort/.test(kubectl(['get', 'jobs.batch.volcano.sh', 'console-vc', '-n', 'default', '-o',
+      'jsonpath={.status.state.phase}']).trim()), 'the Volcano Job aborted');
+    await page.locator('#job-status', { hasText: 'Abort' }).waitFor();
+    await page.goBack();
   });
 
   await check('the back button returns to the list', async () => {
