@@ -12,6 +12,11 @@ const { chromium } = require('playwright-core');
 
 const { SERVER, E2E_TOKEN, BOB_TOKEN, E2E_TMP, CHROMIUM } = process.env;
 const WAIT = 60000;
+// CONSOLE_SCREENSHOTS=DIR: each page's picture there (docs/console/*.png)
+const SHOTS = process.env.CONSOLE_SCREENSHOTS || '';
+async function shot(page, name) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
 let failures = 0;
 let checks = 0;
 
@@ -118,6 +123,7 @@ try {
     assert(!watched.split(' ').includes('xgboostjob'), `xgboostjob has a watch of its own: ${watched}`);
     // and its status moves on without a reload
     await page.locator('#jobs-table tr[data-name="console-xgb"] .status', { hasText: 'Running' }).waitFor();
+    await shot(page, 'jobs');
   });
 
   await check('filters: a kind that is not the job\'s hides it, search finds it', async () => {
@@ -141,10 +147,13 @@ try {
     await page.locator('#log', { hasText: 'LOG-AFTER-OPEN' }).waitFor();
     await page.locator('#conditions tr', { hasText: 'Running' }).first().waitFor();
     await page.locator('#manifest', { hasText: 'kind: PyTorchJob' }).waitFor();
+    await shot(page, 'job');
   });
 
   await check('suspend from the page sets spec.runPolicy.suspend; resume clears it', async () => {
     await page.click('#suspend');
+    await page.locator('dialog #confirm-yes').waitFor();
+    await shot(page, 'confirm');
     await page.click('#confirm-yes');
     await eventually(() => kubectl(['get', 'pytorchjob', 'console-a', '-n', 'default', '-o',
       'jsonpath={.spec.runPolicy.suspend}']).trim() === 'true', 'spec.runPolicy.suspend=true');
@@ -169,6 +178,18 @@ try {
   await check('the back button returns to the list', async () => {
     await page.goBack();
     await page.locator('#jobs-table tr[data-name="console-a"]').waitFor();
+  });
+
+  await check('the queues and nodes pages list what the API has', async () => {
+    await page.click('#nav a[data-route="queues"]');
+    await page.locator('main table tr[data-name="default"]').waitFor();
+    await shot(page, 'queues');
+    await page.click('#nav a[data-route="nodes"]');
+    await page.locator('main table tr[data-name]').first().waitFor();
+    await shot(page, 'nodes');
+    await page.goBack();
+    await page.goBack();
+    await page.locator('#jobs-table').waitFor();
   });
 
   await check('a user without rights to a namespace does not see its jobs', async () => {
@@ -200,6 +221,7 @@ try {
   await check('sign out clears the token; a refused token sends back to sign-in', async () => {
     await page.click('#signout');
     await page.locator('form.signin').waitFor();
+    await shot(page, 'signin');
     assert(await page.evaluate(() => sessionStorage.getItem('trainyard.token')) === null, 'token kept');
     await page.goto(`${SERVER}/ui/#token=not-a-token`);
     await page.locator('form.signin').waitFor();
