@@ -6,6 +6,7 @@ import { clear, el, errorBox } from './util.js';
 import * as jobsPage from './jobs.js';
 import * as jobPage from './job.js';
 import * as clusterPages from './cluster.js';
+import * as submitPage from './submit.js';
 
 const main = document.getElementById('main');
 let unmount = null;
@@ -72,7 +73,8 @@ function signInPage(container, params) {
   return () => {};
 }
 
-// Routes: #/signin, #/jobs, #/jobs/<kind>/<namespace>/<name>, #/queues, #/nodes.
+// Routes: #/signin, #/jobs, #/jobs/<kind>/<namespace>/<name>, #/queues, #/nodes,
+// #/submit.
 function route() {
   const hash = location.hash || '#/jobs';
   const [pathPart, query = ''] = hash.slice(1).split('?');
@@ -97,6 +99,7 @@ function route() {
   else if (parts[0] === 'jobs' || parts.length === 0) unmount = jobsPage.mount(main, params);
   else if (parts[0] === 'queues') unmount = clusterPages.mountQueues(main);
   else if (parts[0] === 'nodes') unmount = clusterPages.mountNodes(main);
+  else if (parts[0] === 'submit') unmount = submitPage.mount(main);
   else main.append(el('h1', {}, 'Not found'), el('p', {}, el('a', { href: '#/jobs' }, 'Back to the jobs')));
   if (signedIn && !document.getElementById('who').textContent) showUser();
 }
