@@ -1,6 +1,7 @@
 // job.js - one job: its replicas (pods), conditions and events in time
 // order, a live log tail per replica, its manifest, and the actions suspend,
-// resume and delete. Four streams at most (job, pods, events, one log).
+// resume and delete. Five streams at most (job, pods, events, pod groups,
+// one log): a browser has six connections to a server.
 import { api, informer, lines } from './api.js';
 import {
   collectionPath, gpusRequested, isSuspended, isVolcano, kindById, kindLabel, objectPath,
@@ -8,6 +9,7 @@ import {
 } from './kinds.js';
 import { age, announce, clear, el, errorBox } from './util.js';
 import { toYaml } from './yaml.js';
+import { mountScheduling } from './sched.js';
 
 const LOG_KEEP = 20000; // lines kept per log (the download has these)
 
@@ -63,10 +65,14 @@ export function mount(container, { kind, ns, name }) {
   const fmtYaml = el('button', { type: 'button', 'aria-pressed': 'true' }, 'YAML');
   const fmtJson = el('button', { type: 'button', 'aria-pressed': 'false' }, 'JSON');
   let manifestFormat = 'yaml';
+  const schedSection = el('section', { 'aria-labelledby': 'h-scheduling' }, el('h2', { id: 'h-scheduling' }, 'Scheduling'));
+  let sched = null;
+  const schedUpdate = () => sched?.update(job, [...pods.values()]);
 
   container.append(
     el('p', {}, el('a', { href: '#/jobs' }, '← All jobs')),
     title, summary, actions, msg,
+    schedSection,
     el('section', { 'aria-labelledby': 'h-replicas' },
       el('h2', { id: 'h-replicas' }, 'Replicas'),
       el('table', { id: 'replicas' }, el('thead', {}, el('tr', {},
@@ -118,6 +124,7 @@ export function mount(container, { kind, ns, name }) {
         el('td', {}, 'Phase'), el('td', {}, job.status.state.phase), el('td', {}, job.status.state.reason || ''),
         el('td', {}, job.status.state.message || '')));
     renderManifest();
+    schedUpdate();
   }
 
   function renderManifest() {
@@ -172,6 +179,7 @@ export function mount(container, { kind, ns, name }) {
       el('td', { class: 'num' }, String(restarts(p))), el('td', {}, exitCodes(p) || '—'),
       el('td', { class: 'num' }, age(p.metadata.creationTimestamp)))));
     if (!list.length) podBody.append(el('tr', {}, el('td', { colspan: '7' }, 'No pods yet.')));
+    schedUpdate();
     const want = podSelect.value;
     const names = list.map((p) => p.metadata.name);
     if (names.join() !== [...podSelect.options].map((o) => o.value).join()) {
@@ -260,6 +268,8 @@ export function mount(container, { kind, ns, name }) {
     if (destroyed) return;
     title.textContent = `${kindLabel(k)} ${name}`;
     document.title = `${name} · Trainyard`;
+    sched = mountScheduling(schedSection, ns);
+    stoppers.push(sched);
     renderJob();
     const sel = `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
     stoppers.push(informer(`${collectionPath(k, ns)}?${sel}`, {

@@ -85,7 +85,8 @@ export function gpusRequested(k, job) {
 
 export function queueOf(k, job) {
   if (isVolcano(k)) return job.spec?.queue || 'default';
-  return job.spec?.runPolicy?.schedulingPolicy?.queue || '';
+  // the gang scheduler puts a job that names none in queue default
+  return job.spec?.runPolicy?.schedulingPolicy?.queue || 'default';
 }
 
 export function isSuspended(k, job) {

@@ -210,6 +210,28 @@ try {
     await page.locator('#jobs-table').waitFor();
   });
 
+  await check('a pending job shows why, with numbers, and its place in the queue', async () => {
+    // one GPU each on a node that has none: both wait in queue default
+    for (const name of ['pend-a', 'pend-b']) {
+      const job = JSON.parse(pytorchJob(name, 'default', 'X'));
+      job.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': 1 } };
+      kubectl(['apply', '-f', '-'], JSON.stringify(job));
+      await eventually(() => kubectl(['get', 'podgroups', '-n', 'default', '-o', 'name']).includes(name), `${name}'s pod group`);
+    }
+    const place = {};
+    for (const name of ['pend-a', 'pend-b']) {
+      await page.goto(`${SERVER}/ui/#/jobs/pytorchjob/default/${name}`);
+      await page.locator('#why-pending', { hasText: /\S/ }).waitFor();
+      await page.locator('#queue-position', { hasText: /waiting in queue default/ }).waitFor();
+      const text = await page.locator('#queue-position').textContent();
+      place[name] = Number.parseInt(text, 10);
+      assert(place[name] >= 1, `no position: ${text}`);
+    }
+    assert(place['pend-a'] < place['pend-b'], `pend-a ${place['pend-a']}, pend-b ${place['pend-b']}`);
+    await page.locator('#scheduling', { hasText: 'nvidia.com/gpu=1' }).waitFor();
+    await shot(page, 'pending');
+  });
+
   await check('a user without rights to a namespace does not see its jobs', async () => {
     kubectl(['apply', '-f', '-'], pytorchJob('bobs-job', 'bob', 'BOB'));
     const bob = await newPage();
