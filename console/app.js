@@ -101,6 +101,8 @@ function route() {
   else if (parts[0] === 'nodes') unmount = clusterPages.mountNodes(main);
   else if (parts[0] === 'submit') unmount = submitPage.mount(main);
   else main.append(el('h1', {}, 'Not found'), el('p', {}, el('a', { href: '#/jobs' }, 'Back to the jobs')));
+  // a new page: screen readers and the keyboard start at its content
+  if (parts[0] !== 'signin') main.focus({ preventScroll: true });
   if (signedIn && !document.getElementById('who').textContent) showUser();
 }
 
