@@ -5,14 +5,18 @@
 // watch holds one. So at most LIVE_WATCHES collections are watched (the
 // kinds with the most jobs first); the other kinds are listed once and then
 // kept current by one watch on Events: an event about a job of such a kind
-// fetches that job again (docs/console.md).
-import { api, informer, whoami } from './api.js';
+// fetches that job again, and watches its kind for a short while after
+// (FOLLOW_S), since a controller records an event before it writes the
+// status the event tells of. That leaves a connection for everything else
+// (docs/console.md).
+import { api, informer, lines, whoami } from './api.js';
 import {
   collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf,
 } from './kinds.js';
 import { age, announce, el, errorBox } from './util.js';
 
-const LIVE_WATCHES = 4;
+const LIVE_WATCHES = 3;
+const FOLLOW_S = 20;
 const NS_KEY = 'trainyard.namespaces';
 
 const COLUMNS = [
@@ -283,36 +287,71 @@ export function mount(container, params) {
   // Events about jobs of the kinds without a watch of their own: each one
   // fetches its job again (or drops it when it is gone).
   function followEvents(quiet, namespaces) {
-    const byKind = new Map(quiet.map((s) => [`${s.k.group}|${s.k.kind}`, s.k]));
+    const byKind = new Map(quiet.map((s) => [`${s.k.group}|${s.k.kind}`, { k: s.k, wide: !s.ns }]));
     const pending = new Map();
-    const refetch = async (k, ns, name) => {
-      const key = `${k.id}/${ns}/${name}`;
+    const refetch = async (q, ns, name) => {
+      const key = `${q.k.id}/${ns}/${name}`;
       if (pending.has(key)) return;
       pending.set(key, true);
       try {
-        upsert(k, await api(objectPath(k, ns, name)));
+        const job = await api(objectPath(q.k, ns, name));
+        upsert(q.k, job);
+        followUp(q.k, q.wide ? '' : ns, job.metadata.resourceVersion);
       } catch (e) {
         if (e.status === 404) {
           for (const en of jobs.values())
-            if (en.k.id === k.id && en.d.ns === ns && en.d.name === name) { remove(en.job, k); break; }
+            if (en.k.id === q.k.id && en.d.ns === ns && en.d.name === name) { remove(en.job, q.k); break; }
         }
       } finally {
         pending.delete(key);
       }
     };
-    for (const ns of namespaces.slice(0, Math.max(1, 6 - 1 - LIVE_WATCHES))) {
+    for (const ns of namespaces.slice(0, 1)) {
       const path = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/events` : '/api/v1/events';
       stoppers.push(informer(path, {
         reset: () => {},
         event: (type, ev) => {
           const o = ev.involvedObject || {};
           const group = (o.apiVersion || '').split('/')[0];
-          const k = byKind.get(`${group}|${o.kind}`);
-          if (k && o.name) refetch(k, o.namespace || ev.metadata?.namespace || '', o.name);
+          const q = byKind.get(`${group}|${o.kind}`);
+          if (q && o.name) refetch(q, o.namespace || ev.metadata?.namespace || '', o.name);
         },
         error: () => {},
       }));
     }
+  }
+
+  // The short watches after an event, one at a time (one connection), each
+  // from the version fetched, so that it sees every write after the fetch.
+  const follows = new Map(); // kind|ns -> { k, ns, rv }
+  let following = '';
+  function followUp(k, ns, rv) {
+    const key = `${k.id}|${ns}`;
+    if (following === key || follows.has(key)) return;
+    follows.set(key, { k, ns, rv });
+    pumpFollows();
+  }
+  async function pumpFollows() {
+    if (following || destroyed || !follows.size) return;
+    const [key, f] = follows.entries().next().value;
+    follows.delete(key);
+    following = key;
+    const ctl = new AbortController();
+    const stopper = { stop: () => ctl.abort() };
+    stoppers.push(stopper);
+    try {
+      const path = `${collectionPath(f.k, f.ns)}?watch=1&resourceVersion=${encodeURIComponent(f.rv)}&timeoutSeconds=${FOLLOW_S}`;
+      const resp = await api(path, { raw: true, signal: ctl.signal });
+      for await (const line of lines(resp)) {
+        if (!line.trim()) continue;
+        const ev = JSON.parse(line);
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') upsert(f.k, ev.object);
+        else if (ev.type === 'DELETED') remove(ev.object, f.k);
+      }
+    } catch { /* ended, refused or too old: the next event starts another */ }
+    stoppers.splice(stoppers.indexOf(stopper), 1);
+    following = '';
+    pumpFollows();
   }
 
   async function visibleNamespaces() {
