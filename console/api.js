@@ -74,24 +74,40 @@ const withQuery = (path, q) => path + (path.includes('?') ? '&' : '?') + q;
 //   handlers.reset(items)       the whole collection (after each list)
 //   handlers.event(type, obj)   ADDED, MODIFIED or DELETED
 //   handlers.error(err)         a list refused (403...): the informer stops
-// Returns { stop() }.
-export function informer(path, handlers) {
+// fromVersion: the resourceVersion of a list the caller has already shown
+// (the watch starts there; no second list). Returns { stop() }.
+// What each informer is doing, for a look from the browser's console or a
+// test that failed (informerStates()).
+const states = new Map();
+let nextId = 0;
+export const informerStates = () => [...states.values()];
+
+export function informer(path, handlers, fromVersion = null) {
   const ctl = new AbortController();
-  let rv = null;
+  let rv = fromVersion;
+  const state = { path, phase: 'starting', rv, events: 0 };
+  const id = nextId++;
+  states.set(id, state);
+  ctl.signal.addEventListener('abort', () => states.delete(id));
   (async () => {
     let failures = 0;
     while (!ctl.signal.aborted) {
       try {
         if (!rv) {
+          state.phase = 'listing';
           const list = await api(path, { signal: ctl.signal });
           rv = list.metadata?.resourceVersion || '0';
           handlers.reset(list.items || []);
         }
+        state.phase = 'connecting';
+        state.rv = rv;
         const resp = await api(
           withQuery(path, `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`),
           { raw: true, signal: ctl.signal });
         failures = 0;
+        state.phase = 'watching';
         for await (const line of lines(resp)) {
+          state.events++;
           if (!line.trim()) continue;
           const ev = JSON.parse(line);
           if (ev.type === 'ERROR') {
@@ -103,8 +119,10 @@ export function informer(path, handlers) {
           if (v) rv = v;
           if (ev.type !== 'BOOKMARK') handlers.event(ev.type, ev.object);
         }
+        state.phase = 'ended';
       } catch (e) {
         if (ctl.signal.aborted) return;
+        state.phase = `failed: ${e.status || ''} ${e.message}`;
         if (e.status === 410) { rv = null; continue; }
         if (e.status === 401 || e.status === 403 || e.status === 404) {
           handlers.error?.(e);

@@ -1,7 +1,7 @@
 // app.js - the console's entry: sign-in, the router (hash routes, so that
 // every page has its own URL, deep links and the back button work, and the
 // server serves one index.html) and the header.
-import { api, clearToken, getToken, onUnauthorized, setToken, whoami } from './api.js';
+import { api, clearToken, getToken, informerStates, onUnauthorized, setToken, whoami } from './api.js';
 import { clear, el, errorBox } from './util.js';
 import * as jobsPage from './jobs.js';
 import * as jobPage from './job.js';
@@ -105,6 +105,9 @@ function route() {
   if (parts[0] !== 'signin') main.focus({ preventScroll: true });
   if (signedIn && !document.getElementById('who').textContent) showUser();
 }
+
+// for a look from the browser's console (and the tests): what is watched
+window.trainyardInformers = informerStates;
 
 takeFragmentToken();
 document.getElementById('signout').addEventListener('click', signOut);

@@ -126,7 +126,7 @@ export function mount(container, params) {
     else if (sortKey === 'duration') { x = a.d.start ? (a.d.end ? Date.parse(a.d.end) : Date.now()) - Date.parse(a.d.start) : -1; y = b.d.start ? (b.d.end ? Date.parse(b.d.end) : Date.now()) - Date.parse(b.d.start) : -1; }
     else { x = a.d[sortKey]; y = b.d[sortKey]; }
     let c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
-    if (c === 0) c = a.d.name.localeCompare(b.d.name);
+    if (c === 0) c = a.d.name.localeCompare(b.d.name) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
     return sortDesc ? -c : c;
   }
 
@@ -148,35 +148,91 @@ export function mount(container, params) {
     ];
   }
 
-  // One row per job, updated in place: an event touches its own row only.
-  let resortQueued = false;
+  // The rows in display order, an array kept sorted: an event rebuilds and
+  // moves its own row only (a binary search), and the table holds only the
+  // rows on screen and a few more (the rest are spacers of their height), so
+  // that 10,000 jobs and 100 changes a second cost what a screenful does.
+  // A new sort orders them all again; a new filter only marks them.
+  let order = [];
+  function locate(e) {
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compare(order[mid], e) < 0) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  function place(e) {
+    order.splice(locate(e), 0, e);
+    render();
+  }
+  function unplace(e) {
+    let i = locate(e);
+    if (order[i] !== e) i = order.indexOf(e); // a key that moves with time (duration)
+    if (i >= 0) order.splice(i, 1);
+    render();
+  }
+  function refilter() {
+    for (const e of order) e.vis = visible(e.d);
+    render();
+  }
   function resort() {
-    if (resortQueued) return;
-    resortQueued = true;
-    requestAnimationFrame(() => {
-      resortQueued = false;
-      if (destroyed) return;
-      const entries = [...jobs.values()].sort(compare);
-      let shown = 0;
-      let prev = null;
-      for (const e of entries) {
-        const want = prev ? prev.nextSibling : tbody.firstChild;
-        if (want !== e.tr) tbody.insertBefore(e.tr, want);
-        e.tr.hidden = !visible(e.d);
-        if (!e.tr.hidden) shown++;
-        prev = e.tr;
-      }
-      markSort();
-      count.textContent = jobs.size === 0 ? 'No jobs.' : `${shown} of ${jobs.size} jobs shown.`;
-    });
+    order = [...jobs.values()].sort(compare);
+    markSort();
+    refilter();
   }
 
-  function upsert(k, job) {
-    const uid = job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+  function freshenAge(e) {
+    const t = e.tr.querySelector('time');
+    if (t) t.textContent = age(e.d.created);
+  }
+
+  const OVERSCAN = 30;
+  let rowH = 33; // measured from a rendered row
+  const topPad = el('tr', { class: 'pad', 'aria-hidden': 'true' }, el('td', { colspan: String(COLUMNS.length) }));
+  const bottomPad = el('tr', { class: 'pad', 'aria-hidden': 'true' }, el('td', { colspan: String(COLUMNS.length) }));
+  let shownRows = [];
+  let renderQueued = false;
+  function render() {
+    if (renderQueued) return;
+    renderQueued = true;
+    requestAnimationFrame(() => {
+      renderQueued = false;
+      if (destroyed) return;
+      const vis = order.filter((e) => e.vis);
+      const top = tbody.getBoundingClientRect().top;
+      const first = Math.max(0, Math.floor(-top / rowH) - OVERSCAN);
+      const last = Math.min(vis.length, first + Math.ceil(window.innerHeight / rowH) + 2 * OVERSCAN);
+      const rows = vis.slice(first, last);
+      if (rows.length !== shownRows.length || rows.some((e, n) => shownRows[n] !== e)) {
+        rows.forEach((e, n) => { e.tr.setAttribute('aria-rowindex', String(first + n + 2)); freshenAge(e); });
+        tbody.replaceChildren(topPad, ...rows.map((e) => e.tr), bottomPad);
+        shownRows = rows;
+        if (rows.length && rows[0].tr.offsetHeight) rowH = rows[0].tr.offsetHeight;
+      }
+      topPad.firstChild.style.height = `${first * rowH}px`; // CSSOM: allowed by the CSP
+      bottomPad.firstChild.style.height = `${(vis.length - last) * rowH}px`;
+      topPad.hidden = first === 0;
+      bottomPad.hidden = last >= vis.length;
+      table.setAttribute('aria-rowcount', String(vis.length + 1));
+      count.textContent = jobs.size === 0 ? 'No jobs.' : `${vis.length} of ${jobs.size} jobs shown.`;
+    });
+  }
+  const onScroll = () => render();
+  window.addEventListener('scroll', onScroll, { passive: true });
+  window.addEventListener('resize', onScroll, { passive: true });
+
+  const uidOf = (k, job) => job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+  // bulk: many at once (a list): the caller orders them all after
+  function upsert(k, job, bulk = false) {
+    const uid = uidOf(k, job);
     let e = jobs.get(uid);
     if (!e) {
-      e = { tr: el('tr', { dataset: { uid } }) };
+      e = { tr: el('tr', { dataset: { uid } }), uid };
       jobs.set(uid, e);
+    } else if (!bulk) {
+      unplace(e); // by its old values
     }
     e.k = k;
     e.job = job;
@@ -184,18 +240,21 @@ export function mount(container, params) {
     e.tr.dataset.name = e.d.name;
     e.tr.dataset.ns = e.d.ns;
     e.tr.replaceChildren(...cells(e));
+    e.vis = visible(e.d);
     noteNamespace(e.d.ns);
-    resort();
+    if (!bulk) place(e);
   }
   function remove(job, k) {
-    const uid = job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+    const uid = uidOf(k, job);
     const e = jobs.get(uid);
-    if (e) { e.tr.remove(); jobs.delete(uid); resort(); }
+    if (!e) return;
+    unplace(e);
+    jobs.delete(uid);
   }
   function resetScope(k, ns, items) {
     for (const [uid, e] of jobs)
-      if (e.k.id === k.id && (!ns || e.d.ns === ns)) { e.tr.remove(); jobs.delete(uid); }
-    for (const j of items) upsert(k, j);
+      if (e.k.id === k.id && (!ns || e.d.ns === ns)) jobs.delete(uid);
+    for (const j of items) upsert(k, j, true);
     resort();
   }
 
@@ -211,15 +270,11 @@ export function mount(container, params) {
   if (params.get('ns')) { noteNamespace(params.get('ns')); filterNs.value = params.get('ns'); }
 
   for (const input of [filterNs, filterStatus, filterKind, filterUser, search])
-    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => { saveParams(); resort(); });
+    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => { saveParams(); refilter(); });
 
-  // ages move on their own
-  const ticker = setInterval(() => {
-    for (const e of jobs.values()) {
-      const t = e.tr.querySelector('time');
-      if (t) t.textContent = age(e.d.created);
-    }
-  }, 10000);
+  // ages move on their own (the rows on screen; render() does the others
+  // as they come into view)
+  const ticker = setInterval(() => { for (const e of shownRows) freshenAge(e); }, 10000);
 
   // ---- the data ----
   async function start() {
@@ -240,7 +295,7 @@ export function mount(container, params) {
     await Promise.all(kinds.map(async (k) => {
       try {
         const list = await api(collectionPath(k, ''));
-        scopes.push({ k, ns: '', items: list.items || [] });
+        scopes.push({ k, ns: '', items: list.items || [], rv: list.metadata?.resourceVersion });
       } catch (e) {
         if (e.status === 403) narrow.push(k);
         else if (e.status !== 401) notes.append(errorBox(`${kindLabel(k)}: ${e.message}`));
@@ -258,15 +313,15 @@ export function mount(container, params) {
       await Promise.all(narrow.flatMap((k) => namespaces.map(async (ns) => {
         try {
           const list = await api(collectionPath(k, ns));
-          scopes.push({ k, ns, items: list.items || [] });
+          scopes.push({ k, ns, items: list.items || [], rv: list.metadata?.resourceVersion });
         } catch (e) {
           if (e.status === 403) notes.append(el('p', { class: 'note' }, `You may not list ${kindLabel(k)} in namespace ${ns}.`));
         }
       })));
     }
     if (destroyed) return;
-    for (const s of scopes) resetScope(s.k, s.ns, s.items);
-    if (jobs.size === 0) resort();
+    for (const s of scopes) for (const j of s.items) upsert(s.k, j, true);
+    resort();
 
     // The busiest collections get watches of their own; the rest follow Events.
     scopes.sort((a, b) => b.items.length - a.items.length ||
@@ -279,7 +334,7 @@ export function mount(container, params) {
         reset: (items) => resetScope(s.k, s.ns, items),
         event: (type, obj) => (type === 'DELETED' ? remove(obj, s.k) : upsert(s.k, obj)),
         error: (e) => notes.append(errorBox(`${kindLabel(s.k)}: ${e.message}`)),
-      }));
+      }, s.rv));
     }
     if (quiet.length) followEvents(quiet, narrow.length ? namespaces : ['']);
   }
@@ -390,6 +445,8 @@ export function mount(container, params) {
   start();
   return () => {
     destroyed = true;
+    window.removeEventListener('scroll', onScroll);
+    window.removeEventListener('resize', onScroll);
     clearInterval(ticker);
     for (const s of stoppers) s.stop();
   };

@@ -27,8 +27,17 @@ function fail(name, err) {
   console.log(`FAIL - ${name}`);
   if (err) console.log(String(err.stack || err).split('\n').slice(0, 8).map((l) => `     | ${l}`).join('\n'));
 }
+let current = null; // the page a failed check pictures (E2E_KEEP keeps it)
 async function check(name, fn) {
-  try { await fn(); pass(name); } catch (e) { fail(name, e); }
+  try {
+    await fn();
+    pass(name);
+  } catch (e) {
+    fail(name, e);
+    await current?.screenshot({ path: join(E2E_TMP, `failed-${checks}.png`), fullPage: true }).catch(() => {});
+    const states = await current?.evaluate(() => window.trainyardInformers?.()).catch(() => null);
+    console.log(`     | page: ${current?.url()}\n     | informers: ${JSON.stringify(states)}`);
+  }
 }
 function assert(cond, msg) { if (!cond) throw new Error(msg); }
 
@@ -84,6 +93,7 @@ async function newPage() {
 
 try {
   const page = await newPage();
+  current = page;
 
   await check('signs in with #token= and removes it from the address bar', async () => {
     await page.goto(`${SERVER}/ui/#token=${encodeURIComponent(E2E_TOKEN)}`);
