@@ -65,6 +65,7 @@ export function mount(container, { kind, ns, name }) {
   const fmtYaml = el('button', { type: 'button', 'aria-pressed': 'true' }, 'YAML');
   const fmtJson = el('button', { type: 'button', 'aria-pressed': 'false' }, 'JSON');
   let manifestFormat = 'yaml';
+  let jobEvents = 0; // the job's watch events so far
   const schedSection = el('section', { 'aria-labelledby': 'h-scheduling' }, el('h2', { id: 'h-scheduling' }, 'Scheduling'));
   let sched = null;
   const schedUpdate = () => sched?.update(job, [...pods.values()]);
@@ -151,8 +152,12 @@ export function mount(container, { kind, ns, name }) {
       ? { metadata: { annotations: { 'trainyard.io/action': suspend ? 'AbortJob' : 'ResumeJob' } } }
       : { spec: { runPolicy: { suspend } } };
     try {
-      job = await api(objectPath(k, ns, name), { method: 'PATCH', body: patch, contentType: 'application/merge-patch+json' });
-      renderJob();
+      // The answer shows the job as the patch left it; the watch may
+      // already have brought a newer state (the controller acts at once),
+      // which the answer, arriving after it, must not replace.
+      const seen = jobEvents;
+      const patched = await api(objectPath(k, ns, name), { method: 'PATCH', body: patch, contentType: 'application/merge-patch+json' });
+      if (jobEvents === seen) { job = patched; renderJob(); }
       announce(`${name} ${suspend ? 'suspended' : 'resumed'}`);
     } catch (e) {
       clear(msg).append(errorBox(`${verb} failed: ${e.message}`));
@@ -276,6 +281,7 @@ export function mount(container, { kind, ns, name }) {
       reset: (items) => { const j = items.find((x) => x.metadata.name === name); if (j) { job = j; renderJob(); } },
       event: (type, obj) => {
         if (obj.metadata.name !== name) return;
+        jobEvents++;
         if (type === 'DELETED') { clear(msg).append(el('p', { class: 'note', role: 'status' }, 'This job has been deleted.')); return; }
         job = obj;
         renderJob();
