@@ -20,7 +20,10 @@ function takeFragmentToken() {
   if (!h.startsWith('#token=')) return;
   const params = new URLSearchParams(h.slice(1));
   const token = params.get('token');
-  if (token) setToken(token);
+  if (token) {
+    setToken(token);
+    document.getElementById('who').textContent = ''; // asked again for this token
+  }
   const next = params.get('next');
   history.replaceState(null, '', `${location.pathname}${location.search}${next && next.startsWith('#/') ? next : '#/jobs'}`);
 }

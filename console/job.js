@@ -191,7 +191,9 @@ export function mount(container, { kind, ns, name }) {
       podSelect.replaceChildren(...names.map((n) => el('option', { value: n }, n)));
       podSelect.value = names.includes(want) ? want : names[0] || '';
     }
-    if (podSelect.value && (!log.pod || (log.pod === podSelect.value && !log.ctl))) followLog(podSelect.value);
+    // the replica shown changed (its pod went) or its stream ended (the pod
+    // had not started, or restarted): follow it (again)
+    if (podSelect.value && (podSelect.value !== log.pod || !log.ctl)) followLog(podSelect.value);
   }
 
   // ---- events ----
