@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS    ?= 60
 FUZZ_CI_SECONDS ?= 10
 
-.PHONY: all deps build build-asan test unit unit-asan e2e demo bench clean fuzz fuzz-build fuzz-ci crds
+.PHONY: all deps build build-asan test unit unit-asan e2e browser demo bench clean fuzz fuzz-build fuzz-ci crds
 
 all: build
 
@@ -55,11 +55,17 @@ unit-asan: build-asan
 e2e: deps build
 	TRAINYARD=$(CURDIR)/$(BUILD)/trainyard tests/e2e/run.sh
 
+# The web console in headless Chromium (tests/browser; npm ci of
+# console/package-lock.json's playwright-core first).
+browser: deps build
+	TRAINYARD=$(CURDIR)/$(BUILD)/trainyard tests/browser/run.sh
+
 test: deps
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) fuzz-ci
 	$(MAKE) e2e
+	$(MAKE) browser
 
 demo: build
 	@scripts/deps.sh demo

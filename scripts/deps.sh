@@ -13,6 +13,11 @@ test_pkgs=(python3 python3-kubernetes python3-yaml curl
            openssl
            # the Slurm runtime's tests: a multi-node Slurm on this host (scripts/slurm-cluster.sh)
            slurmctld slurmd slurm-client munge)
+# The web console's browser tests (tests/browser): a headless Chromium, and
+# Node.js with npm for playwright-core (console/package-lock.json). Wanted,
+# not required: where they cannot be installed the browser tests say they
+# are skipped, and everything else still runs.
+browser_pkgs=(chromium)
 # The libFuzzer targets (make fuzz, tests/fuzz): clang and its runtimes.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 
@@ -33,13 +38,29 @@ done
 if [ "${1:-all}" != build ] && [ "${1:-all}" != fuzz ] && ! command -v kubectl >/dev/null 2>&1; then
   missing+=(kubernetes-client)
 fi
+optional=()
+if [ "${1:-all}" = all ] || [ "${1:-all}" = test ]; then
+  for p in "${browser_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || optional+=("$p")
+  done
+  # Node.js and npm: the ones on the machine; Debian's only where there are none.
+  command -v node >/dev/null 2>&1 || optional+=(nodejs)
+  command -v npm >/dev/null 2>&1 || optional+=(npm)
+fi
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ]; then
   exit 0
 fi
-echo "deps: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ ${#optional[@]} -gt 0 ]; then
+  echo "deps: installing ${optional[*]} (for the browser tests)"
+  $SUDO apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
+    echo "deps: could not install ${optional[*]}: the browser tests (tests/browser) will be skipped"
+fi

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "server/authn.h"
+#include "server/console.h"
 #include "server/api_metrics.h"
 #include "server/audit_http.h"
 #include "server/gate.h"
@@ -253,6 +254,9 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     } else if (r.body_too_large) {
         ty_seterr(&err, TY_ETOOLARGE, "Request entity too large: limit is %u", HTTP_MAX_BODY);
         ret = http_send_error(&r, &err, NULL, NULL);
+    } else if (console_path(url)) {
+        /* static files with no data in them: no credentials asked (console.h) */
+        ret = console_handle(&r);
     } else if (gate_check(&r, &ret)) {
         ret = discovery_handle(&r, &handled);
         if (!handled)
@@ -307,8 +311,11 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
          * credentials is answered now and its body dropped, so that it
          * holds no slot while it uploads. A browser's CORS preflight for
          * an allowed origin carries none and is answered without. */
-        if (!(r.cors_origin = guard_cors_origin(srv->guard, conn)) ||
-            strcmp(method, "OPTIONS") != 0) {
+        if (console_path(url)) {
+            /* the console's static files need none: dispatch serves them
+             * without the gate (the guard above still ran) */
+        } else if (!(r.cors_origin = guard_cors_origin(srv->guard, conn)) ||
+                   strcmp(method, "OPTIONS") != 0) {
             if (!gate_authenticate(&r, &ret)) {
                 /* the body still drains (a clean 401, no reset), holding nothing */
                 guard_release(srv->guard, cs->slot);

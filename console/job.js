@@ -1,0 +1,314 @@
+// job.js - one job: its replicas (pods), conditions and events in time
+// order, a live log tail per replica, its manifest, and the actions suspend,
+// resume and delete. Five streams at most (job, pods, events, pod groups,
+// one log): a browser has six connections to a server.
+import { api, informer, lines } from './api.js';
+import {
+  collectionPath, gpusRequested, isSuspended, isVolcano, kindById, kindLabel, objectPath,
+  podRole, podSelector, queueOf, servedKinds, statusOf,
+} from './kinds.js';
+import { age, announce, clear, el, errorBox } from './util.js';
+import { toYaml } from './yaml.js';
+import { mountScheduling } from './sched.js';
+
+const LOG_KEEP = 20000; // lines kept per log (the download has these)
+
+function exitCodes(pod) {
+  const codes = [];
+  for (const cs of pod.status?.containerStatuses || []) {
+    const t = cs.state?.terminated || cs.lastState?.terminated;
+    if (t) codes.push(`${cs.name}: ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`);
+  }
+  return codes.join(', ');
+}
+
+const restarts = (pod) => (pod.status?.containerStatuses || []).reduce((n, cs) => n + (cs.restartCount || 0), 0);
+
+// A confirmation in a modal <dialog>: resolves true on confirm.
+function confirmDialog(text, action) {
+  return new Promise((resolve) => {
+    const yes = el('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, action);
+    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel');
+    const dlg = el('dialog', { 'aria-labelledby': 'confirm-text' },
+      el('p', { id: 'confirm-text' }, text), el('div', { class: 'buttons' }, yes, no));
+    const done = (v) => { dlg.close(); dlg.remove(); resolve(v); };
+    yes.addEventListener('click', () => done(true));
+    no.addEventListener('click', () => done(false));
+    dlg.addEventListener('cancel', () => done(false));
+    document.body.append(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}
+
+export function mount(container, { kind, ns, name }) {
+  const stoppers = [];
+  let destroyed = false;
+  let k = kindById(kind);
+  let job = null;
+  const pods = new Map(); // name -> pod
+  const events = new Map(); // uid -> event
+
+  const title = el('h1', {}, `${k ? kindLabel(k) : kind} ${name}`);
+  const summary = el('dl', { class: 'summary' });
+  const actions = el('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
+  const msg = el('div', { 'aria-live': 'polite' });
+  const podBody = el('tbody');
+  const condBody = el('tbody');
+  const eventBody = el('tbody');
+  const podSelect = el('select', { id: 'log-pod' });
+  const pauseBtn = el('button', { type: 'button', id: 'log-pause', 'aria-pressed': 'false' }, 'Pause');
+  const downloadBtn = el('button', { type: 'button', id: 'log-download' }, 'Download');
+  const logState = el('span', { class: 'log-state', 'aria-live': 'polite' });
+  const logPre = el('pre', { class: 'log', id: 'log', tabindex: '0', 'aria-label': 'Log' });
+  const manifestPre = el('pre', { class: 'manifest', id: 'manifest', tabindex: '0' });
+  const fmtYaml = el('button', { type: 'button', 'aria-pressed': 'true' }, 'YAML');
+  const fmtJson = el('button', { type: 'button', 'aria-pressed': 'false' }, 'JSON');
+  let manifestFormat = 'yaml';
+  let jobEvents = 0; // the job's watch events so far
+  const schedSection = el('section', { 'aria-labelledby': 'h-scheduling' }, el('h2', { id: 'h-scheduling' }, 'Scheduling'));
+  let sched = null;
+  const schedUpdate = () => sched?.update(job, [...pods.values()]);
+
+  container.append(
+    el('p', {}, el('a', { href: '#/jobs' }, '← All jobs')),
+    title, summary, actions, msg,
+    schedSection,
+    el('section', { 'aria-labelledby': 'h-replicas' },
+      el('h2', { id: 'h-replicas' }, 'Replicas'),
+      el('table', { id: 'replicas' }, el('thead', {}, el('tr', {},
+        ...['Pod', 'Replica', 'Phase', 'Node', 'Restarts', 'Exit codes', 'Age'].map((h) => el('th', { scope: 'col' }, h)))), podBody)),
+    el('section', { 'aria-labelledby': 'h-logs' },
+      el('h2', { id: 'h-logs' }, 'Logs'),
+      el('div', { class: 'logbar' }, el('label', { for: 'log-pod' }, 'Replica'), podSelect, pauseBtn, downloadBtn, logState),
+      logPre),
+    el('section', { 'aria-labelledby': 'h-conditions' },
+      el('h2', { id: 'h-conditions' }, 'Conditions'),
+      el('table', { id: 'conditions' }, el('thead', {}, el('tr', {},
+        ...['Time', 'Type', 'Status', 'Reason', 'Message'].map((h) => el('th', { scope: 'col' }, h)))), condBody)),
+    el('section', { 'aria-labelledby': 'h-events' },
+      el('h2', { id: 'h-events' }, 'Events'),
+      el('table', { id: 'events' }, el('thead', {}, el('tr', {},
+        ...['Time', 'Type', 'Object', 'Reason', 'Message', 'Count'].map((h) => el('th', { scope: 'col' }, h)))), eventBody)),
+    el('section', { 'aria-labelledby': 'h-manifest' },
+      el('h2', { id: 'h-manifest' }, 'Manifest'),
+      el('div', { role: 'group', 'aria-label': 'Format' }, fmtYaml, fmtJson),
+      manifestPre));
+
+  // ---- the job ----
+  function renderJob() {
+    if (!job) return;
+    const st = statusOf(k, job);
+    const m = job.metadata;
+    const plural = `${k.plural}.${k.group}`;
+    clear(summary).append(
+      el('dt', {}, 'Namespace'), el('dd', {}, m.namespace),
+      el('dt', {}, 'Status'), el('dd', { id: 'job-status' }, el('span', { class: `status status-${st.toLowerCase()}` }, st)),
+      el('dt', {}, 'Queue'), el('dd', {}, queueOf(k, job) || '—'),
+      el('dt', {}, 'GPUs requested'), el('dd', {}, String(gpusRequested(k, job))),
+      el('dt', {}, 'Created by'), el('dd', {}, m.annotations?.['trainyard.io/created-by'] || '—'),
+      el('dt', {}, 'Age'), el('dd', {}, el('time', { datetime: m.creationTimestamp, title: m.creationTimestamp }, age(m.creationTimestamp))),
+      el('dt', {}, 'kubectl'), el('dd', {}, el('code', {}, `kubectl get ${plural} ${m.name} -n ${m.namespace} -o yaml`)));
+    const suspended = isSuspended(k, job);
+    const suspendBtn = el('button', { type: 'button', id: suspended ? 'resume' : 'suspend' }, suspended ? 'Resume' : 'Suspend');
+    suspendBtn.addEventListener('click', () => setSuspended(!suspended));
+    const deleteBtn = el('button', { type: 'button', id: 'delete', class: 'danger' }, 'Delete');
+    deleteBtn.addEventListener('click', deleteJob);
+    clear(actions).append(suspendBtn, deleteBtn);
+    const conds = [...(job.status?.conditions || [])].sort((a, b) =>
+      String(a.lastTransitionTime || '').localeCompare(String(b.lastTransitionTime || '')));
+    clear(condBody).append(...conds.map((c) => el('tr', {},
+      el('td', {}, el('time', { datetime: c.lastTransitionTime || '' }, c.lastTransitionTime || '')),
+      el('td', {}, c.type), el('td', {}, c.status), el('td', {}, c.reason || ''), el('td', {}, c.message || ''))));
+    if (!conds.length && job.status?.state?.phase)
+      condBody.append(el('tr', {}, el('td', {}, job.status.state.lastTransitionTime || ''),
+        el('td', {}, 'Phase'), el('td', {}, job.status.state.phase), el('td', {}, job.status.state.reason || ''),
+        el('td', {}, job.status.state.message || '')));
+    renderManifest();
+    schedUpdate();
+  }
+
+  function renderManifest() {
+    if (!job) return;
+    const copy = structuredClone(job);
+    delete copy.metadata?.managedFields;
+    manifestPre.textContent = manifestFormat === 'yaml' ? toYaml(copy) : JSON.stringify(copy, null, 2);
+  }
+  for (const [btn, f] of [[fmtYaml, 'yaml'], [fmtJson, 'json']]) {
+    btn.addEventListener('click', () => {
+      manifestFormat = f;
+      fmtYaml.setAttribute('aria-pressed', String(f === 'yaml'));
+      fmtJson.setAttribute('aria-pressed', String(f === 'json'));
+      renderManifest();
+    });
+  }
+
+  async function setSuspended(suspend) {
+    const verb = suspend ? 'Suspend' : 'Resume';
+    if (!await confirmDialog(`${verb} ${kindLabel(k)} ${ns}/${name}?${suspend ? ' Its pods are stopped.' : ''}`, verb)) return;
+    // Kubeflow kinds: spec.runPolicy.suspend. Volcano's Job: the action
+    // annotation the Job controller applies (as `trainyard job suspend`).
+    const patch = isVolcano(k)
+      ? { metadata: { annotations: { 'trainyard.io/action': suspend ? 'AbortJob' : 'ResumeJob' } } }
+      : { spec: { runPolicy: { suspend } } };
+    try {
+      // The answer shows the job as the patch left it; the watch may
+      // already have brought a newer state (the controller acts at once),
+      // which the answer, arriving after it, must not replace.
+      const seen = jobEvents;
+      const patched = await api(objectPath(k, ns, name), { method: 'PATCH', body: patch, contentType: 'application/merge-patch+json' });
+      if (jobEvents === seen) { job = patched; renderJob(); }
+      announce(`${name} ${suspend ? 'suspended' : 'resumed'}`);
+    } catch (e) {
+      clear(msg).append(errorBox(`${verb} failed: ${e.message}`));
+    }
+  }
+
+  async function deleteJob() {
+    if (!await confirmDialog(`Delete ${kindLabel(k)} ${ns}/${name} and its pods? This cannot be undone.`, 'Delete')) return;
+    try {
+      await api(objectPath(k, ns, name), { method: 'DELETE', body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
+      announce(`${name} deleted`);
+      location.hash = '#/jobs';
+    } catch (e) {
+      clear(msg).append(errorBox(`Delete failed: ${e.message}`));
+    }
+  }
+
+  // ---- replicas ----
+  function renderPods() {
+    const list = [...pods.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    clear(podBody).append(...list.map((p) => el('tr', { dataset: { pod: p.metadata.name } },
+      el('td', {}, p.metadata.name), el('td', {}, podRole(p)),
+      el('td', { class: 'phase' }, p.status?.phase || 'Pending'), el('td', {}, p.spec?.nodeName || '—'),
+      el('td', { class: 'num' }, String(restarts(p))), el('td', {}, exitCodes(p) || '—'),
+      el('td', { class: 'num' }, age(p.metadata.creationTimestamp)))));
+    if (!list.length) podBody.append(el('tr', {}, el('td', { colspan: '7' }, 'No pods yet.')));
+    schedUpdate();
+    const want = podSelect.value;
+    const names = list.map((p) => p.metadata.name);
+    if (names.join() !== [...podSelect.options].map((o) => o.value).join()) {
+      podSelect.replaceChildren(...names.map((n) => el('option', { value: n }, n)));
+      podSelect.value = names.includes(want) ? want : names[0] || '';
+    }
+    // the replica shown changed (its pod went) or its stream ended (the pod
+    // had not started, or restarted): follow it (again)
+    if (podSelect.value && (podSelect.value !== log.pod || !log.ctl)) followLog(podSelect.value);
+  }
+
+  // ---- events ----
+  function renderEvents() {
+    const mine = [...events.values()].filter((e) => {
+      const o = e.involvedObject || {};
+      return (job && o.uid === job.metadata.uid) || (o.kind === k.kind && o.name === name) ||
+        (o.kind === 'Pod' && pods.has(o.name)) || (o.kind === 'PodGroup' && o.name.startsWith(name));
+    });
+    const when = (e) => e.lastTimestamp || e.eventTime || e.firstTimestamp || e.metadata.creationTimestamp || '';
+    mine.sort((a, b) => String(when(a)).localeCompare(String(when(b))));
+    clear(eventBody).append(...mine.map((e) => el('tr', {},
+      el('td', {}, el('time', { datetime: when(e) }, when(e))), el('td', {}, e.type || ''),
+      el('td', {}, `${e.involvedObject?.kind || ''}/${e.involvedObject?.name || ''}`),
+      el('td', {}, e.reason || ''), el('td', {}, e.message || ''), el('td', { class: 'num' }, String(e.count || 1)))));
+  }
+
+  // ---- logs ----
+  const log = { pod: '', ctl: null, lines: [], paused: false, pending: [] };
+  function appendLog(text) {
+    log.lines.push(text);
+    if (log.lines.length > LOG_KEEP) log.lines.splice(0, log.lines.length - LOG_KEEP);
+    if (log.paused) { log.pending.push(text); return; }
+    const atBottom = logPre.scrollTop + logPre.clientHeight >= logPre.scrollHeight - 4;
+    logPre.append(`${text}\n`);
+    while (logPre.childNodes.length > 2000) logPre.firstChild.remove();
+    if (atBottom) logPre.scrollTop = logPre.scrollHeight;
+  }
+  async function followLog(pod) {
+    log.ctl?.abort();
+    const ctl = new AbortController();
+    log.ctl = ctl;
+    if (log.pod !== pod) { log.lines = []; log.pending = []; clear(logPre); }
+    log.pod = pod;
+    logState.textContent = `Following ${pod}`;
+    try {
+      const resp = await api(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log?follow=true&tailLines=1000`,
+        { raw: true, signal: ctl.signal });
+      if (log.lines.length) { log.lines = []; clear(logPre); } // a resumed follow sends its tail again
+      for await (const line of lines(resp)) appendLog(line);
+      if (log.ctl === ctl) logState.textContent = `${pod}: the log ended`;
+    } catch (e) {
+      if (ctl.signal.aborted) return;
+      // not started yet (400 while the container waits): the pod's next
+      // change starts the follow again (renderPods)
+      logState.textContent = `${pod}: ${e.message}`;
+    }
+    if (log.ctl === ctl) log.ctl = null;
+  }
+  podSelect.addEventListener('change', () => followLog(podSelect.value));
+  pauseBtn.addEventListener('click', () => {
+    log.paused = !log.paused;
+    pauseBtn.textContent = log.paused ? 'Resume' : 'Pause';
+    pauseBtn.setAttribute('aria-pressed', String(log.paused));
+    if (!log.paused) {
+      for (const t of log.pending.splice(0)) appendLog(t);
+    }
+  });
+  downloadBtn.addEventListener('click', () => {
+    const blob = new Blob([log.lines.join('\n') + (log.lines.length ? '\n' : '')], { type: 'text/plain' });
+    const a = el('a', { href: URL.createObjectURL(blob), download: `${log.pod || name}.log` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  });
+
+  // ---- the streams ----
+  async function start() {
+    try {
+      const kinds = await servedKinds();
+      k = kinds.find((x) => x.id === kind);
+      if (!k) { container.append(errorBox(`This server does not serve the kind ${kind}.`)); return; }
+      job = await api(objectPath(k, ns, name));
+    } catch (e) {
+      container.append(errorBox(e.status === 404 ? `${ns}/${name} was not found.` : e.message));
+      return;
+    }
+    if (destroyed) return;
+    title.textContent = `${kindLabel(k)} ${name}`;
+    document.title = `${name} · Trainyard`;
+    sched = mountScheduling(schedSection, ns);
+    stoppers.push(sched);
+    renderJob();
+    const sel = `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
+    stoppers.push(informer(`${collectionPath(k, ns)}?${sel}`, {
+      reset: (items) => { const j = items.find((x) => x.metadata.name === name); if (j) { job = j; renderJob(); } },
+      event: (type, obj) => {
+        if (obj.metadata.name !== name) return;
+        jobEvents++;
+        if (type === 'DELETED') { clear(msg).append(el('p', { class: 'note', role: 'status' }, 'This job has been deleted.')); return; }
+        job = obj;
+        renderJob();
+        renderEvents();
+      },
+      error: (e) => clear(msg).append(errorBox(e.message)),
+    }));
+    stoppers.push(informer(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods?labelSelector=${encodeURIComponent(podSelector(k, job))}`, {
+      reset: (items) => { pods.clear(); for (const p of items) pods.set(p.metadata.name, p); renderPods(); },
+      event: (type, p) => { if (type === 'DELETED') pods.delete(p.metadata.name); else pods.set(p.metadata.name, p); renderPods(); },
+      error: (e) => podBody.replaceChildren(el('tr', {}, el('td', { colspan: '7' }, `Cannot list pods: ${e.message}`))),
+    }));
+    stoppers.push(informer(`/api/v1/namespaces/${encodeURIComponent(ns)}/events`, {
+      reset: (items) => { events.clear(); for (const e of items) events.set(e.metadata.uid, e); renderEvents(); },
+      event: (type, e) => { if (type === 'DELETED') events.delete(e.metadata.uid); else events.set(e.metadata.uid, e); renderEvents(); },
+      error: () => eventBody.replaceChildren(el('tr', {}, el('td', { colspan: '6' }, 'You may not list events here.'))),
+    }));
+  }
+
+  start();
+  return () => {
+    destroyed = true;
+    log.ctl?.abort();
+    log.ctl = null;
+    for (const s of stoppers) s.stop();
+    document.title = 'Trainyard console';
+  };
+}

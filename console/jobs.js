@@ -1,0 +1,453 @@
+// jobs.js - every training job the user may see, of every kind, in one
+// table kept live by watches (no polling).
+//
+// A browser opens at most six HTTP/1.1 connections to one server, and every
+// watch holds one. So at most LIVE_WATCHES collections are watched (the
+// kinds with the most jobs first); the other kinds are listed once and then
+// kept current by one watch on Events: an event about a job of such a kind
+// fetches that job again, and watches its kind for a short while after
+// (FOLLOW_S), since a controller records an event before it writes the
+// status the event tells of. That leaves a connection for everything else
+// (docs/console.md).
+import { api, informer, lines, whoami } from './api.js';
+import {
+  collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf,
+} from './kinds.js';
+import { age, announce, el, errorBox } from './util.js';
+
+const LIVE_WATCHES = 3;
+const FOLLOW_S = 20;
+const NS_KEY = 'trainyard.namespaces';
+
+const COLUMNS = [
+  { key: 'name', label: 'Name' },
+  { key: 'kind', label: 'Kind' },
+  { key: 'ns', label: 'Namespace' },
+  { key: 'status', label: 'Status' },
+  { key: 'queue', label: 'Queue' },
+  { key: 'user', label: 'User' },
+  { key: 'gpus', label: 'GPUs', numeric: true },
+  { key: 'duration', label: 'Duration', numeric: true },
+  { key: 'created', label: 'Age', numeric: true },
+];
+
+// The row's values (also what filters, search and sorting read).
+function rowData(k, job) {
+  const m = job.metadata || {};
+  return {
+    name: m.name, kind: kindLabel(k), kindId: k.id, ns: m.namespace || '',
+    status: statusOf(k, job), queue: queueOf(k, job),
+    user: m.annotations?.['trainyard.io/created-by'] || '',
+    gpus: gpusRequested(k, job), created: m.creationTimestamp || '',
+    start: job.status?.startTime || '', end: job.status?.completionTime || '',
+  };
+}
+
+export function mount(container, params) {
+  const jobs = new Map(); // uid -> { k, job, d, tr }
+  const stoppers = [];
+  let sortKey = params.get('sort') || 'created';
+  let sortDesc = params.get('order') !== 'asc';
+  let destroyed = false;
+
+  const filterNs = el('select', { id: 'f-ns' }, el('option', { value: '' }, 'All'));
+  const filterStatus = el('select', { id: 'f-status' }, el('option', { value: '' }, 'All'),
+    ...['Pending', 'Created', 'Running', 'Restarting', 'Suspended', 'Succeeded', 'Failed',
+      'Aborted', 'Completed', 'Terminated'].map((s) => el('option', { value: s }, s)));
+  const filterKind = el('select', { id: 'f-kind' }, el('option', { value: '' }, 'All'));
+  const filterUser = el('input', { id: 'f-user', type: 'text', autocomplete: 'off' });
+  const search = el('input', { id: 'f-search', type: 'search', autocomplete: 'off', placeholder: 'name, queue…' });
+  const notes = el('div', { class: 'notes', 'aria-live': 'polite' });
+  const tbody = el('tbody');
+  const count = el('p', { class: 'count', 'aria-live': 'polite' });
+  const headRow = el('tr');
+  const table = el('table', { class: 'jobs', id: 'jobs-table' },
+    el('caption', { class: 'visually-hidden' }, 'Training jobs'), el('thead', {}, headRow), tbody);
+
+  filterNs.value = params.get('ns') || '';
+  filterStatus.value = params.get('status') || '';
+  filterUser.value = params.get('user') || '';
+  search.value = params.get('q') || '';
+
+  container.append(
+    el('h1', {}, 'Jobs'),
+    el('form', { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
+      el('label', { for: 'f-ns' }, 'Namespace'), filterNs,
+      el('label', { for: 'f-status' }, 'Status'), filterStatus,
+      el('label', { for: 'f-kind' }, 'Kind'), filterKind,
+      el('label', { for: 'f-user' }, 'User'), filterUser,
+      el('label', { for: 'f-search' }, 'Search'), search),
+    notes, count, table);
+  container.querySelector('form.filters').addEventListener('submit', (e) => e.preventDefault());
+
+  // ---- header and sorting ----
+  for (const c of COLUMNS) {
+    const btn = el('button', { type: 'button', class: 'sort' }, c.label);
+    btn.addEventListener('click', () => {
+      if (sortKey === c.key) sortDesc = !sortDesc;
+      else { sortKey = c.key; sortDesc = c.numeric || c.key === 'created'; }
+      saveParams();
+      resort();
+    });
+    headRow.append(el('th', { scope: 'col', dataset: { key: c.key } }, btn));
+  }
+  function markSort() {
+    for (const th of headRow.children)
+      th.setAttribute('aria-sort', th.dataset.key === sortKey ? (sortDesc ? 'descending' : 'ascending') : 'none');
+  }
+
+  function saveParams() {
+    const q = new URLSearchParams();
+    if (filterNs.value) q.set('ns', filterNs.value);
+    if (filterStatus.value) q.set('status', filterStatus.value);
+    if (filterKind.value) q.set('kind', filterKind.value);
+    if (filterUser.value) q.set('user', filterUser.value);
+    if (search.value) q.set('q', search.value);
+    if (sortKey !== 'created') q.set('sort', sortKey);
+    if (!sortDesc) q.set('order', 'asc');
+    const s = q.toString();
+    // replaceState: no hashchange, so the page is not mounted again
+    history.replaceState(null, '', `#/jobs${s ? `?${s}` : ''}`);
+  }
+
+  function visible(d) {
+    if (filterNs.value && d.ns !== filterNs.value) return false;
+    if (filterStatus.value && d.status !== filterStatus.value) return false;
+    if (filterKind.value && d.kindId !== filterKind.value) return false;
+    if (filterUser.value && !d.user.includes(filterUser.value.trim())) return false;
+    const q = search.value.trim().toLowerCase();
+    if (q && !`${d.name} ${d.ns} ${d.queue} ${d.kind} ${d.user} ${d.status}`.toLowerCase().includes(q)) return false;
+    return true;
+  }
+
+  function compare(a, b) {
+    let x; let y;
+    if (sortKey === 'created') { x = a.d.created; y = b.d.created; } // ISO strings sort by time
+    else if (sortKey === 'duration') { x = a.d.start ? (a.d.end ? Date.parse(a.d.end) : Date.now()) - Date.parse(a.d.start) : -1; y = b.d.start ? (b.d.end ? Date.parse(b.d.end) : Date.now()) - Date.parse(b.d.start) : -1; }
+    else { x = a.d[sortKey]; y = b.d[sortKey]; }
+    let c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+    if (c === 0) c = a.d.name.localeCompare(b.d.name) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+    return sortDesc ? -c : c;
+  }
+
+  function cells(entry) {
+    const { d, job } = entry;
+    const href = `#/jobs/${encodeURIComponent(d.kindId)}/${encodeURIComponent(d.ns)}/${encodeURIComponent(d.name)}`;
+    const start = job.status?.startTime;
+    const end = job.status?.completionTime ? Date.parse(job.status.completionTime) : Date.now();
+    return [
+      el('td', {}, el('a', { href }, d.name)),
+      el('td', {}, d.kind),
+      el('td', {}, d.ns),
+      el('td', {}, el('span', { class: `status status-${d.status.toLowerCase()}` }, d.status)),
+      el('td', {}, d.queue || '—'),
+      el('td', {}, d.user || '—'),
+      el('td', { class: 'num' }, String(d.gpus)),
+      el('td', { class: 'num' }, start ? age(new Date(Date.now() - (end - Date.parse(start))).toISOString()) : '—'),
+      el('td', { class: 'num' }, el('time', { datetime: d.created, title: d.created }, age(d.created))),
+    ];
+  }
+
+  // The rows in display order, an array kept sorted: an event rebuilds and
+  // moves its own row only (a binary search), and the table holds only the
+  // rows on screen and a few more (the rest are spacers of their height), so
+  // that 10,000 jobs and 100 changes a second cost what a screenful does.
+  // A new sort orders them all again; a new filter only marks them.
+  let order = [];
+  function locate(e) {
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compare(order[mid], e) < 0) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  function place(e) {
+    order.splice(locate(e), 0, e);
+    render();
+  }
+  function unplace(e) {
+    let i = locate(e);
+    if (order[i] !== e) i = order.indexOf(e); // a key that moves with time (duration)
+    if (i >= 0) order.splice(i, 1);
+    render();
+  }
+  function refilter() {
+    for (const e of order) e.vis = visible(e.d);
+    render();
+  }
+  function resort() {
+    order = [...jobs.values()].sort(compare);
+    markSort();
+    refilter();
+  }
+
+  function freshenAge(e) {
+    const t = e.tr.querySelector('time');
+    if (t) t.textContent = age(e.d.created);
+  }
+
+  const OVERSCAN = 30;
+  let rowH = 33; // measured from a rendered row
+  const topPad = el('tr', { class: 'pad', 'aria-hidden': 'true' }, el('td', { colspan: String(COLUMNS.length) }));
+  const bottomPad = el('tr', { class: 'pad', 'aria-hidden': 'true' }, el('td', { colspan: String(COLUMNS.length) }));
+  let shownRows = [];
+  let renderQueued = false;
+  function render() {
+    if (renderQueued) return;
+    renderQueued = true;
+    requestAnimationFrame(() => {
+      renderQueued = false;
+      if (destroyed) return;
+      const vis = order.filter((e) => e.vis);
+      const top = tbody.getBoundingClientRect().top;
+      const first = Math.max(0, Math.floor(-top / rowH) - OVERSCAN);
+      const last = Math.min(vis.length, first + Math.ceil(window.innerHeight / rowH) + 2 * OVERSCAN);
+      const rows = vis.slice(first, last);
+      if (rows.length !== shownRows.length || rows.some((e, n) => shownRows[n] !== e)) {
+        rows.forEach((e, n) => { e.tr.setAttribute('aria-rowindex', String(first + n + 2)); freshenAge(e); });
+        tbody.replaceChildren(topPad, ...rows.map((e) => e.tr), bottomPad);
+        shownRows = rows;
+        if (rows.length && rows[0].tr.offsetHeight) rowH = rows[0].tr.offsetHeight;
+      }
+      topPad.firstChild.style.height = `${first * rowH}px`; // CSSOM: allowed by the CSP
+      bottomPad.firstChild.style.height = `${(vis.length - last) * rowH}px`;
+      topPad.hidden = first === 0;
+      bottomPad.hidden = last >= vis.length;
+      table.setAttribute('aria-rowcount', String(vis.length + 1));
+      count.textContent = jobs.size === 0 ? 'No jobs.' : `${vis.length} of ${jobs.size} jobs shown.`;
+    });
+  }
+  const onScroll = () => render();
+  window.addEventListener('scroll', onScroll, { passive: true });
+  window.addEventListener('resize', onScroll, { passive: true });
+
+  const uidOf = (k, job) => job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
+  // bulk: many at once (a list): the caller orders them all after
+  function upsert(k, job, bulk = false) {
+    const uid = uidOf(k, job);
+    let e = jobs.get(uid);
+    if (!e) {
+      e = { tr: el('tr', { dataset: { uid } }), uid };
+      jobs.set(uid, e);
+    } else if (!bulk) {
+      unplace(e); // by its old values
+    }
+    e.k = k;
+    e.job = job;
+    e.d = rowData(k, job);
+    e.tr.dataset.name = e.d.name;
+    e.tr.dataset.ns = e.d.ns;
+    e.tr.replaceChildren(...cells(e));
+    e.vis = visible(e.d);
+    noteNamespace(e.d.ns);
+    if (!bulk) place(e);
+  }
+  function remove(job, k) {
+    const uid = uidOf(k, job);
+    const e = jobs.get(uid);
+    if (!e) return;
+    unplace(e);
+    jobs.delete(uid);
+  }
+  function resetScope(k, ns, items) {
+    for (const [uid, e] of jobs)
+      if (e.k.id === k.id && (!ns || e.d.ns === ns)) jobs.delete(uid);
+    for (const j of items) upsert(k, j, true);
+    resort();
+  }
+
+  const seenNs = new Set();
+  function noteNamespace(ns) {
+    if (!ns || seenNs.has(ns)) return;
+    seenNs.add(ns);
+    const opts = [...filterNs.options].slice(1).map((o) => o.value).concat(ns).sort();
+    filterNs.replaceChildren(el('option', { value: '' }, 'All'), ...opts.map((n) => el('option', { value: n }, n)));
+    filterNs.value = params.get('ns') && !filterNs.dataset.touched ? params.get('ns') : filterNs.dataset.value || '';
+  }
+  filterNs.addEventListener('change', () => { filterNs.dataset.touched = '1'; filterNs.dataset.value = filterNs.value; });
+  if (params.get('ns')) { noteNamespace(params.get('ns')); filterNs.value = params.get('ns'); }
+
+  for (const input of [filterNs, filterStatus, filterKind, filterUser, search])
+    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => { saveParams(); refilter(); });
+
+  // ages move on their own (the rows on screen; render() does the others
+  // as they come into view)
+  const ticker = setInterval(() => { for (const e of shownRows) freshenAge(e); }, 10000);
+
+  // ---- the data ----
+  async function start() {
+    let kinds;
+    try {
+      kinds = await servedKinds();
+    } catch (e) {
+      notes.append(errorBox(`Cannot read the API discovery: ${e.message}`));
+      return;
+    }
+    filterKind.append(...kinds.map((k) => el('option', { value: k.id }, kindLabel(k))));
+    filterKind.value = params.get('kind') || '';
+
+    // A first list of each kind, cluster-wide; a 403 there means the user
+    // sees only some namespaces (listed one by one below).
+    const scopes = []; // { k, ns, items }
+    const narrow = [];
+    await Promise.all(kinds.map(async (k) => {
+      try {
+        const list = await api(collectionPath(k, ''));
+        scopes.push({ k, ns: '', items: list.items || [], rv: list.metadata?.resourceVersion });
+      } catch (e) {
+        if (e.status === 403) narrow.push(k);
+        else if (e.status !== 401) notes.append(errorBox(`${kindLabel(k)}: ${e.message}`));
+      }
+    }));
+    if (destroyed) return;
+    let namespaces = [];
+    if (narrow.length) {
+      namespaces = await visibleNamespaces();
+      if (destroyed) return;
+      const shown = namespaces.length ? namespaces.join(', ') : 'none';
+      notes.append(el('p', { class: 'note', id: 'scope-note' },
+        `You may not list ${narrow.length === kinds.length ? 'jobs' : narrow.map(kindLabel).join(', ')} in every namespace: showing namespace${namespaces.length === 1 ? '' : 's'} ${shown}. `),
+        namespaceAdder());
+      await Promise.all(narrow.flatMap((k) => namespaces.map(async (ns) => {
+        try {
+          const list = await api(collectionPath(k, ns));
+          scopes.push({ k, ns, items: list.items || [], rv: list.metadata?.resourceVersion });
+        } catch (e) {
+          if (e.status === 403) notes.append(el('p', { class: 'note' }, `You may not list ${kindLabel(k)} in namespace ${ns}.`));
+        }
+      })));
+    }
+    if (destroyed) return;
+    for (const s of scopes) for (const j of s.items) upsert(s.k, j, true);
+    resort();
+
+    // The busiest collections get watches of their own; the rest follow Events.
+    scopes.sort((a, b) => b.items.length - a.items.length ||
+      kinds.indexOf(a.k) - kinds.indexOf(b.k));
+    const live = scopes.slice(0, LIVE_WATCHES);
+    const quiet = scopes.slice(LIVE_WATCHES);
+    table.dataset.watched = live.map((sc) => `${sc.k.id}${sc.ns ? `/${sc.ns}` : ''}`).join(' ');
+    for (const s of live) {
+      stoppers.push(informer(collectionPath(s.k, s.ns), {
+        reset: (items) => resetScope(s.k, s.ns, items),
+        event: (type, obj) => (type === 'DELETED' ? remove(obj, s.k) : upsert(s.k, obj)),
+        error: (e) => notes.append(errorBox(`${kindLabel(s.k)}: ${e.message}`)),
+      }, s.rv));
+    }
+    if (quiet.length) followEvents(quiet, narrow.length ? namespaces : ['']);
+  }
+
+  // Events about jobs of the kinds without a watch of their own: each one
+  // fetches its job again (or drops it when it is gone).
+  function followEvents(quiet, namespaces) {
+    const byKind = new Map(quiet.map((s) => [`${s.k.group}|${s.k.kind}`, { k: s.k, wide: !s.ns }]));
+    const pending = new Map();
+    const refetch = async (q, ns, name) => {
+      const key = `${q.k.id}/${ns}/${name}`;
+      if (pending.has(key)) return;
+      pending.set(key, true);
+      try {
+        const job = await api(objectPath(q.k, ns, name));
+        upsert(q.k, job);
+        followUp(q.k, q.wide ? '' : ns, job.metadata.resourceVersion);
+      } catch (e) {
+        if (e.status === 404) {
+          for (const en of jobs.values())
+            if (en.k.id === q.k.id && en.d.ns === ns && en.d.name === name) { remove(en.job, q.k); break; }
+        }
+      } finally {
+        pending.delete(key);
+      }
+    };
+    for (const ns of namespaces.slice(0, 1)) {
+      const path = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/events` : '/api/v1/events';
+      stoppers.push(informer(path, {
+        reset: () => {},
+        event: (type, ev) => {
+          const o = ev.involvedObject || {};
+          const group = (o.apiVersion || '').split('/')[0];
+          const q = byKind.get(`${group}|${o.kind}`);
+          if (q && o.name) refetch(q, o.namespace || ev.metadata?.namespace || '', o.name);
+        },
+        error: () => {},
+      }));
+    }
+  }
+
+  // The short watches after an event, one at a time (one connection), each
+  // from the version fetched, so that it sees every write after the fetch.
+  const follows = new Map(); // kind|ns -> { k, ns, rv }
+  let following = '';
+  function followUp(k, ns, rv) {
+    const key = `${k.id}|${ns}`;
+    if (following === key || follows.has(key)) return;
+    follows.set(key, { k, ns, rv });
+    pumpFollows();
+  }
+  async function pumpFollows() {
+    if (following || destroyed || !follows.size) return;
+    const [key, f] = follows.entries().next().value;
+    follows.delete(key);
+    following = key;
+    const ctl = new AbortController();
+    const stopper = { stop: () => ctl.abort() };
+    stoppers.push(stopper);
+    try {
+      const path = `${collectionPath(f.k, f.ns)}?watch=1&resourceVersion=${encodeURIComponent(f.rv)}&timeoutSeconds=${FOLLOW_S}`;
+      const resp = await api(path, { raw: true, signal: ctl.signal });
+      for await (const line of lines(resp)) {
+        if (!line.trim()) continue;
+        const ev = JSON.parse(line);
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') upsert(f.k, ev.object);
+        else if (ev.type === 'DELETED') remove(ev.object, f.k);
+      }
+    } catch { /* ended, refused or too old: the next event starts another */ }
+    stoppers.splice(stoppers.indexOf(stopper), 1);
+    following = '';
+    pumpFollows();
+  }
+
+  async function visibleNamespaces() {
+    try {
+      const list = await api('/api/v1/namespaces');
+      return (list.items || []).map((n) => n.metadata.name);
+    } catch (e) {
+      if (e.status !== 403) throw e;
+    }
+    // Not allowed to list namespaces either: the user's own (the namespace
+    // `trainyard user add` makes is named after the user) and those the user
+    // added here.
+    const saved = JSON.parse(localStorage.getItem(NS_KEY) || '[]');
+    const me = await whoami();
+    const mine = me && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(me) ? [me] : [];
+    return [...new Set([...mine, ...saved])];
+  }
+
+  function namespaceAdder() {
+    const input = el('input', { id: 'add-ns', type: 'text', autocomplete: 'off', pattern: '[a-z0-9]([-a-z0-9]*[a-z0-9])?' });
+    const form = el('form', { class: 'inline' }, el('label', { for: 'add-ns' }, 'Show another namespace'), input,
+      el('button', { type: 'submit' }, 'Add'));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const ns = input.value.trim();
+      if (!ns) return;
+      const saved = JSON.parse(localStorage.getItem(NS_KEY) || '[]');
+      if (!saved.includes(ns)) localStorage.setItem(NS_KEY, JSON.stringify([...saved, ns]));
+      announce(`Namespace ${ns} added`);
+      window.dispatchEvent(new HashChangeEvent('hashchange')); // mount again with it
+    });
+    return form;
+  }
+
+  markSort();
+  start();
+  return () => {
+    destroyed = true;
+    window.removeEventListener('scroll', onScroll);
+    window.removeEventListener('resize', onScroll);
+    clearInterval(ticker);
+    for (const s of stoppers) s.stop();
+  };
+}

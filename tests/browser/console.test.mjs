@@ -1,0 +1,317 @@
+// console.test.mjs - the web console in headless Chromium against a real
+// server (started by run.sh, which sets SERVER, E2E_TOKEN, BOB_TOKEN,
+// KUBECONFIG, E2E_TMP and CHROMIUM). Every wait is on a condition, with a
+// generous deadline; nothing sleeps a fixed time.
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const require = createRequire(new URL('../../console/package.json', import.meta.url));
+const { chromium } = require('playwright-core');
+
+const { SERVER, E2E_TOKEN, BOB_TOKEN, E2E_TMP, CHROMIUM } = process.env;
+const WAIT = 60000;
+// CONSOLE_SCREENSHOTS=DIR: each page's picture there (docs/console/*.png)
+const SHOTS = process.env.CONSOLE_SCREENSHOTS || '';
+async function shot(page, name) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+let failures = 0;
+let checks = 0;
+
+function pass(name) { checks++; console.log(`ok   - ${name}`); }
+function fail(name, err) {
+  checks++;
+  failures++;
+  console.log(`FAIL - ${name}`);
+  if (err) console.log(String(err.stack || err).split('\n').slice(0, 8).map((l) => `     | ${l}`).join('\n'));
+}
+let current = null; // the page a failed check pictures (E2E_KEEP keeps it)
+async function check(name, fn) {
+  try {
+    await fn();
+    pass(name);
+  } catch (e) {
+    fail(name, e);
+    await current?.screenshot({ path: join(E2E_TMP, `failed-${checks}.png`), fullPage: true }).catch(() => {});
+    const states = await current?.evaluate(() => window.trainyardInformers?.()).catch(() => null);
+    console.log(`     | page: ${current?.url()}\n     | informers: ${JSON.stringify(states)}`);
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+
+function kubectl(args, input, kubeconfig) {
+  return execFileSync('kubectl', args, {
+    input, encoding: 'utf8', env: { ...process.env, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
+  });
+}
+
+// Retries fn until it returns truthy (kubectl's view of the API).
+async function eventually(fn, what, ms = WAIT) {
+  const end = Date.now() + ms;
+  for (;;) {
+    let v;
+    try { v = fn(); } catch { v = false; }
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const go = join(E2E_TMP, 'go');
+function pytorchJob(name, ns, marker) {
+  return JSON.stringify({
+    apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace: ns },
+    spec: {
+      pytorchReplicaSpecs: {
+        Master: {
+          replicas: 1, restartPolicy: 'Never',
+          template: { spec: { containers: [{
+            name: 'pytorch', image: 'busybox',
+            command: ['sh', '-c', `echo started; until [ -e ${go} ]; do sleep 0.2; done; echo ${marker}; sleep 600`],
+          }] } },
+        },
+      },
+    },
+  });
+}
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM, headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage'],
+});
+const consoleErrors = [];
+async function newPage() {
+  const ctx = await browser.newContext({ ignoreHTTPSErrors: true });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  return page;
+}
+
+try {
+  const page = await newPage();
+  current = page;
+
+  await check('signs in with #token= and removes it from the address bar', async () => {
+    await page.goto(`${SERVER}/ui/#token=${encodeURIComponent(E2E_TOKEN)}`);
+    await page.locator('#jobs-table').waitFor();
+    assert(!page.url().includes('token'), `the token is still in the URL: ${page.url()}`);
+    const stored = await page.evaluate(() => sessionStorage.getItem('trainyard.token'));
+    assert(stored === E2E_TOKEN, 'the token is not in session storage');
+    const back = await page.evaluate(() => history.length);
+    assert(back >= 1, 'history');
+    await page.locator('#who', { hasText: 'Signed in as' }).waitFor();
+  });
+
+  await check('a PyTorchJob created after the page opened appears without a reload', async () => {
+    await page.locator('.count').waitFor();
+    kubectl(['apply', '-f', '-'], pytorchJob('console-a', 'default', 'LOG-AFTER-OPEN'));
+    const row = page.locator('#jobs-table tr[data-name="console-a"]');
+    await row.waitFor();
+    await page.locator('#jobs-table tr[data-name="console-a"] td', { hasText: 'PyTorchJob' }).waitFor();
+    await page.locator('#jobs-table tr[data-name="console-a"] td', { hasText: 'default' }).first().waitFor();
+  });
+
+  await check('every kind in one list: a Volcano Job (watched) and an XGBoostJob (followed through Events)', async () => {
+    const cmd = ['sh', '-c', 'echo up; sleep 600'];
+    kubectl(['apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job', metadata: { name: 'console-vc', namespace: 'default' },
+      spec: { schedulerName: 'volcano', minAvailable: 1, tasks: [{ name: 'w', replicas: 1, template: { spec: {
+        restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: cmd }] } } }] },
+    }));
+    kubectl(['apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'kubeflow.org/v1', kind: 'XGBoostJob', metadata: { name: 'console-xgb', namespace: 'default' },
+      spec: { xgbReplicaSpecs: { Master: { replicas: 1, restartPolicy: 'Never', template: { spec: {
+        containers: [{ name: 'xgboost', image: 'busybox', command: cmd }] } } } } },
+    }));
+    await page.locator('#jobs-table tr[data-name="console-vc"] td', { hasText: 'Volcano Job' }).waitFor();
+    await page.locator('#jobs-table tr[data-name="console-xgb"] td', { hasText: 'XGBoostJob' }).waitFor();
+    const watched = await page.locator('#jobs-table').getAttribute('data-watched');
+    assert(!watched.split(' ').includes('xgboostjob'), `xgboostjob has a watch of its own: ${watched}`);
+    // and its status moves on without a reload
+    await page.locator('#jobs-table tr[data-name="console-xgb"] .status', { hasText: 'Running' }).waitFor();
+    await shot(page, 'jobs');
+  });
+
+  await check('filters: a kind that is not the job\'s hides it, search finds it', async () => {
+    await page.selectOption('#f-kind', 'vcjob');
+    await page.locator('#jobs-table tr[data-name="console-a"]').waitFor({ state: 'hidden' });
+    await page.selectOption('#f-kind', '');
+    await page.fill('#f-search', 'console-');
+    await page.locator('#jobs-table tr[data-name="console-a"]').waitFor({ state: 'visible' });
+    assert(page.url().includes('q=console-'), `the search is not in the URL: ${page.url()}`);
+    await page.fill('#f-search', '');
+  });
+
+  await check('the job page shows its replicas and streams a log line printed after it opened', async () => {
+    await page.click('#jobs-table tr[data-name="console-a"] a');
+    await page.waitForURL(/#\/jobs\/pytorchjob\/default\/console-a$/);
+    await page.locator('#replicas tr[data-pod="console-a-master-0"]').waitFor();
+    await page.locator('#replicas tr[data-pod="console-a-master-0"] td.phase', { hasText: 'Running' }).waitFor();
+    await page.locator('#log', { hasText: 'started' }).waitFor();
+    assert(!(await page.locator('#log').textContent()).includes('LOG-AFTER-OPEN'), 'the marker came early');
+    writeFileSync(go, '');
+    await page.locator('#log', { hasText: 'LOG-AFTER-OPEN' }).waitFor();
+    await page.locator('#conditions tr', { hasText: 'Running' }).first().waitFor();
+    await page.locator('#manifest', { hasText: 'kind: PyTorchJob' }).waitFor();
+    await shot(page, 'job');
+  });
+
+  await check('suspend from the page sets spec.runPolicy.suspend; resume clears it', async () => {
+    await page.click('#suspend');
+    await page.locator('dialog #confirm-yes').waitFor();
+    await shot(page, 'confirm');
+    await page.click('#confirm-yes');
+    await eventually(() => kubectl(['get', 'pytorchjob', 'console-a', '-n', 'default', '-o',
+      'jsonpath={.spec.runPolicy.suspend}']).trim() === 'true', 'spec.runPolicy.suspend=true');
+    await page.locator('#resume').waitFor();
+    await page.click('#resume');
+    await page.click('#confirm-yes');
+    await eventually(() => kubectl(['get', 'pytorchjob', 'console-a', '-n', 'default', '-o',
+      'jsonpath={.spec.runPolicy.suspend}']).trim() === 'false', 'spec.runPolicy.suspend=false');
+  });
+
+  await check('suspend on a Volcano Job aborts it (the action annotation)', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs/vcjob/default/console-vc`);
+    await page.locator('#replicas tr[data-pod]').first().waitFor();
+    const aborted = () => /^Abort/.test(kubectl(['get', 'jobs.batch.volcano.sh', 'console-vc', '-n', 'default', '-o',
+      'jsonpath={.status.state.phase}']).trim());
+    // The patch's answer is held back until the job has aborted, so that it
+    // reaches the page after the watch's newer events (as it sometimes does
+    // by itself): the page must keep the newer state.
+    const held = '**/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs/console-vc';
+    await page.route(held, async (route) => {
+      if (route.request().method() !== 'PATCH') return route.continue();
+      const answer = await route.fetch();
+      await eventually(aborted, 'the Volcano Job aborted');
+      await page.locator('#job-status', { hasText: 'Abort' }).waitFor();
+      return route.fulfill({ response: answer });
+    });
+    try {
+      const answered = page.waitForResponse((r) => r.request().method() === 'PATCH');
+      await page.click('#suspend');
+      await page.click('#confirm-yes');
+      await eventually(aborted, 'the Volcano Job aborted');
+      await page.locator('#job-status', { hasText: 'Abort' }).waitFor();
+      await answered;
+      await page.locator('#manifest').waitFor();
+      const manifest = await page.locator('#manifest').textContent();
+      assert(!manifest.includes('trainyard.io/action'), 'the patch\'s older answer replaced the newer state');
+      assert(/Abort/.test(await page.locator('#job-status').textContent()), 'the status went back');
+    } finally {
+      await page.unroute(held);
+      await page.goBack(); // (a failure here leaves the next checks where they expect)
+    }
+  });
+
+  await check('the back button returns to the list', async () => {
+    await page.goBack();
+    await page.locator('#jobs-table tr[data-name="console-a"]').waitFor();
+  });
+
+  await check('the queues and nodes pages list what the API has', async () => {
+    await page.click('#nav a[data-route="queues"]');
+    await page.locator('main table tr[data-name="default"]').waitFor();
+    await shot(page, 'queues');
+    await page.click('#nav a[data-route="nodes"]');
+    await page.locator('main table tr[data-name]').first().waitFor();
+    await shot(page, 'nodes');
+    await page.goBack();
+    await page.goBack();
+    await page.locator('#jobs-table').waitFor();
+  });
+
+  await check('a bad manifest in the editor shows its field paths; a good one is created', async () => {
+    await page.click('#nav a[data-route="submit"]');
+    await page.locator('#manifest-text').fill([
+      'apiVersion: kubeflow.org/v1', 'kind: PyTorchJob', 'metadata:', '  name: from-editor', 'spec:',
+      '  pytorchReplicaSpecs:', '    Master:', '      replicas: -1', '      template:', '        spec:',
+      '          containers: []', ''].join('\n'));
+    await page.click('#validate');
+    await page.locator('#causes li[data-field="spec.pytorchReplicaSpecs.Master.replicas"]', { hasText: 'line 8' }).first().waitFor();
+    await shot(page, 'submit');
+    await page.locator('#manifest-text').fill(pytorchJob('from-editor', 'default', 'X'));
+    await page.click('#submit');
+    await page.locator('#submit-result a', { hasText: 'Open its page' }).waitFor();
+    await eventually(() => kubectl(['get', 'pytorchjobs', '-n', 'default', '-o', 'name']).includes('from-editor'),
+      'from-editor created');
+    await page.goBack();
+    await page.locator('#jobs-table').waitFor();
+  });
+
+  await check('a pending job shows why, with numbers, and its place in the queue', async () => {
+    // one GPU each on a node that has none: both wait in queue default
+    for (const name of ['pend-a', 'pend-b']) {
+      const job = JSON.parse(pytorchJob(name, 'default', 'X'));
+      job.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': 1 } };
+      kubectl(['apply', '-f', '-'], JSON.stringify(job));
+      await eventually(() => kubectl(['get', 'podgroups', '-n', 'default', '-o', 'name']).includes(name), `${name}'s pod group`);
+    }
+    const place = {};
+    for (const name of ['pend-a', 'pend-b']) {
+      await page.goto(`${SERVER}/ui/#/jobs/pytorchjob/default/${name}`);
+      await page.locator('#why-pending', { hasText: /\S/ }).waitFor();
+      await page.locator('#queue-position', { hasText: /waiting in queue default/ }).waitFor();
+      const text = await page.locator('#queue-position').textContent();
+      place[name] = Number.parseInt(text, 10);
+      assert(place[name] >= 1, `no position: ${text}`);
+    }
+    assert(place['pend-a'] < place['pend-b'], `pend-a ${place['pend-a']}, pend-b ${place['pend-b']}`);
+    await page.locator('#scheduling', { hasText: 'nvidia.com/gpu=1' }).waitFor();
+    await shot(page, 'pending');
+  });
+
+  await check('a user without rights to a namespace does not see its jobs', async () => {
+    kubectl(['apply', '-f', '-'], pytorchJob('bobs-job', 'bob', 'BOB'));
+    const bob = await newPage();
+    await bob.goto(`${SERVER}/ui/#token=${encodeURIComponent(BOB_TOKEN)}`);
+    await bob.locator('#jobs-table tr[data-name="bobs-job"]').waitFor();
+    await bob.locator('#scope-note', { hasText: 'bob' }).waitFor();
+    assert(await bob.locator('#jobs-table tr[data-name="console-a"]').count() === 0,
+      'bob sees console-a in namespace default');
+    // a deep link to a job he may not read says so
+    await bob.goto(`${SERVER}/ui/#/jobs/pytorchjob/default/console-a`);
+    await bob.locator('.error').first().waitFor();
+    assert(await bob.locator('#replicas tr[data-pod]').count() === 0, 'bob sees the pods of console-a');
+    await bob.context().close();
+  });
+
+  await check('delete from the page removes the job', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs/pytorchjob/default/console-a`);
+    await page.locator('#delete').waitFor();
+    await page.click('#delete');
+    await page.click('#confirm-yes');
+    await page.waitForURL(/#\/jobs$/);
+    await eventually(() => !kubectl(['get', 'pytorchjobs', '-n', 'default', '-o', 'name']).includes('console-a'),
+      'console-a deleted');
+    await page.locator('#jobs-table tr[data-name="console-a"]').waitFor({ state: 'detached' });
+  });
+
+  await check('sign out clears the token; a refused token sends back to sign-in', async () => {
+    await page.click('#signout');
+    await page.locator('form.signin').waitFor();
+    await shot(page, 'signin');
+    assert(await page.evaluate(() => sessionStorage.getItem('trainyard.token')) === null, 'token kept');
+    await page.goto(`${SERVER}/ui/#token=not-a-token`);
+    await page.locator('form.signin').waitFor();
+    await page.locator('form.signin .error').waitFor();
+    await page.fill('#token', E2E_TOKEN);
+    await page.click('form.signin button[type=submit]');
+    await page.locator('#jobs-table').waitFor();
+  });
+
+  await check('no errors in the browser console (CSP violations included)', async () => {
+    // the answers the tests asked for (a refused token's 401, bob's 403s)
+    // are logged as failed loads; anything else (a CSP refusal, a script
+    // error) is a failure
+    const other = consoleErrors.filter((t) => !/^Failed to load resource: the server responded with a status of (401|403|404|422)/.test(t));
+    assert(other.length === 0, other.join('\n'));
+  });
+} finally {
+  await browser.close();
+}
+console.log(`# ${checks} checks, ${failures} failed`);
+process.exit(failures ? 1 : 0);

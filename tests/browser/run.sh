@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The web console in a real headless Chromium (Debian's chromium, driven by
+# playwright-core from console/package-lock.json) against a real
+# `trainyard server`: console.test.mjs. Skips, saying so, only where
+# chromium or Node.js is not installed (scripts/deps.sh installs both).
+cd "$(dirname "$0")"
+: "${TRAINYARD:?set TRAINYARD to the trainyard binary}"
+CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "browser: SKIPPED - chromium, node or npm is not installed (scripts/deps.sh test installs them)"
+    exit 0
+fi
+# playwright-core at the version the lock file names (npm ci checks it)
+if ! (cd ../../console && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+    echo "browser: npm ci in console/ failed"
+    exit 1
+fi
+. ../e2e/lib.sh
+start_server
+# a user who may see his own namespace only (docs/security.md)
+"$TRAINYARD" user add bob --data-dir "$E2E_TMP/data" \
+    -o "$E2E_TMP/bob.kc" >/dev/null || { echo "user add bob failed"; exit 1; }
+BOB_TOKEN=$(sed -n 's/^ *token: "\(.*\)"$/\1/p' "$E2E_TMP/bob.kc")
+export CHROMIUM BOB_TOKEN E2E_TMP
+if timeout 300 node console.test.mjs; then
+    echo "browser: console tests passed"
+else
+    E2E_FAILS=1
+    echo "browser: console tests FAILED (server log: $E2E_TMP/server.err)"
+    tail -20 "$E2E_TMP/server.err"
+    exit 1
+fi
