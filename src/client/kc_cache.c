@@ -20,6 +20,10 @@
 #define KCC_PENDING_TTL_MS 30000
 /* Pending writes at most; beyond, the oldest are forgotten. */
 #define KCC_PENDING_MAX 65536
+/* Every so many writes noted, every pending one is checked against the
+ * cache: a write whose object is read no more (a finished job's) is
+ * forgotten, and the owner lists' scans stay short. */
+#define KCC_SWEEP_EVERY 256
 
 typedef enum { KCC_WRITE, KCC_DELETE } kcc_kind;
 
@@ -44,6 +48,7 @@ typedef struct kcc {
     strmap by_key;
     kcc_pending **pending;
     size_t n, cap;
+    size_t since_sweep;   /* writes noted since the last sweep */
     uint64_t hits, misses;
 } kcc;
 
@@ -73,6 +78,26 @@ static bool rv_num(const char *rv, uint64_t *out)
 static void copy_str(char *dst, size_t len, const char *src)
 {
     snprintf(dst, len, "%s", src ? src : "");
+}
+
+static bool still_pending(kcc *c, ty_informer *inf, kcc_pending *p, int64_t now);
+
+/* Forgets the writes the cache has caught up with (every one past the TTL
+ * when no informer is attached). mu held. */
+static void sweep(kcc *c)
+{
+    ty_informer *inf = atomic_load(&c->inf);
+    int64_t now = ty_now_ms();
+
+    c->since_sweep = 0;
+    for (size_t i = c->n; i-- > 0;) {
+        if (i >= c->n)
+            continue; /* the one removed before moved here */
+        if (inf)
+            still_pending(c, inf, c->pending[i], now);
+        else if (now - c->pending[i]->at_ms > KCC_PENDING_TTL_MS)
+            pending_remove(c, c->pending[i]);
+    }
 }
 
 /* Remembers the write of (resource, ns, name) that gave o (may be NULL: a
@@ -133,6 +158,8 @@ static void pending_note(kcc *c, kcc_kind kind, const char *resource, const char
         goto drop;
     p->idx = c->n;
     c->pending[c->n++] = p;
+    if (++c->since_sweep >= KCC_SWEEP_EVERY)
+        sweep(c);
     pthread_mutex_unlock(&c->mu);
     return;
 drop:
@@ -449,11 +476,13 @@ void kc_cache_attach(ty_kc *kc, ty_informer *inf)
     atomic_store(&KCC(kc)->inf, inf);
 }
 
-void kc_cache_stats(ty_kc *kc, uint64_t *hits, uint64_t *own_write_misses)
+void kc_cache_stats(ty_kc *kc, uint64_t *hits, uint64_t *own_write_misses, size_t *pending)
 {
     kcc *c = KCC(kc);
 
     pthread_mutex_lock(&c->mu);
+    if (pending)
+        *pending = c->n;
     if (hits)
         *hits = c->hits;
     if (own_write_misses)

@@ -39,9 +39,10 @@ ty_kc *kc_cache_new(ty_kc *inner, ty_error *err);
  * or on c; it must outlive c, or be detached with NULL first). From any
  * thread. */
 void kc_cache_attach(ty_kc *c, ty_informer *inf);
-/* How many reads were served from the cache, and how many went to the
- * inner client because a write of this client's own was not in the cache
- * yet (for tests and the metrics). */
-void kc_cache_stats(ty_kc *c, uint64_t *hits, uint64_t *own_write_misses);
+/* How many reads were served from the cache, how many went to the inner
+ * client because a write of this client's own was not in the cache yet,
+ * and how many such writes are remembered now (for tests; any may be
+ * NULL). */
+void kc_cache_stats(ty_kc *c, uint64_t *hits, uint64_t *own_write_misses, size_t *pending);
 
 #endif

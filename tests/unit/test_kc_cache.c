@@ -126,7 +126,7 @@ static void test_passthrough_until_synced(void **state)
     /* attached, not synced yet: the same */
     assert_true(exists(f->c, "early"));
     assert_int_equal(owned(f->c, "u1"), 1);
-    kc_cache_stats(f->c, &hits, NULL);
+    kc_cache_stats(f->c, &hits, NULL, NULL);
     assert_int_equal(hits, 0);
     assert_false(inf_caches(f->inf, "secrets"));
     assert_true(inf_caches(f->inf, "configmaps"));
@@ -149,7 +149,7 @@ static void test_reads_from_cache(void **state)
     poll_count(f, 2);
     assert_true(exists(f->c, "two"));
     assert_int_equal(owned(f->c, "u1"), 2);
-    kc_cache_stats(f->c, &hits, &misses);
+    kc_cache_stats(f->c, &hits, &misses, NULL);
     assert_int_equal(hits, 6);
     assert_int_equal(misses, 0);
     /* a resource the cache does not keep: the store's */
@@ -174,14 +174,14 @@ static void test_reads_own_writes(void **state)
     assert_int_equal(owned(f->c, "u1"), 2);
     /* another owner's list is not held up */
     assert_int_equal(owned(f->c, "u2"), 0);
-    kc_cache_stats(f->c, &hits, &misses);
+    kc_cache_stats(f->c, &hits, &misses, NULL);
     assert_int_equal(misses, 2);
     assert_int_equal(hits, 1);
     /* once the cache has it, from the cache again */
     poll_count(f, 2);
     assert_true(exists(f->c, "mine"));
     assert_int_equal(owned(f->c, "u1"), 2);
-    kc_cache_stats(f->c, &hits, &misses);
+    kc_cache_stats(f->c, &hits, &misses, NULL);
     assert_int_equal(misses, 2);
     assert_int_equal(hits, 3);
 
@@ -221,12 +221,39 @@ static void test_reads_own_writes(void **state)
     assert_int_equal(owned(f->c, "u3"), 2);
 }
 
+/* Writes the cache has caught up with are forgotten, also those of objects
+ * nobody reads again. */
+static void test_forgets_caught_up(void **state)
+{
+    fixture *f = *state;
+    char name[32];
+    size_t pending;
+
+    kc_cache_attach(f->c, f->inf);
+    poll_count(f, 0);
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "m%d", i);
+        create(f->c, name, "u1");
+    }
+    kc_cache_stats(f->c, NULL, NULL, &pending);
+    assert_int_equal(pending, 300); /* swept once: the cache had seen none */
+    poll_count(f, 300);
+    for (int i = 0; i < 256; i++) {
+        snprintf(name, sizeof(name), "n%d", i);
+        create(f->c, name, "u2");
+    }
+    /* swept at the 212th: the 300 seen went, the 212 new stayed; 44 more */
+    kc_cache_stats(f->c, NULL, NULL, &pending);
+    assert_int_equal(pending, 212 + 44);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_passthrough_until_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_from_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_own_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forgets_caught_up, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
