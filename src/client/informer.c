@@ -772,6 +772,11 @@ int inf_list_owned(ty_informer *inf, const char *resource, const char *ns,
     return rc;
 }
 
+bool inf_caches(const ty_informer *inf, const char *resource)
+{
+    return cached(inf, resource);
+}
+
 size_t inf_count(ty_informer *inf, const char *resource)
 {
     inf_res *r;

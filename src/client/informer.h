@@ -139,6 +139,9 @@ ty_obj *inf_get(ty_informer *inf, const char *resource, const char *ns, const ch
  * out of memory or without a cache. */
 int inf_list_owned(ty_informer *inf, const char *resource, const char *ns,
                    const char *owner_uid, kc_list *out, ty_error *err);
+/* Whether the cache keeps resource's objects (config.cache, and resource
+ * is listed). */
+bool inf_caches(const ty_informer *inf, const char *resource);
 /* How many objects of resource the cache holds. */
 size_t inf_count(ty_informer *inf, const char *resource);
 

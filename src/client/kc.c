@@ -68,6 +68,11 @@ size_t kc_count_hint(ty_kc *c, const char *resource)
     return c->ops->count_is_cheap ? c->ops->count(c, resource) : SIZE_MAX;
 }
 
+bool kc_reads_local(ty_kc *c)
+{
+    return c->ops->count_is_cheap;
+}
+
 json_t *kc_resources(ty_kc *c)
 {
     return c->ops->resources(c);

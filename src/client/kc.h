@@ -89,6 +89,10 @@ size_t kc_count(ty_kc *c, const char *resource);
  * SIZE_MAX ("maybe some") without asking anyone: for shortcuts taken on
  * every watch event, which over HTTP would cost a request each. */
 size_t kc_count_hint(ty_kc *c, const char *resource);
+/* Whether reads are look-ups in an index the implementation keeps
+ * (embedded, fake) rather than requests (HTTP): a controller over a client
+ * without one keeps an informer's cache to read from (client/kc_cache.h). */
+bool kc_reads_local(ty_kc *c);
 /* The resources that may hold objects (a JSON array of store keys, sorted;
  * caller decrefs): those holding at least one object now where the
  * implementation knows, every listable one otherwise. NULL when out of memory

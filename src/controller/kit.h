@@ -15,8 +15,10 @@
  * The loop around a controller (watch, work queue, retries a second later,
  * wake-ups at a time) is controller/workqueue.h, on client/informer.h.
  * Expectations are not kept in memory: a pass lists what the owner controls
- * now (kit_list_owned_views), and names are fixed, so a create that raced an
- * earlier one finds the name taken, which counts as success. */
+ * now (kit_list_owned_views; in operator mode from the watch's cache, the
+ * pass's own writes read back until the cache has them: client/kc_cache.h),
+ * and names are fixed, so a create that raced an earlier one finds the name
+ * taken, which counts as success. */
 #ifndef TY_CONTROLLER_KIT_H
 #define TY_CONTROLLER_KIT_H
 

@@ -14,6 +14,7 @@
 #include "base/thread.h"
 #include "base/timeutil.h"
 #include "client/informer.h"
+#include "client/kc_cache.h"
 
 #define EVENT_BATCH 1024
 #define RETRY_MS 1000
@@ -42,7 +43,9 @@ typedef struct wq_note {
 } wq_note;
 
 struct ty_workqueue {
-    ty_kc *s;
+    ty_kc *s;            /* what passes use: the client, or cs */
+    ty_kc *base;         /* the client given */
+    ty_kc *cs;           /* the cache's client (wq_ops.cache), or NULL */
     char *name;
     wq_ops ops;
     void *ctx;
@@ -133,6 +136,11 @@ static void add_locked(ty_workqueue *q, const char *key, const char *rv)
     }
     if ((k = key_new(key)))
         push(q, k);
+}
+
+ty_kc *wq_client(ty_workqueue *q)
+{
+    return q->s;
 }
 
 void wq_add(ty_workqueue *q, const char *key)
@@ -428,6 +436,7 @@ static void free_queue(ty_workqueue *q)
     strmap_free(&q->active); /* each worker freed the key it held */
     strmap_free_values(&q->wrote);
     inf_free(q->inf);
+    kc_free(q->cs);
     pthread_cond_destroy(&q->work_cv);
     pthread_mutex_destroy(&q->mu);
     free(q->name);
@@ -454,8 +463,16 @@ ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops 
         ty_seterr(err, TY_EINTERNAL, "out of memory");
         return NULL;
     }
-    q->s = s;
+    q->s = q->base = s;
     q->ops = *ops;
+    bool cache = ops->cache && ops->cache[0] && (ops->cache_always || !kc_reads_local(s));
+    if (cache && !(q->cs = kc_cache_new(s, err))) {
+        free(q->name);
+        free(q);
+        return NULL;
+    }
+    if (q->cs)
+        q->s = q->cs;
     q->ctx = ctx;
     ty_metric_declare("workqueue_adds_total", TY_COUNTER,
                       "Total number of adds handled by workqueue");
@@ -472,12 +489,15 @@ ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops 
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work_cv, NULL);
     if (!(q->inf = inf_new(s, &(inf_config){.name = name, .watch = ops->resources,
-                                            .batch = EVENT_BATCH},
+                                            .list = cache ? ops->cache : NULL,
+                                            .cache = cache, .batch = EVENT_BATCH},
                            &(inf_handlers){.on_relist = on_relist, .on_events = on_events},
                            q, err))) {
         free_queue(q);
         return NULL;
     }
+    if (q->cs)
+        kc_cache_attach(q->cs, q->inf);
     if (workers < 1)
         workers = 1;
     if (workers > MAX_WORKERS)

@@ -37,6 +37,14 @@ typedef struct wq_ops {
     /* The resources whose events on_event is given (NULL-terminated, living
      * as long as the queue); NULL: every resource's. */
     const char *const *resources;
+    /* Of those, the ones a pass reads (NULL-terminated, living as long as
+     * the queue; NULL: none): when the client keeps no index of its own
+     * (kc_reads_local: HTTP, operator mode), or always with cache_always,
+     * the watch lists them into a cache (client/informer.h) and wq_client
+     * answers kc_get and kc_list_owned of them from it (client/kc_cache.h),
+     * updated before their events queue a key. */
+    const char *const *cache;
+    bool cache_always;
 } wq_ops;
 
 /* Starts `workers` workers on s (which must outlive the queue), opens the
@@ -45,6 +53,10 @@ typedef struct wq_ops {
  * is for logs. NULL with err when a thread cannot start. */
 ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops *ops,
                        void *ctx, ty_error *err);
+
+/* The client a pass reads and writes through: s, or the cache's over s
+ * (wq_ops.cache). Valid while the queue is, from reconcile and resync. */
+ty_kc *wq_client(ty_workqueue *q);
 
 /* Queues key (copied) unless it is queued already; marks it dirty when a
  * worker has it. From on_event and resync (or any thread). */

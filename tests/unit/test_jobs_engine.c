@@ -23,6 +23,7 @@
 #include "base/metrics.h"
 #include "base/timeutil.h"
 #include "base/treearena.h"
+#include "client/kc_cache.h"
 #include "controller/gc.h"
 #include "controller/jobs/engine.h"
 #include "controller/jobs/jobs_int.h"
@@ -39,9 +40,10 @@ typedef struct fixture {
     ty_gc *gc;
     ty_jobs *jobs;
     ty_sched *sched; /* admits the jobs' PodGroups; there are no nodes */
+    ty_kc *remote;   /* setup_cached: the engine's client */
 } fixture;
 
-static int setup(void **state)
+static int setup_with(void **state, bool cached)
 {
     fixture *f = calloc(1, sizeof(*f));
     ty_error err;
@@ -50,7 +52,12 @@ static int setup(void **state)
     f->s = store_fixture_open(f->dir, NULL);
     f->gc = gc_start(KC(f->s), &err);
     assert_non_null(f->gc);
-    f->jobs = jobs_start(KC(f->s), &err);
+    /* cached: the engine as in operator mode, its passes reading its
+     * watch's cache. A cache client never attached passes everything to the
+     * store's client, but keeps no index (kc_reads_local), as HTTP. */
+    if (cached)
+        assert_non_null(f->remote = kc_cache_new(KC(f->s), &err));
+    f->jobs = jobs_start(cached ? f->remote : KC(f->s), &err);
     assert_non_null(f->jobs);
     f->sched = sched_start(KC(f->s), &err);
     assert_non_null(f->sched);
@@ -58,11 +65,22 @@ static int setup(void **state)
     return 0;
 }
 
+static int setup(void **state)
+{
+    return setup_with(state, false);
+}
+
+static int setup_cached(void **state)
+{
+    return setup_with(state, true);
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
     sched_stop(f->sched);
     jobs_stop(f->jobs);
+    kc_free(f->remote);
     gc_stop(f->gc);
     store_fixture_close(f->dir, f->s);
     free(f);
@@ -731,6 +749,18 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gang_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mpi_launcher_in_gang, setup, teardown),
         cmocka_unit_test_setup_teardown(test_created_secret_event, setup, teardown),
+        /* the same, reading from the cache (operator mode) */
+        cmocka_unit_test_setup_teardown(test_lifecycle, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_never_failure, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_code, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_backoff, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_suspend_resume, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_clean_pod_policy, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_ttl, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_gang_restart, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_mpi_launcher_in_gang, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_created_secret_event, setup_cached, teardown),
     };
     /* forced: the engine's writes build in tree arena scopes, sanitizer
      * builds included (base/treearena.h) */

@@ -192,7 +192,7 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
         return 0;
     }
     char wrote[TY_RV_MAX] = "";
-    int rc = jobs_reconcile(j->s, k, ns, name, wake_at, wrote);
+    int rc = jobs_reconcile(wq_client(q), k, ns, name, wake_at, wrote);
     if (*wrote)
         wq_wrote(q, key, wrote); /* not j->q: set only when wq_start returns */
     return rc;
@@ -225,6 +225,7 @@ ty_jobs *jobs_start_kinds(ty_kc *s, uint64_t kinds_mask, ty_error *err)
         if (enabled(j, kinds[i]))
             j->watched[w++] = api_store_key(kinds[i]->resource);
     ops.resources = j->watched;
+    ops.cache = j->watched; /* over HTTP: passes read the watch's cache */
     jobs_metrics_declare();
     if (!(j->q = wq_start(s, "jobs", JOBS_WORKERS, &ops, j, err))) {
         free(j);

@@ -25,6 +25,8 @@ struct ty_vcjobs {
     ty_kc *s;
     ty_workqueue *q;
     const char *watched[7]; /* Volcano Jobs and what may_be_owned names */
+    const char *cached[6];  /* what passes read from the cache over HTTP:
+                               the same but Secrets (not kept in memory) */
 };
 
 static void enqueue(ty_workqueue *q, const char *ns, const char *name)
@@ -104,12 +106,12 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     ty_vcjobs *v = ctx;
     char ns[256], name[300];
 
-    (void)q;
+    (void)v;
     if (sscanf(key, "%255[^/]/%299s", ns, name) != 2) {
         ty_warn("vcjobs: bad work queue key %s", key);
         return 0;
     }
-    return vc_reconcile(v->s, ns, name, wake_at);
+    return vc_reconcile(wq_client(q), ns, name, wake_at);
 }
 
 ty_vcjobs *vcjobs_start(ty_kc *s, ty_error *err)
@@ -130,6 +132,13 @@ ty_vcjobs *vcjobs_start(ty_kc *s, ty_error *err)
     v->watched[5] = api_store_key(&api_podgroup);
     v->watched[6] = NULL;
     ops.resources = v->watched;
+    v->cached[0] = v->watched[0];
+    v->cached[1] = "pods";
+    v->cached[2] = "services";
+    v->cached[3] = "configmaps";
+    v->cached[4] = api_store_key(&api_podgroup);
+    v->cached[5] = NULL;
+    ops.cache = v->cached;
     if (!(v->q = wq_start(s, "vcjobs", VC_WORKERS, &ops, v, err))) {
         free(v);
         return NULL;
