@@ -4,6 +4,9 @@
  * moves, then the agent with a retention short enough to watch. */
 #include "test_runtime_fixture.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "runtime/local/rt_internal.h"
@@ -221,6 +224,48 @@ static void test_rotation(void **state)
     assert_true(wait_gone(f, "chatty", 30000));
 }
 
+/* The log sweep removes a namespace's log directory when its last pod's
+ * has gone (rmdir of an empty directory); a pod starting then makes
+ * logs/NS/POD. Before, the parent removed between the walk's two mkdirs
+ * left the pod without its log directory and its output lost (1 CI run in
+ * many: test_agent_retention). The walk now starts again. */
+typedef struct remover {
+    const char *dir;
+    atomic_bool stop;
+} remover;
+
+static void *remove_parent(void *arg)
+{
+    remover *r = arg;
+    /* a sweep's rmdir every millisecond (the agent's come 75 ms apart at
+     * the shortest): often enough to fall between a walk's two mkdirs */
+    while (!atomic_load(&r->stop)) {
+        rmdir(r->dir); /* fails while it holds a pod's directory */
+        usleep(1000);
+    }
+    return NULL;
+}
+
+static void test_mkdirs_races_removal(void **state)
+{
+    fixture *f = *state;
+    char ns[300], pod[400];
+    remover r = {.dir = ns};
+    pthread_t t;
+
+    snprintf(ns, sizeof(ns), "%s/logs/race", f->dir);
+    assert_int_equal(pthread_create(&t, NULL, remove_parent, &r), 0);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(pod, sizeof(pod), "%s/p%d", ns, i);
+        if (rt_mkdirs_mode(pod, 0700) != 0)
+            fail_msg("rt_mkdirs_mode(%s): %s", pod, strerror(errno));
+        assert_true(exists(pod));
+        rmdir(pod); /* the namespace is empty again: the remover's chance */
+    }
+    atomic_store(&r.stop, true);
+    pthread_join(t, NULL);
+}
+
 /* The agent: a deleted pod's logs stay readable, then go after the retention. */
 static void test_agent_retention(void **state)
 {
@@ -248,6 +293,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retained_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agent_retention, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mkdirs_races_removal, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

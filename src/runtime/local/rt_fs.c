@@ -18,27 +18,42 @@ int rt_mkdirs(const char *path)
     return rt_mkdirs_mode(path, 0755);
 }
 
+/* One walk down path, making what is missing. */
+static int mkdirs_once(char *buf, mode_t mode)
+{
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(buf, mode);
+        *p = '/';
+        if (rc < 0 && errno != EEXIST)
+            return -1;
+    }
+    if (mkdir(buf, mode) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
 int rt_mkdirs_mode(const char *path, mode_t mode)
 {
     char buf[PATH_MAX];
     size_t n = strlen(path);
+    int rc;
 
     if (n == 0 || n >= sizeof(buf)) {
         errno = ENAMETOOLONG;
         return -1;
     }
     memcpy(buf, path, n + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, mode) < 0 && errno != EEXIST)
-        return -1;
-    return 0;
+    /* A parent made by this walk can be removed before its child is made:
+     * the log sweep removes a namespace's log directory once its last pod's
+     * is gone (rt_logs.c), and a new pod's first log came just then (its
+     * directory was never made, its output lost). Walk again. */
+    for (int tries = 0; (rc = mkdirs_once(buf, mode)) < 0 && errno == ENOENT && tries < 100;
+         tries++)
+        ;
+    return rc;
 }
 
 /* One level of rt_own_tree: dir is open (fd, consumed). Every entry is
