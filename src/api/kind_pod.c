@@ -207,6 +207,11 @@ static void check_resources(const json_t *res, const char *path, ty_error *err)
             int64_t milli = 0;
             ty_error qe;
             bool parsed;
+            /* a resource's name is a qualified name, as kube-apiserver checks
+             * it: the scheduler keeps every name it meets, and the metrics
+             * print them */
+            snprintf(f, sizeof(f), "%s.resources.%s[%s]", path, parts[k], key);
+            meta_check_qualified_name(f, key, err);
             ty_error_init(&qe);
             if (json_is_integer(v))
                 milli = json_integer_value(v) * 1000;

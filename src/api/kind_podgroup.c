@@ -29,6 +29,7 @@ static void check_quantities(const json_t *map, const char *path, ty_error *err)
         ty_error qe;
         ty_error_init(&qe);
         snprintf(f, sizeof(f), "%s[%s]", path, key);
+        meta_check_qualified_name(f, key, err); /* a resource's name */
         if (json_is_integer(v))
             milli = json_integer_value(v);
         else if (!json_is_string(v) || quantity_parse(json_string_value(v), &milli, &qe) != 0) {

@@ -66,6 +66,27 @@ static void declare(const char *name, ty_metric_type type, const char *help,
     pthread_mutex_unlock(&mu);
 }
 
+const char *ty_metric_label_escape(const char *value, char *out, size_t len)
+{
+    size_t o = 0;
+
+    if (!len)
+        return out;
+    for (const char *p = value ? value : ""; *p && o + 2 < len; p++) {
+        if (*p == '\\' || *p == '"') {
+            out[o++] = '\\';
+            out[o++] = *p;
+        } else if (*p == '\n') {
+            out[o++] = '\\';
+            out[o++] = 'n';
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 void ty_metric_declare(const char *name, ty_metric_type type, const char *help)
 {
     declare(name, type == TY_HISTOGRAM ? TY_GAUGE : type, help, NULL, 0);

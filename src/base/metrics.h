@@ -24,6 +24,10 @@ void ty_metric_declare_histogram(const char *name, const char *help, const doubl
                                  size_t nbounds);
 /* One observation of value into the histogram's series of these labels. */
 void ty_metric_observe(const char *name, const char *labels, double value);
+/* value as a label value of the text format into out (len bytes, cut
+ * short when too long): backslash, double quote and newline escaped, so
+ * that no value can end its label or its line. Returns out. */
+const char *ty_metric_label_escape(const char *value, char *out, size_t len);
 /* Current value of a series (0 if absent): for tests. A histogram's is its
  * count of observations. */
 double ty_metric_get(const char *name, const char *labels);

@@ -82,6 +82,7 @@ static void write_res(ty_buf *b, sc_cluster *c, const char *what, res_pick pick,
 {
     static const char *const suffix[] = {"milli_cpu", "memory_bytes", "scalar_resources"};
     size_t nq = sc_queue_count(c);
+    char qn[512], rn[512]; /* label values escaped: a name never ends its line */
 
     for (int kind = 0; kind < 3; kind++) {
         ty_buf_printf(b, "# HELP volcano_queue_%s_%s %s %s for one queue\n"
@@ -98,10 +99,10 @@ static void write_res(ty_buf *b, sc_cluster *c, const char *what, res_pick pick,
             const sc_res *r = pick(&v);
             if (kind == 0 && (!capability || (v.cap_mask & (1u << SC_CPU))))
                 ty_buf_printf(b, "volcano_queue_%s_milli_cpu{queue_name=\"%s\"} %lld\n", what,
-                              sc_queue_name(q), (long long)r->v[SC_CPU]);
+                              ty_metric_label_escape(sc_queue_name(q), qn, sizeof(qn)), (long long)r->v[SC_CPU]);
             else if (kind == 1 && (!capability || (v.cap_mask & (1u << SC_MEM))))
                 ty_buf_printf(b, "volcano_queue_%s_memory_bytes{queue_name=\"%s\"} %lld\n",
-                              what, sc_queue_name(q), (long long)(r->v[SC_MEM] / 1000));
+                              what, ty_metric_label_escape(sc_queue_name(q), qn, sizeof(qn)), (long long)(r->v[SC_MEM] / 1000));
             else if (kind == 2)
                 for (int s = SC_GPU; s < SC_MAXRES; s++) {
                     const char *name = sc_res_name(c, s);
@@ -111,7 +112,8 @@ static void write_res(ty_buf *b, sc_cluster *c, const char *what, res_pick pick,
                     ty_buf_printf(b,
                                   "volcano_queue_%s_scalar_resources{queue_name=\"%s\","
                                   "resource=\"%s\"} %lld\n",
-                                  what, sc_queue_name(q), name, (long long)r->v[s]);
+                                  what, ty_metric_label_escape(sc_queue_name(q), qn, sizeof(qn)),
+                                  ty_metric_label_escape(name, rn, sizeof(rn)), (long long)r->v[s]);
                 }
         }
     }
@@ -122,6 +124,7 @@ void sched_metrics_queues(ty_sched *sc, const int (*counts)[4])
     static const char *const phases[] = {"pending", "inqueue", "running"};
     sc_cluster *c = sc->cluster;
     size_t nq = sc_queue_count(c);
+    char qn[512];
     ty_buf b = {0};
 
     if (!sc->metrics_on)
@@ -139,7 +142,7 @@ void sched_metrics_queues(ty_sched *sc, const int (*counts)[4])
             continue;
         sc_queue_view_of(sc_queue_at(c, k), &v);
         ty_buf_printf(&b, "volcano_queue_weight{queue_name=\"%s\"} %d\n",
-                      sc_queue_name(sc_queue_at(c, k)), v.weight);
+                      ty_metric_label_escape(sc_queue_name(sc_queue_at(c, k)), qn, sizeof(qn)), v.weight);
     }
     ty_buf_printf(&b, "# HELP volcano_queue_share Share for one queue\n"
                       "# TYPE volcano_queue_share gauge\n");
@@ -149,7 +152,7 @@ void sched_metrics_queues(ty_sched *sc, const int (*counts)[4])
             continue;
         sc_queue_view_of(sc_queue_at(c, k), &v);
         ty_buf_printf(&b, "volcano_queue_share{queue_name=\"%s\"} %g\n",
-                      sc_queue_name(sc_queue_at(c, k)), v.share);
+                      ty_metric_label_escape(sc_queue_name(sc_queue_at(c, k)), qn, sizeof(qn)), v.share);
     }
     /* overused as the proportion plugin judges it: what it deserves is
      * all held already */
@@ -162,7 +165,7 @@ void sched_metrics_queues(ty_sched *sc, const int (*counts)[4])
         sc_queue_view_of(sc_queue_at(c, k), &v);
         bool over = !sc_res_empty(v.allocated) && sc_res_le(v.deserved, v.allocated);
         ty_buf_printf(&b, "volcano_queue_overused{queue_name=\"%s\"} %d\n",
-                      sc_queue_name(sc_queue_at(c, k)), over ? 1 : 0);
+                      ty_metric_label_escape(sc_queue_name(sc_queue_at(c, k)), qn, sizeof(qn)), over ? 1 : 0);
     }
     for (int p = 0; p < 4; p++) {
         const char *ph = p < 3 ? phases[p] : "unknown";
@@ -174,7 +177,7 @@ void sched_metrics_queues(ty_sched *sc, const int (*counts)[4])
                 continue;
             /* counts' columns are sc_job_phase's; Volcano has no unknown we keep */
             ty_buf_printf(&b, "volcano_queue_pod_group_%s_count{queue_name=\"%s\"} %d\n", ph,
-                          sc_queue_name(sc_queue_at(c, k)),
+                          ty_metric_label_escape(sc_queue_name(sc_queue_at(c, k)), qn, sizeof(qn)),
                           p == 0   ? counts[k][SC_JOB_PENDING]
                           : p == 1 ? counts[k][SC_JOB_INQUEUE]
                           : p == 2 ? counts[k][SC_JOB_RUNNING]

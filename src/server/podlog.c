@@ -94,6 +94,8 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
             return MHD_CONTENT_READER_END_OF_STREAM;
         if (ls->src->gets(ls->f, line, sizeof(line))) {
             size_t len = strlen(line);
+            if (len == 0) /* a piece that starts with a NUL the container wrote */
+                continue;
             if (line[len - 1] != '\n' && ls->o.follow) {
                 /* The writer is mid-line: keep the piece and wait for the rest. */
                 ty_buf_append(&ls->pending, line, len);

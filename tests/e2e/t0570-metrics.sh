@@ -89,6 +89,29 @@ kcurl -s -o /dev/null "$SERVER/api/v1/namespaces/default/pods?watch=true&timeout
 M=$(metrics)
 expect_eq "a 404 has its code" "$((${before:-0} + 1))" "$(not_found "$M")"
 expect_eq "a made-up resource is not a label" "" "$(grep -c 'madeup' <<<"$M" | grep -v '^0$')"
+# A made-up subresource, even unauthenticated, is no new series: each word
+# a client types would be one, and the table of series is bounded.
+word=$(head -c 64 /dev/urandom | tr -dc a-z | head -c 8)
+curl -sk -o /dev/null "$SERVER/api/v1/namespaces/default/pods/p/made$word"
+kcurl -s -o /dev/null "$SERVER/api/v1/namespaces/default/pods/p/madeup$word"
+M=$(metrics)
+expect_eq "a made-up subresource is not a label" "" "$(grep 'subresource="made' <<<"$M")"
+# A resource's name is a qualified name, as kube-apiserver checks it; one
+# that could end a label and a line of /metrics is refused with its path.
+out=$(kubectl apply -f - 2>&1 <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: odd}
+spec:
+  containers:
+  - name: c
+    image: sim
+    resources: {requests: {"x\"} 0\nvolcano_queue_weight{queue_name=\"default\"} 1000\n#": "1"}}
+YAML
+)
+expect_match "a request named to inject a line of /metrics is refused" \
+    'spec.containers\[0\].resources.requests\[x' "$out"
+expect_eq "and no such line is served" "" "$(metrics | grep -c 'queue_name="default"} 1000' | grep -v '^0$')"
 expect_match "watches are counted" '^apiserver_request_total\{verb="WATCH",.*resource="pods",.*code="200"\} ' "$M"
 expect_eq "but have no latency series (they last as long as the client wants)" "" \
     "$(grep '^apiserver_request_duration_seconds_bucket{verb="WATCH"' <<<"$M")"

@@ -153,6 +153,16 @@ static void test_job_summary(void **state)
     text = rt_gpu_job_summary_text(&s);
     assert_non_null(strstr(text, "\"fake\":true"));
     free(text);
+    /* figures a pod's own creator wrote into its annotation: out of a
+     * GPU's range, they count for nothing (the sums could overflow) */
+    s = (rt_gpu_job_summary){0};
+    rt_gpu_job_summary_add(&s, "{\"gpus\":[{\"index\":0,\"util\":9223372036854775807,"
+                               "\"memUsedMiB\":9223372036854775807,\"memTotalMiB\":-5}]}");
+    rt_gpu_job_summary_add(&s, "{\"gpus\":[{\"index\":0,\"util\":9223372036854775807,"
+                               "\"memUsedMiB\":9223372036854775807}]}");
+    assert_int_equal(s.util_n, 0);
+    assert_int_equal(s.mem_used, 0);
+    assert_int_equal(s.mem_total, 0);
     /* no reading at all: no util key, not 0 % */
     s = (rt_gpu_job_summary){0};
     rt_gpu_job_summary_add(&s, "{\"gpus\":[{\"index\":0}]}");

@@ -100,12 +100,26 @@ static void test_many_series(void **state)
     assert_true(ty_metric_get("t_many_total", "i=\"1000\"") == 0);
 }
 
+/* A label value never ends its label or its line. */
+static void test_label_escape(void **state)
+{
+    char out[64];
+    (void)state;
+    assert_string_equal(ty_metric_label_escape("plain", out, sizeof(out)), "plain");
+    assert_string_equal(ty_metric_label_escape("x\"} 0\ny{a=\"\\", out, sizeof(out)),
+                        "x\\\"} 0\\ny{a=\\\"\\\\");
+    assert_string_equal(ty_metric_label_escape(NULL, out, sizeof(out)), "");
+    ty_metric_label_escape("\"\"\"\"", out, 6); /* cut short, still whole escapes */
+    assert_string_equal(out, "\\\"\\\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_and_collectors),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_many_series),
+        cmocka_unit_test(test_label_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/kinds.h"
+#include "api/kubeflow.h"
 #include "api/registry.h"
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -97,6 +99,22 @@ static const char *annotation_of(const json_t *obj)
         RT_GPU_REPORT_ANNOTATION));
 }
 
+/* A training job's kind: the only owners the agent writes a summary to (a
+ * pod's ownerReferences are its creator's words, and the agent's writes
+ * pass no authorization). */
+static bool is_training_job(const api_resource *res)
+{
+    size_t n;
+    const kf_kind *const *all = kf_kinds(&n);
+
+    if (res == &api_vcjob)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (all[i]->resource == res)
+            return true;
+    return false;
+}
+
 /* The pod's controlling owner: its store key and name into the buffers. */
 static bool controller_of(const json_t *pod, char *key, size_t klen, char *name, size_t nlen,
                           char *uid, size_t ulen)
@@ -111,7 +129,7 @@ static bool controller_of(const json_t *pod, char *key, size_t klen, char *name,
             continue;
         res = api_find_kind(json_string_value(json_object_get(ref, "apiVersion")),
                             json_string_value(json_object_get(ref, "kind")));
-        if (!res || !json_string_value(json_object_get(ref, "name")) ||
+        if (!res || !is_training_job(res) || !json_string_value(json_object_get(ref, "name")) ||
             !json_string_value(json_object_get(ref, "uid")))
             return false;
         snprintf(key, klen, "%s", api_store_key(res));
@@ -121,6 +139,9 @@ static bool controller_of(const json_t *pod, char *key, size_t klen, char *name,
     }
     return false;
 }
+
+/* A GPU's memory in MiB, at most (64 TiB: far beyond any made). */
+#define GPU_MIB_MAX ((json_int_t)64 << 20)
 
 void rt_gpu_job_summary_add(rt_gpu_job_summary *s, const char *pod_report)
 {
@@ -135,15 +156,23 @@ void rt_gpu_job_summary_add(rt_gpu_job_summary *s, const char *pod_report)
     s->pods++;
     if (json_is_true(json_object_get(r, "fake")))
         s->fake = true;
+    /* a pod's annotations are its creator's to write too: each figure is
+     * taken only within what a GPU can report, so no sum can overflow */
     json_array_foreach(json_object_get(r, "gpus"), i, g) {
-        json_t *u = json_object_get(g, "util");
+        json_int_t u = json_integer_value(json_object_get(g, "util"));
+        json_int_t used = json_integer_value(json_object_get(g, "memUsedMiB"));
+        json_int_t total = json_integer_value(json_object_get(g, "memTotalMiB"));
+        if (i >= RT_MAX_GPUS)
+            break;
         s->gpus++;
-        if (json_is_integer(u)) {
-            s->util_sum += json_integer_value(u);
+        if (json_is_integer(json_object_get(g, "util")) && u >= 0 && u <= 100) {
+            s->util_sum += u;
             s->util_n++;
         }
-        s->mem_used += json_integer_value(json_object_get(g, "memUsedMiB"));
-        s->mem_total += json_integer_value(json_object_get(g, "memTotalMiB"));
+        if (used >= 0 && used <= GPU_MIB_MAX)
+            s->mem_used += used;
+        if (total >= 0 && total <= GPU_MIB_MAX)
+            s->mem_total += total;
     }
     json_decref(r);
 }
@@ -196,7 +225,11 @@ static void report_job(rt_local *rt, const char *key, const char *name, const ch
     if (s.pods == 0 || !(text = rt_gpu_job_summary_text(&s)))
         goto out;
     job = kc_get(rt->s, key, ns, name, &err);
-    if (job) {
+    /* the job the reference names, not another of that name since */
+    if (job && ty_obj_json(job) &&
+        !strcmp(json_string_value(json_object_get(json_object_get(ty_obj_json(job), "metadata"),
+                                                  "uid")) ?: "",
+                uid)) {
         const char *now = annotation_of(ty_obj_json(job));
         if (!now || strcmp(now, text) != 0)
             put_annotation(rt, key, ns, name, text);
