@@ -39,9 +39,20 @@ typedef struct sc_job sc_job;
 typedef struct sc_task sc_task;
 
 /* The slot for a resource name ("cpu", "memory", "pods", "nvidia.com/gpu",
- * or any extended name); registers a new name, -1 when every slot is taken. */
+ * or any extended name); registers a new name, -1 when every slot is taken.
+ * Only for names from what the cluster's administrators make (Nodes'
+ * allocatable, Queues, ResourceQuotas): a tenant's pods could otherwise
+ * take every slot with names of their own. */
 int sc_res_slot(sc_cluster *c, const char *name);
-/* The name of a slot; borrowed. NULL for an unused slot. */
+/* The last slot stands for every resource that has no slot, which no node
+ * offers (a node's resources are registered): a pod or gang asking for one
+ * counts it there, and never fits. Never registered, never a queue's. */
+#define SC_UNOFFERED (SC_MAXRES - 1)
+/* The slot of a name a tenant wrote (pod requests, PodGroup minResources):
+ * a registered one, or SC_UNOFFERED. Registers nothing. */
+int sc_res_find(const sc_cluster *c, const char *name);
+/* The name of a slot; borrowed. NULL for an unused slot; SC_UNOFFERED's is
+ * a description ("a resource no node offers"). */
 const char *sc_res_name(const sc_cluster *c, int slot);
 
 bool sc_res_le(const sc_res *a, const sc_res *b); /* every a[i] <= b[i] */

@@ -18,13 +18,11 @@ static const char *const fixed_res[4] = {"cpu", "memory", "pods", "nvidia.com/gp
 
 int sc_res_slot(sc_cluster *c, const char *name)
 {
-    for (int i = 0; i < SC_MAXRES; i++) {
-        if (i < 4 && strcmp(fixed_res[i], name) == 0)
-            return i;
-        if (i >= 4 && c->res_names[i] && strcmp(c->res_names[i], name) == 0)
-            return i;
-    }
-    for (int i = 4; i < SC_MAXRES; i++) {
+    int i = sc_res_find(c, name);
+
+    if (i != SC_UNOFFERED)
+        return i;
+    for (i = 4; i < SC_UNOFFERED; i++) {
         if (!c->res_names[i]) {
             c->res_names[i] = strdup(name);
             return c->res_names[i] ? i : -1;
@@ -33,10 +31,23 @@ int sc_res_slot(sc_cluster *c, const char *name)
     return -1;
 }
 
+int sc_res_find(const sc_cluster *c, const char *name)
+{
+    for (int i = 0; i < SC_UNOFFERED; i++) {
+        if (i < 4 && strcmp(fixed_res[i], name) == 0)
+            return i;
+        if (i >= 4 && c->res_names[i] && strcmp(c->res_names[i], name) == 0)
+            return i;
+    }
+    return SC_UNOFFERED;
+}
+
 const char *sc_res_name(const sc_cluster *c, int slot)
 {
     if (slot < 0 || slot >= SC_MAXRES)
         return NULL;
+    if (slot == SC_UNOFFERED)
+        return "a resource no node offers";
     return slot < 4 ? fixed_res[slot] : c->res_names[slot];
 }
 

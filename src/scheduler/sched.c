@@ -511,7 +511,7 @@ static void write_queue_status(ty_sched *sc)
 
         if (!sc_queue_defined(q))
             continue;
-        for (int r = 0; r < SC_MAXRES; r++) {
+        for (int r = 0; r < SC_UNOFFERED; r++) {
             char buf[64];
             if (!a->v[r] || !sc_res_name(c, r))
                 continue;
@@ -611,6 +611,28 @@ static void on_synced(ty_informer *inf, void *ctx)
     sc->dirty = true;
 }
 
+/* Reads the pods not yet bound again (refeed_unbound): their requests of a
+ * name a node has just brought now count in its slot. Rare (a new kind of
+ * device on a node), so a plain list. */
+static void refeed_unbound(ty_sched *sc)
+{
+    kc_list_opts lo = {.field_selector = "spec.nodeName="};
+    kc_list l;
+    ty_error err;
+
+    sc->refeed_unbound = false;
+    ty_error_init(&err);
+    if (kc_list_objects(sc->store, "pods", &lo, &l, &err) < 0) {
+        ty_warn("scheduler: cannot list the pods not yet bound: %s", err.text);
+        ty_error_clear(&err);
+        sc->refeed_unbound = true; /* at the next cycle */
+        return;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        sched_apply_obj(sc, "pods", l.items[i], false);
+    kc_list_free(&l);
+}
+
 static void *sched_main(void *arg)
 {
     ty_sched *sc = arg;
@@ -635,6 +657,8 @@ static void *sched_main(void *arg)
             continue;
         if (sc->dirty) {
             sc->dirty = false;
+            if (sc->refeed_unbound)
+                refeed_unbound(sc);
             cycle(sc);
         }
         if (sc->ndue)

@@ -35,18 +35,33 @@ static int64_t qty(const json_t *v)
     return quantity_parse(buf, &m, NULL) == 0 ? m : 0;
 }
 
-static void res_from_map(sc_cluster *c, const json_t *map, sc_res *out, unsigned *mask)
+/* admin: the map is from an object only administrators make (a Node, a
+ * Queue), whose names may take a slot; a tenant's names are only looked up
+ * (sc_res_find: all that no node offers add up in SC_UNOFFERED). */
+static void res_from_map(sc_cluster *c, const json_t *map, bool admin, sc_res *out,
+                         unsigned *mask)
 {
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)map, k, v) {
-        int slot = sc_res_slot(c, k);
+        int slot = admin ? sc_res_slot(c, k) : sc_res_find(c, k);
         if (slot < 0)
             continue;
-        out->v[slot] = qty(v);
+        if (slot == SC_UNOFFERED)
+            out->v[slot] += qty(v);
+        else
+            out->v[slot] = qty(v);
         if (mask)
             *mask |= 1u << slot;
     }
+}
+
+static size_t res_names_known(const sc_cluster *c)
+{
+    size_t n = 0;
+    for (int i = SC_GPU + 1; i < SC_UNOFFERED; i++)
+        n += sc_res_name(c, i) != NULL;
+    return n;
 }
 
 /* A pod's effective requests by the one rule (model/podres.h), in the
@@ -58,8 +73,10 @@ static void pod_requests(sc_cluster *c, const json_t *pod, sc_res *out)
     memset(out, 0, sizeof(*out));
     podres_of_spec(json_object_get(pod, "spec"), &r);
     for (size_t i = 0; i < r.n; i++) {
-        int slot = sc_res_slot(c, r.r[i].name);
-        if (slot >= 0 && slot != SC_PODS)
+        int slot = sc_res_find(c, r.r[i].name);
+        if (slot == SC_UNOFFERED)
+            out->v[slot] += r.r[i].milli;
+        else if (slot != SC_PODS)
             out->v[slot] = r.r[i].milli;
     }
     out->v[SC_PODS] = 1000;
@@ -114,8 +131,11 @@ static void apply_node(ty_sched *sc, const json_t *node, bool deleted)
         return;
     }
     spec.name = name;
-    res_from_map(sc->cluster, json_object_get(json_object_get(node, "status"), "allocatable"),
+    size_t known = res_names_known(sc->cluster);
+    res_from_map(sc->cluster, json_object_get(json_object_get(node, "status"), "allocatable"), true,
                  &spec.allocatable, NULL);
+    if (res_names_known(sc->cluster) != known)
+        sc->refeed_unbound = true;
     spec.ready = node_ready(node);
     spec.unschedulable = json_is_true(json_object_get(json_object_get(node, "spec"),
                                                       "unschedulable"));
@@ -150,8 +170,9 @@ static void apply_queue(ty_sched *sc, const json_t *q, bool deleted)
     qs.name = name;
     qs.parent = json_string_value(json_object_get(spec, "parent"));
     qs.weight = (int)json_integer_value(json_object_get(spec, "weight"));
-    res_from_map(sc->cluster, json_object_get(spec, "capability"), &qs.capability, &qs.cap_mask);
-    res_from_map(sc->cluster, json_object_get(json_object_get(spec, "guarantee"), "resource"),
+    res_from_map(sc->cluster, json_object_get(spec, "capability"), true, &qs.capability,
+                 &qs.cap_mask);
+    res_from_map(sc->cluster, json_object_get(json_object_get(spec, "guarantee"), "resource"), true,
                  &qs.guarantee, NULL);
     qs.reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
     qs.open = !state || strcmp(state, "Open") == 0;
@@ -226,7 +247,8 @@ static void apply_podgroup(ty_sched *sc, const json_t *pg, bool deleted)
         js.nmin_task_member++;
     }
     js.min_task_member = mins;
-    res_from_map(sc->cluster, json_object_get(spec, "minResources"), &js.min_resources, NULL);
+    res_from_map(sc->cluster, json_object_get(spec, "minResources"), false, &js.min_resources,
+                 NULL);
     js.priority = class_value(sc, json_string_value(json_object_get(spec, "priorityClassName")));
     js.created = created_of(pg);
     js.inqueue = phase && strcmp(phase, "Pending") != 0;

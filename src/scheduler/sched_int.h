@@ -29,6 +29,10 @@ struct ty_sched {
     /* the informer's thread's: a change not yet looked at by a cycle */
     bool dirty;
     int64_t first_dirty, last_change;
+    /* A node brought a resource name the model had no slot for: pods not
+     * yet bound that ask for it were counted as asking for something no
+     * node offers (SC_UNOFFERED), and are read again before the next cycle. */
+    bool refeed_unbound;
     sc_cluster *cluster;
     sc_conf *conf;
     json_t *pcs;        /* PriorityClass name -> value */

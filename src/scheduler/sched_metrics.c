@@ -104,7 +104,7 @@ static void write_res(ty_buf *b, sc_cluster *c, const char *what, res_pick pick,
                 ty_buf_printf(b, "volcano_queue_%s_memory_bytes{queue_name=\"%s\"} %lld\n",
                               what, ty_metric_label_escape(sc_queue_name(q), qn, sizeof(qn)), (long long)(r->v[SC_MEM] / 1000));
             else if (kind == 2)
-                for (int s = SC_GPU; s < SC_MAXRES; s++) {
+                for (int s = SC_GPU; s < SC_UNOFFERED; s++) {
                     const char *name = sc_res_name(c, s);
                     if (!name || (capability && !(v.cap_mask & (1u << s))))
                         continue;

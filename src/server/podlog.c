@@ -262,6 +262,69 @@ static bool may_list_pods(http_req *r, const char *ns, enum MHD_Result *ret)
     return false;
 }
 
+/* Retained logs are kept by namespace and pod name, and a namespace's name
+ * can be given out again (to another team) while the logs of the earlier
+ * namespace of that name are still kept. Those are not the new namespace's:
+ * an entry names the uid of the namespace its pod went from
+ * ("namespaceUID"). A mark of an earlier version has none: then a pod that
+ * went before the namespace now holding its name was made belonged to an
+ * earlier one (creationTimestamp has whole seconds, so a pod gone in the
+ * namespace's first second is left out too: fail safe). */
+typedef struct {
+    char uid[128];
+    time_t created; /* -1: the namespace does not exist */
+} ns_now;
+
+static ns_now ns_lookup(http_req *r, const char *ns)
+{
+    store_obj *o = store_get(server_store(r->srv), "namespaces", NULL, ns, NULL);
+    const json_t *meta = o ? json_object_get(store_obj_json(o), "metadata") : NULL;
+    const char *ts = json_string_value(json_object_get(meta, "creationTimestamp"));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    ns_now n = {.created = -1};
+
+    if (ts && ty_time_parse(ts, &n.created) < 0)
+        n.created = -1;
+    snprintf(n.uid, sizeof(n.uid), "%s", uid && strlen(uid) < sizeof(n.uid) ? uid : "");
+    store_obj_unref(o);
+    return n;
+}
+
+static bool gone_in_this_ns(const ns_now *n, const json_t *entry)
+{
+    const char *uid = json_string_value(json_object_get(entry, "namespaceUID"));
+    const char *gone = json_string_value(json_object_get(entry, "goneTime"));
+    time_t t;
+
+    if (n->created < 0)
+        return false;
+    if (uid)
+        return *n->uid && !strcmp(uid, n->uid);
+    return gone && ty_time_parse(gone, &t) == 0 && t > n->created;
+}
+
+/* Whether the logs of ns/pod, a pod whose object is gone, may be read: not
+ * when they are an earlier namespace's. Logs without a mark yet (the agent
+ * marks a pod's directory just after it lets the pod go) are the current
+ * namespace's: that one could not be deleted before its pods were. */
+static bool deleted_pod_readable(http_req *r, const logsrc *src, const char *ns, const char *pod)
+{
+    json_t *all = src && src->retained ? src->retained(src->arg, ns) : NULL, *e;
+    bool ok = true;
+    size_t i;
+
+    json_array_foreach(all, i, e) {
+        const char *name = json_string_value(json_object_get(e, "pod"));
+        if (name && !strcmp(name, pod)) {
+            ns_now now = ns_lookup(r, ns);
+            ok = gone_in_this_ns(&now, e);
+            break;
+        }
+    }
+    json_decref(all);
+    return ok;
+}
+
 /* GET pods/-/log: the logs kept of the namespace's deleted pods ("-" is no
  * pod's name), authorized as reading pods/log in the namespace (the gate,
  * before this handler: that reads each of them) and listing its pods (their
@@ -273,6 +336,7 @@ static enum MHD_Result retained_list(http_req *r, const res_path *p)
     json_t *all, *items, *e, *out;
     json_t **v = NULL;
     size_t i, n = 0;
+    ns_now now;
     ty_error err;
 
     if (!p->ns || !meta_is_dns1123_label(p->ns)) {
@@ -288,6 +352,7 @@ static enum MHD_Result retained_list(http_req *r, const res_path *p)
             return ret;
     }
     all = src && src->retained ? src->retained(src->arg, p->ns) : NULL;
+    now = ns_lookup(r, p->ns);
     items = json_array();
     json_array_foreach(all, i, e) {
         const char *pod = json_string_value(json_object_get(e, "pod"));
@@ -296,6 +361,8 @@ static enum MHD_Result retained_list(http_req *r, const res_path *p)
             store_obj_unref(o);
             continue;
         }
+        if (!gone_in_this_ns(&now, e))
+            continue;
         if (pod)
             json_array_append(items, e);
     }
@@ -329,17 +396,30 @@ enum MHD_Result podlog_handle(http_req *r, const res_path *p)
     if (p->name && strcmp(p->name, "-") == 0)
         return retained_list(r, p);
     ty_error_init(&err);
-    if (parse_log_opts(r, &o, &err) < 0 ||
-        pick_container(r, p, container, sizeof(container), &err) < 0)
-        goto error;
     /* A backend names files by them: ".." would leave its directory (GET
      * /api/v1/namespaces/../pods/<uid>/log read a supervisor's log). */
-    if (!p->ns || !meta_is_dns1123_label(p->ns) || !meta_is_dns1123_subdomain(p->name) ||
-        !meta_is_dns1123_label(container)) {
+    if (!p->ns || !meta_is_dns1123_label(p->ns) || !p->name ||
+        !meta_is_dns1123_subdomain(p->name)) {
         ty_seterr(&err, TY_EBADREQUEST, "invalid namespace, pod or container name");
         goto error;
     }
     src = server_logsrc(r->srv);
+    {
+        store_obj *pod = store_get(server_store(r->srv), "pods", p->ns, p->name, NULL);
+        bool readable = pod || deleted_pod_readable(r, src, p->ns, p->name);
+        store_obj_unref(pod);
+        if (!readable) {
+            ty_seterr(&err, TY_ENOTFOUND, "pods \"%s\" not found", p->name);
+            goto error;
+        }
+    }
+    if (parse_log_opts(r, &o, &err) < 0 ||
+        pick_container(r, p, container, sizeof(container), &err) < 0)
+        goto error;
+    if (!meta_is_dns1123_label(container)) {
+        ty_seterr(&err, TY_EBADREQUEST, "invalid namespace, pod or container name");
+        goto error;
+    }
     ls = calloc(1, sizeof(*ls));
     if (!ls)
         return MHD_NO;

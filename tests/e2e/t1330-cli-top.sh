@@ -126,6 +126,31 @@ expect_match "her own namespace's she may list" 'No retained logs of deleted pod
 expect_match "unauthenticated: refused" '"code": ?401|Unauthorized' \
     "$(curl -sk ${E2E_CA:+--cacert "$E2E_CA"} "$SERVER/api/v1/namespaces/default/pods/-/log")"
 
+# A namespace's name given out again: the logs retained from the earlier
+# namespace of that name are not the new one's (its new owner must not
+# read what the old one's pods printed).
+k create namespace reuse >/dev/null
+cat <<'YAML' | k apply -n reuse -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: talker}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: busybox, command: [sh, -c, "echo old-owner-secret"]}]
+YAML
+talked() { [ "$(k get pod talker -n reuse -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ]; }
+check "a pod in namespace reuse succeeds" wait_until talked
+k delete pod talker -n reuse --wait=true >/dev/null
+kept() { ty logs --deleted -n reuse | grep -q '^talker '; }
+check "its log is retained once it is deleted" wait_until kept
+expect_eq "and read back" "old-owner-secret" "$(ty logs talker -n reuse 2>&1)"
+k delete namespace reuse --wait=true >/dev/null
+k create namespace reuse >/dev/null
+expect_match "a new namespace of that name lists none of the old one's logs" \
+    'No retained logs of deleted pods in reuse' "$(ty logs --deleted -n reuse 2>&1)"
+expect_match "nor reads them by the pod's name" 'pods "?talker"? not found' \
+    "$(ty logs talker -n reuse 2>&1)"
+
 # A Volcano Job: its first task's pod 0 (the task listed first, not the
 # first by name).
 cat <<'YAML' | k apply -f - >/dev/null

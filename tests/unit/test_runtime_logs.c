@@ -79,7 +79,7 @@ static void test_sweep_retention(void **state)
 
     /* Marked when it went: from then, not from the first sweep. */
     mkdir_p(gone);
-    rt_logs_mark_gone(f->dir, "default", "gone", NULL);
+    rt_logs_mark_gone(KC(f->s), f->dir, "default", "gone", NULL);
     assert_int_equal(rt_logs_sweep(KC(f->s), f->dir, 1000, rt_logs_wall_ms() + 1000), 1);
     assert_false(exists(gone));
     f->rt = start_agent(f); /* for teardown */
@@ -98,6 +98,8 @@ static void test_retained_list(void **state)
 
     rt_local_stop(f->rt);
     f->rt = NULL;
+    make_obj(f, "namespaces", &api_namespace, NULL,
+             "{`apiVersion`:`v1`,`kind`:`Namespace`,`metadata`:{`name`:`ns1`}}");
     snprintf(dir, sizeof(dir), "%s/logs/ns1/j-master-0", f->dir);
     mkdir_p(dir);
     snprintf(path, sizeof(path), "%s/c.log", dir);
@@ -110,12 +112,12 @@ static void test_retained_list(void **state)
     fclose(fopen(path, "w"));
     snprintf(dir, sizeof(dir), "%s/logs/ns1/nolog", f->dir); /* gone, no log left */
     mkdir_p(dir);
-    rt_logs_mark_gone(f->dir, "ns1", "nolog", NULL);
+    rt_logs_mark_gone(KC(f->s), f->dir, "ns1", "nolog", NULL);
 
     l = rt_logs_retained(f->dir, "ns1");
     assert_int_equal(json_array_size(l), 0);
     json_decref(l);
-    rt_logs_mark_gone(f->dir, "ns1", "j-master-0", labels);
+    rt_logs_mark_gone(KC(f->s), f->dir, "ns1", "j-master-0", labels);
     l = rt_logs_retained(f->dir, "ns1");
     assert_int_equal(json_array_size(l), 1);
     e = json_array_get(l, 0);
@@ -124,6 +126,20 @@ static void test_retained_list(void **state)
                         "c");
     assert_true(json_equal(json_object_get(e, "labels"), labels));
     assert_non_null(json_string_value(json_object_get(e, "goneTime")));
+    {
+        /* The mark names the namespace it went from, so that a later
+         * namespace of that name is not given these logs (server/podlog.c). */
+        store_obj *ns = store_get(f->s, "namespaces", NULL, "ns1", NULL);
+        assert_non_null(ns);
+        assert_string_equal(
+            json_string_value(json_object_get(e, "namespaceUID")),
+            json_string_value(json_object_get(json_object_get(store_obj_json(ns), "metadata"),
+                                              "uid")));
+        store_obj_unref(ns);
+    }
+    json_decref(l);
+    l = rt_logs_retained(f->dir, ".."); /* no path component: nothing */
+    assert_int_equal(json_array_size(l), 0);
     json_decref(l);
     l = rt_logs_retained(f->dir, "other"); /* no such namespace: empty */
     assert_int_equal(json_array_size(l), 0);

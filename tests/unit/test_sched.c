@@ -250,6 +250,73 @@ static void test_requests_with_overhead(void **state)
     assert_string_equal(wait_node(f, "heavy", ""), "");
 }
 
+static void create_pod_asking(fixture *f, const char *name, const char *res, const char *qty)
+{
+    ty_error err;
+    ty_error_init(&err);
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "spec",
+                            "containers", "name", "c", "image", "x", "resources", "limits", res,
+                            qty);
+    store_obj *o = store_create(f->s, "pods", "default", pod, &err);
+    assert_non_null(o);
+    store_obj_unref(o);
+    json_decref(pod);
+}
+
+static int offer_fpga(json_t *node, void *arg, ty_error *err)
+{
+    (void)arg;
+    (void)err;
+    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"),
+                        "example.com/fpga", json_string("2"));
+    return 0;
+}
+
+static void wait_message(fixture *f, const char *pod, const char *want)
+{
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         ty_now_ms() < deadline && strcmp(scheduled_message(f, pod), want) != 0;)
+        usleep(10000);
+    assert_string_equal(scheduled_message(f, pod), want);
+}
+
+/* Resource names from tenants' pods take no slot of the model: the names
+ * are the nodes' (and queues'). Pods asking for four names of their own
+ * had taken every slot for extended resources, so that a resource a node
+ * brought afterwards had none: a pod asking for 3 of its 2 was bound
+ * (its request not counted). A pod asking for what no node offers waits,
+ * and one waiting for a resource a node then brings is bound. */
+static void test_tenant_names_take_no_slots(void **state)
+{
+    fixture *f = *state;
+    const char *names[] = {"example.com/a", "example.com/b", "example.com/c", "example.com/d"};
+    char pod[16];
+
+    for (int i = 0; i < 4; i++) {
+        snprintf(pod, sizeof(pod), "squat-%d", i);
+        create_pod_asking(f, pod, names[i], "1");
+    }
+    create_pod_asking(f, "early", "example.com/fpga", "1");
+    for (int i = 0; i < 4; i++) {
+        snprintf(pod, sizeof(pod), "squat-%d", i);
+        wait_message(f, pod, "0/1 nodes are available: 1 Insufficient a resource no node offers.");
+    }
+    wait_message(f, "early", "0/1 nodes are available: 1 Insufficient a resource no node offers.");
+
+    store_obj *o = store_mutate(f->s, "nodes", NULL, "n1", offer_fpga, NULL, NULL);
+    assert_non_null(o);
+    store_obj_unref(o);
+    assert_string_equal(wait_node(f, "early", "n1"), "n1"); /* read again: now it fits */
+    create_pod_asking(f, "greedy", "example.com/fpga", "3");
+    wait_message(f, "greedy", "0/1 nodes are available: 1 Insufficient example.com/fpga.");
+    assert_string_equal(wait_node(f, "greedy", ""), "");
+    for (int i = 0; i < 4; i++) {
+        snprintf(pod, sizeof(pod), "squat-%d", i);
+        assert_string_equal(wait_node(f, pod, ""), "");
+    }
+}
+
 /* A scheduler that serves only "volcano" (operator mode) leaves the default
  * scheduler's pods alone: never bound, never told why they wait, no
  * FailedScheduling; but a pod the other scheduler bound holds its GPUs. */
@@ -579,6 +646,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_light_end_frees, setup_few_trees, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_scheduler_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requests_with_overhead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tenant_names_take_no_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_served, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_status_written_as_status, setup, teardown),

@@ -432,7 +432,7 @@ static bool finalize(rt_local *rt, rt_pod *p)
     release_gpus(rt, p);
     rt_remove_tree(p->dir);
     /* Its logs outlive it by the retention, counted from now. */
-    rt_logs_mark_gone(rt->data_dir, p->ns, p->name,
+    rt_logs_mark_gone(rt->s, rt->data_dir, p->ns, p->name,
                       o ? json_object_get(json_object_get(ty_obj_json(o), "metadata"), "labels")
                         : NULL);
     ty_obj_unref(o);

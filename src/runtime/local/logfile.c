@@ -4,10 +4,12 @@
  * every byte from the end with fseek + fgetc costs seconds of the server's
  * CPU for a large tail of a big log. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/local/logfile.h"
 
@@ -69,6 +71,21 @@ static bool same_file(FILE *a, FILE *b)
            sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* A log file for reading, never through a symbolic link: the directories
+ * hold what pods wrote, and a link there must not make the server read
+ * another file for a client of the log API. */
+static FILE *open_log(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f;
+
+    if (fd < 0)
+        return NULL;
+    if (!(f = fdopen(fd, "r")))
+        close(fd);
+    return f;
+}
+
 logfile *logfile_open(const char *path, long tail)
 {
     char older_path[PATH_MAX + 4];
@@ -86,10 +103,10 @@ logfile *logfile_open(const char *path, long tail)
     strcpy(lf->path, path);
     /* The current file first: a rotation between the two opens makes the
      * ".1" we open the file we hold, which is then read once only. */
-    if (!(lf->cur = fopen(path, "r")))
+    if (!(lf->cur = open_log(path)))
         goto error;
     snprintf(older_path, sizeof(older_path), "%s.1", path);
-    lf->older = fopen(older_path, "r");
+    lf->older = open_log(older_path);
     if (lf->older && same_file(lf->older, lf->cur)) {
         fclose(lf->older);
         lf->older = NULL;
@@ -146,7 +163,7 @@ bool logfile_rotated(logfile *lf)
     if (lf->moving) {
         /* The old file was read to its end after the rename: nothing more
          * can come to it (the writer renames, then writes to the new one). */
-        if (!(next = fopen(lf->path, "r")))
+        if (!(next = open_log(lf->path)))
             return false; /* not there yet: the next look finds it */
         fclose(lf->cur);
         lf->cur = next;

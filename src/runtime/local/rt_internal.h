@@ -140,12 +140,15 @@ int rt_hosts_file_update(const char *path, const char *text);
 int64_t rt_logs_wall_ms(void);
 /* Pod ns/name left this node: the retention of its logs counts from now.
  * labels (may be NULL) are the pod's, kept beside its logs (".labels") so
- * that the logs of a deleted job's pods can still be found by its name. */
-void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name,
+ * that the logs of a deleted job's pods can still be found by its name.
+ * The mark also names the uid of namespace ns now (read through s), so
+ * that a later namespace of that name is not given these logs. */
+void rt_logs_mark_gone(ty_kc *s, const char *data_dir, const char *ns, const char *name,
                        const json_t *labels);
 /* The pods of namespace ns whose logs outlive them (marked gone): an array
- * as rt_backend_ops.log_retained's, new reference; NULL = none. ns must be
- * a safe path component. At most RT_LOGS_RETAINED_MAX entries. */
+ * as rt_backend_ops.log_retained's (with "namespaceUID" where the mark has
+ * it), new reference; NULL = none. A ns that is no safe path component
+ * gives an empty array. At most RT_LOGS_RETAINED_MAX entries. */
 #define RT_LOGS_RETAINED_MAX 1000
 json_t *rt_logs_retained(const char *data_dir, const char *ns);
 /* One pass over <data_dir>/logs: the directory of a pod the store no longer

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/jsonget.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "runtime/local/rt_internal.h"
@@ -35,23 +36,37 @@ int64_t rt_logs_wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void write_mark(const char *dir, int64_t now_ms)
+/* The mark: "<ms>\n<namespace uid>\n" (the uid line may be missing: not
+ * known, or a mark of an earlier version). */
+static void write_mark(const char *dir, int64_t now_ms, const char *ns_uid)
 {
-    char path[PATH_MAX + 600], text[32];
+    char path[PATH_MAX + 600], text[320];
 
     snprintf(path, sizeof(path), "%s/%s", dir, GONE_MARK);
-    snprintf(text, sizeof(text), "%lld\n", (long long)now_ms);
+    snprintf(text, sizeof(text), "%lld\n%s%s", (long long)now_ms, ns_uid ? ns_uid : "",
+             ns_uid ? "\n" : "");
     if (rt_write_atomic(path, text, strlen(text), 0644) < 0 && errno != ENOENT)
         ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
+}
+
+/* The uid of namespace ns now, in out (empty when it cannot be read). */
+static const char *ns_uid(ty_kc *s, const char *ns, char *out, size_t len)
+{
+    ty_obj *o = s ? kc_get(s, "namespaces", NULL, ns, NULL) : NULL;
+    const char *uid = o ? ty_jstr(json_object_get(ty_obj_json(o), "metadata"), "uid") : NULL;
+
+    snprintf(out, len, "%s", uid && strlen(uid) < len ? uid : "");
+    ty_obj_unref(o);
+    return *out ? out : NULL;
 }
 
 #define LABELS_FILE ".labels"
 #define LABELS_MAX (64 * 1024)
 
-void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name,
+void rt_logs_mark_gone(ty_kc *s, const char *data_dir, const char *ns, const char *name,
                        const json_t *labels)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 600];
+    char dir[PATH_MAX], path[PATH_MAX + 600], uid[256];
     struct stat st;
 
     snprintf(dir, sizeof(dir), "%s/logs/%s/%s", data_dir, ns, name);
@@ -67,21 +82,31 @@ void rt_logs_mark_gone(const char *data_dir, const char *ns, const char *name,
     } else {
         unlink(path); /* an earlier pod's of that name would name the wrong job */
     }
-    write_mark(dir, rt_logs_wall_ms());
+    write_mark(dir, rt_logs_wall_ms(), ns_uid(s, ns, uid, sizeof(uid)));
 }
 
-/* When the pod of dir went (ms), or -1 when it has no mark. */
-static int64_t read_mark(const char *dir)
+/* When the pod of dir went (ms), or -1 when it has no mark; the namespace
+ * uid the mark names in uid (empty when none). */
+static int64_t read_mark(const char *dir, char *uid, size_t len)
 {
     char path[PATH_MAX + 600], *text, *end;
     long long v;
 
+    if (uid)
+        *uid = '\0';
     snprintf(path, sizeof(path), "%s/%s", dir, GONE_MARK);
-    if (!(text = rt_read_file(path, 64, NULL)))
+    if (!(text = rt_read_file(path, 320, NULL)))
         return -1;
     v = strtoll(text, &end, 10);
     if (end == text || v < 0)
         v = -1;
+    else if (uid && *end == '\n') {
+        size_t n = strcspn(end + 1, "\n");
+        if (n < len) {
+            memcpy(uid, end + 1, n);
+            uid[n] = '\0';
+        }
+    }
     free(text);
     return v;
 }
@@ -106,8 +131,10 @@ static bool sweep_pod(ty_kc *s, const char *dir, const char *ns, const char *nam
         unlink(mark); /* a pod of that name again: its logs, not a leftover */
         return false;
     }
-    if ((gone = read_mark(dir)) < 0) {
-        write_mark(dir, now_ms); /* went while no agent looked: from now */
+    if ((gone = read_mark(dir, NULL, 0)) < 0) {
+        char uid[256];
+        /* went while no agent looked: from now */
+        write_mark(dir, now_ms, ns_uid(s, ns, uid, sizeof(uid)));
         return false;
     }
     if (now_ms - gone < retention_ms)
@@ -155,8 +182,8 @@ int rt_logs_sweep(ty_kc *s, const char *data_dir, int64_t retention_ms, int64_t 
 /* One retained pod's entry, or NULL when dir holds no marked log. */
 static json_t *retained_entry(const char *dir, const char *pod)
 {
-    char path[PATH_MAX + 600], when[40];
-    int64_t gone = read_mark(dir);
+    char path[PATH_MAX + 600], when[40], uid[256];
+    int64_t gone = read_mark(dir, uid, sizeof(uid));
     json_t *containers, *labels = NULL, *e;
     struct dirent *f;
     char *text;
@@ -188,6 +215,8 @@ static json_t *retained_entry(const char *dir, const char *pod)
     ty_time_format((time_t)(gone / 1000), when, sizeof(when));
     e = json_pack("{s:s, s:o, s:o, s:s}", "pod", pod, "containers", containers, "labels",
                   labels, "goneTime", when);
+    if (e && *uid)
+        json_object_set_new(e, "namespaceUID", json_string(uid));
     return e;
 }
 
@@ -198,8 +227,13 @@ json_t *rt_logs_retained(const char *data_dir, const char *ns)
     struct dirent *p;
     DIR *in;
 
+    /* ns becomes a path component: nothing that leaves the logs directory
+     * (every backend calls this with what a request named). */
+    if (!out || !ns || !*ns || strlen(ns) > 253 || strchr(ns, '/') || !strcmp(ns, ".") ||
+        !strcmp(ns, ".."))
+        return out;
     snprintf(nsdir, sizeof(nsdir), "%s/logs/%s", data_dir, ns);
-    if (!out || !(in = opendir(nsdir)))
+    if (!(in = opendir(nsdir)))
         return out;
     while ((p = readdir(in)) && json_array_size(out) < RT_LOGS_RETAINED_MAX) {
         json_t *e;

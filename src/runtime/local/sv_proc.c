@@ -52,7 +52,7 @@ static void log_reopen(sv_ct *c, int flags)
         close(c->log_fd);
     /* The supervisor (root) writes the logs and the server reads them: no
      * other tenant, the pod itself included, needs them (0600). */
-    c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | flags, 0600);
+    c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | flags, 0600);
     c->log_size = c->log_fd >= 0 && fstat(c->log_fd, &st) == 0 ? st.st_size : 0;
 }
 

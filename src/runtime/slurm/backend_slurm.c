@@ -178,7 +178,7 @@ static void pod_seen(rt_slurm *s, ty_obj *o, bool deleted)
         /* Its files go with it once nothing runs there (its logs stay for
          * the retention period); whatever still runs is found by squeue and
          * cancelled, its directory then left for the supervisor. */
-        rt_logs_mark_gone(s->shared, p->ns, p->name, json_object_get(meta, "labels"));
+        rt_logs_mark_gone(s->kc, s->shared, p->ns, p->name, json_object_get(meta, "labels"));
         if (p->st != SP_STARTED) {
             char dir[PATH_MAX + 128];
             sl_pod_dir(s, p->uid, dir, sizeof(dir));
