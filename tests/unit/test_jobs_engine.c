@@ -368,6 +368,28 @@ static void test_lifecycle(void **state)
     pod_set(f, "mnist-worker-0", "Failed", 1, 0);
     usleep(200 * 1000);
     assert_false(job_is(f, "mnist", "Failed"));
+    /* The Event is written after the status it tells of (a reader that
+     * fetches the job when the Event comes finds it Succeeded): it was
+     * written first. */
+    {
+        store_list l;
+        store_list_opts lo = {.ns = "default"};
+        long long ev_rv = -1, job_rv;
+        o = store_get(f->s, PT, "default", "mnist", NULL);
+        job_rv = atoll(json_string_value(json_object_get(
+            json_object_get(store_obj_json(o), "metadata"), "resourceVersion")));
+        store_obj_unref(o);
+        assert_int_equal(store_list_objects(f->s, "events", &lo, &l, NULL), 0);
+        for (size_t i = 0; i < l.n; i++) {
+            const json_t *ev = store_obj_json(l.items[i]);
+            if (!strcmp(json_string_value(json_object_get(ev, "reason")) ?: "",
+                        "PyTorchJobSucceeded"))
+                ev_rv = atoll(json_string_value(json_object_get(
+                    json_object_get(ev, "metadata"), "resourceVersion")));
+        }
+        store_list_free(&l);
+        assert_true(ev_rv > job_rv);
+    }
 }
 
 static void test_never_failure(void **state)

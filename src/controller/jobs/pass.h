@@ -31,6 +31,12 @@ typedef struct pass {
     time_t *wake_at;
     char *wrote_rv;         /* the job's status write's rv, if any (TY_RV_MAX bytes) */
     int rc;
+    /* The Events about the job this pass records, written by pass_commit
+     * after its status: a reader that fetches the job when its Event comes
+     * finds the status the Event speaks of. Beyond PASS_EVENTS, at once. */
+#define PASS_EVENTS 16
+    kc_op events[PASS_EVENTS];
+    size_t nevents;
 } pass;
 
 /* A label's value, or NULL. */
@@ -44,7 +50,8 @@ static inline const char *pass_label(const json_t *obj, const char *key)
  * succeeded (the pass that finds the job done). */
 void pass_replica_statuses(pass *p, bool succeeded_now);
 /* Writes what the pass changed: the restart count (a metadata write) and the
- * status (through /status). Nothing when nothing changed. */
+ * status (through /status), then the Events it recorded, in one batch.
+ * Nothing but the Events when nothing changed. */
 void pass_commit(pass *p);
 
 #endif

@@ -76,9 +76,15 @@ static void set_cond(pass *p, const char *type, const char *st, const char *suff
                   p->nows);
 }
 
+/* Recorded now, written after the status (pass_commit). */
 static void event(pass *p, const char *type, const char *reason, const char *msg)
 {
-    ty_event(p->s, p->job, type, reason, p->c.kind->operator_name, "%s", msg);
+    if (p->nevents < PASS_EVENTS &&
+        ty_event_op(&p->events[p->nevents], p->job, type, reason, p->c.kind->operator_name,
+                    "%s", msg))
+        p->nevents++;
+    else
+        ty_event(p->s, p->job, type, reason, p->c.kind->operator_name, "%s", msg);
 }
 
 /* ---- conditions that end a job ---- */
@@ -618,6 +624,8 @@ static int pass_init(pass *p, ty_kc *s, const kf_kind *k, json_t *job)
 
 static void pass_free(pass *p)
 {
+    for (size_t i = 0; i < p->nevents; i++) /* a pass that ended before its commit */
+        kc_op_clear(&p->events[i]);
     json_decref(p->job);
     json_decref(p->status);
     json_decref(p->pods);

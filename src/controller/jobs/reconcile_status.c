@@ -92,11 +92,16 @@ void pass_commit(pass *p)
     const json_t *old = json_object_get(p->job, "status");
     write_args w = {.status = p->status, .restarts = p->added ? p->restarts + p->added : -1};
     const char *res = api_store_key(p->c.kind->resource);
-    kc_op ops[2];
-    size_t n = 0;
+    kc_op ops[2 + PASS_EVENTS];
+    size_t n = 0, nw;
 
-    if (json_equal(old, p->status) && w.restarts < 0)
+    if (json_equal(old, p->status) && w.restarts < 0) {
+        kc_write_all(p->s, p->events, p->nevents);
+        for (size_t i = 0; i < p->nevents; i++)
+            kc_op_clear(&p->events[i]);
+        p->nevents = 0;
         return;
+    }
     /* Only a pass that changed something says it reconciled: writing the time
      * alone would wake this controller again, for ever. */
     json_object_set_new(p->status, "lastReconcileTime", json_string(p->nows));
@@ -111,9 +116,16 @@ void pass_commit(pass *p)
      * (base/treearena.h). */
     ops[n] = kc_op_mutate(res, p->c.ns, p->c.name, write_status, &w, KC_STATUS);
     ops[n++].flags |= KC_ARENA;
+    nw = n;
+    for (size_t i = 0; i < p->nevents; i++) /* the Events after the status they tell of */
+        ops[n++] = p->events[i];
+    p->nevents = 0;
     kc_write_all(p->s, ops, n);
-    if (ops[n - 1].result)
-        ty_obj_rv(ops[n - 1].result, p->wrote_rv, TY_RV_MAX);
+    if (ops[nw - 1].result)
+        ty_obj_rv(ops[nw - 1].result, p->wrote_rv, TY_RV_MAX);
+    for (size_t i = nw; i < n; i++)
+        kc_op_clear(&ops[i]);
+    n = nw;
     for (size_t i = 0; i < n; i++) {
         if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
             ty_warn("jobs: %s of %s %s/%s: %s", ops[i].fn == write_status ? "status" : "restarts",
