@@ -27,6 +27,9 @@
 #   SLURM_DEF_MEM_PER_CPU  memory of a job without --mem, per CPU
 #                      (default SLURM_MEM_MB / SLURM_CPUS)
 #   SLURM_WAIT_S       how long to wait for readiness (default 60)
+#   SLURM_SCHED_PARAMS SchedulerParameters (default bf_interval=1,batch_sched_delay=0:
+#                      hetjobs start within 1-2 s; Slurm's own default
+#                      bf_interval is 30 s)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -274,6 +277,7 @@ cmd_start() {
     sed -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$ctld_port|g" \
         -e "s|@DEF_MEM_PER_CPU@|$defmem|g" \
         -e "s|@GRES@|$( ((gpus > 0)) && echo GresTypes=gpu)|" \
+        -e "s|@SCHED_PARAMS@|${SLURM_SCHED_PARAMS:-bf_interval=1,batch_sched_delay=0}|" \
         "$here/slurm-cluster.conf.in" >"$dir/etc/slurm.conf"
     : >"$dir/etc/gres.conf"
     {
