@@ -329,11 +329,26 @@ export function mount(container, params) {
     if (now) { addAlloc(now.job, now.gpus); podAlloc.set(uid, now); }
     return [was?.job, now?.job];
   }
+  // A row's GPUs allocated, again: its cell's text (and its place, when
+  // the list is sorted by it). bulk: the caller sorts after.
+  function refreshAlloc(e, bulk = false) {
+    const alloc = allocOf(e.uid, e.d.ns);
+    if (alloc === e.d.alloc) return;
+    if (sortKey === 'alloc' && !bulk) unplace(e);
+    e.d.alloc = alloc;
+    const td = e.tr.querySelector('td.alloc');
+    if (td) td.textContent = alloc < 0 ? '—' : String(alloc);
+    if (sortKey === 'alloc' && !bulk) place(e);
+  }
   function refreshJobs(uids) {
     for (const u of new Set(uids)) {
       const e = u && jobs.get(u);
-      if (e) upsert(e.k, e.job);
+      if (e) refreshAlloc(e);
     }
+  }
+  function refreshAllAlloc() {
+    for (const e of jobs.values()) refreshAlloc(e, true);
+    if (sortKey === 'alloc') resort();
   }
   function watchPods(ns) {
     const sel = encodeURIComponent('spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed');
@@ -344,14 +359,12 @@ export function mount(container, params) {
         jobAlloc.clear();
         podScope = ns;
         for (const p of items) podSeen(p, false);
-        for (const e of jobs.values()) upsert(e.k, e.job, true);
-        resort();
+        refreshAllAlloc();
       },
       event: (type, p) => refreshJobs(podSeen(p, type === 'DELETED') || []),
       error: () => {
         podScope = null;
-        for (const e of jobs.values()) upsert(e.k, e.job, true);
-        resort();
+        refreshAllAlloc();
       },
     }));
   }
