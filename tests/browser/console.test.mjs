@@ -464,6 +464,8 @@ try {
     assert(await page.locator('#who').textContent() === who, 'the user shown changed');
     // asked and accepted: the tab is bob's
     await page.goto(`${SERVER}/ui/#token=${encodeURIComponent(BOB_TOKEN)}`);
+    await page.locator('dialog #confirm-text').waitFor();
+    await page.locator('#jobs-table tr[data-name="gpu-job"] td.alloc', { hasText: /^1$/ }).waitFor();
     await shot(page, 'token-handover');
     await page.click('#confirm-yes');
     await page.locator('#who', { hasText: 'bob' }).waitFor();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web console in a real headless Chromium (Debian's chromium, driven by
 # playwright-core from console/package-lock.json) against a real
-# `trainyard server`: console.test.mjs. Skips, saying so, only where
+# `trainyard server`: console.test.mjs; first submitform.test.mjs, the
+# submit form's manifests against `trainyard submit --dry-run`'s. Skips, saying so, only where
 # chromium or Node.js is not installed (scripts/deps.sh installs both).
 cd "$(dirname "$0")"
 : "${TRAINYARD:?set TRAINYARD to the trainyard binary}"
@@ -13,6 +14,12 @@ fi
 # playwright-core at the version the lock file names (npm ci checks it)
 if ! (cd ../../console && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
     echo "browser: npm ci in console/ failed"
+    exit 1
+fi
+# the submit form's manifests against the CLI's, every kind (no browser;
+# no kubeconfig, whose namespace would go into the CLI's manifests)
+if ! KUBECONFIG=/nonexistent node submitform.test.mjs; then
+    echo "browser: the submit form's manifests differ from trainyard submit's"
     exit 1
 fi
 . ../e2e/lib.sh
