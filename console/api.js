@@ -136,16 +136,40 @@ export function informer(path, handlers, fromVersion = null) {
   return { stop: () => ctl.abort() };
 }
 
-// Who the token belongs to (SelfSubjectReview, `kubectl auth whoami`).
-export async function whoami() {
+// Who the token belongs to (SelfSubjectReview, `kubectl auth whoami`):
+// { username, groups }, empty when the server does not say.
+export async function whoamiInfo() {
   try {
     const r = await api('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
       method: 'POST',
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
     });
-    return r?.status?.userInfo?.username || '';
+    const u = r?.status?.userInfo || {};
+    return { username: u.username || '', groups: Array.isArray(u.groups) ? u.groups : [] };
   } catch (e) {
     if (e.status === 401) throw e;
-    return '';
+    return { username: '', groups: [] };
+  }
+}
+
+export async function whoami() {
+  return (await whoamiInfo()).username;
+}
+
+// Whether the user may do verb on group/resource in namespace ns
+// (SelfSubjectAccessReview, `kubectl auth can-i`); false when unsure.
+export async function canI(verb, group, resource, ns) {
+  try {
+    const r = await api('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      method: 'POST',
+      body: {
+        apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { verb, group, resource, namespace: ns } },
+      },
+    });
+    return r?.status?.allowed === true;
+  } catch (e) {
+    if (e.status === 401) throw e;
+    return false;
   }
 }

@@ -2,7 +2,7 @@
 // every page has its own URL, deep links and the back button work, and the
 // server serves one index.html) and the header.
 import { api, clearToken, getToken, informerStates, onUnauthorized, setToken, whoami } from './api.js';
-import { clear, el, errorBox } from './util.js';
+import { announce, clear, confirmDialog, el, errorBox } from './util.js';
 import * as jobsPage from './jobs.js';
 import * as jobPage from './job.js';
 import * as clusterPages from './cluster.js';
@@ -13,19 +13,53 @@ let unmount = null;
 let afterSignIn = '#/jobs';
 
 // A token handed over in the fragment (#token=..., for scripts and tests)
-// goes to session storage and out of the address bar and the history at
-// once, before anything else runs.
+// goes out of the address bar and the history at once, before anything
+// else runs. It is stored only when no other token is: a link that signs
+// the tab in as someone else (a login CSRF: a page of another site linking
+// here with its author's token, so that what the user submits next lands
+// in that account) must not replace the user's sign-in unasked. With one
+// already stored, the page asks first (showing who the link's token is)
+// and keeps the current sign-in unless told otherwise.
+let handOverAsked = false;
 function takeFragmentToken() {
   const h = location.hash;
   if (!h.startsWith('#token=')) return;
   const params = new URLSearchParams(h.slice(1));
   const token = params.get('token');
-  if (token) {
-    setToken(token);
-    document.getElementById('who').textContent = ''; // asked again for this token
-  }
   const next = params.get('next');
   history.replaceState(null, '', `${location.pathname}${location.search}${next && next.startsWith('#/') ? next : '#/jobs'}`);
+  if (!token || token === getToken()) return;
+  if (!getToken()) {
+    setToken(token);
+    document.getElementById('who').textContent = ''; // asked again for this token
+    return;
+  }
+  if (handOverAsked) return; // one question at a time; the second link is dropped
+  handOverAsked = true;
+  askToReplace(token).finally(() => { handOverAsked = false; });
+}
+
+async function askToReplace(token) {
+  let who = 'another user';
+  try {
+    // whose token the link carries, asked with that token alone
+    const r = await fetch('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      method: 'POST', cache: 'no-store', credentials: 'omit',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    });
+    const name = r.ok ? (await r.json())?.status?.userInfo?.username : '';
+    if (!r.ok) who = 'a token the server refuses';
+    else if (name) who = name;
+  } catch { /* unknown: the question says so */ }
+  const current = document.getElementById('who').textContent.replace(/^Signed in as /, '') || 'your current user';
+  const yes = await confirmDialog(
+    `A link asks to sign this tab in as ${who}, replacing ${current}. Only accept a link you made yourself.`,
+    'Sign in as the link says', 'Keep my sign-in');
+  if (!yes) { announce('Kept the current sign-in'); return; }
+  setToken(token);
+  document.getElementById('who').textContent = '';
+  route();
 }
 
 function signOut() {

@@ -7,9 +7,10 @@ import {
   collectionPath, gpusRequested, isSuspended, isVolcano, kindById, kindLabel, objectPath,
   podRole, podSelector, queueOf, servedKinds, statusOf,
 } from './kinds.js';
-import { age, announce, clear, el, errorBox } from './util.js';
+import { age, announce, clear, confirmDialog, el, errorBox } from './util.js';
 import { toYaml } from './yaml.js';
 import { mountScheduling } from './sched.js';
+import { mountGpuCharts } from './gpuchart.js';
 
 const LOG_KEEP = 20000; // lines kept per log (the download has these)
 
@@ -23,23 +24,6 @@ function exitCodes(pod) {
 }
 
 const restarts = (pod) => (pod.status?.containerStatuses || []).reduce((n, cs) => n + (cs.restartCount || 0), 0);
-
-// A confirmation in a modal <dialog>: resolves true on confirm.
-function confirmDialog(text, action) {
-  return new Promise((resolve) => {
-    const yes = el('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, action);
-    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel');
-    const dlg = el('dialog', { 'aria-labelledby': 'confirm-text' },
-      el('p', { id: 'confirm-text' }, text), el('div', { class: 'buttons' }, yes, no));
-    const done = (v) => { dlg.close(); dlg.remove(); resolve(v); };
-    yes.addEventListener('click', () => done(true));
-    no.addEventListener('click', () => done(false));
-    dlg.addEventListener('cancel', () => done(false));
-    document.body.append(dlg);
-    dlg.showModal();
-    no.focus();
-  });
-}
 
 export function mount(container, { kind, ns, name }) {
   const stoppers = [];
@@ -69,6 +53,9 @@ export function mount(container, { kind, ns, name }) {
   const schedSection = el('section', { 'aria-labelledby': 'h-scheduling' }, el('h2', { id: 'h-scheduling' }, 'Scheduling'));
   let sched = null;
   const schedUpdate = () => sched?.update(job, [...pods.values()]);
+  const gpuSection = el('section', { 'aria-labelledby': 'h-gpus' }, el('h2', { id: 'h-gpus' }, 'GPUs'));
+  const gpuCharts = mountGpuCharts(gpuSection);
+  const gpuUpdate = () => { if (job) gpuCharts.update(gpusRequested(k, job), [...pods.values()]); };
 
   container.append(
     el('p', {}, el('a', { href: '#/jobs' }, '← All jobs')),
@@ -78,6 +65,7 @@ export function mount(container, { kind, ns, name }) {
       el('h2', { id: 'h-replicas' }, 'Replicas'),
       el('table', { id: 'replicas' }, el('thead', {}, el('tr', {},
         ...['Pod', 'Replica', 'Phase', 'Node', 'Restarts', 'Exit codes', 'Age'].map((h) => el('th', { scope: 'col' }, h)))), podBody)),
+    gpuSection,
     el('section', { 'aria-labelledby': 'h-logs' },
       el('h2', { id: 'h-logs' }, 'Logs'),
       el('div', { class: 'logbar' }, el('label', { for: 'log-pod' }, 'Replica'), podSelect, pauseBtn, downloadBtn, logState),
@@ -126,6 +114,7 @@ export function mount(container, { kind, ns, name }) {
         el('td', {}, job.status.state.message || '')));
     renderManifest();
     schedUpdate();
+    gpuUpdate();
   }
 
   function renderManifest() {
@@ -185,6 +174,7 @@ export function mount(container, { kind, ns, name }) {
       el('td', { class: 'num' }, age(p.metadata.creationTimestamp)))));
     if (!list.length) podBody.append(el('tr', {}, el('td', { colspan: '7' }, 'No pods yet.')));
     schedUpdate();
+    gpuUpdate();
     const want = podSelect.value;
     const names = list.map((p) => p.metadata.name);
     if (names.join() !== [...podSelect.options].map((o) => o.value).join()) {

@@ -9,13 +9,13 @@
 // (FOLLOW_S), since a controller records an event before it writes the
 // status the event tells of. That leaves a connection for everything else
 // (docs/console.md).
-import { api, informer, lines, whoami } from './api.js';
+import { api, canI, informer, lines, whoamiInfo } from './api.js';
 import {
   collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf,
 } from './kinds.js';
 import { age, announce, el, errorBox } from './util.js';
 
-const LIVE_WATCHES = 3;
+const LIVE_WATCHES = 2;
 const FOLLOW_S = 20;
 const NS_KEY = 'trainyard.namespaces';
 
@@ -26,19 +26,36 @@ const COLUMNS = [
   { key: 'status', label: 'Status' },
   { key: 'queue', label: 'Queue' },
   { key: 'user', label: 'User' },
-  { key: 'gpus', label: 'GPUs', numeric: true },
+  { key: 'gpus', label: 'GPUs requested', numeric: true },
+  { key: 'alloc', label: 'GPUs allocated', numeric: true },
   { key: 'duration', label: 'Duration', numeric: true },
   { key: 'created', label: 'Age', numeric: true },
 ];
 
-// The row's values (also what filters, search and sorting read).
-function rowData(k, job) {
+// The GPUs a pod asks for (its containers' */gpu limits, else requests).
+function podGpus(pod) {
+  let n = 0;
+  for (const c of pod.spec?.containers || []) {
+    const res = c.resources || {};
+    for (const [name, q] of Object.entries(res.limits || res.requests || {}))
+      if (name.endsWith('/gpu')) n += Number.parseInt(q, 10) || 0;
+  }
+  return n;
+}
+
+// The job a pod belongs to: its controlling owner's uid.
+const ownerUid = (pod) => (pod.metadata?.ownerReferences || []).find((o) => o.controller)?.uid || '';
+
+// The row's values (also what filters, search and sorting read). alloc:
+// the GPUs of the job's pods bound to a node and not finished, -1 when the
+// page cannot see the namespace's pods.
+function rowData(k, job, alloc) {
   const m = job.metadata || {};
   return {
     name: m.name, kind: kindLabel(k), kindId: k.id, ns: m.namespace || '',
     status: statusOf(k, job), queue: queueOf(k, job),
     user: m.annotations?.['trainyard.io/created-by'] || '',
-    gpus: gpusRequested(k, job), created: m.creationTimestamp || '',
+    gpus: gpusRequested(k, job), alloc, created: m.creationTimestamp || '',
     start: job.status?.startTime || '', end: job.status?.completionTime || '',
   };
 }
@@ -143,6 +160,7 @@ export function mount(container, params) {
       el('td', {}, d.queue || '—'),
       el('td', {}, d.user || '—'),
       el('td', { class: 'num' }, String(d.gpus)),
+      el('td', { class: 'num alloc' }, d.alloc < 0 ? '—' : String(d.alloc)),
       el('td', { class: 'num' }, start ? age(new Date(Date.now() - (end - Date.parse(start))).toISOString()) : '—'),
       el('td', { class: 'num' }, el('time', { datetime: d.created, title: d.created }, age(d.created))),
     ];
@@ -205,23 +223,151 @@ export function mount(container, params) {
       const first = Math.max(0, Math.floor(-top / rowH) - OVERSCAN);
       const last = Math.min(vis.length, first + Math.ceil(window.innerHeight / rowH) + 2 * OVERSCAN);
       const rows = vis.slice(first, last);
-      if (rows.length !== shownRows.length || rows.some((e, n) => shownRows[n] !== e)) {
-        rows.forEach((e, n) => { e.tr.setAttribute('aria-rowindex', String(first + n + 2)); freshenAge(e); });
-        tbody.replaceChildren(topPad, ...rows.map((e) => e.tr), bottomPad);
-        shownRows = rows;
-        if (rows.length && rows[0].tr.offsetHeight) rowH = rows[0].tr.offsetHeight;
-      }
       topPad.firstChild.style.height = `${first * rowH}px`; // CSSOM: allowed by the CSP
       bottomPad.firstChild.style.height = `${(vis.length - last) * rowH}px`;
       topPad.hidden = first === 0;
       bottomPad.hidden = last >= vis.length;
+      if (rows.length !== shownRows.length || rows.some((e, n) => shownRows[n] !== e)) {
+        rows.forEach((e, n) => { e.tr.setAttribute('aria-rowindex', String(first + n + 2)); freshenAge(e); });
+        // Only the rows that come or go are added or removed: a row taken
+        // out of the document loses the focus (and, for a moment, the
+        // page its height, which can scroll it back to the top).
+        const want = [topPad, ...rows.map((e) => e.tr), bottomPad];
+        const keep = new Set(want);
+        const hadFocus = tbody.contains(document.activeElement);
+        for (const n of [...tbody.children]) if (!keep.has(n)) n.remove();
+        let at = tbody.firstChild;
+        for (const n of want) {
+          if (n === at) at = at.nextSibling;
+          else tbody.insertBefore(n, at);
+        }
+        if (hadFocus && focused && rows.includes(focused) && !tbody.contains(document.activeElement)) focusRow(focused);
+        shownRows = rows;
+        // (a fractional height: rounding it off adds up over thousands of rows)
+        if (rows.length && rows[0].tr.getBoundingClientRect().height) rowH = rows[0].tr.getBoundingClientRect().height;
+      }
       table.setAttribute('aria-rowcount', String(vis.length + 1));
       count.textContent = jobs.size === 0 ? 'No jobs.' : `${vis.length} of ${jobs.size} jobs shown.`;
+      if (wantFocus && rows.includes(wantFocus)) {
+        focusRow(wantFocus);
+        wantFocus.tr.scrollIntoView({ block: 'nearest' }); // what the estimate missed
+      }
+      wantFocus = null;
     });
   }
+
+  // ---- the keyboard: rows off screen too ----
+  // Only the rows on screen exist, so Tab alone cannot reach the others.
+  // In a row (its link has the focus), the arrow keys, Page Up/Down and
+  // Home/End move to another row of the whole list: the window scrolls it
+  // into view, the next render makes its row, and the focus goes to its
+  // link. Enter opens the job (the link's own behaviour).
+  let focused = null; // the entry whose row has (or last had) the focus
+  let wantFocus = null; // the entry to focus once rendered
+  function focusRow(e) {
+    focused = e;
+    e.tr.querySelector('a')?.focus({ preventScroll: true });
+  }
+  tbody.addEventListener('focusin', (ev) => {
+    const tr = ev.target.closest?.('tr[data-uid]');
+    if (tr) focused = jobs.get(tr.dataset.uid) || focused;
+  });
+  tbody.addEventListener('keydown', (ev) => {
+    if (!focused || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const pageRows = Math.max(1, Math.floor((window.innerHeight - headRow.offsetHeight) / rowH) - 1);
+    const step = { ArrowDown: 1, ArrowUp: -1, PageDown: pageRows, PageUp: -pageRows, Home: -Infinity, End: Infinity }[ev.key];
+    if (step === undefined) {
+      if (ev.key === 'Enter' && ev.target === focused.tr) focused.tr.querySelector('a')?.click();
+      return;
+    }
+    ev.preventDefault();
+    const vis = order.filter((e) => e.vis);
+    const at = vis.indexOf(focused);
+    if (at < 0 || !vis.length) return;
+    const to = Math.max(0, Math.min(vis.length - 1, at + step));
+    // the row's place: the list's top plus its index (rows are rowH tall)
+    const y = tbody.getBoundingClientRect().top + window.scrollY + to * rowH;
+    const top = window.scrollY + headRow.offsetHeight;
+    if (y < top) window.scrollTo(0, y - headRow.offsetHeight);
+    else if (y + rowH > window.scrollY + window.innerHeight) window.scrollTo(0, y + rowH - window.innerHeight);
+    wantFocus = vis[to];
+    announce(`Row ${to + 1} of ${vis.length}: ${vis[to].d.name}`);
+    if (shownRows.includes(wantFocus)) {
+      focusRow(wantFocus);
+      wantFocus.tr.scrollIntoView({ block: 'nearest' });
+      wantFocus = null;
+    } else {
+      render();
+    }
+  });
   const onScroll = () => render();
   window.addEventListener('scroll', onScroll, { passive: true });
   window.addEventListener('resize', onScroll, { passive: true });
+
+  // ---- GPUs allocated: the bound, unfinished pods of each job ----
+  // One watch on the pods bound to a node (cluster-wide, or the first
+  // namespace of a user limited to some), each counted for the job that
+  // controls it; a change moves only that job's row.
+  const podAlloc = new Map(); // pod uid -> { job, gpus }
+  const jobAlloc = new Map(); // job uid -> GPUs
+  let podScope = null; // '' every namespace, else the one watched; null: none
+  const allocOf = (uid, ns) => (podScope === null || (podScope && podScope !== ns) ? -1 : jobAlloc.get(uid) || 0);
+  function addAlloc(job, n) {
+    const v = (jobAlloc.get(job) || 0) + n;
+    if (v) jobAlloc.set(job, v); else jobAlloc.delete(job);
+  }
+  function podSeen(pod, gone) {
+    const uid = pod.metadata?.uid;
+    if (!uid) return '';
+    const was = podAlloc.get(uid);
+    const phase = pod.status?.phase;
+    const gpus = podGpus(pod);
+    const now = !gone && gpus && pod.spec?.nodeName && phase !== 'Succeeded' && phase !== 'Failed' && ownerUid(pod)
+      ? { job: ownerUid(pod), gpus } : null;
+    if (was?.job === now?.job && was?.gpus === now?.gpus) return '';
+    if (was) { addAlloc(was.job, -was.gpus); podAlloc.delete(uid); }
+    if (now) { addAlloc(now.job, now.gpus); podAlloc.set(uid, now); }
+    return [was?.job, now?.job];
+  }
+  // A row's GPUs allocated, again: its cell's text (and its place, when
+  // the list is sorted by it). bulk: the caller sorts after.
+  function refreshAlloc(e, bulk = false) {
+    const alloc = allocOf(e.uid, e.d.ns);
+    if (alloc === e.d.alloc) return;
+    if (sortKey === 'alloc' && !bulk) unplace(e);
+    e.d.alloc = alloc;
+    const td = e.tr.querySelector('td.alloc');
+    if (td) td.textContent = alloc < 0 ? '—' : String(alloc);
+    if (sortKey === 'alloc' && !bulk) place(e);
+  }
+  function refreshJobs(uids) {
+    for (const u of new Set(uids)) {
+      const e = u && jobs.get(u);
+      if (e) refreshAlloc(e);
+    }
+  }
+  function refreshAllAlloc() {
+    for (const e of jobs.values()) refreshAlloc(e, true);
+    if (sortKey === 'alloc') resort();
+  }
+  function watchPods(ns) {
+    const sel = encodeURIComponent('spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed');
+    const base = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/pods` : '/api/v1/pods';
+    stoppers.push(informer(`${base}?fieldSelector=${sel}`, {
+      reset: (items) => {
+        podAlloc.clear();
+        jobAlloc.clear();
+        podScope = ns;
+        for (const p of items) podSeen(p, false);
+        refreshAllAlloc();
+      },
+      event: (type, p) => refreshJobs(podSeen(p, type === 'DELETED') || []),
+      error: () => {
+        podScope = null;
+        refreshAllAlloc();
+      },
+    }));
+  }
 
   const uidOf = (k, job) => job.metadata?.uid || `${k.id}/${job.metadata?.namespace}/${job.metadata?.name}`;
   // bulk: many at once (a list): the caller orders them all after
@@ -236,10 +382,12 @@ export function mount(container, params) {
     }
     e.k = k;
     e.job = job;
-    e.d = rowData(k, job);
+    e.d = rowData(k, job, allocOf(uid, job.metadata?.namespace || ''));
     e.tr.dataset.name = e.d.name;
     e.tr.dataset.ns = e.d.ns;
+    const hadFocus = e.tr.contains(document.activeElement);
     e.tr.replaceChildren(...cells(e));
+    if (hadFocus) e.tr.querySelector('a')?.focus({ preventScroll: true }); // its link is new
     e.vis = visible(e.d);
     noteNamespace(e.d.ns);
     if (!bulk) place(e);
@@ -304,7 +452,7 @@ export function mount(container, params) {
     if (destroyed) return;
     let namespaces = [];
     if (narrow.length) {
-      namespaces = await visibleNamespaces();
+      namespaces = await visibleNamespaces(narrow[0]);
       if (destroyed) return;
       const shown = namespaces.length ? namespaces.join(', ') : 'none';
       notes.append(el('p', { class: 'note', id: 'scope-note' },
@@ -337,6 +485,8 @@ export function mount(container, params) {
       }, s.rv));
     }
     if (quiet.length) followEvents(quiet, narrow.length ? namespaces : ['']);
+    if (!narrow.length) watchPods('');
+    else if (namespaces.length) watchPods(namespaces[0]);
   }
 
   // Events about jobs of the kinds without a watch of their own: each one
@@ -409,20 +559,28 @@ export function mount(container, params) {
     pumpFollows();
   }
 
-  async function visibleNamespaces() {
+  // The namespaces to list jobs in, for a user who may not list them in
+  // every namespace: all of them when the user may list namespaces. Else
+  // the API has no question that answers "where may I read" (a
+  // SelfSubjectRulesReview answers for one namespace named in advance), so
+  // the page asks about the likely ones: the namespace named after the user
+  // (`trainyard user add` makes it), those named after the user's groups,
+  // and each is kept when a SelfSubjectAccessReview says the user may list
+  // jobs there; plus those the user added here (kept in the browser).
+  async function visibleNamespaces(probe) {
     try {
       const list = await api('/api/v1/namespaces');
       return (list.items || []).map((n) => n.metadata.name);
     } catch (e) {
       if (e.status !== 403) throw e;
     }
-    // Not allowed to list namespaces either: the user's own (the namespace
-    // `trainyard user add` makes is named after the user) and those the user
-    // added here.
     const saved = JSON.parse(localStorage.getItem(NS_KEY) || '[]');
-    const me = await whoami();
-    const mine = me && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(me) ? [me] : [];
-    return [...new Set([...mine, ...saved])];
+    const me = await whoamiInfo();
+    const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+    const guesses = [...new Set([me.username, ...me.groups.filter((g) => !g.startsWith('system:'))])]
+      .filter((n) => label.test(n) && !saved.includes(n)).slice(0, 20);
+    const allowed = await Promise.all(guesses.map((ns) => canI('list', probe.group, probe.plural, ns)));
+    return [...guesses.filter((_, i) => allowed[i]), ...saved];
   }
 
   function namespaceAdder() {

@@ -7,7 +7,22 @@
 import { api, informer } from './api.js';
 import { clear, el } from './util.js';
 
-const WAITING = new Set(['Pending', 'Inqueue']);
+export const WAITING = new Set(['Pending', 'Inqueue']);
+
+// Plain code-unit order, as C's strcmp (localeCompare is not).
+const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+// The queue's waiting PodGroups in the order the scheduler takes them and
+// `trainyard queue get` lists them (src/cli/cli_top.c, cli_sort_waiting):
+// priority (the PriorityClass's value, highest first), then creation time,
+// then namespace, then name. classes: Map name -> value.
+export function waitingOrder(groups, queue, classes) {
+  const prio = (g) => classes?.get(g.spec?.priorityClassName) || 0;
+  return groups.filter((g) => (g.spec?.queue || 'default') === queue && WAITING.has(g.status?.phase || 'Pending'))
+    .sort((a, b) => prio(b) - prio(a) ||
+      cmp(String(a.metadata.creationTimestamp || ''), String(b.metadata.creationTimestamp || '')) ||
+      cmp(a.metadata.namespace || '', b.metadata.namespace || '') || cmp(a.metadata.name, b.metadata.name));
+}
 
 const fmt = (r) => (r && Object.keys(r).length ? Object.entries(r).map(([k, v]) => `${k}=${v}`).join(', ') : '—');
 
@@ -42,14 +57,9 @@ export function mountScheduling(section, ns) {
     render();
   }
 
-  // The scheduler's job order: priority (highest first), then age, then key.
+  // The scheduler's job order (waitingOrder).
   function position(pg) {
-    const q = pg.spec?.queue || 'default';
-    const prio = (g) => classes?.get(g.spec?.priorityClassName) || 0;
-    const waiting = [...groups.values()].filter((g) => (g.spec?.queue || 'default') === q && WAITING.has(g.status?.phase || 'Pending'));
-    waiting.sort((a, b) => prio(b) - prio(a) ||
-      String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) ||
-      key(a).localeCompare(key(b)));
+    const waiting = waitingOrder([...groups.values()], pg.spec?.queue || 'default', classes);
     return { index: waiting.findIndex((g) => key(g) === key(pg)), of: waiting.length };
   }
 

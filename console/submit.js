@@ -5,6 +5,8 @@
 import { api } from './api.js';
 import { KINDS } from './kinds.js';
 import { clear, el, errorBox } from './util.js';
+import { toYaml } from './yaml.js';
+import { mountSubmitForm } from './submitform.js';
 
 const EXAMPLE = `apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -84,7 +86,14 @@ export function mount(container) {
     text,
     el('div', { class: 'inline' }, el('label', { for: 'submit-ns' }, 'Namespace (when the manifest names none)'), ns, validate, submit),
     out);
-  container.append(el('h1', {}, 'Submit'), form);
+  container.append(el('h1', {}, 'Submit'));
+  mountSubmitForm(container, toYaml, (yaml, namespace) => {
+    text.value = yaml;
+    ns.value = namespace;
+    sessionStorage.setItem('trainyard.draft', yaml);
+    clear(out);
+  });
+  container.append(form);
   text.addEventListener('input', () => sessionStorage.setItem('trainyard.draft', text.value));
 
   function selectLine(n) {

@@ -53,3 +53,20 @@ export function announce(text) {
 export function errorBox(text) {
   return el('p', { class: 'error', role: 'alert' }, text);
 }
+
+// A confirmation in a modal <dialog>: resolves true on confirm.
+export function confirmDialog(text, action, cancel = 'Cancel') {
+  return new Promise((resolve) => {
+    const yes = el('button', { type: 'button', class: 'danger', id: 'confirm-yes' }, action);
+    const no = el('button', { type: 'button', id: 'confirm-no' }, cancel);
+    const dlg = el('dialog', { 'aria-labelledby': 'confirm-text' },
+      el('p', { id: 'confirm-text' }, text), el('div', { class: 'buttons' }, yes, no));
+    const done = (v) => { dlg.close(); dlg.remove(); resolve(v); };
+    yes.addEventListener('click', () => done(true));
+    no.addEventListener('click', () => done(false));
+    dlg.addEventListener('cancel', () => done(false));
+    document.body.append(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}

@@ -3,14 +3,14 @@
 // KUBECONFIG, E2E_TMP and CHROMIUM). Every wait is on a condition, with a
 // generous deadline; nothing sleeps a fixed time.
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const require = createRequire(new URL('../../console/package.json', import.meta.url));
 const { chromium } = require('playwright-core');
 
-const { SERVER, E2E_TOKEN, BOB_TOKEN, E2E_TMP, CHROMIUM } = process.env;
+const { SERVER, E2E_TOKEN, BOB_TOKEN, CAROL_TOKEN, E2E_TMP, CHROMIUM, TRAINYARD, NVML_DOUBLE_CONFIG } = process.env;
 const WAIT = 60000;
 // CONSOLE_SCREENSHOTS=DIR: each page's picture there (docs/console/*.png)
 const SHOTS = process.env.CONSOLE_SCREENSHOTS || '';
@@ -57,6 +57,17 @@ async function eventually(fn, what, ms = WAIT) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+// The NVML double's one GPU (run.sh): rewritten whole, atomically (the
+// double reads its file at every call).
+function gpuReads(util, usedMiB) {
+  writeFileSync(`${NVML_DOUBLE_CONFIG}.tmp`, `gpu 0 uuid=GPU-console-0 util=${util} total_mib=81920 used_mib=${usedMiB}\n`);
+  renameSync(`${NVML_DOUBLE_CONFIG}.tmp`, NVML_DOUBLE_CONFIG);
+}
+
+function trainyard(args) {
+  return execFileSync(TRAINYARD, args, { encoding: 'utf8' });
 }
 
 const go = join(E2E_TMP, 'go');
@@ -157,6 +168,8 @@ try {
     await page.locator('#log', { hasText: 'LOG-AFTER-OPEN' }).waitFor();
     await page.locator('#conditions tr', { hasText: 'Running' }).first().waitFor();
     await page.locator('#manifest', { hasText: 'kind: PyTorchJob' }).waitFor();
+    await page.locator('#gpus', { hasText: 'This job asks for no GPUs.' }).waitFor();
+    assert(await page.locator('#gpus svg').count() === 0, 'a chart for a job without GPUs');
     await shot(page, 'job');
   });
 
@@ -215,10 +228,8 @@ try {
   await check('the queues and nodes pages list what the API has', async () => {
     await page.click('#nav a[data-route="queues"]');
     await page.locator('main table tr[data-name="default"]').waitFor();
-    await shot(page, 'queues');
     await page.click('#nav a[data-route="nodes"]');
     await page.locator('main table tr[data-name]').first().waitFor();
-    await shot(page, 'nodes');
     await page.goBack();
     await page.goBack();
     await page.locator('#jobs-table').waitFor();
@@ -242,11 +253,88 @@ try {
     await page.locator('#jobs-table').waitFor();
   });
 
+  await check('the submit form builds what `trainyard submit --dry-run` prints; its usage errors are the CLI\'s', async () => {
+    await page.goto(`${SERVER}/ui/#/submit`);
+    await page.locator('#submit-form').waitFor();
+    await page.selectOption('#sf-kind', 'tf');
+    await page.fill('#sf-name', 'form-tf');
+    await page.check('#sf-chief');
+    await page.fill('#sf-ps', '1');
+    await page.fill('#sf-workers', '2');
+    await page.fill('#sf-gpus', '1');
+    await page.fill('#sf-cpu', '2');
+    await page.fill('#sf-memory', '4Gi');
+    await page.fill('#sf-queue', 'default');
+    await page.fill('#sf-env', 'A=1\nB=x=y');
+    await page.fill('#sf-labels', 'team=ml');
+    await page.fill('#sf-retry', '2');
+    await page.fill('#sf-ttl', '1h30m');
+    await page.fill('#sf-command', 'python train.py --epochs 3');
+    await page.click('#sf-build');
+    await page.locator('#sf-result .ok').waitFor();
+    const cli = JSON.parse(trainyard(['submit', 'tf', '--name', 'form-tf', '--chief', '--ps', '1', '--workers', '2',
+      '--gpus', '1', '--cpu', '2', '--memory', '4Gi', '--queue', 'default', '-e', 'A=1', '-e', 'B=x=y', '-l', 'team=ml',
+      '--retry', '2', '--ttl-after-finished', '1h30m', '--dry-run', '-o', 'json', 'python train.py --epochs 3']));
+    // the same object, fields in the same order: the same YAML
+    const want = await page.evaluate(async (m) => (await import('./yaml.js')).toYaml(m), cli);
+    const got = await page.locator('#manifest-text').inputValue();
+    assert(got === want, `the form's manifest differs from the CLI's:\n--- form\n${got}\n--- cli\n${want}`);
+    await shot(page, 'submit-form');
+    await page.click('#validate');
+    await page.locator('#submit-result .ok', { hasText: 'Valid' }).waitFor();
+    // a flag the kind does not take is hidden; a usage error reads as the CLI's
+    await page.selectOption('#sf-kind', 'pytorch');
+    assert(await page.locator('#sf-ps').isHidden(), '--ps shown for pytorch');
+    await page.fill('#sf-workers', '0');
+    await page.click('#sf-build');
+    let cliErr = '';
+    try {
+      trainyard(['submit', 'pytorch', '--name', 'form-tf', '--workers', '0', '--dry-run', 'python train.py']);
+    } catch (e) { cliErr = String(e.stderr).split('\n')[0].replace(/^error: /, ''); }
+    assert(cliErr, 'the CLI took --workers 0');
+    await page.locator('#sf-result .error', { hasText: cliErr }).waitFor();
+  });
+
+  await check('a GPU job: GPUs allocated in the list, a chart per replica from its readings, the node\'s GPUs and health', async () => {
+    gpuReads(40, 20480);
+    const job = JSON.parse(pytorchJob('gpu-job', 'default', 'X'));
+    job.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': 1 } };
+    kubectl(['apply', '-f', '-'], JSON.stringify(job));
+    await page.goto(`${SERVER}/ui/#/jobs`);
+    await page.locator('#jobs-table tr[data-name="gpu-job"] td.alloc', { hasText: /^1$/ }).waitFor();
+    await page.click('#jobs-table tr[data-name="gpu-job"] a');
+    const fig = page.locator('#gpus figure[data-pod="gpu-job-master-0"]');
+    await fig.locator('figcaption', { hasText: 'utilisation 40%' }).waitFor();
+    await fig.locator('figcaption', { hasText: 'memory 20.0 GiB of 80.0 GiB' }).waitFor();
+    gpuReads(75, 40960);
+    await fig.locator('figcaption', { hasText: 'utilisation 75%' }).waitFor();
+    const points = Number(await fig.getAttribute('data-points'));
+    assert(points >= 2, `${points} points after two readings`);
+    assert(await fig.locator('svg polyline.util').count() === 1, 'no utilisation line');
+    await shot(page, 'gpus');
+    await page.click('#nav a[data-route="nodes"]');
+    const node = page.locator('#nodes tr[data-name="console-node"]');
+    await node.locator('td.gpu-alloc', { hasText: /^1$/ }).waitFor();
+    await node.locator('td.gpu-use', { hasText: '75%' }).waitFor();
+    await node.locator('td.health', { hasText: 'Ready' }).waitFor();
+    kubectl(['taint', 'node', 'console-node', 'console-test=yes:PreferNoSchedule']);
+    kubectl(['cordon', 'console-node']);
+    try {
+      await node.locator('td.health', { hasText: 'Unschedulable' }).waitFor();
+      await node.locator('td.health', { hasText: 'taint console-test=yes:PreferNoSchedule' }).waitFor();
+      await shot(page, 'nodes');
+    } finally {
+      kubectl(['uncordon', 'console-node']);
+      kubectl(['taint', 'node', 'console-node', 'console-test-']);
+    }
+    await node.locator('td.health', { hasText: 'taint' }).waitFor({ state: 'detached' });
+  });
+
   await check('a pending job shows why, with numbers, and its place in the queue', async () => {
-    // one GPU each on a node that has none: both wait in queue default
+    // two GPUs each on a node that has one: both wait in queue default
     for (const name of ['pend-a', 'pend-b']) {
       const job = JSON.parse(pytorchJob(name, 'default', 'X'));
-      job.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': 1 } };
+      job.spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources = { limits: { 'nvidia.com/gpu': 2 } };
       kubectl(['apply', '-f', '-'], JSON.stringify(job));
       await eventually(() => kubectl(['get', 'podgroups', '-n', 'default', '-o', 'name']).includes(name), `${name}'s pod group`);
     }
@@ -260,8 +348,81 @@ try {
       assert(place[name] >= 1, `no position: ${text}`);
     }
     assert(place['pend-a'] < place['pend-b'], `pend-a ${place['pend-a']}, pend-b ${place['pend-b']}`);
-    await page.locator('#scheduling', { hasText: 'nvidia.com/gpu=1' }).waitFor();
+    await page.locator('#scheduling', { hasText: 'nvidia.com/gpu=2' }).waitFor();
     await shot(page, 'pending');
+  });
+
+  await check('the queues page lists each queue\'s waiting jobs in `trainyard queue get`\'s order', async () => {
+    await page.goto(`${SERVER}/ui/#/queues`);
+    const cliOrder = () => {
+      const out = trainyard(['queue', 'get', 'default']);
+      const waiting = out.slice(out.indexOf('Waiting'));
+      return [...waiting.matchAll(/^ +\d+ +(\S+) +(\S+) /gm)].map((m) => `${m[1]}/${m[2]}`);
+    };
+    const pageOrder = () => page.locator('#waiting ol[data-queue="default"] li').evaluateAll((lis) => lis.map((li) => li.dataset.pg));
+    await page.locator('#waiting ol[data-queue="default"] li', { hasText: 'PyTorchJob/pend-b' }).waitFor();
+    const end = Date.now() + WAIT;
+    let cli; let shown;
+    for (;;) { // (both read a moving cluster: the same answer twice in a row)
+      cli = cliOrder();
+      shown = await pageOrder();
+      if (cli.join() === shown.join() && cli.length >= 2) break;
+      if (Date.now() > end) throw new Error(`page ${shown.join(' ')}; CLI ${cli.join(' ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const text = await page.locator('#waiting ol[data-queue="default"]').textContent();
+    assert(text.indexOf('pend-a') < text.indexOf('pend-b'), 'pend-b listed before pend-a');
+    await page.locator('#queues tr[data-name="default"]').waitFor();
+    await shot(page, 'queues');
+    await page.click('#waiting li a >> text=PyTorchJob/pend-a');
+    await page.waitForURL(/#\/jobs\/pytorchjob\/default\/pend-a$/);
+  });
+
+  await check('the jobs list: GPUs requested and allocated of a pending job', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs?q=pend-a`);
+    await page.locator('#jobs-table tr[data-name="pend-a"] td.alloc', { hasText: /^0$/ }).waitFor();
+    const cells = await page.locator('#jobs-table tr[data-name="pend-a"] td.num').allTextContents();
+    assert(cells[0] === '2', `requested ${cells[0]}`);
+  });
+
+  await check('the keyboard reaches rows off screen: arrows, Page Down, Home/End, Enter opens the job', async () => {
+    const items = [];
+    for (let i = 0; i < 120; i++) {
+      const j = JSON.parse(pytorchJob(`kb-${String(i).padStart(3, '0')}`, 'default', 'X'));
+      j.metadata.labels = { 'console-kb': '1' };
+      j.spec.runPolicy = { suspend: true }; // no pods: only rows
+      items.push(j);
+    }
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    await page.setViewportSize({ width: 1200, height: 500 });
+    try {
+      await page.goto(`${SERVER}/ui/#/jobs?q=kb-&sort=name&order=asc`);
+      await page.locator('.count', { hasText: /^120 of/ }).waitFor();
+      assert(await page.locator('#jobs-table tr[data-name="kb-119"]').count() === 0, 'the last row is drawn: nothing to reach');
+      const focusedRow = () => page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name || '');
+      await page.locator('#jobs-table tr[data-name="kb-000"] a').focus();
+      await page.keyboard.press('ArrowDown');
+      await page.waitForFunction(() => document.activeElement?.closest('tr')?.dataset.name === 'kb-001');
+      await page.keyboard.press('End');
+      await page.waitForFunction(() => document.activeElement?.closest('tr')?.dataset.name === 'kb-119');
+      const box = await page.locator('#jobs-table tr[data-name="kb-119"]').boundingBox();
+      assert(box && box.y >= 0 && box.y + box.height <= 500 + 1, `the last row is off screen: ${JSON.stringify(box)}`);
+      await page.keyboard.press('Home');
+      await page.waitForFunction(() => document.activeElement?.closest('tr')?.dataset.name === 'kb-000');
+      await page.keyboard.press('PageDown');
+      await page.waitForFunction(() => /^kb-0(0[2-9]|[1-9]\d)$/.test(document.activeElement?.closest('tr')?.dataset.name || ''));
+      const at = await focusedRow();
+      await page.keyboard.press('PageDown');
+      await page.keyboard.press('PageDown');
+      await page.keyboard.press('PageDown');
+      await page.waitForFunction((was) => (document.activeElement?.closest('tr')?.dataset.name || '') > was, at);
+      const far = await focusedRow();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(new RegExp(`#/jobs/pytorchjob/default/${far}$`));
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+      kubectl(['delete', 'pytorchjobs', '-n', 'default', '-l', 'console-kb=1', '--wait=false']);
+    }
   });
 
   await check('a user without rights to a namespace does not see its jobs', async () => {
@@ -277,6 +438,42 @@ try {
     await bob.locator('.error').first().waitFor();
     assert(await bob.locator('#replicas tr[data-pod]').count() === 0, 'bob sees the pods of console-a');
     await bob.context().close();
+  });
+
+  await check('a user whose namespace is not named after her finds it (her group\'s, asked with SelfSubjectAccessReview)', async () => {
+    kubectl(['apply', '-f', '-'], pytorchJob('carols-job', 'ml-team', 'CAROL'));
+    const carol = await newPage();
+    await carol.goto(`${SERVER}/ui/#token=${encodeURIComponent(CAROL_TOKEN)}`);
+    await carol.locator('#jobs-table tr[data-name="carols-job"]').waitFor();
+    await carol.locator('#scope-note', { hasText: 'ml-team' }).waitFor();
+    assert(await carol.locator('#jobs-table tr[data-name="bobs-job"]').count() === 0, 'carol sees bob\'s job');
+    await carol.context().close();
+  });
+
+  await check('a #token= link does not replace a signed-in token unasked (login CSRF)', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs`);
+    await page.locator('#who', { hasText: 'Signed in as' }).waitFor();
+    const who = await page.locator('#who').textContent();
+    await page.goto(`${SERVER}/ui/#token=${encodeURIComponent(BOB_TOKEN)}`);
+    await page.locator('dialog #confirm-text', { hasText: 'bob' }).waitFor();
+    assert(!page.url().includes('token'), `the token is still in the URL: ${page.url()}`);
+    assert(await page.evaluate(() => sessionStorage.getItem('trainyard.token')) === E2E_TOKEN, 'replaced before the answer');
+    await page.click('#confirm-no');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+    assert(await page.evaluate(() => sessionStorage.getItem('trainyard.token')) === E2E_TOKEN, 'replaced after a no');
+    assert(await page.locator('#who').textContent() === who, 'the user shown changed');
+    // asked and accepted: the tab is bob's
+    await page.goto(`${SERVER}/ui/#token=${encodeURIComponent(BOB_TOKEN)}`);
+    await page.locator('dialog #confirm-text').waitFor();
+    await page.locator('#jobs-table tr[data-name="gpu-job"] td.alloc', { hasText: /^1$/ }).waitFor();
+    await shot(page, 'token-handover');
+    await page.click('#confirm-yes');
+    await page.locator('#who', { hasText: 'bob' }).waitFor();
+    assert(await page.evaluate(() => sessionStorage.getItem('trainyard.token')) === BOB_TOKEN, 'not replaced after a yes');
+    await page.evaluate((t) => sessionStorage.setItem('trainyard.token', t), E2E_TOKEN);
+    await page.evaluate(() => { document.getElementById('who').textContent = ''; });
+    await page.goto(`${SERVER}/ui/#/jobs?x=1`);
+    await page.locator('#who', { hasText: 'Signed in as' }).waitFor();
   });
 
   await check('delete from the page removes the job', async () => {
