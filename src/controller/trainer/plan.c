@@ -287,6 +287,7 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
                                   TRAINER_ANCESTOR_LABEL);
     json_t *tmpl = json_deep_copy(json_object_get(json_object_get(jt, "spec"), "template"));
     long long pods = completions_of(jt);
+    const json_t *deps;
 
     if (!json_is_object(tmpl))
         tmpl = json_object();
@@ -308,10 +309,11 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
                           ancestor);
     }
     apply_patches(tmpl, tjspec, name);
-    return json_pack("{s:s, s:I, s:I, s:s, s:O, s:o}", "name", name, "replicas",
+    deps = json_object_get(rj, "dependsOn");
+    return json_pack("{s:s, s:I, s:I, s:s, s:o, s:o}", "name", name, "replicas",
                      (json_int_t)(json_is_integer(reps) ? json_integer_value(reps) : 1), "pods",
                      (json_int_t)pods, "ancestor", ancestor, "dependsOn",
-                     json_object_get(rj, "dependsOn") ?: json_array(), "template", tmpl);
+                     json_is_array(deps) ? json_deep_copy(deps) : json_array(), "template", tmpl);
 }
 
 json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)

@@ -570,7 +570,6 @@ static void run(tpass *p)
     bool suspend = json_is_true(json_object_get(tj_spec(p), "suspend"));
 
     if (kit_cond_true(p->status, "Complete") || kit_cond_true(p->status, "Failed")) {
-        p->pods = json_array();
         if (kit_list_owned_views(p->s, api_store_key(&api_pod), p->ns, p->uid, NULL, NULL,
                                  &p->pods) == 0)
             kill_pods(p, true);
