@@ -347,6 +347,46 @@ static void test_initializers_and_deps(void **state)
     json_decref(snap);
 }
 
+/* An initializer the runtime has no step for: Trainyard's step, first,
+ * fetching into the claim; the trainer waits for it and mounts the claim. */
+static void test_added_initializer(void **state)
+{
+    json_t *plan = plan_of("torch-distributed",
+                           "{\"initializer\":{\"dataset\":{\"storageUri\":\"file:///d/x.csv\"},"
+                           "\"model\":{\"storageUri\":\"https://h/m.bin\"}},\"trainer\":{\"numNodes\":2}}");
+    const json_t *rjobs = json_object_get(plan, "rjobs"), *node = tj_plan_rjob(plan, "node");
+    json_t *pod;
+    char *text;
+
+    (void)state;
+    assert_int_equal(json_array_size(rjobs), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rjobs, 0), "name")),
+                        "dataset-initializer");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rjobs, 1), "name")),
+                        "model-initializer");
+    assert_string_equal(json_string_value(json_object_get(plan, "initializerClaim")),
+                        "j-initializer");
+    text = json_dumps(json_object_get(node, "dependsOn"), JSON_COMPACT);
+    assert_string_equal(text, "[{\"name\":\"model-initializer\",\"status\":\"Complete\"},"
+                              "{\"name\":\"dataset-initializer\",\"status\":\"Complete\"}]");
+    free(text);
+    pod = pod_of(plan, "node", 0, 0);
+    text = json_dumps(json_object_get(pod, "spec"), JSON_COMPACT);
+    assert_non_null(strstr(text, "{\"name\":\"initializer\",\"persistentVolumeClaim\":{"
+                                 "\"claimName\":\"j-initializer\"}}"));
+    assert_non_null(strstr(text, "\"mountPath\":\"/workspace\""));
+    free(text);
+    json_decref(pod);
+    pod = pod_of(plan, "dataset-initializer", 0, 0);
+    text = env_text(container(pod, "dataset-initializer"));
+    assert_string_equal(text, "STORAGE_URI=file:///d/x.csv DEST=/workspace/dataset");
+    free(text);
+    assert_string_equal(label(pod, TRAINER_ANCESTOR_LABEL), "dataset-initializer");
+    json_decref(pod);
+    assert_int_equal(tj_plan_pods(plan), 4);
+    json_decref(plan);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_framework_env),
         cmocka_unit_test(test_single_node_tf_has_no_cluster),
         cmocka_unit_test(test_initializers_and_deps),
+        cmocka_unit_test(test_added_initializer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,6 +363,7 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
         json_object_set(plan, "podGroupPolicy", json_object_get(rs, "podGroupPolicy"));
     if (json_is_object(json_object_get(ml, "torch")))
         json_object_set(plan, "torch", json_object_get(ml, "torch"));
+    tj_add_initializers(plan, trainjob);
     return plan;
 }
 

@@ -377,6 +377,22 @@ static bool ensure_mpi(tpass *p)
     return p->rc == 0;
 }
 
+/* The claim Trainyard's initializer steps fill and the trainer reads
+ * (tj_add_initializers): 1Gi, ReadWriteMany, the default class. */
+static void ensure_claim(tpass *p)
+{
+    const char *claim = json_string_value(json_object_get(p->plan, "initializerClaim"));
+
+    if (!claim)
+        return;
+    create_owned(p, &api_pvc,
+                 json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:[s], s:{s:{s:s}}}}",
+                           "apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata",
+                           "name", claim, "namespace", p->ns, "ownerReferences",
+                           kit_owner_ref(p->job), "spec", "accessModes", "ReadWriteMany",
+                           "resources", "requests", "storage", "1Gi"));
+}
+
 static bool pod_present(const tpass *p, const char *name)
 {
     json_t *pod;
@@ -404,6 +420,7 @@ static void create_pods(tpass *p)
         return;
     }
     ensure_service(p);
+    ensure_claim(p);
     if (!ensure_mpi(p))
         return;
     json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
@@ -622,6 +639,9 @@ static void run(tpass *p)
             return;
         }
         kill_pods(p, true);
+        event(p, "Warning", "ReplicatedJobFailed",
+              "replicated job %s failed: see its pods' logs (kubectl logs -l "
+              TJ_LABEL_JOBSET "=%s," TJ_LABEL_RJOB "=%s)", bad, p->name, bad);
         if (max > 0)
             set_cond(p, "Failed", "True", "ReachedMaxRestarts",
                      "jobset failed due to reaching max number of restarts");

@@ -2,6 +2,7 @@
  *
  * plan.c       pure: the runtime snapshot and the plan (the JobSet the
  *              runtime and the TrainJob's overrides make), names.
+ * initializers.c  pure: Trainyard's dataset/model initializer steps.
  * env.c        pure: each framework's environment, the MPI hostfile.
  * pods.c       pure: one pod of the plan (labels, host names, env, gang).
  * reconcile.c  one pass over one TrainJob: observe, create, restart, status.
@@ -61,9 +62,17 @@ json_t *tj_snapshot(const json_t *runtime);
  *             ("trainer", "dataset-initializer", ... or ""), dependsOn,
  *             template: the pod template {metadata, spec}}],
  *    successPolicy, failurePolicy, podGroupPolicy: as the runtime has them
- *    (absent when it has none)}.
+ *    (absent when it has none), initializerClaim (tj_add_initializers)}.
  * NULL with err when the snapshot holds no replicated job. */
 json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err);
+
+/* initializers.c: for each initializer (dataset, model) of trainjob with
+ * a storageUri and no step of that name in the runtime, a replicated job
+ * `<step>` fetching it (file://, http(s)://) into the claim
+ * `<job>-initializer` at /workspace/<dataset|model>, which the trainer's
+ * replicated jobs then dependOn (Complete) and mount at /workspace; sets
+ * plan.initializerClaim to the claim's name when it added any. */
+void tj_add_initializers(json_t *plan, const json_t *trainjob);
 
 /* "<job>-<rjob>-<jobIndex>-<podIndex>": a pod's name and host name. */
 void tj_pod_name(const char *job, const char *rjob, long long job_index, long long pod_index,
