@@ -97,6 +97,44 @@ expect_match "failurePolicy: the restart is an Event" 'restarting every job \(1 
     "$(kubectl get events --field-selector involvedObject.name=flaky 2>&1)"
 if wait_until 60 running_is flaky 0; then pass "failed: no pod left running"; else fail "failed: pods still run"; fi
 
+# ---- a FailJobSet rule fails the set at once, maxRestarts or not ----
+kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: torch-failfast
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      failurePolicy:
+        maxRestarts: 3
+        rules:
+        - {name: fail-fast, action: FailJobSet, targetReplicatedJobs: [node]}
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: failfast}
+spec:
+  runtimeRef: {name: torch-failfast, kind: TrainingRuntime}
+  trainer:
+    command: ["/bin/sh", "-c", "exit 4"]
+EOF2
+if wait_until 120 cond_is failfast Failed "True FailedJobs"; then pass "a FailJobSet rule: Failed at once"; else fail "FailJobSet: $(cond failfast Failed)"; fi
+expect_eq "a FailJobSet rule: no restart" "" \
+    "$(kubectl get trainjob failfast -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+
 # ---- a gang too big waits, and says why ----
 kubectl apply -f - >/dev/null <<'EOF2'
 apiVersion: trainer.kubeflow.org/v1alpha1

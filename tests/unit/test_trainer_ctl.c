@@ -387,6 +387,42 @@ static void test_added_initializer(void **state)
     json_decref(plan);
 }
 
+static void test_failure_rules(void **state)
+{
+    json_t *plan = parse(
+        "{\"failurePolicy\":{\"maxRestarts\":2,\"rules\":["
+        "{\"name\":\"init\",\"action\":\"FailJobSet\",\"targetReplicatedJobs\":[\"dataset-initializer\"]},"
+        "{\"name\":\"dl\",\"action\":\"FailJobSet\",\"onJobFailureReasons\":[\"DeadlineExceeded\"]},"
+        "{\"name\":\"free\",\"action\":\"RestartJobSetAndIgnoreMaxRestarts\",\"targetReplicatedJobs\":[\"node\"],"
+        "\"onJobFailureReasons\":[\"BackoffLimitExceeded\"]}]}}");
+    const char *rule;
+
+    (void)state;
+    assert_int_equal(tj_failure_action(plan, "dataset-initializer", TJ_JOB_FAILURE_REASON, &rule),
+                     TJ_FAIL_SET);
+    assert_string_equal(rule, "init");
+    assert_int_equal(tj_failure_action(plan, "node", "DeadlineExceeded", &rule), TJ_FAIL_SET);
+    assert_string_equal(rule, "dl");
+    assert_int_equal(tj_failure_action(plan, "node", TJ_JOB_FAILURE_REASON, &rule),
+                     TJ_FAIL_RESTART_UNCOUNTED);
+    assert_string_equal(rule, "free");
+    assert_int_equal(tj_failure_action(plan, "launcher", TJ_JOB_FAILURE_REASON, &rule),
+                     TJ_FAIL_RESTART);
+    assert_null(rule);
+    json_decref(plan);
+}
+
+static void test_mpi_slots_from_trainer(void **state)
+{
+    json_t *plan = plan_of("mpi-distributed", "{\"trainer\":{\"numNodes\":1,\"numProcPerNode\":4}}");
+    char *text = tj_mpi_hostfile(plan, "j");
+
+    (void)state;
+    assert_string_equal(text, "j-node-0-0.j slots=4\n");
+    free(text);
+    json_decref(plan);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +436,8 @@ int main(void)
         cmocka_unit_test(test_single_node_tf_has_no_cluster),
         cmocka_unit_test(test_initializers_and_deps),
         cmocka_unit_test(test_added_initializer),
+        cmocka_unit_test(test_failure_rules),
+        cmocka_unit_test(test_mpi_slots_from_trainer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -336,6 +336,9 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
     if (!json_is_integer(nn))
         nn = json_object_get(ml, "numNodes");
     num_nodes = json_is_integer(nn) ? json_integer_value(nn) : 1;
+    /* the TrainJob's numProcPerNode is MPI's slots per node too */
+    if (mpi && json_is_integer(json_object_get(trainer, "numProcPerNode")))
+        json_object_set(mpi, "numProcPerNode", json_object_get(trainer, "numProcPerNode"));
     procs_of(trainer, ml, policy, procs, sizeof(procs));
     json_array_foreach(json_object_get(js, "replicatedJobs"), i, rj) {
         if (!json_is_string(json_object_get(rj, "name")))
@@ -388,4 +391,41 @@ const json_t *tj_plan_rjob(const json_t *plan, const char *name)
         if (name && !strcmp(json_string_value(json_object_get(rj, "name")), name))
             return rj;
     return NULL;
+}
+
+static bool lists_or_empty(const json_t *list, const char *want)
+{
+    json_t *v;
+    size_t i;
+
+    if (!json_array_size(list))
+        return true;
+    json_array_foreach(list, i, v)
+        if (!strcmp(json_string_value(v) ?: "", want))
+            return true;
+    return false;
+}
+
+tj_fail_action tj_failure_action(const json_t *plan, const char *rjob, const char *reason,
+                                 const char **rule)
+{
+    json_t *r;
+    size_t i;
+
+    if (rule)
+        *rule = NULL;
+    json_array_foreach(json_object_get(json_object_get(plan, "failurePolicy"), "rules"), i, r) {
+        const char *action = json_string_value(json_object_get(r, "action")) ?: "";
+        if (!lists_or_empty(json_object_get(r, "targetReplicatedJobs"), rjob) ||
+            !lists_or_empty(json_object_get(r, "onJobFailureReasons"), reason))
+            continue;
+        if (rule)
+            *rule = json_string_value(json_object_get(r, "name"));
+        if (!strcmp(action, "FailJobSet"))
+            return TJ_FAIL_SET;
+        if (!strcmp(action, "RestartJobSetAndIgnoreMaxRestarts"))
+            return TJ_FAIL_RESTART_UNCOUNTED;
+        return TJ_FAIL_RESTART;
+    }
+    return TJ_FAIL_RESTART;
 }

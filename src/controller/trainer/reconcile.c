@@ -579,6 +579,43 @@ static bool deadline_passed(tpass *p)
     return false;
 }
 
+/* A job of replicated job bad failed: the failurePolicy restarts the whole
+ * set (every pod deleted; the next passes make them anew) or fails it. */
+static void on_failure(tpass *p, const char *bad)
+{
+    const json_t *fp = json_object_get(p->plan, "failurePolicy");
+    long long max = json_integer_value(json_object_get(fp, "maxRestarts"));
+    const char *rule;
+    tj_fail_action a = tj_failure_action(p->plan, bad, TJ_JOB_FAILURE_REASON, &rule);
+
+    if (a == TJ_FAIL_RESTART_UNCOUNTED || (a == TJ_FAIL_RESTART && p->restarts < max)) {
+        kill_pods(p, false);
+        p->bump_restart = true;
+        if (a == TJ_FAIL_RESTART_UNCOUNTED)
+            event(p, "Normal", "Restarting",
+                  "replicated job %s failed: restarting every job (rule %s, not counted)", bad,
+                  rule ? rule : "");
+        else
+            event(p, "Normal", "Restarting",
+                  "replicated job %s failed: restarting every job (%lld of %lld)", bad,
+                  p->restarts + 1, max);
+        return;
+    }
+    kill_pods(p, true);
+    event(p, "Warning", "ReplicatedJobFailed",
+          "replicated job %s failed: see its pods' logs (kubectl logs -l "
+          TJ_LABEL_JOBSET "=%s," TJ_LABEL_RJOB "=%s)", bad, p->name, bad);
+    if (a == TJ_FAIL_SET)
+        set_cond(p, "Failed", "True", "FailedJobs",
+                 "jobset failed due to one or more job failures (failure policy rule FailJobSet)");
+    else if (max > 0)
+        set_cond(p, "Failed", "True", "ReachedMaxRestarts",
+                 "jobset failed due to reaching max number of restarts");
+    else
+        set_cond(p, "Failed", "True", "FailedJobs",
+                 "jobset failed due to one or more job failures");
+}
+
 static void run(tpass *p)
 {
     const json_t *snap;
@@ -627,30 +664,10 @@ static void run(tpass *p)
         set_cond(p, "Complete", "True", "AllJobsCompleted", "jobset completed successfully");
         return;
     }
-    if ((bad = failed_rjob(p))) {
-        const json_t *fp = json_object_get(p->plan, "failurePolicy");
-        long long max = json_integer_value(json_object_get(fp, "maxRestarts"));
-        if (p->restarts < max) {
-            kill_pods(p, false);
-            p->bump_restart = true;
-            event(p, "Normal", "Restarting",
-                  "replicated job %s failed: restarting every job (%lld of %lld)", bad,
-                  p->restarts + 1, max);
-            return;
-        }
-        kill_pods(p, true);
-        event(p, "Warning", "ReplicatedJobFailed",
-              "replicated job %s failed: see its pods' logs (kubectl logs -l "
-              TJ_LABEL_JOBSET "=%s," TJ_LABEL_RJOB "=%s)", bad, p->name, bad);
-        if (max > 0)
-            set_cond(p, "Failed", "True", "ReachedMaxRestarts",
-                     "jobset failed due to reaching max number of restarts");
-        else
-            set_cond(p, "Failed", "True", "FailedJobs",
-                     "jobset failed due to one or more job failures");
-        return;
-    }
-    create_pods(p);
+    if ((bad = failed_rjob(p)))
+        on_failure(p, bad);
+    else
+        create_pods(p);
 }
 
 int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)

@@ -77,6 +77,17 @@ void tj_add_initializers(json_t *plan, const json_t *trainjob);
 /* "<job>-<rjob>-<jobIndex>-<podIndex>": a pod's name and host name. */
 void tj_pod_name(const char *job, const char *rjob, long long job_index, long long pod_index,
                  char *buf, size_t len);
+/* What failurePolicy does when a job of replicated job rjob fails with
+ * reason (a batch/v1 Job failure reason: Trainyard's jobs fail with
+ * BackoffLimitExceeded): the first rule whose targetReplicatedJobs (empty:
+ * all) and onJobFailureReasons (empty: any) match decides; none matching
+ * restarts the set within maxRestarts. *rule (may be NULL) is the matching
+ * rule's name, borrowed from plan, or NULL. */
+typedef enum { TJ_FAIL_RESTART, TJ_FAIL_RESTART_UNCOUNTED, TJ_FAIL_SET } tj_fail_action;
+tj_fail_action tj_failure_action(const json_t *plan, const char *rjob, const char *reason,
+                                 const char **rule);
+#define TJ_JOB_FAILURE_REASON "BackoffLimitExceeded"
+
 /* The pods the plan makes, all replicated jobs together. */
 long long tj_plan_pods(const json_t *plan);
 /* The rjob of plan named name, or NULL. */
