@@ -423,6 +423,22 @@ static void test_mpi_slots_from_trainer(void **state)
     json_decref(plan);
 }
 
+static void test_pods_bounded(void **state)
+{
+    json_t *snap = builtin("torch-distributed");
+    json_t *tj = trainjob("{\"trainer\":{\"numNodes\":2000000000}}");
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    assert_null(tj_plan(tj, snap, &err));
+    assert_int_equal(err.code, TY_EFORBIDDEN);
+    assert_non_null(strstr(err.text, "more than 10000 pods"));
+    ty_error_clear(&err);
+    json_decref(tj);
+    json_decref(snap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_added_initializer),
         cmocka_unit_test(test_failure_rules),
         cmocka_unit_test(test_mpi_slots_from_trainer),
+        cmocka_unit_test(test_pods_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -316,6 +316,25 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
                      json_is_array(deps) ? json_deep_copy(deps) : json_array(), "template", tmpl);
 }
 
+/* Whether the replicated jobs make more than TJ_MAX_PODS pods (each
+ * product checked before it is summed: replicas and completions come from
+ * the runtime, numNodes from the job, each up to 2^31). */
+static bool pods_over(const json_t *rjobs)
+{
+    long long total = 0;
+    json_t *rj;
+    size_t i;
+
+    json_array_foreach(rjobs, i, rj) {
+        long long r = json_integer_value(json_object_get(rj, "replicas"));
+        long long n = json_integer_value(json_object_get(rj, "pods"));
+        if (r < 0 || n < 0 || r > TJ_MAX_PODS || n > TJ_MAX_PODS || r * n > TJ_MAX_PODS)
+            return true;
+        total += r * n;
+    }
+    return total > TJ_MAX_PODS;
+}
+
 json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
 {
     const json_t *tjspec = json_object_get(trainjob, "spec");
@@ -351,6 +370,13 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
         ty_seterr(err, TY_EINVALID, "%s %s has no replicated job",
                   json_string_value(json_object_get(snapshot, "kind")) ?: "runtime",
                   json_string_value(json_object_get(snapshot, "name")) ?: "");
+        return NULL;
+    }
+    if (num_nodes < 0 || num_nodes > TJ_MAX_PODS || pods_over(rjobs)) {
+        json_decref(rjobs);
+        json_decref(mpi);
+        ty_seterr(err, TY_EFORBIDDEN, "the TrainJob would make more than %d pods",
+                  TJ_MAX_PODS);
         return NULL;
     }
     plan = json_pack("{s:s, s:s, s:I, s:s, s:s, s:o}", "framework", fw && *fw ? fw : policy,

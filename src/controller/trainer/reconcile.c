@@ -137,59 +137,70 @@ static rj_obs *obs_named(tpass *p, const char *name)
     return NULL;
 }
 
+/* The pods of one job (a replicated job's job index) by state. */
+typedef struct job_pods {
+    long long present, running, succeeded, failed;
+} job_pods;
+
+static void count_pods(const tpass *p, const char *rjob, long long replicas, job_pods *jobs)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod) {
+        const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+        const char *rn = json_string_value(json_object_get(labels, TJ_LABEL_RJOB));
+        const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
+        const char *phase = kit_pod_phase(pod);
+        long long j = ji ? atoll(ji) : -1;
+        if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod))
+            continue;
+        jobs[j].present++;
+        if (!strcmp(phase, "Running"))
+            jobs[j].running++;
+        else if (!strcmp(phase, "Succeeded"))
+            jobs[j].succeeded++;
+        else if (!strcmp(phase, "Failed"))
+            jobs[j].failed++;
+    }
+}
+
+/* Per replicated job, its jobs as JobSet counts them: failed (a pod
+ * failed), succeeded (every completion), else active once it has pods, and
+ * ready when they all run. */
 static void observe(tpass *p)
 {
-    json_t *rj, *pod;
+    json_t *rj;
     size_t i;
 
     p->nobs = json_array_size(json_object_get(p->plan, "rjobs"));
     p->obs = calloc(p->nobs ? p->nobs : 1, sizeof(*p->obs));
     json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
         rj_obs *o = &p->obs[i];
-        long long *run, *done, *bad;
+        job_pods *jobs;
         o->rj = rj;
         o->name = json_string_value(json_object_get(rj, "name"));
         o->replicas = json_integer_value(json_object_get(rj, "replicas"));
         o->pods = json_integer_value(json_object_get(rj, "pods"));
-        run = calloc((size_t)o->replicas + 1, sizeof(long long));
-        done = calloc((size_t)o->replicas + 1, sizeof(long long));
-        bad = calloc((size_t)o->replicas + 1, sizeof(long long));
-        {
-            json_t *pd;
-            size_t k;
-            json_array_foreach(p->pods, k, pd) {
-                const json_t *labels = json_object_get(json_object_get(pd, "metadata"), "labels");
-                const char *rn = json_string_value(json_object_get(labels, TJ_LABEL_RJOB));
-                const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
-                const char *phase = kit_pod_phase(pd);
-                long long j = ji ? atoll(ji) : -1;
-                if (!rn || strcmp(rn, o->name) || j < 0 || j >= o->replicas ||
-                    kit_is_terminating(pd))
-                    continue;
-                if (!strcmp(phase, "Running"))
-                    run[j]++;
-                else if (!strcmp(phase, "Succeeded"))
-                    done[j]++;
-                else if (!strcmp(phase, "Failed"))
-                    bad[j]++;
-            }
+        /* the plan bounds replicas (TJ_MAX_PODS) */
+        if (!(jobs = calloc((size_t)o->replicas + 1, sizeof(*jobs)))) {
+            p->rc = -1;
+            continue;
         }
+        count_pods(p, o->name, o->replicas, jobs);
         for (long long j = 0; j < o->replicas; j++) {
-            if (bad[j])
+            if (jobs[j].failed)
                 o->failed++;
-            else if (done[j] >= o->pods)
+            else if (jobs[j].succeeded >= o->pods)
                 o->succeeded++;
-            else {
-                if (run[j] + done[j] >= o->pods && o->pods > 0)
-                    o->ready++;
+            else if (jobs[j].present) {
                 o->active++;
+                if (jobs[j].running + jobs[j].succeeded >= o->pods)
+                    o->ready++;
             }
         }
-        free(run);
-        free(done);
-        free(bad);
+        free(jobs);
     }
-    (void)pod;
 }
 
 static bool deps_met(tpass *p, const json_t *rj)
@@ -404,25 +415,13 @@ static bool pod_present(const tpass *p, const char *name)
     return false;
 }
 
-static void create_pods(tpass *p)
+/* The pods to make now: missing, of replicated jobs whose dependsOn is
+ * met; each as [rjob, job index, pod index] (caller owns the array). */
+static json_t *missing_pods(tpass *p)
 {
-    kit_batch b = {0};
-    json_t *rj;
+    json_t *out = json_array(), *rj;
     size_t i;
 
-    switch (podgroup_gate(p)) {
-    case 1:
-        break;
-    case 0:
-        return;
-    default:
-        p->rc = -1;
-        return;
-    }
-    ensure_service(p);
-    ensure_claim(p);
-    if (!ensure_mpi(p))
-        return;
     json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
         const char *rname = json_string_value(json_object_get(rj, "name"));
         long long reps = json_integer_value(json_object_get(rj, "replicas"));
@@ -432,17 +431,56 @@ static void create_pods(tpass *p)
         for (long long j = 0; j < reps; j++)
             for (long long k = 0; k < pods; k++) {
                 char name[300];
-                ty_error err;
                 tj_pod_name(p->name, rname, j, k, name, sizeof(name));
-                if (pod_present(p, name))
-                    continue;
-                ty_error_init(&err);
-                if (kit_batch_add(&b, &api_pod, tj_build_pod(p->plan, p->job, rj, j, k), p->job,
-                                  TJ_COMPONENT, p->s, &err) < 0)
-                    p->rc = -1;
-                ty_error_clear(&err);
+                if (!pod_present(p, name))
+                    json_array_append_new(out, json_pack("[O, I, I]", rj, (json_int_t)j,
+                                                         (json_int_t)k));
             }
     }
+    return out;
+}
+
+/* Once the gang is admitted: the objects the pods need, then the missing
+ * pods, written together. A pass with nothing missing writes nothing. */
+static void create_pods(tpass *p)
+{
+    json_t *todo = missing_pods(p), *t;
+    kit_batch b = {0};
+    size_t i;
+
+    if (!json_array_size(todo)) {
+        json_decref(todo);
+        return;
+    }
+    switch (podgroup_gate(p)) {
+    case 1:
+        break;
+    case 0:
+        json_decref(todo);
+        return;
+    default:
+        p->rc = -1;
+        json_decref(todo);
+        return;
+    }
+    ensure_service(p);
+    ensure_claim(p);
+    if (!ensure_mpi(p)) {
+        json_decref(todo);
+        return;
+    }
+    json_array_foreach(todo, i, t) {
+        ty_error err;
+        ty_error_init(&err);
+        if (kit_batch_add(&b, &api_pod,
+                          tj_build_pod(p->plan, p->job, json_array_get(t, 0),
+                                       json_integer_value(json_array_get(t, 1)),
+                                       json_integer_value(json_array_get(t, 2))),
+                          p->job, TJ_COMPONENT, p->s, &err) < 0)
+            p->rc = -1;
+        ty_error_clear(&err);
+    }
+    json_decref(todo);
     if (kit_batch_commit(&b, p->s, p->job, TJ_COMPONENT))
         p->rc = -1;
     kit_batch_free(&b);
@@ -633,7 +671,9 @@ static void run(tpass *p)
         return;
     ty_error_init(&err);
     if (!(p->plan = tj_plan(p->job, snap, &err))) {
-        set_cond(p, "Failed", "True", "TrainingRuntimeNotSupported", err.text);
+        set_cond(p, "Failed", "True",
+                 err.code == TY_EINVALID ? "TrainingRuntimeNotSupported" : "InvalidTrainJob",
+                 err.text);
         ty_error_clear(&err);
         return;
     }

@@ -43,6 +43,9 @@
 #define TJ_TF_PORT 2222
 #define TJ_PADDLE_PORT 36543
 #define TJ_MS_PORT 2222
+/* At most this many pods per TrainJob (replicas, completions and numNodes
+ * are int32 upstream: a typo must not make a billion pods). */
+#define TJ_MAX_PODS 10000
 /* Where the MPI hostfile and the rsh agent are mounted (mpi_agent.h's dir). */
 #define TJ_MPI_DIR "/etc/mpi"
 
@@ -63,7 +66,8 @@ json_t *tj_snapshot(const json_t *runtime);
  *             template: the pod template {metadata, spec}}],
  *    successPolicy, failurePolicy, podGroupPolicy: as the runtime has them
  *    (absent when it has none), initializerClaim (tj_add_initializers)}.
- * NULL with err when the snapshot holds no replicated job. */
+ * NULL with err when the snapshot holds no replicated job (TY_EINVALID)
+ * or the plan makes more than TJ_MAX_PODS pods (TY_EFORBIDDEN). */
 json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err);
 
 /* initializers.c: for each initializer (dataset, model) of trainjob with
