@@ -60,6 +60,11 @@ expect_match "the runtime snapshot is kept" '"name":"torch-distributed"' \
 expect_match "events on the job" 'SuccessfulCreatePod' \
     "$(kubectl get events --field-selector involvedObject.name=torch-ddp 2>&1)"
 
+# ---- kubectl: list, get, watch ----
+expect_match "kubectl lists TrainJobs" '^torch-ddp +Complete ' "$(kubectl get trainjobs --no-headers 2>&1)"
+out=$(timeout 5 kubectl get trainjobs --watch --output-watch-events --no-headers 2>&1)
+expect_match "kubectl watches TrainJobs" '^ADDED +torch-ddp +Complete' "$out"
+
 # ---- the Python client: list, get, watch, delete ----
 py=$(/usr/bin/python3 - "$KUBECONFIG" <<'PY' 2>&1
 import sys
