@@ -93,6 +93,8 @@ EOF2
 if wait_until 120 cond_is flaky Failed "True ReachedMaxRestarts"; then pass "failurePolicy: Failed after maxRestarts"; else fail "failurePolicy: $(cond flaky Failed)"; dump_job trainjob flaky; fi
 expect_eq "failurePolicy: one whole-set restart" 1 \
     "$(kubectl get trainjob flaky -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+expect_match "failurePolicy: the pods left (the failed rank) carry restart-attempt 1" '^1( 1)*$' \
+    "$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=flaky -o jsonpath='{range .items[*]}{.metadata.labels.jobset\.sigs\.k8s\.io/restart-attempt} {end}' | sed 's/ $//')"
 expect_match "failurePolicy: the restart is an Event" 'restarting every job \(1 of 1\)' \
     "$(kubectl get events --field-selector involvedObject.name=flaky 2>&1)"
 if wait_until 60 running_is flaky 0; then pass "failed: no pod left running"; else fail "failed: pods still run"; fi

@@ -153,6 +153,7 @@ static void test_torch_plan_and_env(void **state)
     assert_string_equal(label(pod, TJ_LABEL_COMPLETION), "2");
     assert_string_equal(label(pod, TJ_LABEL_JOB_NAME), "j-node-0");
     assert_string_equal(label(pod, TJ_LABEL_TRAINJOB), "j");
+    assert_string_equal(label(pod, TJ_LABEL_RESTART_ATTEMPT), "0");
     assert_string_equal(label(pod, TRAINER_ANCESTOR_LABEL) ?: "(none)", "(none)");
     json_decref(pod);
     json_decref(plan);

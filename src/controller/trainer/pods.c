@@ -112,6 +112,10 @@ json_t *tj_build_pod(const json_t *plan, const json_t *trainjob, const json_t *r
                        TJ_LABEL_TRAINJOB, job);
     if (coscheduling)
         set_str(labels, TJ_LABEL_POD_GROUP, job);
+    /* JobSet's count of whole-set restarts, which made this pod */
+    set_str(labels, TJ_LABEL_RESTART_ATTEMPT,
+            json_string_value(json_object_get(json_object_get(meta, "annotations"),
+                                              TJ_ANN_RESTARTS)) ?: "0");
     /* Job pods restart under their Job (OnFailure) or not at all (Never):
      * Never unless the template says OnFailure; whole-set restarts are the
      * failure policy's. */

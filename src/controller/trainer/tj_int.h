@@ -28,6 +28,7 @@
 #define TJ_LABEL_COMPLETION "batch.kubernetes.io/job-completion-index"
 #define TJ_LABEL_JOB_NAME "batch.kubernetes.io/job-name"
 #define TJ_LABEL_TRAINJOB "trainer.kubeflow.org/trainjob-name"
+#define TJ_LABEL_RESTART_ATTEMPT "jobset.sigs.k8s.io/restart-attempt"
 #define TJ_LABEL_POD_GROUP "scheduling.x-k8s.io/pod-group"
 #define TJ_ANN_GROUP "scheduling.k8s.io/group-name"
 #define TJ_ANN_VOLCANO_QUEUE "scheduling.volcano.sh/queue-name"
