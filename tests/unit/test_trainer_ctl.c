@@ -440,6 +440,32 @@ static void test_pods_bounded(void **state)
     json_decref(snap);
 }
 
+static void test_template_queue(void **state)
+{
+    json_t *snap = builtin("torch-distributed"), *tj, *plan;
+    ty_error err;
+
+    (void)state;
+    ty_error_init(&err);
+    plan = plan_of("torch-distributed", "{}");
+    assert_null(json_object_get(plan, "queue"));
+    json_decref(plan);
+    json_object_set_new(json_object_get(json_object_get(snap, "spec"), "template"), "metadata",
+                        parse("{\"annotations\":{\"scheduling.volcano.sh/queue-name\":\"rq\"}}"));
+    tj = trainjob("{}");
+    plan = tj_plan(tj, snap, &err);
+    assert_string_equal(json_string_value(json_object_get(plan, "queue")), "rq");
+    json_decref(plan);
+    json_decref(tj);
+    tj = trainjob("{\"runtimePatches\":[{\"manager\":\"m\",\"trainingRuntimeSpec\":{\"template\":"
+                  "{\"metadata\":{\"annotations\":{\"scheduling.volcano.sh/queue-name\":\"pq\"}}}}}]}");
+    plan = tj_plan(tj, snap, &err);
+    assert_string_equal(json_string_value(json_object_get(plan, "queue")), "pq");
+    json_decref(plan);
+    json_decref(tj);
+    json_decref(snap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_failure_rules),
         cmocka_unit_test(test_mpi_slots_from_trainer),
         cmocka_unit_test(test_pods_bounded),
+        cmocka_unit_test(test_template_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -316,6 +316,27 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
                      json_is_array(deps) ? json_deep_copy(deps) : json_array(), "template", tmpl);
 }
 
+/* The Volcano queue annotation of the JobSet template: a runtime patch's
+ * (the last that names one) over the runtime's; NULL when neither names
+ * one. Borrowed. */
+static const char *template_queue(const json_t *tjspec, const json_t *rs)
+{
+    const char *q = str_at(json_object_get(json_object_get(rs, "template"), "metadata"),
+                           "annotations", TJ_ANN_VOLCANO_QUEUE);
+    json_t *patch;
+    size_t i;
+
+    json_array_foreach(json_object_get(tjspec, "runtimePatches"), i, patch) {
+        const json_t *tm = json_object_get(
+            json_object_get(json_object_get(patch, "trainingRuntimeSpec"), "template"),
+            "metadata");
+        const char *pq = str_at(tm, "annotations", TJ_ANN_VOLCANO_QUEUE);
+        if (pq && *pq)
+            q = pq;
+    }
+    return q && *q ? q : NULL;
+}
+
 /* Whether the replicated jobs make more than TJ_MAX_PODS pods (each
  * product checked before it is summed: replicas and completions come from
  * the runtime, numNodes from the job, each up to 2^31). */
@@ -392,6 +413,8 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
         json_object_set(plan, "podGroupPolicy", json_object_get(rs, "podGroupPolicy"));
     if (json_is_object(json_object_get(ml, "torch")))
         json_object_set(plan, "torch", json_object_get(ml, "torch"));
+    if (template_queue(tjspec, rs))
+        json_object_set_new(plan, "queue", json_string(template_queue(tjspec, rs)));
     tj_add_initializers(plan, trainjob);
     return plan;
 }

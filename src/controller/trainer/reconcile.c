@@ -280,11 +280,15 @@ static void kill_pods(tpass *p, bool only_active)
     }
 }
 
+/* The gang's queue: the Volcano annotation on the TrainJob, else on the
+ * JobSet template (runtime or runtime patch), else the Kueue label. */
 static const char *queue_of(tpass *p)
 {
     const json_t *meta = json_object_get(p->job, "metadata");
     const char *q = str_at(meta, "annotations", TJ_ANN_VOLCANO_QUEUE);
 
+    if (!q || !*q)
+        q = json_string_value(json_object_get(p->plan, "queue"));
     if (!q || !*q)
         q = str_at(meta, "labels", TJ_LABEL_KUEUE_QUEUE);
     return q && *q ? q : "default";

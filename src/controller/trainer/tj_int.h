@@ -66,7 +66,10 @@ json_t *tj_snapshot(const json_t *runtime);
  *             ("trainer", "dataset-initializer", ... or ""), dependsOn,
  *             template: the pod template {metadata, spec}}],
  *    successPolicy, failurePolicy, podGroupPolicy: as the runtime has them
- *    (absent when it has none), initializerClaim (tj_add_initializers)}.
+ *    (absent when it has none), queue (the JobSet template's
+ *    scheduling.volcano.sh/queue-name: a runtime patch's over the
+ *    runtime's; absent when neither), initializerClaim
+ *    (tj_add_initializers)}.
  * NULL with err when the snapshot holds no replicated job (TY_EINVALID)
  * or the plan makes more than TJ_MAX_PODS pods (TY_EFORBIDDEN). */
 json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err);
