@@ -154,4 +154,24 @@ if wait_until 60 why; then pass "gang: why pending is an Event on the TrainJob";
 expect_eq "gang: no pod made before the gang is admitted" 0 "$(npods huge)"
 expect_match "gang: the PodGroup's minResources sum the nodes" '"cpu":"2k"|"cpu":"2000"' \
     "$(kubectl get podgroups.scheduling.volcano.sh huge -o jsonpath='{.spec.minResources}')"
+
+# ---- the queue from a runtime patch (as Kueue or an admin writes it) ----
+kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: queued}
+spec:
+  runtimeRef: {name: torch-distributed}
+  runtimePatches:
+  - manager: example.com/placer
+    trainingRuntimeSpec:
+      template:
+        metadata:
+          annotations: {scheduling.volcano.sh/queue-name: team-q}
+  trainer:
+    numNodes: 1
+    command: ["/bin/true"]
+EOF2
+pgq() { [ "$(kubectl get podgroups.scheduling.volcano.sh queued -o jsonpath='{.spec.queue}' 2>/dev/null)" = team-q ]; }
+if wait_until 60 pgq; then pass "gang: queue from a runtime patch's annotation"; else fail "gang: queue $(kubectl get podgroups.scheduling.volcano.sh queued -o jsonpath='{.spec.queue}' 2>&1)"; fi
 finish
