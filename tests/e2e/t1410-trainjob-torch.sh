@@ -39,7 +39,9 @@ expect_match "rank 1 of 2 trains" 'rank 1/2 step 59' "$log1"
 w0=$(sed -n 's/.*final weights/w/p' <<<"$log0"); w1=$(sed -n 's/.*final weights/w/p' <<<"$log1")
 if [ -n "$w0" ] && [ "$w0" = "$w1" ]; then pass "both ranks agree on the final weights"; else fail "ranks disagree: '$w0' / '$w1'"; fi
 env1=$(kubectl get pod torch-ddp-node-0-1 -o jsonpath='{range .spec.containers[0].env[*]}{.name}={.value} {end}')
-expect_match "PET_* injected" 'PET_NNODES=2 PET_NPROC_PER_NODE=1 PET_NODE_RANK=1 PET_MASTER_ADDR=torch-ddp-node-0-0.torch-ddp PET_MASTER_PORT=29400' "$env1"
+expect_match "PET_* injected" 'PET_NNODES=2 PET_NPROC_PER_NODE=1 PET_NODE_RANK=1 PET_MASTER_ADDR=torch-ddp-node-0-0.torch-ddp PET_MASTER_PORT=29500' "$env1"
+expect_eq "the node container exposes the trainer port" 29500 \
+    "$(kubectl get pod torch-ddp-node-0-1 -o jsonpath='{.spec.containers[0].ports[0].containerPort}')"
 expect_eq "pod labels: jobset, replicated job, job index, trainjob" "torch-ddp node 0 torch-ddp torch-ddp-node-0" \
     "$(kubectl get pod torch-ddp-node-0-1 -o jsonpath='{.metadata.labels.jobset\.sigs\.k8s\.io/jobset-name} {.metadata.labels.jobset\.sigs\.k8s\.io/replicatedjob-name} {.metadata.labels.jobset\.sigs\.k8s\.io/job-index} {.metadata.labels.trainer\.kubeflow\.org/trainjob-name} {.metadata.labels.batch\.kubernetes\.io/job-name}')"
 expect_eq "completion index annotation" 1 \

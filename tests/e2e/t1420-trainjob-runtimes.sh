@@ -36,7 +36,7 @@ done
 # xgboost
 expect_match "xgboost: rank 0 of 2 allreduced" 'rank 0/2 .* allreduce 3' "$(logs xgb-dist-node-0-0)"
 expect_match "xgboost: rank 1 of 2 allreduced" 'rank 1/2 .* allreduce 3' "$(logs xgb-dist-node-0-1)"
-expect_match "xgboost: DMLC_* injected" 'DMLC_TRACKER_URI=xgb-dist-node-0-0.xgb-dist DMLC_TRACKER_PORT=29400 DMLC_TASK_ID=1 DMLC_NUM_WORKER=2' \
+expect_match "xgboost: DMLC_* injected" 'DMLC_TRACKER_URI=xgb-dist-node-0-0.xgb-dist DMLC_TRACKER_PORT=29500 DMLC_TASK_ID=1 DMLC_NUM_WORKER=2' \
     "$(kubectl get pod xgb-dist-node-0-1 -o jsonpath='{range .spec.containers[0].env[*]}{.name}={.value} {end}')"
 
 # mpi

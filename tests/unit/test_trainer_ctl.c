@@ -137,8 +137,10 @@ static void test_torch_plan_and_env(void **state)
                         "torchrun");
     env = env_text(c);
     assert_string_equal(env, "A=1 PET_NNODES=3 PET_NPROC_PER_NODE=2 PET_NODE_RANK=2 "
-                             "PET_MASTER_ADDR=j-node-0-0.j PET_MASTER_PORT=29400");
+                             "PET_MASTER_ADDR=j-node-0-0.j PET_MASTER_PORT=29500");
     free(env);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(c, "ports"), 0), "containerPort")), 29500);
     assert_string_equal(json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")),
                         "j-node-0-2");
     assert_string_equal(json_string_value(json_object_get(json_object_get(pod, "spec"), "hostname")),
@@ -283,10 +285,10 @@ static void test_framework_env(void **state)
 {
     (void)state;
     check_env("xgboost-distributed", 1,
-              "DMLC_TRACKER_URI=j-node-0-0.j DMLC_TRACKER_PORT=29400 DMLC_TASK_ID=1 "
+              "DMLC_TRACKER_URI=j-node-0-0.j DMLC_TRACKER_PORT=29500 DMLC_TASK_ID=1 "
               "DMLC_NUM_WORKER=2");
     check_env("jax-distributed", 1,
-              "JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=j-node-0-0.j:6666");
+              "JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=j-node-0-0.j:29500");
     check_env("tensorflow-distributed", 1,
               "TF_CONFIG={\"cluster\":{\"worker\":[\"j-node-0-0.j:2222\",\"j-node-0-1.j:2222\"]},"
               "\"task\":{\"type\":\"worker\",\"index\":1},\"environment\":\"cloud\"}");

@@ -146,7 +146,7 @@ void tj_env(const json_t *plan, const char *job, const char *ns, const json_t *r
     } else if (!strcmp(policy, "jax")) {
         jf_envf(env, "JAX_NUM_PROCESSES", "%lld", n);
         jf_envf(env, "JAX_PROCESS_ID", "%lld", rank);
-        jf_envf(env, "JAX_COORDINATOR_ADDRESS", "%s:%d", host0, TJ_JAX_PORT);
+        jf_envf(env, "JAX_COORDINATOR_ADDRESS", "%s:%d", host0, TJ_TRAINER_PORT);
     } else if (!strcmp(policy, "xgboost")) {
         jf_env(env, "DMLC_TRACKER_URI", host0);
         jf_envf(env, "DMLC_TRACKER_PORT", "%d", TJ_TRAINER_PORT);

@@ -84,6 +84,24 @@ static void mpi_decorate(const json_t *plan, const char *job, const json_t *rjob
     }
 }
 
+/* torch, JAX and XGBoost: the trainer container exposes the port its
+ * peers meet on, as upstream's plugins add it. */
+static void trainer_port(const json_t *plan, json_t *c)
+{
+    const char *policy = json_string_value(json_object_get(plan, "policy"));
+    json_t *ports, *pt;
+    size_t i;
+
+    if (strcmp(policy, "torch") && strcmp(policy, "jax") && strcmp(policy, "xgboost"))
+        return;
+    ports = own(c, "ports", true);
+    json_array_foreach(ports, i, pt)
+        if (json_integer_value(json_object_get(pt, "containerPort")) == TJ_TRAINER_PORT)
+            return;
+    json_array_append_new(ports, json_pack("{s:i, s:s}", "containerPort", TJ_TRAINER_PORT,
+                                           "protocol", "TCP"));
+}
+
 json_t *tj_build_pod(const json_t *plan, const json_t *trainjob, const json_t *rjob,
                      long long job_index, long long pod_index)
 {
@@ -137,8 +155,10 @@ json_t *tj_build_pod(const json_t *plan, const json_t *trainjob, const json_t *r
     json_array_foreach(json_object_get(spec, "containers"), i, c) {
         json_t *env = json_array();
         tj_env(plan, job, ns, rjob, c, job_index, pod_index, env);
-        if (json_array_size(env))
+        if (json_array_size(env)) {
             json_array_extend(own(c, "env", true), env);
+            trainer_port(plan, c);
+        }
         json_decref(env);
     }
     if (!strcmp(json_string_value(json_object_get(plan, "policy")), "mpi"))

@@ -37,10 +37,9 @@
 #define TJ_ANN_SNAPSHOT "trainyard.io/runtime-snapshot" /* the runtime, as it started */
 #define TJ_ANN_RESTARTS "trainyard.io/restarts"         /* whole-set restarts so far */
 
-/* The torch master's, xgboost tracker's and the TrainJob's trainer port
- * (upstream's ContainerTrainerPort). */
-#define TJ_TRAINER_PORT 29400
-#define TJ_JAX_PORT 6666
+/* The torch master's, JAX coordinator's and XGBoost tracker's port, a
+ * containerPort of the trainer container (upstream's ContainerTrainerPort). */
+#define TJ_TRAINER_PORT 29500
 #define TJ_TF_PORT 2222
 #define TJ_PADDLE_PORT 36543
 #define TJ_MS_PORT 2222
