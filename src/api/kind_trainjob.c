@@ -6,8 +6,8 @@
  *
  * Defaults and checks are upstream's CRD and webhook rules that need only
  * the object; the ones that need the runtime (it exists; the names the job
- * makes fit) are trainer_admit_trainjob's (trainer_admit.c). No controller
- * runs a TrainJob yet (docs/compatibility.md). */
+ * makes fit) are trainer_admit_trainjob's (trainer_admit.c). The controller
+ * that runs a TrainJob is controller/trainer/. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * runtime a TrainJob names.
  *
  * The kinds themselves are kind_trainjob.c and kind_trainingruntime.c; the
- * built-in runtimes trainer_runtimes.c (docs/trainer.md lists them). No
- * controller runs TrainJobs yet: they are stored, defaulted and validated.
+ * built-in runtimes trainer_runtimes.c (docs/trainer.md lists them). The
+ * controller that runs TrainJobs is controller/trainer/ (trainjob_ctl.h).
  */
 #ifndef TY_API_TRAINER_H
 #define TY_API_TRAINER_H

@@ -28,6 +28,7 @@
 #include "client/kc_lookup.h"
 #include "client/leader.h"
 #include "controller/jobs/engine.h"
+#include "controller/trainer/trainjob_ctl.h"
 #include "controller/volcano/vcflow.h"
 #include "controller/volcano/vcjob.h"
 #include "scheduler/sched.h"
@@ -58,6 +59,7 @@ typedef struct op_flags {
     bool schemes_given;
     uint64_t kinds;
     bool volcano;
+    bool trainer;
     double kube_api_qps; /* 0 = KC_HTTP_DEFAULT_QPS; negative = no limit */
     int kube_api_burst;  /* 0 = KC_HTTP_DEFAULT_BURST */
 } op_flags;
@@ -73,7 +75,8 @@ static void operator_usage(FILE *f)
             "  --context NAME      a context of the kubeconfig (default: its current one)\n"
             "  --enable-scheme LIST  the kinds to run, comma-separated or repeated: tfjob,\n"
             "                      pytorchjob, mpijob, xgboostjob, paddlejob, jaxjob, mxjob,\n"
-            "                      msjob, volcano (Volcano's Job, CronJob, JobFlow)\n"
+            "                      msjob, volcano (Volcano's Job, CronJob, JobFlow),\n"
+            "                      trainjob (Kubeflow Trainer v2's TrainJob)\n"
             "                      (default: all)\n"
             "  --scheduler-conf FILE  the gang scheduler's volcano-scheduler.conf\n"
             "  --scheduler-name NAME  a spec.schedulerName it serves; repeat for more\n"
@@ -181,7 +184,7 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         case 'c': f->context = optarg; break;
         case 'e':
             ty_error_init(&err);
-            if (op_schemes_add(optarg, &f->kinds, &f->volcano, &err) < 0) {
+            if (op_schemes_add(optarg, &f->kinds, &f->volcano, &f->trainer, &err) < 0) {
                 fprintf(stderr, "error: --enable-scheme: %s\n", err.text);
                 ty_error_clear(&err);
                 return 2;
@@ -238,7 +241,7 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         return 2;
     }
     if (!f->schemes_given)
-        op_schemes_all(&f->kinds, &f->volcano);
+        op_schemes_all(&f->kinds, &f->volcano, &f->trainer);
     return 0;
 }
 
@@ -280,6 +283,7 @@ static ty_kc *connect_api(const op_flags *f, char **ns, ty_error *err)
 typedef struct op_plane {
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
+    ty_trainjobs *trainjobs;
     ty_vccron *crons;
     ty_jobflows *flows;
     ty_sched *sched;
@@ -290,6 +294,7 @@ static void plane_stop(op_plane *p)
     sched_stop(p->sched);
     jobflows_stop(p->flows);
     vccron_stop(p->crons);
+    trainjobs_stop(p->trainjobs);
     vcjobs_stop(p->vcjobs);
     jobs_stop(p->jobs);
     memset(p, 0, sizeof(*p));
@@ -306,6 +311,7 @@ static int plane_start(op_plane *p, ty_kc *kc, const op_flags *f, ty_error *err)
         (f->volcano && !(p->vcjobs = vcjobs_start(kc, err))) ||
         (f->volcano && !(p->crons = vccron_start(kc, err))) ||
         (f->volcano && !(p->flows = jobflows_start(kc, err))) ||
+        (f->trainer && !(p->trainjobs = trainjobs_start(kc, err))) ||
         (!f->no_scheduler && !(p->sched = sched_start_opts(kc, &so, err)))) {
         plane_stop(p);
         return -1;

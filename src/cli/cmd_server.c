@@ -22,6 +22,7 @@
 #include "controller/volumes.h"
 #include "controller/quota.h"
 #include "controller/jobs/engine.h"
+#include "controller/trainer/trainjob_ctl.h"
 #include "controller/volcano/vcjob.h"
 #include "controller/volcano/vcflow.h"
 #include "model/quantity.h"
@@ -403,6 +404,7 @@ typedef struct plane {
     ty_event_ttl *ttl;
     ty_jobs *jobs;
     ty_vcjobs *vcjobs;
+    ty_trainjobs *trainjobs;
     ty_vccron *crons;
     ty_jobflows *flows;
     ty_volumes *vols;
@@ -422,6 +424,7 @@ static void plane_stop(plane *p)
     volumes_stop(p->vols);
     jobflows_stop(p->flows);
     vccron_stop(p->crons);
+    trainjobs_stop(p->trainjobs);
     vcjobs_stop(p->vcjobs);
     jobs_stop(p->jobs);
     event_ttl_stop(p->ttl);
@@ -455,6 +458,7 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
         (nf->event_ttl_ms > 0 && !(p->ttl = event_ttl_start(store, nf->event_ttl_ms, err))) ||
         (jobs && !(p->jobs = jobs_start(p->kc, err))) ||
         (jobs && !(p->vcjobs = vcjobs_start(p->kc, err))) ||
+        (jobs && !(p->trainjobs = trainjobs_start(p->kc, err))) ||
         (jobs && !(p->crons = vccron_start(p->kc, err))) ||
         (jobs && !(p->flows = jobflows_start(p->kc, err))) ||
         !(p->vols = volumes_start(p->kc, data_dir, err)) ||

@@ -13,15 +13,17 @@
 
 /* The schemes named in list (comma-separated, as training-operator's
  * --enable-scheme: tfjob, pytorchjob, mpijob, xgboostjob, paddlejob, jaxjob,
- * mxjob, msjob; and volcano for Volcano's Job, CronJob and JobFlow) added to
- * *kinds (bit i: api/kubeflow.h's kf_kinds()[i]; a kind served in two
- * versions or groups is both) and *volcano; case does not matter, blanks
- * around a name are dropped. -1 with err naming the unknown (or empty)
- * scheme and the known ones, *kinds and *volcano untouched. In
+ * mxjob, msjob; volcano for Volcano's Job, CronJob and JobFlow; trainjob
+ * for Kubeflow Trainer v2's TrainJob) added to *kinds (bit i:
+ * api/kubeflow.h's kf_kinds()[i]; a kind served in two versions or groups
+ * is both), *volcano and *trainer; case does not matter, blanks around a
+ * name are dropped. -1 with err naming the unknown (or empty) scheme and
+ * the known ones, *kinds, *volcano and *trainer untouched. In
  * operator_schemes.c, which the ty_cli library holds for the unit tests. */
-int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err);
+int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, bool *trainer,
+                   ty_error *err);
 /* Every scheme. */
-void op_schemes_all(uint64_t *kinds, bool *volcano);
+void op_schemes_all(uint64_t *kinds, bool *volcano, bool *trainer);
 
 /* ---- the probe and metrics listener (operator_probe.c) ---- */
 

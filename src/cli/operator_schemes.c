@@ -1,5 +1,5 @@
 /* operator_schemes.c - `trainyard operator --enable-scheme`: scheme names
- * (training-operator's, lower-case kinds, and "volcano") to the kinds the
+ * (training-operator's, lower-case kinds, "volcano" and "trainjob") to the kinds the
  * operator runs. A file of its own, linked into the ty_cli library, so
  * that the unit tests reach it without the CLI's main (test_operator.c). */
 #include <stdio.h>
@@ -10,13 +10,14 @@
 #include "cli/operator.h"
 
 static const char *const volcano_scheme = "volcano";
+static const char *const trainer_scheme = "trainjob";
 
 static bool scheme_is(const kf_kind *k, const char *name, size_t len)
 {
     return strlen(k->kind) == len && strncasecmp(k->kind, name, len) == 0;
 }
 
-/* "tfjob, pytorchjob, ..., volcano": every scheme once, lower-case. */
+/* "tfjob, pytorchjob, ..., volcano, trainjob": every scheme once, lower-case. */
 static void known_schemes(char *buf, size_t size)
 {
     size_t n, len;
@@ -33,17 +34,18 @@ static void known_schemes(char *buf, size_t size)
         snprintf(buf + len, size - len, "%s, ", all[i]->kind);
     }
     len = strlen(buf);
-    snprintf(buf + len, size - len, "%s", volcano_scheme);
+    snprintf(buf + len, size - len, "%s, %s", volcano_scheme, trainer_scheme);
     for (char *c = buf; *c; c++)
         *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
 }
 
-int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err)
+int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, bool *trainer,
+                   ty_error *err)
 {
     size_t n;
     const kf_kind *const *all = kf_kinds(&n);
     uint64_t add_kinds = 0;
-    bool add_volcano = false;
+    bool add_volcano = false, add_trainer = false;
     const char *p = list;
 
     /* Every element is checked before anything is added: a list with one
@@ -61,6 +63,8 @@ int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *e
             tl--;
         if (tl == strlen(volcano_scheme) && !strncasecmp(p, volcano_scheme, tl)) {
             add_volcano = found = true;
+        } else if (tl == strlen(trainer_scheme) && !strncasecmp(p, trainer_scheme, tl)) {
+            add_trainer = found = true;
         } else {
             for (size_t i = 0; i < n && i < 64; i++)
                 if (scheme_is(all[i], p, tl)) {
@@ -85,14 +89,16 @@ int op_schemes_add(const char *list, uint64_t *kinds, bool *volcano, ty_error *e
     }
     *kinds |= add_kinds;
     *volcano = *volcano || add_volcano;
+    *trainer = *trainer || add_trainer;
     return 0;
 }
 
-void op_schemes_all(uint64_t *kinds, bool *volcano)
+void op_schemes_all(uint64_t *kinds, bool *volcano, bool *trainer)
 {
     size_t n;
 
     kf_kinds(&n);
     *kinds = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     *volcano = true;
+    *trainer = true;
 }

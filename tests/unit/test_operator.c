@@ -27,10 +27,28 @@ static uint64_t bits_of(const char *kind)
     return b;
 }
 
+static bool trainer_flag; /* what "trainjob" sets; test_trainjob_scheme looks */
+
 static int add(const char *list, uint64_t *kinds, bool *volcano, ty_error *err)
 {
     ty_error_init(err);
-    return op_schemes_add(list, kinds, volcano, err);
+    return op_schemes_add(list, kinds, volcano, &trainer_flag, err);
+}
+
+static void test_trainjob_scheme(void **state)
+{
+    uint64_t kinds = 0;
+    bool volcano = false;
+    ty_error err;
+    (void)state;
+
+    trainer_flag = false;
+    assert_int_equal(add("pytorchjob", &kinds, &volcano, &err), 0);
+    assert_false(trainer_flag);
+    assert_int_equal(add(" TrainJob ", &kinds, &volcano, &err), 0);
+    assert_true(trainer_flag);
+    assert_false(volcano);
+    assert_true(kinds == bits_of("PyTorchJob"));
 }
 
 static void test_one_scheme(void **state)
@@ -148,7 +166,9 @@ static void test_all(void **state)
     (void)state;
 
     kf_kinds(&n);
-    op_schemes_all(&kinds, &volcano);
+    trainer_flag = false;
+    op_schemes_all(&kinds, &volcano, &trainer_flag);
+    assert_true(trainer_flag);
     assert_int_equal(__builtin_popcountll(kinds), (int)(n < 64 ? n : 64));
     assert_true(volcano);
     assert_true((kinds & bits_of("MSJob")) == bits_of("MSJob"));
@@ -159,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_scheme),
+        cmocka_unit_test(test_trainjob_scheme),
         cmocka_unit_test(test_list_case_blanks_and_repeats),
         cmocka_unit_test(test_two_versions_both),
         cmocka_unit_test(test_volcano_only),

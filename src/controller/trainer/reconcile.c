@@ -1,0 +1,754 @@
+/* reconcile.c - one pass over one TrainJob (tj_int.h): snapshot its
+ * runtime when it first starts, recompute the plan, observe its pods per
+ * replicated job and job index, apply suspend, the active deadline, the
+ * success and failure policies, create what dependsOn lets be created
+ * once the gang is admitted, and write conditions and jobsStatus.
+ * Level-triggered and idempotent: everything it needs is in the job (its
+ * snapshot and restart count annotations, its status) and its pods. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/kinds.h"
+#include "api/mpi_agent.h"
+#include "api/registry.h"
+#include "api/trainer.h"
+#include "base/jsonown.h"
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "client/events.h"
+#include "controller/kit.h"
+#include "controller/trainer/tj_int.h"
+#include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the one key maker */
+
+#define MAX_CONDITIONS 8
+
+/* What a pass sees of one replicated job. */
+typedef struct rj_obs {
+    const json_t *rj;
+    const char *name;
+    long long replicas, pods;
+    long long ready, succeeded, failed, active; /* jobs */
+} rj_obs;
+
+typedef struct tpass {
+    ty_kc *s;
+    const char *ns, *name, *uid;
+    json_t *job;    /* stored TrainJob (copy) */
+    json_t *status; /* the status being built */
+    json_t *plan;
+    json_t *pods;   /* owned pods (views) */
+    rj_obs *obs;
+    size_t nobs;
+    long long restarts;
+    bool bump_restart;
+    json_t *snapshot; /* a snapshot to write (taken), or NULL */
+    json_t *stored;   /* the snapshot read from the job's annotation, or NULL */
+    time_t *wake_at;
+    char now[32];
+    int rc;
+} tpass;
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+    return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+static const json_t *tj_spec(const tpass *p) { return json_object_get(p->job, "spec"); }
+
+static void event(tpass *p, const char *type, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void event(tpass *p, const char *type, const char *reason, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ty_event(p->s, p->job, type, reason, TJ_COMPONENT, "%s", msg);
+}
+
+static void set_cond(tpass *p, const char *type, const char *cstatus, const char *reason,
+                     const char *msg)
+{
+    json_t *conds;
+
+    if (!kit_cond_set(p->status, type, cstatus, reason, msg, p->now, NULL))
+        return;
+    /* upstream's CRD keeps at most 8: the oldest go */
+    conds = json_object_get(p->status, "conditions");
+    while (json_array_size(conds) > MAX_CONDITIONS)
+        json_array_remove(conds, 0);
+    if (!strcmp(cstatus, "True"))
+        event(p, strcmp(type, "Failed") ? "Normal" : "Warning", reason, "%s", msg);
+}
+
+/* ---- the runtime snapshot ---- */
+
+/* The snapshot the job keeps (borrowed from p->job, or p->snapshot), or
+ * NULL: taken now from the runtime it names when it has none yet. */
+static const json_t *snapshot_of(tpass *p)
+{
+    const char *text = str_at(json_object_get(p->job, "metadata"), "annotations",
+                              TJ_ANN_SNAPSHOT);
+    const json_t *ref = json_object_get(tj_spec(p), "runtimeRef");
+    const char *kind = json_string_value(json_object_get(ref, "kind")) ?: "ClusterTrainingRuntime";
+    const char *rname = json_string_value(json_object_get(ref, "name")) ?: "";
+    bool cluster = strcmp(kind, "TrainingRuntime") != 0;
+    ty_error err;
+    ty_obj *o;
+
+    if (text) {
+        json_error_t jerr;
+        p->stored = json_loads(text, 0, &jerr);
+        if (json_is_object(p->stored))
+            return p->stored;
+        ty_warn("trainjob %s/%s: %s unreadable (%s): taken again", p->ns, p->name,
+                TJ_ANN_SNAPSHOT, jerr.text);
+    }
+    ty_error_init(&err);
+    o = kc_get(p->s,
+               api_store_key(cluster ? &api_clustertrainingruntime : &api_trainingruntime),
+               cluster ? "" : p->ns, rname, &err);
+    if (!o) {
+        if (err.code != TY_ENOTFOUND)
+            p->rc = -1;
+        else
+            set_cond(p, "Failed", "True", "TrainingRuntimeNotSupported",
+                     cluster ? "ClusterTrainingRuntime not found" : "TrainingRuntime not found");
+        ty_error_clear(&err);
+        return NULL;
+    }
+    p->snapshot = tj_snapshot(ty_obj_json(o));
+    ty_obj_unref(o);
+    return p->snapshot;
+}
+
+/* ---- observe ---- */
+
+static rj_obs *obs_named(tpass *p, const char *name)
+{
+    for (size_t i = 0; name && i < p->nobs; i++)
+        if (!strcmp(p->obs[i].name, name))
+            return &p->obs[i];
+    return NULL;
+}
+
+/* The pods of one job (a replicated job's job index) by state. */
+typedef struct job_pods {
+    long long present, running, succeeded, failed;
+} job_pods;
+
+static void count_pods(const tpass *p, const char *rjob, long long replicas, job_pods *jobs)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod) {
+        const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+        const char *rn = json_string_value(json_object_get(labels, TJ_LABEL_RJOB));
+        const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
+        const char *phase = kit_pod_phase(pod);
+        long long j = ji ? atoll(ji) : -1;
+        if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod))
+            continue;
+        jobs[j].present++;
+        if (!strcmp(phase, "Running"))
+            jobs[j].running++;
+        else if (!strcmp(phase, "Succeeded"))
+            jobs[j].succeeded++;
+        else if (!strcmp(phase, "Failed"))
+            jobs[j].failed++;
+    }
+}
+
+/* Per replicated job, its jobs as JobSet counts them: failed (a pod
+ * failed), succeeded (every completion), else active once it has pods, and
+ * ready when they all run. */
+static void observe(tpass *p)
+{
+    json_t *rj;
+    size_t i;
+
+    p->nobs = json_array_size(json_object_get(p->plan, "rjobs"));
+    p->obs = calloc(p->nobs ? p->nobs : 1, sizeof(*p->obs));
+    json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
+        rj_obs *o = &p->obs[i];
+        job_pods *jobs;
+        o->rj = rj;
+        o->name = json_string_value(json_object_get(rj, "name"));
+        o->replicas = json_integer_value(json_object_get(rj, "replicas"));
+        o->pods = json_integer_value(json_object_get(rj, "pods"));
+        /* the plan bounds replicas (TJ_MAX_PODS) */
+        if (!(jobs = calloc((size_t)o->replicas + 1, sizeof(*jobs)))) {
+            p->rc = -1;
+            continue;
+        }
+        count_pods(p, o->name, o->replicas, jobs);
+        for (long long j = 0; j < o->replicas; j++) {
+            if (jobs[j].failed)
+                o->failed++;
+            else if (jobs[j].succeeded >= o->pods)
+                o->succeeded++;
+            else if (jobs[j].present) {
+                o->active++;
+                if (jobs[j].running + jobs[j].succeeded >= o->pods)
+                    o->ready++;
+            }
+        }
+        free(jobs);
+    }
+}
+
+static bool deps_met(tpass *p, const json_t *rj)
+{
+    json_t *d;
+    size_t i;
+
+    json_array_foreach(json_object_get(rj, "dependsOn"), i, d) {
+        rj_obs *o = obs_named(p, json_string_value(json_object_get(d, "name")));
+        const char *want = json_string_value(json_object_get(d, "status")) ?: "Ready";
+        if (!o)
+            continue;
+        if (!strcmp(want, "Complete") ? o->succeeded < o->replicas
+                                      : o->ready + o->succeeded < o->replicas)
+            return false;
+    }
+    return true;
+}
+
+static bool targeted(const json_t *targets, const char *name)
+{
+    json_t *t;
+    size_t i;
+
+    if (!json_array_size(targets))
+        return true;
+    json_array_foreach(targets, i, t)
+        if (!strcmp(json_string_value(t) ?: "", name))
+            return true;
+    return false;
+}
+
+/* successPolicy: All (default) needs every job of every targeted replicated
+ * job (default: all of them) to have succeeded; Any one of them. */
+static bool succeeded(tpass *p)
+{
+    const json_t *sp = json_object_get(p->plan, "successPolicy");
+    const char *op = json_string_value(json_object_get(sp, "operator")) ?: "All";
+    const json_t *targets = json_object_get(sp, "targetReplicatedJobs");
+    bool any = !strcmp(op, "Any"), all = true, some = false, seen = false;
+
+    for (size_t i = 0; i < p->nobs; i++) {
+        if (!targeted(targets, p->obs[i].name))
+            continue;
+        seen = true;
+        if (p->obs[i].succeeded < p->obs[i].replicas)
+            all = false;
+        if (p->obs[i].succeeded > 0)
+            some = true;
+    }
+    return seen && (any ? some : all);
+}
+
+static const char *failed_rjob(tpass *p)
+{
+    for (size_t i = 0; i < p->nobs; i++)
+        if (p->obs[i].failed)
+            return p->obs[i].name;
+    return NULL;
+}
+
+/* ---- act ---- */
+
+/* Deletes the job's pods: all, or only those not finished. */
+static void kill_pods(tpass *p, bool only_active)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod) {
+        const char *phase = kit_pod_phase(pod);
+        if (kit_is_terminating(pod) ||
+            (only_active && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+            continue;
+        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0)
+            p->rc = -1;
+    }
+}
+
+/* The gang's queue: the Volcano annotation on the TrainJob, else on the
+ * JobSet template (runtime or runtime patch), else the Kueue label. */
+static const char *queue_of(tpass *p)
+{
+    const json_t *meta = json_object_get(p->job, "metadata");
+    const char *q = str_at(meta, "annotations", TJ_ANN_VOLCANO_QUEUE);
+
+    if (!q || !*q)
+        q = json_string_value(json_object_get(p->plan, "queue"));
+    if (!q || !*q)
+        q = str_at(meta, "labels", TJ_LABEL_KUEUE_QUEUE);
+    return q && *q ? q : "default";
+}
+
+/* The gang: a PodGroup named after the job, every pod that starts first
+ * (replicated jobs without dependsOn: one waiting for others is made only
+ * once they are Ready or Complete, and a gang that waits for pods made only
+ * after it runs never runs) and their requests summed. 1: admitted. */
+static int podgroup_gate(tpass *p)
+{
+    json_t *sums = json_object(), *spec, *pg, *rj;
+    long long members = 0;
+    const char *pc = NULL;
+    size_t i;
+
+    json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
+        long long n = json_integer_value(json_object_get(rj, "replicas")) *
+                      json_integer_value(json_object_get(rj, "pods"));
+        const json_t *ps = json_object_get(json_object_get(rj, "template"), "spec");
+        if (json_array_size(json_object_get(rj, "dependsOn")))
+            continue;
+        members += n;
+        kit_add_requests(sums, ps, n);
+        if (!pc)
+            pc = json_string_value(json_object_get(ps, "priorityClassName"));
+    }
+    spec = json_pack("{s:I, s:s, s:o}", "minMember", (json_int_t)members, "queue", queue_of(p),
+                     "minResources", kit_quantities(sums));
+    json_decref(sums);
+    if (pc && *pc)
+        json_object_set_new(spec, "priorityClassName", json_string(pc));
+    pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:o}", "apiVersion",
+                   "scheduling.volcano.sh/v1beta1", "kind", "PodGroup", "metadata", "name",
+                   p->name, "namespace", p->ns, "ownerReferences", kit_owner_ref(p->job),
+                   "spec", spec);
+    return kit_pg_gate(p->s, p->ns, pg);
+}
+
+static void create_owned(tpass *p, const api_resource *res, json_t *obj)
+{
+    ty_error err;
+
+    ty_error_init(&err);
+    if (kit_create(p->s, res, obj, p->job, TJ_COMPONENT, &err) < 0)
+        p->rc = -1;
+    ty_error_clear(&err);
+}
+
+/* The headless Service `<subdomain>` every pod is reachable under. */
+static void ensure_service(tpass *p)
+{
+    json_t *sel = json_pack("{s:s}", TJ_LABEL_JOBSET, p->name), *svc;
+
+    svc = kit_service_new(p->job, json_string_value(json_object_get(p->plan, "subdomain")), sel,
+                          sel, NULL, true);
+    json_object_set_new(json_object_get(svc, "spec"), "publishNotReadyAddresses", json_true());
+    json_decref(sel);
+    create_owned(p, &api_service, svc);
+}
+
+/* MPI: the hostfile ConfigMap (with the rsh agent) and the ssh Secret.
+ * false while the Secret could not be made: pods would not start. */
+static bool ensure_mpi(tpass *p)
+{
+    char cm[300], secret[300], *hosts, *priv = NULL, *pub = NULL;
+    ty_error err;
+    ty_obj *o;
+
+    if (strcmp(json_string_value(json_object_get(p->plan, "policy")), "mpi"))
+        return true;
+    snprintf(cm, sizeof(cm), "%s-mpi-hostfile", p->name);
+    hosts = tj_mpi_hostfile(p->plan, p->name);
+    create_owned(p, &api_configmap,
+                 json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:s, s:s}}", "apiVersion", "v1",
+                           "kind", "ConfigMap", "metadata", "name", cm, "namespace", p->ns,
+                           "ownerReferences", kit_owner_ref(p->job), "data", "hostfile", hosts,
+                           MPI_AGENT_FILE, mpi_agent_script()));
+    free(hosts);
+    snprintf(secret, sizeof(secret), "%s-mpi-ssh-auth", p->name);
+    ty_error_init(&err);
+    if ((o = kc_get(p->s, api_store_key(&api_secret), p->ns, secret, &err))) {
+        ty_obj_unref(o);
+        return true;
+    }
+    ty_error_clear(&err);
+    if (vc_ssh_keygen(p->name, &priv, &pub, &err) < 0) {
+        event(p, "Warning", "FailedCreateSecret", "ssh keys: %s", err.text);
+        ty_error_clear(&err);
+        p->rc = -1;
+        return false;
+    }
+    create_owned(p, &api_secret,
+                 json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:s, s:{s:s, s:s, s:s}}",
+                           "apiVersion", "v1", "kind", "Secret", "metadata", "name", secret,
+                           "namespace", p->ns, "ownerReferences", kit_owner_ref(p->job),
+                           "type", "Opaque", "stringData", "id_rsa", priv, "ssh-publickey",
+                           pub, "authorized_keys", pub));
+    free(priv);
+    free(pub);
+    return p->rc == 0;
+}
+
+/* The claim Trainyard's initializer steps fill and the trainer reads
+ * (tj_add_initializers): 1Gi, ReadWriteMany, the default class. */
+static void ensure_claim(tpass *p)
+{
+    const char *claim = json_string_value(json_object_get(p->plan, "initializerClaim"));
+
+    if (!claim)
+        return;
+    create_owned(p, &api_pvc,
+                 json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:[s], s:{s:{s:s}}}}",
+                           "apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata",
+                           "name", claim, "namespace", p->ns, "ownerReferences",
+                           kit_owner_ref(p->job), "spec", "accessModes", "ReadWriteMany",
+                           "resources", "requests", "storage", "1Gi"));
+}
+
+static bool pod_present(const tpass *p, const char *name)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(str_at(pod, "metadata", "name") ?: "", name))
+            return true;
+    return false;
+}
+
+/* The pods to make now: missing, of replicated jobs whose dependsOn is
+ * met; each as [rjob, job index, pod index] (caller owns the array). */
+static json_t *missing_pods(tpass *p)
+{
+    json_t *out = json_array(), *rj;
+    size_t i;
+
+    json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
+        const char *rname = json_string_value(json_object_get(rj, "name"));
+        long long reps = json_integer_value(json_object_get(rj, "replicas"));
+        long long pods = json_integer_value(json_object_get(rj, "pods"));
+        if (!deps_met(p, rj))
+            continue;
+        for (long long j = 0; j < reps; j++)
+            for (long long k = 0; k < pods; k++) {
+                char name[300];
+                tj_pod_name(p->name, rname, j, k, name, sizeof(name));
+                if (!pod_present(p, name))
+                    json_array_append_new(out, json_pack("[O, I, I]", rj, (json_int_t)j,
+                                                         (json_int_t)k));
+            }
+    }
+    return out;
+}
+
+/* Once the gang is admitted: the objects the pods need, then the missing
+ * pods, written together. A pass with nothing missing writes nothing. */
+static void create_pods(tpass *p)
+{
+    json_t *todo = missing_pods(p), *t;
+    kit_batch b = {0};
+    size_t i;
+
+    if (!json_array_size(todo)) {
+        json_decref(todo);
+        return;
+    }
+    switch (podgroup_gate(p)) {
+    case 1:
+        break;
+    case 0:
+        json_decref(todo);
+        return;
+    default:
+        p->rc = -1;
+        json_decref(todo);
+        return;
+    }
+    ensure_service(p);
+    ensure_claim(p);
+    if (!ensure_mpi(p)) {
+        json_decref(todo);
+        return;
+    }
+    json_array_foreach(todo, i, t) {
+        ty_error err;
+        ty_error_init(&err);
+        if (kit_batch_add(&b, &api_pod,
+                          tj_build_pod(p->plan, p->job, json_array_get(t, 0),
+                                       json_integer_value(json_array_get(t, 1)),
+                                       json_integer_value(json_array_get(t, 2))),
+                          p->job, TJ_COMPONENT, p->s, &err) < 0)
+            p->rc = -1;
+        ty_error_clear(&err);
+    }
+    json_decref(todo);
+    if (kit_batch_commit(&b, p->s, p->job, TJ_COMPONENT))
+        p->rc = -1;
+    kit_batch_free(&b);
+}
+
+/* ---- status ---- */
+
+static void jobs_status(tpass *p, bool suspended)
+{
+    json_t *list = json_array();
+
+    for (size_t i = 0; i < p->nobs; i++) {
+        const rj_obs *o = &p->obs[i];
+        json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "name", o->name,
+                                              "ready", (json_int_t)o->ready, "succeeded",
+                                              (json_int_t)o->succeeded, "failed",
+                                              (json_int_t)o->failed, "active",
+                                              (json_int_t)(suspended ? 0 : o->active),
+                                              "suspended",
+                                              (json_int_t)(suspended ? o->replicas : 0)));
+    }
+    json_object_set_new(p->status, "jobsStatus", list);
+}
+
+typedef struct write_args {
+    const char *uid;
+    const json_t *status;
+    const json_t *snapshot;
+    long long restarts;
+    bool bump;
+} write_args;
+
+static bool same_job(const json_t *obj, const write_args *w)
+{
+    return !strcmp(str_at(obj, "metadata", "uid") ?: "", w->uid);
+}
+
+static int write_status(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+
+    (void)err;
+    if (same_job(obj, w))
+        json_object_set(obj, "status", (json_t *)w->status);
+    return 0;
+}
+
+/* The snapshot (once) and the restart count, Trainyard's annotations. */
+static int write_meta(json_t *obj, void *arg, ty_error *err)
+{
+    write_args *w = arg;
+    json_t *ann;
+    char *text;
+
+    (void)err;
+    if (!same_job(obj, w))
+        return 0;
+    ann = ty_json_own(json_object_get(obj, "metadata"), "annotations");
+    if (!json_is_object(ann)) {
+        ann = json_object();
+        json_object_set_new(json_object_get(obj, "metadata"), "annotations", ann);
+    }
+    if (w->snapshot && !json_object_get(ann, TJ_ANN_SNAPSHOT) &&
+        (text = json_dumps(w->snapshot, JSON_COMPACT | JSON_SORT_KEYS))) {
+        json_object_set_new(ann, TJ_ANN_SNAPSHOT, json_string(text));
+        free(text);
+    }
+    if (w->bump) {
+        char n[24];
+        snprintf(n, sizeof(n), "%lld", w->restarts + 1);
+        json_object_set_new(ann, TJ_ANN_RESTARTS, json_string(n));
+    }
+    return 0;
+}
+
+static void commit(tpass *p)
+{
+    write_args w = {.uid = p->uid, .status = p->status, .snapshot = p->snapshot,
+                    .restarts = p->restarts, .bump = p->bump_restart};
+    const char *res = api_store_key(&api_trainjob);
+    kc_op ops[2];
+    size_t n = 0;
+
+    if (p->snapshot || p->bump_restart)
+        ops[n++] = kc_op_mutate(res, p->ns, p->name, write_meta, &w, 0);
+    if (!json_equal(json_object_get(p->job, "status"), p->status))
+        ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
+    if (!n)
+        return;
+    kc_write_all(p->s, ops, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
+            ty_warn("trainjob %s/%s: %s", p->ns, p->name, ops[i].err.text);
+            p->rc = -1;
+        }
+        kc_op_clear(&ops[i]);
+    }
+}
+
+/* ---- the pass ---- */
+
+static time_t parse_time(const char *s)
+{
+    time_t t;
+
+    return s && ty_time_parse(s, &t) == 0 ? t : 0;
+}
+
+/* When the active deadline counts from: the last resume, else creation. */
+static time_t started_at(tpass *p)
+{
+    json_t *c;
+    size_t i;
+
+    json_array_foreach(json_object_get(p->status, "conditions"), i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Suspended") &&
+            !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "False"))
+            return parse_time(json_string_value(json_object_get(c, "lastTransitionTime")));
+    return parse_time(str_at(p->job, "metadata", "creationTimestamp"));
+}
+
+static bool deadline_passed(tpass *p)
+{
+    const json_t *ads = json_object_get(tj_spec(p), "activeDeadlineSeconds");
+    time_t due, now = time(NULL);
+
+    if (!json_is_integer(ads))
+        return false;
+    due = started_at(p) + (time_t)json_integer_value(ads);
+    if (now >= due)
+        return true;
+    if (!*p->wake_at || due < *p->wake_at)
+        *p->wake_at = due;
+    return false;
+}
+
+/* A job of replicated job bad failed: the failurePolicy restarts the whole
+ * set (every pod deleted; the next passes make them anew) or fails it. */
+static void on_failure(tpass *p, const char *bad)
+{
+    const json_t *fp = json_object_get(p->plan, "failurePolicy");
+    long long max = json_integer_value(json_object_get(fp, "maxRestarts"));
+    const char *rule;
+    tj_fail_action a = tj_failure_action(p->plan, bad, TJ_JOB_FAILURE_REASON, &rule);
+
+    if (a == TJ_FAIL_RESTART_UNCOUNTED || (a == TJ_FAIL_RESTART && p->restarts < max)) {
+        kill_pods(p, false);
+        p->bump_restart = true;
+        if (a == TJ_FAIL_RESTART_UNCOUNTED)
+            event(p, "Normal", "Restarting",
+                  "replicated job %s failed: restarting every job (rule %s, not counted)", bad,
+                  rule ? rule : "");
+        else
+            event(p, "Normal", "Restarting",
+                  "replicated job %s failed: restarting every job (%lld of %lld)", bad,
+                  p->restarts + 1, max);
+        return;
+    }
+    kill_pods(p, true);
+    event(p, "Warning", "ReplicatedJobFailed",
+          "replicated job %s failed: see its pods' logs (kubectl logs -l "
+          TJ_LABEL_JOBSET "=%s," TJ_LABEL_RJOB "=%s)", bad, p->name, bad);
+    if (a == TJ_FAIL_SET)
+        set_cond(p, "Failed", "True", "FailedJobs",
+                 "jobset failed due to one or more job failures (failure policy rule FailJobSet)");
+    else if (max > 0)
+        set_cond(p, "Failed", "True", "ReachedMaxRestarts",
+                 "jobset failed due to reaching max number of restarts");
+    else
+        set_cond(p, "Failed", "True", "FailedJobs",
+                 "jobset failed due to one or more job failures");
+}
+
+static void run(tpass *p)
+{
+    const json_t *snap;
+    const char *bad;
+    ty_error err;
+    bool suspend = json_is_true(json_object_get(tj_spec(p), "suspend"));
+
+    if (kit_cond_true(p->status, "Complete") || kit_cond_true(p->status, "Failed")) {
+        if (kit_list_owned_views(p->s, api_store_key(&api_pod), p->ns, p->uid, NULL, NULL,
+                                 &p->pods) == 0)
+            kill_pods(p, true);
+        return;
+    }
+    if (!(snap = snapshot_of(p)))
+        return;
+    ty_error_init(&err);
+    if (!(p->plan = tj_plan(p->job, snap, &err))) {
+        set_cond(p, "Failed", "True",
+                 err.code == TY_EINVALID ? "TrainingRuntimeNotSupported" : "InvalidTrainJob",
+                 err.text);
+        ty_error_clear(&err);
+        return;
+    }
+    if (kit_list_owned_views(p->s, api_store_key(&api_pod), p->ns, p->uid, NULL, NULL,
+                             &p->pods) < 0) {
+        p->rc = -1;
+        return;
+    }
+    p->restarts = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
+                               TJ_ANN_RESTARTS) ?: "0");
+    observe(p);
+    if (suspend) {
+        kill_pods(p, false);
+        set_cond(p, "Suspended", "True", "Suspended", "TrainJob is suspended");
+        jobs_status(p, true);
+        return;
+    }
+    if (kit_cond_true(p->status, "Suspended"))
+        set_cond(p, "Suspended", "False", "Resumed", "TrainJob is resumed");
+    jobs_status(p, false);
+    if (deadline_passed(p)) {
+        kill_pods(p, true);
+        set_cond(p, "Failed", "True", "DeadlineExceeded", "TrainJob exceeded its active deadline");
+        return;
+    }
+    if (succeeded(p)) {
+        kill_pods(p, true);
+        set_cond(p, "Complete", "True", "AllJobsCompleted", "jobset completed successfully");
+        return;
+    }
+    if ((bad = failed_rjob(p)))
+        on_failure(p, bad);
+    else
+        create_pods(p);
+}
+
+int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
+{
+    tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at};
+    const json_t *st;
+    ty_error err;
+    ty_obj *o;
+
+    ty_error_init(&err);
+    o = kc_get(s, api_store_key(&api_trainjob), ns, name, &err);
+    if (!o) {
+        int rc = err.code == TY_ENOTFOUND ? 0 : -1;
+        ty_error_clear(&err);
+        return rc;
+    }
+    p.job = ty_obj_json_copy(o);
+    ty_obj_unref(o);
+    p.uid = str_at(p.job, "metadata", "uid");
+    /* a job another controller manages (MultiKueue) is left to it */
+    if (!p.uid || kit_is_terminating(p.job) ||
+        strcmp(str_at(p.job, "spec", "managedBy") ?: TRAINER_MANAGED_BY_DEFAULT,
+               TRAINER_MANAGED_BY_DEFAULT)) {
+        json_decref(p.job);
+        return 0;
+    }
+    st = json_object_get(p.job, "status");
+    p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
+    ty_time_now(p.now, sizeof(p.now));
+    run(&p);
+    commit(&p);
+    free(p.obs);
+    json_decref(p.snapshot);
+    json_decref(p.stored);
+    json_decref(p.plan);
+    json_decref(p.pods);
+    json_decref(p.status);
+    json_decref(p.job);
+    return p.rc;
+}
