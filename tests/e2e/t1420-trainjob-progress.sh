@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# The TrainJob progress endpoint (Kubeflow Trainer's KEP-2779) served by the
+# API server: a training script POSTs {"trainerStatus": ...} with its job's
+# token and status.trainerStatus of that job, and of no other, is written.
+# No TrainJob controller runs here: the test makes each job's token Secret
+# itself, as the controller does (controller/trainer_progress.c: name
+# <job>-progress-token, data key token, controlled by the TrainJob), as the
+# admin, the one user the API lets make such a Secret. Checked: curl and
+# Python's urllib (TLS with the server's CA), another job's token refused
+# (401, a Status), bad bodies refused (422 with field paths), at most one
+# update per 5 s (429 with Retry-After), a job made again under its name
+# not reachable with the old token, and a user who may make Secrets unable
+# to plant a token Secret.
+cd "$(dirname "$0")"
+source ./lib.sh
+
+start_server --no-local-node --sim-nodes 1x4
+
+job() { # job NAME [NS]
+    kubectl apply -n "${2:-default}" -f - <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: $1}
+spec:
+  suspend: true
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 1}
+EOF
+}
+# token_secret NAME TOKEN [NS]: the Secret the controller would make.
+token_secret() {
+    local ns=${3:-default} uid
+    uid=$(kubectl get trainjob "$1" -n "$ns" -o jsonpath='{.metadata.uid}')
+    kubectl apply -n "$ns" -f - <<EOF
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $1-progress-token
+  labels: {trainer.kubeflow.org/trainjob-name: $1}
+  ownerReferences:
+  - {apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: $1, uid: $uid, controller: true, blockOwnerDeletion: true}
+stringData: {token: $2}
+EOF
+}
+url() { echo "$SERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/${2:-default}/trainjobs/$1/status"; }
+# post NAME TOKEN BODY: prints the HTTP code, the answer in $E2E_TMP/answer,
+# its headers in $E2E_TMP/headers.
+post() {
+    acurl -s -o "$E2E_TMP/answer" -D "$E2E_TMP/headers" -w '%{http_code}' -X POST \
+        -H "Authorization: Bearer $2" -H 'Content-Type: application/json' --data-binary "$3" \
+        "$(url "$1")"
+}
+answer() { cat "$E2E_TMP/answer"; }
+
+TA=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TB=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+check "TrainJob a (suspended)" job a
+check "TrainJob b (suspended)" job b
+check "a's token Secret" token_secret a "$TA"
+check "b's token Secret" token_secret b "$TB"
+
+# ---- curl ----
+body='{"trainerStatus": {"progressPercentage": 40, "estimatedRemainingSeconds": 120,
+  "metrics": [{"name": "loss", "value": "0.25"}, {"name": "accuracy", "value": "0.9"}],
+  "lastUpdatedTime": "2026-01-23T10:30:45Z"}}'
+rv0=$(kubectl get trainjob a -o jsonpath='{.metadata.resourceVersion}')
+expect_eq "curl posts a's progress with a's token: 200" 200 "$(post a "$TA" "$body")"
+out=$(kubectl get trainjob a -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.estimatedRemainingSeconds} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value} {.status.trainerStatus.metrics[1].name} {.status.trainerStatus.lastUpdatedTime}')
+expect_eq "status.trainerStatus of a written" "40 120 loss=0.25 accuracy 2026-01-23T10:30:45Z" "$out"
+rv1=$(kubectl get trainjob a -o jsonpath='{.metadata.resourceVersion} {.spec.suspend}')
+expect_match "a status write: a new resourceVersion, the spec as it was" "^[0-9]+ true$" "$rv1"
+[ "${rv1% *}" != "$rv0" ] && pass "... the resourceVersion moved" || fail "... the resourceVersion moved"
+expect_eq "b untouched" "" "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus}')"
+
+# ---- at most one update per 5 s ----
+code=$(post a "$TA" '{"trainerStatus": {"progressPercentage": 41}}')
+expect_eq "a second update within 5 s: 429" 429 "$code"
+expect_match "... with Retry-After" '^Retry-After: [1-5]' "$(tr -d '\r' <"$E2E_TMP/headers")"
+expect_match "... and a Status TooManyRequests" '"reason":"TooManyRequests".*"retryAfterSeconds":[1-5]' "$(answer)"
+expect_eq "... not written" 40 "$(kubectl get trainjob a -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+# a job's clock is its own
+expect_eq "b may post meanwhile" 200 "$(post b "$TB" '{"trainerStatus": {"progressPercentage": 5}}')"
+# once the 5 s are past, the next update goes (retried until then, as a
+# client told Retry-After does; no sleep is assumed long enough)
+again() { [ "$(post a "$TA" '{"trainerStatus": {"progressPercentage": 42}}')" = 200 ]; }
+check "after Retry-After the next update of a is taken" wait_until 60 again
+expect_eq "... and written, lastUpdatedTime filled when absent" "42 True" \
+    "$(kubectl get trainjob a -o json | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)["status"]["trainerStatus"]; print(t["progressPercentage"], t["lastUpdatedTime"].endswith("Z") and "metrics" not in t)')"
+
+# ---- one job cannot write another's status ----
+expect_eq "a's token for b: 401" 401 "$(post b "$TA" '{"trainerStatus": {"progressPercentage": 99}}')"
+expect_match "... a Status Unauthorized" '"kind":"Status".*"reason":"Unauthorized"' "$(answer)"
+expect_eq "... b not written" 5 "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+expect_eq "no token: 401" 401 "$(acurl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{}' "$(url a)")"
+expect_eq "the admin's own token is no job's: 401" 401 "$(post a "$E2E_TOKEN" '{"trainerStatus": {}}')"
+expect_eq "a job that does not exist: 401" 401 "$(post nope "$TA" '{"trainerStatus": {}}')"
+expect_eq "the job's token is no user of the API" 401 \
+    "$(acurl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TA" "$SERVER/api/v1/namespaces/default/secrets")"
+
+# ---- bad bodies: 422 with field paths (b's token: its clock is not started by them) ----
+bad() { # bad NAME BODY FIELD-REGEX
+    local code
+    code=$(post b "$TB" "$2")
+    expect_eq "$1: 422" 422 "$code"
+    expect_match "... Invalid at $3" "\"reason\":\"Invalid\".*\"field\":\"$3\"" "$(answer)"
+}
+bad "progressPercentage 101" '{"trainerStatus": {"progressPercentage": 101}}' 'trainerStatus\.progressPercentage'
+expect_match "... in kube-apiserver's words" 'TrainJob.trainer.kubeflow.org \\"b\\" is invalid: trainerStatus.progressPercentage: Invalid value: 101: trainerStatus.progressPercentage in body should be less than or equal to 100' "$(answer)"
+bad "progressPercentage -1" '{"trainerStatus": {"progressPercentage": -1}}' 'trainerStatus\.progressPercentage'
+bad "a percentage as text" '{"trainerStatus": {"progressPercentage": "50"}}' 'trainerStatus\.progressPercentage'
+bad "estimatedRemainingSeconds < 0" '{"trainerStatus": {"estimatedRemainingSeconds": -5}}' 'trainerStatus\.estimatedRemainingSeconds'
+long=$(printf 'x%.0s' $(seq 65))
+bad "a metric name past 64 characters" "{\"trainerStatus\": {\"metrics\": [{\"name\": \"ok\", \"value\": \"1\"}, {\"name\": \"$long\", \"value\": \"1\"}]}}" 'trainerStatus\.metrics\[1\]\.name'
+bad "a metric value past 64 characters" "{\"trainerStatus\": {\"metrics\": [{\"name\": \"loss\", \"value\": \"$long\"}]}}" 'trainerStatus\.metrics\[0\]\.value'
+bad "a metric without a value" '{"trainerStatus": {"metrics": [{"name": "loss"}]}}' 'trainerStatus\.metrics\[0\]\.value'
+many=$(/usr/bin/python3 -c 'import json; print(json.dumps({"trainerStatus": {"metrics": [{"name": "m%d" % i, "value": "1"} for i in range(257)]}}))')
+bad "257 metrics" "$many" 'trainerStatus\.metrics'
+expect_match "... Too many" 'Too many: 257: must have at most 256 items' "$(answer)"
+bad "a field upstream does not have" '{"trainerStatus": {"progressPercent": 5}}' 'trainerStatus\.progressPercent'
+bad "no trainerStatus" '{"progressPercentage": 5}' 'trainerStatus'
+bad "a lastUpdatedTime that is no time" '{"trainerStatus": {"lastUpdatedTime": "yesterday"}}' 'trainerStatus\.lastUpdatedTime'
+expect_eq "not JSON: 422" 422 "$(post b "$TB" 'not json')"
+expect_eq "... b still as it was" 5 "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+
+# ---- Python's urllib, as a training script (TLS with the CA, as injected) ----
+cat >"$E2E_TMP/report.py" <<'EOF'
+import json, os, ssl, sys, urllib.request
+url = os.environ["KUBEFLOW_TRAINER_SERVER_URL"]
+token = open(os.environ["KUBEFLOW_TRAINER_SERVER_TOKEN"]).read().strip()
+ca = os.environ.get("KUBEFLOW_TRAINER_SERVER_CA_CERT")
+ctx = ssl.create_default_context(cafile=ca) if url.startswith("https") else None
+body = json.dumps({"trainerStatus": {"progressPercentage": int(sys.argv[1]),
+                   "metrics": [{"name": "epoch", "value": "3"}]}}).encode()
+req = urllib.request.Request(url, data=body, method="POST", headers={
+    "Authorization": "Bearer " + token, "Content-Type": "application/json"})
+try:
+    with urllib.request.urlopen(req, context=ctx) as r:
+        print(r.status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+EOF
+printf '%s' "$TB" >"$E2E_TMP/b.token"
+py() {
+    KUBEFLOW_TRAINER_SERVER_URL=$(url b) KUBEFLOW_TRAINER_SERVER_TOKEN=$E2E_TMP/b.token \
+        KUBEFLOW_TRAINER_SERVER_CA_CERT=$E2E_CA /usr/bin/python3 "$E2E_TMP/report.py" "$1"
+}
+pyok() { [ "$(py 77)" = 200 ]; }
+check "python urllib posts b's progress (retried past b's 5 s)" wait_until 60 pyok
+expect_eq "... written" "77 epoch=3" \
+    "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value}')"
+expect_eq "... kubectl shows it in describe" 1 "$(kubectl describe trainjob b | grep -c 'Progress Percentage: *77')"
+
+# ---- a job made again under its name: the old token is the old job's ----
+check "delete b" kubectl delete trainjob b --wait=false
+check "b again" job b
+expect_eq "the old b's token does not write the new b" 401 "$(post b "$TB" '{"trainerStatus": {"progressPercentage": 1}}')"
+expect_eq "... nothing written" "" "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus}')"
+
+# ---- who may make a token Secret ----
+check "user alice (edit in namespace alice)" "$TRAINYARD" user add alice --data-dir "$E2E_TMP/data" -o "$E2E_TMP/alice.kc"
+check "a TrainJob in alice's namespace" job c alice
+uid=$(kubectl get trainjob c -n alice -o jsonpath='{.metadata.uid}')
+out=$(kubectl --kubeconfig "$E2E_TMP/alice.kc" create -f - 2>&1 <<EOF
+apiVersion: v1
+kind: Secret
+metadata:
+  name: c-progress-token
+  ownerReferences:
+  - {apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: c, uid: $uid, controller: true}
+stringData: {token: planted}
+EOF
+)
+expect_match "alice may not plant a token Secret controlled by the TrainJob" 'Forbidden|forbidden: a Secret controlled by a TrainJob is made by the trainer controller' "$out"
+expect_eq "... and with it nobody writes c's progress" 401 \
+    "$(acurl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer planted' -H 'Content-Type: application/json' -d '{"trainerStatus": {"progressPercentage": 1}}' "$(url c alice)")"
+check "she still makes Secrets of her own" kubectl --kubeconfig "$E2E_TMP/alice.kc" create secret generic mine --from-literal=k=v
+check "the admin's token Secret for c" token_secret c planted2 alice
+out=$(kubectl --kubeconfig "$E2E_TMP/alice.kc" patch secret c-progress-token --type merge -p '{"data": {"token": "cGxhbnRlZA=="}}' 2>&1)
+expect_match "... whose token she may not change" 'forbidden' "$out"
+check "... though she may label it" kubectl --kubeconfig "$E2E_TMP/alice.kc" label secret c-progress-token seen=yes
+
+# ---- the token Secret goes with its job ----
+check "delete a" kubectl delete trainjob a
+gone() { ! kubectl get secret a-progress-token >/dev/null 2>&1; }
+check "a's token Secret collected with it" wait_until gone
+
+finish
