@@ -10,7 +10,8 @@
 # (401, a Status), bad bodies refused (422 with field paths), at most one
 # update per 5 s (429 with Retry-After), a job made again under its name
 # not reachable with the old token, and a user who may make Secrets unable
-# to plant a token Secret.
+# to plant a token Secret. And `trainyard list` / `get` showing a
+# TrainJob and its progress.
 cd "$(dirname "$0")"
 source ./lib.sh
 
@@ -149,6 +150,34 @@ check "python urllib posts b's progress (retried past b's 5 s)" wait_until 60 py
 expect_eq "... written" "77 epoch=3" \
     "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value}')"
 expect_eq "... kubectl shows it in describe" 1 "$(kubectl describe trainjob b | grep -c 'Progress Percentage: *77')"
+
+# ---- trainyard list / get ----
+# a pod of a, as the TrainJob controller labels them (no controller runs
+# here; a scheduler no one serves keeps it Pending)
+check "a pod of a's node replicated job" kubectl apply -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: a-node-0-0-x
+  labels: {jobset.sigs.k8s.io/jobset-name: a, jobset.sigs.k8s.io/replicatedjob-name: node, batch.kubernetes.io/job-completion-index: "0", trainer.kubeflow.org/trainjob-name: a}
+spec:
+  schedulerName: nobody
+  containers: [{name: node, image: busybox, command: ["true"]}]
+EOF
+out=$("$TRAINYARD" list 2>&1)
+expect_match "list: the columns with PROGRESS when a TrainJob reported one" '^NAME +STATUS +TRAINER +DURATION +GPU\(Requested\) +GPU\(Allocated\) +NODE +QUEUE +USER +PROGRESS$' "$out"
+expect_match "list: a, a TrainJob, Suspended, 42%" '^a +Suspended +TrainJob +[0-9smhd]+ +0 +0 +N/A +default +admin +42%$' "$out"
+expect_match "list: b with its progress" '^b +Suspended +TrainJob .* 77%$' "$out"
+out=$("$TRAINYARD" list -o json 2>&1)
+expect_match "list -o json: kind" '"trainer": "TrainJob"' "$out"
+expect_match "... and progress" '"progress": "77%"' "$out"
+out=$("$TRAINYARD" get a 2>&1)
+expect_match "get a: Kind TrainJob" '^Kind: +TrainJob \(trainer.kubeflow.org/v1alpha1\)' "$out"
+expect_match "get a: Progress" '^Progress: +42%, updated .* ago' "$out"
+expect_match "get a: Replicas from its pods" '^Replicas: +node 1 x 0 GPU' "$out"
+expect_match "get a: the pod, role node/0" 'a-node-0-0-x +Pending +.* node/0 ' "$out"
+expect_match "get trainjob/b: Metrics" '^Metrics: +epoch=3$' "$("$TRAINYARD" get trainjob/b 2>&1)"
+check "kubectl delete the pod" kubectl delete pod a-node-0-0-x --wait=false
 
 # ---- a job made again under its name: the old token is the old job's ----
 check "delete b" kubectl delete trainjob b --wait=false
