@@ -10,12 +10,13 @@
 # (401, a Status), bad bodies refused (422 with field paths), at most one
 # update per 5 s (429 with Retry-After), a job made again under its name
 # not reachable with the old token, and a user who may make Secrets unable
-# to plant a token Secret. And `trainyard list` / `get` showing a
+# to plant a token Secret; a pod of the local runtime with what the
+# controller gives it posting its progress. And `trainyard list` / `get` showing a
 # TrainJob and its progress.
 cd "$(dirname "$0")"
 source ./lib.sh
 
-start_server --no-local-node --sim-nodes 1x4
+start_server
 
 job() { # job NAME [NS]
     kubectl apply -n "${2:-default}" -f - <<EOF
@@ -150,6 +151,51 @@ check "python urllib posts b's progress (retried past b's 5 s)" wait_until 60 py
 expect_eq "... written" "77 epoch=3" \
     "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value}')"
 expect_eq "... kubectl shows it in describe" 1 "$(kubectl describe trainjob b | grep -c 'Progress Percentage: *77')"
+
+# ---- from a pod, as the controller sets it up ----
+# The volume, mounts and variables trainer_progress_inject gives every
+# container (controller/trainer_progress.c; its unit test checks that it
+# makes exactly these), on a pod of the local runtime: the token and CA
+# read from the mounted Secret, the server reached at its own address.
+check "TrainJob p" job p
+TP=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+puid=$(kubectl get trainjob p -o jsonpath='{.metadata.uid}')
+/usr/bin/python3 - "$TP" "$puid" "${E2E_CA:-}" >"$E2E_TMP/p-secret.json" <<'EOF'
+import json, sys
+tok, uid, ca = sys.argv[1:4]
+data = {"token": tok}
+if ca:
+    data["ca.crt"] = open(ca).read()
+print(json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {
+    "name": "p-progress-token", "labels": {"trainer.kubeflow.org/trainjob-name": "p"},
+    "ownerReferences": [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                         "name": "p", "uid": uid, "controller": True,
+                         "blockOwnerDeletion": True}]},
+    "type": "Opaque", "stringData": data}))
+EOF
+check "p's token Secret (with the CA under TLS)" kubectl apply -f "$E2E_TMP/p-secret.json"
+cp "$E2E_TMP/report.py" "$E2E_TMP/pod-report.py" && chmod 0644 "$E2E_TMP/pod-report.py"
+ca_env="" ca_item=""
+if [ -n "${E2E_CA:-}" ]; then
+    ca_env='{"name": "KUBEFLOW_TRAINER_SERVER_CA_CERT", "value": "/var/run/secrets/trainer.kubeflow.org/ca.crt"},'
+    ca_item=', {"key": "ca.crt", "path": "ca.crt"}'
+fi
+check "a pod of p reporting 33%" kubectl apply -f - <<EOF
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "p-node-0-0", "labels": {"jobset.sigs.k8s.io/jobset-name": "p", "jobset.sigs.k8s.io/replicatedjob-name": "node", "trainer.kubeflow.org/trainjob-name": "p"}},
+ "spec": {"restartPolicy": "Never",
+  "containers": [{"name": "node", "image": "local", "command": ["/usr/bin/python3", "$E2E_TMP/pod-report.py", "33"],
+   "env": [{"name": "KUBEFLOW_TRAINER_SERVER_URL", "value": "$(url p)"},
+           {"name": "KUBEFLOW_TRAINER_SERVER_TOKEN", "value": "/var/run/secrets/trainer.kubeflow.org/token"}, $ca_env
+           {"name": "X", "value": "1"}],
+   "volumeMounts": [{"name": "kubeflow-trainer-progress", "mountPath": "/var/run/secrets/trainer.kubeflow.org", "readOnly": true}]}],
+  "volumes": [{"name": "kubeflow-trainer-progress", "secret": {"secretName": "p-progress-token", "items": [{"key": "token", "path": "token"}$ca_item]}}]}}
+EOF
+podend() { case "$(kubectl get pod p-node-0-0 -o jsonpath='{.status.phase}')" in Succeeded|Failed) true ;; *) false ;; esac; }
+check "the pod ran" wait_until podend
+expect_eq "... and its script was answered 200" 200 "$(kubectl logs p-node-0-0 2>&1 | tail -1)"
+expect_eq "... p's status.trainerStatus written from the pod" 33 \
+    "$(kubectl get trainjob p -o jsonpath='{.status.trainerStatus.progressPercentage}')"
 
 # ---- trainyard list / get ----
 # a pod of a, as the TrainJob controller labels them (no controller runs
