@@ -108,6 +108,36 @@ static json_t *new_secret(const trainer_progress_cfg *cfg, const json_t *job,
     return secret;
 }
 
+int trainer_progress_pod_url(const char *url, char *buf, size_t len)
+{
+    const char *sep = url ? strstr(url, "://") : NULL, *host, *colon;
+    char h[256];
+    int n;
+
+    if (!sep || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return -1;
+    host = sep + 3;
+    colon = strrchr(host, ':');
+    if (!colon || colon == host || !colon[1] || strspn(colon + 1, "0123456789") !=
+                                                    strlen(colon + 1))
+        return -1;
+    snprintf(h, sizeof(h), "%.*s", (int)(colon - host), host);
+    if (h[0] == '[') { /* already bracketed: the inside */
+        size_t hl = strlen(h);
+        if (hl < 3 || h[hl - 1] != ']')
+            return -1;
+        memmove(h, h + 1, hl - 2);
+        h[hl - 2] = '\0';
+    }
+    if (!strcmp(h, "0.0.0.0") || !*h)
+        snprintf(h, sizeof(h), "127.0.0.1");
+    else if (!strcmp(h, "::"))
+        snprintf(h, sizeof(h), "::1");
+    n = snprintf(buf, len, "%.*s%s%s%s%s", (int)(host - url), url, strchr(h, ':') ? "[" : "", h,
+                 strchr(h, ':') ? "]" : "", colon);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 /* ca.crt of the Secret made what cfg says (arg: the base64 value, or NULL
  * to have none). */
 static int set_ca(json_t *obj, void *arg, ty_error *err)

@@ -22,13 +22,19 @@
  *   2. trainer_progress_inject(cfg, job, template) on every pod template
  *      (the JobSet's replicated jobs' pod templates, initializers
  *      included) before the pods are built from it.
- * cfg comes from the server's start (its URL as pods reach it and its CA);
- * with cfg NULL or cfg->server_url NULL the endpoint is off and both calls
- * do nothing. */
+ * cfg comes from the server's start (its URL as pods reach it, see
+ * trainer_progress_pod_url, and its CA: DATA_DIR/pki/ca.crt for the pair
+ * the server made itself; with --tls-cert-file the CA that signed it,
+ * which the server does not know: a flag to add); with cfg NULL or
+ * cfg->server_url NULL the endpoint is off and both calls do nothing.
+ * With --port 0 the port is known only once the server listens, and
+ * cmd_server.c starts the controllers before: the TrainJob controller
+ * needs its cfg before its first pass that makes pods. */
 #ifndef TY_CONTROLLER_TRAINER_PROGRESS_H
 #define TY_CONTROLLER_TRAINER_PROGRESS_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "base/error.h"
 #include "client/kc.h"
@@ -48,6 +54,13 @@ typedef struct trainer_progress_cfg {
      * plain HTTP. */
     const char *ca_pem;
 } trainer_progress_cfg;
+
+/* The URL pods reach the server at, from the one it listens at (as
+ * server_url writes it: scheme://address:port) into buf: a wildcard
+ * address (0.0.0.0, ::) becomes the loopback one (pods of the local
+ * runtime share the host's network), an IPv6 literal gets brackets. 0, or
+ * -1 when url is not of that form or buf too small. */
+int trainer_progress_pod_url(const char *url, char *buf, size_t len);
 
 /* Makes sure the job's token Secret exists and is the job's: created with
  * a new random token when missing; one left by an earlier TrainJob of the

@@ -275,6 +275,30 @@ static void test_off(void **state)
     kc_free(c);
 }
 
+static void test_pod_url(void **state)
+{
+    char buf[128];
+    (void)state;
+
+    assert_int_equal(trainer_progress_pod_url("https://127.0.0.1:6443", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "https://127.0.0.1:6443");
+    assert_int_equal(trainer_progress_pod_url("https://0.0.0.0:6443", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "https://127.0.0.1:6443");
+    assert_int_equal(trainer_progress_pod_url("http://:::8080", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "http://[::1]:8080");
+    assert_int_equal(trainer_progress_pod_url("https://[::]:8080", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "https://[::1]:8080");
+    assert_int_equal(trainer_progress_pod_url("https://fd00::5:443", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "https://[fd00::5]:443");
+    assert_int_equal(trainer_progress_pod_url("https://10.1.2.3:443", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "https://10.1.2.3:443");
+    assert_int_equal(trainer_progress_pod_url("ftp://x:1", buf, sizeof(buf)), -1);
+    assert_int_equal(trainer_progress_pod_url("https://x", buf, sizeof(buf)), -1);
+    assert_int_equal(trainer_progress_pod_url("https://x:", buf, sizeof(buf)), -1);
+    assert_int_equal(trainer_progress_pod_url("https://127.0.0.1:6443", buf, 10), -1);
+    assert_int_equal(trainer_progress_pod_url(NULL, buf, sizeof(buf)), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_earlier_jobs_secret_replaced),
         cmocka_unit_test(test_inject),
         cmocka_unit_test(test_off),
+        cmocka_unit_test(test_pod_url),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
