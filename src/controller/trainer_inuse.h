@@ -3,7 +3,11 @@
  * the finalizer trainer.kubeflow.org/resource-in-use, so that deleting it
  * only marks it (deletionTimestamp) until the last TrainJob naming it is
  * gone; then the finalizer goes and the runtime with it. Upstream's
- * runtime controllers do the same (one for each kind).
+ * runtime controllers did the same in v2.0-v2.2; v2.3 dropped the finalizer
+ * for a runtime snapshot per job (kubeflow/trainer#3716). Trainyard keeps
+ * it: a job here snapshots its runtime only when it starts, so a suspended
+ * or queued job would otherwise lose the runtime it names
+ * (docs/compatibility.md).
  *
  * One key per runtime ("C/<name>" for a ClusterTrainingRuntime,
  * "T/<namespace>/<name>" for a TrainingRuntime): a pass counts the
