@@ -73,7 +73,7 @@ static void unknown_fields(const json_t *obj, const char *const *known, const ch
         if (known[i])
             continue;
         snprintf(f, sizeof(f), "%s%s%.64s", path, *path ? "." : "", key);
-        ty_error_add_cause(err, "FieldValueNotSupported", f, "unknown field \"%s\"", f);
+        ty_error_add_cause(err, "FieldValueNotSupported", f, "unknown field \"%.64s\"", key);
     }
 }
 

@@ -133,8 +133,10 @@ ca = os.environ.get("KUBEFLOW_TRAINER_SERVER_CA_CERT")
 ctx = ssl.create_default_context(cafile=ca) if url.startswith("https") else None
 body = json.dumps({"trainerStatus": {"progressPercentage": int(sys.argv[1]),
                    "metrics": [{"name": "epoch", "value": "3"}]}}).encode()
-req = urllib.request.Request(url, data=body, method="POST", headers={
-    "Authorization": "Bearer " + token, "Content-Type": "application/json"})
+headers = {"Authorization": "Bearer " + token}
+if sys.argv[2:] != ["plain"]:  # "plain": urllib's own Content-Type, as upstream's example
+    headers["Content-Type"] = "application/json"
+req = urllib.request.Request(url, data=body, method="POST", headers=headers)
 try:
     with urllib.request.urlopen(req, context=ctx) as r:
         print(r.status)
@@ -180,11 +182,11 @@ if [ -n "${E2E_CA:-}" ]; then
     ca_env='{"name": "KUBEFLOW_TRAINER_SERVER_CA_CERT", "value": "/var/run/secrets/trainer.kubeflow.org/ca.crt"},'
     ca_item=', {"key": "ca.crt", "path": "ca.crt"}'
 fi
-check "a pod of p reporting 33%" kubectl apply -f - <<EOF
+check "a pod of p reporting 33% (urllib's default Content-Type)" kubectl apply -f - <<EOF
 {"apiVersion": "v1", "kind": "Pod",
  "metadata": {"name": "p-node-0-0", "labels": {"jobset.sigs.k8s.io/jobset-name": "p", "jobset.sigs.k8s.io/replicatedjob-name": "node", "trainer.kubeflow.org/trainjob-name": "p"}},
  "spec": {"restartPolicy": "Never",
-  "containers": [{"name": "node", "image": "local", "command": ["/usr/bin/python3", "$E2E_TMP/pod-report.py", "33"],
+  "containers": [{"name": "node", "image": "local", "command": ["/usr/bin/python3", "$E2E_TMP/pod-report.py", "33", "plain"],
    "env": [{"name": "KUBEFLOW_TRAINER_SERVER_URL", "value": "$(url p)"},
            {"name": "KUBEFLOW_TRAINER_SERVER_TOKEN", "value": "/var/run/secrets/trainer.kubeflow.org/token"}, $ca_env
            {"name": "X", "value": "1"}],
