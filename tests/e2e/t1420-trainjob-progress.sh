@@ -226,6 +226,10 @@ expect_match "get a: Replicas from its pods" '^Replicas: +node 1 x 0 GPU' "$out"
 expect_match "get a: the pod, role node/0" 'a-node-0-0-x +Pending +.* node/0 ' "$out"
 expect_match "get trainjob/b: Metrics" '^Metrics: +epoch=3$' "$("$TRAINYARD" get trainjob/b 2>&1)"
 check "kubectl delete the pod" kubectl delete pod a-node-0-0-x --wait=false
+check "trainyard resume a" "$TRAINYARD" resume a
+expect_eq "... spec.suspend false" false "$(kubectl get trainjob a -o jsonpath='{.spec.suspend}')"
+check "trainyard suspend trainjob/a" "$TRAINYARD" suspend trainjob/a
+expect_eq "... spec.suspend true" true "$(kubectl get trainjob a -o jsonpath='{.spec.suspend}')"
 
 # ---- a job made again under its name: the old token is the old job's ----
 check "delete b" kubectl delete trainjob b --wait=false
