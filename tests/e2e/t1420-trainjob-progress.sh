@@ -198,6 +198,7 @@ check "the pod ran" wait_until podend
 expect_eq "... and its script was answered 200" 200 "$(kubectl logs p-node-0-0 2>&1 | tail -1)"
 expect_eq "... p's status.trainerStatus written from the pod" 33 \
     "$(kubectl get trainjob p -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+expect_eq "trainyard logs p: its node pod's" 200 "$("$TRAINYARD" logs p 2>&1 | tail -1)"
 
 # ---- trainyard list / get ----
 # a pod of a, as the TrainJob controller labels them (no controller runs
