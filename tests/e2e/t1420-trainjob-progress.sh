@@ -66,20 +66,31 @@ body='{"trainerStatus": {"progressPercentage": 40, "estimatedRemainingSeconds": 
   "metrics": [{"name": "loss", "value": "0.25"}, {"name": "accuracy", "value": "0.9"}],
   "lastUpdatedTime": "2026-01-23T10:30:45Z"}}'
 rv0=$(kubectl get trainjob a -o jsonpath='{.metadata.resourceVersion}')
-expect_eq "curl posts a's progress with a's token: 200" 200 "$(post a "$TA" "$body")"
+# The first update and, at once, a second: the second is refused (429)
+# unless the machine took 5 s between the two (then there is nothing to
+# check; said so). The rest is looked at afterwards.
+ms() { echo $(($(date +%s%N) / 1000000)); }
+t0=$(ms)
+code1=$(post a "$TA" "$body")
+code2=$(post a "$TA" '{"trainerStatus": {"progressPercentage": 41}}')
+took=$(($(ms) - t0))
+cp "$E2E_TMP/headers" "$E2E_TMP/headers2"; cp "$E2E_TMP/answer" "$E2E_TMP/answer2"
+expect_eq "curl posts a's progress with a's token: 200" 200 "$code1"
 out=$(kubectl get trainjob a -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.estimatedRemainingSeconds} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value} {.status.trainerStatus.metrics[1].name} {.status.trainerStatus.lastUpdatedTime}')
-expect_eq "status.trainerStatus of a written" "40 120 loss=0.25 accuracy 2026-01-23T10:30:45Z" "$out"
+if [ "$code2" = 200 ] && [ "$took" -ge 5000 ]; then
+    echo "# the two updates took ${took} ms: the 5 s limit not checked here"
+    expect_match "status.trainerStatus of a written" "^41 " "$out"
+else
+    expect_eq "status.trainerStatus of a written" "40 120 loss=0.25 accuracy 2026-01-23T10:30:45Z" "$out"
+    # ---- at most one update per 5 s ----
+    expect_eq "a second update within 5 s: 429" 429 "$code2"
+    expect_match "... with Retry-After" '^Retry-After: [1-5]' "$(tr -d '\r' <"$E2E_TMP/headers2")"
+    expect_match "... and a Status TooManyRequests" '"reason":"TooManyRequests".*"retryAfterSeconds":[1-5]' "$(cat "$E2E_TMP/answer2")"
+fi
 rv1=$(kubectl get trainjob a -o jsonpath='{.metadata.resourceVersion} {.spec.suspend}')
 expect_match "a status write: a new resourceVersion, the spec as it was" "^[0-9]+ true$" "$rv1"
 [ "${rv1% *}" != "$rv0" ] && pass "... the resourceVersion moved" || fail "... the resourceVersion moved"
 expect_eq "b untouched" "" "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus}')"
-
-# ---- at most one update per 5 s ----
-code=$(post a "$TA" '{"trainerStatus": {"progressPercentage": 41}}')
-expect_eq "a second update within 5 s: 429" 429 "$code"
-expect_match "... with Retry-After" '^Retry-After: [1-5]' "$(tr -d '\r' <"$E2E_TMP/headers")"
-expect_match "... and a Status TooManyRequests" '"reason":"TooManyRequests".*"retryAfterSeconds":[1-5]' "$(answer)"
-expect_eq "... not written" 40 "$(kubectl get trainjob a -o jsonpath='{.status.trainerStatus.progressPercentage}')"
 # a job's clock is its own
 expect_eq "b may post meanwhile" 200 "$(post b "$TB" '{"trainerStatus": {"progressPercentage": 5}}')"
 # once the 5 s are past, the next update goes (retried until then, as a
