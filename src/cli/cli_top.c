@@ -66,6 +66,11 @@ static int replica_rank(const json_t *pod, const char *first_task)
     }
     if (task && first_task)
         return strcmp(task, first_task) == 0 ? 0 : 4;
+    /* a TrainJob's: an MPI job's launcher, else the trainer's node 0 (whose
+     * log the Python SDK reads), before the initializers */
+    type = label(pod, "jobset.sigs.k8s.io/replicatedjob-name");
+    if (type)
+        return !strcmp(type, "launcher") ? 2 : !strcmp(type, "node") ? 3 : 4;
     return 4;
 }
 
@@ -76,6 +81,8 @@ static long replica_index(const json_t *pod)
         v = annotation(pod, "volcano.sh/task-index");
     if (!v)
         v = label(pod, "volcano.sh/task-index");
+    if (!v)
+        v = label(pod, "batch.kubernetes.io/job-completion-index");
     return v ? strtol(v, NULL, 10) : LONG_MAX;
 }
 

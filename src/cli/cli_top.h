@@ -22,7 +22,8 @@ int cli_duration_seconds(const char *s, long *secs);
  * replica for logs: TensorFlow's chief, else the master, else the MPI
  * launcher, else worker 0 (Kubeflow's replica-type/replica-index labels);
  * for a Volcano Job, the pod of task first_task (may be NULL: any task)
- * with the lowest index. Ties go to the lowest index, then the name. -1
+ * with the lowest index; for a TrainJob (JobSet's labels) the launcher,
+ * else node's completion index 0. Ties go to the lowest index, then the name. -1
  * when pods is empty. */
 long cli_default_replica(const json_t *pods, const char *first_task);
 

@@ -16,24 +16,30 @@ static void list_usage(FILE *f)
 {
     fprintf(f, "usage: trainyard list [-n NS | -A] [-o wide|json|yaml] [--no-headers]\n"
                "  every training job (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob,\n"
-               "  MXJob, MSJob, Volcano Job) with its status, GPUs, nodes, queue and user\n");
+               "  MXJob, MSJob, Volcano Job, TrainJob) with its status, GPUs, nodes, queue and\n"
+               "  user, and a PROGRESS column when a TrainJob reported its progress\n");
 }
 
 static json_t *summary_json(const cli_job_summary *s)
 {
     char dur[32];
+    json_t *j;
 
     cli_duration_text(s->duration, dur, sizeof(dur));
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:I}",
+    j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:I}",
                      "name", s->name, "namespace", s->ns, "status", s->status, "trainer",
                      s->trainer, "duration", dur, "durationSeconds", (json_int_t)s->duration,
                      "gpuRequested", (json_int_t)s->gpus_requested, "gpuAllocated",
                      (json_int_t)s->gpus_allocated, "nodes", s->nodes, "queue", s->queue,
                      "priorityClass", s->priority_class, "user", s->user, "pods",
                      (json_int_t)s->npods, "runningPods", (json_int_t)s->nrunning);
+    if (j && s->progress[0])
+        json_object_set_new(j, "progress", json_string(s->progress));
+    return j;
 }
 
-static void add_row(cli_table *t, const cli_job_summary *s, bool with_ns, bool wide)
+static void add_row(cli_table *t, const cli_job_summary *s, bool with_ns, bool wide,
+                    bool progress)
 {
     char dur[32];
 
@@ -49,10 +55,25 @@ static void add_row(cli_table *t, const cli_job_summary *s, bool with_ns, bool w
     cli_table_cellf(t, "%s", s->nodes);
     cli_table_cellf(t, "%s", s->queue);
     cli_table_cellf(t, "%s", s->user);
+    if (progress)
+        cli_table_cellf(t, "%s", s->progress[0] ? s->progress : "-");
     if (wide) {
         cli_table_cellf(t, "%s", *s->priority_class ? s->priority_class : "<none>");
         cli_table_cellf(t, "%zu/%zu", s->nrunning, s->npods);
     }
+}
+
+/* Whether a TrainJob among jobs has reported its progress. */
+static bool any_progress(const json_t *jobs)
+{
+    const json_t *job;
+    size_t i;
+
+    json_array_foreach(jobs, i, job)
+        if (cli_is_trainjob(job) &&
+            json_is_object(json_object_get(json_object_get(job, "status"), "trainerStatus")))
+            return true;
+    return false;
 }
 
 /* Prints the jobs (every one summarised against pods and pgs). */
@@ -61,24 +82,31 @@ static void print_jobs(const cli_ctx *ctx, const json_t *jobs, const json_t *pod
 {
     static const char *const cols[] = {"NAMESPACE",      "NAME",  "STATUS", "TRAINER",
                                        "DURATION",       "GPU(Requested)",  "GPU(Allocated)",
-                                       "NODE",           "QUEUE", "USER",   "PRIORITY",
-                                       "PODS"};
+                                       "NODE",           "QUEUE", "USER",   "PROGRESS",
+                                       "PRIORITY",       "PODS"};
     bool wide = strcmp(ctx->output, "wide") == 0, structured = *ctx->output && !wide;
-    bool with_ns = ctx->all_namespaces;
-    size_t first = with_ns ? 0 : 1, last = wide ? 12 : 10, i;
-    cli_table *t = structured ? NULL : cli_table_new(last - first);
+    bool with_ns = ctx->all_namespaces, progress = any_progress(jobs);
+    size_t first = with_ns ? 0 : 1, i, ncols = 0;
+    const char *head[13];
+    cli_table *t;
     json_t *out = json_array(), *job;
     json_t *pod_ix = cli_owned_index(pods), *pg_ix = cli_owned_index(pgs);
     time_t now = time(NULL);
 
+    /* PROGRESS only when some TrainJob reported one: the other kinds have
+     * none, and scripts that read the columns by place keep them */
+    for (i = first; i < 13; i++)
+        if ((i != 10 || progress) && (i < 11 || wide))
+            head[ncols++] = cols[i];
+    t = structured ? NULL : cli_table_new(ncols);
     if (t && headers)
-        cli_table_row(t, cols + first);
+        cli_table_row(t, head);
     json_array_foreach(jobs, i, job) {
         cli_job_summary s;
         json_t *own_pods = cli_owned_by(pod_ix, job), *own_pgs = cli_owned_by(pg_ix, job);
         cli_job_summarise(job, own_pods, json_array_get(own_pgs, 0), now, &s);
         if (t)
-            add_row(t, &s, with_ns, wide);
+            add_row(t, &s, with_ns, wide, progress);
         else
             json_array_append_new(out, summary_json(&s));
         json_decref(own_pods);

@@ -3,7 +3,8 @@
  * A name that is no pod's is a training job's (Kubeflow's job-name label,
  * Volcano's): the log is its default replica's (cli_default_replica: TF's
  * chief, else master, else the MPI launcher, else worker 0; a Volcano Job's
- * first task's pod 0), or the one -i names. A deleted job's pods are gone,
+ * first task's pod 0; a TrainJob's launcher, else node 0), or the one -i
+ * names. A deleted job's pods are gone,
  * but the server keeps their logs for --pod-log-retention and lists them
  * (GET pods/-/log, with each pod's labels): the job's replica is found
  * among those. */

@@ -21,6 +21,7 @@
 #include "controller/gc.h"
 #include "controller/volumes.h"
 #include "controller/quota.h"
+#include "controller/trainer_inuse.h"
 #include "controller/jobs/engine.h"
 #include "controller/trainer/trainjob_ctl.h"
 #include "controller/volcano/vcjob.h"
@@ -409,6 +410,7 @@ typedef struct plane {
     ty_jobflows *flows;
     ty_volumes *vols;
     ty_quotactl *quotas;
+    ty_trainer_inuse *inuse;
     ty_sched *sched;
     rt_backend rt, sim;
 } plane;
@@ -420,6 +422,7 @@ static void plane_stop(plane *p)
     rt_backend_stop(&p->sim);
     rt_backend_stop(&p->rt);
     sched_stop(p->sched);
+    trainer_inuse_stop(p->inuse);
     quotactl_stop(p->quotas);
     volumes_stop(p->vols);
     jobflows_stop(p->flows);
@@ -461,6 +464,7 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
         (jobs && !(p->trainjobs = trainjobs_start(p->kc, err))) ||
         (jobs && !(p->crons = vccron_start(p->kc, err))) ||
         (jobs && !(p->flows = jobflows_start(p->kc, err))) ||
+        (jobs && !(p->inuse = trainer_inuse_start(p->kc, err))) ||
         !(p->vols = volumes_start(p->kc, data_dir, err)) ||
         !(p->quotas = quotactl_start(p->kc, err)) ||
         (jobs && !(p->sched = sched_start_opts(p->kc, &sopts, err))) ||

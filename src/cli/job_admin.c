@@ -98,6 +98,8 @@ static json_t *suspend_patch(const json_t *job, bool suspend)
     if (res == &api_vcjob)
         return json_pack("{s:{s:{s:s}}}", "metadata", "annotations", JOB_ACTION_ANNOTATION,
                          suspend ? "AbortJob" : "ResumeJob");
+    if (res == &api_trainjob) /* a TrainJob's own field, as Kueue sets it */
+        return json_pack("{s:{s:b}}", "spec", "suspend", suspend);
     return json_pack("{s:{s:{s:b}}}", "spec", "runPolicy", "suspend", suspend);
 }
 

@@ -78,6 +78,10 @@ static void pod_role(const json_t *pod, char *buf, size_t len)
         type = json_string_value(json_object_get(l, "volcano.sh/task-spec"));
         idx = json_string_value(json_object_get(a, "volcano.sh/task-index"));
     }
+    if (!type) { /* a TrainJob's: the replicated job and the completion index */
+        type = json_string_value(json_object_get(l, "jobset.sigs.k8s.io/replicatedjob-name"));
+        idx = json_string_value(json_object_get(l, "batch.kubernetes.io/job-completion-index"));
+    }
     if (!type)
         snprintf(buf, len, "<none>");
     else
@@ -268,13 +272,32 @@ static void print_events(ty_client *cl, const json_t *job, const json_t *pods, c
     json_decref(uids);
 }
 
+/* What a TrainJob's training script reported (status.trainerStatus). */
+static void print_trainer_status(const json_t *job, time_t now)
+{
+    const json_t *ts = at(job, "status", "trainerStatus");
+    char text[64], metrics[1024], age[32];
+
+    if (!cli_trainjob_progress(job, text, sizeof(text))) {
+        printf("%-13s<none reported>\n", "Progress:");
+        return;
+    }
+    age_of(json_string_value(json_object_get(ts, "lastUpdatedTime")), now, age, sizeof(age));
+    printf("%-13s%s, updated %s ago\n", "Progress:", text, age);
+    cli_trainjob_metrics(job, metrics, sizeof(metrics));
+    if (metrics[0])
+        printf("%-13s%s\n", "Metrics:", metrics);
+}
+
 static void print_job(ty_client *cl, const json_t *job, const json_t *pods, const json_t *pg,
                       bool events)
 {
     time_t now = time(NULL), created, started, ended;
     cli_job_summary s;
     cli_job_replica reps[CLI_JOB_MAX_REPLICAS];
-    size_t nrep = cli_job_replicas(job, reps, CLI_JOB_MAX_REPLICAS);
+    size_t nrep = cli_is_trainjob(job)
+                      ? cli_trainjob_replicas(job, pods, reps, CLI_JOB_MAX_REPLICAS)
+                      : cli_job_replicas(job, reps, CLI_JOB_MAX_REPLICAS);
     char dur[32], age[32], buf[512] = "";
     size_t used = 0;
 
@@ -310,6 +333,8 @@ static void print_job(ty_client *cl, const json_t *job, const json_t *pods, cons
     printf("%-13s%lld requested, %lld allocated\n", "GPUs:", (long long)s.gpus_requested,
            (long long)s.gpus_allocated);
     printf("%-13s%s\n", "Nodes:", s.nodes);
+    if (cli_is_trainjob(job))
+        print_trainer_status(job, now);
     print_instances(pods, now);
     if (strcmp(s.status, "Pending") == 0 || strcmp(s.status, "Created") == 0)
         print_pending(cl, job, pods, pg);

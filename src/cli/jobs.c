@@ -13,6 +13,8 @@
 
 #define LABEL_KF_JOB_NAME "training.kubeflow.org/job-name"
 #define LABEL_VC_JOB_NAME "volcano.sh/job-name"
+#define LABEL_JOBSET_NAME "jobset.sigs.k8s.io/jobset-name"
+#define LABEL_TRAINJOB_NAME "trainer.kubeflow.org/trainjob-name"
 /* Every Kubeflow descriptor plus Volcano's Job. */
 #define MAX_JOB_RESOURCES 32
 
@@ -29,6 +31,7 @@ const api_resource *const *cli_job_resources(size_t *n)
         for (size_t i = 0; i < nk && nall < MAX_JOB_RESOURCES - 1; i++)
             all[nall++] = k[i]->resource;
         all[nall++] = &api_vcjob;
+        all[nall++] = &api_trainjob;
     }
     *n = nall;
     return all;
@@ -36,7 +39,8 @@ const api_resource *const *cli_job_resources(size_t *n)
 
 bool cli_job_resource_is(const api_resource *res)
 {
-    return res && (res == &api_vcjob || kf_kind_for_resource(res) != NULL);
+    return res && (res == &api_vcjob || res == &api_trainjob ||
+                   kf_kind_for_resource(res) != NULL);
 }
 
 const api_resource *cli_job_resource_of(const json_t *job)
@@ -187,6 +191,8 @@ static void kind_hint(const api_resource *res, char *buf, size_t len)
 {
     if (res == &api_vcjob)
         snprintf(buf, len, "vcjob");
+    else if (res == &api_trainjob)
+        snprintf(buf, len, "trainjob");
     else if (strcmp(res->group, "kubeflow.org") == 0)
         snprintf(buf, len, "%s", res->singular);
     else
@@ -252,7 +258,7 @@ static json_t *find_typed(ty_client *cl, const char *ns, const char *what, const
         ty_seterr(err, TY_EINVALID,
                   "\"%s\" is not a training job kind: give a job's NAME, or KIND/NAME with KIND "
                   "one of pytorchjob, tfjob, mpijob, xgboostjob, paddlejob, jaxjob, mxjob, "
-                  "msjob, vcjob (other objects: `trainyard get %s %s`)",
+                  "msjob, vcjob, trainjob (other objects: `trainyard get %s %s`)",
                   kind, kind, slash + 1);
         return NULL;
     }
@@ -369,6 +375,10 @@ json_t *cli_job_podgroup(ty_client *cl, const json_t *job, ty_error *err)
 
 void cli_job_pod_selector(const json_t *job, char *buf, size_t len)
 {
+    if (cli_is_trainjob(job)) { /* JobSet's label, which the SDK selects by */
+        snprintf(buf, len, "%s=%s", LABEL_JOBSET_NAME, cli_obj_name(job));
+        return;
+    }
     snprintf(buf, len, "%s=%s", is_vcjob(job) ? LABEL_VC_JOB_NAME : LABEL_KF_JOB_NAME,
              cli_obj_name(job));
 }
@@ -390,6 +400,10 @@ bool cli_job_owns(const json_t *job, const json_t *obj)
     }
     /* Without owner references (written by hand): the job-name label, and
      * for a Volcano Job's PodGroup its name prefix is not enough to tell. */
+    if (cli_is_trainjob(job)) {
+        const char *js = label(obj, LABEL_JOBSET_NAME), *tj = label(obj, LABEL_TRAINJOB_NAME);
+        return (js && !strcmp(js, cli_obj_name(job))) || (tj && !strcmp(tj, cli_obj_name(job)));
+    }
     const char *name = label(obj, is_vcjob(job) ? LABEL_VC_JOB_NAME : LABEL_KF_JOB_NAME);
     return name && strcmp(name, cli_obj_name(job)) == 0;
 }
@@ -417,6 +431,7 @@ json_t *cli_owned_index(const json_t *objs)
     json_array_foreach(objs, i, obj) {
         const json_t *refs = at(obj, "metadata", "ownerReferences");
         const char *kf = label(obj, LABEL_KF_JOB_NAME), *vc = label(obj, LABEL_VC_JOB_NAME);
+        const char *tj = label(obj, LABEL_TRAINJOB_NAME);
         if (json_array_size(refs)) {
             json_array_foreach(refs, k, r)
                 if (json_is_string(json_object_get(r, "uid"))) {
@@ -431,6 +446,10 @@ json_t *cli_owned_index(const json_t *objs)
         }
         if (vc) {
             snprintf(key, sizeof(key), "V:%s/%s", cli_obj_ns(obj), vc);
+            index_add(ix, key, obj);
+        }
+        if ((tj = tj ? tj : label(obj, LABEL_JOBSET_NAME))) {
+            snprintf(key, sizeof(key), "T:%s/%s", cli_obj_ns(obj), tj);
             index_add(ix, key, obj);
         }
     }
@@ -449,7 +468,8 @@ json_t *cli_owned_by(const json_t *index, const json_t *job)
         snprintf(key, sizeof(key), "U:%s", uid);
         lists[0] = json_object_get(index, key);
     }
-    snprintf(key, sizeof(key), "%c:%s/%s", is_vcjob(job) ? 'V' : 'K', cli_obj_ns(job),
+    snprintf(key, sizeof(key), "%c:%s/%s",
+             is_vcjob(job) ? 'V' : cli_is_trainjob(job) ? 'T' : 'K', cli_obj_ns(job),
              cli_obj_name(job));
     lists[1] = json_object_get(index, key);
     for (int l = 0; l < 2; l++)
@@ -517,6 +537,8 @@ size_t cli_job_replicas(const json_t *job, cli_job_replica *out, size_t max)
     const json_t *spec = json_object_get(job, "spec"), *it;
     size_t n = 0, i;
 
+    if (res == &api_trainjob)
+        return cli_trainjob_replicas(job, NULL, out, max);
     if (res == &api_vcjob) {
         json_array_foreach(json_object_get(spec, "tasks"), i, it)
             add_replica(out, max, &n, str_or(json_object_get(it, "name"), ""),
@@ -603,9 +625,13 @@ static const char *kf_status(const json_t *job)
 
 const char *cli_job_status(const json_t *job, const json_t *pods, const json_t *pg)
 {
-    const char *s = is_vcjob(job) ? vc_status(job) : kf_status(job);
+    const char *s;
     const json_t *pod;
     size_t i;
+
+    if (cli_is_trainjob(job))
+        return cli_trainjob_status(job, pods);
+    s = is_vcjob(job) ? vc_status(job) : kf_status(job);
 
     if (s && strcmp(s, "Created") != 0)
         return s;
@@ -641,6 +667,12 @@ void cli_job_times(const json_t *job, time_t *created, time_t *started, time_t *
             *ended = time_at(json_object_get(json_object_get(st, "state"), "lastTransitionTime"));
         return;
     }
+    if (cli_is_trainjob(job)) {
+        /* upstream keeps no start time: creation, or the last resume */
+        if ((c = true_cond(conds, "Complete")) || (c = true_cond(conds, "Failed")))
+            *ended = *ended ? *ended : time_at(json_object_get(c, "lastTransitionTime"));
+        return;
+    }
     if (!*started && (c = true_cond(conds, "Running")))
         *started = time_at(json_object_get(c, "lastTransitionTime"));
     if (!*ended) {
@@ -671,6 +703,8 @@ const char *cli_job_priority_class(const json_t *job)
 
 const char *cli_job_queue(const json_t *job)
 {
+    if (cli_is_trainjob(job))
+        return cli_trainjob_queue(job);
     const char *q = is_vcjob(job)
                         ? json_string_value(at(job, "spec", "queue"))
                         : json_string_value(
@@ -699,7 +733,8 @@ void cli_job_summarise(const json_t *job, const json_t *pods, const json_t *pg, 
     out->trainer = cli_job_trainer(out->res);
     out->status = cli_job_status(job, pods, pg);
     out->duration = cli_job_duration(job, now);
-    nrep = cli_job_replicas(job, reps, CLI_JOB_MAX_REPLICAS);
+    nrep = cli_is_trainjob(job) ? cli_trainjob_replicas(job, pods, reps, CLI_JOB_MAX_REPLICAS)
+                                : cli_job_replicas(job, reps, CLI_JOB_MAX_REPLICAS);
     for (i = 0; i < nrep && i < CLI_JOB_MAX_REPLICAS; i++)
         out->gpus_requested += reps[i].gpus * reps[i].replicas;
     json_array_foreach(pods, i, pod) {
@@ -728,6 +763,8 @@ void cli_job_summarise(const json_t *job, const json_t *pods, const json_t *pg, 
     snprintf(out->priority_class, sizeof(out->priority_class), "%s",
              cli_job_priority_class(job));
     snprintf(out->user, sizeof(out->user), "%s", user && *user ? user : "N/A");
+    if (cli_is_trainjob(job))
+        cli_trainjob_progress(job, out->progress, sizeof(out->progress));
 }
 
 void cli_duration_text(int64_t s, char *buf, size_t len)

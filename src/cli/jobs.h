@@ -4,8 +4,9 @@
  *
  * A training job is an object of any Kubeflow kind (kf_kinds: TFJob,
  * PyTorchJob, MPIJob v1 and v2beta1, XGBoostJob, PaddleJob, JAXJob, MXJob,
- * MSJob of kubeflow.org and of mindspore.gitee.com) or a Volcano Job
- * (batch.volcano.sh/v1alpha1).
+ * MSJob of kubeflow.org and of mindspore.gitee.com), a Volcano Job
+ * (batch.volcano.sh/v1alpha1) or a Kubeflow Trainer v2 TrainJob
+ * (trainer.kubeflow.org/v1alpha1; its particulars are jobs_trainer.c's).
  *
  * Two halves:
  *  - fetching, over a client: cli_jobs_list (every kind, one namespace or
@@ -165,6 +166,8 @@ typedef struct cli_job_summary {
     char priority_class[254];
     char user[256];        /* "N/A" when unknown */
     size_t npods, nrunning;
+    char progress[48];     /* a TrainJob's reported progress (cli_trainjob_progress),
+                              "" when none */
 } cli_job_summary;
 
 /* Summarises job from its pods (an array of pods that may hold other jobs'
@@ -172,6 +175,31 @@ typedef struct cli_job_summary {
  * at time now. */
 void cli_job_summarise(const json_t *job, const json_t *pods, const json_t *pg, time_t now,
                        cli_job_summary *out);
+
+/* ---- TrainJob (jobs_trainer.c) ---- */
+
+/* Whether job is a TrainJob. */
+bool cli_is_trainjob(const json_t *job);
+/* Its status (as cli_job_status's words): Complete -> Succeeded, Failed,
+ * Suspended (the condition, or spec.suspend); else Running when every pod
+ * of replicated job `node` runs or has finished (the Python SDK's rule),
+ * Pending while a pod of it waits, else Created. pods may be NULL. Static. */
+const char *cli_trainjob_status(const json_t *job, const json_t *pods);
+/* Its replicas: from its pods (pods may be NULL), one per replicated job
+ * (label jobset.sigs.k8s.io/replicatedjob-name) with its pod count; with
+ * no pod yet, "node" x spec.trainer.numNodes (1 when unset: the runtime,
+ * not read here, says). The number found, as cli_job_replicas. */
+size_t cli_trainjob_replicas(const json_t *job, const json_t *pods, cli_job_replica *out,
+                             size_t max);
+/* Its queue: the Kueue label kueue.x-k8s.io/queue-name, else the Volcano
+ * annotation scheduling.volcano.sh/queue-name, else "default". */
+const char *cli_trainjob_queue(const json_t *job);
+/* status.trainerStatus as a short text into buf ("45% (2m left)", "45%",
+ * "2m left", "reported"): true, or false and "" when there is none. */
+bool cli_trainjob_progress(const json_t *job, char *buf, size_t len);
+/* Its metrics as "loss=0.25, accuracy=0.9" into buf ("" when none; cut
+ * with "..." when longer than buf). */
+void cli_trainjob_metrics(const json_t *job, char *buf, size_t len);
 
 /* Seconds as Arena writes a duration: "45s", "3m", "2h5m", "3d4h". */
 void cli_duration_text(int64_t seconds, char *buf, size_t len);

@@ -6,7 +6,7 @@
 
 bool creator_is_job_kind(const api_resource *res)
 {
-    return res == &api_vcjob || kf_kind_for_resource(res) != NULL;
+    return res == &api_vcjob || res == &api_trainjob || kf_kind_for_resource(res) != NULL;
 }
 
 /* obj.metadata.annotations, made when absent (borrowed). */

@@ -1,7 +1,7 @@
 /* creator.h - internal to src/server: who created a job, recorded by the
  * server where a user cannot forge it (docs/internals/authz.md).
  *
- * Every job kind (the Kubeflow kinds, MSJob, Volcano's Job) created through
+ * Every job kind (the Kubeflow kinds, MSJob, Volcano's Job, TrainJob) created through
  * the API gets the annotation trainyard.io/created-by = the requesting
  * user's name; a value the client sent is overwritten. An update or patch
  * cannot change or remove it: the stored value is put back, silently (as

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "base/log.h"
+#include "server/progress.h"
 
 #define GUARD_MAX_LIST 32  /* entries in --allowed-hosts / --cors-allowed-origins */
 #define GUARD_MAX_NAME 256
@@ -323,7 +324,12 @@ int guard_admit(http_guard *g, struct MHD_Connection *conn, const char *method,
                          "origin \"%.200s\" is not allowed: requests from web pages must come "
                          "from the server's own origin or one named in --cors-allowed-origins",
                          origin);
-    if (check_body_type(conn, method, err) < 0)
+    /* The TrainJob progress endpoint (progress.h) reads its body as JSON
+     * whatever it is called: a training script's POST often comes as
+     * Python's urllib sends data by default (form-encoded), as upstream's
+     * own example does, and a cross-site form cannot carry the job's
+     * bearer token it needs. */
+    if (!progress_path(method, url) && check_body_type(conn, method, err) < 0)
         return -1;
     /* Health probes must answer however busy the API is. */
     if (guard_long_running(conn, method, url) || strcmp(method, "OPTIONS") == 0 ||

@@ -17,6 +17,7 @@
 #include "server/authz.h"
 #include "server/creator.h"
 #include "store/admit.h"
+#include "server/progress.h"
 #include "server/decode.h"
 #include "server/resource_internal.h"
 
@@ -191,6 +192,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     creator_stamp(p->res, obj, r->user);
     if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
+        progress_admit_secret(r->user, p->res, obj, NULL, &err) < 0 ||
         store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,
                            admit_warning, NULL, r, &err) < 0)
         goto error;
@@ -374,7 +376,8 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         }
         creator_keep(res, nw, old);
         if (api_prepare(res, nw, old, err) < 0 ||
-            authz_admit_write(server_authz(w->r->srv), w->r->user, res, nw, err) < 0)
+            authz_admit_write(server_authz(w->r->srv), w->r->user, res, nw, err) < 0 ||
+            progress_admit_secret(w->r->user, res, nw, old, err) < 0)
             goto out;
     }
     json_object_clear(cur);

@@ -15,6 +15,7 @@
 #include "base/timeutil.h"
 #include "server/authn.h"
 #include "server/console.h"
+#include "server/progress.h"
 #include "server/api_metrics.h"
 #include "server/audit_http.h"
 #include "server/gate.h"
@@ -257,6 +258,9 @@ static enum MHD_Result dispatch(ty_server *srv, struct MHD_Connection *conn, con
     } else if (console_path(url)) {
         /* static files with no data in them: no credentials asked (console.h) */
         ret = console_handle(&r);
+    } else if (progress_path(method, url)) {
+        /* a TrainJob's progress: its own token, checked there (progress.h) */
+        ret = progress_handle(&r);
     } else if (gate_check(&r, &ret)) {
         ret = discovery_handle(&r, &handled);
         if (!handled)
@@ -311,9 +315,10 @@ static enum MHD_Result admit(ty_server *srv, struct MHD_Connection *conn, const 
          * credentials is answered now and its body dropped, so that it
          * holds no slot while it uploads. A browser's CORS preflight for
          * an allowed origin carries none and is answered without. */
-        if (console_path(url)) {
+        if (console_path(url) || progress_path(method, url)) {
             /* the console's static files need none: dispatch serves them
-             * without the gate (the guard above still ran) */
+             * without the gate (the guard above still ran); the progress
+             * endpoint checks its job's own token (progress.h) */
         } else if (!(r.cors_origin = guard_cors_origin(srv->guard, conn)) ||
                    strcmp(method, "OPTIONS") != 0) {
             if (!gate_authenticate(&r, &ret)) {

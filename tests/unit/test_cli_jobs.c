@@ -595,6 +595,132 @@ static void test_pending_scheduler_message(void **state)
     world_free(&w);
 }
 
+/* ---- TrainJob ---- */
+
+/* A TrainJob of numNodes nodes with gpus per node, status st. */
+static json_t *trainjob(const char *name, int nodes, int gpus, const char *extra_spec,
+                        const char *st)
+{
+    char buf[2048];
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"u-%s\","
+             "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+             "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+             "\"spec\":{\"runtimeRef\":{\"name\":\"torch-distributed\"},\"trainer\":{"
+             "\"numNodes\":%d,\"resourcesPerNode\":{\"limits\":{\"nvidia.com/gpu\":%d}}}%s},"
+             "\"status\":%s}",
+             name, name, nodes, gpus, extra_spec ? extra_spec : "", st ? st : "{}");
+    return J(buf);
+}
+
+/* A pod of TrainJob job: replicated job rjob, completion index idx, owned
+ * by u-JOB when owned, else only labelled. */
+static json_t *tjpod(const char *job, const char *rjob, int idx, bool owned, const char *phase)
+{
+    char buf[2048], owner[128] = "";
+    if (owned)
+        snprintf(owner, sizeof(owner), ",\"ownerReferences\":[{\"uid\":\"u-%s\",\"name\":\"%s\","
+                 "\"controller\":true}]", job, job);
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s-%s-0-%d-x\",\"namespace\":\"ns1\",\"labels\":{"
+             "\"jobset.sigs.k8s.io/jobset-name\":\"%s\","
+             "\"jobset.sigs.k8s.io/replicatedjob-name\":\"%s\","
+             "\"batch.kubernetes.io/job-completion-index\":\"%d\"}%s},"
+             "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"node\",\"resources\":"
+             "{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+             job, rjob, idx, job, rjob, idx, owner, phase);
+    return J(buf);
+}
+
+static void test_trainjob(void **state)
+{
+    json_t *j, *pods;
+    cli_job_replica reps[CLI_JOB_MAX_REPLICAS];
+    cli_job_summary s;
+    char sel[256], text[64];
+    (void)state;
+
+    /* a kind of the commands, with the SDK's selector */
+    j = trainjob("t", 2, 4, NULL, NULL);
+    assert_true(cli_is_trainjob(j));
+    assert_true(cli_job_resource_of(j) != NULL);
+    assert_string_equal(cli_job_trainer(cli_job_resource_of(j)), "TrainJob");
+    cli_job_pod_selector(j, sel, sizeof(sel));
+    assert_string_equal(sel, "jobset.sigs.k8s.io/jobset-name=t");
+    assert_string_equal(cli_job_queue(j), "lq");
+    /* no pods yet: the trainer's numNodes and resourcesPerNode */
+    assert_int_equal(cli_job_replicas(j, reps, CLI_JOB_MAX_REPLICAS), 1);
+    assert_string_equal(reps[0].role, "node");
+    assert_int_equal(reps[0].replicas, 2);
+    assert_int_equal(reps[0].gpus, 4);
+    assert_string_equal(cli_job_status(j, NULL, NULL), "Created");
+    assert_false(cli_trainjob_progress(j, text, sizeof(text)));
+
+    /* pods: Pending while one waits, Running when every node runs; the
+     * replicas counted from them */
+    pods = json_array();
+    json_array_append_new(pods, tjpod("t", "node", 0, true, "Running"));
+    json_array_append_new(pods, tjpod("t", "node", 1, true, "Pending"));
+    json_array_append_new(pods, tjpod("t", "dataset-initializer", 0, true, "Succeeded"));
+    json_array_append_new(pods, tjpod("other", "node", 0, false, "Pending"));
+    assert_string_equal(cli_job_status(j, pods, NULL), "Pending");
+    json_object_set_new(json_object_get(json_array_get(pods, 1), "status"), "phase",
+                        json_string("Running"));
+    assert_string_equal(cli_job_status(j, pods, NULL), "Running");
+    assert_int_equal(cli_trainjob_replicas(j, pods, reps, CLI_JOB_MAX_REPLICAS), 2);
+    assert_string_equal(reps[0].role, "node");
+    assert_int_equal(reps[0].replicas, 2);
+    assert_string_equal(reps[1].role, "dataset-initializer");
+    /* a pod labelled but owned by nothing (written by hand) counts by label */
+    {
+        json_t *other = trainjob("other", 1, 0, NULL, NULL);
+        assert_true(cli_job_owns(other, json_array_get(pods, 3)));
+        assert_false(cli_job_owns(j, json_array_get(pods, 3)));
+        json_decref(other);
+    }
+    {
+        json_t *ix = cli_owned_index(pods), *mine = cli_owned_by(ix, j);
+        assert_int_equal(json_array_size(mine), 3);
+        json_decref(mine);
+        json_decref(ix);
+    }
+
+    /* progress reported */
+    json_object_set_new(json_object_get(j, "status"), "trainerStatus",
+                        J("{\"progressPercentage\":45,\"estimatedRemainingSeconds\":150,"
+                          "\"metrics\":[{\"name\":\"loss\",\"value\":\"0.25\"},"
+                          "{\"name\":\"acc\",\"value\":\"0.9\"}],"
+                          "\"lastUpdatedTime\":\"2026-01-01T00:10:00Z\"}"));
+    cli_job_summarise(j, pods, NULL, 1767226200, &s);
+    assert_string_equal(s.status, "Running");
+    assert_string_equal(s.progress, "45% (2m left)");
+    assert_int_equal(s.gpus_requested, 6);
+    assert_int_equal(s.npods, 3);
+    cli_trainjob_metrics(j, text, sizeof(text));
+    assert_string_equal(text, "loss=0.25, acc=0.9");
+    cli_trainjob_metrics(j, text, 12);
+    assert_string_equal(text, "loss=0.2...");
+    json_decref(j);
+
+    /* conditions win over pods; spec.suspend before the controller acts */
+    j = trainjob("t", 2, 0, NULL, "{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
+                                   "\"lastTransitionTime\":\"2026-01-01T01:00:00Z\"}]}");
+    assert_string_equal(cli_job_status(j, pods, NULL), "Succeeded");
+    assert_int_equal(cli_job_duration(j, 1767240000), 3600);
+    json_decref(j);
+    j = trainjob("t", 2, 0, NULL, "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}]}");
+    assert_string_equal(cli_job_status(j, pods, NULL), "Failed");
+    json_decref(j);
+    j = trainjob("t", 2, 0, ",\"suspend\":true", NULL);
+    assert_string_equal(cli_job_status(j, pods, NULL), "Suspended");
+    json_decref(j);
+    j = trainjob("t", 2, 0, NULL, "{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"}]}");
+    assert_string_equal(cli_job_status(j, NULL, NULL), "Suspended");
+    json_decref(j);
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_pending_queue),
         cmocka_unit_test(test_pending_without_nodes),
         cmocka_unit_test(test_pending_scheduler_message),
+        cmocka_unit_test(test_trainjob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

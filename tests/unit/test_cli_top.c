@@ -54,6 +54,13 @@ static json_t *vc_pod(const char *name, const char *task, const char *index)
                      "volcano.sh/task-spec", task, "volcano.sh/task-index", index);
 }
 
+static json_t *tj_pod(const char *name, const char *rjob, const char *index)
+{
+    return json_pack("{s:{s:s, s:{s:s, s:s}}}", "metadata", "name", name, "labels",
+                     "jobset.sigs.k8s.io/replicatedjob-name", rjob,
+                     "batch.kubernetes.io/job-completion-index", index);
+}
+
 static void test_default_replica(void **state)
 {
     json_t *pods = json_array();
@@ -82,6 +89,17 @@ static void test_default_replica(void **state)
     assert_int_equal(cli_default_replica(pods, "ps"), 0);
     /* no first task known: the lowest index, then the name */
     assert_int_equal(cli_default_replica(pods, NULL), 0);
+    json_decref(pods);
+
+    /* a TrainJob's: the launcher, else node 0, before the initializers
+     * (which sort first by name) */
+    pods = json_array();
+    json_array_append_new(pods, tj_pod("t-dataset-initializer-0-0", "dataset-initializer", "0"));
+    json_array_append_new(pods, tj_pod("t-node-0-1", "node", "1"));
+    json_array_append_new(pods, tj_pod("t-node-0-0", "node", "0"));
+    assert_int_equal(cli_default_replica(pods, NULL), 2);
+    json_array_append_new(pods, tj_pod("t-launcher-0-0", "launcher", "0"));
+    assert_int_equal(cli_default_replica(pods, NULL), 3);
     json_decref(pods);
 
     /* pods without labels: the first by name */
