@@ -18,10 +18,10 @@
 #include "server/event_ttl.h"
 #include "server/trainer_seed.h"
 #include "client/kc_embedded.h"
+#include "controller/trainer_progress.h"
 #include "controller/gc.h"
 #include "controller/volumes.h"
 #include "controller/quota.h"
-#include "controller/trainer_inuse.h"
 #include "controller/jobs/engine.h"
 #include "controller/trainer/trainjob_ctl.h"
 #include "controller/volcano/vcjob.h"
@@ -410,7 +410,6 @@ typedef struct plane {
     ty_jobflows *flows;
     ty_volumes *vols;
     ty_quotactl *quotas;
-    ty_trainer_inuse *inuse;
     ty_sched *sched;
     rt_backend rt, sim;
 } plane;
@@ -422,7 +421,6 @@ static void plane_stop(plane *p)
     rt_backend_stop(&p->sim);
     rt_backend_stop(&p->rt);
     sched_stop(p->sched);
-    trainer_inuse_stop(p->inuse);
     quotactl_stop(p->quotas);
     volumes_stop(p->vols);
     jobflows_stop(p->flows);
@@ -457,6 +455,10 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
      * manager's garbage collector, quota and volume controllers; kubelets),
      * not what an operator brings (job controllers, the gang scheduler). */
     bool jobs = !nf->api_only;
+    /* The server serves TrainJobs' progress endpoint: the TrainJob
+     * controller makes pods only once it has the URL (progress_ready). */
+    if (jobs)
+        trainer_progress_expect();
     if (!(p->gc = gc_start(p->kc, err)) ||
         (nf->event_ttl_ms > 0 && !(p->ttl = event_ttl_start(store, nf->event_ttl_ms, err))) ||
         (jobs && !(p->jobs = jobs_start(p->kc, err))) ||
@@ -464,7 +466,6 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
         (jobs && !(p->trainjobs = trainjobs_start(p->kc, err))) ||
         (jobs && !(p->crons = vccron_start(p->kc, err))) ||
         (jobs && !(p->flows = jobflows_start(p->kc, err))) ||
-        (jobs && !(p->inuse = trainer_inuse_start(p->kc, err))) ||
         !(p->vols = volumes_start(p->kc, data_dir, err)) ||
         !(p->quotas = quotactl_start(p->kc, err)) ||
         (jobs && !(p->sched = sched_start_opts(p->kc, &sopts, err))) ||
@@ -481,6 +482,38 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
  * servers on one store corrupt it), the credentials and certificates
  * (nothing is served half-secured: a bad file stops here), the store, the
  * authorizer. NULL after printing why, nothing left open. */
+/* The TrainJob progress endpoint's URL and CA for the jobs' pods
+ * (controller/trainer_progress.h), now that the server listens. The CA is
+ * the data directory's own when the server made its certificate; with
+ * --tls-cert-file the server does not know which CA signed it, so pods
+ * get none and verify with their system's trust (docs/trainer.md). */
+static void progress_ready(const char *url, const char *data_dir, const security_flags *sf,
+                           const security_state *sec)
+{
+    char pod_url[256], path[4200];
+    char *ca = NULL;
+
+    if (trainer_progress_pod_url(url, pod_url, sizeof(pod_url)) < 0) {
+        ty_warn("server: no progress endpoint for TrainJobs: cannot make a URL of %s", url);
+        trainer_progress_configure(NULL, NULL);
+        return;
+    }
+    if (sec->serving.cert && !sf->tls_cert_file) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/pki/ca.crt", data_dir);
+        if ((f = fopen(path, "re"))) {
+            size_t cap = 64 * 1024, n;
+            if ((ca = malloc(cap + 1))) {
+                n = fread(ca, 1, cap, f);
+                ca[n] = '\0';
+            }
+            fclose(f);
+        }
+    }
+    trainer_progress_configure(pod_url, ca);
+    free(ca);
+}
+
 static ty_store *open_secured(const char *data_dir, const security_flags *sf,
                               security_state *sec, server_opts *so)
 {
@@ -569,6 +602,8 @@ int cmd_server(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     ty_info("allocator: %s", cli_allocator());
     server_url(srv, url, sizeof(url));
+    if (!nf.api_only)
+        progress_ready(url, data_dir, &sf, &sec);
     ty_info("trainyard server listening on %s (data dir %s)", url, data_dir);
     security_started(data_dir, url);
     /* Scripts that start the server with --port 0 read the port from here. */

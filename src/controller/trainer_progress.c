@@ -3,6 +3,7 @@
 #include "controller/trainer_progress.h"
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,4 +335,58 @@ int trainer_progress_prepare(ty_kc *c, const trainer_progress_cfg *cfg, const js
         return -1;
     trainer_progress_inject(cfg, job, template);
     return 0;
+}
+
+/* ---- the process's setting ---- */
+
+static pthread_mutex_t setting_mu = PTHREAD_MUTEX_INITIALIZER;
+static int setting_state; /* 0 off, -1 pending, 1 on */
+static char *setting_url, *setting_ca;
+
+void trainer_progress_expect(void)
+{
+    pthread_mutex_lock(&setting_mu);
+    if (setting_state == 0)
+        setting_state = -1;
+    pthread_mutex_unlock(&setting_mu);
+}
+
+void trainer_progress_configure(const char *server_url, const char *ca_pem)
+{
+    char *u = server_url ? strdup(server_url) : NULL;
+    char *c = ca_pem && *ca_pem ? strdup(ca_pem) : NULL;
+
+    pthread_mutex_lock(&setting_mu);
+    free(setting_url);
+    free(setting_ca);
+    setting_url = u;
+    setting_ca = c;
+    setting_state = u ? 1 : 0;
+    pthread_mutex_unlock(&setting_mu);
+}
+
+int trainer_progress_current(trainer_progress_cfg *out)
+{
+    int st;
+
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&setting_mu);
+    st = setting_state;
+    if (st == 1) {
+        out->server_url = strdup(setting_url);
+        out->ca_pem = setting_ca ? strdup(setting_ca) : NULL;
+        if (!out->server_url || (setting_ca && !out->ca_pem)) {
+            trainer_progress_cfg_clear(out);
+            st = -1; /* out of memory: as if not known yet, retried */
+        }
+    }
+    pthread_mutex_unlock(&setting_mu);
+    return st;
+}
+
+void trainer_progress_cfg_clear(trainer_progress_cfg *cfg)
+{
+    free((char *)cfg->server_url);
+    free((char *)cfg->ca_pem);
+    memset(cfg, 0, sizeof(*cfg));
 }

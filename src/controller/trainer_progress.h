@@ -55,6 +55,19 @@ typedef struct trainer_progress_cfg {
     const char *ca_pem;
 } trainer_progress_cfg;
 
+/* The process's setting, read by the TrainJob controller for each job.
+ * Off until trainer_progress_expect (trainyard server, before its
+ * controllers start: the endpoint will be served); then pending (pods wait)
+ * until trainer_progress_configure (once it listens) gives the URL and CA
+ * (copied). Operator mode calls neither: the cluster's API server serves
+ * no such endpoint. */
+void trainer_progress_expect(void);
+void trainer_progress_configure(const char *server_url, const char *ca_pem);
+/* 1 with *out filled (copies: trainer_progress_cfg_clear), 0 off (*out
+ * zeroed), -1 pending (*out zeroed). */
+int trainer_progress_current(trainer_progress_cfg *out);
+void trainer_progress_cfg_clear(trainer_progress_cfg *cfg);
+
 /* The URL pods reach the server at, from the one it listens at (as
  * server_url writes it: scheme://address:port) into buf: a wildcard
  * address (0.0.0.0, ::) becomes the loopback one (pods of the local

@@ -2,8 +2,8 @@
 # The TrainJob progress endpoint (Kubeflow Trainer's KEP-2779) served by the
 # API server: a training script POSTs {"trainerStatus": ...} with its job's
 # token and status.trainerStatus of that job, and of no other, is written.
-# No TrainJob controller runs here: the test makes each job's token Secret
-# itself, as the controller does (controller/trainer_progress.c: name
+# The test makes the token Secret of suspended jobs (which the TrainJob
+# controller leaves alone) itself, as the controller does (controller/trainer_progress.c: name
 # <job>-progress-token, data key token, controlled by the TrainJob), as the
 # admin, the one user the API lets make such a Secret. Checked: curl and
 # Python's urllib (TLS with the server's CA), another job's token refused
@@ -11,8 +11,9 @@
 # update per 5 s (429 with Retry-After), a job made again under its name
 # not reachable with the old token, and a user who may make Secrets unable
 # to plant a token Secret; a pod of the local runtime with what the
-# controller gives it posting its progress. And `trainyard list` / `get` showing a
-# TrainJob and its progress.
+# controller gives it posting its progress; a running TrainJob whose
+# controller-made Secret and variables its script reports with. And
+# `trainyard list` / `get` showing a TrainJob and its progress.
 cd "$(dirname "$0")"
 source ./lib.sh
 
@@ -26,7 +27,7 @@ metadata: {name: $1}
 spec:
   suspend: true
   runtimeRef: {name: torch-distributed}
-  trainer: {numNodes: 1}
+  trainer: {numNodes: 1, command: [sleep, "600"]}
 EOF
 }
 # token_secret NAME TOKEN [NS]: the Secret the controller would make.
@@ -271,6 +272,29 @@ check "the admin's token Secret for c" token_secret c planted2 alice
 out=$(kubectl --kubeconfig "$E2E_TMP/alice.kc" patch secret c-progress-token --type merge -p '{"data": {"token": "cGxhbnRlZA=="}}' 2>&1)
 expect_match "... whose token she may not change" 'forbidden' "$out"
 check "... though she may label it" kubectl --kubeconfig "$E2E_TMP/alice.kc" label secret c-progress-token seen=yes
+
+# ---- the whole way: the controller's token Secret and variables ----
+# A TrainJob that runs: the TrainJob controller makes its token Secret and
+# gives its node pod the variables; the training script reports with them.
+cp "$E2E_TMP/report.py" "$E2E_TMP/run-report.py" && chmod 0644 "$E2E_TMP/run-report.py"
+check "TrainJob r, running a script that reports 55%" kubectl apply -f - <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: r}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 1
+    command: [/usr/bin/python3, $E2E_TMP/run-report.py, "55"]
+EOF
+rdone() { [ "$(kubectl get trainjob r -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
+check "r completes" wait_until 120 rdone
+expect_eq "... its script was answered 200" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"
+expect_eq "... r's status.trainerStatus written by its own pod" 55 \
+    "$(kubectl get trainjob r -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+expect_eq "... the controller made r's token Secret, controlled by r" \
+    "$(kubectl get trainjob r -o jsonpath='{.metadata.uid}')" \
+    "$(kubectl get secret r-progress-token -o jsonpath='{.metadata.ownerReferences[?(@.controller==true)].uid}')"
 
 # ---- the token Secret goes with its job ----
 check "delete a" kubectl delete trainjob a

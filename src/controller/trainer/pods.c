@@ -10,19 +10,29 @@
 #include "api/mpi_agent.h"
 #include "controller/kit.h"
 #include "controller/trainer/tj_int.h"
+#include "controller/trainer_progress.h"
 
 /* MPI nodes need no sshd here: mpirun reaches them through the runtime's
  * rsh agent. A node whose command is sshd idles instead until the set is
  * done (TERM ends it with status 0), as the MPIJob controller's workers. */
 static const char idle_script[] = "trap 'exit 0' TERM; while :; do sleep 3600 & wait; done";
 
+/* The progress endpoint (KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT, _TOKEN):
+ * its env and the token's volume on every trainer pod, when the server
+ * serves it (controller/trainer_progress.h; the Secret is made before the
+ * pods, reconcile.c's ensure_progress). */
 void tj_progress_hook(const json_t *trainjob, json_t *pod_spec)
 {
-    /* ===== PROGRESS HOOK =====
-     * The progress endpoint (KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT, _TOKEN)
-     * adds its env and volume to every trainer pod's spec here, before the
-     * pod is created. Nothing yet. */
-    (void)trainjob, (void)pod_spec;
+    trainer_progress_cfg cfg;
+    json_t *tpl;
+
+    if (trainer_progress_current(&cfg) != 1)
+        return;
+    if ((tpl = json_pack("{s:O}", "spec", pod_spec))) {
+        trainer_progress_inject(&cfg, trainjob, tpl);
+        json_decref(tpl);
+    }
+    trainer_progress_cfg_clear(&cfg);
 }
 
 static void set_str(json_t *o, const char *k, const char *v)

@@ -21,6 +21,7 @@
 #include "client/events.h"
 #include "controller/kit.h"
 #include "controller/trainer/tj_int.h"
+#include "controller/trainer_progress.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the one key maker */
 
 #define MAX_CONDITIONS 8
@@ -444,6 +445,34 @@ static json_t *missing_pods(tpass *p)
     return out;
 }
 
+/* The progress endpoint's token Secret, before the first trainer pod that
+ * mounts it (controller/trainer_progress.h). false: make no pods now; the
+ * pass is retried (the server not listening yet, or the Secret not made). */
+static bool ensure_progress(tpass *p)
+{
+    trainer_progress_cfg cfg;
+    int st = trainer_progress_current(&cfg);
+    ty_error err;
+    bool ok = true;
+
+    if (st == 0)
+        return true;
+    if (st < 0) {
+        p->rc = -1; /* the server's URL comes when it listens */
+        return false;
+    }
+    ty_error_init(&err);
+    if (trainer_progress_ensure_secret(p->s, &cfg, p->job, &err) < 0) {
+        ty_event(p->s, p->job, "Warning", "FailedCreateSecret", TJ_COMPONENT,
+                 "the progress token Secret: %s", err.text);
+        p->rc = -1;
+        ok = false;
+    }
+    ty_error_clear(&err);
+    trainer_progress_cfg_clear(&cfg);
+    return ok;
+}
+
 /* Once the gang is admitted: the objects the pods need, then the missing
  * pods, written together. A pass with nothing missing writes nothing. */
 static void create_pods(tpass *p)
@@ -464,6 +493,10 @@ static void create_pods(tpass *p)
         return;
     default:
         p->rc = -1;
+        json_decref(todo);
+        return;
+    }
+    if (!ensure_progress(p)) {
         json_decref(todo);
         return;
     }
@@ -526,9 +559,22 @@ static int write_status(json_t *obj, void *arg, ty_error *err)
 {
     write_args *w = arg;
 
-    (void)err;
-    if (same_job(obj, w))
-        json_object_set(obj, "status", (json_t *)w->status);
+    if (same_job(obj, w)) {
+        /* status.trainerStatus is the training script's (the progress
+         * endpoint writes it): what the object has now stays, not the
+         * copy this pass read at its start. */
+        json_t *ts = json_incref(json_object_get(json_object_get(obj, "status"), "trainerStatus"));
+        json_t *st = json_deep_copy(w->status);
+        if (!st) {
+            json_decref(ts);
+            return ty_seterr(err, TY_EINTERNAL, "out of memory");
+        }
+        if (ts)
+            json_object_set_new(st, "trainerStatus", ts);
+        else
+            json_object_del(st, "trainerStatus");
+        json_object_set_new(obj, "status", st);
+    }
     return 0;
 }
 
