@@ -50,6 +50,12 @@ ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err);
  * over HTTP its status would be lost, so say why where a test sets it. */
 void kc_fake_set_lax_status(ty_kc *c, bool lax);
 
+/* local false: kc_reads_local and kc_count_hint answer as for a client
+ * whose reads are requests (HTTP), so that code taking another path over
+ * one (client/kc_cache.h) can be tested here. Call it before opening a
+ * watch. The default is true, as the embedded client. */
+void kc_fake_set_reads_local(ty_kc *c, bool local);
+
 /* The clock that timestamps (creationTimestamp, deletionTimestamp): t, or
  * the wall clock again when t is 0 (the default). */
 void kc_fake_set_time(ty_kc *c, time_t t);
