@@ -325,7 +325,10 @@ static ty_obj *noted(kcc *c, kcc_kind kind, const char *resource, const char *ns
                      const char *name, ty_obj *o)
 {
     const char *ons = ns, *oname = name;
+    ty_informer *inf = atomic_load(&c->inf);
 
+    if (inf && !inf_caches(inf, resource))
+        return o; /* never read from the cache: nothing to catch up with */
     if (o)
         ty_obj_key(o, &ons, &oname);
     if (oname && (o || kind == KCC_DELETE))
@@ -381,53 +384,6 @@ static ty_obj *mutate_base(kcc *c, const char *resource, const char *ns, const c
     return inf_get(inf, resource, ns, name);
 }
 
-/* Whether v, set as a merge patch's value, would lose something: a null
- * member of an object is a removal in a merge patch, not a value (arrays
- * are taken whole, nulls and all). */
-static bool has_null_member(const json_t *v)
-{
-    const char *k;
-    json_t *m;
-
-    if (!json_is_object(v))
-        return false;
-    json_object_foreach((json_t *)v, k, m)
-        if (json_is_null(m) || has_null_member(m))
-            return true;
-    return false;
-}
-
-/* The merge patch (RFC 7386) that makes from into to, both objects: a new
- * object, or NULL when one cannot say it (a null value) or memory ran out. */
-static json_t *merge_diff(const json_t *from, const json_t *to)
-{
-    json_t *d = json_object(), *a, *b;
-    const char *k;
-
-    if (!d)
-        return NULL;
-    json_object_foreach((json_t *)from, k, a)
-        if (!json_object_get(to, k) && json_object_set_new(d, k, json_null()) < 0)
-            goto fail;
-    json_object_foreach((json_t *)to, k, b) {
-        a = json_object_get(from, k);
-        if (a && json_equal(a, b))
-            continue;
-        if (json_is_object(a) && json_is_object(b)) {
-            json_t *sub = merge_diff(a, b);
-            if (!sub || json_object_set_new(d, k, sub) < 0)
-                goto fail;
-        } else if (json_is_null(b) || has_null_member(b) ||
-                   json_object_set(d, k, b) < 0) {
-            goto fail;
-        }
-    }
-    return d;
-fail:
-    json_decref(d);
-    return NULL;
-}
-
 /* metadata.resourceVersion = rv in patch: the write's precondition. */
 static int set_precondition(json_t *patch, const char *rv)
 {
@@ -475,7 +431,7 @@ static kcc_outcome mutate_from(kcc *c, ty_obj *base, const char *resource, const
     nrv = json_string_value(json_object_get(json_object_get(copy, "metadata"),
                                             "resourceVersion"));
     own_rv = !nrv || strcmp(nrv, rv) != 0; /* fn chose the precondition */
-    if (!*rv || !(patch = merge_diff(ty_obj_json(base), copy)) ||
+    if (!*rv || !(patch = kc_merge_diff(ty_obj_json(base), copy)) ||
         (!own_rv && set_precondition(patch, rv) < 0)) {
         json_decref(patch);
         json_decref(copy);
