@@ -128,6 +128,10 @@ enum {
     KC_ARENA = 1u << 2,
     /* with KC_STATUS: fn may be given a light copy (model/obj.h). */
     KC_LIGHT = 1u << 3,
+    /* start from a read of the object, not from a copy the implementation
+     * remembers (the HTTP client's last write: the caller knows it stale,
+     * e.g. after a conflict). */
+    KC_FRESH = 1u << 4,
 };
 
 /* Creates obj (taken over whatever the outcome); metadata.generateName is

@@ -475,7 +475,8 @@ static ty_obj *cc_mutate(ty_kc *kc, const char *resource, const char *ns, const 
             return wrote ? noted(c, KCC_WRITE, resource, ns, name, o) : o;
     }
     return noted(c, KCC_WRITE, resource, ns, name,
-                 kc_mutate(c->inner, resource, ns, name, fn, arg, flags, err));
+                 kc_mutate(c->inner, resource, ns, name, fn, arg,
+                           base ? flags | KC_FRESH : flags, err));
 }
 
 static ty_obj *cc_patch(ty_kc *kc, const char *resource, const char *ns, const char *name,
