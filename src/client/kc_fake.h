@@ -6,8 +6,8 @@
  * What it keeps of the API's semantics (docs/internals/testing.md):
  * resourceVersions from one counter (decimal strings); uid,
  * creationTimestamp and generation set on create, generateName honoured;
- * a non-empty metadata.resourceVersion on update is a precondition
- * (TY_ECONFLICT); generation goes up when anything outside metadata and
+ * a non-empty metadata.resourceVersion on update, or in a patch (the
+ * patched object's), is a precondition (TY_ECONFLICT); generation goes up when anything outside metadata and
  * status changes; KC_STATUS writes and status patches change .status alone
  * (and a pod's labels, annotations and finalizers, which pods/status takes),
  * and for a resource that serves /status a create or a write of the object
