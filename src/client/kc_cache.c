@@ -398,8 +398,8 @@ typedef enum { KCC_DONE, KCC_READ_AGAIN } kcc_outcome;
 
 /* fn on a copy of base, the change written as a patch with base's
  * resourceVersion. KCC_DONE with *out (NULL with err on failure), or
- * KCC_READ_AGAIN: the base was stale (a conflict), or the change cannot be
- * a merge patch; nothing written then. */
+ * KCC_READ_AGAIN: the base was stale (a conflict), fn refused it, or the
+ * change cannot be a merge patch; nothing written then. */
 static kcc_outcome mutate_from(kcc *c, ty_obj *base, const char *resource, const char *ns,
                                const char *name, kc_mutate_fn fn, void *arg, unsigned flags,
                                ty_obj **out, ty_error *err)
@@ -418,14 +418,19 @@ static kcc_outcome mutate_from(kcc *c, ty_obj *base, const char *resource, const
         return KCC_DONE;
     }
     ty_obj_rv(base, rv, sizeof(rv));
-    rc = fn(copy, arg, err);
-    if (rc != 0 || json_equal(copy, ty_obj_json(base))) {
+    ty_error_init(&perr);
+    rc = fn(copy, arg, &perr);
+    ty_error_clear(&perr);
+    if (rc != 0) {
+        /* a refusal may come of a stale base: the server's state decides */
         json_decref(copy);
-        if (rc == 0)
-            *out = ty_obj_ref(base);
-        else if (rc > 0) /* it was given the whole object already */
-            ty_seterr(err, TY_EINTERNAL, "the mutate function asked for more than a "
-                                         "whole object");
+        return KCC_READ_AGAIN;
+    }
+    if (json_equal(copy, ty_obj_json(base))) {
+        /* nothing to write; were the base stale, the cache catching up
+         * brings another pass */
+        json_decref(copy);
+        *out = ty_obj_ref(base);
         return KCC_DONE;
     }
     nrv = json_string_value(json_object_get(json_object_get(copy, "metadata"),

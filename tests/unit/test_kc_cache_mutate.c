@@ -285,6 +285,58 @@ static void test_null_value_read_again(void **state)
         json_object_get(ty_obj_json(a->obj), "status"), "message")));
 }
 
+/* A refusal on the cached copy is asked again of the server's state: a
+ * function that refuses a pod bound meanwhile must not refuse on a stale
+ * copy that says so, nor accept on one that does not. */
+static int refuse_bound(json_t *obj, void *arg, ty_error *err)
+{
+    if (json_object_get(json_object_get(obj, "spec"), "nodeName"))
+        return ty_seterr(err, TY_ECONFLICT, "bound meanwhile");
+    json_object_set_new(json_object_get(obj, "status"), "phase", json_string(arg));
+    return 0;
+}
+
+static int bind_fn(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    json_object_set_new(json_object_get(obj, "spec"), "nodeName", json_string(arg));
+    return 0;
+}
+
+static int unbind_fn(json_t *obj, void *arg, ty_error *err)
+{
+    (void)arg, (void)err;
+    json_object_del(json_object_get(obj, "spec"), "nodeName");
+    return 0;
+}
+
+static void test_refusal_read_again(void **state)
+{
+    fixture *f = *state;
+    ty_error err;
+    ty_obj *o;
+
+    ty_error_init(&err);
+    /* cached: bound; the server: unbound again (behind the cache) */
+    ty_obj_unref(kc_mutate(f->fake, "pods", "a", "p", bind_fn, "n1", 0, &err));
+    poll_all(f);
+    ty_obj_unref(kc_mutate(f->fake, "pods", "a", "p", unbind_fn, NULL, 0, &err));
+    o = kc_mutate(f->c, "pods", "a", "p", refuse_bound, "Failed", KC_STATUS, &err);
+    if (!o)
+        fail_msg("mutate: %s", err.text);
+    assert_string_equal(status_str(o, "phase"), "Failed");
+    ty_obj_unref(o);
+    assert_stats(f, 0, 1);
+    /* cached: unbound (caught up); the server: bound: the patch conflicts */
+    poll_all(f);
+    ty_obj_unref(kc_mutate(f->fake, "pods", "a", "p", bind_fn, "n2", 0, &err));
+    o = kc_mutate(f->c, "pods", "a", "p", refuse_bound, "Succeeded", KC_STATUS, &err);
+    assert_null(o);
+    assert_int_equal(err.code, TY_ECONFLICT);
+    assert_string_equal(err.text, "bound meanwhile");
+    ty_error_clear(&err);
+}
+
 /* kc_write_all's mutates go the same way (one request per op anyway). */
 static void test_write_all(void **state)
 {
@@ -329,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_precondition_not_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_value_read_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusal_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_behind_cache, setup, teardown),
     };
