@@ -16,6 +16,7 @@
 #include "base/strmap.h"
 #include "base/thread.h"
 #include "base/timeutil.h"
+#include "client/inf_share.h"
 
 #define DEFAULT_BATCH 1024
 #define BACKOFF_MIN_MS 100
@@ -40,6 +41,7 @@ typedef struct inf_owner {
 
 typedef struct inf_res {
     char *name;
+    const ty_kc *client; /* the informer's (inf_share.h) */
     strmap by_key;   /* key -> inf_entry */
     strmap by_owner; /* uid -> inf_owner */
     inf_entry **entries;
@@ -137,6 +139,7 @@ static inf_res *res_find(ty_informer *inf, const char *name, bool create)
     }
     strmap_init(&r->by_key);
     strmap_init(&r->by_owner);
+    r->client = inf->c;
     inf->res = g;
     inf->res[inf->nres++] = r;
     return r;
@@ -219,6 +222,7 @@ static void entry_remove(inf_res *r, inf_entry *e)
     strmap_del(&r->by_key, e->key);
     r->entries[e->idx] = r->entries[--r->n];
     r->entries[e->idx]->idx = e->idx;
+    inf_share_release(r->client, r->name, e->obj);
     ty_obj_unref(e->obj);
     free(e->key);
     free(e);
@@ -245,6 +249,7 @@ static void cache_put(ty_informer *inf, const char *resource, ty_obj *o)
     obj_key(o, key, sizeof(key));
     if ((e = strmap_get(&r->by_key, key))) {
         owner_unlink(r, e);
+        inf_share_release(r->client, r->name, e->obj);
         ty_obj_unref(e->obj);
     } else {
         if (r->n == r->cap) {
@@ -267,7 +272,8 @@ static void cache_put(ty_informer *inf, const char *resource, ty_obj *o)
         e->idx = r->n;
         r->entries[r->n++] = e;
     }
-    e->obj = ty_obj_ref(o);
+    /* another cache's copy of this version when there is one */
+    e->obj = inf_share_acquire(inf->c, r->name, o);
     e->gen = inf->gen;
     if ((e->owner = controller_uid(o)))
         owner_link(r, e);

@@ -8,6 +8,7 @@
 
 #include "api/registry.h"
 #include "api/schema.h"
+#include "client/kc_record.h"
 #include "model/patch.h"
 
 ty_obj *kc_get(ty_kc *c, const char *resource, const char *ns, const char *name,
@@ -134,33 +135,9 @@ void kc_run_op(ty_kc *c, kc_op *op)
     case KC_OP_BIND:
         kc_bind(c, op->ns, op->name, op->uid, op->node, &op->err);
         break;
-    case KC_OP_RECORD: {
-        json_t *obj = op->obj;
-        ty_obj *o;
-
-        op->obj = NULL;
-        if (!obj && op->text)
-            obj = json_loadb(op->text, op->text_len, 0, NULL);
-        free(op->text);
-        op->text = NULL;
-        if (!obj)
-            break;
-        {
-            const char *name = json_string_value(
-                json_object_get(json_object_get(obj, "metadata"), "name"));
-            char *keep = name && op->fn ? strdup(name) : NULL;
-
-            o = kc_create(c, op->resource, op->ns, obj, &op->err);
-            if (!o && op->err.code == TY_EEXISTS && keep) {
-                ty_error_clear(&op->err);
-                o = kc_mutate(c, op->resource, op->ns, keep, op->fn, op->arg, 0, &op->err);
-            }
-            free(keep);
-        }
-        ty_obj_unref(o);
-        ty_error_clear(&op->err); /* records report nothing */
+    case KC_OP_RECORD:
+        kc_record_run(c, op, !kc_reads_local(c));
         break;
-    }
     }
 }
 
@@ -226,8 +203,10 @@ const char *kc_kind(const ty_kc *c)
 
 void kc_free(ty_kc *c)
 {
-    if (c)
-        c->ops->free(c);
+    if (!c)
+        return;
+    kc_record_forget_client(c);
+    c->ops->free(c);
 }
 
 int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err)
@@ -259,4 +238,51 @@ json_t *kc_patch_apply(const json_t *obj, kc_patch_type type, const json_t *patc
         return NULL;
     }
     return next;
+}
+
+/* Whether v, set as a merge patch's value, would lose something: a null
+ * member of an object is a removal in a merge patch, not a value (arrays
+ * are taken whole, nulls and all). */
+static bool has_null_member(const json_t *v)
+{
+    const char *k;
+    json_t *m;
+
+    if (!json_is_object(v))
+        return false;
+    json_object_foreach((json_t *)v, k, m)
+        if (json_is_null(m) || has_null_member(m))
+            return true;
+    return false;
+}
+
+/* The merge patch (RFC 7386) that makes from into to, both objects: a new
+ * object, or NULL when one cannot say it (a null value) or memory ran out. */
+json_t *kc_merge_diff(const json_t *from, const json_t *to)
+{
+    json_t *d = json_object(), *a, *b;
+    const char *k;
+
+    if (!d)
+        return NULL;
+    json_object_foreach((json_t *)from, k, a)
+        if (!json_object_get(to, k) && json_object_set_new(d, k, json_null()) < 0)
+            goto fail;
+    json_object_foreach((json_t *)to, k, b) {
+        a = json_object_get(from, k);
+        if (a && json_equal(a, b))
+            continue;
+        if (json_is_object(a) && json_is_object(b)) {
+            json_t *sub = kc_merge_diff(a, b);
+            if (!sub || json_object_set_new(d, k, sub) < 0)
+                goto fail;
+        } else if (json_is_null(b) || has_null_member(b) ||
+                   json_object_set(d, k, b) < 0) {
+            goto fail;
+        }
+    }
+    return d;
+fail:
+    json_decref(d);
+    return NULL;
 }

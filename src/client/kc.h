@@ -128,6 +128,10 @@ enum {
     KC_ARENA = 1u << 2,
     /* with KC_STATUS: fn may be given a light copy (model/obj.h). */
     KC_LIGHT = 1u << 3,
+    /* start from a read of the object, not from a copy the implementation
+     * remembers (the HTTP client's last write: the caller knows it stale,
+     * e.g. after a conflict). */
+    KC_FRESH = 1u << 4,
 };
 
 /* Creates obj (taken over whatever the outcome); metadata.generateName is
@@ -348,5 +352,9 @@ int kc_rv_parse(const char *rv, uint64_t *out, ty_error *err);
  * with err (TY_EINVALID when the patch leaves no object). */
 json_t *kc_patch_apply(const json_t *obj, kc_patch_type type, const json_t *patch,
                        ty_error *err);
+/* The JSON merge patch (RFC 7386) that turns object from into object to: a
+ * new object the caller owns, or NULL when none can say it (to sets a null
+ * member, which a merge patch would read as a removal) or memory ran out. */
+json_t *kc_merge_diff(const json_t *from, const json_t *to);
 
 #endif

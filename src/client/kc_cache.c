@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/registry.h"
 #include "base/jsonget.h"
 #include "base/strmap.h"
 #include "base/timeutil.h"
@@ -33,6 +34,8 @@ typedef struct kcc_pending {
     bool rv_ok;           /* rv parsed as an integer */
     int64_t at_ms;        /* monotonic: when written */
     size_t idx;           /* in the pending array */
+    ty_obj *obj;          /* what the write returned (a reference; NULL for a
+                             delete): a mutate's base until the cache has it */
     char uid[64];         /* the object's ("": not known) */
     char owner[64];       /* its controller's uid ("": not known, any owner) */
     const char *resource, *ns, *name; /* into key */
@@ -50,6 +53,7 @@ typedef struct kcc {
     size_t n, cap;
     size_t since_sweep;   /* writes noted since the last sweep */
     uint64_t hits, misses;
+    uint64_t unread_mutates, read_again; /* kc_mutate without a read; read after all */
 } kcc;
 
 #define KCC(c) ((kcc *)(c))
@@ -61,6 +65,7 @@ static void pending_remove(kcc *c, kcc_pending *p)
     strmap_del(&c->by_key, p->key);
     c->pending[p->idx] = c->pending[--c->n];
     c->pending[p->idx]->idx = p->idx;
+    ty_obj_unref(p->obj);
     free(p);
 }
 
@@ -129,6 +134,8 @@ static void pending_note(kcc *c, kcc_kind kind, const char *resource, const char
     if (o)
         ty_obj_rv(o, rv, sizeof(rv));
     p->rv_ok = rv_num(rv, &p->rv);
+    if (kind == KCC_WRITE)
+        p->obj = ty_obj_ref((ty_obj *)o);
     copy_str(p->uid, sizeof(p->uid), ty_jstr(meta, "uid"));
     json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
         if (json_is_true(json_object_get(r, "controller")))
@@ -164,6 +171,7 @@ static void pending_note(kcc *c, kcc_kind kind, const char *resource, const char
     return;
 drop:
     pthread_mutex_unlock(&c->mu);
+    ty_obj_unref(p->obj);
     free(p);
 }
 
@@ -317,7 +325,10 @@ static ty_obj *noted(kcc *c, kcc_kind kind, const char *resource, const char *ns
                      const char *name, ty_obj *o)
 {
     const char *ons = ns, *oname = name;
+    ty_informer *inf = atomic_load(&c->inf);
 
+    if (inf && !inf_caches(inf, resource))
+        return o; /* never read from the cache: nothing to catch up with */
     if (o)
         ty_obj_key(o, &ons, &oname);
     if (oname && (o || kind == KCC_DELETE))
@@ -339,11 +350,138 @@ static ty_obj *cc_update(ty_kc *kc, const char *resource, const char *ns, const 
                  kc_update(KCC(kc)->inner, resource, ns, obj, err));
 }
 
+/* ---- kc_mutate from what this client knows, without a read ----
+ *
+ * The inner client's kc_mutate reads the object first (over HTTP a GET per
+ * write). Here the base is the newest version this client has: its own
+ * last write of the object while the cache lacks it, else the cache's copy.
+ * fn changes a copy of it, and the change goes as a merge patch carrying
+ * the base's resourceVersion: the API server applies it only if the object
+ * is still at that version (409 Conflict otherwise), so a stale base never
+ * overwrites another writer's change. On a conflict the inner client's
+ * kc_mutate runs: read, fn again, write, as client-go's RetryOnConflict
+ * with a fresh GET. */
+
+/* A new reference to the base for a mutate of (resource, ns, name), or NULL
+ * (not cached, cache not synced, or an own write known only by its key). */
+static ty_obj *mutate_base(kcc *c, const char *resource, const char *ns, const char *name)
+{
+    ty_informer *inf = serving(c, resource);
+    char key[1024];
+    kcc_pending *p;
+    ty_obj *o = NULL;
+
+    if (!inf)
+        return NULL;
+    snprintf(key, sizeof(key), "%s\x01%s\x01%s", resource, ns ? ns : "", name);
+    pthread_mutex_lock(&c->mu);
+    if ((p = strmap_get(&c->by_key, key)) && still_pending(c, inf, p, ty_now_ms())) {
+        o = p->kind == KCC_WRITE ? ty_obj_ref(p->obj) : NULL;
+        pthread_mutex_unlock(&c->mu);
+        return o;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return inf_get(inf, resource, ns, name);
+}
+
+/* metadata.resourceVersion = rv in patch: the write's precondition. */
+static int set_precondition(json_t *patch, const char *rv)
+{
+    json_t *meta = json_object_get(patch, "metadata");
+
+    if (!meta && json_object_set_new(patch, "metadata", meta = json_object()) < 0)
+        return -1;
+    return json_object_set_new(meta, "resourceVersion", json_string(rv));
+}
+
+typedef enum { KCC_DONE, KCC_READ_AGAIN } kcc_outcome;
+
+/* fn on a copy of base, the change written as a patch with base's
+ * resourceVersion. KCC_DONE with *out (NULL with err on failure), or
+ * KCC_READ_AGAIN: the base was stale (a conflict), fn refused it, or the
+ * change cannot be a merge patch; nothing written then. */
+static kcc_outcome mutate_from(kcc *c, ty_obj *base, const char *resource, const char *ns,
+                               const char *name, kc_mutate_fn fn, void *arg, unsigned flags,
+                               ty_obj **out, ty_error *err)
+{
+    const api_resource *res = api_find_store_key(resource);
+    json_t *copy = ty_obj_json_copy(base), *patch = NULL;
+    char rv[TY_RV_MAX];
+    const char *nrv;
+    bool own_rv;
+    ty_error perr;
+    int rc;
+
+    *out = NULL;
+    if (!copy) {
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return KCC_DONE;
+    }
+    ty_obj_rv(base, rv, sizeof(rv));
+    ty_error_init(&perr);
+    rc = fn(copy, arg, &perr);
+    ty_error_clear(&perr);
+    if (rc != 0) {
+        /* a refusal may come of a stale base: the server's state decides */
+        json_decref(copy);
+        return KCC_READ_AGAIN;
+    }
+    if (json_equal(copy, ty_obj_json(base))) {
+        /* nothing to write; were the base stale, the cache catching up
+         * brings another pass */
+        json_decref(copy);
+        *out = ty_obj_ref(base);
+        return KCC_DONE;
+    }
+    nrv = json_string_value(json_object_get(json_object_get(copy, "metadata"),
+                                            "resourceVersion"));
+    own_rv = !nrv || strcmp(nrv, rv) != 0; /* fn chose the precondition */
+    if (!*rv || !(patch = kc_merge_diff(ty_obj_json(base), copy)) ||
+        (!own_rv && set_precondition(patch, rv) < 0)) {
+        json_decref(patch);
+        json_decref(copy);
+        return KCC_READ_AGAIN;
+    }
+    json_decref(copy);
+    ty_error_init(&perr); /* the caller's err may be NULL: conflicts are told here */
+    *out = kc_patch(c->inner, resource, ns, name, KC_PATCH_MERGE, patch,
+                    (flags & KC_STATUS) && res && res->has_status, &perr);
+    json_decref(patch);
+    if (!*out && perr.code == TY_ECONFLICT && !own_rv) {
+        ty_error_clear(&perr);
+        return KCC_READ_AGAIN;
+    }
+    if (err && !*out)
+        *err = perr; /* the causes move with it */
+    else
+        ty_error_clear(&perr);
+    return KCC_DONE;
+}
+
 static ty_obj *cc_mutate(ty_kc *kc, const char *resource, const char *ns, const char *name,
                          kc_mutate_fn fn, void *arg, unsigned flags, ty_error *err)
 {
-    return noted(KCC(kc), KCC_WRITE, resource, ns, name,
-                 kc_mutate(KCC(kc)->inner, resource, ns, name, fn, arg, flags, err));
+    kcc *c = KCC(kc);
+    ty_obj *base = kc_reads_local(c->inner) ? NULL : mutate_base(c, resource, ns, name);
+    ty_obj *o = NULL;
+
+    if (base) {
+        kcc_outcome r = mutate_from(c, base, resource, ns, name, fn, arg, flags, &o, err);
+        bool wrote = o && o != base;
+
+        ty_obj_unref(base);
+        pthread_mutex_lock(&c->mu);
+        if (r == KCC_DONE)
+            c->unread_mutates++;
+        else
+            c->read_again++;
+        pthread_mutex_unlock(&c->mu);
+        if (r == KCC_DONE)
+            return wrote ? noted(c, KCC_WRITE, resource, ns, name, o) : o;
+    }
+    return noted(c, KCC_WRITE, resource, ns, name,
+                 kc_mutate(c->inner, resource, ns, name, fn, arg,
+                           base ? flags | KC_FRESH : flags, err));
 }
 
 static ty_obj *cc_patch(ty_kc *kc, const char *resource, const char *ns, const char *name,
@@ -375,7 +513,20 @@ static int cc_bind(ty_kc *kc, const char *ns, const char *name, const char *uid,
 static size_t cc_write_all(ty_kc *kc, kc_op *ops, size_t n)
 {
     kcc *c = KCC(kc);
-    size_t failed = kc_write_all(c->inner, ops, n);
+    size_t failed = 0;
+
+    /* A client that sends one request per op anyway: each op through this
+     * one, so that a mutate starts from what it knows (cc_mutate) and every
+     * write is noted. One whose reads are local keeps its batch whole. */
+    if (!kc_reads_local(c->inner)) {
+        for (size_t i = 0; i < n; i++) {
+            kc_run_op(kc, &ops[i]);
+            if (ops[i].kind != KC_OP_RECORD && ops[i].err.code)
+                failed++;
+        }
+        return failed;
+    }
+    failed = kc_write_all(c->inner, ops, n);
 
     for (size_t i = 0; i < n; i++) {
         kc_op *op = &ops[i];
@@ -487,5 +638,17 @@ void kc_cache_stats(ty_kc *kc, uint64_t *hits, uint64_t *own_write_misses, size_
         *hits = c->hits;
     if (own_write_misses)
         *own_write_misses = c->misses;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void kc_cache_mutate_stats(ty_kc *kc, uint64_t *unread, uint64_t *read_again)
+{
+    kcc *c = KCC(kc);
+
+    pthread_mutex_lock(&c->mu);
+    if (unread)
+        *unread = c->unread_mutates;
+    if (read_again)
+        *read_again = c->read_again;
     pthread_mutex_unlock(&c->mu);
 }

@@ -23,7 +23,18 @@
  * kube-apiserver's and the stand-in's are; a write whose resourceVersion is
  * not one is read from the server until it expires (KCC_PENDING_TTL_MS).
  * Writes made by others are not known here: like upstream's controllers,
- * a pass reads what the cache has seen, and their events bring another. */
+ * a pass reads what the cache has seen, and their events bring another.
+ *
+ * kc_mutate does not read first (over HTTP a GET per write): its function
+ * is given a copy of this client's own last write of the object, while the
+ * cache lacks it, else of the cached object, and the change is sent as a
+ * merge patch carrying that copy's resourceVersion, which the server takes
+ * only if the object is still at that version. On 409 Conflict (another
+ * writer was first, or the cache was behind) the inner client's kc_mutate
+ * runs: a fresh read, the function again, the write; so a stale cache costs
+ * one request more and never overwrites another writer's change. Over a
+ * client whose reads are local (kc_reads_local) the inner kc_mutate runs
+ * at once, with its fast paths. */
 #ifndef TY_CLIENT_KC_CACHE_H
 #define TY_CLIENT_KC_CACHE_H
 
@@ -44,5 +55,9 @@ void kc_cache_attach(ty_kc *c, ty_informer *inf);
  * and how many such writes are remembered now (for tests; any may be
  * NULL). */
 void kc_cache_stats(ty_kc *c, uint64_t *hits, uint64_t *own_write_misses, size_t *pending);
+/* How many kc_mutate calls started from what this client knew (no read
+ * first), and how many of those read the object after all (a conflict: the
+ * base was stale). For tests; either may be NULL. */
+void kc_cache_mutate_stats(ty_kc *c, uint64_t *unread, uint64_t *read_again);
 
 #endif

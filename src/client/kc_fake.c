@@ -435,6 +435,7 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
 {
     fake *f = F(c);
     const char *sub = status ? "status" : "";
+    char want_rv[TY_RV_MAX];
     json_t *next, *st;
     ty_obj *o = NULL;
     long idx;
@@ -451,13 +452,15 @@ static ty_obj *f_patch(ty_kc *c, const char *res, const char *ns, const char *na
         kc_fake_record(f, "patch", res, sub, ns, name, err ? err->code : TY_EINVALID, NULL);
         goto out;
     }
+    /* a resourceVersion in the patch is its precondition: the patched
+     * object's, as kube-apiserver takes it (also for /status) */
+    snprintf(want_rv, sizeof(want_rv), "%s", ty_jmeta(next, "resourceVersion"));
     if (status) {
         st = status_only(res, ty_obj_json(f->objs[idx].obj), next);
         json_decref(next);
         next = st;
     }
-    /* a resourceVersion in the patch is its precondition */
-    o = write_next(f, "patch", res, sub, ns, name, next, NULL, err);
+    o = write_next(f, "patch", res, sub, ns, name, next, want_rv, err);
 out:
     pthread_mutex_unlock(&f->mu);
     return o;
@@ -614,27 +617,21 @@ static void f_free(ty_kc *c)
     free(f);
 }
 
-static const kc_ops fake_ops = {
-    .kind = "fake",
-    .get = kc_fake_op_get,
-    .list = kc_fake_op_list,
-    .list_owned = kc_fake_op_list_owned,
-    .count = kc_fake_op_count,
-    .count_is_cheap = true,
-    .resources = kc_fake_op_resources,
-    .create = f_create,
-    .update = f_update,
-    .mutate = f_mutate,
-    .patch = f_patch,
-    .del = f_delete,
-    .bind = f_bind,
-    .write_all = NULL, /* kc_write_all runs the ops one by one */
-    .watch_open = kc_fake_op_watch_open,
-    .watch_next = kc_fake_op_watch_next,
-    .watch_cancel = kc_fake_op_watch_cancel,
-    .watch_close = kc_fake_op_watch_close,
-    .free = f_free,
-};
+/* The fake's ops, its reads local (count_is_cheap) as the embedded
+ * client's, or not, as the HTTP client's (kc_fake_set_reads_local). */
+#define FAKE_OPS(local)                                                                   \
+    {                                                                                     \
+        .kind = "fake", .get = kc_fake_op_get, .list = kc_fake_op_list,                   \
+        .list_owned = kc_fake_op_list_owned, .count = kc_fake_op_count,                   \
+        .count_is_cheap = (local), .resources = kc_fake_op_resources, .create = f_create, \
+        .update = f_update, .mutate = f_mutate, .patch = f_patch, .del = f_delete,        \
+        .bind = f_bind, .write_all = NULL, /* kc_write_all runs the ops one by one */     \
+        .watch_open = kc_fake_op_watch_open, .watch_next = kc_fake_op_watch_next,         \
+        .watch_cancel = kc_fake_op_watch_cancel, .watch_close = kc_fake_op_watch_close,   \
+        .free = f_free,                                                                   \
+    }
+static const kc_ops fake_ops = FAKE_OPS(true);
+static const kc_ops fake_remote_ops = FAKE_OPS(false);
 
 ty_kc *kc_fake_new(void)
 {
@@ -675,6 +672,12 @@ void kc_fake_set_lax_status(ty_kc *c, bool lax)
     pthread_mutex_lock(&F(c)->mu);
     F(c)->lax_status = lax;
     pthread_mutex_unlock(&F(c)->mu);
+}
+
+void kc_fake_set_reads_local(ty_kc *c, bool local)
+{
+    /* before any watch is opened (a watch keeps the ops it was opened with) */
+    c->ops = local ? &fake_ops : &fake_remote_ops;
 }
 
 void kc_fake_set_time(ty_kc *c, time_t t)

@@ -6,8 +6,8 @@
  * What it keeps of the API's semantics (docs/internals/testing.md):
  * resourceVersions from one counter (decimal strings); uid,
  * creationTimestamp and generation set on create, generateName honoured;
- * a non-empty metadata.resourceVersion on update is a precondition
- * (TY_ECONFLICT); generation goes up when anything outside metadata and
+ * a non-empty metadata.resourceVersion on update, or in a patch (the
+ * patched object's), is a precondition (TY_ECONFLICT); generation goes up when anything outside metadata and
  * status changes; KC_STATUS writes and status patches change .status alone
  * (and a pod's labels, annotations and finalizers, which pods/status takes),
  * and for a resource that serves /status a create or a write of the object
@@ -49,6 +49,12 @@ ty_obj *kc_fake_put(ty_kc *c, const char *resource, json_t *obj, ty_error *err);
  * rule (the default). For a controller that still writes status that way:
  * over HTTP its status would be lost, so say why where a test sets it. */
 void kc_fake_set_lax_status(ty_kc *c, bool lax);
+
+/* local false: kc_reads_local and kc_count_hint answer as for a client
+ * whose reads are requests (HTTP), so that code taking another path over
+ * one (client/kc_cache.h) can be tested here. Call it before opening a
+ * watch. The default is true, as the embedded client. */
+void kc_fake_set_reads_local(ty_kc *c, bool local);
 
 /* The clock that timestamps (creationTimestamp, deletionTimestamp): t, or
  * the wall clock again when t is 0 (the default). */

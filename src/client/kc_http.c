@@ -299,24 +299,33 @@ static ty_obj *h_update(ty_kc *kc, const char *key, const char *ns, const json_t
 {
     const api_resource *res = kh_resource(key, err);
 
+    ty_obj *o;
+
     if (!res || need_ns(res, ns, err) < 0)
         return NULL;
-    return put(KH(kc), res, ns, obj, false, err);
+    o = put(KH(kc), res, ns, obj, false, err);
+    kh_memo_put(&KH(kc)->memo, key, ns, md_str(obj, "name"), o, false);
+    return o;
 }
 
 /* The hints (KC_SPEC_TOP, KC_ARENA, KC_LIGHT) are the embedded store's:
- * fn always gets a whole copy here. */
+ * fn always gets a whole copy here. The first try starts from the answer
+ * of this client's last write of the object when it has one (no GET:
+ * kc_http_memo.c), unless KC_FRESH. */
 static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *name,
                         kc_mutate_fn fn, void *arg, unsigned flags, ty_error *err)
 {
+    kh_client *c = KH(kc);
     const api_resource *res = kh_resource(key, err);
     /* a kind without the subresource takes its status with the rest */
     bool status = (flags & KC_STATUS) && res && res->has_status;
+    bool memo_ok = !(flags & KC_FRESH);
 
     if (!res || need_ns(res, ns, err) < 0)
         return NULL;
     for (int attempt = 0;; attempt++) {
-        ty_obj *cur = obj_call(KH(kc), "GET", res, ns, name, NULL, NULL, NULL, err), *o;
+        ty_obj *cur = memo_ok ? kh_memo_get(&c->memo, key, ns, name) : NULL, *o;
+        bool remembered = cur != NULL;
         char rv[TY_RV_MAX];
         const char *nrv;
         bool own_rv;
@@ -324,7 +333,8 @@ static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *
         ty_error perr;
         int rc;
 
-        if (!cur)
+        memo_ok = false; /* one try from the memo at most */
+        if (!cur && !(cur = obj_call(c, "GET", res, ns, name, NULL, NULL, NULL, err)))
             return NULL;
         if (!(copy = ty_obj_json_copy(cur))) {
             ty_obj_unref(cur);
@@ -333,6 +343,16 @@ static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *
         }
         ty_obj_rv(cur, rv, sizeof(rv));
         rc = fn(copy, arg, err);
+        if (remembered && (rc != 0 || json_equal(copy, ty_obj_json(cur)))) {
+            /* nothing to write, or refused, on the remembered copy: ask the
+             * server's state before deciding so */
+            json_decref(copy);
+            ty_obj_unref(cur);
+            if (rc != 0 && err)
+                ty_error_clear(err);
+            attempt--;
+            continue;
+        }
         if (rc != 0 || json_equal(copy, ty_obj_json(cur))) {
             json_decref(copy);
             if (rc == 0)
@@ -347,8 +367,17 @@ static ty_obj *h_mutate(ty_kc *kc, const char *key, const char *ns, const char *
         nrv = md_str(copy, "resourceVersion");
         own_rv = !nrv || strcmp(nrv, rv) != 0; /* fn chose the precondition */
         ty_error_init(&perr); /* the caller's err may be NULL: conflicts are told here */
-        o = put(KH(kc), res, ns, copy, status, &perr);
+        o = put(c, res, ns, copy, status, &perr);
         json_decref(copy);
+        if (remembered)
+            kh_memo_count(&c->memo, !o && perr.code == TY_ECONFLICT);
+        /* what was written is the next write's base; a conflict: forget */
+        kh_memo_put(&c->memo, key, ns, name, o, true);
+        if (!o && remembered && !own_rv && perr.code == TY_ECONFLICT) {
+            ty_error_clear(&perr);
+            attempt--; /* the remembered copy was stale: read, at once */
+            continue;
+        }
         if (o || own_rv || perr.code != TY_ECONFLICT || attempt + 1 >= KH_MUTATE_TRIES) {
             if (err && !o)
                 *err = perr; /* the causes move with it */
@@ -371,10 +400,14 @@ static ty_obj *h_patch(ty_kc *kc, const char *key, const char *ns, const char *n
                         : type == KC_PATCH_STRATEGIC ? "application/strategic-merge-patch+json"
                                                      : "application/merge-patch+json";
 
+    ty_obj *o;
+
     if (!res || need_ns(res, ns, err) < 0)
         return NULL;
-    return obj_call(KH(kc), "PATCH", res, ns, name, status && res->has_status ? "status" : NULL,
-                    ctype, patch, err);
+    o = obj_call(KH(kc), "PATCH", res, ns, name, status && res->has_status ? "status" : NULL,
+                 ctype, patch, err);
+    kh_memo_put(&KH(kc)->memo, key, ns, name, o, false);
+    return o;
 }
 
 static bool is_status(const json_t *v)
@@ -418,6 +451,7 @@ static ty_obj *h_delete(ty_kc *kc, const char *key, const char *ns, const char *
     *deleted = false;
     if (!res || need_ns(res, ns, err) < 0)
         return NULL;
+    kh_memo_put(&KH(kc)->memo, key, ns, name, NULL, false);
     body = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
     pre = json_object();
     if (opts && opts->propagation > KC_PROPAGATE_DEFAULT &&
@@ -560,6 +594,7 @@ static void h_free(ty_kc *kc)
     for (size_t i = 0; i < c->npool; i++)
         curl_easy_cleanup(c->pool[i]);
     pthread_mutex_destroy(&c->mu);
+    kh_memo_free(&c->memo);
     free(c->server);
     free(c->token);
     free(c->token_file);
@@ -651,6 +686,7 @@ ty_kc *kc_http_new(const kc_http_opts *o, ty_error *err)
     }
     c->base.ops = &kh_ops;
     pthread_mutex_init(&c->mu, NULL);
+    kh_memo_init(&c->memo);
     c->server = opt_dup(o->server, &bad);
     for (size_t n = c->server ? strlen(c->server) : 0; n > 0 && c->server[n - 1] == '/'; n--)
         c->server[n - 1] = '\0';

@@ -101,4 +101,10 @@ int kc_http_kubeconfig_path(char *buf, size_t len);
  * TY_ENOTFOUND when not in a cluster. */
 ty_kc *kc_http_in_cluster(const char *sa_dir, ty_error *err);
 
+/* How many kc_mutate calls of c started from the answer of its last write
+ * of the object instead of a GET, how many of those met a 409 (stale: read
+ * again), and how many objects it remembers now (kc_http_memo.c; for tests
+ * and logs; any may be NULL). */
+void kc_http_memo_stats(ty_kc *c, uint64_t *used, uint64_t *stale, size_t *held);
+
 #endif

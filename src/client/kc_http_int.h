@@ -9,11 +9,22 @@
 
 #include "api/registry.h"
 #include "base/buf.h"
+#include "base/strmap.h"
 #include "client/kc_http.h"
 
 /* Idle connections kept for reuse (one easy handle each); a burst beyond
  * makes more and closes them after. */
 #define KH_POOL_MAX 16
+
+/* The answers of the client's last writes (kc_http_memo.c). */
+typedef struct kh_memo_entry kh_memo_entry;
+typedef struct kh_memo {
+    pthread_mutex_t mu;
+    strmap by_key;
+    kh_memo_entry *head, *tail;
+    size_t n;
+    uint64_t used, stale; /* writes from a remembered copy; of them, 409s */
+} kh_memo;
 
 typedef struct kh_client {
     ty_kc base;
@@ -32,6 +43,7 @@ typedef struct kh_client {
     int64_t refill_ns;
     char *file_token;
     int64_t file_token_ms;
+    kh_memo memo;
 } kh_client;
 
 typedef struct kh_resp {
@@ -75,6 +87,17 @@ void kh_set_type(json_t *obj, const api_resource *res);
 int kh_current_rv(kh_client *c, const api_resource *res, char *rv, size_t len, ty_error *err);
 /* The store keys of every resource the server lists, sorted. */
 json_t *kh_resources(ty_kc *kc);
+
+/* kc_http_memo.c: remembered answers (a new reference, or NULL); put
+ * remembers o (o NULL: forgets) when the object is remembered already, or
+ * when add; every call from any thread. */
+void kh_memo_init(kh_memo *m);
+void kh_memo_free(kh_memo *m);
+ty_obj *kh_memo_get(kh_memo *m, const char *res, const char *ns, const char *name);
+void kh_memo_put(kh_memo *m, const char *res, const char *ns, const char *name, ty_obj *o,
+                 bool add);
+void kh_memo_count(kh_memo *m, bool stale);
+void kh_memo_stats(kh_memo *m, uint64_t *used, uint64_t *stale, size_t *held);
 
 kc_watch *kh_watch_open(ty_kc *kc, const char *const *only, const char *from_rv,
                         ty_error *err);

@@ -187,6 +187,34 @@ static void test_status_subresource(void **state)
     ty_obj_unref(o);
 }
 
+/* A resourceVersion in a patch is its precondition (a stale one is a 409),
+ * through /status too, as kube-apiserver takes it. */
+static void test_patch_precondition(void **state)
+{
+    ty_kc *c = *state;
+    ty_obj *o = create(c, pod("p1", "a"));
+    char rv[TY_RV_MAX];
+    json_t *patch;
+    ty_error err;
+
+    ty_obj_rv(o, rv, sizeof(rv));
+    ty_obj_unref(o);
+    ty_error_init(&err);
+    patch = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "resourceVersion", rv, "status",
+                      "phase", "Running");
+    o = kc_patch(c, "pods", "default", "p1", KC_PATCH_MERGE, patch, true, &err);
+    assert_non_null(o); /* current: taken */
+    ty_obj_unref(o);
+    for (int status = 0; status < 2; status++) {
+        o = kc_patch(c, "pods", "default", "p1", KC_PATCH_MERGE, patch, status, &err);
+        assert_null(o); /* stale now */
+        assert_int_equal(err.code, TY_ECONFLICT);
+        ty_error_clear(&err);
+    }
+    json_decref(patch);
+    assert_int_equal(kc_fake_count(c, "patch", "pods/status"), 2);
+}
+
 static int drop_finalizers(json_t *obj, void *arg, ty_error *err)
 {
     (void)arg;
@@ -463,6 +491,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_and_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_subresource, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_patch_precondition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_owned, setup, teardown),

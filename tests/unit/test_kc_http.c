@@ -240,6 +240,74 @@ static void test_errors(void **state)
     kc_free(kc);
 }
 
+static int set_phase(json_t *obj, void *arg, ty_error *err)
+{
+    json_t *st = json_object_get(obj, "status");
+
+    (void)err;
+    if (!st)
+        json_object_set_new(obj, "status", st = json_object());
+    json_object_set_new(st, "phase", json_string(arg));
+    return 0;
+}
+
+#define PODV(rv, phase, msg)                                                               \
+    JSON_200("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","      \
+             "\"namespace\":\"default\",\"resourceVersion\":\"" rv "\"},\"status\":{"     \
+             "\"phase\":\"" phase "\",\"message\":\"" msg "\"}}")
+
+/* kc_mutate starts from the answer of the client's last write of the object
+ * (no GET); a 409 reads and writes again; "nothing to change" on that copy
+ * is asked of a fresh read; KC_FRESH reads first. */
+static void test_mutate_from_last_write(void **state)
+{
+    scripted *s = *state;
+    ty_kc *kc = client(s, NULL);
+    uint64_t used, stale;
+    ty_error err;
+    ty_obj *o;
+
+    ty_error_init(&err);
+    s->script[0] = PODV("7", "Pending", "");
+    s->script[1] = PODV("8", "Running", "");
+    s->script[2] = "HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
+                   "Connection: close\r\n\r\n"
+                   "{\"kind\":\"Status\",\"message\":\"the object has been modified\","
+                   "\"reason\":\"Conflict\",\"code\":409}";
+    s->script[3] = PODV("9", "Running", "other's");
+    s->script[4] = PODV("10", "Succeeded", "other's");
+    s->script[5] = PODV("10", "Succeeded", "other's");
+    s->script[6] = PODV("10", "Succeeded", "other's");
+    s->nscript = 7;
+    for (int i = 0; i < 4; i++) {
+        static const char *const phases[] = {"Running", "Succeeded", "Succeeded", "Succeeded"};
+        o = kc_mutate(kc, "pods", "default", "p", set_phase, (void *)phases[i],
+                      KC_STATUS | (i == 3 ? KC_FRESH : 0), &err);
+        if (!o)
+            fail_msg("mutate %d: %s", i, err.text);
+        ty_obj_unref(o);
+    }
+    assert_int_equal(served(s), 7);
+    assert_non_null(strstr(s->requests[0], "GET /api/v1/namespaces/default/pods/p "));
+    assert_non_null(strstr(s->requests[1], "PUT /api/v1/namespaces/default/pods/p/status "));
+    assert_non_null(strstr(s->requests[1], "\"resourceVersion\":\"7\""));
+    /* the second: from the first's answer */
+    assert_non_null(strstr(s->requests[2], "PUT /api/v1/namespaces/default/pods/p/status "));
+    assert_non_null(strstr(s->requests[2], "\"resourceVersion\":\"8\""));
+    /* stale: read, and the other's change kept */
+    assert_non_null(strstr(s->requests[3], "GET /api/v1/namespaces/default/pods/p "));
+    assert_non_null(strstr(s->requests[4], "\"resourceVersion\":\"9\""));
+    assert_non_null(strstr(s->requests[4], "other's"));
+    /* the third changes nothing on the remembered copy: read to be sure */
+    assert_non_null(strstr(s->requests[5], "GET /api/v1/namespaces/default/pods/p "));
+    /* the fourth reads first */
+    assert_non_null(strstr(s->requests[6], "GET /api/v1/namespaces/default/pods/p "));
+    kc_http_memo_stats(kc, &used, &stale, NULL);
+    assert_int_equal(used, 1);
+    assert_int_equal(stale, 1);
+    kc_free(kc);
+}
+
 /* kube-apiserver answers a delete with the object, deleted or marked. */
 static void test_delete_answers(void **state)
 {
@@ -662,6 +730,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_not_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutate_from_last_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_errors, setup, teardown),
