@@ -538,6 +538,22 @@ static bool same(const json_t *a, const json_t *b)
     return (!a && !b) || (a && b && json_equal(a, b));
 }
 
+/* A Secret the endpoint could take for a token: named <job>-progress-token
+ * and controlled by a TrainJob (the endpoint then checks that the
+ * controller is that job, by uid; the owner's name here is not checked,
+ * so that no reference naming another job slips past). Other Secrets a
+ * TrainJob controls (the MPI runtime's ssh keys, which its controller
+ * makes, over HTTP in operator mode) are ordinary. */
+static bool token_secret(const json_t *obj)
+{
+    static const char suffix[] = "-progress-token";
+    const char *name = meta_str(json_object_get(obj, "metadata"), "name");
+    size_t n = name ? strlen(name) : 0;
+
+    return n > sizeof(suffix) - 1 && strcmp(name + n - (sizeof(suffix) - 1), suffix) == 0 &&
+           controlled_by(obj, "TrainJob", NULL, NULL);
+}
+
 int progress_admit_secret(const ty_user *u, const api_resource *res, const json_t *obj,
                           const json_t *old, ty_error *err)
 {
@@ -545,8 +561,8 @@ int progress_admit_secret(const ty_user *u, const api_resource *res, const json_
 
     if (res != &api_secret || !u || userinfo_in_group(u, USERINFO_MASTERS))
         return 0;
-    now = controlled_by(obj, "TrainJob", NULL, NULL);
-    was = old && controlled_by(old, "TrainJob", NULL, NULL);
+    now = token_secret(obj);
+    was = old && token_secret(old);
     if (!now)
         return 0;
     if (was) {

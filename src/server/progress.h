@@ -12,9 +12,10 @@
  * Secret that must be controlled by that TrainJob (its uid). So a job's
  * token writes that job's status.trainerStatus and nothing else.
  *
- * Secrets controlled by a TrainJob are the controller's: writes through the
- * API that would make one (or change its data or owner) are refused for
- * anyone but system:masters, who may write any status anyway
+ * A TrainJob's token Secret (named *-progress-token and controlled by a
+ * TrainJob) is the controller's: writes through the API that would make one
+ * (or change its data or owner) are refused for anyone but system:masters,
+ * who may write any status anyway
  * (progress_admit_secret). Without that, a user allowed to create Secrets in
  * the namespace could plant a token of their own for a job they could not
  * otherwise touch.

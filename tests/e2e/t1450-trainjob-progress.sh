@@ -268,6 +268,17 @@ expect_match "alice may not plant a token Secret controlled by the TrainJob" 'Fo
 expect_eq "... and with it nobody writes c's progress" 401 \
     "$(acurl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer planted' -H 'Content-Type: application/json' -d '{"trainerStatus": {"progressPercentage": 1}}' "$(url c alice)")"
 check "she still makes Secrets of her own" kubectl --kubeconfig "$E2E_TMP/alice.kc" create secret generic mine --from-literal=k=v
+out=$(kubectl --kubeconfig "$E2E_TMP/alice.kc" create -f - 2>&1 <<EOF
+apiVersion: v1
+kind: Secret
+metadata:
+  name: c-ssh-keys
+  ownerReferences:
+  - {apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: c, uid: $uid, controller: true}
+stringData: {k: v}
+EOF
+)
+expect_match "... and one controlled by c under another name (no token: the MPI runtime's keys are such)" 'created' "$out"
 check "the admin's token Secret for c" token_secret c planted2 alice
 out=$(kubectl --kubeconfig "$E2E_TMP/alice.kc" patch secret c-progress-token --type merge -p '{"data": {"token": "cGxhbnRlZA=="}}' 2>&1)
 expect_match "... whose token she may not change" 'forbidden' "$out"
