@@ -114,6 +114,23 @@ static void warn_deprecated(const api_lookup *lk, const json_t *rt, const char *
     lk->warn(lk->hook_ctx, text);
 }
 
+/* Trainyard's extension trainyard.io/ttl-seconds-after-finished: a
+ * whole number of seconds, as runPolicy.ttlSecondsAfterFinished. */
+static void check_ttl(const json_t *meta, ty_error *err)
+{
+    const char *v = meta_str(json_object_get(meta, "annotations"),
+                             "trainyard.io/ttl-seconds-after-finished");
+    const char *c = v;
+
+    if (!v)
+        return;
+    while (*c >= '0' && *c <= '9')
+        c++;
+    if (!*v || *c || c - v > 9)
+        meta_invalid_str(err, "metadata.annotations[trainyard.io/ttl-seconds-after-finished]", v,
+                         "must be a whole number of seconds (0 to 999999999)");
+}
+
 int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const json_t *obj,
                            ty_error *err)
 {
@@ -125,8 +142,17 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
     size_t before = ty_error_ncauses(err);
     json_t *rt;
 
-    if (res != &api_trainjob || !rname || !kind)
+    if (res != &api_trainjob)
         return 0;
+    check_ttl(meta, err);
+    if (!rname || !kind) {
+        if (ty_error_ncauses(err) == before)
+            return 0;
+        err->code = TY_EINVALID;
+        api_format_invalid(res, name ? name : meta_str(meta, "generateName"), err, err->text,
+                           sizeof(err->text));
+        return -1;
+    }
     rres = strcmp(kind, "TrainingRuntime") == 0 ? &api_trainingruntime
                                                 : &api_clustertrainingruntime;
     rt = lk->get(lk->ctx, rres, rres->namespaced ? (ns ? ns : "") : "", rname);

@@ -174,4 +174,33 @@ spec:
 EOF2
 pgq() { [ "$(kubectl get podgroups.scheduling.volcano.sh queued -o jsonpath='{.spec.queue}' 2>/dev/null)" = team-q ]; }
 if wait_until 60 pgq; then pass "gang: queue from a runtime patch's annotation"; else fail "gang: queue $(kubectl get podgroups.scheduling.volcano.sh queued -o jsonpath='{.spec.queue}' 2>&1)"; fi
+# ---- Trainyard's TTL after finish (trainyard.io/ttl-seconds-after-finished) ----
+kubectl delete trainjob huge queued >/dev/null 2>&1 # the gang that never fits waits first in the queue
+out=$(kubectl apply -f - 2>&1 <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: badttl
+  annotations: {trainyard.io/ttl-seconds-after-finished: "soon"}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 1, command: ["/bin/true"]}
+EOF2
+)
+expect_match "ttl: a value that is no number of seconds is refused at its field" \
+    'metadata.annotations\[trainyard.io/ttl-seconds-after-finished\]: Invalid value: "soon"' "$out"
+kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: shortlived
+  annotations: {trainyard.io/ttl-seconds-after-finished: "2"}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 1, command: ["/bin/true"]}
+EOF2
+done_or_gone() { cond_is shortlived Complete "True AllJobsCompleted" || ! kubectl get trainjob shortlived >/dev/null 2>&1; }
+if wait_until 120 done_or_gone; then pass "ttl: the job completes"; else fail "ttl: the job completes"; kubectl get trainjob shortlived -o yaml 2>&1 | tail -30; kubectl get pods -l jobset.sigs.k8s.io/jobset-name=shortlived 2>&1; fi
+gone() { ! kubectl get trainjob shortlived >/dev/null 2>&1; }
+check "ttl: ... and is deleted 2 s after" wait_until 60 gone
 finish

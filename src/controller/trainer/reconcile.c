@@ -652,6 +652,38 @@ static time_t started_at(tpass *p)
     return parse_time(str_at(p->job, "metadata", "creationTimestamp"));
 }
 
+/* The extension trainyard.io/ttl-seconds-after-finished: the job goes that
+ * long after its Complete or Failed condition came (the v1 kinds'
+ * runPolicy.ttlSecondsAfterFinished; the garbage collector takes its pods,
+ * whose logs the runtime keeps for its retention). */
+static void ttl_after_finished(tpass *p)
+{
+    const char *v = str_at(json_object_get(p->job, "metadata"), "annotations", TJ_ANN_TTL);
+    time_t done = 0, due;
+    json_t *c;
+    size_t i;
+    char *end;
+    long long ttl;
+
+    if (!v || !*v)
+        return;
+    ttl = strtoll(v, &end, 10);
+    if (*end || ttl < 0)
+        return; /* admission refuses it; one stored before is ignored */
+    json_array_foreach(json_object_get(p->status, "conditions"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "type")) ?: "";
+        if ((!strcmp(t, "Complete") || !strcmp(t, "Failed")) &&
+            !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True"))
+            done = parse_time(json_string_value(json_object_get(c, "lastTransitionTime")));
+    }
+    if (!done)
+        return;
+    if (kit_ttl_expire(p->s, api_store_key(&api_trainjob), p->job, done, ttl, time(NULL),
+                       &due) == 1 &&
+        (!*p->wake_at || due < *p->wake_at))
+        *p->wake_at = due;
+}
+
 static bool deadline_passed(tpass *p)
 {
     const json_t *ads = json_object_get(tj_spec(p), "activeDeadlineSeconds");
@@ -715,6 +747,7 @@ static void run(tpass *p)
         if (kit_list_owned_views(p->s, api_store_key(&api_pod), p->ns, p->uid, NULL, NULL,
                                  &p->pods) == 0)
             kill_pods(p, true);
+        ttl_after_finished(p);
         return;
     }
     if (!(snap = snapshot_of(p)))

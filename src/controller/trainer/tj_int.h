@@ -36,6 +36,9 @@
 /* Trainyard's annotations on the TrainJob (docs/internals/trainer.md). */
 #define TJ_ANN_SNAPSHOT "trainyard.io/runtime-snapshot" /* the runtime, as it started */
 #define TJ_ANN_RESTARTS "trainyard.io/restarts"         /* whole-set restarts so far */
+/* A Trainyard extension (TrainJob has no such field): seconds after Complete
+ * or Failed when the job is deleted (api/trainer_admit.c checks it). */
+#define TJ_ANN_TTL "trainyard.io/ttl-seconds-after-finished"
 
 /* The torch master's, JAX coordinator's and XGBoost tracker's port, a
  * containerPort of the trainer container (upstream's ContainerTrainerPort). */
