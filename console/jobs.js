@@ -555,7 +555,10 @@ export function mount(container, params) {
   let following = '';
   function followUp(k, ns, rv) {
     const key = `${k.id}|${ns}`;
-    if (following === key || follows.has(key)) return;
+    // one queued per collection (from the oldest version: it sees the
+    // most); one that runs now is queued again, since it may end before
+    // the write this fetch foretells
+    if (follows.has(key)) return;
     follows.set(key, { k, ns, rv });
     pumpFollows();
   }
