@@ -1,11 +1,13 @@
 // job.js - one job: its replicas (pods), conditions and events in time
-// order, a live log tail per replica, its manifest, and the actions suspend,
-// resume and delete. Five streams at most (job, pods, events, pod groups,
-// one log): a browser has six connections to a server.
+// order, a live log tail per replica, its manifest, the actions suspend,
+// resume and delete, and a TrainJob's progress. Five streams at most (job,
+// pods, events, pod groups, one log): a browser has six connections to a
+// server.
 import { api, informer, lines } from './api.js';
 import {
-  collectionPath, gpusRequested, isSuspended, isVolcano, kindById, kindLabel, objectPath,
-  podRole, podSelector, queueOf, servedKinds, statusOf,
+  collectionPath, durationText, gpusRequested, isSuspended, isTrainJob, kindById, kindLabel,
+  logContainer, objectPath, podRole, podSelector, progressOf, queueOf, servedKinds, statusOf,
+  suspendPatch,
 } from './kinds.js';
 import { age, announce, clear, confirmDialog, el, errorBox } from './util.js';
 import { toYaml } from './yaml.js';
@@ -31,6 +33,7 @@ export function mount(container, { kind, ns, name }) {
   let k = kindById(kind);
   let job = null;
   const pods = new Map(); // name -> pod
+  let podsListed = false;
   const events = new Map(); // uid -> event
 
   const title = el('h1', {}, `${k ? kindLabel(k) : kind} ${name}`);
@@ -55,11 +58,22 @@ export function mount(container, { kind, ns, name }) {
   const schedUpdate = () => sched?.update(job, [...pods.values()]);
   const gpuSection = el('section', { 'aria-labelledby': 'h-gpus' }, el('h2', { id: 'h-gpus' }, 'GPUs'));
   const gpuCharts = mountGpuCharts(gpuSection);
-  const gpuUpdate = () => { if (job) gpuCharts.update(gpusRequested(k, job), [...pods.values()]); };
+  const gpuUpdate = () => { if (job) gpuCharts.update(gpusRequested(k, job, podsListed ? [...pods.values()] : null), [...pods.values()]); };
+  // A TrainJob's progress (status.trainerStatus, which its training script
+  // posts): it comes with the job's watch, like any change to the job.
+  const progressSection = el('section', { 'aria-labelledby': 'h-progress', hidden: true },
+    el('h2', { id: 'h-progress' }, 'Progress'));
+  const progressBody = el('div', { id: 'progress' });
+  progressSection.append(progressBody);
+  // what changes with the pods as well as with the job (a TrainJob's state
+  // and GPUs are read from its pods)
+  const statusDd = el('dd', { id: 'job-status' });
+  const gpusDd = el('dd', { id: 'job-gpus' });
 
   container.append(
     el('p', {}, el('a', { href: '#/jobs' }, '← All jobs')),
     title, summary, actions, msg,
+    progressSection,
     schedSection,
     el('section', { 'aria-labelledby': 'h-replicas' },
       el('h2', { id: 'h-replicas' }, 'Replicas'),
@@ -84,16 +98,29 @@ export function mount(container, { kind, ns, name }) {
       manifestPre));
 
   // ---- the job ----
+  function renderStatus() {
+    if (!job) return;
+    // until the pods are listed (or where they may not be), what the job
+    // says of them (kinds.js)
+    const list = podsListed ? [...pods.values()] : null;
+    const st = statusOf(k, job, list);
+    if (statusDd.textContent !== st) clear(statusDd).append(el('span', { class: `status status-${st.toLowerCase()}` }, st));
+    gpusDd.textContent = String(gpusRequested(k, job, list));
+  }
+
   function renderJob() {
     if (!job) return;
-    const st = statusOf(k, job);
     const m = job.metadata;
     const plural = `${k.plural}.${k.group}`;
+    renderStatus();
+    const rt = job.spec?.runtimeRef;
     clear(summary).append(
       el('dt', {}, 'Namespace'), el('dd', {}, m.namespace),
-      el('dt', {}, 'Status'), el('dd', { id: 'job-status' }, el('span', { class: `status status-${st.toLowerCase()}` }, st)),
+      el('dt', {}, 'Status'), statusDd,
+      isTrainJob(k) && el('dt', {}, 'Runtime'),
+      isTrainJob(k) && el('dd', { id: 'job-runtime' }, rt?.name ? `${rt.kind || 'ClusterTrainingRuntime'} ${rt.name}` : '—'),
       el('dt', {}, 'Queue'), el('dd', {}, queueOf(k, job) || '—'),
-      el('dt', {}, 'GPUs requested'), el('dd', {}, String(gpusRequested(k, job))),
+      el('dt', {}, 'GPUs requested'), gpusDd,
       el('dt', {}, 'Created by'), el('dd', {}, m.annotations?.['trainyard.io/created-by'] || '—'),
       el('dt', {}, 'Age'), el('dd', {}, el('time', { datetime: m.creationTimestamp, title: m.creationTimestamp }, age(m.creationTimestamp))),
       el('dt', {}, 'kubectl'), el('dd', {}, el('code', {}, `kubectl get ${plural} ${m.name} -n ${m.namespace} -o yaml`)));
@@ -113,8 +140,40 @@ export function mount(container, { kind, ns, name }) {
         el('td', {}, 'Phase'), el('td', {}, job.status.state.phase), el('td', {}, job.status.state.reason || ''),
         el('td', {}, job.status.state.message || '')));
     renderManifest();
+    renderProgress();
     schedUpdate();
     gpuUpdate();
+  }
+
+  function renderProgress() {
+    if (!isTrainJob(k)) return;
+    progressSection.hidden = false;
+    const p = progressOf(k, job);
+    if (!p) {
+      clear(progressBody).append(el('p', { class: 'note', id: 'progress-none' },
+        'Nothing reported yet: the training script reports its progress to the server (status.trainerStatus); it shows here as it comes.'));
+      return;
+    }
+    const pct = p.pct === null ? 'not reported' : `${p.pct}%`;
+    const bar = el('progress', { id: 'progress-bar', max: '100', 'aria-labelledby': 'h-progress' }, pct);
+    if (p.pct !== null) bar.value = p.pct; // without a value: indeterminate
+    const when = p.updated && Number.isFinite(Date.parse(p.updated)) ? p.updated : '';
+    let eta = 'No estimate of the time left.';
+    if (p.eta !== null) {
+      const done = when ? new Date(Date.parse(when) + p.eta * 1000) : null;
+      eta = `About ${durationText(p.eta)} left${done ? ` (done around ${done.toLocaleString()})` : ''}.`;
+    }
+    clear(progressBody).append(
+      el('div', { class: 'progress-line' }, bar, el('span', { id: 'progress-pct' }, pct)),
+      el('p', { id: 'progress-eta' }, eta,
+        when ? [' Reported ', el('time', { datetime: when, title: when }, `${age(when)} ago`), '.'] : ''));
+    if (p.metrics.length) {
+      progressBody.append(el('table', { id: 'progress-metrics' },
+        el('caption', { class: 'visually-hidden' }, 'Metrics'),
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Metric'), el('th', { scope: 'col' }, 'Value'))),
+        el('tbody', {}, ...p.metrics.map((x) => el('tr', { dataset: { metric: x.name } },
+          el('td', {}, x.name), el('td', { class: 'num' }, x.value))))));
+    }
   }
 
   function renderManifest() {
@@ -135,11 +194,10 @@ export function mount(container, { kind, ns, name }) {
   async function setSuspended(suspend) {
     const verb = suspend ? 'Suspend' : 'Resume';
     if (!await confirmDialog(`${verb} ${kindLabel(k)} ${ns}/${name}?${suspend ? ' Its pods are stopped.' : ''}`, verb)) return;
-    // Kubeflow kinds: spec.runPolicy.suspend. Volcano's Job: the action
-    // annotation the Job controller applies (as `trainyard job suspend`).
-    const patch = isVolcano(k)
-      ? { metadata: { annotations: { 'trainyard.io/action': suspend ? 'AbortJob' : 'ResumeJob' } } }
-      : { spec: { runPolicy: { suspend } } };
+    // Kubeflow kinds: spec.runPolicy.suspend; a TrainJob: spec.suspend.
+    // Volcano's Job: the action annotation the Job controller applies (as
+    // `trainyard job suspend`).
+    const patch = suspendPatch(k, suspend);
     try {
       // The answer shows the job as the patch left it; the watch may
       // already have brought a newer state (the controller acts at once),
@@ -173,6 +231,7 @@ export function mount(container, { kind, ns, name }) {
       el('td', { class: 'num' }, String(restarts(p))), el('td', {}, exitCodes(p) || '—'),
       el('td', { class: 'num' }, age(p.metadata.creationTimestamp)))));
     if (!list.length) podBody.append(el('tr', {}, el('td', { colspan: '7' }, 'No pods yet.')));
+    renderStatus();
     schedUpdate();
     gpuUpdate();
     const want = podSelect.value;
@@ -182,8 +241,24 @@ export function mount(container, { kind, ns, name }) {
       podSelect.value = names.includes(want) ? want : names[0] || '';
     }
     // the replica shown changed (its pod went) or its stream ended (the pod
-    // had not started, or restarted): follow it (again)
-    if (podSelect.value && (podSelect.value !== log.pod || !log.ctl)) followLog(podSelect.value);
+    // had not started, or restarted): follow it (again). A pending pod has
+    // no log yet (the server would answer 400): the pod's start, its next
+    // change, begins the follow.
+    if (podSelect.value && (podSelect.value !== log.pod || !log.ctl)) {
+      if ((pods.get(podSelect.value)?.status?.phase || 'Pending') !== 'Pending') {
+        followLog(podSelect.value);
+      } else {
+        if (podSelect.value !== log.pod) {
+          log.ctl?.abort();
+          log.ctl = null;
+          log.pod = podSelect.value;
+          log.lines = [];
+          log.pending = [];
+          clear(logPre);
+        }
+        logState.textContent = `${podSelect.value} is pending: its log follows when it starts`;
+      }
+    }
   }
 
   // ---- events ----
@@ -220,7 +295,8 @@ export function mount(container, { kind, ns, name }) {
     log.pod = pod;
     logState.textContent = `Following ${pod}`;
     try {
-      const resp = await api(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log?follow=true&tailLines=1000`,
+      const c = logContainer(k, pods.get(pod));
+      const resp = await api(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(pod)}/log?follow=true&tailLines=1000${c ? `&container=${encodeURIComponent(c)}` : ''}`,
         { raw: true, signal: ctl.signal });
       if (log.lines.length) { log.lines = []; clear(logPre); } // a resumed follow sends its tail again
       for await (const line of lines(resp)) appendLog(line);
@@ -282,7 +358,7 @@ export function mount(container, { kind, ns, name }) {
       error: (e) => clear(msg).append(errorBox(e.message)),
     }));
     stoppers.push(informer(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods?labelSelector=${encodeURIComponent(podSelector(k, job))}`, {
-      reset: (items) => { pods.clear(); for (const p of items) pods.set(p.metadata.name, p); renderPods(); },
+      reset: (items) => { pods.clear(); podsListed = true; for (const p of items) pods.set(p.metadata.name, p); renderPods(); },
       event: (type, p) => { if (type === 'DELETED') pods.delete(p.metadata.name); else pods.set(p.metadata.name, p); renderPods(); },
       error: (e) => podBody.replaceChildren(el('tr', {}, el('td', { colspan: '7' }, `Cannot list pods: ${e.message}`))),
     }));

@@ -11,7 +11,7 @@
 // (docs/console.md).
 import { api, canI, informer, lines, whoamiInfo } from './api.js';
 import {
-  collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf,
+  collectionPath, gpusRequested, kindLabel, objectPath, queueOf, servedKinds, statusOf, timesOf,
 } from './kinds.js';
 import { age, announce, el, errorBox } from './util.js';
 
@@ -51,12 +51,13 @@ const ownerUid = (pod) => (pod.metadata?.ownerReferences || []).find((o) => o.co
 // page cannot see the namespace's pods.
 function rowData(k, job, alloc) {
   const m = job.metadata || {};
+  const { start, end } = timesOf(k, job);
   return {
     name: m.name, kind: kindLabel(k), kindId: k.id, ns: m.namespace || '',
     status: statusOf(k, job), queue: queueOf(k, job),
     user: m.annotations?.['trainyard.io/created-by'] || '',
     gpus: gpusRequested(k, job), alloc, created: m.creationTimestamp || '',
-    start: job.status?.startTime || '', end: job.status?.completionTime || '',
+    start, end,
   };
 }
 
@@ -148,10 +149,10 @@ export function mount(container, params) {
   }
 
   function cells(entry) {
-    const { d, job } = entry;
+    const { d } = entry;
     const href = `#/jobs/${encodeURIComponent(d.kindId)}/${encodeURIComponent(d.ns)}/${encodeURIComponent(d.name)}`;
-    const start = job.status?.startTime;
-    const end = job.status?.completionTime ? Date.parse(job.status.completionTime) : Date.now();
+    const start = d.start;
+    const end = d.end ? Date.parse(d.end) : Date.now();
     return [
       el('td', {}, el('a', { href }, d.name)),
       el('td', {}, d.kind),
@@ -350,6 +351,22 @@ export function mount(container, params) {
     for (const e of jobs.values()) refreshAlloc(e, true);
     if (sortKey === 'alloc') resort();
   }
+  // A TrainJob has no Running condition: its row reads its state from
+  // status.jobsStatus, which its controller rewrites when a pod starts or
+  // ends without recording an Event. So when TrainJobs follow Events, a
+  // bound pod of one (its label) that changes phase fetches the job again
+  // and follows its kind a while, as an Event about it does.
+  const trainPhases = new Map(); // pod uid -> phase, of TrainJobs' pods
+  let onTrainPod = null; // (ns, job name), set by followEvents
+  function trainPodSeen(pod, gone, quiet) {
+    const job = pod.metadata?.labels?.['trainer.kubeflow.org/trainjob-name'];
+    const uid = pod.metadata?.uid;
+    if (!job || !uid) return;
+    const phase = gone ? '' : pod.status?.phase || 'Pending';
+    if (trainPhases.get(uid) === phase) return; // (a GPU reading: no news)
+    if (gone) trainPhases.delete(uid); else trainPhases.set(uid, phase);
+    if (!quiet) onTrainPod?.(pod.metadata.namespace || '', job);
+  }
   function watchPods(ns) {
     const sel = encodeURIComponent('spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed');
     const base = ns ? `/api/v1/namespaces/${encodeURIComponent(ns)}/pods` : '/api/v1/pods';
@@ -357,11 +374,15 @@ export function mount(container, params) {
       reset: (items) => {
         podAlloc.clear();
         jobAlloc.clear();
+        trainPhases.clear();
         podScope = ns;
-        for (const p of items) podSeen(p, false);
+        for (const p of items) { podSeen(p, false); trainPodSeen(p, false, true); }
         refreshAllAlloc();
       },
-      event: (type, p) => refreshJobs(podSeen(p, type === 'DELETED') || []),
+      event: (type, p) => {
+        refreshJobs(podSeen(p, type === 'DELETED') || []);
+        trainPodSeen(p, type === 'DELETED', false);
+      },
       error: () => {
         podScope = null;
         refreshAllAlloc();
@@ -524,6 +545,8 @@ export function mount(container, params) {
         error: () => {},
       }));
     }
+    const tj = byKind.get('trainer.kubeflow.org|TrainJob');
+    if (tj) onTrainPod = (ns, name) => refetch(tj, ns, name);
   }
 
   // The short watches after an event, one at a time (one connection), each
@@ -532,7 +555,10 @@ export function mount(container, params) {
   let following = '';
   function followUp(k, ns, rv) {
     const key = `${k.id}|${ns}`;
-    if (following === key || follows.has(key)) return;
+    // one queued per collection (from the oldest version: it sees the
+    // most); one that runs now is queued again, since it may end before
+    // the write this fetch foretells
+    if (follows.has(key)) return;
     follows.set(key, { k, ns, rv });
     pumpFollows();
   }

@@ -235,6 +235,89 @@ try {
     await page.locator('#jobs-table').waitFor();
   });
 
+  await check('a TrainJob (followed through Events): its row, its page with its pod, log and live progress; suspend, resume, delete', async () => {
+    await page.goto(`${SERVER}/ui/#/jobs`);
+    await page.locator('#jobs-table[data-watched]').waitFor({ state: 'attached' });
+    // (PyTorchJob and Volcano's Job have the most jobs here: TrainJobs
+    // follow Events, the harder way to stay live)
+    const watched = await page.locator('#jobs-table').getAttribute('data-watched');
+    assert(!watched.split(' ').includes('trainjob'), `trainjob has a watch of its own: ${watched}`);
+    await page.waitForFunction(() => (window.trainyardInformers?.() || [])
+      .some((s) => s.path === '/api/v1/events' && s.phase === 'watching'));
+    const tj = (name, trainer, extra = {}) => JSON.stringify({
+      apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name, namespace: 'default' },
+      spec: { runtimeRef: { name: 'torch-distributed' }, trainer, ...extra },
+    });
+    kubectl(['apply', '-f', '-'], tj('console-tj', { numNodes: 1, command: ['/bin/sh', '-c',
+      'i=0; while [ $i -lt 600 ]; do echo "step $i"; i=$((i+1)); sleep 1; done'] }));
+    // GPUs requested: resourcesPerNode x numNodes (suspended: no pods)
+    kubectl(['apply', '-f', '-'], tj('console-tj-gpu', { numNodes: 2, command: ['true'],
+      resourcesPerNode: { limits: { 'nvidia.com/gpu': 2 } } }, { suspend: true }));
+    const row = (name) => page.locator(`#jobs-table tr[data-name="${name}"]`);
+    await row('console-tj').locator('td', { hasText: 'TrainJob' }).waitFor();
+    await row('console-tj').locator('td', { hasText: /^default$/ }).first().waitFor();
+    await row('console-tj-gpu').locator('.status', { hasText: 'Suspended' }).waitFor();
+    const gpuCells = await row('console-tj-gpu').locator('td.num').allTextContents();
+    assert(gpuCells[0] === '4', `console-tj-gpu requests ${gpuCells[0]} GPUs, not 2 x 2`);
+    const cellTexts = await row('console-tj').locator('td').allTextContents();
+    assert(cellTexts[4] === 'default', `queue ${cellTexts[4]}`);
+    assert(cellTexts[5] && cellTexts[5] !== '—', `no user: ${cellTexts[5]}`);
+    // Running (every node pod runs) without a reload
+    await row('console-tj').locator('.status', { hasText: 'Running' }).waitFor();
+    kubectl(['delete', 'trainjob', 'console-tj-gpu', '-n', 'default', '--wait=false']);
+
+    await page.click('#jobs-table tr[data-name="console-tj"] a');
+    await page.waitForURL(/#\/jobs\/trainjob\/default\/console-tj$/);
+    const pod = page.locator('#replicas tr[data-pod="console-tj-node-0-0"]');
+    await pod.locator('td', { hasText: /^node$/ }).waitFor();
+    await pod.locator('td.phase', { hasText: 'Running' }).waitFor();
+    await page.locator('#job-status', { hasText: 'Running' }).waitFor();
+    await page.locator('#job-runtime', { hasText: 'torch-distributed' }).waitFor();
+    await page.locator('#log', { hasText: /step \d+/ }).waitFor();
+    await page.locator('#manifest', { hasText: 'kind: TrainJob' }).waitFor();
+    await page.locator('#progress-none').waitFor();
+    // the training script's report, written as the admin (the status
+    // subresource), shows without a reload; and the next one too
+    const report = (pct, eta, loss) => kubectl(['patch', 'trainjob', 'console-tj', '-n', 'default',
+      '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { trainerStatus: {
+        progressPercentage: pct, estimatedRemainingSeconds: eta,
+        metrics: [{ name: 'loss', value: loss }, { name: 'accuracy', value: '0.91' }],
+        lastUpdatedTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } })]);
+    report(45, 600, '0.2347');
+    await page.locator('#progress-pct', { hasText: '45%' }).waitFor();
+    assert(await page.locator('#progress-bar').evaluate((b) => b.value) === 45, 'the bar is not at 45');
+    await page.locator('#progress-eta', { hasText: 'About 10m left' }).waitFor();
+    await page.locator('#progress-metrics tr[data-metric="loss"] td', { hasText: '0.2347' }).waitFor();
+    await page.locator('#progress-metrics tr[data-metric="accuracy"] td', { hasText: '0.91' }).waitFor();
+    await shot(page, 'trainjob');
+    report(70, 3725, '0.1802');
+    await page.locator('#progress-pct', { hasText: '70%' }).waitFor();
+    await page.locator('#progress-eta', { hasText: 'About 1h2m left' }).waitFor();
+    await page.locator('#progress-metrics tr[data-metric="loss"] td', { hasText: '0.1802' }).waitFor();
+
+    const suspended = () => kubectl(['get', 'trainjob', 'console-tj', '-n', 'default', '-o',
+      'jsonpath={.spec.suspend}']).trim();
+    await page.click('#suspend');
+    await page.click('#confirm-yes');
+    await eventually(() => suspended() === 'true', 'spec.suspend=true');
+    await page.locator('#job-status', { hasText: 'Suspended' }).waitFor();
+    await page.locator('#resume').waitFor();
+    await page.locator('#replicas', { hasText: 'No pods yet.' }).waitFor();
+    await page.locator('#conditions tr', { hasText: 'Suspended' }).first().waitFor();
+    await page.click('#resume');
+    await page.click('#confirm-yes');
+    await eventually(() => suspended() === 'false', 'spec.suspend=false');
+    await pod.locator('td.phase', { hasText: 'Running' }).waitFor();
+    await page.locator('#job-status', { hasText: 'Running' }).waitFor();
+
+    await page.click('#delete');
+    await page.click('#confirm-yes');
+    await page.waitForURL(/#\/jobs$/);
+    await eventually(() => !kubectl(['get', 'trainjobs', '-n', 'default', '-o', 'name']).includes('console-tj'),
+      'console-tj deleted');
+    await row('console-tj').waitFor({ state: 'detached' });
+  });
+
   await check('a bad manifest in the editor shows its field paths; a good one is created', async () => {
     await page.click('#nav a[data-route="submit"]');
     await page.locator('#manifest-text').fill([
