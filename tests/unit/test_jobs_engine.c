@@ -700,7 +700,12 @@ static void test_created_secret_event(void **state)
     ty_error_init(&err);
     assert_int_equal(jobs_create(KC(f->s), &api_secret, secret, owner, "vc-controller-manager",
                                  &err), 0);
-    msg = event_message(f, "SuccessfulCreateSecret");
+    /* An Event is written after the call returns when another writer is
+     * committing (client/events.h): waited for, not read at once (it was
+     * not there yet in a loaded CI run). */
+    for (int64_t deadline = ty_now_ms() + WAIT_MS;
+         !(msg = event_message(f, "SuccessfulCreateSecret")) && ty_now_ms() < deadline;)
+        usleep(10000);
     assert_non_null(msg);
     assert_string_equal(msg, "Created secret: sshj-ssh");
     free(msg);
