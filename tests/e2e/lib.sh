@@ -162,6 +162,19 @@ wait_until() {
 }
 
 # file_has FILE REGEX: FILE has a line matching REGEX (for wait_until).
+# wait_tj NAME WANT SECS: a TrainJob's last condition type once it is WANT
+# (or a final one: Complete, Failed), else what it was at the deadline.
+wait_tj() {
+    local state=""
+    for _ in $(seq $(($3 * 2))); do
+        state=$(kubectl get trainjob "$1" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
+        [ "$state" = "$2" ] && break
+        case "$state" in Complete|Failed) break ;; esac
+        sleep 0.5
+    done
+    echo "$state"
+}
+
 file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 
 pass() { E2E_CHECKS=$((E2E_CHECKS + 1)); echo "ok   - $1"; }

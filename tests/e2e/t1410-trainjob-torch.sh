@@ -9,19 +9,6 @@ source ./lib.sh
 EX=../../examples/trainer
 start_server
 
-# wait_tj NAME WANT SECS: the last condition's type once it is WANT (or a
-# final one), else what it was at the deadline
-wait_tj() {
-    local state=""
-    for _ in $(seq $(($3 * 2))); do
-        state=$(kubectl get trainjob "$1" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
-        [ "$state" = "$2" ] && break
-        case "$state" in Complete|Failed) break ;; esac
-        sleep 0.5
-    done
-    echo "$state"
-}
-
 check "apply the torch example" kubectl apply -f "$EX/torch-distributed.yaml"
 state=$(wait_tj torch-ddp Complete 240)
 expect_eq "torch TrainJob completes" Complete "$state"

@@ -9,16 +9,6 @@ source ./lib.sh
 EX=../../examples/trainer
 start_server
 
-wait_tj() {
-    local state=""
-    for _ in $(seq $(($3 * 2))); do
-        state=$(kubectl get trainjob "$1" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
-        [ "$state" = "$2" ] && break
-        case "$state" in Complete|Failed) break ;; esac
-        sleep 0.5
-    done
-    echo "$state"
-}
 logs() { kubectl logs "$1" -c "${2:-node}" 2>&1; }
 
 jobs="xgb-dist:xgboost mpi-allreduce:mpi tf-dist:tensorflow paddle-dist:paddle ms-dist:mindspore"

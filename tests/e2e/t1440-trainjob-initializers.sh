@@ -8,17 +8,6 @@ cd "$(dirname "$0")"
 source ./lib.sh
 start_server
 
-wait_tj() {
-    local state=""
-    for _ in $(seq $(($3 * 2))); do
-        state=$(kubectl get trainjob "$1" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
-        [ "$state" = "$2" ] && break
-        case "$state" in Complete|Failed) break ;; esac
-        sleep 0.5
-    done
-    echo "$state"
-}
-
 mkdir -p "$E2E_TMP/src" "$E2E_TMP/www"
 echo "a,b" >"$E2E_TMP/src/data.csv"
 chmod -R a+rX "$E2E_TMP/src"
