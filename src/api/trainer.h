@@ -21,6 +21,11 @@
 #define TRAINER_ANCESTOR_LABEL "trainer.kubeflow.org/trainjob-ancestor-step"
 #define TRAINER_MANAGED_BY_DEFAULT "trainer.kubeflow.org/trainjob-controller"
 #define TRAINER_MANAGED_BY_MULTIKUEUE "kueue.x-k8s.io/multikueue"
+/* A Trainyard extension (Trainer v2 dropped elastic training): a TrainJob
+ * on a torch runtime annotated "MIN:MAX" runs between MIN and MAX nodes,
+ * torchrun rendezvousing through c10d (docs/trainer.md, "Elastic"). */
+#define TRAINER_ANN_ELASTIC "trainyard.io/elastic-nodes"
+#define TRAINER_ELASTIC_MAX_NODES 10000
 
 /* A core/v1 EnvVar ({name, value, valueFrom}), for the env lists of the
  * TrainJob's trainer and initializers. */
@@ -38,5 +43,9 @@ json_t *trainer_builtin_runtimes(void);
  * resource: 0. */
 int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const json_t *obj,
                            ty_error *err);
+
+/* TRAINER_ANN_ELASTIC's value "MIN:MAX", whole numbers 1 <= MIN <= MAX <=
+ * TRAINER_ELASTIC_MAX_NODES: 0 with both set, else -1. */
+int trainer_elastic_bounds(const char *text, long long *min, long long *max);
 
 #endif

@@ -8,6 +8,7 @@
  * reserved PET_* names may not be set by the job's env either, and a
  * runtime labelled trainer.kubeflow.org/support: deprecated gets a warning. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/kinds.h"
@@ -30,6 +31,44 @@ static int digits(long long v)
     return n;
 }
 
+int trainer_elastic_bounds(const char *text, long long *min, long long *max)
+{
+    const char *c = text;
+    char *end;
+    long long lo, hi;
+
+    if (!text || *c < '0' || *c > '9')
+        return -1;
+    lo = strtoll(c, &end, 10);
+    if (*end != ':' || end - c > 5 || end[1] < '0' || end[1] > '9')
+        return -1;
+    c = end + 1;
+    hi = strtoll(c, &end, 10);
+    if (*end || end - c > 5 || lo < 1 || lo > hi || hi > TRAINER_ELASTIC_MAX_NODES)
+        return -1;
+    *min = lo;
+    *max = hi;
+    return 0;
+}
+
+/* The job's elastic bounds (its annotation's, else the runtime's v2.0
+ * mlPolicy.torch.elasticPolicy): true with *max set, when it has any. */
+static bool elastic_max(const json_t *job, const json_t *rt, long long *max)
+{
+    const char *v = meta_str(json_object_get(json_object_get(job, "metadata"), "annotations"),
+                             TRAINER_ANN_ELASTIC);
+    const json_t *ep = json_object_get(json_object_get(json_object_get(
+        json_object_get(rt, "spec"), "mlPolicy"), "torch"), "elasticPolicy");
+    long long min;
+
+    if (v)
+        return trainer_elastic_bounds(v, &min, max) == 0;
+    if (!json_is_integer(json_object_get(ep, "maxNodes")))
+        return false;
+    *max = json_integer_value(json_object_get(ep, "maxNodes"));
+    return true;
+}
+
 /* How many pods (completion indexes) replicated job rj's Jobs have: the
  * trainer step's the job's numNodes, else the runtime's; any other step its
  * Job template's completions (parallelism, 1). */
@@ -43,8 +82,11 @@ static long long step_pods(const json_t *job, const json_t *rt, const json_t *rj
     if (step && strcmp(step, "trainer") == 0) {
         const json_t *tr = json_object_get(json_object_get(job, "spec"), "trainer");
         const json_t *ml = json_object_get(json_object_get(rt, "spec"), "mlPolicy");
+        long long max;
         if (json_is_integer(json_object_get(tr, "numNodes")))
             return meta_int(tr, "numNodes", 1);
+        if (elastic_max(job, rt, &max)) /* an elastic job's nodes default to its most */
+            return max;
         return meta_int(ml, "numNodes", 1);
     }
     return meta_int(jspec, "completions", meta_int(jspec, "parallelism", 1));
@@ -96,6 +138,33 @@ static void check_reserved_env(const json_t *job, const json_t *rt, ty_error *er
                                  "runtime sets it");
             }
     }
+}
+
+/* The extension TRAINER_ANN_ELASTIC: "MIN:MAX", on a torch runtime (the
+ * nodes run torchrun), with numNodes, when the job gives it, in bounds. */
+static void check_elastic(const json_t *job, const json_t *rt, ty_error *err)
+{
+    static const char field[] = "metadata.annotations[" TRAINER_ANN_ELASTIC "]";
+    const char *v = meta_str(json_object_get(json_object_get(job, "metadata"), "annotations"),
+                             TRAINER_ANN_ELASTIC);
+    const json_t *ml = json_object_get(json_object_get(rt, "spec"), "mlPolicy");
+    const json_t *nn = json_object_get(json_object_get(json_object_get(job, "spec"), "trainer"),
+                                       "numNodes");
+    long long min, max;
+
+    if (!v)
+        return;
+    if (trainer_elastic_bounds(v, &min, &max) < 0) {
+        meta_invalid_str(err, field, v, "must be MIN:MAX, whole numbers with 1 <= MIN <= MAX "
+                         "<= %d", TRAINER_ELASTIC_MAX_NODES);
+        return;
+    }
+    if (!json_is_object(json_object_get(ml, "torch")))
+        meta_invalid_str(err, field, v, "an elastic TrainJob needs a runtime with "
+                         "mlPolicy.torch (its nodes run torchrun)");
+    if (json_is_integer(nn) && (json_integer_value(nn) < min || json_integer_value(nn) > max))
+        meta_invalid(err, "spec.trainer.numNodes", nn, "must be within the elastic bounds %s",
+                     v);
 }
 
 /* Upstream's label for a runtime on its way out: a job may still use it,
@@ -167,6 +236,7 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
         if (name && *name)
             check_host_names(name, obj, rt, err);
         check_reserved_env(obj, rt, err);
+        check_elastic(obj, rt, err);
         if (ty_error_ncauses(err) == before)
             warn_deprecated(lk, rt, rres->kind, rname);
         json_decref(rt);

@@ -161,6 +161,91 @@ static void test_torch_plan_and_env(void **state)
     json_decref(plan);
 }
 
+/* Elastic: the bounds from the snapshot (the job's annotation) or the
+ * runtime's v2.0 elasticPolicy; numNodes defaults to MAX and is held in
+ * bounds; torchrun gets c10d rendezvous variables instead of a master. */
+static void test_elastic(void **state)
+{
+    json_t *snap = builtin("torch-distributed"), *tj, *plan, *pod, *rt;
+    ty_error err;
+    char *env;
+    long long lo = 0, hi = 0;
+
+    (void)state;
+    ty_error_init(&err);
+    json_object_set_new(snap, "elastic", json_pack("{s:i, s:i}", "minNodes", 2, "maxNodes", 4));
+    tj = trainjob("{\"trainer\":{\"command\":[\"torchrun\",\"t.py\"]}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_non_null(plan);
+    assert_int_equal(json_integer_value(json_object_get(plan, "numNodes")), 4);
+    assert_int_equal(tj_plan_pods(plan), 4);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(plan, "elastic"),
+                                                        "maxRestarts")), TJ_ELASTIC_RESTARTS);
+    pod = pod_of(plan, "node", 0, 3);
+    env = env_text(container(pod, "node"));
+    assert_non_null(strstr(env, "PET_NNODES=2:4 "));
+    assert_non_null(strstr(env, "PET_RDZV_BACKEND=c10d PET_RDZV_ENDPOINT=j-node-0-0.j:29400 "
+                                "PET_RDZV_ID=j PET_RDZV_CONF=is_host=0 PET_MAX_RESTARTS=3"));
+    assert_null(strstr(env, "PET_MASTER_ADDR"));
+    free(env);
+    json_decref(pod);
+    json_decref(plan);
+    json_decref(tj);
+
+    /* numNodes in bounds is kept; out of bounds (stored before) clamped */
+    tj = trainjob("{\"trainer\":{\"numNodes\":3}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_int_equal(tj_plan_pods(plan), 3);
+    json_decref(plan);
+    json_decref(tj);
+    tj = trainjob("{\"trainer\":{\"numNodes\":9}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_int_equal(tj_plan_pods(plan), 4);
+    json_decref(plan);
+    json_decref(tj);
+
+    /* the runtime's elasticPolicy, a missing bound being numNodes */
+    json_object_del(snap, "elastic");
+    rt = json_object_get(json_object_get(json_object_get(snap, "spec"), "mlPolicy"), "torch");
+    json_object_set_new(rt, "elasticPolicy",
+                        json_pack("{s:i, s:i}", "maxNodes", 3, "maxRestarts", 5));
+    tj = trainjob("{\"trainer\":{\"numNodes\":2}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_int_equal(tj_plan_pods(plan), 2);
+    pod = pod_of(plan, "node", 0, 0);
+    env = env_text(container(pod, "node"));
+    assert_non_null(strstr(env, "PET_NNODES=2:3 "));
+    assert_non_null(strstr(env, "PET_RDZV_CONF=is_host=1 "));
+    assert_non_null(strstr(env, "PET_MAX_RESTARTS=5"));
+    free(env);
+    json_decref(pod);
+    json_decref(plan);
+    json_decref(tj);
+
+    /* not elastic: a plain torch job has no bounds */
+    json_object_del(rt, "elasticPolicy");
+    tj = trainjob("{\"trainer\":{\"numNodes\":2}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_null(json_object_get(plan, "elastic"));
+    json_decref(plan);
+    json_decref(tj);
+    json_decref(snap);
+
+    /* the annotation's text */
+    assert_int_equal(trainer_elastic_bounds("1:4", &lo, &hi), 0);
+    assert_true(lo == 1 && hi == 4);
+    assert_int_equal(trainer_elastic_bounds("3:3", &lo, &hi), 0);
+    assert_int_equal(trainer_elastic_bounds("0:2", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("3:2", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("2", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("2:", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds(":2", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("1:2x", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("1:-2", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("1:10001", &lo, &hi), -1);
+    assert_int_equal(trainer_elastic_bounds("1:99999999999999999999", &lo, &hi), -1);
+}
+
 static void test_torch_procs(void **state)
 {
     char buf[16];
@@ -474,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_pod_name),
         cmocka_unit_test(test_torch_plan_and_env),
         cmocka_unit_test(test_torch_procs),
+        cmocka_unit_test(test_elastic),
         cmocka_unit_test(test_runtime_patches),
         cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_launcher_as_node),

@@ -122,11 +122,29 @@ static void mpi_env(const json_t *plan, json_t *env)
     jf_env(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPI_AGENT_PATH);
 }
 
+/* PET_RDZV_CONF: the container's own (torchrun's rendezvous options, as
+ * last_call_timeout) and is_host, which says who serves the c10d store:
+ * torchrun guesses it by matching the endpoint to its host name, which
+ * `<pod>.<subdomain>` never matches (nor a Kubernetes pod's FQDN). */
+static void rdzv_conf(const json_t *container, bool host, json_t *env)
+{
+    const char *have = NULL;
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(container, "env"), i, e)
+        if (!strcmp(json_string_value(json_object_get(e, "name")) ?: "", "PET_RDZV_CONF"))
+            have = json_string_value(json_object_get(e, "value"));
+    jf_envf(env, "PET_RDZV_CONF", "%s%sis_host=%d", have && *have ? have : "",
+            have && *have ? "," : "", host ? 1 : 0);
+}
+
 void tj_env(const json_t *plan, const char *job, const char *ns, const json_t *rjob,
             const json_t *container, long long job_index, long long pod_index, json_t *env)
 {
     const char *fw = pstr(plan, "framework"), *policy = pstr(plan, "policy");
     const char *cname = json_string_value(json_object_get(container, "name")) ?: "";
+    const json_t *elastic = json_object_get(plan, "elastic");
     long long n = json_integer_value(json_object_get(plan, "numNodes"));
     long long rank = job_index * json_integer_value(json_object_get(rjob, "pods")) + pod_index;
     char host0[400], self[400], procs[32];
@@ -136,7 +154,24 @@ void tj_env(const json_t *plan, const char *job, const char *ns, const json_t *r
         return;
     node_host(plan, job, 0, host0, sizeof(host0));
     node_host(plan, job, rank, self, sizeof(self));
-    if (!strcmp(policy, "torch")) {
+    if (!strcmp(policy, "torch") && elastic) {
+        /* torchrun's dynamic rendezvous: the nodes, however many of
+         * MIN..MAX run, agree through the c10d store node 0's agent serves,
+         * and ranks come from the rendezvous (PET_NODE_RANK is the
+         * completion index, for the script's own use) */
+        tj_torch_procs(pstr(plan, "procs"), container, procs, sizeof(procs));
+        jf_envf(env, "PET_NNODES", "%lld:%lld",
+                (long long)json_integer_value(json_object_get(elastic, "minNodes")),
+                (long long)json_integer_value(json_object_get(elastic, "maxNodes")));
+        jf_env(env, "PET_NPROC_PER_NODE", procs);
+        jf_envf(env, "PET_NODE_RANK", "%lld", rank);
+        jf_env(env, "PET_RDZV_BACKEND", "c10d");
+        jf_envf(env, "PET_RDZV_ENDPOINT", "%s:%d", host0, TJ_RDZV_PORT);
+        jf_env(env, "PET_RDZV_ID", job);
+        rdzv_conf(container, rank == 0, env);
+        jf_envf(env, "PET_MAX_RESTARTS", "%lld",
+                (long long)json_integer_value(json_object_get(elastic, "maxRestarts")));
+    } else if (!strcmp(policy, "torch")) {
         tj_torch_procs(pstr(plan, "procs"), container, procs, sizeof(procs));
         jf_envf(env, "PET_NNODES", "%lld", n);
         jf_env(env, "PET_NPROC_PER_NODE", procs);

@@ -337,6 +337,41 @@ static const char *template_queue(const json_t *tjspec, const json_t *rs)
     return q && *q ? q : NULL;
 }
 
+/* The elastic bounds of a torch job: the snapshot's (the job's annotation
+ * TRAINER_ANN_ELASTIC, taken with the runtime) over the runtime's v2.0
+ * mlPolicy.torch.elasticPolicy (a missing bound is numNodes); NULL when
+ * neither or not torch. {minNodes, maxNodes, maxRestarts (the policy's,
+ * else TJ_ELASTIC_RESTARTS)}. */
+static json_t *elastic_policy(const json_t *snapshot, const json_t *ml, long long num_nodes)
+{
+    const json_t *ep = json_object_get(json_object_get(ml, "torch"), "elasticPolicy");
+    const json_t *ann = json_object_get(snapshot, "elastic");
+    const json_t *mr = json_object_get(ep, "maxRestarts");
+    const json_t *lo, *hi;
+    long long min, max;
+
+    if (!json_is_object(json_object_get(ml, "torch")))
+        return NULL;
+    if (json_is_object(ann)) {
+        lo = json_object_get(ann, "minNodes");
+        hi = json_object_get(ann, "maxNodes");
+    } else {
+        lo = json_object_get(ep, "minNodes");
+        hi = json_object_get(ep, "maxNodes");
+        if (!json_is_integer(lo) && !json_is_integer(hi))
+            return NULL;
+    }
+    min = json_is_integer(lo) ? json_integer_value(lo) : num_nodes;
+    max = json_is_integer(hi) ? json_integer_value(hi) : num_nodes;
+    min = min < 1 ? 1 : min;
+    max = max < min ? min : max;
+    return json_pack("{s:I, s:I, s:I}", "minNodes", (json_int_t)min, "maxNodes", (json_int_t)max,
+                     "maxRestarts",
+                     (json_int_t)(json_is_integer(mr) && json_integer_value(mr) >= 0
+                                      ? json_integer_value(mr)
+                                      : TJ_ELASTIC_RESTARTS));
+}
+
 /* Whether the replicated jobs make more than TJ_MAX_PODS pods (each
  * product checked before it is summed: replicas and completions come from
  * the runtime, numNodes from the job, each up to 2^31). */
@@ -368,7 +403,7 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
     const char *job = str_at(trainjob, "metadata", "name") ?: "";
     const char *sub = str_at(js, "network", "subdomain");
     const json_t *nn = json_object_get(trainer, "numNodes");
-    json_t *plan, *rjobs = json_array(), *rj, *mpi = mpi_policy(ml);
+    json_t *plan, *rjobs = json_array(), *rj, *mpi = mpi_policy(ml), *elastic;
     long long num_nodes;
     char procs[32];
     size_t i;
@@ -376,6 +411,14 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
     if (!json_is_integer(nn))
         nn = json_object_get(ml, "numNodes");
     num_nodes = json_is_integer(nn) ? json_integer_value(nn) : 1;
+    /* elastic: the job's numNodes within the bounds, else the most */
+    if ((elastic = elastic_policy(snapshot, ml, num_nodes))) {
+        long long min = json_integer_value(json_object_get(elastic, "minNodes"));
+        long long max = json_integer_value(json_object_get(elastic, "maxNodes"));
+        if (!json_is_integer(json_object_get(trainer, "numNodes")))
+            num_nodes = max;
+        num_nodes = num_nodes < min ? min : num_nodes > max ? max : num_nodes;
+    }
     /* the TrainJob's numProcPerNode is MPI's slots per node too */
     if (mpi && json_is_integer(json_object_get(trainer, "numProcPerNode")))
         json_object_set(mpi, "numProcPerNode", json_object_get(trainer, "numProcPerNode"));
@@ -388,6 +431,7 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
     if (!json_array_size(rjobs)) {
         json_decref(rjobs);
         json_decref(mpi);
+        json_decref(elastic);
         ty_seterr(err, TY_EINVALID, "%s %s has no replicated job",
                   json_string_value(json_object_get(snapshot, "kind")) ?: "runtime",
                   json_string_value(json_object_get(snapshot, "name")) ?: "");
@@ -396,6 +440,7 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
     if (num_nodes < 0 || num_nodes > TJ_MAX_PODS || pods_over(rjobs)) {
         json_decref(rjobs);
         json_decref(mpi);
+        json_decref(elastic);
         ty_seterr(err, TY_EFORBIDDEN, "the TrainJob would make more than %d pods",
                   TJ_MAX_PODS);
         return NULL;
@@ -405,6 +450,8 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
                      "subdomain", sub && *sub ? sub : job, "rjobs", rjobs);
     if (mpi)
         json_object_set_new(plan, "mpi", mpi);
+    if (elastic)
+        json_object_set_new(plan, "elastic", elastic);
     if (json_is_object(json_object_get(js, "successPolicy")))
         json_object_set(plan, "successPolicy", json_object_get(js, "successPolicy"));
     if (json_is_object(json_object_get(js, "failurePolicy")))

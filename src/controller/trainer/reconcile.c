@@ -45,6 +45,8 @@ typedef struct tpass {
     size_t nobs;
     long long restarts;
     bool bump_restart;
+    json_t *replaced;       /* elastic: names of node pods replaced this pass */
+    long long replacements; /* elastic: failed nodes replaced before this pass */
     json_t *snapshot; /* a snapshot to write (taken), or NULL */
     json_t *stored;   /* the snapshot read from the job's annotation, or NULL */
     time_t *wake_at;
@@ -89,6 +91,28 @@ static void set_cond(tpass *p, const char *type, const char *cstatus, const char
 
 /* ---- the runtime snapshot ---- */
 
+/* The job's trainyard.io/elastic-nodes, into the snapshot being taken: the
+ * bounds stay as the job first ran (admission checked the value and the
+ * runtime when the job was made; one added later that does not parse is
+ * left out, with a Warning). */
+static void elastic_bounds(tpass *p)
+{
+    const char *v = str_at(json_object_get(p->job, "metadata"), "annotations",
+                           TRAINER_ANN_ELASTIC);
+    long long min, max;
+
+    if (!v)
+        return;
+    if (trainer_elastic_bounds(v, &min, &max) < 0) {
+        event(p, "Warning", "InvalidElasticNodes",
+              TRAINER_ANN_ELASTIC " \"%.64s\" is not MIN:MAX: the job runs with numNodes", v);
+        return;
+    }
+    json_object_set_new(p->snapshot, "elastic", json_pack("{s:I, s:I}", "minNodes",
+                                                          (json_int_t)min, "maxNodes",
+                                                          (json_int_t)max));
+}
+
 /* The snapshot the job keeps (borrowed from p->job, or p->snapshot), or
  * NULL: taken now from the runtime it names when it has none yet. */
 static const json_t *snapshot_of(tpass *p)
@@ -125,6 +149,7 @@ static const json_t *snapshot_of(tpass *p)
     }
     p->snapshot = tj_snapshot(ty_obj_json(o));
     ty_obj_unref(o);
+    elastic_bounds(p);
     return p->snapshot;
 }
 
@@ -136,6 +161,19 @@ static rj_obs *obs_named(tpass *p, const char *name)
         if (!strcmp(p->obs[i].name, name))
             return &p->obs[i];
     return NULL;
+}
+
+/* Whether rj is an elastic job's trainer nodes (tj_plan's "elastic"). */
+static bool elastic_rjob(const tpass *p, const json_t *rj)
+{
+    return json_object_get(p->plan, "elastic") &&
+           !strcmp(json_string_value(json_object_get(rj, "name")) ?: "", "node") &&
+           !strcmp(json_string_value(json_object_get(rj, "ancestor")) ?: "", "trainer");
+}
+
+static long long elastic_min(const tpass *p)
+{
+    return json_integer_value(json_object_get(json_object_get(p->plan, "elastic"), "minNodes"));
 }
 
 /* The pods of one job (a replicated job's job index) by state. */
@@ -154,7 +192,8 @@ static void count_pods(const tpass *p, const char *rjob, long long replicas, job
         const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
         const char *phase = kit_pod_phase(pod);
         long long j = ji ? atoll(ji) : -1;
-        if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod))
+        if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod) ||
+            json_object_get(p->replaced, str_at(pod, "metadata", "name") ?: ""))
             continue;
         jobs[j].present++;
         if (!strcmp(phase, "Running"))
@@ -189,7 +228,21 @@ static void observe(tpass *p)
             continue;
         }
         count_pods(p, o->name, o->replicas, jobs);
-        for (long long j = 0; j < o->replicas; j++) {
+        for (long long j = 0; elastic_rjob(p, rj) && j < o->replicas; j++) {
+            /* elastic: torchrun ends every node together, so a node that
+             * succeeded ends the job once none runs (nodes still waiting
+             * for room never join); ready from MIN running nodes */
+            if (jobs[j].succeeded && !jobs[j].running)
+                o->succeeded++;
+            else if (jobs[j].failed && !jobs[j].succeeded)
+                o->failed++;
+            else if (jobs[j].present) {
+                o->active++;
+                if (jobs[j].running + jobs[j].succeeded >= elastic_min(p))
+                    o->ready++;
+            }
+        }
+        for (long long j = 0; !elastic_rjob(p, rj) && j < o->replicas; j++) {
             if (jobs[j].failed)
                 o->failed++;
             else if (jobs[j].succeeded >= o->pods)
@@ -298,7 +351,8 @@ static const char *queue_of(tpass *p)
 /* The gang: a PodGroup named after the job, every pod that starts first
  * (replicated jobs without dependsOn: one waiting for others is made only
  * once they are Ready or Complete, and a gang that waits for pods made only
- * after it runs never runs) and their requests summed. 1: admitted. */
+ * after it runs never runs; of an elastic job's nodes MIN) and their
+ * requests summed. 1: admitted. */
 static int podgroup_gate(tpass *p)
 {
     json_t *sums = json_object(), *spec, *pg, *rj;
@@ -308,7 +362,8 @@ static int podgroup_gate(tpass *p)
 
     json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
         long long n = json_integer_value(json_object_get(rj, "replicas")) *
-                      json_integer_value(json_object_get(rj, "pods"));
+                      (elastic_rjob(p, rj) ? elastic_min(p)
+                                           : json_integer_value(json_object_get(rj, "pods")));
         const json_t *ps = json_object_get(json_object_get(rj, "template"), "spec");
         if (json_array_size(json_object_get(rj, "dependsOn")))
             continue;
@@ -409,15 +464,32 @@ static void ensure_claim(tpass *p)
                            "resources", "requests", "storage", "1Gi"));
 }
 
-static bool pod_present(const tpass *p, const char *name)
+static const json_t *pod_named(const tpass *p, const char *name)
 {
     json_t *pod;
     size_t i;
 
     json_array_foreach(p->pods, i, pod)
         if (!strcmp(str_at(pod, "metadata", "name") ?: "", name))
-            return true;
-    return false;
+            return pod;
+    return NULL;
+}
+
+static bool pod_present(const tpass *p, const char *name) { return pod_named(p, name) != NULL; }
+
+/* Pod k of an elastic job's nodes may be made now: the first MIN (the
+ * gang, node 0 among them: its agent serves the rendezvous) at once, the
+ * rest once node 0 runs, to join as room comes. */
+static bool elastic_may_make(const tpass *p, long long k)
+{
+    const json_t *node0;
+    char name[300];
+
+    if (k < elastic_min(p))
+        return true;
+    tj_pod_name(p->name, "node", 0, 0, name, sizeof(name));
+    node0 = pod_named(p, name);
+    return node0 && !kit_is_terminating(node0) && !strcmp(kit_pod_phase(node0), "Running");
 }
 
 /* The pods to make now: missing, of replicated jobs whose dependsOn is
@@ -437,6 +509,8 @@ static json_t *missing_pods(tpass *p)
             for (long long k = 0; k < pods; k++) {
                 char name[300];
                 tj_pod_name(p->name, rname, j, k, name, sizeof(name));
+                if (elastic_rjob(p, rj) && !elastic_may_make(p, k))
+                    continue;
                 if (!pod_present(p, name))
                     json_array_append_new(out, json_pack("[O, I, I]", rj, (json_int_t)j,
                                                          (json_int_t)k));
@@ -548,6 +622,7 @@ typedef struct write_args {
     const json_t *snapshot;
     long long restarts;
     bool bump;
+    long long replacements; /* elastic: the new count, or 0 to leave it */
 } write_args;
 
 static bool same_job(const json_t *obj, const write_args *w)
@@ -603,18 +678,25 @@ static int write_meta(json_t *obj, void *arg, ty_error *err)
         snprintf(n, sizeof(n), "%lld", w->restarts + 1);
         json_object_set_new(ann, TJ_ANN_RESTARTS, json_string(n));
     }
+    if (w->replacements) {
+        char n[24];
+        snprintf(n, sizeof(n), "%lld", w->replacements);
+        json_object_set_new(ann, TJ_ANN_REPLACED, json_string(n));
+    }
     return 0;
 }
 
 static void commit(tpass *p)
 {
+    long long replaced = (long long)json_object_size(p->replaced);
     write_args w = {.uid = p->uid, .status = p->status, .snapshot = p->snapshot,
-                    .restarts = p->restarts, .bump = p->bump_restart};
+                    .restarts = p->restarts, .bump = p->bump_restart,
+                    .replacements = replaced ? p->replacements + replaced : 0};
     const char *res = api_store_key(&api_trainjob);
     kc_op ops[2];
     size_t n = 0;
 
-    if (p->snapshot || p->bump_restart)
+    if (p->snapshot || p->bump_restart || w.replacements)
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_meta, &w, 0);
     if (!json_equal(json_object_get(p->job, "status"), p->status))
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
@@ -699,6 +781,69 @@ static bool deadline_passed(tpass *p)
     return false;
 }
 
+/* Elastic, once a node has succeeded: the training is over, and a node
+ * still waiting for room would find the rendezvous closed; it goes. */
+static void elastic_drop_waiting(tpass *p)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
+                    "node") && !strcmp(kit_pod_phase(pod), "Pending") &&
+            !kit_is_terminating(pod) &&
+            kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0)
+            p->rc = -1;
+}
+
+/* Elastic: a failed node pod other than node 0 (whose agent serves the
+ * rendezvous: its loss ends every node, and the failurePolicy decides) is
+ * deleted, to be made again by the next pass and join the survivors, whose
+ * torchrun restarts their workers with the nodes left; at most maxRestarts
+ * replacements over the job's life, none once a node has succeeded. */
+static void elastic_replace(tpass *p)
+{
+    const json_t *node = tj_plan_rjob(p->plan, "node");
+    long long max = json_integer_value(json_object_get(json_object_get(p->plan, "elastic"),
+                                                       "maxRestarts"));
+    json_t *pod;
+    char node0[300];
+    size_t i;
+
+    if (!node || !elastic_rjob(p, node))
+        return;
+    tj_pod_name(p->name, "node", 0, 0, node0, sizeof(node0));
+    p->replacements = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
+                                   TJ_ANN_REPLACED) ?: "0");
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
+                    "node") && !strcmp(kit_pod_phase(pod), "Succeeded")) {
+            elastic_drop_waiting(p);
+            return;
+        }
+    json_array_foreach(p->pods, i, pod) {
+        const char *pname = str_at(pod, "metadata", "name") ?: "";
+        long long done = p->replacements + (long long)json_object_size(p->replaced);
+        if (strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
+                   "node") || !strcmp(pname, node0) || kit_is_terminating(pod) ||
+            strcmp(kit_pod_phase(pod), "Failed"))
+            continue;
+        if (done >= max) {
+            event(p, "Warning", "ElasticRestartsExhausted",
+                  "node pod %s failed and %lld of %lld replacements are spent", pname, done, max);
+            return;
+        }
+        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0) {
+            p->rc = -1;
+            continue;
+        }
+        json_object_set_new(p->replaced, pname, json_true());
+        event(p, "Normal", "NodeReplaced",
+              "node pod %s failed: replacing it (%lld of %lld); the other nodes go on and "
+              "re-rendezvous", pname, done + 1, max);
+    }
+}
+
 /* A job of replicated job bad failed: the failurePolicy restarts the whole
  * set (every pod deleted; the next passes make them anew) or fails it. */
 static void on_failure(tpass *p, const char *bad)
@@ -767,6 +912,8 @@ static void run(tpass *p)
     }
     p->restarts = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
                                TJ_ANN_RESTARTS) ?: "0");
+    if (!suspend)
+        elastic_replace(p);
     observe(p);
     if (suspend) {
         kill_pods(p, false);
@@ -795,7 +942,7 @@ static void run(tpass *p)
 
 int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
 {
-    tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at};
+    tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at, .replaced = json_object()};
     const json_t *st;
     ty_error err;
     ty_obj *o;
@@ -827,6 +974,7 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     json_decref(p.stored);
     json_decref(p.plan);
     json_decref(p.pods);
+    json_decref(p.replaced);
     json_decref(p.status);
     json_decref(p.job);
     return p.rc;

@@ -36,6 +36,7 @@
 /* Trainyard's annotations on the TrainJob (docs/internals/trainer.md). */
 #define TJ_ANN_SNAPSHOT "trainyard.io/runtime-snapshot" /* the runtime, as it started */
 #define TJ_ANN_RESTARTS "trainyard.io/restarts"         /* whole-set restarts so far */
+#define TJ_ANN_REPLACED "trainyard.io/node-replacements" /* elastic: failed nodes replaced */
 /* A Trainyard extension (TrainJob has no such field): seconds after Complete
  * or Failed when the job is deleted (api/trainer_admit.c checks it). */
 #define TJ_ANN_TTL "trainyard.io/ttl-seconds-after-finished"
@@ -43,6 +44,11 @@
 /* The torch master's, JAX coordinator's and XGBoost tracker's port, a
  * containerPort of the trainer container (upstream's ContainerTrainerPort). */
 #define TJ_TRAINER_PORT 29500
+/* An elastic job's c10d rendezvous port on node 0 (torchrun's default). */
+#define TJ_RDZV_PORT 29400
+/* An elastic job's failed nodes replaced, and torchrun's --max-restarts,
+ * when its elasticPolicy gives no maxRestarts. */
+#define TJ_ELASTIC_RESTARTS 3
 #define TJ_TF_PORT 2222
 #define TJ_PADDLE_PORT 36543
 #define TJ_MS_PORT 2222
@@ -55,7 +61,9 @@
 /* ---- plan.c ---- */
 
 /* The snapshot a TrainJob keeps of its runtime when it starts (caller
- * owns): {kind, name, framework, spec} from the runtime object (borrowed).
+ * owns): {kind, name, framework, spec} from the runtime object (borrowed);
+ * the controller adds "elastic" {minNodes, maxNodes} from the job's
+ * trainyard.io/elastic-nodes, so the bounds too stay as the job started.
  * framework is the trainer.kubeflow.org/framework label, "" without it. */
 json_t *tj_snapshot(const json_t *runtime);
 
@@ -64,6 +72,10 @@ json_t *tj_snapshot(const json_t *runtime);
  *   {framework, policy ("torch", "mpi", "jax", "xgboost", "flux", "plain"),
  *    numNodes, procs ("auto" or a number as text), subdomain,
  *    mpi: the runtime's mlPolicy.mpi (defaults filled), or absent,
+ *    elastic: {minNodes, maxNodes, maxRestarts} of an elastic torch job
+ *    (the snapshot's "elastic", from the job's trainyard.io/elastic-nodes,
+ *    over the runtime's v2.0 elasticPolicy; numNodes is then the job's
+ *    within them, else maxNodes), or absent,
  *    rjobs: [{name, replicas (jobs), pods (completions per job), ancestor
  *             ("trainer", "dataset-initializer", ... or ""), dependsOn,
  *             template: the pod template {metadata, spec}}],
