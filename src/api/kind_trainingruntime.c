@@ -26,6 +26,7 @@ static const char *const ml_sources[] = {"torch", "mpi", "flux", "jax", "xgboost
 static const char *const mpi_impls[] = {"OpenMPI", "Intel", "MPICH", NULL};
 static const char *const depends_statuses[] = {"Ready", "Complete", NULL};
 static const char *const success_operators[] = {"All", "Any", NULL};
+static const char *const startup_orders[] = {"AnyOrder", "InOrder", NULL};
 static const char *const restart_strategies[] = {"Recreate", "BlockingRecreate",
                                                  "InPlaceRestart", NULL};
 static const char *const topology_modes[] = {"hard", "soft", NULL};
@@ -201,6 +202,9 @@ static void check_replicated_jobs(const json_t *tspec, ty_error *err)
             json_object_set_new(seen, name, json_true());
         }
         check_min(rj, "replicas", 0, path, err);
+        snprintf(f, sizeof(f), "%s.template.spec", path);
+        check_min(json_object_get(json_object_get(rj, "template"), "spec"), "backoffLimit", 0, f,
+                  err);
         check_depends_on(jobs, rj, path, err);
         t = json_object_get(json_object_get(rj, "template"), "metadata");
         snprintf(f, sizeof(f), "%s.template.metadata.labels", path);
@@ -230,6 +234,8 @@ static void check_jobset_policies(const json_t *tspec, ty_error *err)
     check_enum(fp, "restartStrategy", restart_strategies, "spec.template.spec.failurePolicy",
                err);
     check_min(tspec, "ttlSecondsAfterFinished", 0, base, err);
+    check_enum(json_object_get(tspec, "startupPolicy"), "startupPolicyOrder", startup_orders,
+               "spec.template.spec.startupPolicy", err);
 }
 
 static int runtime_validate(const json_t *obj, const json_t *old, ty_error *err)

@@ -287,7 +287,7 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
                                   TRAINER_ANCESTOR_LABEL);
     json_t *tmpl = json_deep_copy(json_object_get(json_object_get(jt, "spec"), "template"));
     long long pods = completions_of(jt);
-    const json_t *deps;
+    const json_t *deps, *backoff = json_object_get(json_object_get(jt, "spec"), "backoffLimit");
 
     if (!json_is_object(tmpl))
         tmpl = json_object();
@@ -310,10 +310,14 @@ static json_t *plan_rjob(const json_t *rj, const json_t *tjspec, const char *pol
     }
     apply_patches(tmpl, tjspec, name);
     deps = json_object_get(rj, "dependsOn");
-    return json_pack("{s:s, s:I, s:I, s:s, s:o, s:o}", "name", name, "replicas",
+    return json_pack("{s:s, s:I, s:I, s:s, s:o, s:o, s:I}", "name", name, "replicas",
                      (json_int_t)(json_is_integer(reps) ? json_integer_value(reps) : 1), "pods",
                      (json_int_t)pods, "ancestor", ancestor, "dependsOn",
-                     json_is_array(deps) ? json_deep_copy(deps) : json_array(), "template", tmpl);
+                     json_is_array(deps) ? json_deep_copy(deps) : json_array(), "template", tmpl,
+                     "backoffLimit",
+                     (json_int_t)(json_is_integer(backoff) && json_integer_value(backoff) > 0
+                                      ? json_integer_value(backoff)
+                                      : 0));
 }
 
 /* The Volcano queue annotation of the JobSet template: a runtime patch's
@@ -456,6 +460,8 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
         json_object_set(plan, "successPolicy", json_object_get(js, "successPolicy"));
     if (json_is_object(json_object_get(js, "failurePolicy")))
         json_object_set(plan, "failurePolicy", json_object_get(js, "failurePolicy"));
+    if (!strcmp(str_at(js, "startupPolicy", "startupPolicyOrder") ?: "", "InOrder"))
+        json_object_set_new(plan, "startupInOrder", json_true());
     if (json_is_object(json_object_get(rs, "podGroupPolicy")))
         json_object_set(plan, "podGroupPolicy", json_object_get(rs, "podGroupPolicy"));
     if (json_is_object(json_object_get(ml, "torch")))

@@ -46,6 +46,8 @@ typedef struct tpass {
     long long restarts;
     bool bump_restart;
     json_t *replaced;       /* elastic: names of node pods replaced this pass */
+    json_t *retried;        /* names of pods retried this pass (backoffLimit) */
+    json_t *retries;        /* TJ_ANN_RETRIES as read, with this pass's added */
     long long replacements; /* elastic: failed nodes replaced before this pass */
     json_t *snapshot; /* a snapshot to write (taken), or NULL */
     json_t *stored;   /* the snapshot read from the job's annotation, or NULL */
@@ -193,7 +195,8 @@ static void count_pods(const tpass *p, const char *rjob, long long replicas, job
         const char *phase = kit_pod_phase(pod);
         long long j = ji ? atoll(ji) : -1;
         if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod) ||
-            json_object_get(p->replaced, str_at(pod, "metadata", "name") ?: ""))
+            json_object_get(p->replaced, str_at(pod, "metadata", "name") ?: "") ||
+            json_object_get(p->retried, str_at(pod, "metadata", "name") ?: ""))
             continue;
         jobs[j].present++;
         if (!strcmp(phase, "Running"))
@@ -367,6 +370,9 @@ static int podgroup_gate(tpass *p)
         const json_t *ps = json_object_get(json_object_get(rj, "template"), "spec");
         if (json_array_size(json_object_get(rj, "dependsOn")))
             continue;
+        /* InOrder: the first replicated job; the others join the gang */
+        if (i > 0 && json_is_true(json_object_get(p->plan, "startupInOrder")))
+            break;
         members += n;
         kit_add_requests(sums, ps, n);
         if (!pc)
@@ -496,6 +502,7 @@ static bool elastic_may_make(const tpass *p, long long k)
  * met; each as [rjob, job index, pod index] (caller owns the array). */
 static json_t *missing_pods(tpass *p)
 {
+    bool in_order = json_is_true(json_object_get(p->plan, "startupInOrder"));
     json_t *out = json_array(), *rj;
     size_t i;
 
@@ -503,6 +510,13 @@ static json_t *missing_pods(tpass *p)
         const char *rname = json_string_value(json_object_get(rj, "name"));
         long long reps = json_integer_value(json_object_get(rj, "replicas"));
         long long pods = json_integer_value(json_object_get(rj, "pods"));
+        /* startupPolicy InOrder: each replicated job once the ones before
+         * it are ready */
+        if (in_order && i > 0) {
+            const rj_obs *prev = &p->obs[i - 1];
+            if (prev->ready + prev->succeeded < prev->replicas)
+                break;
+        }
         if (!deps_met(p, rj))
             continue;
         for (long long j = 0; j < reps; j++)
@@ -547,6 +561,26 @@ static bool ensure_progress(tpass *p)
     return ok;
 }
 
+/* failurePolicy.restartStrategy BlockingRecreate: after a whole-set
+ * restart no pod is made while any pod of an earlier attempt is still
+ * there (Recreate makes each pod again once its own name is free). */
+static bool blocked_by_old_attempt(const tpass *p)
+{
+    const char *how = str_at(p->plan, "failurePolicy", "restartStrategy");
+    json_t *pod;
+    size_t i;
+
+    if (!how || strcmp(how, "BlockingRecreate"))
+        return false;
+    json_array_foreach(p->pods, i, pod) {
+        const char *a = str_at(json_object_get(pod, "metadata"), "labels",
+                               TJ_LABEL_RESTART_ATTEMPT);
+        if (kit_is_terminating(pod) || atoll(a ?: "0") < p->restarts)
+            return true;
+    }
+    return false;
+}
+
 /* Once the gang is admitted: the objects the pods need, then the missing
  * pods, written together. A pass with nothing missing writes nothing. */
 static void create_pods(tpass *p)
@@ -555,7 +589,7 @@ static void create_pods(tpass *p)
     kit_batch b = {0};
     size_t i;
 
-    if (!json_array_size(todo)) {
+    if (!json_array_size(todo) || blocked_by_old_attempt(p)) {
         json_decref(todo);
         return;
     }
@@ -623,6 +657,7 @@ typedef struct write_args {
     long long restarts;
     bool bump;
     long long replacements; /* elastic: the new count, or 0 to leave it */
+    const json_t *retries;  /* TJ_ANN_RETRIES to write, or NULL to leave it */
 } write_args;
 
 static bool same_job(const json_t *obj, const write_args *w)
@@ -677,6 +712,11 @@ static int write_meta(json_t *obj, void *arg, ty_error *err)
         char n[24];
         snprintf(n, sizeof(n), "%lld", w->restarts + 1);
         json_object_set_new(ann, TJ_ANN_RESTARTS, json_string(n));
+        json_object_del(ann, TJ_ANN_RETRIES); /* new Jobs, new counts */
+    } else if (w->retries &&
+               (text = json_dumps(w->retries, JSON_COMPACT | JSON_SORT_KEYS))) {
+        json_object_set_new(ann, TJ_ANN_RETRIES, json_string(text));
+        free(text);
     }
     if (w->replacements) {
         char n[24];
@@ -691,12 +731,13 @@ static void commit(tpass *p)
     long long replaced = (long long)json_object_size(p->replaced);
     write_args w = {.uid = p->uid, .status = p->status, .snapshot = p->snapshot,
                     .restarts = p->restarts, .bump = p->bump_restart,
-                    .replacements = replaced ? p->replacements + replaced : 0};
+                    .replacements = replaced ? p->replacements + replaced : 0,
+                    .retries = json_object_size(p->retried) ? p->retries : NULL};
     const char *res = api_store_key(&api_trainjob);
     kc_op ops[2];
     size_t n = 0;
 
-    if (p->snapshot || p->bump_restart || w.replacements)
+    if (p->snapshot || p->bump_restart || w.replacements || w.retries)
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_meta, &w, 0);
     if (!json_equal(json_object_get(p->job, "status"), p->status))
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
@@ -844,6 +885,50 @@ static void elastic_replace(tpass *p)
     }
 }
 
+/* batch/v1 Job's backoffLimit: a failed pod of a job whose template allows
+ * retries is deleted, to be made again by the next pass, at most
+ * backoffLimit times per job (counted per "<rjob>-<job index>" in
+ * TJ_ANN_RETRIES, cleared by a whole-set restart, which makes new Jobs);
+ * past that the job has failed and the failurePolicy decides. */
+static void job_retry(tpass *p)
+{
+    const char *text = str_at(json_object_get(p->job, "metadata"), "annotations",
+                              TJ_ANN_RETRIES);
+    json_t *pod;
+    size_t i;
+
+    p->retries = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_object(p->retries)) {
+        json_decref(p->retries);
+        p->retries = json_object();
+    }
+    json_array_foreach(p->pods, i, pod) {
+        const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+        const char *pname = str_at(pod, "metadata", "name") ?: "";
+        const char *rname = json_string_value(json_object_get(labels, TJ_LABEL_RJOB));
+        const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
+        const json_t *rj = tj_plan_rjob(p->plan, rname);
+        long long limit = json_integer_value(json_object_get(rj, "backoffLimit")), used;
+        char key[300];
+        if (!rj || !ji || limit <= 0 || elastic_rjob(p, rj) || kit_is_terminating(pod) ||
+            strcmp(kit_pod_phase(pod), "Failed") || json_object_get(p->replaced, pname))
+            continue;
+        snprintf(key, sizeof(key), "%s-%s", rname, ji);
+        used = json_integer_value(json_object_get(p->retries, key));
+        if (used >= limit)
+            continue;
+        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0) {
+            p->rc = -1;
+            continue;
+        }
+        json_object_set_new(p->retries, key, json_integer(used + 1));
+        json_object_set_new(p->retried, pname, json_true());
+        event(p, "Normal", "RetryingPod",
+              "pod %s failed: making it again (%lld of the Job's backoffLimit %lld)", pname,
+              used + 1, limit);
+    }
+}
+
 /* A job of replicated job bad failed: the failurePolicy restarts the whole
  * set (every pod deleted; the next passes make them anew) or fails it. */
 static void on_failure(tpass *p, const char *bad)
@@ -912,8 +997,10 @@ static void run(tpass *p)
     }
     p->restarts = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
                                TJ_ANN_RESTARTS) ?: "0");
-    if (!suspend)
+    if (!suspend) {
         elastic_replace(p);
+        job_retry(p);
+    }
     observe(p);
     if (suspend) {
         kill_pods(p, false);
@@ -942,7 +1029,8 @@ static void run(tpass *p)
 
 int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
 {
-    tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at, .replaced = json_object()};
+    tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at, .replaced = json_object(),
+                 .retried = json_object()};
     const json_t *st;
     ty_error err;
     ty_obj *o;
@@ -975,6 +1063,8 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     json_decref(p.plan);
     json_decref(p.pods);
     json_decref(p.replaced);
+    json_decref(p.retried);
+    json_decref(p.retries);
     json_decref(p.status);
     json_decref(p.job);
     return p.rc;

@@ -37,6 +37,7 @@
 #define TJ_ANN_SNAPSHOT "trainyard.io/runtime-snapshot" /* the runtime, as it started */
 #define TJ_ANN_RESTARTS "trainyard.io/restarts"         /* whole-set restarts so far */
 #define TJ_ANN_REPLACED "trainyard.io/node-replacements" /* elastic: failed nodes replaced */
+#define TJ_ANN_RETRIES "trainyard.io/job-retries" /* {"<rjob>-<index>": pods retried} */
 /* A Trainyard extension (TrainJob has no such field): seconds after Complete
  * or Failed when the job is deleted (api/trainer_admit.c checks it). */
 #define TJ_ANN_TTL "trainyard.io/ttl-seconds-after-finished"
@@ -78,7 +79,9 @@ json_t *tj_snapshot(const json_t *runtime);
  *    within them, else maxNodes), or absent,
  *    rjobs: [{name, replicas (jobs), pods (completions per job), ancestor
  *             ("trainer", "dataset-initializer", ... or ""), dependsOn,
- *             template: the pod template {metadata, spec}}],
+ *             template: the pod template {metadata, spec}, backoffLimit
+ *             (the Job template's, else 0: failed pods each job retries)}],
+ *    startupInOrder: true when the JobSet's startupPolicy is InOrder,
  *    successPolicy, failurePolicy, podGroupPolicy: as the runtime has them
  *    (absent when it has none), queue (the JobSet template's
  *    scheduling.volcano.sh/queue-name: a runtime patch's over the
