@@ -3,7 +3,10 @@
 # xgboost-distributed (XGBoost's collective over DMLC_*), mpi-distributed
 # (mpi4py allreduce: the launcher after its nodes are Ready, hostfile and
 # ssh Secret), tensorflow/paddle/mindspore-distributed (their env, host
-# names resolved), jax-distributed when jax is installed.
+# names resolved), jax-distributed when jax is installed, and always its
+# coordinator contract: processes that meet at JAX_COORDINATOR_ADDRESS with
+# JAX_PROCESS_ID / JAX_NUM_PROCESSES, as jax.distributed.initialize does
+# (Debian 12 packages no jax).
 cd "$(dirname "$0")"
 source ./lib.sh
 EX=../../examples/trainer
@@ -14,10 +17,41 @@ logs() { kubectl logs "$1" -c "${2:-node}" 2>&1; }
 jobs="xgb-dist:xgboost mpi-allreduce:mpi tf-dist:tensorflow paddle-dist:paddle ms-dist:mindspore"
 jax=""
 if /usr/bin/python3 -c 'import jax' 2>/dev/null; then jax=1; jobs="$jobs jax-dist:jax"; fi
+kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: jax-meet}
+spec:
+  runtimeRef: {name: jax-distributed}
+  trainer:
+    numNodes: 3
+    command:
+    - /usr/bin/python3
+    - -u
+    - -c
+    - |
+      import os, socket, time
+      host, port = os.environ["JAX_COORDINATOR_ADDRESS"].rsplit(":", 1)
+      n, me = int(os.environ["JAX_NUM_PROCESSES"]), int(os.environ["JAX_PROCESS_ID"])
+      if me == 0:  # the coordinator: gathers every id, answers the sum
+          srv = socket.create_server(("", int(port)))
+          peers = [srv.accept()[0] for _ in range(n - 1)]
+          total = 1 + sum(int(c.recv(16)) for c in peers)
+          for c in peers:
+              c.sendall(str(total).encode()); c.close()
+      else:
+          for _ in range(600):
+              try:
+                  c = socket.create_connection((host, int(port))); break
+              except OSError:
+                  time.sleep(0.2)
+          c.sendall(str(me + 1).encode()); total = int(c.recv(16))
+      print(f"process {me}/{n} sum {total}", flush=True)
+EOF2
 for j in $jobs; do
     check "apply ${j#*:}-distributed" kubectl apply -f "$EX/${j#*:}-distributed.yaml"
 done
-for j in $jobs; do
+for j in $jobs jax-meet:jax-coordinator; do
     state=$(wait_tj "${j%%:*}" Complete 240)
     expect_eq "${j#*:}: ${j%%:*} completes" Complete "$state"
     [ "$state" = Complete ] || dump_job trainjob "${j%%:*}"
@@ -50,6 +84,9 @@ expect_match "tensorflow: TF_CONFIG worker 1 of 2" 'task worker 1 of 2 at tf-dis
 expect_match "paddle: PADDLE_* (master node 0)" 'paddle job paddle-dist nnodes 2 master paddle-dist-node-0-0.paddle-dist:36543' "$(logs paddle-dist-node-0-1)"
 expect_match "mindspore: MS_*" 'ms MS_WORKER ms-dist-node-0-1.ms-dist of 2 sched ms-dist-node-0-0.ms-dist:2222' "$(logs ms-dist-node-0-1)"
 
+for i in 0 1 2; do
+    expect_match "jax-distributed: process $i of 3 met the others at the coordinator" "process $i/3 sum 6" "$(logs jax-meet-node-0-$i)"
+done
 if [ -n "$jax" ]; then
     expect_match "jax: 2 processes summed" 'process 1/2 sum 3' "$(logs jax-dist-node-0-1)"
 else
