@@ -50,6 +50,7 @@ typedef struct op_flags {
     const char *address;
     long port, webhook_port;
     const char *tls_cert, *tls_key;
+    const char *progress_url, *progress_ca, *progress_key;
     bool leader_elect;
     const char *lease_ns, *lease_name, *identity;
     const char *sched_conf;
@@ -95,6 +96,13 @@ static void operator_usage(FILE *f)
             "  --webhook-port PORT the admission webhook, HTTPS (default %d)\n"
             "  --tls-cert-file FILE, --tls-private-key-file FILE  the webhook's serving\n"
             "                      certificate and key; without them no webhook is served\n"
+            "  --progress-url URL  serve TrainJobs' progress endpoint on the webhook\n"
+            "                      listener, which the jobs' pods reach at URL\n"
+            "                      (https://HOST[:PORT], e.g. the webhook Service's name)\n"
+            "  --progress-ca-file FILE  the CA the pods verify it with (default: none,\n"
+            "                      their own trust)\n"
+            "  --progress-key-file FILE  the secret the jobs' tokens derive from\n"
+            "                      (default: --tls-private-key-file)\n"
             "  --log-level LEVEL   debug, info, warn or error (default info)\n"
             "  --kube-api-qps QPS  requests a second to the API server, all controllers\n"
             "                      and the scheduler together (default %g; negative: no\n"
@@ -170,6 +178,9 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         {"tls-cert-file", required_argument, NULL, 't'},
         {"tls-private-key-file", required_argument, NULL, 'K'},
         {"log-level", required_argument, NULL, 'l'},
+        {"progress-url", required_argument, NULL, 'u'},
+        {"progress-ca-file", required_argument, NULL, 'A'},
+        {"progress-key-file", required_argument, NULL, 'Y'},
         {"kube-api-qps", required_argument, NULL, 'Q'},
         {"kube-api-burst", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
@@ -213,6 +224,9 @@ static int parse_flags(int argc, char **argv, op_flags *f)
             break;
         case 't': f->tls_cert = optarg; break;
         case 'K': f->tls_key = optarg; break;
+        case 'u': f->progress_url = optarg; break;
+        case 'A': f->progress_ca = optarg; break;
+        case 'Y': f->progress_key = optarg; break;
         case 'l':
             if (cli_log_level_flag(optarg) < 0)
                 return 2;
@@ -234,6 +248,16 @@ static int parse_flags(int argc, char **argv, op_flags *f)
     if (!f->tls_cert != !f->tls_key) {
         fprintf(stderr, "error: the webhook needs both --tls-cert-file and "
                         "--tls-private-key-file\n");
+        return 2;
+    }
+    if ((f->progress_ca || f->progress_key) && !f->progress_url) {
+        fprintf(stderr, "error: --progress-ca-file and --progress-key-file go with "
+                        "--progress-url\n");
+        return 2;
+    }
+    if (f->progress_url && !f->tls_cert) {
+        fprintf(stderr, "error: --progress-url: the progress endpoint is served on the "
+                        "webhook's HTTPS listener, which needs --tls-cert-file\n");
         return 2;
     }
     if (f->no_scheduler && (f->sched_conf || f->nsched_names)) {
@@ -473,17 +497,28 @@ int cmd_operator(int argc, char **argv)
     }
     op_probe_set(probe, true, true);
     if (f.tls_cert) {
+        const webhook_extra *extra = NULL;
         kc_admit_lookup(kc, &lk);
+        /* before the controllers start: the TrainJob controller's first
+         * pods get the endpoint's variables */
+        if (f.progress_url &&
+            op_progress_setup(kc, f.progress_url, f.progress_ca,
+                              f.progress_key ? f.progress_key : f.tls_key, &extra, &err) < 0) {
+            fprintf(stderr, "error: %s\n", err.text);
+            rc = 1;
+            goto out;
+        }
         webhook_serve_opts wo = {.address = f.address, .port = (uint16_t)f.webhook_port,
                                  .tls_cert_file = f.tls_cert, .tls_key_file = f.tls_key,
-                                 .lookup = &lk};
+                                 .lookup = &lk, .extra = extra};
         if (!(wh = webhook_serve_start(&wo, &err))) {
             fprintf(stderr, "error: %s\n", err.text);
             rc = 1;
             goto out;
         }
-        ty_info("operator: admission webhook on https://%s:%u (/mutate, /validate)", f.address,
-                (unsigned)webhook_serve_port(wh));
+        ty_info("operator: admission webhook on https://%s:%u (/mutate, /validate%s)",
+                f.address, (unsigned)webhook_serve_port(wh),
+                extra ? ", TrainJob progress" : "");
     }
     if (f.leader_elect) {
         kc_leader_opts lo = {.ns = f.lease_ns ? f.lease_ns : ctx_ns ? ctx_ns : "default",

@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "client/kc.h"
+#include "server/webhook.h"
 
 /* ---- --enable-scheme ---- */
 
@@ -35,5 +37,16 @@ op_probe *op_probe_start(const char *address, uint16_t port, ty_error *err);
 uint16_t op_probe_port(const op_probe *p);
 void op_probe_set(op_probe *p, bool healthy, bool ready);
 void op_probe_stop(op_probe *p); /* NULL is fine */
+
+/* ---- the TrainJob progress endpoint (op_progress.c) ---- */
+
+/* Turns it on: the TrainJob controller gives pods url (https://HOST[:PORT],
+ * the webhook listener as they reach it) and the CA of ca_file (NULL:
+ * none, the pods' own trust), tokens derived from the SHA-256 of key_file
+ * (at least 32 bytes); *out is what the webhook listener serves it with
+ * (webhook_serve_opts.extra), reading and writing through kc. 0, or -1
+ * with err (a bad URL, a file that does not read). */
+int op_progress_setup(ty_kc *kc, const char *url, const char *ca_file, const char *key_file,
+                      const webhook_extra **out, ty_error *err);
 
 #endif

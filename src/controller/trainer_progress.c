@@ -78,20 +78,35 @@ static const json_t *controller_ref(const json_t *obj)
     return NULL;
 }
 
+/* The job's token into buf (2 * TOKEN_BYTES + 1): cfg's token_for, else
+ * random. 0, or -1 with err. */
+static int job_token(const trainer_progress_cfg *cfg, const json_t *meta, char *buf,
+                     size_t len, ty_error *err)
+{
+    unsigned char rnd[TOKEN_BYTES];
+
+    if (cfg->token_for) {
+        if (cfg->token_for(sval(meta, "namespace") ?: "", sval(meta, "name") ?: "",
+                           sval(meta, "uid") ?: "", buf, len) < 0)
+            return ty_seterr(err, TY_EINTERNAL, "the progress token cannot be derived");
+        return 0;
+    }
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return ty_seterr(err, TY_EINTERNAL, "no random bytes for the progress token");
+    for (size_t i = 0; i < sizeof(rnd) && 2 * i + 2 < len; i++)
+        snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
+    return 0;
+}
+
 static json_t *new_secret(const trainer_progress_cfg *cfg, const json_t *job,
                           const char *name, ty_error *err)
 {
     const json_t *meta = json_object_get(job, "metadata");
-    unsigned char rnd[TOKEN_BYTES];
     char token[2 * TOKEN_BYTES + 1], *tok64, *ca64;
     json_t *secret, *data;
 
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-        ty_seterr(err, TY_EINTERNAL, "no random bytes for the progress token");
+    if (job_token(cfg, meta, token, sizeof(token), err) < 0)
         return NULL;
-    }
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(token + 2 * i, 3, "%02x", rnd[i]);
     tok64 = base64(token, strlen(token));
     ca64 = ca_data(cfg);
     data = json_pack("{s:s}", "token", tok64 ? tok64 : "");
@@ -139,10 +154,15 @@ int trainer_progress_pod_url(const char *url, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* ca.crt of the Secret made what cfg says (arg: the base64 value, or NULL
- * to have none). */
-static int set_ca(json_t *obj, void *arg, ty_error *err)
+/* The Secret's data made what cfg says: ca.crt (base64, or NULL to have
+ * none) and, when set, the token (base64). */
+typedef struct secret_data {
+    const char *ca64, *token64;
+} secret_data;
+
+static int set_data(json_t *obj, void *arg, ty_error *err)
 {
+    const secret_data *d = arg;
     json_t *data = json_object_get(obj, "data");
     (void)err;
 
@@ -150,11 +170,20 @@ static int set_ca(json_t *obj, void *arg, ty_error *err)
         data = json_object();
         json_object_set_new(obj, "data", data);
     }
-    if (arg)
-        json_object_set_new(data, "ca.crt", json_string(arg));
+    if (d->ca64)
+        json_object_set_new(data, "ca.crt", json_string(d->ca64));
     else
         json_object_del(data, "ca.crt");
+    if (d->token64)
+        json_object_set_new(data, "token", json_string(d->token64));
     return 0;
+}
+
+static bool data_is(const json_t *secret, const char *key, const char *want)
+{
+    const json_t *have = json_object_get(json_object_get(secret, "data"), key);
+
+    return want ? json_is_string(have) && strcmp(json_string_value(have), want) == 0 : !have;
 }
 
 int trainer_progress_ensure_secret(ty_kc *c, const trainer_progress_cfg *cfg,
@@ -222,15 +251,22 @@ int trainer_progress_ensure_secret(ty_kc *c, const trainer_progress_cfg *cfg,
     }
     ca64 = ca_data(cfg);
     {
-        const json_t *have = json_object_get(json_object_get(sj, "data"), "ca.crt");
-        bool same = ca64 ? json_is_string(have) && strcmp(json_string_value(have), ca64) == 0
-                         : !have;
-        if (!same) {
-            ty_obj *w = kc_mutate(c, "secrets", ns, name, set_ca, ca64, 0, err);
+        secret_data d = {.ca64 = ca64};
+        char token[2 * TOKEN_BYTES + 1];
+        char *tok64 = NULL;
+        if (cfg->token_for && job_token(cfg, meta, token, sizeof(token), err) == 0)
+            tok64 = base64(token, strlen(token));
+        else if (cfg->token_for)
+            rc = -1;
+        if (tok64 && !data_is(sj, "token", tok64))
+            d.token64 = tok64;
+        if (rc == 0 && (!data_is(sj, "ca.crt", ca64) || d.token64)) {
+            ty_obj *w = kc_mutate(c, "secrets", ns, name, set_data, &d, 0, err);
             if (!w)
                 rc = -1;
             ty_obj_unref(w);
         }
+        free(tok64);
     }
     free(ca64);
     ty_obj_unref(s);
@@ -342,12 +378,23 @@ int trainer_progress_prepare(ty_kc *c, const trainer_progress_cfg *cfg, const js
 static pthread_mutex_t setting_mu = PTHREAD_MUTEX_INITIALIZER;
 static int setting_state; /* 0 off, -1 pending, 1 on */
 static char *setting_url, *setting_ca;
+static int (*setting_token_for)(const char *, const char *, const char *, char *, size_t);
 
 void trainer_progress_expect(void)
 {
     pthread_mutex_lock(&setting_mu);
     if (setting_state == 0)
         setting_state = -1;
+    pthread_mutex_unlock(&setting_mu);
+}
+
+void trainer_progress_configure_derived(const char *server_url, const char *ca_pem,
+                                        int (*token_for)(const char *, const char *,
+                                                         const char *, char *, size_t))
+{
+    trainer_progress_configure(server_url, ca_pem);
+    pthread_mutex_lock(&setting_mu);
+    setting_token_for = token_for;
     pthread_mutex_unlock(&setting_mu);
 }
 
@@ -361,6 +408,7 @@ void trainer_progress_configure(const char *server_url, const char *ca_pem)
     free(setting_ca);
     setting_url = u;
     setting_ca = c;
+    setting_token_for = NULL;
     setting_state = u ? 1 : 0;
     pthread_mutex_unlock(&setting_mu);
 }
@@ -375,6 +423,7 @@ int trainer_progress_current(trainer_progress_cfg *out)
     if (st == 1) {
         out->server_url = strdup(setting_url);
         out->ca_pem = setting_ca ? strdup(setting_ca) : NULL;
+        out->token_for = setting_token_for;
         if (!out->server_url || (setting_ca && !out->ca_pem)) {
             trainer_progress_cfg_clear(out);
             st = -1; /* out of memory: as if not known yet, retried */

@@ -53,6 +53,15 @@ typedef struct trainer_progress_cfg {
     /* The PEM of the CA that signed the server's certificate; NULL for
      * plain HTTP. */
     const char *ca_pem;
+    /* NULL: each job's token is random, and the endpoint compares it with
+     * the job's Secret (the embedded server, whose admission lets nobody
+     * but the controller make that Secret). Else the token of the job
+     * ns/name/uid is this function's (0, or -1; out NUL-terminated hex),
+     * the endpoint recomputes it and never reads the Secret, which only
+     * carries it to the pods: operator mode, where the cluster lets anyone
+     * who may make Secrets in a namespace make one of that name. */
+    int (*token_for)(const char *ns, const char *name, const char *uid, char *out,
+                     size_t len);
 } trainer_progress_cfg;
 
 /* The process's setting, read by the TrainJob controller for each job.
@@ -63,6 +72,11 @@ typedef struct trainer_progress_cfg {
  * no such endpoint. */
 void trainer_progress_expect(void);
 void trainer_progress_configure(const char *server_url, const char *ca_pem);
+/* Operator mode: as trainer_progress_configure, tokens from token_for
+ * (trainer_progress_cfg). */
+void trainer_progress_configure_derived(const char *server_url, const char *ca_pem,
+                                        int (*token_for)(const char *, const char *,
+                                                         const char *, char *, size_t));
 /* 1 with *out filled (copies: trainer_progress_cfg_clear), 0 off (*out
  * zeroed), -1 pending (*out zeroed). */
 int trainer_progress_current(trainer_progress_cfg *out);
@@ -78,7 +92,8 @@ int trainer_progress_pod_url(const char *url, char *buf, size_t len);
 /* Makes sure the job's token Secret exists and is the job's: created with
  * a new random token when missing; one left by an earlier TrainJob of the
  * same name (another uid) is deleted and made again; ca.crt brought up to
- * date when the server's CA changed. job (borrowed) is the whole TrainJob.
+ * date when the server's CA changed, and with token_for the token when it
+ * is not the job's (a key changed, or a Secret made by someone else). job (borrowed) is the whole TrainJob.
  * 0, or -1 with err (TY_EEXISTS for a Secret of that name the job does not
  * control). */
 int trainer_progress_ensure_secret(ty_kc *c, const trainer_progress_cfg *cfg,

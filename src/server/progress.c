@@ -12,6 +12,8 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "api/trainer.h"
+#include <gnutls/crypto.h>
+
 #include "base/log.h"
 #include "base/timeutil.h"
 
@@ -27,7 +29,7 @@ static const char prefix[] = "/apis/" TRAINER_GROUP "/v1alpha1/namespaces/";
 
 /* Splits url into namespace and name (copied into ns and name, each at most
  * 253 characters); false when it is not the progress path. */
-static bool parse_url(const char *url, char *ns, size_t nslen, char *name, size_t namelen)
+bool progress_parse_path(const char *url, char *ns, size_t nslen, char *name, size_t namelen)
 {
     const char *p, *slash;
     size_t n;
@@ -54,7 +56,8 @@ static bool parse_url(const char *url, char *ns, size_t nslen, char *name, size_
 bool progress_path(const char *method, const char *url)
 {
     char ns[254], name[254];
-    return strcmp(method, "POST") == 0 && parse_url(url, ns, sizeof(ns), name, sizeof(name));
+    return strcmp(method, "POST") == 0 &&
+           progress_parse_path(url, ns, sizeof(ns), name, sizeof(name));
 }
 
 /* ---- the body ------------------------------------------------------------ */
@@ -241,7 +244,7 @@ static void base64(const unsigned char *in, size_t n, char *out)
 
 /* Equal in time that depends on the lengths only (the length of a token
  * is no secret; its bytes are). */
-static bool same_secret(const char *a, const char *b)
+bool progress_token_equal(const char *a, const char *b)
 {
     size_t n = strlen(a);
     volatile unsigned char diff = 0;
@@ -273,11 +276,8 @@ static bool controlled_by(const json_t *obj, const char *kind, const char *name,
     return false;
 }
 
-/* The bearer token of the request, copied into buf; false when there is
- * none or it is too long to be one of ours. */
-static bool bearer(http_req *r, char *buf, size_t len)
+bool progress_bearer(const char *h, char *buf, size_t len)
 {
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
     size_t n;
 
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
@@ -308,7 +308,8 @@ static int authenticate(http_req *r, const char *ns, const char *name, store_obj
 
     ty_error_init(&e);
     *job = NULL;
-    if (!bearer(r, token, sizeof(token))) {
+    if (!progress_bearer(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+                         token, sizeof(token))) {
         why = "no bearer token";
         goto refuse;
     }
@@ -330,7 +331,7 @@ static int authenticate(http_req *r, const char *ns, const char *name, store_obj
         goto refuse;
     }
     base64((const unsigned char *)token, strlen(token), enc);
-    if (!same_secret(enc, json_string_value(stored))) {
+    if (!progress_token_equal(enc, json_string_value(stored))) {
         why = "wrong token";
         goto refuse;
     }
@@ -344,6 +345,21 @@ refuse:
     *job = NULL;
     ty_error_clear(&e);
     return ty_seterr(err, TY_EUNAUTH, "Unauthorized");
+}
+
+int progress_derive_token(const unsigned char *key, size_t keylen, const char *ns,
+                          const char *name, const char *uid, char *out, size_t len)
+{
+    unsigned char mac[32];
+    char msg[1024];
+    int n = snprintf(msg, sizeof(msg), "%s/%s/%s", ns, name, uid);
+
+    if (n < 0 || (size_t)n >= sizeof(msg) || len < 2 * sizeof(mac) + 1 ||
+        gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, keylen, msg, (size_t)n, mac) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(mac); i++)
+        snprintf(out + 2 * i, 3, "%02x", mac[i]);
+    return 0;
 }
 
 /* ---- one update per job per 5 s ------------------------------------------ */
@@ -372,7 +388,7 @@ static uint32_t fnv1a(const char *s)
 }
 
 /* 0 and the job's clock restarted, or the milliseconds it must wait. */
-static int64_t rate_take(const char *uid, int64_t now)
+int64_t progress_rate_take(const char *uid, int64_t now)
 {
     struct rate_slot *free_slot = NULL;
     uint32_t h = fnv1a(uid);
@@ -401,7 +417,7 @@ out:
 }
 
 /* A write that failed gives the job its turn back. */
-static void rate_give_back(const char *uid)
+void progress_rate_give_back(const char *uid)
 {
     uint32_t h = fnv1a(uid);
 
@@ -416,12 +432,9 @@ static void rate_give_back(const char *uid)
     pthread_mutex_unlock(&rate_lock);
 }
 
-static enum MHD_Result send_too_many(http_req *r, int64_t wait_ms)
+json_t *progress_too_many(long long secs)
 {
-    long long secs = (wait_ms + 999) / 1000;
     json_t *st;
-    char *text, after[24];
-    struct MHD_Response *resp;
     ty_error e;
 
     ty_error_init(&e);
@@ -432,6 +445,16 @@ static enum MHD_Result send_too_many(http_req *r, int64_t wait_ms)
     ty_error_clear(&e);
     json_object_set_new(st, "details", json_pack("{s:I}", "retryAfterSeconds",
                                                  (json_int_t)secs));
+    return st;
+}
+
+static enum MHD_Result send_too_many(http_req *r, int64_t wait_ms)
+{
+    long long secs = (wait_ms + 999) / 1000;
+    json_t *st = progress_too_many(secs);
+    char *text, after[24];
+    struct MHD_Response *resp;
+
     text = json_dumps(st, JSON_COMPACT);
     json_decref(st);
     if (!text)
@@ -449,17 +472,12 @@ static enum MHD_Result send_too_many(http_req *r, int64_t wait_ms)
 
 /* ---- the write ------------------------------------------------------------ */
 
-typedef struct write_arg {
-    const char *uid;
-    const json_t *trainer_status;
-} write_arg;
-
 /* Writes status.trainerStatus of the job authenticated, and of no other
  * that took its name since (the store runs this again on a newer version
  * when another write came first). */
-static int write_status(json_t *obj, void *argp, ty_error *err)
+int progress_write_status(json_t *obj, void *argp, ty_error *err)
 {
-    write_arg *a = argp;
+    progress_write *a = argp;
     const char *uid = meta_str(json_object_get(obj, "metadata"), "uid");
     json_t *status = json_object_get(obj, "status");
 
@@ -483,7 +501,7 @@ enum MHD_Result progress_handle(http_req *r)
     ty_error err;
 
     ty_error_init(&err);
-    if (!parse_url(r->url, ns, sizeof(ns), name, sizeof(name))) {
+    if (!progress_parse_path(r->url, ns, sizeof(ns), name, sizeof(name))) {
         ty_seterr(&err, TY_ENOTFOUND, "the server could not find the requested resource");
         goto error;
     }
@@ -507,16 +525,16 @@ enum MHD_Result progress_handle(http_req *r)
         ty_error_clear(&err);
         return ret;
     }
-    wait = rate_take(uid, ty_now_ms());
+    wait = progress_rate_take(uid, ty_now_ms());
     if (wait > 0) {
         json_decref(ts);
         return send_too_many(r, wait);
     }
     o = store_mutate_status(server_store(r->srv), api_store_key(&api_trainjob), ns, name,
-                            write_status, &(write_arg){uid, ts}, &err);
+                            progress_write_status, &(progress_write){uid, ts}, &err);
     json_decref(ts);
     if (!o) {
-        rate_give_back(uid);
+        progress_rate_give_back(uid);
         if (err.code == TY_ENOTFOUND)
             ty_seterr(&err, TY_EUNAUTH, "Unauthorized");
         goto error;

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "api/registry.h"
 #include "api/userinfo.h"
@@ -46,6 +47,37 @@
 bool progress_path(const char *method, const char *url);
 /* Answers it. */
 enum MHD_Result progress_handle(http_req *r);
+
+/* The parts a serving of the endpoint elsewhere uses (operator mode:
+ * cli/op_progress.c, over the client interface, with derived tokens):
+ * progress_parse_path: the namespace and name of a progress URL (each at
+ *   most 253 characters); false when it is not one;
+ * progress_bearer: the token of an Authorization header ("Bearer T"),
+ *   copied; false when none or longer than len - 1;
+ * progress_token_equal: in time that depends on the lengths only;
+ * progress_derive_token: hex HMAC-SHA256 of "ns/name/uid" under key (0,
+ *   or -1: out shorter than 65 bytes, the names too long);
+ * progress_rate_take: 0, and the job's (uid's) clock restarted, or the
+ *   milliseconds it must still wait (one update per PROGRESS_INTERVAL_MS,
+ *   in this process); progress_rate_give_back: a write that failed gives
+ *   the turn back;
+ * progress_too_many: the 429 Status, details.retryAfterSeconds secs. */
+bool progress_parse_path(const char *url, char *ns, size_t nslen, char *name, size_t namelen);
+bool progress_bearer(const char *authorization, char *buf, size_t len);
+bool progress_token_equal(const char *a, const char *b);
+int progress_derive_token(const unsigned char *key, size_t keylen, const char *ns,
+                          const char *name, const char *uid, char *out, size_t len);
+int64_t progress_rate_take(const char *uid, int64_t now_ms);
+void progress_rate_give_back(const char *uid);
+json_t *progress_too_many(long long secs);
+/* A mutate function (the store's, the client interface's) writing
+ * status.trainerStatus of the TrainJob whose uid is arg's, TY_EUNAUTH for
+ * any other object. */
+typedef struct progress_write {
+    const char *uid;
+    const json_t *trainer_status;
+} progress_write;
+int progress_write_status(json_t *obj, void *arg, ty_error *err);
 
 /* The checks of a body (borrowed), apart from HTTP: 0 with *out (caller
  * owns) the trainerStatus to store (lastUpdatedTime now when absent), or -1

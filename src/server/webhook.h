@@ -74,7 +74,21 @@ typedef struct webhook_serve_opts {
     /* What /validate reads (copied; what it points to is borrowed and must
      * outlive the listener). NULL as webhook_validate's. */
     const api_lookup *lookup;
+    /* Another POST path served beside them (operator mode: the TrainJob
+     * progress endpoint, cli/op_progress.c), or NULL: a request whose
+     * method and URL match goes to handle (any thread), which answers the
+     * body to send (caller owns), its HTTP status and, for a 429, the
+     * seconds of Retry-After (else 0). authorization is the request's
+     * header (NULL when none). Borrowed; must outlive the listener. */
+    const struct webhook_extra *extra;
 } webhook_serve_opts;
+
+typedef struct webhook_extra {
+    bool (*match)(const char *method, const char *url);
+    json_t *(*handle)(void *ctx, const char *url, const char *authorization, const char *body,
+                      size_t len, unsigned *status, long long *retry_after);
+    void *ctx;
+} webhook_extra;
 
 /* Serves POST /mutate and /validate on its own threads until
  * webhook_serve_stop. NULL with err when the files do not load or the

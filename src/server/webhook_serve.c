@@ -27,6 +27,7 @@ struct webhook_server {
     api_lookup lookup;
     bool has_lookup;
     tls_pem pem; /* libmicrohttpd reads it for as long as it runs */
+    const webhook_extra *extra;
     uint16_t port;
 };
 
@@ -37,7 +38,8 @@ typedef struct wh_conn {
     bool too_large; /* past WEBHOOK_MAX_BODY: the rest is read and dropped */
 } wh_conn;
 
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *body)
+static enum MHD_Result send_json_after(struct MHD_Connection *conn, unsigned status,
+                                       json_t *body, long long retry_after)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     struct MHD_Response *resp;
@@ -52,9 +54,19 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
         return MHD_NO;
     }
     MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (retry_after > 0) {
+        char after[24];
+        snprintf(after, sizeof(after), "%lld", retry_after);
+        MHD_add_response_header(resp, "Retry-After", after);
+    }
     ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *body)
+{
+    return send_json_after(conn, status, body, 0);
 }
 
 static enum MHD_Result send_status(struct MHD_Connection *conn, ty_errcode code,
@@ -129,6 +141,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (ws->extra && ws->extra->match(method, url)) {
+        long long after = 0;
+        out = ws->extra->handle(ws->extra->ctx, url,
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                            "Authorization"),
+                                wc->buf ? wc->buf : "",
+                                wc->too_large ? WEBHOOK_MAX_BODY + 1 : wc->len, &status, &after);
+        if (!out)
+            return MHD_NO;
+        return send_json_after(conn, status, out, after);
+    }
     /* the whole body is in: webhook_mutate and webhook_validate answer a
      * length past the limit with their 413 */
     out = webhook_handle(url, wc->buf, wc->too_large ? WEBHOOK_MAX_BODY + 1 : wc->len,
@@ -178,6 +201,7 @@ webhook_server *webhook_serve_start(const webhook_serve_opts *opts, ty_error *er
         ws->lookup = *opts->lookup;
         ws->has_lookup = true;
     }
+    ws->extra = opts->extra;
     if (inet_pton(AF_INET, address, &addr.sin_addr) != 1) {
         ty_seterr(err, TY_EBADREQUEST, "invalid webhook address %s: want an IPv4 address",
                   address);
