@@ -159,9 +159,44 @@ static void test_paths(void **state)
     assert_false(progress_path("POST", "/api/v1/namespaces/ns/pods/p/status"));
 }
 
+/* Operator mode's tokens: HMAC-SHA256 of ns/name/uid, so each differs by
+ * key, namespace, name and uid; the header and the comparison. */
+static void test_derived_tokens(void **state)
+{
+    static const unsigned char k1[32] = {1}, k2[32] = {2};
+    char a[65], b[65], small[64], tok[80];
+    (void)state;
+
+    assert_int_equal(progress_derive_token(k1, sizeof(k1), "ns", "j", "u1", a, sizeof(a)), 0);
+    assert_int_equal(strlen(a), 64);
+    assert_int_equal(progress_derive_token(k1, sizeof(k1), "ns", "j", "u1", b, sizeof(b)), 0);
+    assert_string_equal(a, b);
+    assert_true(progress_token_equal(a, b));
+    assert_int_equal(progress_derive_token(k1, sizeof(k1), "ns", "j", "u2", b, sizeof(b)), 0);
+    assert_false(progress_token_equal(a, b));
+    assert_int_equal(progress_derive_token(k2, sizeof(k2), "ns", "j", "u1", b, sizeof(b)), 0);
+    assert_false(progress_token_equal(a, b));
+    assert_int_equal(progress_derive_token(k1, sizeof(k1), "ns2", "j", "u1", b, sizeof(b)), 0);
+    assert_false(progress_token_equal(a, b));
+    /* a buffer with no room for 64 hex digits and the NUL */
+    assert_int_equal(progress_derive_token(k1, sizeof(k1), "ns", "j", "u1", small, sizeof(small)),
+                     -1);
+    assert_false(progress_token_equal(a, "short"));
+
+    assert_true(progress_bearer("Bearer abc", tok, sizeof(tok)));
+    assert_string_equal(tok, "abc");
+    assert_true(progress_bearer("bearer   abc", tok, sizeof(tok)));
+    assert_false(progress_bearer(NULL, tok, sizeof(tok)));
+    assert_false(progress_bearer("Basic abc", tok, sizeof(tok)));
+    assert_false(progress_bearer("Bearer ", tok, sizeof(tok)));
+    assert_false(progress_bearer("Bearer a b", tok, sizeof(tok)));
+    assert_false(progress_bearer("Bearer abc", tok, 3));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_derived_tokens),
         cmocka_unit_test(test_body_taken),
         cmocka_unit_test(test_body_refused),
         cmocka_unit_test(test_admit_secret),

@@ -97,6 +97,79 @@ static void test_secret_made_once(void **state)
     kc_free(c);
 }
 
+/* Derived tokens (operator mode): the Secret holds token_for's token, and
+ * one that holds another (a planted value, an older key) is rewritten. */
+/* base64 of a text (caller frees). */
+static char *ctl_b64(const char *in)
+{
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = (const unsigned char *)in;
+    size_t n = strlen(in), i, o = 0;
+    char *out = malloc((n + 2) / 3 * 4 + 1);
+
+    for (i = 0; i + 2 < n; i += 3) {
+        unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+        out[o++] = tab[v >> 18 & 63], out[o++] = tab[v >> 12 & 63];
+        out[o++] = tab[v >> 6 & 63], out[o++] = tab[v & 63];
+    }
+    if (i < n) {
+        unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0);
+        out[o++] = tab[v >> 18 & 63], out[o++] = tab[v >> 12 & 63];
+        out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int derive_calls;
+static char derive_key = 'a';
+static int derive(const char *ns, const char *name, const char *uid, char *out, size_t len)
+{
+    derive_calls++;
+    snprintf(out, len, "%c-%s-%s-%s", derive_key, ns, name, uid);
+    return 0;
+}
+
+static void test_derived_token(void **state)
+{
+    ty_kc *c = kc_fake_new();
+    const char *uid = ctl_put_yaml(c, JOB_YAML);
+    trainer_progress_cfg cfg = tls_cfg;
+    char want[128], *b64;
+    json_t *job, *s;
+    ty_error err;
+    (void)state;
+
+    cfg.token_for = derive;
+    snprintf(want, sizeof(want), "a-team-train-%s", uid);
+    ty_error_init(&err);
+    job = job_of(c);
+    assert_int_equal(trainer_progress_ensure_secret(c, &cfg, job, &err), 0);
+    s = secret_of(c);
+    b64 = ctl_b64(want);
+    assert_string_equal(ctl_str(s, "data.token"), b64);
+    free(b64);
+    json_decref(s);
+
+    /* the same key: nothing written; a new key: the token follows */
+    kc_fake_clear_actions(c);
+    assert_int_equal(trainer_progress_ensure_secret(c, &cfg, job, &err), 0);
+    assert_int_equal(kc_fake_count(c, NULL, NULL), 0);
+    derive_key = 'b';
+    assert_int_equal(trainer_progress_ensure_secret(c, &cfg, job, &err), 0);
+    s = secret_of(c);
+    snprintf(want, sizeof(want), "b-team-train-%s", uid);
+    b64 = ctl_b64(want);
+    assert_string_equal(ctl_str(s, "data.token"), b64);
+    free(b64);
+    json_decref(s);
+    derive_key = 'a';
+    json_decref(job);
+    kc_free(c);
+}
+
 /* A Secret of the name that the job does not control is a user's: never
  * taken over, never changed. */
 static void test_user_secret_not_taken(void **state)
@@ -304,6 +377,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_secret_made_once),
         cmocka_unit_test(test_user_secret_not_taken),
+        cmocka_unit_test(test_derived_token),
         cmocka_unit_test(test_earlier_jobs_secret_replaced),
         cmocka_unit_test(test_inject),
         cmocka_unit_test(test_off),
