@@ -15,57 +15,25 @@
 #include "api/mpi_agent.h"
 #include "api/registry.h"
 #include "api/trainer.h"
-#include "base/jsonown.h"
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "client/events.h"
 #include "controller/kit.h"
 #include "controller/trainer/tj_int.h"
+#include "controller/trainer/tpass.h"
 #include "controller/trainer_progress.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the one key maker */
 
-#define MAX_CONDITIONS 8
+#define MAX_CONDITIONS 8 /* upstream's CRD keeps at most 8 */
 
-/* What a pass sees of one replicated job. */
-typedef struct rj_obs {
-    const json_t *rj;
-    const char *name;
-    long long replicas, pods;
-    long long ready, succeeded, failed, active; /* jobs */
-} rj_obs;
-
-typedef struct tpass {
-    ty_kc *s;
-    const char *ns, *name, *uid;
-    json_t *job;    /* stored TrainJob (copy) */
-    json_t *status; /* the status being built */
-    json_t *plan;
-    json_t *pods;   /* owned pods (views) */
-    rj_obs *obs;
-    size_t nobs;
-    long long restarts;
-    bool bump_restart;
-    json_t *replaced;       /* elastic: names of node pods replaced this pass */
-    json_t *retried;        /* names of pods retried this pass (backoffLimit) */
-    json_t *retries;        /* TJ_ANN_RETRIES as read, with this pass's added */
-    long long replacements; /* elastic: failed nodes replaced before this pass */
-    json_t *snapshot; /* a snapshot to write (taken), or NULL */
-    json_t *stored;   /* the snapshot read from the job's annotation, or NULL */
-    time_t *wake_at;
-    char now[32];
-    int rc;
-} tpass;
-
-static const char *str_at(const json_t *o, const char *a, const char *b)
+const char *tp_str_at(const json_t *o, const char *a, const char *b)
 {
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
 static const json_t *tj_spec(const tpass *p) { return json_object_get(p->job, "spec"); }
 
-static void event(tpass *p, const char *type, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void event(tpass *p, const char *type, const char *reason, const char *fmt, ...)
+void tp_event(tpass *p, const char *type, const char *reason, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -76,8 +44,8 @@ static void event(tpass *p, const char *type, const char *reason, const char *fm
     ty_event(p->s, p->job, type, reason, TJ_COMPONENT, "%s", msg);
 }
 
-static void set_cond(tpass *p, const char *type, const char *cstatus, const char *reason,
-                     const char *msg)
+void tp_set_cond(tpass *p, const char *type, const char *cstatus, const char *reason,
+                 const char *msg)
 {
     json_t *conds;
 
@@ -88,7 +56,7 @@ static void set_cond(tpass *p, const char *type, const char *cstatus, const char
     while (json_array_size(conds) > MAX_CONDITIONS)
         json_array_remove(conds, 0);
     if (!strcmp(cstatus, "True"))
-        event(p, strcmp(type, "Failed") ? "Normal" : "Warning", reason, "%s", msg);
+        tp_event(p, strcmp(type, "Failed") ? "Normal" : "Warning", reason, "%s", msg);
 }
 
 /* ---- the runtime snapshot ---- */
@@ -99,14 +67,14 @@ static void set_cond(tpass *p, const char *type, const char *cstatus, const char
  * left out, with a Warning). */
 static void elastic_bounds(tpass *p)
 {
-    const char *v = str_at(json_object_get(p->job, "metadata"), "annotations",
+    const char *v = tp_str_at(json_object_get(p->job, "metadata"), "annotations",
                            TRAINER_ANN_ELASTIC);
     long long min, max;
 
     if (!v)
         return;
     if (trainer_elastic_bounds(v, &min, &max) < 0) {
-        event(p, "Warning", "InvalidElasticNodes",
+        tp_event(p, "Warning", "InvalidElasticNodes",
               TRAINER_ANN_ELASTIC " \"%.64s\" is not MIN:MAX: the job runs with numNodes", v);
         return;
     }
@@ -119,7 +87,7 @@ static void elastic_bounds(tpass *p)
  * NULL: taken now from the runtime it names when it has none yet. */
 static const json_t *snapshot_of(tpass *p)
 {
-    const char *text = str_at(json_object_get(p->job, "metadata"), "annotations",
+    const char *text = tp_str_at(json_object_get(p->job, "metadata"), "annotations",
                               TJ_ANN_SNAPSHOT);
     const json_t *ref = json_object_get(tj_spec(p), "runtimeRef");
     const char *kind = json_string_value(json_object_get(ref, "kind")) ?: "ClusterTrainingRuntime";
@@ -144,7 +112,7 @@ static const json_t *snapshot_of(tpass *p)
         if (err.code != TY_ENOTFOUND)
             p->rc = -1;
         else
-            set_cond(p, "Failed", "True", "TrainingRuntimeNotSupported",
+            tp_set_cond(p, "Failed", "True", "TrainingRuntimeNotSupported",
                      cluster ? "ClusterTrainingRuntime not found" : "TrainingRuntime not found");
         ty_error_clear(&err);
         return NULL;
@@ -166,14 +134,27 @@ static rj_obs *obs_named(tpass *p, const char *name)
 }
 
 /* Whether rj is an elastic job's trainer nodes (tj_plan's "elastic"). */
-static bool elastic_rjob(const tpass *p, const json_t *rj)
+bool tp_elastic_rjob(const tpass *p, const json_t *rj)
 {
     return json_object_get(p->plan, "elastic") &&
            !strcmp(json_string_value(json_object_get(rj, "name")) ?: "", "node") &&
            !strcmp(json_string_value(json_object_get(rj, "ancestor")) ?: "", "trainer");
 }
 
-static long long elastic_min(const tpass *p)
+/* Whether a node pod of the job has succeeded (torchrun ended them all). */
+bool tp_elastic_node_succeeded(const tpass *p)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(tp_str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
+                    "node") && !strcmp(kit_pod_phase(pod), "Succeeded"))
+            return true;
+    return false;
+}
+
+long long tp_elastic_min(const tpass *p)
 {
     return json_integer_value(json_object_get(json_object_get(p->plan, "elastic"), "minNodes"));
 }
@@ -195,8 +176,8 @@ static void count_pods(const tpass *p, const char *rjob, long long replicas, job
         const char *phase = kit_pod_phase(pod);
         long long j = ji ? atoll(ji) : -1;
         if (!rn || strcmp(rn, rjob) || j < 0 || j >= replicas || kit_is_terminating(pod) ||
-            json_object_get(p->replaced, str_at(pod, "metadata", "name") ?: "") ||
-            json_object_get(p->retried, str_at(pod, "metadata", "name") ?: ""))
+            json_object_get(p->replaced, tp_str_at(pod, "metadata", "name") ?: "") ||
+            json_object_get(p->retried, tp_str_at(pod, "metadata", "name") ?: ""))
             continue;
         jobs[j].present++;
         if (!strcmp(phase, "Running"))
@@ -231,7 +212,7 @@ static void observe(tpass *p)
             continue;
         }
         count_pods(p, o->name, o->replicas, jobs);
-        for (long long j = 0; elastic_rjob(p, rj) && j < o->replicas; j++) {
+        for (long long j = 0; tp_elastic_rjob(p, rj) && j < o->replicas; j++) {
             /* elastic: torchrun ends every node together, so a node that
              * succeeded ends the job once none runs (nodes still waiting
              * for room never join); ready from MIN running nodes */
@@ -241,11 +222,11 @@ static void observe(tpass *p)
                 o->failed++;
             else if (jobs[j].present) {
                 o->active++;
-                if (jobs[j].running + jobs[j].succeeded >= elastic_min(p))
+                if (jobs[j].running + jobs[j].succeeded >= tp_elastic_min(p))
                     o->ready++;
             }
         }
-        for (long long j = 0; !elastic_rjob(p, rj) && j < o->replicas; j++) {
+        for (long long j = 0; !tp_elastic_rjob(p, rj) && j < o->replicas; j++) {
             if (jobs[j].failed)
                 o->failed++;
             else if (jobs[j].succeeded >= o->pods)
@@ -322,7 +303,7 @@ static const char *failed_rjob(tpass *p)
 /* ---- act ---- */
 
 /* Deletes the job's pods: all, or only those not finished. */
-static void kill_pods(tpass *p, bool only_active)
+void tp_kill_pods(tpass *p, bool only_active)
 {
     json_t *pod;
     size_t i;
@@ -342,12 +323,12 @@ static void kill_pods(tpass *p, bool only_active)
 static const char *queue_of(tpass *p)
 {
     const json_t *meta = json_object_get(p->job, "metadata");
-    const char *q = str_at(meta, "annotations", TJ_ANN_VOLCANO_QUEUE);
+    const char *q = tp_str_at(meta, "annotations", TJ_ANN_VOLCANO_QUEUE);
 
     if (!q || !*q)
         q = json_string_value(json_object_get(p->plan, "queue"));
     if (!q || !*q)
-        q = str_at(meta, "labels", TJ_LABEL_KUEUE_QUEUE);
+        q = tp_str_at(meta, "labels", TJ_LABEL_KUEUE_QUEUE);
     return q && *q ? q : "default";
 }
 
@@ -365,7 +346,7 @@ static int podgroup_gate(tpass *p)
 
     json_array_foreach(json_object_get(p->plan, "rjobs"), i, rj) {
         long long n = json_integer_value(json_object_get(rj, "replicas")) *
-                      (elastic_rjob(p, rj) ? elastic_min(p)
+                      (tp_elastic_rjob(p, rj) ? tp_elastic_min(p)
                                            : json_integer_value(json_object_get(rj, "pods")));
         const json_t *ps = json_object_get(json_object_get(rj, "template"), "spec");
         if (json_array_size(json_object_get(rj, "dependsOn")))
@@ -438,7 +419,7 @@ static bool ensure_mpi(tpass *p)
     }
     ty_error_clear(&err);
     if (vc_ssh_keygen(p->name, &priv, &pub, &err) < 0) {
-        event(p, "Warning", "FailedCreateSecret", "ssh keys: %s", err.text);
+        tp_event(p, "Warning", "FailedCreateSecret", "ssh keys: %s", err.text);
         ty_error_clear(&err);
         p->rc = -1;
         return false;
@@ -470,32 +451,20 @@ static void ensure_claim(tpass *p)
                            "resources", "requests", "storage", "1Gi"));
 }
 
-static const json_t *pod_named(const tpass *p, const char *name)
+const json_t *tp_pod_named(const tpass *p, const char *name)
 {
     json_t *pod;
     size_t i;
 
     json_array_foreach(p->pods, i, pod)
-        if (!strcmp(str_at(pod, "metadata", "name") ?: "", name))
+        if (!strcmp(tp_str_at(pod, "metadata", "name") ?: "", name))
             return pod;
     return NULL;
 }
 
-static bool pod_present(const tpass *p, const char *name) { return pod_named(p, name) != NULL; }
-
-/* Pod k of an elastic job's nodes may be made now: the first MIN (the
- * gang, node 0 among them: its agent serves the rendezvous) at once, the
- * rest once node 0 runs, to join as room comes. */
-static bool elastic_may_make(const tpass *p, long long k)
+static bool pod_present(const tpass *p, const char *name)
 {
-    const json_t *node0;
-    char name[300];
-
-    if (k < elastic_min(p))
-        return true;
-    tj_pod_name(p->name, "node", 0, 0, name, sizeof(name));
-    node0 = pod_named(p, name);
-    return node0 && !kit_is_terminating(node0) && !strcmp(kit_pod_phase(node0), "Running");
+    return tp_pod_named(p, name) != NULL;
 }
 
 /* The pods to make now: missing, of replicated jobs whose dependsOn is
@@ -523,7 +492,7 @@ static json_t *missing_pods(tpass *p)
             for (long long k = 0; k < pods; k++) {
                 char name[300];
                 tj_pod_name(p->name, rname, j, k, name, sizeof(name));
-                if (elastic_rjob(p, rj) && !elastic_may_make(p, k))
+                if (tp_elastic_rjob(p, rj) && !tp_elastic_may_make(p, k))
                     continue;
                 if (!pod_present(p, name))
                     json_array_append_new(out, json_pack("[O, I, I]", rj, (json_int_t)j,
@@ -566,14 +535,14 @@ static bool ensure_progress(tpass *p)
  * there (Recreate makes each pod again once its own name is free). */
 static bool blocked_by_old_attempt(const tpass *p)
 {
-    const char *how = str_at(p->plan, "failurePolicy", "restartStrategy");
+    const char *how = tp_str_at(p->plan, "failurePolicy", "restartStrategy");
     json_t *pod;
     size_t i;
 
     if (!how || strcmp(how, "BlockingRecreate"))
         return false;
     json_array_foreach(p->pods, i, pod) {
-        const char *a = str_at(json_object_get(pod, "metadata"), "labels",
+        const char *a = tp_str_at(json_object_get(pod, "metadata"), "labels",
                                TJ_LABEL_RESTART_ATTEMPT);
         if (kit_is_terminating(pod) || atoll(a ?: "0") < p->restarts)
             return true;
@@ -631,128 +600,6 @@ static void create_pods(tpass *p)
     kit_batch_free(&b);
 }
 
-/* ---- status ---- */
-
-static void jobs_status(tpass *p, bool suspended)
-{
-    json_t *list = json_array();
-
-    for (size_t i = 0; i < p->nobs; i++) {
-        const rj_obs *o = &p->obs[i];
-        json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "name", o->name,
-                                              "ready", (json_int_t)o->ready, "succeeded",
-                                              (json_int_t)o->succeeded, "failed",
-                                              (json_int_t)o->failed, "active",
-                                              (json_int_t)(suspended ? 0 : o->active),
-                                              "suspended",
-                                              (json_int_t)(suspended ? o->replicas : 0)));
-    }
-    json_object_set_new(p->status, "jobsStatus", list);
-}
-
-typedef struct write_args {
-    const char *uid;
-    const json_t *status;
-    const json_t *snapshot;
-    long long restarts;
-    bool bump;
-    long long replacements; /* elastic: the new count, or 0 to leave it */
-    const json_t *retries;  /* TJ_ANN_RETRIES to write, or NULL to leave it */
-} write_args;
-
-static bool same_job(const json_t *obj, const write_args *w)
-{
-    return !strcmp(str_at(obj, "metadata", "uid") ?: "", w->uid);
-}
-
-static int write_status(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-
-    if (same_job(obj, w)) {
-        /* status.trainerStatus is the training script's (the progress
-         * endpoint writes it): what the object has now stays, not the
-         * copy this pass read at its start. */
-        json_t *ts = json_incref(json_object_get(json_object_get(obj, "status"), "trainerStatus"));
-        json_t *st = json_deep_copy(w->status);
-        if (!st) {
-            json_decref(ts);
-            return ty_seterr(err, TY_EINTERNAL, "out of memory");
-        }
-        if (ts)
-            json_object_set_new(st, "trainerStatus", ts);
-        else
-            json_object_del(st, "trainerStatus");
-        json_object_set_new(obj, "status", st);
-    }
-    return 0;
-}
-
-/* The snapshot (once) and the restart count, Trainyard's annotations. */
-static int write_meta(json_t *obj, void *arg, ty_error *err)
-{
-    write_args *w = arg;
-    json_t *ann;
-    char *text;
-
-    (void)err;
-    if (!same_job(obj, w))
-        return 0;
-    ann = ty_json_own(json_object_get(obj, "metadata"), "annotations");
-    if (!json_is_object(ann)) {
-        ann = json_object();
-        json_object_set_new(json_object_get(obj, "metadata"), "annotations", ann);
-    }
-    if (w->snapshot && !json_object_get(ann, TJ_ANN_SNAPSHOT) &&
-        (text = json_dumps(w->snapshot, JSON_COMPACT | JSON_SORT_KEYS))) {
-        json_object_set_new(ann, TJ_ANN_SNAPSHOT, json_string(text));
-        free(text);
-    }
-    if (w->bump) {
-        char n[24];
-        snprintf(n, sizeof(n), "%lld", w->restarts + 1);
-        json_object_set_new(ann, TJ_ANN_RESTARTS, json_string(n));
-        json_object_del(ann, TJ_ANN_RETRIES); /* new Jobs, new counts */
-    } else if (w->retries &&
-               (text = json_dumps(w->retries, JSON_COMPACT | JSON_SORT_KEYS))) {
-        json_object_set_new(ann, TJ_ANN_RETRIES, json_string(text));
-        free(text);
-    }
-    if (w->replacements) {
-        char n[24];
-        snprintf(n, sizeof(n), "%lld", w->replacements);
-        json_object_set_new(ann, TJ_ANN_REPLACED, json_string(n));
-    }
-    return 0;
-}
-
-static void commit(tpass *p)
-{
-    long long replaced = (long long)json_object_size(p->replaced);
-    write_args w = {.uid = p->uid, .status = p->status, .snapshot = p->snapshot,
-                    .restarts = p->restarts, .bump = p->bump_restart,
-                    .replacements = replaced ? p->replacements + replaced : 0,
-                    .retries = json_object_size(p->retried) ? p->retries : NULL};
-    const char *res = api_store_key(&api_trainjob);
-    kc_op ops[2];
-    size_t n = 0;
-
-    if (p->snapshot || p->bump_restart || w.replacements || w.retries)
-        ops[n++] = kc_op_mutate(res, p->ns, p->name, write_meta, &w, 0);
-    if (!json_equal(json_object_get(p->job, "status"), p->status))
-        ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);
-    if (!n)
-        return;
-    kc_write_all(p->s, ops, n);
-    for (size_t i = 0; i < n; i++) {
-        if (!ops[i].result && ops[i].err.code != TY_ENOTFOUND) {
-            ty_warn("trainjob %s/%s: %s", p->ns, p->name, ops[i].err.text);
-            p->rc = -1;
-        }
-        kc_op_clear(&ops[i]);
-    }
-}
-
 /* ---- the pass ---- */
 
 static time_t parse_time(const char *s)
@@ -772,7 +619,7 @@ static time_t started_at(tpass *p)
         if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Suspended") &&
             !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "False"))
             return parse_time(json_string_value(json_object_get(c, "lastTransitionTime")));
-    return parse_time(str_at(p->job, "metadata", "creationTimestamp"));
+    return parse_time(tp_str_at(p->job, "metadata", "creationTimestamp"));
 }
 
 /* The extension trainyard.io/ttl-seconds-after-finished: the job goes that
@@ -781,7 +628,7 @@ static time_t started_at(tpass *p)
  * whose logs the runtime keeps for its retention). */
 static void ttl_after_finished(tpass *p)
 {
-    const char *v = str_at(json_object_get(p->job, "metadata"), "annotations", TJ_ANN_TTL);
+    const char *v = tp_str_at(json_object_get(p->job, "metadata"), "annotations", TJ_ANN_TTL);
     time_t done = 0, due;
     json_t *c;
     size_t i;
@@ -822,150 +669,6 @@ static bool deadline_passed(tpass *p)
     return false;
 }
 
-/* Elastic, once a node has succeeded: the training is over, and a node
- * still waiting for room would find the rendezvous closed; it goes. */
-static void elastic_drop_waiting(tpass *p)
-{
-    json_t *pod;
-    size_t i;
-
-    json_array_foreach(p->pods, i, pod)
-        if (!strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
-                    "node") && !strcmp(kit_pod_phase(pod), "Pending") &&
-            !kit_is_terminating(pod) &&
-            kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0)
-            p->rc = -1;
-}
-
-/* Elastic: a failed node pod other than node 0 (whose agent serves the
- * rendezvous: its loss ends every node, and the failurePolicy decides) is
- * deleted, to be made again by the next pass and join the survivors, whose
- * torchrun restarts their workers with the nodes left; at most maxRestarts
- * replacements over the job's life, none once a node has succeeded. */
-static void elastic_replace(tpass *p)
-{
-    const json_t *node = tj_plan_rjob(p->plan, "node");
-    long long max = json_integer_value(json_object_get(json_object_get(p->plan, "elastic"),
-                                                       "maxRestarts"));
-    json_t *pod;
-    char node0[300];
-    size_t i;
-
-    if (!node || !elastic_rjob(p, node))
-        return;
-    tj_pod_name(p->name, "node", 0, 0, node0, sizeof(node0));
-    p->replacements = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
-                                   TJ_ANN_REPLACED) ?: "0");
-    json_array_foreach(p->pods, i, pod)
-        if (!strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
-                    "node") && !strcmp(kit_pod_phase(pod), "Succeeded")) {
-            elastic_drop_waiting(p);
-            return;
-        }
-    json_array_foreach(p->pods, i, pod) {
-        const char *pname = str_at(pod, "metadata", "name") ?: "";
-        long long done = p->replacements + (long long)json_object_size(p->replaced);
-        if (strcmp(str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
-                   "node") || !strcmp(pname, node0) || kit_is_terminating(pod) ||
-            strcmp(kit_pod_phase(pod), "Failed"))
-            continue;
-        if (done >= max) {
-            event(p, "Warning", "ElasticRestartsExhausted",
-                  "node pod %s failed and %lld of %lld replacements are spent", pname, done, max);
-            return;
-        }
-        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0) {
-            p->rc = -1;
-            continue;
-        }
-        json_object_set_new(p->replaced, pname, json_true());
-        event(p, "Normal", "NodeReplaced",
-              "node pod %s failed: replacing it (%lld of %lld); the other nodes go on and "
-              "re-rendezvous", pname, done + 1, max);
-    }
-}
-
-/* batch/v1 Job's backoffLimit: a failed pod of a job whose template allows
- * retries is deleted, to be made again by the next pass, at most
- * backoffLimit times per job (counted per "<rjob>-<job index>" in
- * TJ_ANN_RETRIES, cleared by a whole-set restart, which makes new Jobs);
- * past that the job has failed and the failurePolicy decides. */
-static void job_retry(tpass *p)
-{
-    const char *text = str_at(json_object_get(p->job, "metadata"), "annotations",
-                              TJ_ANN_RETRIES);
-    json_t *pod;
-    size_t i;
-
-    p->retries = text ? json_loads(text, 0, NULL) : NULL;
-    if (!json_is_object(p->retries)) {
-        json_decref(p->retries);
-        p->retries = json_object();
-    }
-    json_array_foreach(p->pods, i, pod) {
-        const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
-        const char *pname = str_at(pod, "metadata", "name") ?: "";
-        const char *rname = json_string_value(json_object_get(labels, TJ_LABEL_RJOB));
-        const char *ji = json_string_value(json_object_get(labels, TJ_LABEL_JOB_INDEX));
-        const json_t *rj = tj_plan_rjob(p->plan, rname);
-        long long limit = json_integer_value(json_object_get(rj, "backoffLimit")), used;
-        char key[300];
-        if (!rj || !ji || limit <= 0 || elastic_rjob(p, rj) || kit_is_terminating(pod) ||
-            strcmp(kit_pod_phase(pod), "Failed") || json_object_get(p->replaced, pname))
-            continue;
-        snprintf(key, sizeof(key), "%s-%s", rname, ji);
-        used = json_integer_value(json_object_get(p->retries, key));
-        if (used >= limit)
-            continue;
-        if (kit_delete(p->s, api_store_key(&api_pod), pod, p->job, TJ_COMPONENT) < 0) {
-            p->rc = -1;
-            continue;
-        }
-        json_object_set_new(p->retries, key, json_integer(used + 1));
-        json_object_set_new(p->retried, pname, json_true());
-        event(p, "Normal", "RetryingPod",
-              "pod %s failed: making it again (%lld of the Job's backoffLimit %lld)", pname,
-              used + 1, limit);
-    }
-}
-
-/* A job of replicated job bad failed: the failurePolicy restarts the whole
- * set (every pod deleted; the next passes make them anew) or fails it. */
-static void on_failure(tpass *p, const char *bad)
-{
-    const json_t *fp = json_object_get(p->plan, "failurePolicy");
-    long long max = json_integer_value(json_object_get(fp, "maxRestarts"));
-    const char *rule;
-    tj_fail_action a = tj_failure_action(p->plan, bad, TJ_JOB_FAILURE_REASON, &rule);
-
-    if (a == TJ_FAIL_RESTART_UNCOUNTED || (a == TJ_FAIL_RESTART && p->restarts < max)) {
-        kill_pods(p, false);
-        p->bump_restart = true;
-        if (a == TJ_FAIL_RESTART_UNCOUNTED)
-            event(p, "Normal", "Restarting",
-                  "replicated job %s failed: restarting every job (rule %s, not counted)", bad,
-                  rule ? rule : "");
-        else
-            event(p, "Normal", "Restarting",
-                  "replicated job %s failed: restarting every job (%lld of %lld)", bad,
-                  p->restarts + 1, max);
-        return;
-    }
-    kill_pods(p, true);
-    event(p, "Warning", "ReplicatedJobFailed",
-          "replicated job %s failed: see its pods' logs (kubectl logs -l "
-          TJ_LABEL_JOBSET "=%s," TJ_LABEL_RJOB "=%s)", bad, p->name, bad);
-    if (a == TJ_FAIL_SET)
-        set_cond(p, "Failed", "True", "FailedJobs",
-                 "jobset failed due to one or more job failures (failure policy rule FailJobSet)");
-    else if (max > 0)
-        set_cond(p, "Failed", "True", "ReachedMaxRestarts",
-                 "jobset failed due to reaching max number of restarts");
-    else
-        set_cond(p, "Failed", "True", "FailedJobs",
-                 "jobset failed due to one or more job failures");
-}
-
 static void run(tpass *p)
 {
     const json_t *snap;
@@ -976,7 +679,7 @@ static void run(tpass *p)
     if (kit_cond_true(p->status, "Complete") || kit_cond_true(p->status, "Failed")) {
         if (kit_list_owned_views(p->s, api_store_key(&api_pod), p->ns, p->uid, NULL, NULL,
                                  &p->pods) == 0)
-            kill_pods(p, true);
+            tp_kill_pods(p, true);
         ttl_after_finished(p);
         return;
     }
@@ -984,7 +687,7 @@ static void run(tpass *p)
         return;
     ty_error_init(&err);
     if (!(p->plan = tj_plan(p->job, snap, &err))) {
-        set_cond(p, "Failed", "True",
+        tp_set_cond(p, "Failed", "True",
                  err.code == TY_EINVALID ? "TrainingRuntimeNotSupported" : "InvalidTrainJob",
                  err.text);
         ty_error_clear(&err);
@@ -995,34 +698,34 @@ static void run(tpass *p)
         p->rc = -1;
         return;
     }
-    p->restarts = atoll(str_at(json_object_get(p->job, "metadata"), "annotations",
+    p->restarts = atoll(tp_str_at(json_object_get(p->job, "metadata"), "annotations",
                                TJ_ANN_RESTARTS) ?: "0");
     if (!suspend) {
-        elastic_replace(p);
-        job_retry(p);
+        tp_elastic_replace(p);
+        tp_job_retry(p);
     }
     observe(p);
     if (suspend) {
-        kill_pods(p, false);
-        set_cond(p, "Suspended", "True", "Suspended", "TrainJob is suspended");
-        jobs_status(p, true);
+        tp_kill_pods(p, false);
+        tp_set_cond(p, "Suspended", "True", "Suspended", "TrainJob is suspended");
+        tp_jobs_status(p, true);
         return;
     }
     if (kit_cond_true(p->status, "Suspended"))
-        set_cond(p, "Suspended", "False", "Resumed", "TrainJob is resumed");
-    jobs_status(p, false);
+        tp_set_cond(p, "Suspended", "False", "Resumed", "TrainJob is resumed");
+    tp_jobs_status(p, false);
     if (deadline_passed(p)) {
-        kill_pods(p, true);
-        set_cond(p, "Failed", "True", "DeadlineExceeded", "TrainJob exceeded its active deadline");
+        tp_kill_pods(p, true);
+        tp_set_cond(p, "Failed", "True", "DeadlineExceeded", "TrainJob exceeded its active deadline");
         return;
     }
     if (succeeded(p)) {
-        kill_pods(p, true);
-        set_cond(p, "Complete", "True", "AllJobsCompleted", "jobset completed successfully");
+        tp_kill_pods(p, true);
+        tp_set_cond(p, "Complete", "True", "AllJobsCompleted", "jobset completed successfully");
         return;
     }
     if ((bad = failed_rjob(p)))
-        on_failure(p, bad);
+        tp_on_failure(p, bad);
     else
         create_pods(p);
 }
@@ -1044,10 +747,10 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     }
     p.job = ty_obj_json_copy(o);
     ty_obj_unref(o);
-    p.uid = str_at(p.job, "metadata", "uid");
+    p.uid = tp_str_at(p.job, "metadata", "uid");
     /* a job another controller manages (MultiKueue) is left to it */
     if (!p.uid || kit_is_terminating(p.job) ||
-        strcmp(str_at(p.job, "spec", "managedBy") ?: TRAINER_MANAGED_BY_DEFAULT,
+        strcmp(tp_str_at(p.job, "spec", "managedBy") ?: TRAINER_MANAGED_BY_DEFAULT,
                TRAINER_MANAGED_BY_DEFAULT)) {
         json_decref(p.job);
         return 0;
@@ -1056,7 +759,7 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     p.status = json_is_object(st) ? json_deep_copy(st) : json_object();
     ty_time_now(p.now, sizeof(p.now));
     run(&p);
-    commit(&p);
+    tp_commit(&p);
     free(p.obs);
     json_decref(p.snapshot);
     json_decref(p.stored);

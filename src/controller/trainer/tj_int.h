@@ -5,7 +5,11 @@
  * initializers.c  pure: Trainyard's dataset/model initializer steps.
  * env.c        pure: each framework's environment, the MPI hostfile.
  * pods.c       pure: one pod of the plan (labels, host names, env, gang).
- * reconcile.c  one pass over one TrainJob: observe, create, restart, status.
+ * reconcile.c  one pass over one TrainJob: snapshot, observe, create.
+ * failures.c   its failed pods and jobs: elastic replacements, backoffLimit
+ *              retries, the failurePolicy.
+ * commit.c     what it writes: status and Trainyard's annotations.
+ *              (tpass.h: the pass's state those three share.)
  * engine.c     the thread: watch, work queue, wake-ups.
  */
 #ifndef TY_CONTROLLER_TRAINER_TJ_INT_H
