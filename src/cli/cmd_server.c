@@ -19,6 +19,7 @@
 #include "server/trainer_seed.h"
 #include "client/kc_embedded.h"
 #include "controller/trainer_progress.h"
+#include "server/tls.h"
 #include "controller/gc.h"
 #include "controller/volumes.h"
 #include "controller/quota.h"
@@ -492,6 +493,8 @@ static void progress_ready(const char *url, const char *data_dir, const security
 {
     char pod_url[256], path[4200];
     char *ca = NULL;
+    size_t len;
+    ty_error err;
 
     if (trainer_progress_pod_url(url, pod_url, sizeof(pod_url)) < 0) {
         ty_warn("server: no progress endpoint for TrainJobs: cannot make a URL of %s", url);
@@ -499,16 +502,11 @@ static void progress_ready(const char *url, const char *data_dir, const security
         return;
     }
     if (sec->serving.cert && !sf->tls_cert_file) {
-        FILE *f;
         snprintf(path, sizeof(path), "%s/pki/ca.crt", data_dir);
-        if ((f = fopen(path, "re"))) {
-            size_t cap = 64 * 1024, n;
-            if ((ca = malloc(cap + 1))) {
-                n = fread(ca, 1, cap, f);
-                ca[n] = '\0';
-            }
-            fclose(f);
-        }
+        ty_error_init(&err);
+        if (tls_read_file(path, "the CA", 64 * 1024, &ca, &len, &err) < 0)
+            ty_warn("server: TrainJob pods get no CA for the progress endpoint: %s", err.text);
+        ty_error_clear(&err);
     }
     trainer_progress_configure(pod_url, ca);
     free(ca);
