@@ -175,6 +175,11 @@ wait_tj() {
     echo "$state"
 }
 
+# tj_cond JOB TYPE: "STATUS REASON" of a TrainJob's condition of that type;
+# tj_cond_is JOB TYPE "STATUS REASON": whether it is that (for wait_until).
+tj_cond() { kubectl get trainjob "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null; }
+tj_cond_is() { [ "$(tj_cond "$1" "$2")" = "$3" ]; }
+
 file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 
 pass() { E2E_CHECKS=$((E2E_CHECKS + 1)); echo "ok   - $1"; }

@@ -9,8 +9,6 @@ cd "$(dirname "$0")"
 source ./lib.sh
 start_server
 
-cond() { kubectl get trainjob "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null; }
-cond_is() { [ "$(cond "$1" "$2")" = "$3" ]; }
 npods() { kubectl get pods -l "jobset.sigs.k8s.io/jobset-name=$1" --no-headers 2>/dev/null | wc -l; }
 npods_is() { [ "$(npods "$1")" = "$2" ]; }
 running_is() { [ "$(kubectl get pods -l "jobset.sigs.k8s.io/jobset-name=$1" --field-selector=status.phase=Running --no-headers 2>/dev/null | wc -l)" = "$2" ]; }
@@ -27,16 +25,16 @@ spec:
     numNodes: 2
     command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"]
 EOF2
-if wait_until 60 cond_is sleeper Suspended "True Suspended"; then pass "created suspended: Suspended True"; else fail "created suspended: $(cond sleeper Suspended)"; fi
+if wait_until 60 tj_cond_is sleeper Suspended "True Suspended"; then pass "created suspended: Suspended True"; else fail "created suspended: $(tj_cond sleeper Suspended)"; fi
 expect_eq "suspended: no pods" 0 "$(npods sleeper)"
 expect_eq "suspended: jobsStatus counts the suspended job" "node 1 0" \
     "$(kubectl get trainjob sleeper -o jsonpath='{.status.jobsStatus[0].name} {.status.jobsStatus[0].suspended} {.status.jobsStatus[0].active}')"
 check "resume" kubectl patch trainjob sleeper --type=merge -p '{"spec":{"suspend":false}}'
 if wait_until 60 running_is sleeper 2; then pass "resumed: both pods run"; else fail "resumed: $(npods sleeper) pods"; fi
-expect_eq "resumed: Suspended False, Resumed" "False Resumed" "$(cond sleeper Suspended)"
+expect_eq "resumed: Suspended False, Resumed" "False Resumed" "$(tj_cond sleeper Suspended)"
 check "suspend while running" kubectl patch trainjob sleeper --type=merge -p '{"spec":{"suspend":true}}'
 if wait_until 60 npods_is sleeper 0; then pass "suspended again: pods deleted"; else fail "suspended: $(npods sleeper) pods left"; fi
-expect_eq "suspended again: Suspended True" "True Suspended" "$(cond sleeper Suspended)"
+expect_eq "suspended again: Suspended True" "True Suspended" "$(tj_cond sleeper Suspended)"
 expect_eq "no Running condition" "" "$(kubectl get trainjob sleeper -o jsonpath='{.status.conditions[?(@.type=="Running")].type}')"
 check "delete sleeper" kubectl delete trainjob sleeper
 
@@ -52,7 +50,7 @@ spec:
     numNodes: 1
     command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"]
 EOF2
-if wait_until 60 cond_is late Failed "True DeadlineExceeded"; then pass "deadline: Failed, DeadlineExceeded"; else fail "deadline: $(cond late Failed)"; fi
+if wait_until 60 tj_cond_is late Failed "True DeadlineExceeded"; then pass "deadline: Failed, DeadlineExceeded"; else fail "deadline: $(tj_cond late Failed)"; fi
 expect_eq "deadline: upstream's message" "TrainJob exceeded its active deadline" \
     "$(kubectl get trainjob late -o jsonpath='{.status.conditions[?(@.type=="Failed")].message}')"
 if wait_until 60 npods_is late 0; then pass "deadline: the running pod is stopped"; else fail "deadline: pods left"; fi
@@ -90,7 +88,7 @@ spec:
     numNodes: 2
     command: ["/bin/sh", "-c", "[ $PET_NODE_RANK = 0 ] && exit 3; trap 'exit 0' TERM; sleep 600 & wait"]
 EOF2
-if wait_until 120 cond_is flaky Failed "True ReachedMaxRestarts"; then pass "failurePolicy: Failed after maxRestarts"; else fail "failurePolicy: $(cond flaky Failed)"; dump_job trainjob flaky; fi
+if wait_until 120 tj_cond_is flaky Failed "True ReachedMaxRestarts"; then pass "failurePolicy: Failed after maxRestarts"; else fail "failurePolicy: $(tj_cond flaky Failed)"; dump_job trainjob flaky; fi
 expect_eq "failurePolicy: one whole-set restart" 1 \
     "$(kubectl get trainjob flaky -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
 expect_match "failurePolicy: the pods left (the failed rank) carry restart-attempt 1" '^1( 1)*$' \
@@ -133,7 +131,7 @@ spec:
   trainer:
     command: ["/bin/sh", "-c", "exit 4"]
 EOF2
-if wait_until 120 cond_is failfast Failed "True FailedJobs"; then pass "a FailJobSet rule: Failed at once"; else fail "FailJobSet: $(cond failfast Failed)"; fi
+if wait_until 120 tj_cond_is failfast Failed "True FailedJobs"; then pass "a FailJobSet rule: Failed at once"; else fail "FailJobSet: $(tj_cond failfast Failed)"; fi
 expect_eq "a FailJobSet rule: no restart" "" \
     "$(kubectl get trainjob failfast -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
 
@@ -199,7 +197,7 @@ spec:
   runtimeRef: {name: torch-distributed}
   trainer: {numNodes: 1, command: ["/bin/true"]}
 EOF2
-done_or_gone() { cond_is shortlived Complete "True AllJobsCompleted" || ! kubectl get trainjob shortlived >/dev/null 2>&1; }
+done_or_gone() { tj_cond_is shortlived Complete "True AllJobsCompleted" || ! kubectl get trainjob shortlived >/dev/null 2>&1; }
 if wait_until 120 done_or_gone; then pass "ttl: the job completes"; else fail "ttl: the job completes"; kubectl get trainjob shortlived -o yaml 2>&1 | tail -30; kubectl get pods -l jobset.sigs.k8s.io/jobset-name=shortlived 2>&1; fi
 gone() { ! kubectl get trainjob shortlived >/dev/null 2>&1; }
 check "ttl: ... and is deleted 2 s after" wait_until 60 gone

@@ -298,8 +298,7 @@ spec:
     numNodes: 1
     command: [/usr/bin/python3, $E2E_TMP/run-report.py, "55"]
 EOF
-rdone() { [ "$(kubectl get trainjob r -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
-check "r completes" wait_until 120 rdone
+check "r completes" wait_until 120 tj_cond_is r Complete "True AllJobsCompleted"
 expect_eq "... its script was answered 200" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"
 expect_eq "... r's status.trainerStatus written by its own pod" 55 \
     "$(kubectl get trainjob r -o jsonpath='{.status.trainerStatus.progressPercentage}')"

@@ -57,8 +57,7 @@ spec:
     numNodes: 1
     command: [/usr/bin/python3, $E2E_TMP/report.py, "40"]
 EOF2
-rdone() { [ "$(kubectl get trainjob r -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
-check "r completes" wait_until 120 rdone
+check "r completes" wait_until 120 tj_cond_is r Complete "True AllJobsCompleted"
 expect_eq "... its script was answered 200 by the operator" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"
 expect_eq "... r's status.trainerStatus written" "40 loss=0.5" \
     "$(kubectl get trainjob r -o jsonpath='{.status.trainerStatus.progressPercentage} {.status.trainerStatus.metrics[0].name}={.status.trainerStatus.metrics[0].value}')"

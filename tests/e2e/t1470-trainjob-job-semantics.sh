@@ -9,8 +9,6 @@ cd "$(dirname "$0")"
 source ./lib.sh
 start_server
 
-cond() { kubectl get trainjob "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null; }
-cond_is() { [ "$(cond "$1" "$2")" = "$3" ]; }
 MARK=/dev/shm/ty-e2e-1470-$$-$RANDOM
 trap 'rm -f "$MARK".*' EXIT
 
@@ -45,7 +43,7 @@ spec:
   trainer:
     command: ["/bin/sh", "-c", "echo x >> $MARK.tries; [ \$(wc -l < $MARK.tries) -ge 3 ] || exit 5"]
 EOF2
-if wait_until 120 cond_is third-time Complete "True AllJobsCompleted"; then pass "backoffLimit: the third try completes the job"; else fail "backoffLimit: $(cond third-time Complete)"; dump_job trainjob third-time; fi
+if wait_until 120 tj_cond_is third-time Complete "True AllJobsCompleted"; then pass "backoffLimit: the third try completes the job"; else fail "backoffLimit: $(tj_cond third-time Complete)"; dump_job trainjob third-time; fi
 expect_eq "backoffLimit: three tries" 3 "$(wc -l < "$MARK.tries" 2>/dev/null)"
 expect_eq "backoffLimit: two retries of job node-0 counted" '{"node-0":2}' \
     "$(kubectl get trainjob third-time -o jsonpath='{.metadata.annotations.trainyard\.io/job-retries}')"
@@ -60,7 +58,7 @@ spec:
   trainer:
     command: ["/bin/sh", "-c", "exit 5"]
 EOF2
-if wait_until 120 cond_is hopeless Failed "True FailedJobs"; then pass "backoffLimit: past the limit the job fails"; else fail "backoffLimit: $(cond hopeless Failed)"; fi
+if wait_until 120 tj_cond_is hopeless Failed "True FailedJobs"; then pass "backoffLimit: past the limit the job fails"; else fail "backoffLimit: $(tj_cond hopeless Failed)"; fi
 expect_eq "backoffLimit: both retries used" '{"node-0":2}' \
     "$(kubectl get trainjob hopeless -o jsonpath='{.metadata.annotations.trainyard\.io/job-retries}')"
 out=$(kubectl apply -f - 2>&1 <<'EOF2'
@@ -132,7 +130,7 @@ expect_eq "InOrder: no node pod while the first is not ready" "" \
 expect_eq "InOrder: the gang is the first replicated job" 1 \
     "$(kubectl get podgroups.scheduling.volcano.sh ordered -o jsonpath='{.spec.minMember}')"
 touch "$MARK.go"
-if wait_until 120 cond_is ordered Complete "True AllJobsCompleted"; then pass "InOrder: the nodes follow once it runs, and complete"; else fail "InOrder: $(cond ordered Complete)"; dump_job trainjob ordered; fi
+if wait_until 120 tj_cond_is ordered Complete "True AllJobsCompleted"; then pass "InOrder: the nodes follow once it runs, and complete"; else fail "InOrder: $(tj_cond ordered Complete)"; dump_job trainjob ordered; fi
 
 # ---- restartStrategy BlockingRecreate ----
 # The gang alone keeps a restarted node from starting before the old nodes
@@ -196,7 +194,7 @@ spec:
       while [ ! -e $MARK.helper ]; do sleep 0.2; done
       touch $MARK.failed; exit 3
 EOF2
-if wait_until 180 cond_is blocker Complete "True AllJobsCompleted"; then pass "BlockingRecreate: restarted once, then completes"; else fail "BlockingRecreate: $(cond blocker Complete)"; dump_job trainjob blocker; fi
+if wait_until 180 tj_cond_is blocker Complete "True AllJobsCompleted"; then pass "BlockingRecreate: restarted once, then completes"; else fail "BlockingRecreate: $(tj_cond blocker Complete)"; dump_job trainjob blocker; fi
 log=$(cat "$MARK.log" 2>/dev/null | tr '\n' ',')
 expect_match "BlockingRecreate: no pod of the restart before the last attempt's pods are gone" \
     '^start node,start helper,end helper,start node,' "$log"
