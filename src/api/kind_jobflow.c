@@ -84,9 +84,7 @@ static int jobflow_validate(const json_t *obj, const json_t *old, ty_error *err)
             meta_not_supported(err, "spec.jobRetainPolicy", v, retain_policies);
     }
     if (json_array_size(flows) > MAX_FLOWS) {
-        ty_error_add_cause(err, "FieldValueTooMany", "spec.flows",
-                           "Too many: %zu: must have at most %d items",
-                           json_array_size(flows), MAX_FLOWS);
+        meta_too_many(err, "spec.flows", json_array_size(flows), MAX_FLOWS);
         return -1;
     }
     json_array_foreach(flows, i, flow) {

@@ -30,6 +30,8 @@ static const char *const startup_orders[] = {"AnyOrder", "InOrder", NULL};
 static const char *const restart_strategies[] = {"Recreate", "BlockingRecreate",
                                                  "InPlaceRestart", NULL};
 static const char *const topology_modes[] = {"hard", "soft", NULL};
+static const char *const retention_policies[] = {"Delete", "Retain", NULL};
+#define CLAIM_POLICIES_MAX 50 /* JobSet's bound, on the policies and on each one's templates */
 
 /* ---- defaults ------------------------------------------------------------ */
 
@@ -153,8 +155,7 @@ static void check_depends_on(const json_t *jobs, const json_t *rj, const char *p
 
     if (json_array_size(deps) > MAX_DEPENDS_ON) {
         snprintf(f, sizeof(f), "%s.dependsOn", path);
-        ty_error_add_cause(err, "FieldValueTooMany", f, "Too many: %zu: must have at most %d "
-                           "items", json_array_size(deps), MAX_DEPENDS_ON);
+        meta_too_many(err, f, json_array_size(deps), MAX_DEPENDS_ON);
         return;
     }
     json_array_foreach(deps, i, d) {
@@ -184,8 +185,7 @@ static void check_replicated_jobs(const json_t *tspec, ty_error *err)
     size_t i;
 
     if (json_array_size(jobs) > MAX_REPLICATED_JOBS) {
-        ty_error_add_cause(err, "FieldValueTooMany", base, "Too many: %zu: must have at most %d "
-                           "items", json_array_size(jobs), MAX_REPLICATED_JOBS);
+        meta_too_many(err, base, json_array_size(jobs), MAX_REPLICATED_JOBS);
         return;
     }
     seen = json_object();
@@ -238,6 +238,45 @@ static void check_jobset_policies(const json_t *tspec, ty_error *err)
                "spec.template.spec.startupPolicy", err);
 }
 
+/* JobSet's volumeClaimPolicies: at most 50 policies of at most 50 PVC
+ * templates, each named (a volume's name: a DNS label) and with no
+ * namespace; retentionPolicy.whenDeleted Delete or Retain. */
+static void check_claim_policies(const json_t *tspec, ty_error *err)
+{
+    const json_t *list = json_object_get(tspec, "volumeClaimPolicies"), *vcp, *t;
+    char f[PATH_LEN];
+    size_t i, k;
+
+    if (json_array_size(list) > CLAIM_POLICIES_MAX)
+        meta_too_many(err, "spec.template.spec.volumeClaimPolicies", json_array_size(list),
+                      CLAIM_POLICIES_MAX);
+    json_array_foreach(list, i, vcp) {
+        const json_t *ts = json_object_get(vcp, "templates");
+        snprintf(f, sizeof(f), "spec.template.spec.volumeClaimPolicies[%zu].retentionPolicy", i);
+        check_enum(json_object_get(vcp, "retentionPolicy"), "whenDeleted", retention_policies, f,
+                   err);
+        snprintf(f, sizeof(f), "spec.template.spec.volumeClaimPolicies[%zu].templates", i);
+        if (json_array_size(ts) > CLAIM_POLICIES_MAX)
+            meta_too_many(err, f, json_array_size(ts), CLAIM_POLICIES_MAX);
+        json_array_foreach(ts, k, t) {
+            const json_t *meta = json_object_get(t, "metadata");
+            const char *name = meta_str(meta, "name"), *ns = meta_str(meta, "namespace");
+            snprintf(f, sizeof(f),
+                     "spec.template.spec.volumeClaimPolicies[%zu].templates[%zu].metadata", i, k);
+            if (ns && *ns)
+                meta_invalid_str(err, f, ns, "namespace cannot be set for VolumeClaimPolicies "
+                                 "templates");
+            snprintf(f, sizeof(f),
+                     "spec.template.spec.volumeClaimPolicies[%zu].templates[%zu].metadata.name",
+                     i, k);
+            if (!name || !*name)
+                meta_required(err, f, NULL);
+            else
+                meta_check_dns1123_label(f, name, err);
+        }
+    }
+}
+
 static int runtime_validate(const json_t *obj, const json_t *old, ty_error *err)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -256,6 +295,7 @@ static int runtime_validate(const json_t *obj, const json_t *old, ty_error *err)
                                json_object_get(tmeta, "annotations"), err);
     check_replicated_jobs(tspec, err);
     check_jobset_policies(tspec, err);
+    check_claim_policies(tspec, err);
     return ty_error_ncauses(err) == before ? 0 : -1;
 }
 
@@ -412,6 +452,26 @@ static const api_field startup_policy_fields[] = {
 };
 static const api_schema startup_policy = API_SCHEMA(startup_policy_fields);
 
+/* JobSet v0.12's shared PVCs: core/v1 PersistentVolumeClaims as templates
+ * (their spec is checked as a PVC's when the controller makes one). */
+static const api_field claim_template_fields[] = {
+    API_FIELD("apiVersion", API_T_STRING),
+    API_FIELD("kind", API_T_STRING),
+    API_OBJECT("metadata", &api_schema_object_meta),
+    API_FIELD("spec", API_T_OPEN),
+    API_FIELD("status", API_T_OPEN),
+};
+static const api_schema claim_template = API_SCHEMA(claim_template_fields);
+static const api_field retention_fields[] = {
+    API_FIELD("whenDeleted", API_T_STRING),
+};
+static const api_schema retention_policy = API_SCHEMA(retention_fields);
+static const api_field claim_policy_fields[] = {
+    API_ARRAY_OF("templates", &claim_template),
+    API_OBJECT("retentionPolicy", &retention_policy),
+};
+static const api_schema claim_policy = API_SCHEMA(claim_policy_fields);
+
 static const api_field jobset_spec_fields[] = {
     API_MERGE_LIST("replicatedJobs", &replicated_job, "name"),
     API_OBJECT("network", &jobset_network),
@@ -422,6 +482,7 @@ static const api_field jobset_spec_fields[] = {
     API_FIELD("coordinator", API_T_OPEN),
     API_FIELD("managedBy", API_T_STRING),
     API_FIELD("ttlSecondsAfterFinished", API_T_INT32),
+    API_ARRAY_OF("volumeClaimPolicies", &claim_policy),
 };
 static const api_schema jobset_spec = API_SCHEMA(jobset_spec_fields);
 static const api_field jobset_template_fields[] = {

@@ -403,6 +403,12 @@ void meta_too_long(ty_error *err, const char *field, long long max_bytes)
                        "Too long: must have at most %lld bytes", max_bytes);
 }
 
+void meta_too_many(ty_error *err, const char *field, size_t n, long long max_items)
+{
+    ty_error_add_cause(err, "FieldValueTooMany", field,
+                       "Too many: %zu: must have at most %lld items", n, max_items);
+}
+
 const char *meta_str(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(obj, key));

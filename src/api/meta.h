@@ -61,6 +61,8 @@ void meta_duplicate(ty_error *err, const char *field, const json_t *value);
 void meta_forbidden(ty_error *err, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void meta_too_long(ty_error *err, const char *field, long long max_bytes);
+/* FieldValueTooMany: a list of n items, past max_items. */
+void meta_too_many(ty_error *err, const char *field, size_t n, long long max_items);
 
 /* Go-%#v-like text of a JSON value into buf (truncated). */
 void meta_value_text(const json_t *value, char *buf, size_t len);

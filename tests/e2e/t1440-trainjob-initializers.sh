@@ -3,7 +3,10 @@
 # http:// model (from a server on this machine) are fetched into the job's
 # claim before the trainer starts, which reads them under /workspace; a
 # source that needs the network fails the job with a clear line in the
-# initializer's log.
+# initializer's log. JobSet's volumeClaimPolicies (upstream's torchtune
+# runtimes share their initializers' volume so): a PVC per template,
+# mounted where a container names it, kept or collected with the job as
+# its retentionPolicy says.
 cd "$(dirname "$0")"
 source ./lib.sh
 start_server
@@ -67,4 +70,91 @@ expect_match "... and an Event naming the step" 'replicated job model-initialize
     "$(kubectl get events --field-selector involvedObject.name=offline 2>&1)"
 expect_eq "... the trainer never started" 0 \
     "$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=offline,jobset.sigs.k8s.io/replicatedjob-name=node --no-headers 2>/dev/null | wc -l)"
+
+# ---- volumeClaimPolicies ----
+kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: shared-volume
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      volumeClaimPolicies:
+      - templates:
+        - metadata: {name: cache, labels: {tier: fast}}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+        retentionPolicy: {whenDeleted: Delete}
+      - templates:
+        - metadata: {name: keep}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+      replicatedJobs:
+      - name: writer
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: writer
+                  image: busybox
+                  command: ["/bin/sh", "-c", "echo written-by-writer > /cache/msg && echo kept > /keep/msg"]
+                  volumeMounts: [{name: cache, mountPath: /cache}, {name: keep, mountPath: /keep}]
+      - name: node
+        dependsOn: [{name: writer, status: Complete}]
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch
+                  volumeMounts: [{name: cache, mountPath: /cache}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: sharer}
+spec:
+  runtimeRef: {name: shared-volume, kind: TrainingRuntime}
+  trainer: {command: ["/bin/sh", "-c", "cat /cache/msg"]}
+EOF2
+state=$(wait_tj sharer Complete 120)
+expect_eq "volumeClaimPolicies: the job completes" Complete "$state"
+[ "$state" = Complete ] || dump_job trainjob sharer
+expect_eq "... the trainer read what the writer left in the shared claim" written-by-writer \
+    "$(kubectl logs sharer-node-0-0 -c node 2>&1)"
+expect_eq "... PVC cache-sharer, JobSet's name label and the template's" "sharer fast" \
+    "$(kubectl get pvc cache-sharer -o jsonpath='{.metadata.labels.jobset\.sigs\.k8s\.io/jobset-name} {.metadata.labels.tier}' 2>&1)"
+expect_eq "... the pod's volume names it" cache-sharer \
+    "$(kubectl get pod sharer-node-0-0 -o jsonpath='{.spec.volumes[?(@.name=="cache")].persistentVolumeClaim.claimName}')"
+expect_eq "... whenDeleted Delete: controlled by the job" TrainJob \
+    "$(kubectl get pvc cache-sharer -o jsonpath='{.metadata.ownerReferences[0].kind}' 2>&1)"
+expect_eq "... no retentionPolicy: owned by nobody" "" \
+    "$(kubectl get pvc keep-sharer -o jsonpath='{.metadata.ownerReferences}' 2>&1)"
+check "delete the job" kubectl delete trainjob sharer
+cache_gone() { ! kubectl get pvc cache-sharer >/dev/null 2>&1; }
+check "... its Delete claim is collected" wait_until 60 cache_gone
+check "... its other claim stays" kubectl get pvc keep-sharer
+out=$(kubectl apply -f - 2>&1 <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: bad-claims}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      volumeClaimPolicies:
+      - templates: [{metadata: {name: x, namespace: other}}, {metadata: {}}]
+        retentionPolicy: {whenDeleted: Sometimes}
+      replicatedJobs:
+      - name: node
+        template: {spec: {template: {spec: {containers: [{name: node, image: x}]}}}}
+EOF2
+)
+expect_match "a template with a namespace is refused" 'volumeClaimPolicies\[0\].templates\[0\].metadata: Invalid value: "other": namespace cannot be set' "$out"
+expect_match "... one without a name" 'volumeClaimPolicies\[0\].templates\[1\].metadata.name: Required value' "$out"
+expect_match "... an unknown whenDeleted" 'volumeClaimPolicies\[0\].retentionPolicy.whenDeleted: Unsupported value: "Sometimes"' "$out"
 finish

@@ -246,6 +246,48 @@ static void test_elastic(void **state)
     assert_int_equal(trainer_elastic_bounds("1:99999999999999999999", &lo, &hi), -1);
 }
 
+/* JobSet's volumeClaimPolicies: a template a container mounts becomes a
+ * volume on the claim <template>-<job>; one nobody mounts, or a volume the
+ * template has itself, is left alone. */
+static void test_claim_policies(void **state)
+{
+    json_t *snap = builtin("torch-distributed"), *tj, *plan, *vols;
+    json_t *js = json_object_get(json_object_get(json_object_get(snap, "spec"), "template"),
+                                 "spec");
+    json_t *node = json_array_get(json_object_get(js, "replicatedJobs"), 0);
+    json_t *c = json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(
+                                   json_object_get(node, "template"), "spec"), "template"),
+                                   "spec"), "containers"), 0);
+    ty_error err;
+    (void)state;
+
+    json_object_set_new(c, "volumeMounts",
+                        parse("[{\"name\":\"cache\",\"mountPath\":\"/cache\"},"
+                              "{\"name\":\"own\",\"mountPath\":\"/own\"}]"));
+    json_object_set_new(json_object_get(json_object_get(json_object_get(json_object_get(
+                            node, "template"), "spec"), "template"), "spec"),
+                        "volumes", parse("[{\"name\":\"own\",\"emptyDir\":{}}]"));
+    json_object_set_new(js, "volumeClaimPolicies",
+                        parse("[{\"templates\":[{\"metadata\":{\"name\":\"cache\"}},"
+                              "{\"metadata\":{\"name\":\"unused\"}},"
+                              "{\"metadata\":{\"name\":\"own\"}}]}]"));
+    ty_error_init(&err);
+    tj = trainjob("{\"trainer\":{\"numNodes\":1}}");
+    plan = tj_plan(tj, snap, &err);
+    assert_non_null(plan);
+    vols = json_object_get(json_object_get(json_object_get(tj_plan_rjob(plan, "node"), "template"),
+                                           "spec"), "volumes");
+    assert_int_equal(json_array_size(vols), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(vols, 0), "name")), "own");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(
+                            json_array_get(vols, 1), "persistentVolumeClaim"), "claimName")),
+                        "cache-j");
+    assert_int_equal(json_array_size(json_object_get(plan, "claimPolicies")), 1);
+    json_decref(plan);
+    json_decref(tj);
+    json_decref(snap);
+}
+
 static void test_torch_procs(void **state)
 {
     char buf[16];
@@ -560,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_torch_plan_and_env),
         cmocka_unit_test(test_torch_procs),
         cmocka_unit_test(test_elastic),
+        cmocka_unit_test(test_claim_policies),
         cmocka_unit_test(test_runtime_patches),
         cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_launcher_as_node),

@@ -376,6 +376,54 @@ static json_t *elastic_policy(const json_t *snapshot, const json_t *ml, long lon
                                       : TJ_ELASTIC_RESTARTS));
 }
 
+void tj_claim_name(const char *job, const char *claim, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-%s", claim, job);
+}
+
+static bool mounts(const json_t *pod_spec, const char *volume)
+{
+    static const char *const lists[] = {"containers", "initContainers", NULL};
+    json_t *c, *m;
+    size_t i, k;
+
+    for (size_t l = 0; lists[l]; l++)
+        json_array_foreach(json_object_get(pod_spec, lists[l]), i, c)
+            json_array_foreach(json_object_get(c, "volumeMounts"), k, m)
+                if (!strcmp(json_string_value(json_object_get(m, "name")) ?: "", volume))
+                    return true;
+    return false;
+}
+
+/* JobSet's volumeClaimPolicies: each template a container mounts (by name)
+ * becomes a volume of that name on the claim `<template>-<job>`, unless the
+ * pod template has a volume of that name itself. */
+static void add_claim_volumes(json_t *rjobs, const json_t *policies, const char *job)
+{
+    json_t *rj, *vcp, *t, *v;
+    size_t i, k, n, m;
+
+    json_array_foreach(rjobs, i, rj) {
+        json_t *ps = own_object(own_object(rj, "template"), "spec");
+        json_array_foreach(policies, k, vcp)
+            json_array_foreach(json_object_get(vcp, "templates"), n, t) {
+                const char *name = str_at(t, "metadata", "name");
+                char claim[600];
+                bool have = false;
+                if (!name || !mounts(ps, name))
+                    continue;
+                json_array_foreach(json_object_get(ps, "volumes"), m, v)
+                    have |= !strcmp(json_string_value(json_object_get(v, "name")) ?: "", name);
+                if (have)
+                    continue;
+                tj_claim_name(job, name, claim, sizeof(claim));
+                json_array_append_new(own_array(ps, "volumes"),
+                                      json_pack("{s:s, s:{s:s}}", "name", name,
+                                                "persistentVolumeClaim", "claimName", claim));
+            }
+    }
+}
+
 /* Whether the replicated jobs make more than TJ_MAX_PODS pods (each
  * product checked before it is summed: replicas and completions come from
  * the runtime, numNodes from the job, each up to 2^31). */
@@ -460,6 +508,10 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err)
         json_object_set(plan, "successPolicy", json_object_get(js, "successPolicy"));
     if (json_is_object(json_object_get(js, "failurePolicy")))
         json_object_set(plan, "failurePolicy", json_object_get(js, "failurePolicy"));
+    if (json_array_size(json_object_get(js, "volumeClaimPolicies"))) {
+        add_claim_volumes(rjobs, json_object_get(js, "volumeClaimPolicies"), job);
+        json_object_set(plan, "claimPolicies", json_object_get(js, "volumeClaimPolicies"));
+    }
     if (!strcmp(str_at(js, "startupPolicy", "startupPolicyOrder") ?: "", "InOrder"))
         json_object_set_new(plan, "startupInOrder", json_true());
     if (json_is_object(json_object_get(rs, "podGroupPolicy")))

@@ -435,6 +435,49 @@ static bool ensure_mpi(tpass *p)
     return p->rc == 0;
 }
 
+/* JobSet's volumeClaimPolicies: a PVC `<template>-<job>` per template,
+ * labelled with the JobSet's name label, controlled by the job only when
+ * the policy's retentionPolicy says Delete (its default when given; a
+ * policy without one keeps its PVCs, as JobSet does). */
+static void ensure_claim_policies(tpass *p)
+{
+    json_t *vcp, *t;
+    size_t i, k;
+
+    json_array_foreach(json_object_get(p->plan, "claimPolicies"), i, vcp) {
+        const json_t *rp = json_object_get(vcp, "retentionPolicy");
+        bool owned = json_is_object(rp) &&
+                     !strcmp(json_string_value(json_object_get(rp, "whenDeleted")) ?: "Delete",
+                             "Delete");
+        json_array_foreach(json_object_get(vcp, "templates"), k, t) {
+            const json_t *tm = json_object_get(t, "metadata");
+            const char *tname = json_string_value(json_object_get(tm, "name"));
+            json_t *labels, *pvc;
+            char name[600];
+            if (!tname)
+                continue;
+            tj_claim_name(p->name, tname, name, sizeof(name));
+            labels = json_is_object(json_object_get(tm, "labels"))
+                         ? json_deep_copy(json_object_get(tm, "labels"))
+                         : json_object();
+            json_object_set_new(labels, TJ_LABEL_JOBSET, json_string(p->name));
+            pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
+                            "PersistentVolumeClaim", "metadata", "name", name, "namespace",
+                            p->ns, "labels", labels, "spec",
+                            json_is_object(json_object_get(t, "spec"))
+                                ? json_deep_copy(json_object_get(t, "spec"))
+                                : json_object());
+            if (json_is_object(json_object_get(tm, "annotations")))
+                json_object_set(json_object_get(pvc, "metadata"), "annotations",
+                                json_object_get(tm, "annotations"));
+            if (owned)
+                json_object_set_new(json_object_get(pvc, "metadata"), "ownerReferences",
+                                    json_pack("[o]", kit_owner_ref(p->job)));
+            create_owned(p, &api_pvc, pvc);
+        }
+    }
+}
+
 /* The claim Trainyard's initializer steps fill and the trainer reads
  * (tj_add_initializers): 1Gi, ReadWriteMany, the default class. */
 static void ensure_claim(tpass *p)
@@ -579,6 +622,7 @@ static void create_pods(tpass *p)
     }
     ensure_service(p);
     ensure_claim(p);
+    ensure_claim_policies(p);
     if (!ensure_mpi(p)) {
         json_decref(todo);
         return;

@@ -86,6 +86,8 @@ json_t *tj_snapshot(const json_t *runtime);
  *             template: the pod template {metadata, spec}, backoffLimit
  *             (the Job template's, else 0: failed pods each job retries)}],
  *    startupInOrder: true when the JobSet's startupPolicy is InOrder,
+ *    claimPolicies: the JobSet's volumeClaimPolicies (their templates
+ *    mounted by name already added as volumes, tj_claim_name), or absent,
  *    successPolicy, failurePolicy, podGroupPolicy: as the runtime has them
  *    (absent when it has none), queue (the JobSet template's
  *    scheduling.volcano.sh/queue-name: a runtime patch's over the
@@ -103,6 +105,8 @@ json_t *tj_plan(const json_t *trainjob, const json_t *snapshot, ty_error *err);
  * plan.initializerClaim to the claim's name when it added any. */
 void tj_add_initializers(json_t *plan, const json_t *trainjob);
 
+/* "<claim>-<job>": the PVC a volumeClaimPolicies template makes. */
+void tj_claim_name(const char *job, const char *claim, char *buf, size_t len);
 /* "<job>-<rjob>-<jobIndex>-<podIndex>": a pod's name and host name. */
 void tj_pod_name(const char *job, const char *rjob, long long job_index, long long pod_index,
                  char *buf, size_t len);
