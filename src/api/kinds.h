@@ -51,6 +51,9 @@ extern const api_schema api_vcjob_spec_schema;
 /* trainer.kubeflow.org/v1alpha1, Kubeflow Trainer v2 (kind_trainjob.c,
  * kind_trainingruntime.c; shared rules in api/trainer.h) */
 extern const api_resource api_trainjob;
+/* Trainyard's record of a deleted job (kind_jobrecord.c). */
+extern const api_resource api_jobrecord;
+#define JOBRECORD_PODS_MAX 1000
 extern const api_resource api_trainingruntime;
 extern const api_resource api_clustertrainingruntime;
 

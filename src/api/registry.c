@@ -27,6 +27,7 @@ static const api_resource *const resources[] = {
     &api_vcjob, &api_vccronjob, &api_podgroup, &api_queue,
     &api_jobflow, &api_jobtemplate,
     &api_trainjob, &api_trainingruntime, &api_clustertrainingruntime,
+    &api_jobrecord,
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 

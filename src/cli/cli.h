@@ -103,6 +103,10 @@ const char *cli_allocator(void);
  * --log-level LEVEL set. */
 int cli_sched_name_flag(const char *v, const char **names, size_t *n, size_t max);
 int cli_log_level_flag(const char *v);
+/* --job-record-retention DURATION: how long a deleted TrainJob's JobRecord
+ * is kept (controller/trainer/trainjob_ctl.h; 0: none). */
+#define CLI_OPT_RECORD_RETENTION 1200
+int cli_record_retention_flag(const char *v);
 
 /* The server URL to use when no --server and no kubeconfig is given:
  * $TRAINYARD_SERVER, else what the server of the default data directory

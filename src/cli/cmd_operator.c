@@ -103,6 +103,8 @@ static void operator_usage(FILE *f)
             "                      their own trust)\n"
             "  --progress-key-file FILE  the secret the jobs' tokens derive from\n"
             "                      (default: --tls-private-key-file)\n"
+            "  --job-record-retention DURATION  how long the JobRecord of a deleted\n"
+            "                      TrainJob is kept (default 168h; 0: none are written)\n"
             "  --log-level LEVEL   debug, info, warn or error (default info)\n"
             "  --kube-api-qps QPS  requests a second to the API server, all controllers\n"
             "                      and the scheduler together (default %g; negative: no\n"
@@ -179,6 +181,7 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         {"tls-private-key-file", required_argument, NULL, 'K'},
         {"log-level", required_argument, NULL, 'l'},
         {"progress-url", required_argument, NULL, 'u'},
+        {"job-record-retention", required_argument, NULL, CLI_OPT_RECORD_RETENTION},
         {"progress-ca-file", required_argument, NULL, 'A'},
         {"progress-key-file", required_argument, NULL, 'Y'},
         {"kube-api-qps", required_argument, NULL, 'Q'},
@@ -225,6 +228,10 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         case 't': f->tls_cert = optarg; break;
         case 'K': f->tls_key = optarg; break;
         case 'u': f->progress_url = optarg; break;
+        case CLI_OPT_RECORD_RETENTION:
+            if (cli_record_retention_flag(optarg) < 0)
+                return 2;
+            break;
         case 'A': f->progress_ca = optarg; break;
         case 'Y': f->progress_key = optarg; break;
         case 'l':

@@ -94,6 +94,8 @@ static void server_usage(FILE *f)
                "               and no gang scheduler\n"
                "  --event-ttl DURATION  how long an Event is kept after its last write\n"
                "               (default 1h, as kube-apiserver; 0 keeps Events for ever)\n"
+               "  --job-record-retention DURATION  how long the JobRecord of a deleted\n"
+               "               TrainJob is kept (default 168h; 0: none are written)\n"
                "  --allowed-hosts NAMES  Host names the API answers to beyond loopback names\n"
                "               and IP addresses (comma-separated; *.example.org for a domain)\n"
                "  --cors-allowed-origins REGEXPS  other web origins that may call the API\n"
@@ -288,6 +290,7 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         {"pod-log-retention", required_argument, NULL, 'r'},
         {"disk-free-min", required_argument, NULL, 'D'},
         {"gpu-idle-warning", required_argument, NULL, 'W'},
+        {"job-record-retention", required_argument, NULL, CLI_OPT_RECORD_RETENTION},
         SECURITY_LONGOPTS,
         RUNTIME_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
@@ -320,6 +323,10 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
                                 "30m, 90s or 0\n", optarg);
                 return 2;
             }
+            break;
+        case CLI_OPT_RECORD_RETENTION:
+            if (cli_record_retention_flag(optarg) < 0)
+                return 2;
             break;
         case 'E':
             if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {

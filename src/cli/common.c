@@ -8,7 +8,9 @@
 
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/timeutil.h"
 #include "cli/cli.h"
+#include "controller/trainer/trainjob_ctl.h"
 #include "model/yaml.h"
 
 void cli_default_data_dir(char *buf, size_t len)
@@ -285,6 +287,19 @@ int cli_sched_name_flag(const char *v, const char **names, size_t *n, size_t max
         return -1;
     }
     names[(*n)++] = v;
+    return 0;
+}
+
+int cli_record_retention_flag(const char *v)
+{
+    int64_t ms;
+
+    if (ty_duration_parse(v, &ms) < 0) {
+        fprintf(stderr, "error: invalid --job-record-retention %s: want a duration such as "
+                        "168h, 30m or 0\n", v);
+        return -1;
+    }
+    trainjobs_set_record_retention(ms / 1000);
     return 0;
 }
 

@@ -45,7 +45,7 @@ start_server() {
     if [ -n "${E2E_OPERATOR:-}" ]; then
         while [ $# -gt 0 ]; do
             case "$1" in
-            --scheduler-conf | --scheduler-name)
+            --scheduler-conf | --scheduler-name | --job-record-retention)
                 [ "$1" = --scheduler-name ] && named=1
                 opargs+=("$1" "$2")
                 shift 2

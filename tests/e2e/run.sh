@@ -23,7 +23,7 @@ done
 # The job tests again in operator mode: `trainyard server --api-only` as the
 # cluster and `trainyard operator` driving it over HTTP (lib.sh, E2E_OPERATOR).
 OPERATOR_PASS=(t0700 t0710 t0715 t0716 t0717 t0720 t0730 t0740 t0800 t0810 t0820 t0830 t0840
-    t0850 t0910 t0920 t0930 t1410 t1420 t1430 t1440 t1460 t1470)
+    t0850 t0910 t0920 t0930 t1410 t1420 t1430 t1440 t1460 t1470 t1480)
 for n in "${OPERATOR_PASS[@]}"; do
     for t in "$n"-*.sh; do
         [ -f "$t" ] || continue

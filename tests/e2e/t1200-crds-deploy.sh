@@ -25,7 +25,7 @@ pass "the server starts with deploy/'s volcano-scheduler.conf"
 # ---- the generator --------------------------------------------------------
 "$TRAINYARD" crds >"$E2E_TMP/crds.yaml"
 ncrds=$(grep -c '^kind: CustomResourceDefinition$' "$E2E_TMP/crds.yaml")
-expect_eq "trainyard crds prints 18 CRDs" "18" "$ncrds"
+expect_eq "trainyard crds prints 19 CRDs" "19" "$ncrds"
 out=$(k apply --dry-run=client -f "$E2E_TMP/crds.yaml" 2>&1)
 expect_eq "trainyard crds | kubectl apply --dry-run=client: every one" "$ncrds" \
     "$(grep -c 'created (dry run)$' <<<"$out")"

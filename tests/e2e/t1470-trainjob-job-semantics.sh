@@ -10,7 +10,6 @@ source ./lib.sh
 start_server
 
 MARK=/dev/shm/ty-e2e-1470-$$-$RANDOM
-trap 'rm -f "$MARK".*' EXIT
 
 # ---- backoffLimit ----
 kubectl apply -f - >/dev/null <<EOF2
@@ -198,4 +197,5 @@ if wait_until 180 tj_cond_is blocker Complete "True AllJobsCompleted"; then pass
 log=$(cat "$MARK.log" 2>/dev/null | tr '\n' ',')
 expect_match "BlockingRecreate: no pod of the restart before the last attempt's pods are gone" \
     '^start node,start helper,end helper,start node,' "$log"
+rm -f "$MARK".*
 finish

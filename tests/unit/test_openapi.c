@@ -167,9 +167,10 @@ static void test_index(void **state)
 
     assert_true(json_equal(a, b));
     paths = json_object_get(a, "paths");
-    assert_int_equal(json_object_size(paths), 13); /* with rbac.authorization.k8s.io/v1,
+    assert_int_equal(json_object_size(paths), 14); /* with rbac.authorization.k8s.io/v1,
                                                     coordination.k8s.io/v1, apiextensions,
-                                                    trainer.kubeflow.org/v1alpha1 */
+                                                    trainer.kubeflow.org/v1alpha1,
+                                                    trainyard.io/v1 */
     url = json_string_value(json_object_get(json_object_get(paths, "api/v1"), "serverRelativeURL"));
     assert_non_null(url);
     assert_int_equal(strncmp(url, "/openapi/v3/api/v1?hash=", 24), 0);

@@ -38,8 +38,8 @@ static void test_find_every_kind(void **state)
     const api_resource *const *all = api_resources(&n);
     (void)state;
 
-    assert_int_equal(n, 37); /* with the four RBAC kinds, ResourceQuota, Lease, CRDs,
-                                the three trainer.kubeflow.org kinds */
+    assert_int_equal(n, 38); /* with the four RBAC kinds, ResourceQuota, Lease, CRDs,
+                                the three trainer.kubeflow.org kinds, JobRecord */
     for (size_t i = 0; i < n; i++) {
         char av[128];
         api_version_string(all[i], av, sizeof(av));

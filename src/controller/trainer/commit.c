@@ -13,6 +13,7 @@
 #include "controller/kit.h"
 #include "controller/trainer/tj_int.h"
 #include "controller/trainer/tpass.h"
+#include "model/finalizers.h"
 
 typedef struct write_args {
     const char *uid;
@@ -22,6 +23,7 @@ typedef struct write_args {
     bool bump;
     long long replacements; /* elastic: the new count, or 0 to leave it */
     const json_t *retries;  /* TJ_ANN_RETRIES to write, or NULL to leave it */
+    bool finalizer;         /* add TJ_FINALIZER_RECORD */
 } write_args;
 
 /* ---- status ---- */
@@ -78,9 +80,11 @@ static int write_meta(json_t *obj, void *arg, ty_error *err)
     json_t *ann;
     char *text;
 
-    (void)err;
     if (!same_job(obj, w))
         return 0;
+    if (w->finalizer && !json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") &&
+        finalizer_add(obj, TJ_FINALIZER_RECORD) < 0)
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
     ann = ty_json_own(json_object_get(obj, "metadata"), "annotations");
     if (!json_is_object(ann)) {
         ann = json_object();
@@ -115,12 +119,14 @@ void tp_commit(tpass *p)
     write_args w = {.uid = p->uid, .status = p->status, .snapshot = p->snapshot,
                     .restarts = p->restarts, .bump = p->bump_restart,
                     .replacements = replaced ? p->replacements + replaced : 0,
-                    .retries = json_object_size(p->retried) ? p->retries : NULL};
+                    .retries = json_object_size(p->retried) ? p->retries : NULL,
+                    .finalizer = tj_record_retention() > 0 &&
+                                 !finalizer_has(p->job, TJ_FINALIZER_RECORD)};
     const char *res = api_store_key(&api_trainjob);
     kc_op ops[2];
     size_t n = 0;
 
-    if (p->snapshot || p->bump_restart || w.replacements || w.retries)
+    if (p->snapshot || p->bump_restart || w.replacements || w.retries || w.finalizer)
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_meta, &w, 0);
     if (!json_equal(json_object_get(p->job, "status"), p->status))
         ops[n++] = kc_op_mutate(res, p->ns, p->name, write_status, &w, KC_STATUS);

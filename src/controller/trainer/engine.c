@@ -5,8 +5,9 @@
  *
  * Keys are "namespace/name" of TrainJobs, fed by events on the jobs and on
  * what a TrainJob controls (pods, Services, ConfigMaps, Secrets, its
- * PodGroup: through the controller ownerReference); a (re)opened watch
- * lists every TrainJob. */
+ * PodGroup: through the controller ownerReference), and
+ * "record:namespace/name" of JobRecords (swept after the retention,
+ * record.c); a (re)opened watch lists every TrainJob and JobRecord. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +26,26 @@
 struct ty_trainjobs {
     ty_kc *s;
     ty_workqueue *q;
-    const char *watched[7]; /* TrainJobs and what may_be_owned names */
-    const char *cached[6];  /* what passes read from the cache over HTTP:
+    const char *watched[8]; /* TrainJobs, JobRecords and what may_be_owned names */
+    const char *cached[7];  /* what passes read from the cache over HTTP:
                                the same but Secrets (not kept in memory) */
 };
 
-static void enqueue(ty_workqueue *q, const char *ns, const char *name)
+#define RECORD_KEY "record:" /* no namespace has a ':' */
+
+static void enqueue_as(ty_workqueue *q, const char *prefix, const char *ns, const char *name)
 {
-    char key[600]; /* names are at most 253 characters, namespaces 63 */
+    char key[620]; /* names are at most 253 characters, namespaces 63 */
 
     if (!ns || !name)
         return;
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    snprintf(key, sizeof(key), "%s%s/%s", prefix, ns, name);
     wq_add(q, key);
+}
+
+static void enqueue(ty_workqueue *q, const char *ns, const char *name)
+{
+    enqueue_as(q, "", ns, name);
 }
 
 static bool may_be_owned(const char *resource)
@@ -54,11 +62,13 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
     const char *ns;
     size_t i;
 
-    if (strcmp(ev->resource, api_store_key(&api_trainjob)) == 0) {
+    if (strcmp(ev->resource, api_store_key(&api_trainjob)) == 0 ||
+        strcmp(ev->resource, api_store_key(&api_jobrecord)) == 0) {
         const char *jns, *name;
         ty_obj_key(ev->obj, &jns, &name);
         if (ev->type != KC_DELETED)
-            enqueue(q, jns, name);
+            enqueue_as(q, strcmp(ev->resource, api_store_key(&api_jobrecord)) ? "" : RECORD_KEY,
+                       jns, name);
         return;
     }
     /* with no TrainJob stored, no event's object is one's: a server
@@ -77,34 +87,44 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
     json_decref(meta);
 }
 
-static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
+static void resync_all(ty_workqueue *q, ty_kc *s, const api_resource *res, const char *prefix)
 {
     kc_list l;
     ty_error err;
 
-    (void)ctx;
     ty_error_init(&err);
-    if (kc_list_objects(s, api_store_key(&api_trainjob), NULL, &l, &err) < 0) {
+    if (kc_list_objects(s, api_store_key(res), NULL, &l, &err) < 0) {
         ty_error_clear(&err);
         return;
     }
     for (size_t k = 0; k < l.n; k++) {
         const char *ns, *name;
         ty_obj_key(l.items[k], &ns, &name);
-        enqueue(q, ns, name);
+        enqueue_as(q, prefix, ns, name);
     }
     kc_list_free(&l);
+}
+
+static void resync(ty_workqueue *q, ty_kc *s, void *ctx)
+{
+    (void)ctx;
+    resync_all(q, s, &api_trainjob, "");
+    resync_all(q, s, &api_jobrecord, RECORD_KEY);
 }
 
 static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx)
 {
     char ns[256], name[300];
 
+    bool record = strncmp(key, RECORD_KEY, sizeof(RECORD_KEY) - 1) == 0;
+
     (void)ctx;
-    if (sscanf(key, "%255[^/]/%299s", ns, name) != 2) {
+    if (sscanf(key + (record ? sizeof(RECORD_KEY) - 1 : 0), "%255[^/]/%299s", ns, name) != 2) {
         ty_warn("trainjobs: bad work queue key %s", key);
         return 0;
     }
+    if (record)
+        return tj_record_sweep(wq_client(q), ns, name, wake_at);
     return tj_reconcile(wq_client(q), ns, name, wake_at);
 }
 
@@ -124,14 +144,16 @@ ty_trainjobs *trainjobs_start(ty_kc *s, ty_error *err)
     t->watched[3] = "configmaps";
     t->watched[4] = "secrets";
     t->watched[5] = api_store_key(&api_podgroup);
-    t->watched[6] = NULL;
+    t->watched[6] = api_store_key(&api_jobrecord);
+    t->watched[7] = NULL;
     ops.resources = t->watched;
     t->cached[0] = t->watched[0];
     t->cached[1] = "pods";
     t->cached[2] = "services";
     t->cached[3] = "configmaps";
     t->cached[4] = api_store_key(&api_podgroup);
-    t->cached[5] = NULL;
+    t->cached[5] = api_store_key(&api_jobrecord);
+    t->cached[6] = NULL;
     ops.cache = t->cached;
     if (!(t->q = wq_start(s, "trainjobs", TJ_WORKERS, &ops, t, err))) {
         free(t);

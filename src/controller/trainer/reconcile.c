@@ -23,6 +23,7 @@
 #include "controller/trainer/tpass.h"
 #include "controller/trainer_progress.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the one key maker */
+#include "model/finalizers.h"
 
 #define MAX_CONDITIONS 8 /* upstream's CRD keeps at most 8 */
 
@@ -774,6 +775,49 @@ static void run(tpass *p)
         create_pods(p);
 }
 
+static int drop_record_finalizer(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    if (strcmp(tp_str_at(obj, "metadata", "uid") ?: "", arg))
+        return 0;
+    return finalizer_remove(obj, TJ_FINALIZER_RECORD) < 0 ? -1 : 0;
+}
+
+/* A job being deleted that the record finalizer holds: its record (its
+ * pods are still there: the garbage collector waits for the job), then the
+ * finalizer off. */
+static int finalize(ty_kc *s, const json_t *job)
+{
+    const char *ns = tp_str_at(job, "metadata", "namespace") ?: "";
+    const char *name = tp_str_at(job, "metadata", "name") ?: "";
+    const char *uid = tp_str_at(job, "metadata", "uid");
+    json_t *pods = NULL;
+    ty_error err;
+    ty_obj *o;
+    int rc = 0;
+
+    if (!finalizer_has(job, TJ_FINALIZER_RECORD))
+        return 0;
+    ty_error_init(&err);
+    if (tj_record_retention() > 0) {
+        if (kit_list_owned_views(s, api_store_key(&api_pod), ns, uid, NULL, NULL, &pods) < 0 ||
+            tj_record_write(s, job, pods, &err) < 0) {
+            ty_warn("trainjob %s/%s: its record: %s", ns, name, err.text);
+            json_decref(pods);
+            ty_error_clear(&err);
+            return -1;
+        }
+        json_decref(pods);
+    }
+    o = kc_mutate(s, api_store_key(&api_trainjob), ns, name, drop_record_finalizer, (void *)uid,
+                  0, &err);
+    if (!o && err.code != TY_ENOTFOUND)
+        rc = -1;
+    ty_obj_unref(o);
+    ty_error_clear(&err);
+    return rc;
+}
+
 int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
 {
     tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at, .replaced = json_object(),
@@ -792,8 +836,13 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     p.job = ty_obj_json_copy(o);
     ty_obj_unref(o);
     p.uid = tp_str_at(p.job, "metadata", "uid");
+    if (p.uid && kit_is_terminating(p.job)) {
+        int rc = finalize(s, p.job);
+        json_decref(p.job);
+        return rc;
+    }
     /* a job another controller manages (MultiKueue) is left to it */
-    if (!p.uid || kit_is_terminating(p.job) ||
+    if (!p.uid ||
         strcmp(tp_str_at(p.job, "spec", "managedBy") ?: TRAINER_MANAGED_BY_DEFAULT,
                TRAINER_MANAGED_BY_DEFAULT)) {
         json_decref(p.job);

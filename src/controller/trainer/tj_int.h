@@ -46,6 +46,14 @@
  * or Failed when the job is deleted (api/trainer_admit.c checks it). */
 #define TJ_ANN_TTL "trainyard.io/ttl-seconds-after-finished"
 
+/* The job's record when it is deleted (record.c): the finalizer that holds
+ * it until the record is written, the record's labels, the retention's
+ * default (trainjobs_set_record_retention sets it; 0: no records). */
+#define TJ_FINALIZER_RECORD "trainyard.io/job-record"
+#define TJ_LABEL_RECORD_KIND "trainyard.io/job-kind"
+#define TJ_LABEL_RECORD_JOB "trainyard.io/job-name"
+#define TJ_RECORD_RETENTION_DEFAULT (7LL * 24 * 3600)
+
 /* The torch master's, JAX coordinator's and XGBoost tracker's port, a
  * containerPort of the trainer container (upstream's ContainerTrainerPort). */
 #define TJ_TRAINER_PORT 29500
@@ -142,6 +150,19 @@ char *tj_mpi_hostfile(const json_t *plan, const char *job);
  * where the framework env goes): `node` of the trainer ancestor, or for
  * MPI `launcher` (and `node` too when runLauncherAsNode). */
 bool tj_is_trainer_container(const json_t *plan, const json_t *rjob, const char *container);
+
+/* ---- record.c ---- */
+
+long long tj_record_retention(void);
+/* "<job>-<first 8 characters of its uid>": a job made again under its name
+ * gets a record of its own. */
+void tj_record_name(const char *job, const char *uid, char *buf, size_t len);
+/* Writes job's record (job and pods, kit_owned views, borrowed); one
+ * already there counts as written. 0, or -1 with err. */
+int tj_record_write(ty_kc *s, const json_t *job, const json_t *pods, ty_error *err);
+/* Deletes record ns/name once it is older than the retention, else sets
+ * *wake_at to when it will be. 0, or -1 to be retried. */
+int tj_record_sweep(ty_kc *s, const char *ns, const char *name, time_t *wake_at);
 
 /* ---- reconcile.c ---- */
 

@@ -24,4 +24,9 @@ ty_trainjobs *trainjobs_start(ty_kc *s, ty_error *err);
 /* Stops the threads, waits for them and frees everything. NULL is fine. */
 void trainjobs_stop(ty_trainjobs *t);
 
+/* How long the JobRecord of a deleted TrainJob is kept (seconds; default
+ * a week); 0: no records are written (and no TrainJob is held for one).
+ * Set before trainjobs_start. */
+void trainjobs_set_record_retention(long long seconds);
+
 #endif

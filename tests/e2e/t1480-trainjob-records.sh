@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# JobRecords (a Trainyard extension): a deleted TrainJob leaves a record of
+# what it was (spec, final status, its pods' phases and exit codes), listed
+# by kubectl; the job is held by a finalizer only until its record is
+# written; its logs stay readable; a job made again under its name gets a
+# record of its own; records older than the retention are swept (checked
+# by restarting with a retention of 1 s).
+cd "$(dirname "$0")"
+source ./lib.sh
+start_server
+
+tj() { # tj NAME COMMAND
+    kubectl apply -f - >/dev/null <<EOF2
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: $1}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+    command:
+    - /bin/sh
+    - -c
+    - |
+      $2
+EOF2
+}
+MARK=/dev/shm/ty-e2e-1480-$$-$RANDOM
+# node 1 fails only once node 0 has ended (as the API sees it): a job that
+# fails deletes its pods still running
+tj done "echo \"node \$PET_NODE_RANK says bye\"; [ \$PET_NODE_RANK = 0 ] && exit 0; while [ ! -e $MARK ]; do sleep 0.2; done; exit 1"
+node0_done() { [ "$(kubectl get pod done-node-0-0 -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ]; }
+check "node 0 ends" wait_until 120 node0_done
+touch "$MARK"
+state=$(wait_tj done Failed 120)
+expect_eq "a job whose node 1 exits 1 fails" Failed "$state"
+uid=$(kubectl get trainjob done -o jsonpath='{.metadata.uid}')
+expect_eq "the controller holds the job for its record" trainyard.io/job-record \
+    "$(kubectl get trainjob done -o jsonpath='{.metadata.finalizers[*]}')"
+check "delete the job" kubectl delete trainjob done --timeout=120s
+expect_eq "... it is gone" "" "$(kubectl get trainjob done --ignore-not-found -o name 2>&1)"
+rec="done-${uid:0:8}"
+expect_match "kubectl lists its record" "^$rec +TrainJob +done +Failed +[0-9TZ:-]+ " \
+    "$(kubectl get jobrecords --no-headers 2>&1)"
+expect_eq "... labelled with the job's kind and name" "TrainJob done" \
+    "$(kubectl get jobrecord "$rec" -o jsonpath='{.metadata.labels.trainyard\.io/job-kind} {.metadata.labels.trainyard\.io/job-name}')"
+expect_eq "... the job's spec, uid and final condition" "torch-distributed $uid FailedJobs" \
+    "$(kubectl get jobrecord "$rec" -o jsonpath='{.spec.job.spec.runtimeRef.name} {.spec.job.metadata.uid} {.spec.job.status.conditions[-1:].reason}')"
+expect_eq "... its pods' phases and exit codes" "done-node-0-0 Succeeded 0;done-node-0-1 Failed 1;" \
+    "$(kubectl get jobrecord "$rec" -o jsonpath='{range .spec.pods[*]}{.name} {.phase} {.exitCode};{end}')"
+expect_eq "... no finalizer copied into the record" "" \
+    "$(kubectl get jobrecord "$rec" -o jsonpath='{.spec.job.metadata.finalizers}')"
+expect_match "the deleted job's logs are still there" 'node 1 says bye' "$("$TRAINYARD" logs done-node-0-1 2>&1)"
+
+tj done 'true'
+state=$(wait_tj done Complete 120)
+expect_eq "a job made again under the name completes" Complete "$state"
+uid2=$(kubectl get trainjob done -o jsonpath='{.metadata.uid}')
+check "... deleted too" kubectl delete trainjob done --timeout=120s
+expect_eq "... a record each" "$(printf '%s\n' "done-${uid:0:8}" "done-${uid2:0:8}" | sort | tr '\n' ' ')" \
+    "$(kubectl get jobrecords -o name | sed 's|.*/||' | sort | tr '\n' ' ')"
+expect_eq "the second record says Complete" Complete \
+    "$(kubectl get jobrecord "done-${uid2:0:8}" -o jsonpath='{.spec.job.status.conditions[-1:].type}')"
+
+# ---- the retention ----
+stop_server
+start_server --job-record-retention 1s
+gone() { [ -z "$(kubectl get jobrecords -o name 2>/dev/null)" ]; }
+check "records past a retention of 1 s are swept" wait_until 60 gone
+rm -f "$MARK"
+finish
