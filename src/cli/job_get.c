@@ -342,6 +342,61 @@ static void print_job(ty_client *cl, const json_t *job, const json_t *pods, cons
         print_events(cl, job, pods, pg, now);
 }
 
+/* A job that is no more: its newest JobRecord (docs/trainer.md, "Records"),
+ * when there is one. false when there is none to show. */
+static bool print_record(ty_client *cl, const cli_ctx *ctx, const char *what)
+{
+    const char *slash = strchr(what, '/'), *name = slash ? slash + 1 : what;
+    json_t *recs, *rec, *job, *pod;
+    const json_t *conds, *last;
+    time_t now = time(NULL);
+    char age[32];
+    size_t i;
+
+    if (slash && strncmp(what, "trainjob/", 9) && strncmp(what, "trainjobs/", 10) &&
+        strncmp(what, "trainjob.", 9) && strncmp(what, "trainjobs.", 10))
+        return false;
+    recs = cli_job_records(cl, ctx->ns, name);
+    if (!json_array_size(recs)) {
+        json_decref(recs);
+        return false;
+    }
+    rec = json_array_get(recs, json_array_size(recs) - 1);
+    job = json_object_get(json_object_get(rec, "spec"), "job");
+    conds = at(job, "status", "conditions");
+    last = json_array_get(conds, json_array_size(conds) ? json_array_size(conds) - 1 : 0);
+    age_of(json_string_value(at(rec, "spec", "deletedAt")), now, age, sizeof(age));
+    printf("%-13s%s (deleted)\n", "Name:", name);
+    printf("%-13s%s\n", "Namespace:", ctx->ns);
+    printf("%-13s%s (%s)\n", "Kind:", str_or(json_object_get(job, "kind"), ""),
+           str_or(json_object_get(job, "apiVersion"), ""));
+    printf("%-13s%s%s%s%s\n", "Status:", str_or(json_object_get(last, "type"), "<none>"),
+           json_object_get(last, "reason") ? " (" : "", str_or(json_object_get(last, "reason"), ""),
+           json_object_get(last, "reason") ? ")" : "");
+    printf("%-13s%s\n", "Created:", str_or(at(job, "metadata", "creationTimestamp"),
+                                            "<unknown>"));
+    printf("%-13s%s (%s ago)\n", "Deleted:", str_or(at(rec, "spec", "deletedAt"), "<unknown>"),
+           age);
+    if (cli_is_trainjob(job))
+        print_trainer_status(job, now);
+    printf("\nInstances:%s\n", json_array_size(at(rec, "spec", "pods")) ? "" : "   <none>");
+    json_array_foreach(at(rec, "spec", "pods"), i, pod) {
+        const json_t *code = json_object_get(pod, "exitCode");
+        printf("  %-40s %-10s", str_or(json_object_get(pod, "name"), ""),
+               str_or(json_object_get(pod, "phase"), ""));
+        if (json_is_integer(code))
+            printf(" exit %lld", (long long)json_integer_value(code));
+        printf("\n");
+    }
+    printf("\nRecord:      jobrecord/%s; `trainyard logs POD` reads a pod's logs while the\n"
+           "             runtime keeps them\n", cli_obj_name(rec));
+    if (json_array_size(recs) > 1)
+        printf("             (%zu records of jobs named %s: kubectl get jobrecords -l "
+               "trainyard.io/job-name=%s)\n", json_array_size(recs), name, name);
+    json_decref(recs);
+    return true;
+}
+
 int job_get(const cli_ctx *ctx, const char *what, bool events)
 {
     ty_client *cl = cli_connect(ctx);
@@ -379,7 +434,9 @@ int job_get(const cli_ctx *ctx, const char *what, bool events)
     print_job(cl, job, pods, pg, events);
     rc = 0;
 out:
-    if (rc && err.code == TY_ENOTFOUND && !job && !strchr(what, '/'))
+    if (rc && err.code == TY_ENOTFOUND && !job && !*ctx->output && print_record(cl, ctx, what))
+        rc = 0;
+    else if (rc && err.code == TY_ENOTFOUND && !job && !strchr(what, '/'))
         job_not_found_either(what, ctx);
     else if (rc)
         cli_print_error(&err, err.code != TY_EUNAVAILABLE && (job || (err.code != TY_ENOTFOUND &&

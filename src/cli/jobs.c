@@ -353,6 +353,30 @@ json_t *cli_job_pods(ty_client *cl, const json_t *job, ty_error *err)
     return mine;
 }
 
+static int cmp_created(const void *a, const void *b)
+{
+    const char *x = json_string_value(at(*(json_t *const *)a, "metadata", "creationTimestamp"));
+    const char *y = json_string_value(at(*(json_t *const *)b, "metadata", "creationTimestamp"));
+
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+json_t *cli_job_records(ty_client *cl, const char *ns, const char *name)
+{
+    char sel[400];
+    json_t *recs;
+    ty_error err;
+
+    ty_error_init(&err);
+    snprintf(sel, sizeof(sel), "trainyard.io/job-name=%s", name);
+    recs = list_items(cl, &api_jobrecord, ns, sel, &err);
+    ty_error_clear(&err);
+    if (!recs)
+        return json_array();
+    sort_array(recs, cmp_created);
+    return recs;
+}
+
 json_t *cli_job_podgroup(ty_client *cl, const json_t *job, ty_error *err)
 {
     json_t *pgs, *mine, *pg = NULL;

@@ -76,6 +76,9 @@ json_t *cli_job_pods(ty_client *cl, const json_t *job, ty_error *err);
 /* The job's PodGroup (cli_job_owns), a new reference; NULL without an error
  * (err->code TY_OK) when it has none, NULL with err when a request fails. */
 json_t *cli_job_podgroup(ty_client *cl, const json_t *job, ty_error *err);
+/* The JobRecords (trainyard.io/v1) of jobs that were named name in ns, the
+ * newest last; an empty array when none (or the kind is not served). */
+json_t *cli_job_records(ty_client *cl, const char *ns, const char *name);
 
 /* ---- pure ---- */
 

@@ -50,6 +50,12 @@ expect_eq "... its pods' phases and exit codes" "done-node-0-0 Succeeded 0;done-
     "$(kubectl get jobrecord "$rec" -o jsonpath='{range .spec.pods[*]}{.name} {.phase} {.exitCode};{end}')"
 expect_eq "... no finalizer copied into the record" "" \
     "$(kubectl get jobrecord "$rec" -o jsonpath='{.spec.job.metadata.finalizers}')"
+out=$("$TRAINYARD" get done 2>&1)
+expect_match "trainyard get shows the deleted job from its record" 'Name: +done \(deleted\)' "$out"
+expect_match "... its end" 'Status: +Failed \(FailedJobs\)' "$out"
+expect_match "... its pods' exit codes" 'done-node-0-1 +Failed +exit 1' "$out"
+expect_match "... and trainjob/NAME too" 'Name: +done \(deleted\)' "$("$TRAINYARD" get trainjob/done 2>&1)"
+expect_match "a name with no job and no record is still an error" 'no training job nosuch' "$("$TRAINYARD" get nosuch 2>&1)"
 expect_match "the deleted job's logs are still there" 'node 1 says bye' "$("$TRAINYARD" logs done-node-0-1 2>&1)"
 
 tj done 'true'
