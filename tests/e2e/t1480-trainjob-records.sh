@@ -68,6 +68,22 @@ expect_eq "... a record each" "$(printf '%s\n' "done-${uid:0:8}" "done-${uid2:0:
 expect_eq "the second record says Complete" Complete \
     "$(kubectl get jobrecord "done-${uid2:0:8}" -o jsonpath='{.spec.job.status.conditions[-1:].type}')"
 
+# ---- a namespace deleted with its jobs: nothing holds it ----
+check "namespace scratch" kubectl create namespace scratch
+check "a TrainJob in it" kubectl apply -n scratch -f - <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: brief}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 1, command: ["true"]}
+EOF2
+held() { [ "$(kubectl get trainjob brief -n scratch -o jsonpath='{.metadata.finalizers[*]}' 2>/dev/null)" = trainyard.io/job-record ]; }
+check "... held for its record" wait_until 60 held
+check "delete the namespace" kubectl delete namespace scratch --wait=false
+ns_gone() { ! kubectl get namespace scratch >/dev/null 2>&1; }
+check "... it goes, its TrainJob with it" wait_until 120 ns_gone
+
 # ---- the retention ----
 stop_server
 start_server --job-record-retention 1s

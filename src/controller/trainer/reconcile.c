@@ -802,10 +802,16 @@ static int finalize(ty_kc *s, const json_t *job)
     if (tj_record_retention() > 0) {
         if (kit_list_owned_views(s, api_store_key(&api_pod), ns, uid, NULL, NULL, &pods) < 0 ||
             tj_record_write(s, job, pods, &err) < 0) {
-            ty_warn("trainjob %s/%s: its record: %s", ns, name, err.text);
+            /* a namespace being deleted takes no new object (nor would it
+             * keep one): the job goes without a record */
+            bool never = err.code == TY_EFORBIDDEN || err.code == TY_ENOTFOUND;
+            ty_warn("trainjob %s/%s: its record: %s%s", ns, name, err.text,
+                    never ? "; the job goes without one" : "");
             json_decref(pods);
             ty_error_clear(&err);
-            return -1;
+            if (!never)
+                return -1;
+            pods = NULL;
         }
         json_decref(pods);
     }
