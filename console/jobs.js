@@ -358,6 +358,10 @@ export function mount(container, params) {
   // and follows its kind a while, as an Event about it does.
   const trainPhases = new Map(); // pod uid -> phase, of TrainJobs' pods
   let onTrainPod = null; // (ns, job name), set by followEvents
+  // A job of a kind that follows Events, seen being deleted: no Event need
+  // come when a finalizer (a TrainJob's record) lets it go, so it is
+  // fetched again each second until it is gone. Set by followEvents.
+  let onTerminating = null; // (k, ns, job name)
   function trainPodSeen(pod, gone, quiet) {
     const job = pod.metadata?.labels?.['trainer.kubeflow.org/trainjob-name'];
     const uid = pod.metadata?.uid;
@@ -412,6 +416,7 @@ export function mount(container, params) {
     e.vis = visible(e.d);
     noteNamespace(e.d.ns);
     if (!bulk) place(e);
+    if (job.metadata?.deletionTimestamp) onTerminating?.(k, e.d.ns, e.d.name);
   }
   function remove(job, k) {
     const uid = uidOf(k, job);
@@ -547,6 +552,10 @@ export function mount(container, params) {
     }
     const tj = byKind.get('trainer.kubeflow.org|TrainJob');
     if (tj) onTrainPod = (ns, name) => refetch(tj, ns, name);
+    onTerminating = (k, ns, name) => {
+      const q = byKind.get(`${k.group}|${k.kind}`);
+      if (q) setTimeout(() => { if (!destroyed) refetch(q, ns, name); }, 1000);
+    };
   }
 
   // The short watches after an event, one at a time (one connection), each
