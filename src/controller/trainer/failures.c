@@ -13,6 +13,32 @@
 #include "controller/trainer/tj_int.h"
 #include "controller/trainer/tpass.h"
 
+/* Whether rj is an elastic job's trainer nodes (tj_plan's "elastic"). */
+bool tp_elastic_rjob(const tpass *p, const json_t *rj)
+{
+    return json_object_get(p->plan, "elastic") &&
+           !strcmp(json_string_value(json_object_get(rj, "name")) ?: "", "node") &&
+           !strcmp(json_string_value(json_object_get(rj, "ancestor")) ?: "", "trainer");
+}
+
+/* Whether a node pod of the job has succeeded (torchrun ended them all). */
+bool tp_elastic_node_succeeded(const tpass *p)
+{
+    json_t *pod;
+    size_t i;
+
+    json_array_foreach(p->pods, i, pod)
+        if (!strcmp(tp_str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
+                    "node") && !strcmp(kit_pod_phase(pod), "Succeeded"))
+            return true;
+    return false;
+}
+
+long long tp_elastic_min(const tpass *p)
+{
+    return json_integer_value(json_object_get(json_object_get(p->plan, "elastic"), "minNodes"));
+}
+
 /* Pod k of an elastic job's nodes may be made now: the first MIN (the
  * gang, node 0 among them: its agent serves the rendezvous) at once, the
  * rest once node 0 runs, to join as room comes; none once a node has

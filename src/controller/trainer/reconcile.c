@@ -23,7 +23,6 @@
 #include "controller/trainer/tpass.h"
 #include "controller/trainer_progress.h"
 #include "controller/volcano/vc_int.h" /* vc_ssh_keygen: the one key maker */
-#include "model/finalizers.h"
 
 #define MAX_CONDITIONS 8 /* upstream's CRD keeps at most 8 */
 
@@ -132,32 +131,6 @@ static rj_obs *obs_named(tpass *p, const char *name)
         if (!strcmp(p->obs[i].name, name))
             return &p->obs[i];
     return NULL;
-}
-
-/* Whether rj is an elastic job's trainer nodes (tj_plan's "elastic"). */
-bool tp_elastic_rjob(const tpass *p, const json_t *rj)
-{
-    return json_object_get(p->plan, "elastic") &&
-           !strcmp(json_string_value(json_object_get(rj, "name")) ?: "", "node") &&
-           !strcmp(json_string_value(json_object_get(rj, "ancestor")) ?: "", "trainer");
-}
-
-/* Whether a node pod of the job has succeeded (torchrun ended them all). */
-bool tp_elastic_node_succeeded(const tpass *p)
-{
-    json_t *pod;
-    size_t i;
-
-    json_array_foreach(p->pods, i, pod)
-        if (!strcmp(tp_str_at(json_object_get(pod, "metadata"), "labels", TJ_LABEL_RJOB) ?: "",
-                    "node") && !strcmp(kit_pod_phase(pod), "Succeeded"))
-            return true;
-    return false;
-}
-
-long long tp_elastic_min(const tpass *p)
-{
-    return json_integer_value(json_object_get(json_object_get(p->plan, "elastic"), "minNodes"));
 }
 
 /* The pods of one job (a replicated job's job index) by state. */
@@ -775,55 +748,6 @@ static void run(tpass *p)
         create_pods(p);
 }
 
-static int drop_record_finalizer(json_t *obj, void *arg, ty_error *err)
-{
-    (void)err;
-    if (strcmp(tp_str_at(obj, "metadata", "uid") ?: "", arg))
-        return 0;
-    return finalizer_remove(obj, TJ_FINALIZER_RECORD) < 0 ? -1 : 0;
-}
-
-/* A job being deleted that the record finalizer holds: its record (its
- * pods are still there: the garbage collector waits for the job), then the
- * finalizer off. */
-static int finalize(ty_kc *s, const json_t *job)
-{
-    const char *ns = tp_str_at(job, "metadata", "namespace") ?: "";
-    const char *name = tp_str_at(job, "metadata", "name") ?: "";
-    const char *uid = tp_str_at(job, "metadata", "uid");
-    json_t *pods = NULL;
-    ty_error err;
-    ty_obj *o;
-    int rc = 0;
-
-    if (!finalizer_has(job, TJ_FINALIZER_RECORD))
-        return 0;
-    ty_error_init(&err);
-    if (tj_record_retention() > 0) {
-        if (kit_list_owned_views(s, api_store_key(&api_pod), ns, uid, NULL, NULL, &pods) < 0 ||
-            tj_record_write(s, job, pods, &err) < 0) {
-            /* a namespace being deleted takes no new object (nor would it
-             * keep one): the job goes without a record */
-            bool never = err.code == TY_EFORBIDDEN || err.code == TY_ENOTFOUND;
-            ty_warn("trainjob %s/%s: its record: %s%s", ns, name, err.text,
-                    never ? "; the job goes without one" : "");
-            json_decref(pods);
-            ty_error_clear(&err);
-            if (!never)
-                return -1;
-            pods = NULL;
-        }
-        json_decref(pods);
-    }
-    o = kc_mutate(s, api_store_key(&api_trainjob), ns, name, drop_record_finalizer, (void *)uid,
-                  0, &err);
-    if (!o && err.code != TY_ENOTFOUND)
-        rc = -1;
-    ty_obj_unref(o);
-    ty_error_clear(&err);
-    return rc;
-}
-
 int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
 {
     tpass p = {.s = s, .ns = ns, .name = name, .wake_at = wake_at, .replaced = json_object(),
@@ -843,7 +767,7 @@ int tj_reconcile(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
     ty_obj_unref(o);
     p.uid = tp_str_at(p.job, "metadata", "uid");
     if (p.uid && kit_is_terminating(p.job)) {
-        int rc = finalize(s, p.job);
+        int rc = tj_record_finalize(s, p.job);
         json_decref(p.job);
         return rc;
     }

@@ -20,6 +20,7 @@
 #include "controller/kit.h"
 #include "controller/trainer/tj_int.h"
 #include "controller/trainer/trainjob_ctl.h"
+#include "model/finalizers.h"
 
 static pthread_mutex_t retention_mu = PTHREAD_MUTEX_INITIALIZER;
 static long long retention_s = TJ_RECORD_RETENTION_DEFAULT;
@@ -159,5 +160,51 @@ int tj_record_sweep(ty_kc *s, const char *ns, const char *name, time_t *wake_at)
         rc = -1;
     }
     ty_obj_unref(o);
+    return rc;
+}
+
+static int drop_record_finalizer(json_t *obj, void *arg, ty_error *err)
+{
+    (void)err;
+    if (strcmp(str_at(obj, "metadata", "uid") ?: "", arg))
+        return 0;
+    return finalizer_remove(obj, TJ_FINALIZER_RECORD) < 0 ? -1 : 0;
+}
+
+int tj_record_finalize(ty_kc *s, const json_t *job)
+{
+    const char *ns = str_at(job, "metadata", "namespace") ?: "";
+    const char *name = str_at(job, "metadata", "name") ?: "";
+    const char *uid = str_at(job, "metadata", "uid");
+    json_t *pods = NULL;
+    ty_error err;
+    ty_obj *o;
+    int rc = 0;
+
+    if (!finalizer_has(job, TJ_FINALIZER_RECORD))
+        return 0;
+    ty_error_init(&err);
+    if (tj_record_retention() > 0) {
+        if (kit_list_owned_views(s, api_store_key(&api_pod), ns, uid, NULL, NULL, &pods) < 0 ||
+            tj_record_write(s, job, pods, &err) < 0) {
+            /* a namespace being deleted takes no new object (nor would it
+             * keep one): the job goes without a record */
+            bool never = err.code == TY_EFORBIDDEN || err.code == TY_ENOTFOUND;
+            ty_warn("trainjob %s/%s: its record: %s%s", ns, name, err.text,
+                    never ? "; the job goes without one" : "");
+            json_decref(pods);
+            ty_error_clear(&err);
+            if (!never)
+                return -1;
+            pods = NULL;
+        }
+        json_decref(pods);
+    }
+    o = kc_mutate(s, api_store_key(&api_trainjob), ns, name, drop_record_finalizer, (void *)uid,
+                  0, &err);
+    if (!o && err.code != TY_ENOTFOUND)
+        rc = -1;
+    ty_obj_unref(o);
+    ty_error_clear(&err);
     return rc;
 }

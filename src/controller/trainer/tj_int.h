@@ -163,6 +163,10 @@ int tj_record_write(ty_kc *s, const json_t *job, const json_t *pods, ty_error *e
 /* Deletes record ns/name once it is older than the retention, else sets
  * *wake_at to when it will be. 0, or -1 to be retried. */
 int tj_record_sweep(ty_kc *s, const char *ns, const char *name, time_t *wake_at);
+/* A job being deleted that TJ_FINALIZER_RECORD holds: its record (its pods
+ * are still there: the garbage collector waits for the job), then the
+ * finalizer off. 0, or -1 to be retried. */
+int tj_record_finalize(ty_kc *s, const json_t *job);
 
 /* ---- reconcile.c ---- */
 

@@ -55,13 +55,14 @@ void tp_set_cond(tpass *p, const char *type, const char *cstatus, const char *re
 void tp_kill_pods(tpass *p, bool only_active);
 /* The job's pod of that name (a view in p->pods), or NULL. */
 const json_t *tp_pod_named(const tpass *p, const char *name);
+
+/* ---- failures.c ---- */
+
 /* Whether rj is an elastic job's trainer nodes (tj_plan's "elastic"); its
  * MIN; whether a node pod has succeeded (torchrun ended them all). */
 bool tp_elastic_rjob(const tpass *p, const json_t *rj);
 long long tp_elastic_min(const tpass *p);
 bool tp_elastic_node_succeeded(const tpass *p);
-
-/* ---- failures.c ---- */
 
 /* Pod k of an elastic job's nodes may be made now. */
 bool tp_elastic_may_make(const tpass *p, long long k);
