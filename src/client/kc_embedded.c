@@ -139,6 +139,10 @@ static int admit_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
     if (r->namespaced && ns && *ns && json_is_object(md) &&
         !json_string_value(json_object_get(md, "namespace")))
         json_object_set_new(md, "namespace", json_string(ns));
+    if (store_admit_namespace(
+            S(c), r, ns && *ns ? ns : json_string_value(json_object_get(md, "namespace")),
+            err) < 0)
+        return -1;
     return store_admit(S(c), API_ADMIT_CREATE, r, obj, NULL, err);
 }
 

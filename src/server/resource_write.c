@@ -121,29 +121,6 @@ static int check_decoding(const api_resource *res, const json_t *obj, ty_error *
     return res->builtin ? api_check_types(res, obj, err) : 0;
 }
 
-/* Namespaced objects need a live namespace. */
-static int check_namespace(http_req *r, const res_path *p, ty_error *err)
-{
-    store_obj *ns;
-    const json_t *o;
-
-    if (!p->res->namespaced)
-        return 0;
-    ns = store_get(server_store(r->srv), "namespaces", "", p->ns, NULL);
-    if (!ns)
-        return ty_seterr(err, TY_ENOTFOUND, "namespaces \"%s\" not found", p->ns);
-    o = store_obj_json(ns);
-    if (json_object_get(json_object_get(o, "metadata"), "deletionTimestamp")) {
-        store_obj_unref(ns);
-        return ty_seterr(err, TY_EFORBIDDEN,
-                         "unable to create new content in namespace %s because it is being "
-                         "terminated",
-                         p->ns);
-    }
-    store_obj_unref(ns);
-    return 0;
-}
-
 /* The name a failed create is reported under: the name, else generateName. */
 static void create_name(const json_t *obj, char *buf, size_t len)
 {
@@ -190,7 +167,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     creator_stamp(p->res, obj, r->user);
-    if (api_prepare(p->res, obj, NULL, &err) < 0 || check_namespace(r, p, &err) < 0 ||
+    if (api_prepare(p->res, obj, NULL, &err) < 0 || store_admit_namespace(server_store(r->srv), p->res, p->ns, &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
         progress_admit_secret(r->user, p->res, obj, NULL, &err) < 0 ||
         store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,

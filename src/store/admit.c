@@ -34,6 +34,28 @@ void store_admit_lookup(ty_store *s, api_lookup *lk)
     *lk = (api_lookup){.get = lk_get, .count = lk_count, .ctx = s};
 }
 
+int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns, ty_error *err)
+{
+    store_obj *o;
+    bool ending;
+
+    if (!res->namespaced)
+        return 0;
+    o = store_get(s, "namespaces", "", ns ? ns : "", NULL);
+    if (!o)
+        return ty_seterr(err, TY_ENOTFOUND, "namespaces \"%s\" not found", ns ? ns : "");
+    ending = json_object_get(json_object_get(store_obj_json(o), "metadata"),
+                             "deletionTimestamp") != NULL;
+    store_obj_unref(o);
+    if (!ending)
+        return 0;
+    ty_seterr(err, TY_EFORBIDDEN,
+              "unable to create new content in namespace %s because it is being terminated", ns);
+    ty_error_add_cause(err, "NamespaceTerminating", "metadata.namespace",
+                       "namespace %s is being terminated", ns);
+    return -1;
+}
+
 static int run_chain(const api_lookup *lk, api_admit_op op, const api_resource *res,
                      json_t *obj, const char *name, ty_error *err)
 {

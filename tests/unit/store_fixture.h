@@ -41,6 +41,23 @@ static inline void store_fixture_close(char *dir, ty_store *s)
     tmpdir_remove(dir);
 }
 
+/* Makes namespace name in s: the client (kc_embedded.h), as the API,
+ * creates nothing in a namespace that does not exist. */
+static inline void store_fixture_namespace(ty_store *s, const char *name)
+{
+    json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                           "metadata", "name", name);
+    ty_error err;
+    store_obj *o;
+
+    ty_error_init(&err);
+    o = store_create(s, "namespaces", "", ns, &err);
+    json_decref(ns);
+    if (!o)
+        fail_msg("create namespace %s: %s", name, err.text);
+    store_obj_unref(o);
+}
+
 static inline int store_fixture_setup(void **state)
 {
     store_fixture *f = calloc(1, sizeof(*f));

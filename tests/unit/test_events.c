@@ -220,6 +220,7 @@ static void test_batch_with_other_writes(void **state)
     size_t n = 0;
     store_obj *e;
 
+    store_fixture_namespace(f->s, "ns3");
     assert_true(ty_event_op(&ops[n++], p, "Normal", "A", "c", "first"));
     ops[n++] = kc_op_create("configmaps", "ns3", cm);
     assert_true(ty_event_op(&ops[n++], p, "Normal", "B", "c", "second"));

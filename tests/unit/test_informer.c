@@ -34,6 +34,9 @@ static int setup(void **state)
     /* A short history: a watcher that reads nothing for 16 events falls
      * behind (the relist tests). */
     f->s = store_fixture_open(f->dir, &(store_options){.history_events = 16});
+    store_fixture_namespace(f->s, "a");
+    store_fixture_namespace(f->s, "b");
+    store_fixture_namespace(f->s, "ns");
     *state = f;
     return 0;
 }

@@ -37,6 +37,9 @@ static int setup(void **state)
 
     ty_error_init(&err);
     f->s = store_fixture_open(f->dir, &(store_options){0});
+    store_fixture_namespace(f->s, "a");
+    store_fixture_namespace(f->s, "b");
+    store_fixture_namespace(f->s, "ns");
     f->inf = inf_new(KC(f->s), &(inf_config){.name = "test", .watch = res, .list = res,
                                              .cache = true},
                      NULL, NULL, &err);

@@ -680,6 +680,52 @@ static void test_delete(void **state)
     ty_obj_unref(a);
 }
 
+/* kube-apiserver's NamespaceLifecycle, which a controller's create meets as
+ * a user's does: no namespace, 404; one being deleted, 403 (a job's pods or
+ * a TrainJob's record made there would hold its deletion). Updates go on. */
+static json_t *configmap_in(const char *ns, const char *name)
+{
+    json_t *cm = configmap(name, "1");
+
+    json_object_set_new(json_object_get(cm, "metadata"), "namespace", json_string(ns));
+    return cm;
+}
+
+static void test_namespace_lifecycle(void **state)
+{
+    fx *f = *state;
+    ty_error err;
+    ty_obj *o;
+    bool deleted = true;
+    kc_op op;
+
+    ty_error_init(&err);
+    assert_null(kc_create(f->kc, "configmaps", "nowhere", configmap_in("nowhere", "a"), &err));
+    expect_err(&err, TY_ENOTFOUND);
+    ty_obj_unref(must_create(f, "namespaces", "",
+                             json_pack("{s:s, s:s, s:{s:s}, s:{s:[s]}}", "apiVersion", "v1",
+                                       "kind", "Namespace", "metadata", "name", "doomed",
+                                       "spec", "finalizers", "kubernetes")));
+    ty_obj_unref(must_create(f, "configmaps", "doomed", configmap_in("doomed", "a")));
+    o = kc_delete(f->kc, "namespaces", "", "doomed", NULL, &deleted, &err);
+    assert_int_equal(err.code, TY_OK);
+    assert_false(deleted); /* held by its finalizer until emptied */
+    ty_obj_unref(o);
+
+    assert_null(kc_create(f->kc, "configmaps", "doomed", configmap_in("doomed", "b"), &err));
+    assert_int_equal(err.code, TY_EFORBIDDEN);
+    assert_non_null(strstr(err.text, "because it is being terminated"));
+    ty_error_clear(&err);
+    op = kc_op_create("configmaps", "doomed", configmap_in("doomed", "c"));
+    assert_int_equal(kc_write_all(f->kc, &op, 1), 1);
+    assert_int_equal(op.err.code, TY_EFORBIDDEN);
+    kc_op_clear(&op);
+    o = kc_mutate(f->kc, "configmaps", "doomed", "a", set_x, "2", 0, &err);
+    if (!o)
+        fail_msg("update in a namespace being deleted: %s", err.text);
+    ty_obj_unref(o);
+}
+
 static void test_bind(void **state)
 {
     fx *f = *state;
@@ -1140,6 +1186,7 @@ static void test_http_unreachable(void **state)
         cmocka_unit_test_setup_teardown(test_list, setup_fn, teardown),                \
         cmocka_unit_test_setup_teardown(test_list_owned, setup_fn, teardown),          \
         cmocka_unit_test_setup_teardown(test_delete, setup_fn, teardown),              \
+        cmocka_unit_test_setup_teardown(test_namespace_lifecycle, setup_fn, teardown), \
         cmocka_unit_test_setup_teardown(test_bind, setup_fn, teardown),                \
         cmocka_unit_test_setup_teardown(test_write_all, setup_fn, teardown),           \
         cmocka_unit_test_setup_teardown(test_watch_order, setup_fn, teardown),         \
