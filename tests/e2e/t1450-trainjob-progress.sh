@@ -137,28 +137,11 @@ expect_eq "not JSON: 422" 422 "$(post b "$TB" 'not json')"
 expect_eq "... b still as it was" 5 "$(kubectl get trainjob b -o jsonpath='{.status.trainerStatus.progressPercentage}')"
 
 # ---- Python's urllib, as a training script (TLS with the CA, as injected) ----
-cat >"$E2E_TMP/report.py" <<'EOF'
-import json, os, ssl, sys, urllib.request
-url = os.environ["KUBEFLOW_TRAINER_SERVER_URL"]
-token = open(os.environ["KUBEFLOW_TRAINER_SERVER_TOKEN"]).read().strip()
-ca = os.environ.get("KUBEFLOW_TRAINER_SERVER_CA_CERT")
-ctx = ssl.create_default_context(cafile=ca) if url.startswith("https") else None
-body = json.dumps({"trainerStatus": {"progressPercentage": int(sys.argv[1]),
-                   "metrics": [{"name": "epoch", "value": "3"}]}}).encode()
-headers = {"Authorization": "Bearer " + token}
-if sys.argv[2:] != ["plain"]:  # "plain": urllib's own Content-Type, as upstream's example
-    headers["Content-Type"] = "application/json"
-req = urllib.request.Request(url, data=body, method="POST", headers=headers)
-try:
-    with urllib.request.urlopen(req, context=ctx) as r:
-        print(r.status)
-except urllib.error.HTTPError as e:
-    print(e.code)
-EOF
+cp "$(dirname "$0")/progress_report.py" "$E2E_TMP/report.py" && chmod 0644 "$E2E_TMP/report.py"
 printf '%s' "$TB" >"$E2E_TMP/b.token"
 py() {
     KUBEFLOW_TRAINER_SERVER_URL=$(url b) KUBEFLOW_TRAINER_SERVER_TOKEN=$E2E_TMP/b.token \
-        KUBEFLOW_TRAINER_SERVER_CA_CERT=$E2E_CA /usr/bin/python3 "$E2E_TMP/report.py" "$1"
+        KUBEFLOW_TRAINER_SERVER_CA_CERT=$E2E_CA /usr/bin/python3 "$E2E_TMP/report.py" "$1" epoch=3
 }
 pyok() { [ "$(py 77)" = 200 ]; }
 check "python urllib posts b's progress (retried past b's 5 s)" wait_until 60 pyok
@@ -198,7 +181,7 @@ check "a pod of p reporting 33% (urllib's default Content-Type)" kubectl apply -
 {"apiVersion": "v1", "kind": "Pod",
  "metadata": {"name": "p-node-0-0", "labels": {"jobset.sigs.k8s.io/jobset-name": "p", "jobset.sigs.k8s.io/replicatedjob-name": "node", "trainer.kubeflow.org/trainjob-name": "p"}},
  "spec": {"restartPolicy": "Never",
-  "containers": [{"name": "node", "image": "local", "command": ["/usr/bin/python3", "$E2E_TMP/pod-report.py", "33", "plain"],
+  "containers": [{"name": "node", "image": "local", "command": ["/usr/bin/python3", "$E2E_TMP/pod-report.py", "33", "epoch=3", "plain"],
    "env": [{"name": "KUBEFLOW_TRAINER_SERVER_URL", "value": "$(url p)"},
            {"name": "KUBEFLOW_TRAINER_SERVER_TOKEN", "value": "/var/run/secrets/trainer.kubeflow.org/token"}, $ca_env
            {"name": "X", "value": "1"}],
@@ -296,7 +279,7 @@ spec:
   runtimeRef: {name: torch-distributed}
   trainer:
     numNodes: 1
-    command: [/usr/bin/python3, $E2E_TMP/run-report.py, "55"]
+    command: [/usr/bin/python3, $E2E_TMP/run-report.py, "55", "epoch=3"]
 EOF
 check "r completes" wait_until 120 tj_cond_is r Complete "True AllJobsCompleted"
 expect_eq "... its script was answered 200" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"

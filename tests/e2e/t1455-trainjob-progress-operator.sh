@@ -30,22 +30,7 @@ ep_post() {
         -X POST -H "Authorization: Bearer $2" -H 'Content-Type: application/json' --data-binary "$3" "$EP/$1/status"
 }
 
-cat >"$E2E_TMP/report.py" <<'PY'
-import json, os, ssl, sys, urllib.request
-url = os.environ["KUBEFLOW_TRAINER_SERVER_URL"]
-token = open(os.environ["KUBEFLOW_TRAINER_SERVER_TOKEN"]).read().strip()
-ctx = ssl.create_default_context(cafile=os.environ["KUBEFLOW_TRAINER_SERVER_CA_CERT"])
-body = json.dumps({"trainerStatus": {"progressPercentage": int(sys.argv[1]),
-                   "metrics": [{"name": "loss", "value": "0.5"}]}}).encode()
-req = urllib.request.Request(url, data=body, method="POST",
-                             headers={"Authorization": "Bearer " + token,
-                                      "Content-Type": "application/json"})
-try:
-    with urllib.request.urlopen(req, context=ctx) as r:
-        print(r.status)
-except urllib.error.HTTPError as e:
-    print(e.code)
-PY
+cp "$(dirname "$0")/progress_report.py" "$E2E_TMP/report.py" && chmod 0644 "$E2E_TMP/report.py"
 chmod 0644 "$E2E_TMP/report.py"
 check "TrainJob r, whose script reports 40%" kubectl apply -f - <<EOF2
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -55,7 +40,7 @@ spec:
   runtimeRef: {name: torch-distributed}
   trainer:
     numNodes: 1
-    command: [/usr/bin/python3, $E2E_TMP/report.py, "40"]
+    command: [/usr/bin/python3, $E2E_TMP/report.py, "40", "loss=0.5"]
 EOF2
 check "r completes" wait_until 120 tj_cond_is r Complete "True AllJobsCompleted"
 expect_eq "... its script was answered 200 by the operator" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"
