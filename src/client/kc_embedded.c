@@ -141,7 +141,7 @@ static int admit_create(ty_kc *c, const char *res, const char *ns, json_t *obj, 
         json_object_set_new(md, "namespace", json_string(ns));
     if (store_admit_namespace(
             S(c), r, ns && *ns ? ns : json_string_value(json_object_get(md, "namespace")),
-            err) < 0)
+            json_string_value(json_object_get(md, "name")), err) < 0)
         return -1;
     return store_admit(S(c), API_ADMIT_CREATE, r, obj, NULL, err);
 }

@@ -167,7 +167,8 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     creator_stamp(p->res, obj, r->user);
-    if (api_prepare(p->res, obj, NULL, &err) < 0 || store_admit_namespace(server_store(r->srv), p->res, p->ns, &err) < 0 ||
+    if (api_prepare(p->res, obj, NULL, &err) < 0 ||
+        store_admit_namespace(server_store(r->srv), p->res, p->ns, md_str(obj, "name"), &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
         progress_admit_secret(r->user, p->res, obj, NULL, &err) < 0 ||
         store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,

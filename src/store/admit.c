@@ -2,6 +2,7 @@
 #include "store/admit.h"
 
 #include "api/nsrange.h"
+#include "api/registry.h"
 
 static json_t *lk_get(void *ctx, const api_resource *res, const char *ns, const char *name)
 {
@@ -34,10 +35,12 @@ void store_admit_lookup(ty_store *s, api_lookup *lk)
     *lk = (api_lookup){.get = lk_get, .count = lk_count, .ctx = s};
 }
 
-int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns, ty_error *err)
+int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns,
+                          const char *name, ty_error *err)
 {
     store_obj *o;
     bool ending;
+    char gr[128];
 
     if (!res->namespaced)
         return 0;
@@ -49,8 +52,13 @@ int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns, 
     store_obj_unref(o);
     if (!ending)
         return 0;
+    /* admission's Forbidden: "<resource>[ \"<name>\"] is forbidden: ..." */
+    api_group_resource(res, gr, sizeof(gr));
     ty_seterr(err, TY_EFORBIDDEN,
-              "unable to create new content in namespace %s because it is being terminated", ns);
+              "%s%s%s%s is forbidden: unable to create new content in namespace %s because it is "
+              "being terminated",
+              gr, name && *name ? " \"" : "", name && *name ? name : "", name && *name ? "\"" : "",
+              ns);
     ty_error_add_cause(err, "NamespaceTerminating", "metadata.namespace",
                        "namespace %s is being terminated", ns);
     return -1;

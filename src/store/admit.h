@@ -29,8 +29,10 @@ int store_admit_hooked(ty_store *s, api_admit_op op, const api_resource *res, js
 /* kube-apiserver's NamespaceLifecycle for a create of res in ns: a
  * namespaced object needs its namespace to exist (404) and not to be
  * deleted (403, cause NamespaceTerminating at metadata.namespace). 0 for a
- * cluster-scoped res. 0, or -1 with err. */
-int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns, ty_error *err);
+ * cluster-scoped res. name: the object's, NULL or "" under generateName
+ * (the message then names none). 0, or -1 with err. */
+int store_admit_namespace(ty_store *s, const api_resource *res, const char *ns,
+                          const char *name, ty_error *err);
 
 /* Gives every namespace of s without an id block (nsrange.h) one: those
  * made before blocks existed, and the ones the store seeds. 0, or -1 with

@@ -150,6 +150,23 @@ expect_match "namespace is gone" 'NotFound' "$(k get namespace team 2>&1)"
 out=$(k -n team create configmap late 2>&1)
 expect_match "creating in a missing namespace is NotFound" 'namespaces "team" not found' "$out"
 
+# NamespaceLifecycle: a namespace held by an object's finalizer takes no new
+# content, neither from a user nor from a controller (unit: test_kc_contract)
+k create namespace held >/dev/null
+k -n held apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pin, finalizers: [example.com/hold]}
+EOF
+k delete namespace held --wait=false >/dev/null
+out=$(k -n held create configmap late 2>&1)
+expect_match "a namespace being deleted refuses creates (403)" 'forbidden: unable to create new content in namespace held because it is being terminated' "$out"
+out=$(kcurl -s -X POST -H 'Content-Type: application/json' -d '{"metadata":{"name":"late"}}' "$SERVER/api/v1/namespaces/held/configmaps")
+expect_match "... the Status names the cause" '"reason": *"NamespaceTerminating".*"field": *"metadata.namespace"|"field": *"metadata.namespace".*"reason": *"NamespaceTerminating"' "$out"
+k -n held patch configmap pin --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+ns_held_gone() { ! k get namespace held >/dev/null 2>&1; }
+check "... and goes once its last object lets go" wait_until "$E2E_WAIT" ns_held_gone
+
 # --- SIGTERM handled on any thread stops the server ---
 # The kernel may run the handler on any thread that does not block the
 # signal; the main thread used to wait in pause() and never noticed one
