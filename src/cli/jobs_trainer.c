@@ -9,20 +9,9 @@
 
 #include "api/kinds.h"
 #include "base/timeutil.h"
-#include "cli/jobs.h"
+#include "cli/jobs_int.h"
 
 #define LABEL_RJOB "jobset.sigs.k8s.io/replicatedjob-name"
-
-static const json_t *at(const json_t *o, const char *a, const char *b)
-{
-    return json_object_get(json_object_get(o, a), b);
-}
-
-static const char *str_or(const json_t *v, const char *dflt)
-{
-    const char *s = json_string_value(v);
-    return s ? s : dflt;
-}
 
 bool cli_is_trainjob(const json_t *job)
 {
