@@ -204,6 +204,13 @@ struct sc_cluster {
     uint64_t action_serial;  /* bumps at every action: per-action caches */
 };
 
+/* ---- the model (model.c, model_queue.c) ---- */
+
+/* Room for element n of the array at *arrp (elem bytes each, *cap of them
+ * allocated), doubling it when full. 0, or -1 out of memory (the array is
+ * left as it was). */
+int sc_grow_arr(void *arrp, size_t *cap, size_t n, size_t elem);
+
 /* ---- accounting (model_account.c) ---- */
 
 /* A node's part of the cluster's sums: taken out before its resources or

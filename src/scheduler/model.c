@@ -1,6 +1,7 @@
 /* model.c - the scheduler's cluster model: nodes, queues, jobs and tasks
- * kept incrementally from the objects the scheduler watches; how they are
- * accounted (buckets, waiting list, sc_task_move) is model_account.c. */
+ * kept incrementally from the objects the scheduler watches; queues are
+ * model_queue.c's, and how they are all accounted (buckets, waiting list,
+ * sc_task_move) is model_account.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ size_t sc_node_count(const sc_cluster *c)
     return c->nnodes;
 }
 
-static int grow_arr(void *arrp, size_t *cap, size_t n, size_t elem)
+int sc_grow_arr(void *arrp, size_t *cap, size_t n, size_t elem)
 {
     void **arr = arrp;
     if (n < *cap)
@@ -206,7 +207,7 @@ sc_node *sc_node_upsert(sc_cluster *c, const sc_node_spec *spec)
         taints_free(n);
     } else {
         n = calloc(1, sizeof(*n));
-        if (!n || grow_arr(&c->nodes, &c->nodes_cap, c->nnodes, sizeof(*c->nodes)) < 0 ||
+        if (!n || sc_grow_arr(&c->nodes, &c->nodes_cap, c->nnodes, sizeof(*c->nodes)) < 0 ||
             !(n->name = strdup(spec->name)) || strmap_put(&c->node_map, n->name, n) < 0) {
             if (n)
                 free(n->name);
@@ -282,88 +283,7 @@ const sc_res *sc_node_used(const sc_node *n)
     return &n->used;
 }
 
-/* ---- queues ---- */
-
-static sc_queue *queue_new(sc_cluster *c, const char *name)
-{
-    sc_queue *q = calloc(1, sizeof(*q));
-    if (!q || grow_arr(&c->queues, &c->queues_cap, c->nqueues, sizeof(*c->queues)) < 0 ||
-        !(q->name = strdup(name)) || strmap_put(&c->queue_map, q->name, q) < 0) {
-        if (q)
-            free(q->name);
-        free(q);
-        return NULL;
-    }
-    q->weight = 1;
-    q->open = true;
-    q->reclaimable = true;
-    q->idx = c->nqueues;
-    c->queues[c->nqueues++] = q;
-    return q;
-}
-
-sc_queue *sc_queue_get_or_default(sc_cluster *c, const char *name)
-{
-    sc_queue *q;
-
-    if (!name || !*name)
-        name = "default";
-    q = strmap_get(&c->queue_map, name);
-    if (q)
-        return q;
-    q = queue_new(c, name);
-    /* "default" exists from the start, as on Volcano; any other queue
-     * is waited for until its object arrives. */
-    if (q && strcmp(name, "default") == 0)
-        q->defined = true;
-    return q;
-}
-
-sc_queue *sc_queue_upsert(sc_cluster *c, const sc_queue_spec *spec)
-{
-    sc_queue *q = strmap_get(&c->queue_map, spec->name);
-
-    if (!q && !(q = queue_new(c, spec->name)))
-        return NULL;
-    free(q->parent_name);
-    q->parent_name = spec->parent && *spec->parent && strcmp(spec->parent, "root") != 0
-                         ? strdup(spec->parent)
-                         : NULL;
-    q->weight = spec->weight > 0 ? spec->weight : 1;
-    q->capability = spec->capability;
-    q->cap_mask = spec->cap_mask;
-    q->guarantee = spec->guarantee;
-    q->reclaimable = spec->reclaimable;
-    q->open = spec->open;
-    q->defined = true;
-    c->release_epoch++;
-    c->epoch++;
-    return q;
-}
-
-void sc_queue_remove(sc_cluster *c, const char *name)
-{
-    sc_queue *q = strmap_get(&c->queue_map, name);
-    /* Jobs may still point at it: keep the record, mark it gone. */
-    if (q && strcmp(name, "default") != 0)
-        q->defined = false;
-    c->epoch++;
-}
-
-bool sc_queue_defined(const sc_queue *q)
-{
-    return q->defined;
-}
-
-size_t sc_queue_count(const sc_cluster *c)
-{
-    return c->nqueues;
-}
-
-sc_queue *sc_queue_at(const sc_cluster *c, size_t i)
-{
-    return i < c->nqueues ? c->queues[i] : NULL;
-}
+/* ---- jobs ---- */
 
 size_t sc_job_count(const sc_cluster *c)
 {
@@ -375,49 +295,10 @@ sc_job *sc_job_at(const sc_cluster *c, size_t i)
     return i < c->njobs ? c->jobs[i] : NULL;
 }
 
-sc_queue *sc_queue_find(const sc_cluster *c, const char *name)
-{
-    return strmap_get(&c->queue_map, name);
-}
-
-const char *sc_queue_name(const sc_queue *q)
-{
-    return q->name;
-}
-
-const sc_res *sc_queue_allocated(const sc_queue *q)
-{
-    return &q->allocated;
-}
-
-const sc_res *sc_queue_deserved(const sc_queue *q)
-{
-    return &q->deserved;
-}
-
-void sc_queue_view_of(const sc_queue *q, sc_queue_view *v)
-{
-    *v = (sc_queue_view){.weight = q->weight,
-                         .capability = &q->capability,
-                         .cap_mask = q->cap_mask,
-                         .allocated = &q->allocated,
-                         .request = &q->request,
-                         .deserved = &q->deserved,
-                         .inqueue = &q->inqueue,
-                         .share = q->share};
-}
-
-bool sc_queue_open(const sc_queue *q)
-{
-    return q->open && q->defined;
-}
-
-/* ---- jobs ---- */
-
 static sc_job *job_new(sc_cluster *c, const char *key)
 {
     sc_job *j = calloc(1, sizeof(*j));
-    if (!j || grow_arr(&c->jobs, &c->jobs_cap, c->njobs, sizeof(*c->jobs)) < 0 ||
+    if (!j || sc_grow_arr(&c->jobs, &c->jobs_cap, c->njobs, sizeof(*c->jobs)) < 0 ||
         !(j->key = strdup(key)) || strmap_put(&c->job_map, j->key, j) < 0) {
         if (j)
             free(j->key);
@@ -717,7 +598,7 @@ sc_task *sc_task_upsert(sc_cluster *c, const sc_task_spec *spec)
         }
         t = calloc(1, sizeof(*t));
         if (!t || !(t->key = strdup(spec->key)) ||
-            grow_arr(&j->tasks, &j->cap, j->ntasks, sizeof(*j->tasks)) < 0 ||
+            sc_grow_arr(&j->tasks, &j->cap, j->ntasks, sizeof(*j->tasks)) < 0 ||
             strmap_put(&c->task_map, t->key, t) < 0) {
             if (t)
                 free(t->key);
