@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_top.h"
+#include "cli/termsafe.h"
 
 #define YEAR_S (366L * 24 * 3600)
 
@@ -241,7 +242,9 @@ void cli_mib(long long mib, char *buf, size_t len)
 static bool colored(FILE *out)
 {
     const char *no = getenv("NO_COLOR");
-    return !(no && *no) && isatty(fileno(out));
+    int fd = cli_term_fd(out);
+
+    return !(no && *no) && fd >= 0 && isatty(fd);
 }
 
 static const char *color_of(const char *word)
@@ -258,13 +261,17 @@ static const char *color_of(const char *word)
     return NULL;
 }
 
-const char *cli_color_start(FILE *out, const char *word)
+void cli_print_colored(FILE *out, const char *word, const char *text)
 {
     const char *c = color_of(word);
-    return c && colored(out) ? c : "";
-}
 
-const char *cli_color_end(FILE *out, const char *word)
-{
-    return color_of(word) && colored(out) ? "\033[0m" : "";
+    if (!text)
+        text = word;
+    if (!c || !colored(out)) {
+        fputs(text, out);
+        return;
+    }
+    cli_term_raw(out, c);
+    fputs(text, out);
+    cli_term_raw(out, "\033[0m");
 }

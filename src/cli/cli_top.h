@@ -56,9 +56,9 @@ void cli_sort_waiting(json_t *groups, const json_t *classes);
  * writes memory. */
 void cli_mib(long long mib, char *buf, size_t len);
 
-/* Colour for a status word when out is a terminal (and NO_COLOR is not
- * set): the escape sequence to start it ("" when none) and to end it. */
-const char *cli_color_start(FILE *out, const char *word);
-const char *cli_color_end(FILE *out, const char *word);
+/* Prints text (NULL: word) to out, in status word's colour when out is a
+ * terminal (and NO_COLOR is not set); the colour's escapes pass a safe
+ * stream (termsafe.h) as they are. */
+void cli_print_colored(FILE *out, const char *word, const char *text);
 
 #endif

@@ -49,8 +49,8 @@ static long long count_of(const json_t *q, const char *what)
 
 static void print_state(const char *state, int width)
 {
-    printf("%s%s%s%*s", cli_color_start(stdout, state), state, cli_color_end(stdout, state),
-           width > (int)strlen(state) ? width - (int)strlen(state) : 0, "");
+    cli_print_colored(stdout, state, NULL);
+    printf("%*s", width > (int)strlen(state) ? width - (int)strlen(state) : 0, "");
 }
 
 static int queue_list(ty_client *cl)

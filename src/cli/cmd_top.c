@@ -54,8 +54,10 @@ static void pct(int v, char *buf, size_t len)
 
 static void print_fake(bool fake)
 {
-    if (fake)
-        printf("   %s(fake)%s", cli_color_start(stdout, "fake"), cli_color_end(stdout, "fake"));
+    if (fake) {
+        printf("   ");
+        cli_print_colored(stdout, "fake", "(fake)");
+    }
     printf("\n");
 }
 

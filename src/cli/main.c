@@ -5,6 +5,7 @@
 
 #include "base/treearena.h"
 #include "cli/cli.h"
+#include "cli/termsafe.h"
 
 #ifdef TY_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -84,6 +85,19 @@ void cli_list_commands(FILE *f, bool parsed_only)
             fprintf(f, "%s\n", commands[i].name);
 }
 
+/* The commands whose output is not escaped for the terminal: pod logs (the
+ * program's own bytes, as `kubectl logs` prints them) and the long-running
+ * processes, which write logs, not answers. */
+static bool raw_output(const char *name)
+{
+    static const char *const raw[] = {"logs", "operator", "server", "supervise"};
+
+    for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
+        if (!strcmp(name, raw[i]))
+            return true;
+    return false;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: trainyard <command> [options]\n\ncommands:\n");
@@ -107,9 +121,18 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0)
         return cmd_version(1, argv + 1);
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        /* What the server sends is printed for a person to read: nothing
+         * in it may drive the terminal (termsafe.h). The servers log, and
+         * logs print pods' own bytes. */
+        if (!raw_output(commands[i].name) && cli_term_safe_stdio() < 0) {
+            fprintf(stderr, "trainyard: out of memory\n");
+            return 1;
+        }
+        return commands[i].fn(argc - 1, argv + 1);
+    }
     fprintf(stderr, "trainyard: '%s' is not a command\n\n", argv[1]);
     usage(stderr);
     return 2;

@@ -14,7 +14,8 @@
  *         their status and log subresources; Namespaces; the cluster-scoped
  *         resources of the job groups (Volcano's Queues), read only;
  *   edit: create/update/patch/delete/deletecollection on every namespaced
- *         resource but Events (read only, as upstream) and RBAC's; Secrets,
+ *         resource but Events (read only, as upstream), RBAC's and
+ *         JobRecords (the trainer controller's: delete only); Secrets,
  *         read and write;
  *   admin: Roles and RoleBindings in full; LocalSubjectAccessReviews.
  * Leases are in none of them, as upstream (is_control). */
@@ -137,12 +138,17 @@ static json_t *edit_rules(void)
         const api_resource *r = all[i];
         /* a tenant's quota is the admin's to set: read (view), never written */
         if (!r->namespaced || is_rbac(r) || is_control(r) || r == &api_event ||
-            r == &api_resourcequota)
+            r == &api_resourcequota || r == &api_jobrecord)
             continue;
         add_resource(g, r->group, r->plural);
     }
     add_resource(g, "bus.volcano.sh", "commands");
     rules_from(rules, g, write_verbs);
+    /* a job's record is the trainer controller's to write: deleted, never
+     * written (resource_write.c refuses a tenant's write in any case) */
+    json_array_append_new(rules, json_pack("{s:[s], s:[s], s:[ss]}", "apiGroups",
+                                           api_jobrecord.group, "resources", "jobrecords",
+                                           "verbs", "delete", "deletecollection"));
     /* view leaves Secrets out; edit reads them */
     json_array_append_new(rules, json_pack("{s:[s], s:[s], s:o}", "apiGroups", "", "resources",
                                            "secrets", "verbs", verbs(read_verbs)));

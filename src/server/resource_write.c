@@ -11,6 +11,7 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "api/schema.h"
+#include "api/userinfo.h"
 #include "base/jsonin.h"
 #include "model/patch.h"
 #include "model/yaml.h"
@@ -121,6 +122,24 @@ static int check_decoding(const api_resource *res, const json_t *obj, ty_error *
     return res->builtin ? api_check_types(res, obj, err) : 0;
 }
 
+/* A JobRecord (trainyard.io/v1) is what the trainer controller saw of a
+ * deleted job: the controller writes it (in process, or as the operator's
+ * service account in a cluster), users read and delete it. A record a
+ * tenant could write would say what never happened; system:masters may
+ * (restoring a backup). */
+static int record_admit_write(const ty_user *u, const api_resource *res, const json_t *obj,
+                              ty_error *err)
+{
+    const char *name = md_str(obj, "name");
+
+    if (res != &api_jobrecord || !u || userinfo_in_group(u, USERINFO_MASTERS))
+        return 0;
+    return ty_seterr(err, TY_EFORBIDDEN,
+                     "jobrecords.trainyard.io%s%s%s is forbidden: a JobRecord is written by the "
+                     "trainer controller; it can be read and deleted",
+                     name ? " \"" : "", name ? name : "", name ? "\"" : "");
+}
+
 /* The name a failed create is reported under: the name, else generateName. */
 static void create_name(const json_t *obj, char *buf, size_t len)
 {
@@ -171,6 +190,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
         store_admit_namespace(server_store(r->srv), p->res, p->ns, md_str(obj, "name"), &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
         progress_admit_secret(r->user, p->res, obj, NULL, &err) < 0 ||
+        record_admit_write(r->user, p->res, obj, &err) < 0 ||
         store_admit_hooked(server_store(r->srv), API_ADMIT_CREATE, p->res, obj, NULL,
                            admit_warning, NULL, r, &err) < 0)
         goto error;
@@ -355,7 +375,8 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
         creator_keep(res, nw, old);
         if (api_prepare(res, nw, old, err) < 0 ||
             authz_admit_write(server_authz(w->r->srv), w->r->user, res, nw, err) < 0 ||
-            progress_admit_secret(w->r->user, res, nw, old, err) < 0)
+            progress_admit_secret(w->r->user, res, nw, old, err) < 0 ||
+            record_admit_write(w->r->user, res, nw, err) < 0)
             goto out;
     }
     json_object_clear(cur);

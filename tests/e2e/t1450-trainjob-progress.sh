@@ -221,6 +221,13 @@ expect_match "get a: Progress" '^Progress: +42%, updated .* ago' "$out"
 expect_match "get a: Replicas from its pods" '^Replicas: +node 1 x 0 GPU' "$out"
 expect_match "get a: the pod, role node/0" 'a-node-0-0-x +Pending +.* node/0 ' "$out"
 expect_match "get trainjob/b: Metrics" '^Metrics: +epoch=3$' "$("$TRAINYARD" get trainjob/b 2>&1)"
+# a training script's metric may hold escape sequences (upstream's schema
+# allows any string): the researcher's terminal gets them inert (termsafe.h)
+esc_metric() { [ "$(post a "$TA" '{"trainerStatus": {"metrics": [{"name": "loss\u001b[2J", "value": "0.1\u001b]0;pwned\u0007"}]}}')" = 200 ]; }
+check "a metric with escape sequences is accepted" wait_until 60 esc_metric
+out=$("$TRAINYARD" get trainjob/a 2>&1)
+expect_match "get: its escapes printed inert, as kubectl prints them" '^Metrics: +loss\^\[\[2J=0\.1\^\[\]0;pwned\^G$' "$out"
+expect_eq "... no ESC or BEL reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033\007' | wc -c)"
 check "kubectl delete the pod" kubectl delete pod a-node-0-0-x --wait=false
 check "trainyard resume a" "$TRAINYARD" resume a
 expect_eq "... spec.suspend false" false "$(kubectl get trainjob a -o jsonpath='{.spec.suspend}')"

@@ -68,6 +68,34 @@ expect_eq "... a record each" "$(printf '%s\n' "done-${uid:0:8}" "done-${uid2:0:
 expect_eq "the second record says Complete" Complete \
     "$(kubectl get jobrecord "done-${uid2:0:8}" -o jsonpath='{.spec.job.status.conditions[-1:].type}')"
 
+# ---- a record is the controller's: a tenant reads and deletes, never writes ----
+"$TRAINYARD" user add bob --namespace default --data-dir "$E2E_TMP/data" \
+    -o "$E2E_TMP/bob.kc" >/dev/null || fail "user add bob"
+bob() { KUBECONFIG=$E2E_TMP/bob.kc kubectl "$@"; }
+expect_match "a tenant (edit) reads the records" "done-${uid2:0:8}" "$(bob get jobrecords -o name 2>&1)"
+rewrite='[{"op":"replace","path":"/spec/pods/1/exitCode","value":0}]'
+expect_match "... edit may not rewrite one" 'forbidden' \
+    "$(bob patch jobrecord "done-${uid:0:8}" --type=json -p "$rewrite" 2>&1)"
+# granted the verbs by a Role of its own, still not: admission refuses
+check "a Role granting writes of records" kubectl create role record-writer \
+    --verb=create,update,patch --resource=jobrecords.trainyard.io
+check "... bound to the tenant" kubectl create rolebinding bob-writes-records \
+    --role=record-writer --user=bob
+expect_match "... a rewrite is refused all the same" \
+    "jobrecords.trainyard.io \"done-${uid:0:8}\" is forbidden: a JobRecord is written by the trainer controller" \
+    "$(bob patch jobrecord "done-${uid:0:8}" --type=json -p "$rewrite" 2>&1)"
+expect_match "... and so is a forged one" 'is forbidden: a JobRecord is written by the trainer controller' \
+    "$(bob apply -f - 2>&1 <<'EOF2'
+apiVersion: trainyard.io/v1
+kind: JobRecord
+metadata: {name: ghost, labels: {trainyard.io/job-kind: TrainJob, trainyard.io/job-name: ghost}}
+spec: {deletedAt: "2030-01-01T00:00:00Z"}
+EOF2
+)"
+expect_eq "... the record says what happened" "1" \
+    "$(kubectl get jobrecord "done-${uid:0:8}" -o jsonpath='{.spec.pods[1].exitCode}')"
+check "the tenant deletes a record" bob delete jobrecord "done-${uid:0:8}"
+
 # ---- a namespace deleted with its jobs: nothing holds it ----
 check "namespace scratch" kubectl create namespace scratch
 check "a TrainJob in it" kubectl apply -n scratch -f - <<'EOF2'
