@@ -240,6 +240,7 @@ static int trainjob_validate(const json_t *obj, const json_t *old, ty_error *err
         meta_invalid(err, "spec.activeDeadlineSeconds", v,
                      "spec.activeDeadlineSeconds in body should be greater than or equal to 1");
     check_enum(spec, "managedBy", managers, "spec.managedBy", err);
+    trainer_check_annotations(obj, err);
     if (old)
         check_immutable(spec, json_object_get(old, "spec"), err);
     return ty_error_ncauses(err) == before ? 0 : -1;

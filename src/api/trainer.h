@@ -48,4 +48,9 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
  * TRAINER_ELASTIC_MAX_NODES: 0 with both set, else -1. */
 int trainer_elastic_bounds(const char *text, long long *min, long long *max);
 
+/* A TrainJob's Trainyard annotations, on every write (create and update):
+ * trainyard.io/ttl-seconds-after-finished a whole number, TRAINER_ANN_ELASTIC
+ * "MIN:MAX" with numNodes (when given) within. Causes appended to err. */
+void trainer_check_annotations(const json_t *job, ty_error *err);
+
 #endif

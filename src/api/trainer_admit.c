@@ -140,31 +140,20 @@ static void check_reserved_env(const json_t *job, const json_t *rt, ty_error *er
     }
 }
 
-/* The extension TRAINER_ANN_ELASTIC: "MIN:MAX", on a torch runtime (the
- * nodes run torchrun), with numNodes, when the job gives it, in bounds. */
+/* The extension TRAINER_ANN_ELASTIC, at admission: on a torch runtime (the
+ * nodes run torchrun). Its form is trainer_check_annotations'. */
 static void check_elastic(const json_t *job, const json_t *rt, ty_error *err)
 {
-    static const char field[] = "metadata.annotations[" TRAINER_ANN_ELASTIC "]";
     const char *v = meta_str(json_object_get(json_object_get(job, "metadata"), "annotations"),
                              TRAINER_ANN_ELASTIC);
     const json_t *ml = json_object_get(json_object_get(rt, "spec"), "mlPolicy");
-    const json_t *nn = json_object_get(json_object_get(json_object_get(job, "spec"), "trainer"),
-                                       "numNodes");
     long long min, max;
 
-    if (!v)
-        return;
-    if (trainer_elastic_bounds(v, &min, &max) < 0) {
-        meta_invalid_str(err, field, v, "must be MIN:MAX, whole numbers with 1 <= MIN <= MAX "
-                         "<= %d", TRAINER_ELASTIC_MAX_NODES);
-        return;
-    }
-    if (!json_is_object(json_object_get(ml, "torch")))
-        meta_invalid_str(err, field, v, "an elastic TrainJob needs a runtime with "
-                         "mlPolicy.torch (its nodes run torchrun)");
-    if (json_is_integer(nn) && (json_integer_value(nn) < min || json_integer_value(nn) > max))
-        meta_invalid(err, "spec.trainer.numNodes", nn, "must be within the elastic bounds %s",
-                     v);
+    if (v && trainer_elastic_bounds(v, &min, &max) == 0 &&
+        !json_is_object(json_object_get(ml, "torch")))
+        meta_invalid_str(err, "metadata.annotations[" TRAINER_ANN_ELASTIC "]", v,
+                         "an elastic TrainJob needs a runtime with mlPolicy.torch (its nodes "
+                         "run torchrun)");
 }
 
 /* Upstream's label for a runtime on its way out: a job may still use it,
@@ -183,21 +172,31 @@ static void warn_deprecated(const api_lookup *lk, const json_t *rt, const char *
     lk->warn(lk->hook_ctx, text);
 }
 
-/* Trainyard's extension trainyard.io/ttl-seconds-after-finished: a
- * whole number of seconds, as runPolicy.ttlSecondsAfterFinished. */
-static void check_ttl(const json_t *meta, ty_error *err)
+void trainer_check_annotations(const json_t *job, ty_error *err)
 {
-    const char *v = meta_str(json_object_get(meta, "annotations"),
-                             "trainyard.io/ttl-seconds-after-finished");
-    const char *c = v;
+    static const char ttl_key[] = "trainyard.io/ttl-seconds-after-finished";
+    const json_t *ann = json_object_get(json_object_get(job, "metadata"), "annotations");
+    const char *ttl = meta_str(ann, ttl_key), *el = meta_str(ann, TRAINER_ANN_ELASTIC), *c;
+    const json_t *nn = json_object_get(json_object_get(json_object_get(job, "spec"), "trainer"),
+                                       "numNodes");
+    long long min, max;
 
-    if (!v)
+    /* a whole number of seconds, as runPolicy.ttlSecondsAfterFinished */
+    for (c = ttl; c && *c >= '0' && *c <= '9'; c++)
+        ;
+    if (ttl && (!*ttl || *c || c - ttl > 9))
+        meta_invalid_str(err, "metadata.annotations[trainyard.io/ttl-seconds-after-finished]",
+                         ttl, "must be a whole number of seconds (0 to 999999999)");
+    if (!el)
         return;
-    while (*c >= '0' && *c <= '9')
-        c++;
-    if (!*v || *c || c - v > 9)
-        meta_invalid_str(err, "metadata.annotations[trainyard.io/ttl-seconds-after-finished]", v,
-                         "must be a whole number of seconds (0 to 999999999)");
+    if (trainer_elastic_bounds(el, &min, &max) < 0)
+        meta_invalid_str(err, "metadata.annotations[" TRAINER_ANN_ELASTIC "]", el,
+                         "must be MIN:MAX, whole numbers with 1 <= MIN <= MAX <= %d",
+                         TRAINER_ELASTIC_MAX_NODES);
+    else if (json_is_integer(nn) &&
+             (json_integer_value(nn) < min || json_integer_value(nn) > max))
+        meta_invalid(err, "spec.trainer.numNodes", nn, "must be within the elastic bounds %s",
+                     el);
 }
 
 int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const json_t *obj,
@@ -213,7 +212,6 @@ int trainer_admit_trainjob(const api_lookup *lk, const api_resource *res, const 
 
     if (res != &api_trainjob)
         return 0;
-    check_ttl(meta, err);
     if (!rname || !kind) {
         if (ty_error_ncauses(err) == before)
             return 0;

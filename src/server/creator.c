@@ -58,3 +58,25 @@ void creator_keep(const api_resource *res, json_t *nw, const json_t *old)
         json_object_del(a, CREATOR_ANNOTATION);
     drop_if_empty(nw);
 }
+
+void creator_guard_state(const api_resource *res, json_t *nw, const json_t *old,
+                         const ty_user *u)
+{
+    static const char *const state[] = {"trainyard.io/restarts", "trainyard.io/runtime-snapshot",
+                                         "trainyard.io/node-replacements",
+                                         "trainyard.io/job-retries"};
+    const json_t *had = json_object_get(json_object_get(old, "metadata"), "annotations");
+    json_t *a;
+
+    if (!u || userinfo_in_group(u, USERINFO_MASTERS) || !creator_is_job_kind(res) ||
+        !(a = annotations(nw)))
+        return;
+    for (size_t i = 0; i < sizeof(state) / sizeof(state[0]); i++) {
+        const json_t *was = json_object_get(had, state[i]);
+        if (was)
+            json_object_set(a, state[i], (json_t *)was);
+        else
+            json_object_del(a, state[i]);
+    }
+    drop_if_empty(nw);
+}

@@ -26,4 +26,16 @@ void creator_stamp(const api_resource *res, json_t *obj, const ty_user *u);
 /* On update: nw's annotation made what old's was (absent when absent). */
 void creator_keep(const api_resource *res, json_t *nw, const json_t *old);
 
+/* The annotations a job's controller keeps its state in: restarts so far
+ * (trainyard.io/restarts, against backoffLimit or maxRestarts), a
+ * TrainJob's runtime snapshot, node replacements and per-job retries. A
+ * user who could write them could run a failing gang for ever or swap the
+ * runtime a job follows; kube keeps such counts in status, which edit
+ * cannot write. So a user outside system:masters (the operator writes them
+ * over HTTP, as a master) sets none on create, and an update of theirs
+ * leaves them as stored, silently, as creator_keep. u NULL (no
+ * authentication): nobody to tell apart, nothing done. */
+void creator_guard_state(const api_resource *res, json_t *nw, const json_t *old,
+                         const ty_user *u);
+
 #endif

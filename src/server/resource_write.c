@@ -186,6 +186,7 @@ static enum MHD_Result create_obj(http_req *r, const res_path *p, json_t *obj,
     if (p->res->has_status)
         json_object_del(obj, "status"); /* status is written through /status only */
     creator_stamp(p->res, obj, r->user);
+    creator_guard_state(p->res, obj, NULL, r->user);
     if (api_prepare(p->res, obj, NULL, &err) < 0 ||
         store_admit_namespace(server_store(r->srv), p->res, p->ns, md_str(obj, "name"), &err) < 0 ||
         authz_admit_write(server_authz(r->srv), r->user, p->res, obj, &err) < 0 ||
@@ -373,6 +374,7 @@ static int write_fn(json_t *cur, void *arg, ty_error *err)
                 json_object_del(nw, "status");
         }
         creator_keep(res, nw, old);
+        creator_guard_state(res, nw, old, w->r->user);
         if (api_prepare(res, nw, old, err) < 0 ||
             authz_admit_write(server_authz(w->r->srv), w->r->user, res, nw, err) < 0 ||
             progress_admit_secret(w->r->user, res, nw, old, err) < 0 ||

@@ -96,6 +96,28 @@ expect_match "failurePolicy: the pods left (the failed rank) carry restart-attem
 expect_match "failurePolicy: the restart is an Event" 'restarting every job \(1 of 1\)' \
     "$(kubectl get events --field-selector involvedObject.name=flaky 2>&1)"
 if wait_until 60 running_is flaky 0; then pass "failed: no pod left running"; else fail "failed: pods still run"; fi
+# the count is the controller's: a tenant cannot reset it (nor forge the
+# runtime snapshot) to run a failing gang for ever
+"$TRAINYARD" user add dave --namespace default --data-dir "$E2E_TMP/data" \
+    -o "$E2E_TMP/dave.kc" >/dev/null || fail "user add dave"
+KUBECONFIG=$E2E_TMP/dave.kc kubectl annotate trainjob flaky --overwrite trainyard.io/restarts=0 \
+    'trainyard.io/runtime-snapshot={}' >/dev/null 2>&1
+expect_eq "a tenant's reset of the restart count is ignored" 1 \
+    "$(kubectl get trainjob flaky -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+expect_match "... and of the runtime snapshot" '"maxRestarts":1' \
+    "$(kubectl get trainjob flaky -o jsonpath='{.metadata.annotations.trainyard\.io/runtime-snapshot}')"
+KUBECONFIG=$E2E_TMP/dave.kc kubectl apply -f - >/dev/null <<'EOF2'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: headstart, annotations: {trainyard.io/restarts: "-50"}}
+spec:
+  suspend: true
+  runtimeRef: {name: torch-retry, kind: TrainingRuntime}
+  trainer: {numNodes: 1, command: ["true"]}
+EOF2
+expect_eq "... nor made with a head start" "" \
+    "$(kubectl get trainjob headstart -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+check "delete headstart" kubectl delete trainjob headstart
 
 # ---- a FailJobSet rule fails the set at once, maxRestarts or not ----
 kubectl apply -f - >/dev/null <<'EOF2'

@@ -228,6 +228,49 @@ static void test_trainjob_immutable(void **state)
     json_decref(old);
 }
 
+/* Trainyard's annotations are checked on every write: an update could set
+ * a TTL the controller then ignored, or elastic bounds it could not use. */
+static void test_trainjob_annotations_on_update(void **state)
+{
+    static const char *const bad[][3] = {
+        {"trainyard.io/ttl-seconds-after-finished", "-7", "must be a whole number of seconds"},
+        {"trainyard.io/elastic-nodes", "9:1", "must be MIN:MAX"},
+        {"trainyard.io/elastic-nodes", "a:b", "must be MIN:MAX"},
+    };
+    json_t *old, *obj;
+    ty_error err;
+    char field[96];
+    (void)state;
+
+    err = prepare(&api_trainjob, minimal_job(), NULL, &old);
+    assert_int_equal(err.code, TY_OK);
+    ty_error_clear(&err);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        obj = json_deep_copy(old);
+        json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+                            json_pack("{s:s}", bad[i][0], bad[i][1]));
+        err = prepare(&api_trainjob, obj, old, NULL);
+        snprintf(field, sizeof(field), "metadata.annotations[%s]", bad[i][0]);
+        expect_cause(&err, field, bad[i][2]);
+        ty_error_clear(&err);
+    }
+    /* bounds that leave out the job's numNodes (2) */
+    obj = json_deep_copy(old);
+    json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+                        json_pack("{s:s}", "trainyard.io/elastic-nodes", "3:4"));
+    err = prepare(&api_trainjob, obj, old, NULL);
+    expect_cause(&err, "spec.trainer.numNodes", "must be within the elastic bounds 3:4");
+    ty_error_clear(&err);
+    /* good ones pass */
+    obj = json_deep_copy(old);
+    json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+                        json_pack("{s:s, s:s}", "trainyard.io/elastic-nodes", "1:2",
+                                  "trainyard.io/ttl-seconds-after-finished", "60"));
+    err = prepare(&api_trainjob, obj, old, NULL);
+    assert_int_equal(err.code, TY_OK);
+    json_decref(old);
+}
+
 /* ---- runtimes ----------------------------------------------------------- */
 
 static void test_runtime_defaults(void **state)
@@ -560,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_trainjob_field_errors),
         cmocka_unit_test(test_trainjob_name),
         cmocka_unit_test(test_trainjob_immutable),
+        cmocka_unit_test(test_trainjob_annotations_on_update),
         cmocka_unit_test(test_runtime_defaults),
         cmocka_unit_test(test_runtime_field_errors),
         cmocka_unit_test(test_upstream_manifests_accepted),
