@@ -145,6 +145,43 @@ static bool has_job(const json_t *jobs, const char *name)
     return false;
 }
 
+/* The index of the replicated job called name, or -1. */
+static long job_index(const json_t *jobs, const char *name)
+{
+    const json_t *rj;
+    size_t i;
+
+    json_array_foreach(jobs, i, rj)
+        if (meta_str(rj, "name") && strcmp(meta_str(rj, "name"), name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Depth-first search for a cycle through the replicated jobs' dependsOn:
+ * jobs that wait on each other would hang the job with nothing to say
+ * why. (Upstream's runtimes list a job before the one it waits on, so
+ * JobSet's "preceding jobs only" is not held to.) */
+static bool depends_cycle(const json_t *jobs, size_t i, unsigned char *state)
+{
+    const json_t *d;
+    size_t k;
+
+    if (state[i] == 1)
+        return true;
+    if (state[i] == 2)
+        return false;
+    state[i] = 1;
+    json_array_foreach(json_object_get(json_array_get(jobs, i), "dependsOn"), k, d) {
+        const char *name = meta_str(d, "name");
+        long j = name ? job_index(jobs, name) : -1;
+        /* a job naming itself has check_depends_on's own message */
+        if (j >= 0 && (size_t)j != i && depends_cycle(jobs, (size_t)j, state))
+            return true;
+    }
+    state[i] = 2;
+    return false;
+}
+
 static void check_depends_on(const json_t *jobs, const json_t *rj, const char *path,
                              ty_error *err)
 {
@@ -166,7 +203,7 @@ static void check_depends_on(const json_t *jobs, const json_t *rj, const char *p
             meta_required(err, f, NULL);
         else if (self && strcmp(name, self) == 0)
             meta_invalid_str(err, f, name, "a replicated job cannot depend on itself");
-        else if (!has_job(jobs, name))
+        else if (job_index(jobs, name) < 0)
             meta_invalid_str(err, f, name, "must name a replicated job of this template");
         snprintf(f, sizeof(f), "%s.status", dp);
         if (!json_object_get(d, "status"))
@@ -212,6 +249,15 @@ static void check_replicated_jobs(const json_t *tspec, ty_error *err)
             meta_check_labels(f, json_object_get(t, "labels"), err);
     }
     json_decref(seen);
+    json_array_foreach(jobs, i, rj) {
+        unsigned char state[MAX_REPLICATED_JOBS] = {0};
+        if (!json_array_size(json_object_get(rj, "dependsOn")) || !depends_cycle(jobs, i, state))
+            continue;
+        snprintf(f, sizeof(f), "%s[%zu].dependsOn", base, i);
+        meta_invalid(err, f, json_object_get(rj, "dependsOn"),
+                     "replicated jobs cannot depend on each other in a cycle");
+        break;
+    }
 }
 
 static void check_jobset_policies(const json_t *tspec, ty_error *err)

@@ -358,6 +358,35 @@ static void test_runtime_field_errors(void **state)
     assert_non_null(strstr(err.text, "TrainingRuntime.trainer.kubeflow.org \"r\" is invalid"));
     ty_error_clear(&err);
 
+    /* jobs waiting on each other would wait for ever */
+    err = prepare(&api_trainingruntime,
+                  yaml("metadata: {name: r, namespace: team}\n"
+                       "spec:\n"
+                       "  template:\n"
+                       "    spec:\n"
+                       "      replicatedJobs:\n"
+                       "      - {name: a, dependsOn: [{name: c, status: Complete}]}\n"
+                       "      - {name: b, dependsOn: [{name: a, status: Complete}]}\n"
+                       "      - {name: c, dependsOn: [{name: b, status: Ready}]}\n"
+                       "      - {name: d, dependsOn: [{name: a, status: Ready}]}\n"),
+                  NULL, NULL);
+    assert_int_equal(err.code, TY_EINVALID);
+    expect_cause(&err, "spec.template.spec.replicatedJobs[0].dependsOn",
+                 "replicated jobs cannot depend on each other in a cycle");
+    assert_int_equal(ty_error_ncauses(&err), 1);
+    ty_error_clear(&err);
+    /* a job listed before the one it waits on (upstream's deepspeed) is fine */
+    err = prepare(&api_trainingruntime,
+                  yaml("metadata: {name: r, namespace: team}\n"
+                       "spec:\n"
+                       "  template:\n"
+                       "    spec:\n"
+                       "      replicatedJobs:\n"
+                       "      - {name: launcher, dependsOn: [{name: node, status: Ready}]}\n"
+                       "      - {name: node}\n"),
+                  NULL, NULL);
+    assert_int_equal(err.code, TY_OK);
+
     /* cluster-scoped: a namespace is refused */
     err = prepare(&api_clustertrainingruntime, yaml("metadata: {name: r, namespace: x}\n"), NULL,
                   NULL);
