@@ -30,8 +30,10 @@ static void logs_usage(FILE *f)
                "       trainyard logs --deleted [-n NS]\n");
 }
 
-static const char *const job_labels[] = {"training.kubeflow.org/job-name",
-                                         "volcano.sh/job-name"};
+/* The label naming a pod's job, by kind: Kubeflow v1, Volcano, TrainJob. */
+static const char *const job_labels[] = {"training.kubeflow.org/job-name", "volcano.sh/job-name",
+                                         "trainer.kubeflow.org/trainjob-name"};
+#define N_JOB_LABELS (sizeof(job_labels) / sizeof(job_labels[0]))
 
 static json_t *get_quiet(ty_client *cl, const char *path, ty_error *err)
 {
@@ -59,6 +61,31 @@ static const char *entry_label(const json_t *e, const char *key)
     return json_string_value(json_object_get(json_object_get(e, "labels"), key));
 }
 
+static const char *entry_job(const json_t *e)
+{
+    for (size_t i = 0; i < N_JOB_LABELS; i++)
+        if (entry_label(e, job_labels[i]))
+            return entry_label(e, job_labels[i]);
+    return NULL;
+}
+
+/* "<type>-<index>": a Kubeflow replica, a TrainJob's replicated job and
+ * job index; "-" for others. */
+static void entry_replica(const json_t *e, char *buf, size_t len)
+{
+    const char *type = entry_label(e, "training.kubeflow.org/replica-type");
+    const char *idx = entry_label(e, "training.kubeflow.org/replica-index");
+
+    if (!type) {
+        type = entry_label(e, "jobset.sigs.k8s.io/replicatedjob-name");
+        idx = entry_label(e, "jobset.sigs.k8s.io/job-index");
+    }
+    if (type)
+        snprintf(buf, len, "%s-%s", type, idx ? idx : "0");
+    else
+        snprintf(buf, len, "-");
+}
+
 static int list_deleted(ty_client *cl, const char *ns)
 {
     json_t *l = retained(cl, ns), *e;
@@ -75,7 +102,7 @@ static int list_deleted(ty_client *cl, const char *ns)
     }
     json_array_foreach(items, i, e) {
         const char *pod = json_string_value(json_object_get(e, "pod"));
-        const char *job = entry_label(e, job_labels[0]) ?: entry_label(e, job_labels[1]);
+        const char *job = entry_job(e);
         if (pod && (int)strlen(pod) > w)
             w = (int)strlen(pod);
         if (job && (int)strlen(job) > wj)
@@ -84,17 +111,12 @@ static int list_deleted(ty_client *cl, const char *ns)
     printf("%-*s   %-*s   %-10s   %-20s   %s\n", w, "POD", wj, "JOB", "REPLICA", "DELETED",
            "CONTAINERS");
     json_array_foreach(items, i, e) {
-        const char *job = entry_label(e, job_labels[0]) ?: entry_label(e, job_labels[1]);
-        const char *type = entry_label(e, "training.kubeflow.org/replica-type");
-        const char *idx = entry_label(e, "training.kubeflow.org/replica-index");
+        const char *job = entry_job(e);
         char replica[128], containers[512] = "";
         size_t k, o = 0;
         json_t *c;
 
-        if (type)
-            snprintf(replica, sizeof(replica), "%s-%s", type, idx ? idx : "0");
-        else
-            snprintf(replica, sizeof(replica), "-");
+        entry_replica(e, replica, sizeof(replica));
         json_array_foreach(json_object_get(e, "containers"), k, c)
             if (o < sizeof(containers))
                 o += (size_t)snprintf(containers + o, sizeof(containers) - o, "%s%s",
@@ -121,8 +143,8 @@ static json_t *deleted_replicas(ty_client *cl, const char *ns, const char *job)
     l = get_quiet(cl, path, &err);
     ty_error_clear(&err);
     json_array_foreach(json_object_get(l, "items"), i, e) {
-        const char *a = entry_label(e, job_labels[0]), *b = entry_label(e, job_labels[1]);
-        if ((a && strcmp(a, job) == 0) || (b && strcmp(b, job) == 0))
+        const char *j = entry_job(e);
+        if (j && strcmp(j, job) == 0)
             json_array_append_new(
                 out, json_pack("{s:{s:O, s:O, s:O}}", "metadata", "name",
                                json_object_get(e, "pod"), "labels", json_object_get(e, "labels"),

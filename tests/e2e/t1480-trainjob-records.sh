@@ -57,6 +57,12 @@ expect_match "... its pods' exit codes" 'done-node-0-1 +Failed +exit 1' "$out"
 expect_match "... and trainjob/NAME too" 'Name: +done \(deleted\)' "$("$TRAINYARD" get trainjob/done 2>&1)"
 expect_match "a name with no job and no record is still an error" 'no training job nosuch' "$("$TRAINYARD" get nosuch 2>&1)"
 expect_match "the deleted job's logs are still there" 'node 1 says bye' "$("$TRAINYARD" logs done-node-0-1 2>&1)"
+expect_match "... and by the job's name: node 0's, as for a live job" 'node 0 says bye' \
+    "$("$TRAINYARD" logs done 2>/dev/null)"
+expect_match "... any node's with --instance" 'node 1 says bye' \
+    "$("$TRAINYARD" logs done -i done-node-0-1 2>/dev/null)"
+expect_match "logs --deleted names the TrainJob and the replica" 'done-node-0-1 +done +node-0 ' \
+    "$("$TRAINYARD" logs --deleted 2>&1)"
 
 tj done 'true'
 state=$(wait_tj done Complete 120)
