@@ -173,24 +173,11 @@ static void check_env(const json_t *env, const char *path, ty_error *err)
 
     json_array_foreach(env, i, e) {
         const char *name = meta_str(e, "name");
-        bool ok = name && *name && !(name[0] >= '0' && name[0] <= '9');
-        if (!name || !*name) {
-            snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
-            meta_required(err, f, NULL);
-            continue;
-        }
-        for (const char *c = name; *c; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                  (*c >= '0' && *c <= '9') || strchr("-._", *c)))
-                ok = false;
-        if (ok)
-            continue;
         snprintf(f, sizeof(f), "%s.env[%zu].name", path, i);
-        meta_invalid_str(err, f, name, "a valid environment variable name must consist "
-                         "of alphabetic characters, digits, '_', '-', or '.', and must not "
-                         "start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
-                         "'MyEnvName1', regex used for validation is "
-                         "'[-._a-zA-Z][-._a-zA-Z0-9]*')");
+        if (!name || !*name)
+            meta_required(err, f, NULL);
+        else
+            meta_check_env_var_name(f, name, err);
     }
 }
 

@@ -9,6 +9,7 @@
  * makes fit) are trainer_admit_trainjob's (trainer_admit.c). The controller
  * that runs a TrainJob is controller/trainer/. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,11 @@
 #define PATH_LEN 256
 #define STORAGE_URI_MAX 2048
 #define INITIALIZER_ENV_MAX 128
+/* upstream's Trainer: env, command and args MaxItems 128, an item of
+ * command or args MaxLength 65536, image MaxLength 500 (bytes here) */
+#define TRAINER_LIST_MAX 128
+#define TRAINER_ARG_MAX 65536
+#define TRAINER_IMAGE_MAX 500
 #define RUNTIME_PATCHES_MAX 16
 #define NAME_MAX_LEN 63
 
@@ -113,17 +119,48 @@ static bool is_storage_uri(const char *s)
     return true;
 }
 
+/* env as upstream's listType=map keyed by name: each named, validly, and
+ * once. */
 static void check_env_names(const json_t *env, const char *path, ty_error *err)
 {
     const json_t *e;
+    json_t *seen = json_object();
     char f[PATH_LEN];
     size_t i;
 
     json_array_foreach(env, i, e) {
         const char *name = meta_str(e, "name");
         snprintf(f, sizeof(f), "%s[%zu].name", path, i);
-        if (!name || !*name)
+        if (!name || !*name) {
             meta_required(err, f, NULL);
+        } else if (json_object_get(seen, name)) {
+            snprintf(f, sizeof(f), "%s[%zu]", path, i);
+            ty_error_add_cause(err, "FieldValueDuplicate", f, "Duplicate value: {\"name\":\"%s\"}",
+                               name);
+        } else {
+            meta_check_env_var_name(f, name, err);
+            json_object_set_new(seen, name, json_true());
+        }
+    }
+    json_decref(seen);
+}
+
+/* upstream's MaxItems on a list of strings, and MaxLength on each */
+static void check_strings(const json_t *list, const char *path, size_t max_items,
+                          size_t max_len, ty_error *err)
+{
+    const json_t *v;
+    char f[PATH_LEN];
+    size_t i;
+
+    if (json_array_size(list) > max_items) {
+        meta_too_many(err, path, json_array_size(list), (long long)max_items);
+        return;
+    }
+    json_array_foreach(list, i, v) {
+        snprintf(f, sizeof(f), "%s[%zu]", path, i);
+        if (json_is_string(v) && json_string_length(v) > max_len)
+            meta_too_long(err, f, (long long)max_len);
     }
 }
 
@@ -169,7 +206,23 @@ static void check_trainer(const json_t *tr, ty_error *err)
     if (json_is_integer(v) && json_integer_value(v) < 1)
         meta_invalid(err, "spec.trainer.numProcPerNode", v,
                      "spec.trainer.numProcPerNode in body should be greater than or equal to 1");
-    check_env_names(json_object_get(tr, "env"), "spec.trainer.env", err);
+    if (json_is_integer(json_object_get(tr, "numNodes")) &&
+        json_integer_value(json_object_get(tr, "numNodes")) > INT32_MAX)
+        meta_invalid(err, "spec.trainer.numNodes", json_object_get(tr, "numNodes"),
+                     "spec.trainer.numNodes in body should be less than or equal to %d",
+                     INT32_MAX);
+    v = json_object_get(tr, "image");
+    if (json_is_string(v) && json_string_length(v) > TRAINER_IMAGE_MAX)
+        meta_too_long(err, "spec.trainer.image", TRAINER_IMAGE_MAX);
+    check_strings(json_object_get(tr, "command"), "spec.trainer.command", TRAINER_LIST_MAX,
+                  TRAINER_ARG_MAX, err);
+    check_strings(json_object_get(tr, "args"), "spec.trainer.args", TRAINER_LIST_MAX,
+                  TRAINER_ARG_MAX, err);
+    v = json_object_get(tr, "env");
+    if (json_array_size(v) > TRAINER_LIST_MAX)
+        meta_too_many(err, "spec.trainer.env", json_array_size(v), TRAINER_LIST_MAX);
+    else
+        check_env_names(v, "spec.trainer.env", err);
 }
 
 static void check_runtime_patches(const json_t *patches, ty_error *err)

@@ -382,6 +382,23 @@ void meta_not_supported(ty_error *err, const char *field, const json_t *value,
                        "Unsupported value: %s: supported values: %s", text, list);
 }
 
+int meta_check_env_var_name(const char *field, const char *value, ty_error *err)
+{
+    bool ok = *value && !(*value >= '0' && *value <= '9');
+
+    for (const char *c = value; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr("-._", *c)))
+            ok = false;
+    if (ok)
+        return 0;
+    meta_invalid_str(err, field, value, "a valid environment variable name must consist of "
+                     "alphabetic characters, digits, '_', '-', or '.', and must not start with a "
+                     "digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used "
+                     "for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
+    return -1;
+}
+
 void meta_duplicate(ty_error *err, const char *field, const json_t *value)
 {
     char text[120];

@@ -36,6 +36,9 @@ int meta_check_dns1035_label(const char *field, const char *value, ty_error *err
 int meta_check_path_segment(const char *field, const char *value, ty_error *err);
 /* A label key or annotation key: [prefix/]name. */
 int meta_check_qualified_name(const char *field, const char *value, ty_error *err);
+/* An environment variable's name as kube-apiserver takes it:
+ * [-._a-zA-Z][-._a-zA-Z0-9]*, with its message. 0, or -1 with a cause. */
+int meta_check_env_var_name(const char *field, const char *value, ty_error *err);
 /* metadata.labels (keys and values) and metadata.annotations (keys and the
  * 256 KiB total). Non-object values are reported as invalid. */
 int meta_check_labels(const char *field, const json_t *labels, ty_error *err);

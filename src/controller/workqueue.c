@@ -17,7 +17,12 @@
 #include "client/kc_cache.h"
 
 #define EVENT_BATCH 1024
+/* A failed pass is retried after RETRY_MS, doubled with each failure in a
+ * row up to RETRY_MAX_MS (client-go's per-item exponential backoff, with a
+ * shorter ceiling): a job whose pods can never be made does not write a
+ * FailedCreate Event every second for ever. */
 #define RETRY_MS 1000
+#define RETRY_MAX_MS 16000
 /* How long the watch thread waits for events at most: a worker may add a
  * timer while it waits. */
 #define MAX_WAIT_MS 50
@@ -36,6 +41,11 @@ typedef struct wq_key {
     char dirty_rv[DIRTY_RVS][TY_RV_MAX];
     struct wq_key *next;
 } wq_key;
+
+typedef struct wq_fail {
+    unsigned n;   /* passes failed in a row */
+    char key[];   /* the map's key */
+} wq_fail;
 
 typedef struct wq_note {
     char rv[TY_RV_MAX];
@@ -62,6 +72,7 @@ struct ty_workqueue {
     wq_key *timers;      /* unsorted; few */
     strmap wrote;        /* key -> wq_note: a write of the controller's own whose
                             event the watch thread is still to see (wq_wrote) */
+    strmap fails;        /* key -> wq_fail, while its passes fail */
     /* Counted under mu, published by the watch thread (publish); every
      * failed pass is retried. */
     uint64_t adds, passes_ok, passes_failed, passes_requeue_after, own_writes;
@@ -290,17 +301,41 @@ static wq_key *take(ty_workqueue *q)
     return k;
 }
 
+/* How long after this failure of key's its next pass comes. Under mu. */
+static int64_t retry_ms(ty_workqueue *q, const char *key)
+{
+    wq_fail *f = strmap_get(&q->fails, key);
+    size_t len;
+
+    if (!f) {
+        len = strlen(key);
+        if (!(f = malloc(sizeof(*f) + len + 1)))
+            return RETRY_MS;
+        f->n = 0;
+        memcpy(f->key, key, len + 1);
+        if (strmap_put(&q->fails, f->key, f) < 0) {
+            free(f);
+            return RETRY_MS;
+        }
+    }
+    if (f->n < 16)
+        f->n++;
+    return f->n > 4 ? RETRY_MAX_MS : (int64_t)RETRY_MS << (f->n - 1);
+}
+
 static void done(ty_workqueue *q, wq_key *k, bool failed, time_t wake_at)
 {
     pthread_mutex_lock(&q->mu);
     strmap_del(&q->active, k->key);
     if (failed) {
         q->passes_failed++;
-        timer_add(q, k->key, ty_now_ms() + RETRY_MS);
-    } else if (wake_at) {
-        q->passes_requeue_after++;
+        timer_add(q, k->key, ty_now_ms() + retry_ms(q, k->key));
     } else {
-        q->passes_ok++;
+        free(strmap_del(&q->fails, k->key)); /* forgotten: the next failure waits 1 s */
+        if (wake_at)
+            q->passes_requeue_after++;
+        else
+            q->passes_ok++;
     }
     /* Seconds resolution: look again just after the second ticks over. */
     if (wake_at)
@@ -435,6 +470,7 @@ static void free_queue(ty_workqueue *q)
     strmap_free(&q->queued);
     strmap_free(&q->active); /* each worker freed the key it held */
     strmap_free_values(&q->wrote);
+    strmap_free_values(&q->fails);
     inf_free(q->inf);
     kc_free(q->cs);
     pthread_cond_destroy(&q->work_cv);
@@ -486,6 +522,7 @@ ty_workqueue *wq_start(ty_kc *s, const char *name, size_t workers, const wq_ops 
     strmap_init(&q->queued);
     strmap_init(&q->active);
     strmap_init(&q->wrote);
+    strmap_init(&q->fails);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work_cv, NULL);
     if (!(q->inf = inf_new(s, &(inf_config){.name = name, .watch = ops->resources,

@@ -4,7 +4,8 @@
  * The queue follows client-go's workqueue rules: a key is queued at most
  * once; a key being reconciled is never handed to a second worker, and an
  * event for it meanwhile marks it dirty, so it is queued again when its pass
- * ends. A pass that fails is retried a second later; a pass may ask for
+ * ends. A pass that fails is retried a second later, and after each
+ * further failure in a row twice as late, up to 16 s; a pass may ask for
  * another look at a given time (deadlines, TTLs). When the watch is opened
  * (at start, and after it fell behind the store's history) the controller
  * lists what it owns and queues everything, after the watch opened, so that
@@ -31,7 +32,8 @@ typedef struct wq_ops {
     /* Queues every object the controller follows (wq_add each). */
     void (*resync)(ty_workqueue *q, ty_kc *s, void *ctx);
     /* One pass over key, on a worker (which may run it before wq_start
-     * returns: the queue is q). -1: retried a second later. *wake_at
+     * returns: the queue is q). -1: retried later (1 s, then backing off
+     * while it keeps failing). *wake_at
      * (seconds since the epoch, 0 = never) asks for another look then. */
     int (*reconcile)(ty_workqueue *q, const char *key, time_t *wake_at, void *ctx);
     /* The resources whose events on_event is given (NULL-terminated, living

@@ -137,6 +137,41 @@ static void test_trainjob_field_errors(void **state)
     expect_cause(&err, "spec.trainer.env[0].name", "Required value");
     ty_error_clear(&err);
 
+    /* upstream's CRD: env a map by name, bounded lists and strings, int32 */
+    err = job_with("trainer", "{numNodes: 2147483648, env: [{name: A, value: '1'}, "
+                              "{name: A, value: '2'}, {name: 'A=B'}]}");
+    expect_cause(&err, "spec.trainer.numNodes", "less than or equal to 2147483647");
+    expect_cause(&err, "spec.trainer.env[1]", "Duplicate value: {\"name\":\"A\"}");
+    expect_cause(&err, "spec.trainer.env[2].name", "a valid environment variable name");
+    ty_error_clear(&err);
+    {
+        json_t *tr = json_pack("{s:[], s:[], s:[s], s:s}", "command", "env", "args", "x",
+                               "image", "i");
+        char *big = malloc(65538);
+        assert_non_null(big);
+        memset(big, 'a', 65537);
+        big[65537] = 0;
+        for (int i = 0; i < 129; i++) {
+            json_array_append_new(json_object_get(tr, "command"), json_string("c"));
+            char n[16];
+            snprintf(n, sizeof(n), "E%d", i);
+            json_array_append_new(json_object_get(tr, "env"), json_pack("{s:s}", "name", n));
+        }
+        json_array_append_new(json_object_get(tr, "args"), json_string(big));
+        memset(big, 'i', 501);
+        big[501] = 0;
+        json_object_set_new(tr, "image", json_string(big));
+        free(big);
+        obj = minimal_job();
+        json_object_set_new(json_object_get(obj, "spec"), "trainer", tr);
+        err = prepare(&api_trainjob, obj, NULL, NULL);
+        expect_cause(&err, "spec.trainer.command", "must have at most 128 items");
+        expect_cause(&err, "spec.trainer.env", "must have at most 128 items");
+        expect_cause(&err, "spec.trainer.args[1]", "must have at most 65536 bytes");
+        expect_cause(&err, "spec.trainer.image", "must have at most 500 bytes");
+        ty_error_clear(&err);
+    }
+
     err = job_with("trainer", "{numProcPerNode: auto}");
     expect_cause(&err, "spec.trainer.numProcPerNode", "must be of type integer");
     ty_error_clear(&err);

@@ -29,6 +29,8 @@
 #include "kc_fixture.h"
 
 enum { NKEYS = 4 };
+/* a retry's delay less the timer's slack (timers are checked every 50 ms) */
+#define RETRY_LOW_MS(ms) ((ms) - 60)
 
 typedef struct counts {
     atomic_int passes[NKEYS];
@@ -36,6 +38,8 @@ typedef struct counts {
     atomic_int max_inflight;
     atomic_int fail_first;  /* key 0 fails its first pass when set */
     atomic_int wake_once;   /* key 1 asks for one more look when set */
+    atomic_int fail_always; /* key 3 fails every pass while set */
+    int64_t pass_ms[8];     /* key 3: when its first passes began (monotonic) */
     atomic_int events;
     /* while hold[i] is set, key i's pass waits at its end (held[i] says it
      * is there): what the test does meanwhile happens during the pass, on a
@@ -102,6 +106,8 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
 
     if (i < 0)
         return 0;
+    if (i == 3 && atomic_load(&c->passes[3]) < 8)
+        c->pass_ms[atomic_load(&c->passes[3])] = ty_now_ms(); /* one worker at a time */
     now = atomic_fetch_add(&c->inflight[i], 1) + 1;
     max = atomic_load(&c->max_inflight);
     while (now > max && !atomic_compare_exchange_weak(&c->max_inflight, &max, now))
@@ -124,6 +130,8 @@ static int reconcile(ty_workqueue *q, const char *key, time_t *wake_at, void *ct
     atomic_fetch_add(&c->passes[i], 1);
     atomic_fetch_sub(&c->inflight[i], 1);
     if (i == 0 && atomic_exchange(&c->fail_first, 0))
+        return -1;
+    if (i == 3 && atomic_load(&c->fail_always))
         return -1;
     if (i == 1 && atomic_exchange(&c->wake_once, 0))
         *wake_at = time(NULL) + 1;
@@ -269,6 +277,31 @@ static void test_retry_and_wake(void **state)
                                    "controller=\"test\",result=\"requeue_after\""), 1);
 }
 
+/* A pass that keeps failing is retried ever later (1 s, 2 s, ...: a job
+ * whose pods cannot be made does not retry each second for ever); one that
+ * passes is forgotten. Lower bounds only: a loaded machine is late, never
+ * early. */
+static void test_retry_backs_off(void **state)
+{
+    store_fixture *f = *state;
+    counts c = {0};
+    ty_error err;
+    ty_workqueue *q;
+
+    ty_error_init(&err);
+    atomic_store(&c.fail_always, 1);
+    q = wq_start(KC(f->s), "test", 2, &ops, &c, &err);
+    assert_non_null(q);
+    put(KC(f->s), "d", 1);
+    assert_true(wait_passes(&c, 3, 3));
+    atomic_store(&c.fail_always, 0);
+    assert_true(c.pass_ms[1] - c.pass_ms[0] >= RETRY_LOW_MS(1000));
+    assert_true(c.pass_ms[2] - c.pass_ms[1] >= RETRY_LOW_MS(2000));
+    assert_true(wait_passes(&c, 3, 4)); /* after 4 s, and it passes */
+    assert_true(c.pass_ms[3] - c.pass_ms[2] >= RETRY_LOW_MS(4000));
+    wq_stop(q);
+}
+
 /* A pass's own write brings no pass of its own, whether its event came
  * during the pass or after it (a pass writing each time would otherwise go
  * round for ever); somebody else's write during the pass still brings one. */
@@ -319,6 +352,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_keys_never_on_two_workers),
         T(test_retry_and_wake),
+        T(test_retry_backs_off),
         T(test_own_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
