@@ -249,13 +249,17 @@ int meta_check_annotations(const char *field, const json_t *annotations, ty_erro
             lower[i] = (char)tolower((unsigned char)key[i]);
         lower[i] = '\0';
         n += meta_check_qualified_name(field, lower, err);
-        total += strlen(key);
         if (!json_is_string(val)) {
             meta_invalid(err, field, val, "annotation values must be strings");
             n++;
             continue;
         }
-        total += json_string_length(val);
+        /* The TrainJob controller's copy of the runtime is the server's, not
+         * the user's to budget for (upstream keeps it as a JobSet): counted,
+         * it could take a job past the limit after its create, and every
+         * later update of the user's would be refused. */
+        if (strcmp(key, META_ANN_RUNTIME_SNAPSHOT) != 0)
+            total += strlen(key) + json_string_length(val);
     }
     if (total > META_ANNOTATIONS_MAX) {
         meta_too_long(err, field, META_ANNOTATIONS_MAX);

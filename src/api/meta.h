@@ -22,6 +22,9 @@
 #define META_DNS1123_LABEL_MAX 63
 #define META_DNS1123_SUBDOMAIN_MAX 253
 #define META_ANNOTATIONS_MAX (256 * 1024)
+/* The TrainJob controller's snapshot of a job's runtime: outside the total
+ * META_ANNOTATIONS_MAX counts (meta.c). */
+#define META_ANN_RUNTIME_SNAPSHOT "trainyard.io/runtime-snapshot"
 
 bool meta_is_dns1123_label(const char *s);
 bool meta_is_dns1123_subdomain(const char *s);

@@ -236,6 +236,18 @@ static void test_metadata_rules(void **state)
     assert_string_equal(cause_msg(&err, "metadata.annotations"),
                         "Too long: must have at most 262144 bytes");
     ty_error_clear(&err);
+    /* ...of the user's: the TrainJob controller's runtime snapshot is not
+     * counted (it took a job past the limit, refusing the user's updates) */
+    {
+        json_t *ann = json_object_get(json_object_get(o, "metadata"), "annotations");
+        char *part = malloc(200 * 1024 + 1);
+        memset(part, 'y', 200 * 1024);
+        part[200 * 1024] = '\0';
+        json_object_set_new(ann, "a", json_string(part));
+        json_object_set_new(ann, META_ANN_RUNTIME_SNAPSHOT, json_string(part));
+        free(part);
+        assert_int_equal(api_prepare(&api_node, o, NULL, &err), 0);
+    }
     json_decref(o);
 
     /* apiVersion/kind must name the resource; absent ones are filled in. */
