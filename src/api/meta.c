@@ -491,6 +491,33 @@ static int check_name(const char *field, const char *name, meta_name_rule rule, 
     }
 }
 
+/* kube-apiserver's ValidateFinalizers: each a qualified name, and not both
+ * ways of deleting dependents. */
+static int check_finalizers(const json_t *fins, ty_error *err)
+{
+    const json_t *f;
+    char field[48];
+    bool orphan = false, foreground = false;
+    size_t i;
+    int n = 0;
+
+    json_array_foreach(fins, i, f) {
+        const char *v = json_string_value(f);
+        if (!v)
+            continue; /* a mistyped item is the schema's to refuse */
+        snprintf(field, sizeof(field), "metadata.finalizers[%zu]", i);
+        n += meta_check_qualified_name(field, v, err) != 0;
+        orphan = orphan || !strcmp(v, "orphan");
+        foreground = foreground || !strcmp(v, "foregroundDeletion");
+    }
+    if (orphan && foreground) {
+        meta_invalid(err, "metadata.finalizers", fins,
+                     "finalizer orphan and foregroundDeletion cannot be both set");
+        n++;
+    }
+    return n;
+}
+
 int meta_check_object_meta(const json_t *meta, meta_name_rule rule, bool namespaced,
                            ty_error *err)
 {
@@ -520,5 +547,6 @@ int meta_check_object_meta(const json_t *meta, meta_name_rule rule, bool namespa
     n += meta_check_labels("metadata.labels", json_object_get(meta, "labels"), err);
     n += meta_check_annotations("metadata.annotations",
                                 json_object_get(meta, "annotations"), err);
+    n += check_finalizers(json_object_get(meta, "finalizers"), err);
     return n;
 }

@@ -113,6 +113,9 @@ sed 's/command: \["true"\]/command: {x: y}/' "$E2E_TMP/lower.yaml" | sed 's/name
 expect_match "a PyTorchJob whose command is an object: 422 naming the field" \
     'spec.pytorchReplicaSpecs.Master.template.spec.containers\[0\].command: Invalid value: "object": .* in body must be of type array: "object"' \
     "$(k -n hostile apply -f "$E2E_TMP/typedjob.yaml" 2>&1)"
+expect_match "a finalizer that is no qualified name: 422 naming it" \
+    'metadata.finalizers\[0\]: Invalid value: "bad finalizer!"' \
+    "$(k -n hostile patch configmap typed --type=json -p '[{"op":"add","path":"/metadata/finalizers","value":["bad finalizer!"]}]' 2>&1)"
 
 stop_server
 start_server

@@ -250,6 +250,22 @@ static void test_metadata_rules(void **state)
     }
     json_decref(o);
 
+    /* Finalizers: qualified names, and not both ways of deleting dependents. */
+    o = parse("{\"metadata\":{\"name\":\"n1\",\"finalizers\":[\"kubernetes\","
+              "\"example.com/hold\",\"bad finalizer!\"]}}");
+    assert_int_equal(api_prepare(&api_node, o, NULL, &err), -1);
+    assert_non_null(cause_msg(&err, "metadata.finalizers[2]"));
+    assert_null(cause_msg(&err, "metadata.finalizers[0]"));
+    assert_null(cause_msg(&err, "metadata.finalizers[1]"));
+    ty_error_clear(&err);
+    json_decref(o);
+    o = parse("{\"metadata\":{\"name\":\"n1\",\"finalizers\":[\"orphan\","
+              "\"foregroundDeletion\"]}}");
+    assert_int_equal(api_prepare(&api_node, o, NULL, &err), -1);
+    assert_non_null(strstr(cause_msg(&err, "metadata.finalizers"), "cannot be both set"));
+    ty_error_clear(&err);
+    json_decref(o);
+
     /* apiVersion/kind must name the resource; absent ones are filled in. */
     o = parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"n1\"}}");
     assert_int_equal(api_prepare(&api_node, o, NULL, &err), -1);
