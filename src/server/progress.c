@@ -581,9 +581,11 @@ int progress_admit_secret(const ty_user *u, const api_resource *res, const json_
         return 0;
     now = token_secret(obj);
     was = old && token_secret(old);
-    if (!now)
+    /* neither made nor unmade: a Secret that was one stays one (an owner
+     * reference removed would orphan its token, unprotected) */
+    if (!now && !was)
         return 0;
-    if (was) {
+    if (now && was) {
         /* the same owner and the same data: labels, annotations, finalizers
          * may change (kubectl label, a backup tool's annotations) */
         const json_t *om = json_object_get(obj, "metadata"), *wm = json_object_get(old,

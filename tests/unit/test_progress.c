@@ -128,6 +128,10 @@ static void test_admit_secret(void **state)
     ty_error_clear(&err);
     assert_int_equal(progress_admit_secret(alice, &api_secret, owned, plain, &err), -1);
     ty_error_clear(&err);
+    /* nor unmade: its owner reference removed, its token would be orphaned */
+    json_object_del(json_object_get(changed, "metadata"), "ownerReferences");
+    assert_int_equal(progress_admit_secret(alice, &api_secret, changed, owned, &err), -1);
+    ty_error_clear(&err);
     assert_int_equal(progress_admit_secret(alice, &api_secret, labelled, owned, &err), 0);
     assert_int_equal(progress_admit_secret(alice, &api_secret, plain, NULL, &err), 0);
     assert_int_equal(progress_admit_secret(alice, &api_configmap, owned, NULL, &err), 0);
