@@ -303,6 +303,17 @@ static void print_job(ty_client *cl, const json_t *job, const json_t *pods, cons
 
     cli_job_summarise(job, pods, pg, now, &s);
     cli_job_times(job, &created, &started, &ended);
+    if (!started && cli_is_trainjob(job)) {
+        /* upstream's TrainJob keeps no start: it started when a pod did */
+        size_t i;
+        const json_t *p;
+        json_array_foreach(pods, i, p) {
+            time_t t;
+            const char *st = json_string_value(at(p, "status", "startTime"));
+            if (st && ty_time_parse(st, &t) == 0 && (!started || t < started))
+                started = t;
+        }
+    }
     cli_duration_text(s.duration, dur, sizeof(dur));
     age_of(json_string_value(at(job, "metadata", "creationTimestamp")), now, age, sizeof(age));
     printf("%-13s%s\n", "Name:", s.name);
@@ -342,6 +353,34 @@ static void print_job(ty_client *cl, const json_t *job, const json_t *pods, cons
         print_events(cl, job, pods, pg, now);
 }
 
+/* A recorded job's state as `trainyard get` tells a live one's (its
+ * conditions; Running or Created by its pods' phases when it was deleted),
+ * with the reason of the condition that says so. */
+static void record_status(const json_t *job, const json_t *pods, char *buf, size_t len)
+{
+    static const struct {
+        const char *state, *cond;
+    } by[] = {{"Succeeded", "Complete"}, {"Failed", "Failed"}, {"Suspended", "Suspended"}};
+    const char *state = cli_trainjob_status(job, NULL), *reason = NULL;
+    const json_t *c, *p;
+    size_t i;
+
+    for (size_t k = 0; k < sizeof(by) / sizeof(by[0]); k++) {
+        if (strcmp(state, by[k].state) != 0)
+            continue;
+        json_array_foreach(at(job, "status", "conditions"), i, c)
+            if (!strcmp(str_or(json_object_get(c, "type"), ""), by[k].cond) &&
+                !strcmp(str_or(json_object_get(c, "status"), ""), "True"))
+                reason = json_string_value(json_object_get(c, "reason"));
+    }
+    if (!strcmp(state, "Created"))
+        json_array_foreach(pods, i, p)
+            if (!strcmp(str_or(json_object_get(p, "phase"), ""), "Running"))
+                state = "Running";
+    snprintf(buf, len, "%s%s%s%s", state, reason ? " (" : "", reason ? reason : "",
+             reason ? ")" : "");
+}
+
 /* A job that is no more: its newest JobRecord (docs/trainer.md, "Records"),
  * when there is one. false when there is none to show. */
 static bool print_record(ty_client *cl, const cli_ctx *ctx, const char *what)
@@ -370,9 +409,16 @@ static bool print_record(ty_client *cl, const cli_ctx *ctx, const char *what)
     printf("%-13s%s\n", "Namespace:", ctx->ns);
     printf("%-13s%s (%s)\n", "Kind:", str_or(json_object_get(job, "kind"), ""),
            str_or(json_object_get(job, "apiVersion"), ""));
-    printf("%-13s%s%s%s%s\n", "Status:", str_or(json_object_get(last, "type"), "<none>"),
-           json_object_get(last, "reason") ? " (" : "", str_or(json_object_get(last, "reason"), ""),
-           json_object_get(last, "reason") ? ")" : "");
+    if (cli_is_trainjob(job)) {
+        char st[160];
+        record_status(job, at(rec, "spec", "pods"), st, sizeof(st));
+        printf("%-13s%s\n", "Status:", st);
+    } else {
+        printf("%-13s%s%s%s%s\n", "Status:", str_or(json_object_get(last, "type"), "<none>"),
+               json_object_get(last, "reason") ? " (" : "",
+               str_or(json_object_get(last, "reason"), ""),
+               json_object_get(last, "reason") ? ")" : "");
+    }
     printf("%-13s%s\n", "Created:", str_or(at(job, "metadata", "creationTimestamp"),
                                             "<unknown>"));
     printf("%-13s%s (%s ago)\n", "Deleted:", str_or(at(rec, "spec", "deletedAt"), "<unknown>"),

@@ -31,6 +31,9 @@ MARK=/dev/shm/ty-e2e-1480-$$-$RANDOM
 tj done "echo \"node \$PET_NODE_RANK says bye\"; [ \$PET_NODE_RANK = 0 ] && exit 0; while [ ! -e $MARK ]; do sleep 0.2; done; exit 1"
 node0_done() { [ "$(kubectl get pod done-node-0-0 -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ]; }
 check "node 0 ends" wait_until 120 node0_done
+out=$("$TRAINYARD" get done 2>&1)
+expect_match "get: a TrainJob whose pods started is not 'waiting'" '^Duration: +[0-9]' "$out"
+expect_eq "... not 'not started'" "" "$(grep 'not started' <<<"$out")"
 touch "$MARK"
 state=$(wait_tj done Failed 120)
 expect_eq "a job whose node 1 exits 1 fails" Failed "$state"
@@ -73,6 +76,8 @@ expect_eq "... a record each" "$(printf '%s\n' "done-${uid:0:8}" "done-${uid2:0:
     "$(kubectl get jobrecords -o name | sed 's|.*/||' | sort | tr '\n' ' ')"
 expect_eq "the second record says Complete" Complete \
     "$(kubectl get jobrecord "done-${uid2:0:8}" -o jsonpath='{.spec.job.status.conditions[-1:].type}')"
+expect_match "trainyard get tells it as a live job's: Succeeded" 'Status: +Succeeded \(AllJobsCompleted\)' \
+    "$("$TRAINYARD" get done 2>&1)"
 
 # ---- a record is the controller's: a tenant reads and deletes, never writes ----
 "$TRAINYARD" user add bob --namespace default --data-dir "$E2E_TMP/data" \
