@@ -86,4 +86,23 @@ k delete pod hello fail3 crash >/dev/null
 expect_eq "a deleted pod's log stays readable" "line3" \
     "$(kcurl -s "$SERVER/api/v1/namespaces/default/pods/hello/log?container=main&tailLines=1")"
 leave_clean
+
+# trainyard installed under /tmp: each pod has a /tmp of its own, so the
+# bind shim beside the binary cannot be preloaded there. The server says so
+# once, and no pod's log starts with the loader's error.
+stop_server
+TMPBIN=$(mktemp -d /tmp/ty-e2e-bin.XXXXXX)
+cp "$TRAINYARD" "$(dirname "$TRAINYARD")/libtybind.so" "$TMPBIN/"
+INSTALLED=$TRAINYARD
+TRAINYARD=$TMPBIN/trainyard
+start_server --node-name e2e-node
+pod tmpbin Never 30 'echo only-this'
+check "a pod of a server under /tmp runs" wait_phase tmpbin Succeeded
+expect_eq "... its log is its own output alone" "only-this" "$(k logs tmpbin 2>&1)"
+expect_match "the server says why the shim is off" 'under /tmp, which pods see as their own' \
+    "$(cat "$E2E_TMP/server.err")"
+leave_clean
+stop_server
+TRAINYARD=$INSTALLED
+rm -rf "$TMPBIN"
 finish

@@ -579,6 +579,14 @@ static char *find_shim(const char *exe)
         ty_warn("runtime: %s not found: pods bind wildcard addresses on the host", buf);
         return NULL;
     }
+    if (strncmp(buf, "/tmp/", 5) == 0) {
+        /* each pod has a private /tmp (sv_mount.c): its loader would not
+         * find the file, and every log would start with ld.so's error */
+        ty_warn("runtime: %s is under /tmp, which pods see as their own: they cannot preload "
+                "it and bind wildcard addresses on the host; install trainyard outside /tmp",
+                buf);
+        return NULL;
+    }
     if (geteuid() == 0 && !readable_by_all(buf))
         ty_warn("runtime: %s cannot be read by other users: pods that are not root cannot "
                 "preload it (their wildcard binds stay on the host); install trainyard where "
