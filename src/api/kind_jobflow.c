@@ -27,25 +27,9 @@ static long flow_index(const json_t *flows, const char *name)
     return -1;
 }
 
-/* Depth-first search for a cycle through dependsOn.targets. */
-static bool has_cycle(const json_t *flows, size_t i, unsigned char *state)
+static const json_t *flow_deps(const json_t *flow)
 {
-    json_t *targets = json_object_get(json_object_get(json_array_get(flows, i), "dependsOn"),
-                                      "targets"), *t;
-    size_t k;
-
-    if (state[i] == 1)
-        return true;
-    if (state[i] == 2)
-        return false;
-    state[i] = 1;
-    json_array_foreach(targets, k, t) {
-        long j = flow_index(flows, json_string_value(t));
-        if (j >= 0 && has_cycle(flows, (size_t)j, state))
-            return true;
-    }
-    state[i] = 2;
-    return false;
+    return json_object_get(json_object_get(flow, "dependsOn"), "targets");
 }
 
 /* The ports of a flow's probes: 0-65535 (the CRD's bounds). */
@@ -102,7 +86,7 @@ static int jobflow_validate(const json_t *obj, const json_t *old, ty_error *err)
     if (ty_error_ncauses(err) != before)
         return -1;
     for (i = 0; i < json_array_size(flows); i++)
-        if (has_cycle(flows, i, state)) {
+        if (meta_depends_cycle(flows, i, flow_deps, state)) {
             meta_invalid(err, "spec.flows", json_object_get(json_array_get(flows, i), "name"),
                          "jobflow Flow is not DAG");
             return -1;

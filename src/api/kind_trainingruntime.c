@@ -157,29 +157,12 @@ static long job_index(const json_t *jobs, const char *name)
     return -1;
 }
 
-/* Depth-first search for a cycle through the replicated jobs' dependsOn:
- * jobs that wait on each other would hang the job with nothing to say
- * why. (Upstream's runtimes list a job before the one it waits on, so
- * JobSet's "preceding jobs only" is not held to.) */
-static bool depends_cycle(const json_t *jobs, size_t i, unsigned char *state)
+/* A cycle through the replicated jobs' dependsOn would hang the job with
+ * nothing to say why. (Upstream's runtimes list a job before the one it
+ * waits on, so JobSet's "preceding jobs only" is not held to.) */
+static const json_t *rjob_deps(const json_t *rj)
 {
-    const json_t *d;
-    size_t k;
-
-    if (state[i] == 1)
-        return true;
-    if (state[i] == 2)
-        return false;
-    state[i] = 1;
-    json_array_foreach(json_object_get(json_array_get(jobs, i), "dependsOn"), k, d) {
-        const char *name = meta_str(d, "name");
-        long j = name ? job_index(jobs, name) : -1;
-        /* a job naming itself has check_depends_on's own message */
-        if (j >= 0 && (size_t)j != i && depends_cycle(jobs, (size_t)j, state))
-            return true;
-    }
-    state[i] = 2;
-    return false;
+    return json_object_get(rj, "dependsOn");
 }
 
 static void check_depends_on(const json_t *jobs, const json_t *rj, const char *path,
@@ -216,6 +199,7 @@ static void check_depends_on(const json_t *jobs, const json_t *rj, const char *p
 static void check_replicated_jobs(const json_t *tspec, ty_error *err)
 {
     const json_t *jobs = json_object_get(tspec, "replicatedJobs"), *rj, *t;
+    unsigned char state[MAX_REPLICATED_JOBS];
     const char *base = "spec.template.spec.replicatedJobs";
     json_t *seen;
     char path[PATH_LEN], f[PATH_LEN + 32];
@@ -249,9 +233,10 @@ static void check_replicated_jobs(const json_t *tspec, ty_error *err)
             meta_check_labels(f, json_object_get(t, "labels"), err);
     }
     json_decref(seen);
+    memset(state, 0, sizeof(state));
     json_array_foreach(jobs, i, rj) {
-        unsigned char state[MAX_REPLICATED_JOBS] = {0};
-        if (!json_array_size(json_object_get(rj, "dependsOn")) || !depends_cycle(jobs, i, state))
+        if (!json_array_size(json_object_get(rj, "dependsOn")) ||
+            !meta_depends_cycle(jobs, i, rjob_deps, state))
             continue;
         snprintf(f, sizeof(f), "%s[%zu].dependsOn", base, i);
         meta_invalid(err, f, json_object_get(rj, "dependsOn"),

@@ -161,24 +161,9 @@ static long task_index(const json_t *tasks, const char *name)
     return -1;
 }
 
-/* Depth-first search for a cycle through the dependsOn edges. */
-static bool dag_visit(const json_t *tasks, size_t i, unsigned char *state)
+static const json_t *task_deps(const json_t *task)
 {
-    json_t *dep = json_object_get(json_array_get(tasks, i), "dependsOn"), *n;
-    size_t k;
-
-    if (state[i] == 1)
-        return true;
-    if (state[i] == 2)
-        return false;
-    state[i] = 1;
-    json_array_foreach(json_object_get(dep, "name"), k, n) {
-        long j = task_index(tasks, json_string_value(n));
-        if (j >= 0 && dag_visit(tasks, (size_t)j, state))
-            return true;
-    }
-    state[i] = 2;
-    return false;
+    return json_object_get(json_object_get(task, "dependsOn"), "name");
 }
 
 static void check_depends_on(const json_t *tasks, ty_error *err)
@@ -207,7 +192,7 @@ static void check_depends_on(const json_t *tasks, ty_error *err)
     if (!any || json_array_size(tasks) > MAX_TASKS)
         return;
     for (i = 0; i < json_array_size(tasks); i++)
-        if (dag_visit(tasks, i, state)) {
+        if (meta_depends_cycle(tasks, i, task_deps, state)) {
             snprintf(f, sizeof(f), "spec.tasks[%zu].dependsOn", i);
             meta_invalid_str(err, f, meta_str(json_array_get(tasks, i), "name"),
                              "job has dependencies between tasks, but doesn't form a "

@@ -403,6 +403,37 @@ int meta_check_env_var_name(const char *field, const char *value, ty_error *err)
     return -1;
 }
 
+static long item_named(const json_t *items, const char *name)
+{
+    const json_t *it;
+    size_t i;
+
+    json_array_foreach(items, i, it)
+        if (name && meta_str(it, "name") && strcmp(meta_str(it, "name"), name) == 0)
+            return (long)i;
+    return -1;
+}
+
+bool meta_depends_cycle(const json_t *items, size_t i, const json_t *(*deps)(const json_t *item),
+                        unsigned char *state)
+{
+    const json_t *d;
+    size_t k;
+
+    if (state[i] == 1) /* on the chain: back where it began */
+        return true;
+    if (state[i] == 2) /* searched before: no cycle from here */
+        return false;
+    state[i] = 1;
+    json_array_foreach(deps(json_array_get(items, i)), k, d) {
+        long j = item_named(items, json_is_string(d) ? json_string_value(d) : meta_str(d, "name"));
+        if (j >= 0 && meta_depends_cycle(items, (size_t)j, deps, state))
+            return true;
+    }
+    state[i] = 2;
+    return false;
+}
+
 void meta_duplicate(ty_error *err, const char *field, const json_t *value)
 {
     char text[120];

@@ -42,6 +42,15 @@ int meta_check_qualified_name(const char *field, const char *value, ty_error *er
 /* An environment variable's name as kube-apiserver takes it:
  * [-._a-zA-Z][-._a-zA-Z0-9]*, with its message. 0, or -1 with a cause. */
 int meta_check_env_var_name(const char *field, const char *value, ty_error *err);
+
+/* Whether a chain of dependencies among items (an array of objects, each
+ * named by its "name") leads from item i back to an item on the chain:
+ * deps(item) is the array of what an item depends on, each a name or an
+ * object whose "name" is one; names no item has are not followed. state:
+ * one byte per item, zeroed by the caller, kept across calls on the same
+ * items (what was searched is not searched again). */
+bool meta_depends_cycle(const json_t *items, size_t i, const json_t *(*deps)(const json_t *item),
+                        unsigned char *state);
 /* metadata.labels (keys and values) and metadata.annotations (keys and the
  * 256 KiB total). Non-object values are reported as invalid. */
 int meta_check_labels(const char *field, const json_t *labels, ty_error *err);
