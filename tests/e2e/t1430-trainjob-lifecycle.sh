@@ -117,6 +117,13 @@ spec:
 EOF2
 expect_eq "... nor made with a head start" "" \
     "$(kubectl get trainjob headstart -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+# a snapshot a master wrote over is taken again, and written once (it was
+# taken from the live runtime at every pass, never stored)
+snap_of() { kubectl get trainjob headstart -o jsonpath='{.metadata.annotations.trainyard\.io/runtime-snapshot}' 2>/dev/null; }
+has_snap() { grep -q '"maxRestarts":1' <<<"$(snap_of)"; }
+check "headstart has its snapshot" wait_until 60 has_snap
+kubectl annotate trainjob headstart --overwrite 'trainyard.io/runtime-snapshot={"spec":' >/dev/null
+check "an unreadable snapshot is written again" wait_until 60 has_snap
 check "delete headstart" kubectl delete trainjob headstart
 
 # ---- a FailJobSet rule fails the set at once, maxRestarts or not ----

@@ -73,6 +73,18 @@ static int write_status(json_t *obj, void *arg, ty_error *err)
     return 0;
 }
 
+/* Whether the job holds a snapshot the controller can read: one that is
+ * not (a master wrote over it) is taken again and written once, not taken
+ * again at every pass from the live runtime. */
+static bool snapshot_readable(const json_t *v)
+{
+    json_t *o = json_is_string(v) ? json_loads(json_string_value(v), 0, NULL) : NULL;
+    bool ok = json_is_object(o);
+
+    json_decref(o);
+    return ok;
+}
+
 /* The snapshot (once) and the restart count, Trainyard's annotations. */
 static int write_meta(json_t *obj, void *arg, ty_error *err)
 {
@@ -90,7 +102,7 @@ static int write_meta(json_t *obj, void *arg, ty_error *err)
         ann = json_object();
         json_object_set_new(json_object_get(obj, "metadata"), "annotations", ann);
     }
-    if (w->snapshot && !json_object_get(ann, TJ_ANN_SNAPSHOT) &&
+    if (w->snapshot && !snapshot_readable(json_object_get(ann, TJ_ANN_SNAPSHOT)) &&
         (text = json_dumps(w->snapshot, JSON_COMPACT | JSON_SORT_KEYS))) {
         json_object_set_new(ann, TJ_ANN_SNAPSHOT, json_string(text));
         free(text);
