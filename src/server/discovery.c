@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "api/kinds.h"
 #include "base/metrics.h"
 #include "server/http.h"
 #include "server/review.h"
@@ -20,11 +21,14 @@
 static const char *const all_verbs[] = {"create", "delete", "deletecollection", "get",
                                         "list",   "patch",  "update",           "watch"};
 
-static json_t *verbs_json(void)
+/* Namespaces have no deletecollection, as kube-apiserver's storage of them:
+ * one request would delete every namespace with everything in it. */
+static json_t *verbs_json(const api_resource *res)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < sizeof(all_verbs) / sizeof(all_verbs[0]); i++)
-        json_array_append_new(a, json_string(all_verbs[i]));
+        if (res != &api_namespace || strcmp(all_verbs[i], "deletecollection") != 0)
+            json_array_append_new(a, json_string(all_verbs[i]));
     return a;
 }
 
@@ -93,7 +97,7 @@ static json_t *resource_list(const char *group, const char *version)
             continue;
         json_t *e = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", res->plural, "singularName",
                               res->singular, "namespaced", res->namespaced, "kind", res->kind,
-                              "verbs", verbs_json());
+                              "verbs", verbs_json(res));
         if (res->short_names[0])
             json_object_set_new(e, "shortNames", str_list(res->short_names, 4));
         if (res->categories[0])

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/kinds.h"
 #include "base/buf.h"
 #include "model/selector.h"
 #include "server/http.h"
@@ -338,7 +339,7 @@ enum MHD_Result resource_handle(http_req *r)
             return http_query_bool(r, "watch") ? watch_handle(r, &p) : do_list(r, &p);
         if (strcmp(m, "POST") == 0 && (p.ns || !p.res->namespaced))
             return resource_create(r, &p);
-        if (strcmp(m, "DELETE") == 0)
+        if (strcmp(m, "DELETE") == 0 && p.res != &api_namespace) /* discovery.c */
             return resource_delete_collection(r, &p);
     } else {
         if (strcmp(m, "GET") == 0)

@@ -90,6 +90,13 @@ static int check_delete(ty_store *st, const api_resource *res, const char *ns,
     store_obj *o;
     int rc;
 
+    /* NamespaceLifecycle: the namespaces the control plane itself needs */
+    if (res == &api_namespace && name &&
+        (!strcmp(name, "default") || !strcmp(name, "kube-system") ||
+         !strcmp(name, "kube-public")))
+        return ty_seterr(err, TY_EFORBIDDEN,
+                         "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                         name);
     if (res != &api_queue) /* the only kind with delete rules: no lookup for the rest */
         return 0;
     o = store_get(st, api_store_key(res), ns ? ns : "", name, NULL);

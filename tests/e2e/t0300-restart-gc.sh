@@ -150,6 +150,15 @@ expect_match "namespace is gone" 'NotFound' "$(k get namespace team 2>&1)"
 out=$(k -n team create configmap late 2>&1)
 expect_match "creating in a missing namespace is NotFound" 'namespaces "team" not found' "$out"
 
+# the control plane's own namespaces stay; no request deletes every one
+for ns in default kube-system; do
+    expect_match "namespace $ns may not be deleted" "namespaces \"$ns\" is forbidden: this namespace may not be deleted" \
+        "$(k delete namespace $ns 2>&1)"
+done
+expect_eq "DELETE of the namespaces collection: 405, as kube-apiserver" 405 \
+    "$(kcurl -s -o /dev/null -w '%{http_code}' -X DELETE "$SERVER/api/v1/namespaces")"
+expect_match "... and every namespace is still there" 'default' "$(k get namespaces -o name)"
+
 # NamespaceLifecycle: a namespace held by an object's finalizer takes no new
 # content, neither from a user nor from a controller (unit: test_kc_contract)
 k create namespace held >/dev/null
