@@ -103,16 +103,39 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return ty_buf_append(b, data, size * n) == 0 ? size * n : 0;
 }
 
+/* A request path with a "." or ".." segment is refused, never sent: URL
+ * rules make `trainyard delete pods ..` a DELETE of the namespace itself
+ * (and `../..` of every namespace). client-go refuses such names too. */
+static int check_path(const char *path, ty_error *err)
+{
+    const char *seg = path, *end = path + strcspn(path, "?");
+
+    while (seg < end) {
+        const char *next = memchr(seg, '/', (size_t)(end - seg));
+        size_t n = (size_t)((next ? next : end) - seg);
+        if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+            return ty_seterr(err, TY_EBADREQUEST, "invalid request path %.*s: a name may not "
+                             "be \".\" or \"..\"", (int)(end - path), path);
+        seg = next ? next + 1 : end;
+    }
+    return 0;
+}
+
 static int perform(ty_client *c, const char *method, const char *path, struct curl_slist *hdrs,
                    const char *body, size_t len, long *status, ty_error *err)
 {
     char url[8192];
     CURLcode rc;
 
+    if (check_path(path, err) < 0) {
+        *status = 0;
+        return -1;
+    }
     snprintf(url, sizeof(url), "%s%s", c->base, path);
     if (c->auth_header)
         hdrs = curl_slist_append(hdrs, c->auth_header);
     curl_easy_setopt(c->curl, CURLOPT_URL, url);
+    curl_easy_setopt(c->curl, CURLOPT_PATH_AS_IS, 1L); /* the path as built, never squashed */
     curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
@@ -249,6 +272,27 @@ json_t *client_call_json(ty_client *c, const char *method, const char *path, con
     return NULL;
 }
 
+/* "/name" into buf, with '/' and '%' escaped: a name is one segment of the
+ * path (`get pods a/b` asks for the pod "a/b", not a's subresource b). */
+static void segment(char *buf, size_t len, const char *name)
+{
+    size_t o = 0;
+
+    if (len < 2) {
+        if (len)
+            buf[0] = '\0';
+        return;
+    }
+    buf[o++] = '/';
+    for (const char *c = name; *c && o + 4 < len; c++) {
+        if (*c == '/' || *c == '%')
+            o += (size_t)snprintf(buf + o, len - o, "%%%02X", (unsigned char)*c);
+        else
+            buf[o++] = *c;
+    }
+    buf[o] = '\0';
+}
+
 void client_resource_path(const api_resource *res, const char *ns, const char *name,
                           char *buf, size_t len)
 {
@@ -261,7 +305,7 @@ void client_resource_path(const api_resource *res, const char *ns, const char *n
         n += snprintf(buf + n, len - (size_t)n, "/namespaces/%s", ns);
     n += snprintf(buf + n, len - (size_t)n, "/%s", res->plural);
     if (name)
-        snprintf(buf + n, len - (size_t)n, "/%s", name);
+        segment(buf + n, len - (size_t)n, name);
 }
 
 const api_resource *client_resolve(const char *what)

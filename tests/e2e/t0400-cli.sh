@@ -68,6 +68,19 @@ out=$(ty delete pytorchjob pytorch-ddp)
 expect_eq "delete" 'pytorchjob.kubeflow.org "pytorch-ddp" deleted' "$out"
 out=$(ty delete -f "$EX/tfjob.yaml" 2>&1)
 expect_match "delete -f" 'tfjob.kubeflow.org "tf-ps" deleted' "$out"
+# a name is one segment of the path: `delete pods ..` was a DELETE of the
+# namespace, `../..` of every namespace (URL rules squash dot segments)
+kubectl create namespace scratch >/dev/null
+kubectl -n scratch create configmap keep >/dev/null
+out=$(ty delete pods .. -n scratch 2>&1)
+expect_match "delete pods .. is refused, not sent" 'a name may not be "\." or "\.\."' "$out"
+out=$(ty delete pods ../.. -n scratch 2>&1)
+expect_match "... ../.. is one name (no pod has it)" 'NotFound' "$out"
+expect_eq "... the namespace and what it holds are still there" "configmap/keep" \
+    "$(kubectl -n scratch get configmaps -o name 2>&1)"
+out=$(ty get configmaps keep/x -n scratch 2>&1)
+expect_match "get NAME with a slash asks for that name, not a subresource" 'NotFound|not found' "$out"
+
 out=$(ty version)
 expect_match "version names the release" '^trainyard 0\.1\.0 ' "$out"
 # The server's malloc is jemalloc's (CMakeLists.txt): a build that lost it
