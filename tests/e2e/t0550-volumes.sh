@@ -195,6 +195,38 @@ YAML
 check "a second claim binds" wait_until bash -c "[ \"\$(kubectl get pvc fixed -o jsonpath='{.status.phase}')\" = Bound ]"
 out=$(k patch pvc fixed --type=merge -p '{"spec":{"accessModes":["ReadWriteMany"]}}' 2>&1)
 expect_match "its spec is immutable" 'spec: Forbidden: spec is immutable after creation' "$out"
+
+# --- a subPath is resolved inside its volume: a symlink a pod left in its
+# claim may lead within it, never out of it (CVE-2017-1002101's rule: a
+# tenant's link to the volumes directory reached other tenants' claims)
+subpod() { # subpod NAME SUBPATH MOUNT COMMAND
+    k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["/bin/sh", "-c", "$4"]
+    volumeMounts: [{name: v, mountPath: $3, subPath: "$2"}]
+  volumes:
+  - {name: v, persistentVolumeClaim: {claimName: fixed}}
+YAML
+}
+phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
+subpod planter . /v 'mkdir -p /v/inside && echo inside-ok > /v/inside/f && ln -s /etc /v/evil && ln -s ../.. /v/up && ln -s inside /v/good'
+check "a pod leaves symlinks in its claim" wait_until phase_is planter Succeeded
+subpod thief evil /steal 'cat /steal/passwd'
+check "a subPath through a symlink out of the volume is not mounted: the pod fails" wait_until phase_is thief Failed
+expect_eq "... and read nothing of the host's" "" "$(k logs thief 2>&1 | grep '^root:')"
+subpod climber up/etc /steal 'cat /steal/passwd'
+check "... nor one climbing out through a relative link" wait_until phase_is climber Failed
+subpod reader good /r 'cat /r/f'
+check "a symlink within the volume still serves" wait_until phase_is reader Succeeded
+expect_eq "... its file" "inside-ok" "$(k logs reader 2>&1)"
+k delete pod planter thief climber reader --wait=false >/dev/null
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: Pod

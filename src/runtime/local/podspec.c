@@ -602,19 +602,19 @@ static json_t *mounts(spec_ctx *c)
                 const char *src = json_string_value(
                     json_object_get(sources, str(m, "name") ? str(m, "name") : ""));
                 const char *sub = str(m, "subPath");
-                char full[PATH_MAX];
+                json_t *one;
                 if (!src || !str(m, "mountPath") || str(m, "mountPath")[0] != '/')
                     continue;
+                one = json_pack("{s:s, s:s, s:b}", "source", src, "target", str(m, "mountPath"),
+                                "readOnly",
+                                json_is_true(json_object_get(m, "readOnly")) ||
+                                    json_is_true(json_object_get(
+                                        read_only, str(m, "name") ? str(m, "name") : "")));
+                /* resolved beneath the volume by the supervisor (sv_mount.c):
+                 * a claim's contents are its users', symlinks included */
                 if (sub && *sub && safe_rel_path(sub))
-                    snprintf(full, sizeof(full), "%s/%s", src, sub);
-                else
-                    snprintf(full, sizeof(full), "%s", src);
-                json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "source", full,
-                                                     "target", str(m, "mountPath"), "readOnly",
-                                                     json_is_true(json_object_get(m, "readOnly")) ||
-                                                         json_is_true(json_object_get(
-                                                             read_only, str(m, "name") ?
-                                                                            str(m, "name") : ""))));
+                    json_object_set_new(one, "subPath", json_string(sub));
+                json_array_append_new(out, one);
             }
         }
     }

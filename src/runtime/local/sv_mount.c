@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -89,6 +91,57 @@ static bind open_bind(const char *source, const char *target, bool ro)
 {
     return (bind){.fd = open(source, O_PATH | O_CLOEXEC), .source = source, .target = target,
                   .ro = ro};
+}
+
+/* sub (a relative path) opened O_PATH beneath the directory root: symlinks
+ * inside the volume are followed, one leading out of it (absolute, or up
+ * past root) fails with EXDEV, as the kubelet refuses a subPath that
+ * escapes its volume (CVE-2017-1002101). A tenant's claim keeps what its
+ * pods leave there, a symlink to another tenant's claim included, and the
+ * supervisor opening it is root. Kernels before openat2 (5.6): no symlink
+ * at all. -1 with errno. */
+static int open_beneath(const char *root, const char *sub)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+    int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd, e;
+    char part[PATH_MAX];
+
+    if (dir < 0)
+        return -1;
+    fd = (int)syscall(SYS_openat2, dir, sub, &how, sizeof(how));
+    if (fd >= 0 || errno != ENOSYS) {
+        e = errno;
+        close(dir);
+        errno = e;
+        return fd;
+    }
+    /* no openat2: one component at a time, none a symlink */
+    snprintf(part, sizeof(part), "%s", sub);
+    for (char *save = NULL, *c = strtok_r(part, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        struct stat st;
+        fd = openat(dir, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        e = errno;
+        close(dir);
+        if (fd < 0) {
+            errno = e;
+            return -1;
+        }
+        if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode) || !strcmp(c, "..")) {
+            close(fd);
+            errno = EXDEV;
+            return -1;
+        }
+        dir = fd;
+    }
+    return dir;
+}
+
+static bind open_sub_bind(const char *source, const char *sub, const char *target, bool ro)
+{
+    if (!sub || !*sub)
+        return open_bind(source, target, ro);
+    return (bind){.fd = open_beneath(source, sub), .source = source, .target = target, .ro = ro};
 }
 
 /* The pod's own /tmp: a directory of the pod directory (mode 1777, as /tmp:
@@ -205,8 +258,8 @@ static void mount_all(sv *s)
     home = access(root_dir, F_OK) == 0 ? open_bind(root_dir, "/root", false) : (bind){.fd = -1};
     for (size_t i = 0; vols && i < n; i++) {
         const json_t *m = json_array_get(mounts, i);
-        vols[i] = open_bind(ty_jstr(m, "source"), ty_jstr(m, "target"),
-                            json_is_true(json_object_get(m, "readOnly")));
+        vols[i] = open_sub_bind(ty_jstr(m, "source"), ty_jstr(m, "subPath"),
+                                ty_jstr(m, "target"), json_is_true(json_object_get(m, "readOnly")));
     }
     bind_fd(&hosts, 0);
     if (pw.fd >= 0)
