@@ -529,9 +529,12 @@ export function mount(container, params) {
         upsert(q.k, job);
         followUp(q.k, q.wide ? '' : ns, job.metadata.resourceVersion);
       } catch (e) {
-        if (e.status === 404) {
-          for (const en of jobs.values())
-            if (en.k.id === q.k.id && en.d.ns === ns && en.d.name === name) { remove(en.job, q.k); break; }
+        for (const en of jobs.values()) {
+          if (en.k.id !== q.k.id || en.d.ns !== ns || en.d.name !== name) continue;
+          if (e.status === 404) remove(en.job, q.k);
+          // a busy server (429, a timeout): a job being deleted is asked again
+          else if (en.job.metadata?.deletionTimestamp) onTerminating?.(q.k, ns, name);
+          break;
         }
       } finally {
         pending.delete(key);
@@ -556,6 +559,10 @@ export function mount(container, params) {
       const q = byKind.get(`${k.group}|${k.kind}`);
       if (q) setTimeout(() => { if (!destroyed) refetch(q, ns, name); }, 1000);
     };
+    // the first lists came before this: a job they showed being deleted (a
+    // TrainJob its record finalizer holds) may see no event when it goes
+    for (const en of [...jobs.values()])
+      if (en.job.metadata?.deletionTimestamp) onTerminating(en.k, en.d.ns, en.d.name);
   }
 
   // The short watches after an event, one at a time (one connection), each

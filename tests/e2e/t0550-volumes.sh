@@ -240,4 +240,40 @@ YAML
 check "a pod whose claim does not exist waits, saying so" wait_until bash -c \
     "kubectl get pod orphan -o json | grep -q 'persistentvolumeclaim \\\\\"nope\\\\\" not found'"
 expect_eq "and stays Pending" Pending "$(k get pod orphan -o jsonpath='{.status.phase}')"
+
+# --- mount points: root makes a missing one only where such things go, and
+# follows no link a user left on the way (a tenant had root make
+# /etc/nologin, or anything through a link in /var/tmp)
+TAG=ty-e2e-$$-$RANDOM
+mpod() { # mpod NAME MOUNTPATH COMMAND [SUBPATH]
+    k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["/bin/sh", "-c", "$3"]
+    volumeMounts: [{name: v, mountPath: "$2"${4:+, subPath: $4}}]
+  volumes:
+  - {name: v, emptyDir: {}}
+YAML
+}
+mpod inetc /etc/$TAG 'true'
+ended() { phase_is "$1" Succeeded || phase_is "$1" Failed; }
+check "a pod asking for a mount point at a missing /etc/NAME ends" wait_until ended inetc
+expect_eq "... and nothing was made in the host's /etc" "" "$(ls -d /etc/$TAG 2>/dev/null)"
+mpod linker /scratch-$TAG "ln -s /etc /var/tmp/$TAG-link"
+check "a pod leaves a link to /etc in /var/tmp" wait_until phase_is linker Succeeded
+mpod vialink /var/tmp/$TAG-link/$TAG-via 'true'
+check "a pod asking for a mount point through that link ends" wait_until ended vialink
+expect_eq "... and nothing was made in /etc" "" "$(ls -d /etc/$TAG-via 2>/dev/null)"
+mpod allowed /var/tmp/$TAG-ok/deep "touch /var/tmp/$TAG-ok/deep/x"
+check "a missing mount point where such things go is made" wait_until phase_is allowed Succeeded
+expect_eq "... the volume mounted there (the file is in the emptyDir, not the host's)" "" \
+    "$(ls /var/tmp/$TAG-ok/deep 2>/dev/null)"
+k delete pod inetc linker vialink allowed --wait=false >/dev/null
+rm -rf "/var/tmp/$TAG-link" "/var/tmp/$TAG-ok" "/scratch-$TAG"
 finish

@@ -39,33 +39,101 @@ static int by_target_len(const void *a, const void *b)
     return la < lb ? -1 : la > lb;
 }
 
-/* A bind mount needs its target to exist and be of the source's type. */
-static int make_target(int source_fd, const char *target)
+/* Where a missing mount point may be made on the host, as root, for a pod:
+ * a new top-level directory (/workspace, /data), or below the places meant
+ * for such things and the frameworks' own (/etc/volcano, /etc/mpi), or in
+ * the pod's own /tmp and /root. Anywhere else (/etc/nologin, /usr/lib/x) a
+ * tenant would have root make files the host acts on: the mount fails. */
+static bool may_create(const char *path)
 {
-    struct stat st;
-    char parent[PATH_MAX], *slash;
-    int fd;
+    static const char *const under[] = {"/mnt/", "/opt/", "/srv/", "/home/", "/media/",
+                                        "/tmp/", "/root/", "/var/tmp/", "/etc/volcano",
+                                        "/etc/mpi", NULL};
+    static const char *const flags[] = {"/forcefsck", "/fastboot", "/forcequotacheck",
+                                        "/.autorelabel", NULL};
+    const char *slash = strrchr(path, '/');
 
-    if (fstat(source_fd, &st) < 0)
-        return -1;
-    if (S_ISDIR(st.st_mode))
-        return rt_mkdirs(target);
-    snprintf(parent, sizeof(parent), "%s", target);
-    if ((slash = strrchr(parent, '/')) && slash != parent) {
-        *slash = '\0';
-        if (rt_mkdirs(parent) < 0)
-            return -1;
+    for (int i = 0; flags[i]; i++)
+        if (!strcmp(path, flags[i]))
+            return false;
+    if (slash == path) /* top level */
+        return true;
+    for (int i = 0; under[i]; i++) {
+        size_t n = strlen(under[i]);
+        if (!strncmp(path, under[i], n) &&
+            (under[i][n - 1] == '/' || path[n] == '\0' || path[n] == '/'))
+            return true;
     }
-    fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return errno == EISDIR ? 0 : -1;
-    close(fd);
-    return 0;
+    return false;
+}
+
+/* The mount point target opened O_PATH (what to mount on, through
+ * /proc/self/fd: no path is resolved again), made when missing where
+ * may_create allows, of the source's type. The walk follows no symlink that
+ * root does not own: one a tenant left in /var/tmp or /dev/shm would lead
+ * root's mkdir anywhere. -1 with errno. */
+static int open_target(int source_fd, const char *target)
+{
+    char path[PATH_MAX], done[PATH_MAX] = "";
+    struct stat st;
+    bool dir_source, made = false;
+    int cur, next;
+
+    if (fstat(source_fd, &st) < 0 || target[0] != '/' || strlen(target) >= sizeof(path))
+        return -1;
+    dir_source = S_ISDIR(st.st_mode);
+    snprintf(path, sizeof(path), "%s", target);
+    if ((cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -1;
+    for (char *save = NULL, *c = strtok_r(path, "/", &save); c;) {
+        char *rest = strtok_r(NULL, "/", &save);
+        bool last = rest == NULL;
+        size_t dl = strlen(done);
+        snprintf(done + dl, sizeof(done) - dl, "/%s", c);
+        if (!strcmp(c, "..") || !strcmp(c, ".")) {
+            errno = EINVAL;
+            goto fail;
+        }
+        if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (S_ISLNK(st.st_mode) && st.st_uid != 0) {
+                errno = ELOOP; /* a user's link: not followed */
+                goto fail;
+            }
+            next = openat(cur, c, O_PATH | O_CLOEXEC | (last ? 0 : O_DIRECTORY));
+        } else if (errno != ENOENT || (!made && !may_create(done))) {
+            if (errno == ENOENT)
+                errno = EPERM;
+            goto fail;
+        } else if (!last || dir_source) {
+            made = true;
+            if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST)
+                goto fail;
+            next = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        } else {
+            int fd = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (fd < 0)
+                goto fail;
+            close(fd);
+            next = openat(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0)
+            goto fail;
+        close(cur);
+        cur = next;
+        c = rest;
+    }
+    return cur;
+fail:
+    next = errno;
+    close(cur);
+    errno = next;
+    return -1;
 }
 
 static int bind_fd(const bind *b, unsigned long extra)
 {
-    char src[64];
+    char src[64], dst[64];
+    int tfd;
 
     if (b->fd < 0) {
         fprintf(stderr, "supervise: cannot open %s to mount it at %s: %s\n", b->source,
@@ -73,12 +141,24 @@ static int bind_fd(const bind *b, unsigned long extra)
         return -1;
     }
     snprintf(src, sizeof(src), "/proc/self/fd/%d", b->fd);
-    if (make_target(b->fd, b->target) < 0 ||
-        mount(src, b->target, NULL, MS_BIND | MS_REC, NULL) < 0) {
-        fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", b->source, b->target,
-                strerror(errno));
+    if ((tfd = open_target(b->fd, b->target)) < 0) {
+        fprintf(stderr, "supervise: no mount point %s for %s: %s%s\n", b->target, b->source,
+                strerror(errno),
+                errno == EPERM ? " (a missing one is made only at the top level, under /mnt, "
+                                 "/opt, /srv, /home, /media, /var/tmp, /etc/volcano, /etc/mpi "
+                                 "and the pod's /tmp and /root)"
+                               : "");
         return -1;
     }
+    snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tfd);
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0) {
+        fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", b->source, b->target,
+                strerror(errno));
+        close(tfd);
+        return -1;
+    }
+    close(tfd);
+    /* the remount names the target by its path: what was just mounted there */
     if ((b->ro || extra) &&
         mount(NULL, b->target, NULL,
               MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra, NULL) < 0)
