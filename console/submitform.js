@@ -111,7 +111,7 @@ function layout(o, k) {
 }
 
 function given(o, f) {
-  return f === 'chief' || f === 'evaluator' ? !!o[f] : f === 'ps' || f === 'slots' ? o[f] >= 0 : f === 'runningTimeout' ? o[f] >= 0 : o[f] !== undefined;
+  return f === 'chief' || f === 'evaluator' ? !!o[f] : f === 'ps' || f === 'slots' ? o[f] >= 0 : f === 'runningTimeout' ? o[f] > 0 : o[f] !== undefined;
 }
 
 function checkOpts(o, k) {
@@ -203,7 +203,7 @@ function runPolicy(o) {
   const rp = {};
   if (o.cleanPolicy !== undefined) rp.cleanPodPolicy = o.cleanPolicy;
   if (o.ttl >= 0) rp.ttlSecondsAfterFinished = o.ttl;
-  if (o.runningTimeout >= 0) rp.activeDeadlineSeconds = o.runningTimeout;
+  if (o.runningTimeout > 0) rp.activeDeadlineSeconds = o.runningTimeout; // Arena's 0: none
   if (o.retry >= 0) rp.backoffLimit = o.retry;
   if (o.queue !== undefined || o.priority !== undefined) {
     rp.schedulingPolicy = {};

@@ -181,6 +181,44 @@ static void check_env(const json_t *env, const char *path, ty_error *err)
     }
 }
 
+/* A quantity given as a string or a number, in milli-units: 0, or -1. */
+static int quantity_of(const json_t *v, int64_t *milli)
+{
+    ty_error qe;
+    int rc;
+
+    if (json_is_integer(v)) {
+        *milli = json_integer_value(v) * 1000;
+        return 0;
+    }
+    if (!json_is_string(v))
+        return -1;
+    ty_error_init(&qe);
+    rc = quantity_parse(json_string_value(v), milli, &qe) == 0 ? 0 : -1;
+    ty_error_clear(&qe);
+    return rc;
+}
+
+static void quantity_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_integer(v))
+        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    else
+        snprintf(buf, len, "%s", json_string_value(v) ? json_string_value(v) : "");
+}
+
+/* kube's IsOvercommitAllowed: a native resource (no domain, or
+ * kubernetes.io's) but hugepages; an extended one (nvidia.com/gpu) is
+ * requested exactly as limited. */
+static bool overcommit_allowed(const char *name)
+{
+    const char *slash = strchr(name, '/');
+    bool native = !slash || !strncmp(name, "kubernetes.io/", 14) ||
+                  (slash - name > 15 && !strncmp(slash - 15, ".kubernetes.io/", 15));
+
+    return native && strncmp(name, "hugepages-", 10) != 0;
+}
+
 /* Quantities parse and are non-negative; a request never exceeds its limit. */
 static void check_resources(const json_t *res, const char *path, ty_error *err)
 {
@@ -218,17 +256,25 @@ static void check_resources(const json_t *res, const char *path, ty_error *err)
     json_object_foreach(json_object_get(res, "requests"), key, v) {
         json_t *lim = json_object_get(json_object_get(res, "limits"), key);
         int64_t rq, lm;
-        ty_error qe;
-        if (!lim || !json_is_string(v) || !json_is_string(lim))
+        char text[64], ltext[64];
+        if (!lim) {
+            /* a GPU cannot be shared: asked for, it is also its limit */
+            if (!overcommit_allowed(key)) {
+                snprintf(f, sizeof(f), "%s.resources.limits", path);
+                meta_required(err, f, "Limit must be set for non overcommitable resources");
+            }
             continue;
-        ty_error_init(&qe);
-        if (quantity_parse(json_string_value(v), &rq, &qe) == 0 &&
-            quantity_parse(json_string_value(lim), &lm, &qe) == 0 && rq > lm) {
-            snprintf(f, sizeof(f), "%s.resources.requests", path);
-            meta_invalid(err, f, v, "must be less than or equal to %s limit of %s", key,
-                         json_string_value(lim));
         }
-        ty_error_clear(&qe);
+        if (quantity_of(v, &rq) < 0 || quantity_of(lim, &lm) < 0)
+            continue;
+        snprintf(f, sizeof(f), "%s.resources.requests", path);
+        quantity_text(v, text, sizeof(text));
+        quantity_text(lim, ltext, sizeof(ltext));
+        if (rq != lm && !overcommit_allowed(key))
+            meta_invalid_str(err, f, text, "must be equal to %s limit of %s", key, ltext);
+        else if (rq > lm)
+            meta_invalid_str(err, f, text, "must be less than or equal to %s limit of %s", key,
+                             ltext);
     }
 }
 

@@ -193,7 +193,7 @@ static int check_kind_flags(const submit_opts *o, const kind_def *k, ty_error *e
         {o->launcher_cpu != NULL, "--launcher-cpu", K_LAUNCHER, "mpi"},
         {o->launcher_memory != NULL, "--launcher-memory", K_LAUNCHER, "mpi"},
         {o->nproc_per_node != NULL, "--nproc-per-node", K_NPROC, "pytorch"},
-        {o->running_timeout >= 0, "--running-timeout", K_RUNPOLICY, "the Kubeflow kinds"},
+        {o->running_timeout > 0, "--running-timeout", K_RUNPOLICY, "the Kubeflow kinds"},
         {o->clean_policy != NULL, "--clean-task-policy", K_RUNPOLICY, "the Kubeflow kinds"},
     };
 
@@ -477,7 +477,8 @@ static json_t *run_policy(const submit_opts *o)
         json_object_set_new(rp, "cleanPodPolicy", json_string(o->clean_policy));
     if (o->ttl >= 0)
         json_object_set_new(rp, "ttlSecondsAfterFinished", json_integer(o->ttl));
-    if (o->running_timeout >= 0)
+    /* Arena's 0 (its default) is no timeout: a deadline of 0 s failed the job at once */
+    if (o->running_timeout > 0)
         json_object_set_new(rp, "activeDeadlineSeconds", json_integer(o->running_timeout));
     if (o->retry >= 0)
         json_object_set_new(rp, "backoffLimit", json_integer(o->retry));

@@ -346,6 +346,13 @@ static void test_run_policy_and_metadata(void **state)
     assert_string_equal(str_at(t, "metadata.labels.team"), "vision");
     assert_string_equal(str_at(t, "spec.priorityClassName"), "high");
     json_decref(m);
+    /* Arena's --running-timeout 0 (its default) is no timeout, not a deadline
+     * of 0 s (the job failed at once) */
+    o.running_timeout = 0;
+    m = build_ok(&o);
+    assert_null(at(m, "spec.runPolicy.activeDeadlineSeconds"));
+    json_decref(m);
+    o.running_timeout = 3600;
 
     o.clean_policy = "Sometimes";
     build_fails(&o, "--clean-task-policy \"Sometimes\"");

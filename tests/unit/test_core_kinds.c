@@ -133,6 +133,17 @@ static void test_pod_validation(void **state)
                    "\"requests\":{\"memory\":\"2Gi\"}}}]}}",
                    "spec.containers[0].resources.requests",
                    "Invalid value: \"2Gi\": must be less than or equal to memory limit of 1Gi");
+    /* a GPU is asked for exactly as limited (kube's non-overcommitable
+     * resources): a request of 0 under a limit of 3 got no GPU */
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":3},"
+                   "\"requests\":{\"nvidia.com/gpu\":0}}}]}}",
+                   "spec.containers[0].resources.requests",
+                   "Invalid value: \"0\": must be equal to nvidia.com/gpu limit of 3");
+    expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
+                   "\"image\":\"x\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+                   "spec.containers[0].resources.limits",
+                   "Limit must be set for non overcommitable resources");
     expect_invalid("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\","
                    "\"image\":\"x\",\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/d\"}]}]}}",
                    "spec.containers[0].volumeMounts[0].name", "Not found: \"data\"");

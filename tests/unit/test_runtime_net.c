@@ -82,7 +82,7 @@ static void test_configmap_and_secret_volumes(void **state)
 
     if (!is_root())
         skip();
-    snprintf(mnt, sizeof(mnt), "/etc/ty-test-%d", (int)getpid());
+    snprintf(mnt, sizeof(mnt), "/mnt/ty-test-%d", (int)getpid());
     make_obj(f, "configmaps", &api_configmap, "default",
              "{`apiVersion`:`v1`,`kind`:`ConfigMap`,`metadata`:{`name`:`hostfile`},"
              "`data`:{`hostfile`:`w-0 slots=1`}}");
