@@ -53,6 +53,9 @@ typedef struct cli_parser {
 void cli_parser_init(cli_parser *p, cli_ctx *ctx, unsigned common, const char *shortopts,
                      const struct option *own);
 int cli_getopt(cli_parser *p, int argc, char **argv);
+/* The namespace of ctx's kubeconfig context (--kubeconfig, --context), else
+ * "default": for the commands whose -n is another flag (Slurm's). */
+const char *cli_context_namespace(const cli_ctx *ctx);
 /* ctx->output checked against the comma-separated formats; -1 after
  * printing kubectl's message. "" (no -o) always passes. */
 int cli_check_output(const cli_ctx *ctx, const char *formats);

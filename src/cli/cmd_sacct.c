@@ -160,7 +160,8 @@ int cmd_sacct(int argc, char **argv)
     size_t ncols = 7, n;
     cli_ctx ctx = {0};
     cli_parser p;
-    const char *ns = "default", *ids = NULL, *users = NULL, *states = NULL;
+    const char *ns = NULL, *ids = NULL, *users = NULL, *states = NULL;
+    bool ns_set = false;
     bool alloc_only = false, header = true, parsable = false;
     json_t *jobs, *pods;
     sjob *v;
@@ -170,9 +171,9 @@ int cmd_sacct(int argc, char **argv)
     cli_parser_init(&p, &ctx, CLI_F_KUBECONFIG, "j:Xo:u:s:nPh", longopts);
     while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_NAMESPACE: ns = optarg; break;
+        case OPT_NAMESPACE: ns = optarg, ns_set = true; break;
         case OPT_SERVER: ctx.server = optarg; break;
-        case OPT_ALL_NS: ns = NULL; break;
+        case OPT_ALL_NS: ns = NULL, ns_set = true; break;
         case 'j': ids = optarg; break;
         case 'X': alloc_only = true; break;
         case 'o':
@@ -191,6 +192,8 @@ int cmd_sacct(int argc, char **argv)
         default: return 2;
         }
     }
+    if (!ns_set)
+        ns = cli_context_namespace(&ctx);
     ty_client *cl = cli_connect(&ctx);
     if (!cl)
         return 1;

@@ -220,7 +220,7 @@ static int parse_args(sbatch_args *a, int argc, char **argv)
         memcpy(p.shortopts, with, sizeof(p.shortopts) - 1);
         p.shortopts[sizeof(p.shortopts) - 1] = '\0';
     }
-    a->ns = "default";
+    a->ns = NULL; /* the kubeconfig context's, else default */
     while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
         case 'h': sbatch_usage(stdout); return 0;
@@ -241,6 +241,8 @@ static int parse_args(sbatch_args *a, int argc, char **argv)
         fprintf(stderr, "sbatch: error: a script and --wrap together\n");
         return 2;
     }
+    if (!a->ns)
+        a->ns = cli_context_namespace(&a->ctx);
     return -1;
 }
 

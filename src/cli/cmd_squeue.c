@@ -152,7 +152,8 @@ int cmd_squeue(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     cli_ctx ctx = {0};
     cli_parser p;
-    const char *ns = "default", *users = NULL, *ids = NULL, *names = NULL, *parts = NULL;
+    const char *ns = NULL, *users = NULL, *ids = NULL, *names = NULL, *parts = NULL;
+    bool ns_set = false;
     const char *states = NULL, *fmt = squeue_default_fmt;
     bool header = true, me = false;
     char *myname = NULL;
@@ -164,9 +165,9 @@ int cmd_squeue(int argc, char **argv)
     cli_parser_init(&p, &ctx, CLI_F_KUBECONFIG, "u:j:n:p:t:ho:", longopts);
     while ((c = cli_getopt(&p, argc, argv)) != -1) {
         switch (c) {
-        case OPT_NAMESPACE: ns = optarg; break;
+        case OPT_NAMESPACE: ns = optarg, ns_set = true; break;
         case OPT_SERVER: ctx.server = optarg; break;
-        case OPT_ALL_NS: ns = NULL; break;
+        case OPT_ALL_NS: ns = NULL, ns_set = true; break;
         case 'u': users = optarg; break;
         case OPT_ME: me = true; break;
         case 'j': ids = optarg; break;
@@ -183,6 +184,8 @@ int cmd_squeue(int argc, char **argv)
         fprintf(stderr, "squeue: error: unrecognized argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (!ns_set)
+        ns = cli_context_namespace(&ctx);
     ty_client *cl = cli_connect(&ctx);
     if (!cl)
         return 1;
@@ -302,7 +305,7 @@ int cmd_scancel(int argc, char **argv)
     cli_ctx ctx = {0};
     cli_parser p;
     cancel_sel sel = {0};
-    const char *ns = "default";
+    const char *ns = NULL;
     bool me = false;
     char *myname = NULL;
     json_t *jobs, *pods;
@@ -338,6 +341,8 @@ int cmd_scancel(int argc, char **argv)
         fprintf(stderr, "scancel: error: No job identification provided\n");
         return 2;
     }
+    if (!ns)
+        ns = cli_context_namespace(&ctx);
     ty_client *cl = cli_connect(&ctx);
     if (!cl)
         return 1;

@@ -100,6 +100,15 @@ static void resolve_ns(cli_ctx *ctx)
     ty_error_clear(&err);
 }
 
+const char *cli_context_namespace(const cli_ctx *ctx)
+{
+    cli_ctx c = *ctx;
+
+    c.ns = unset_ns;
+    resolve_ns(&c);
+    return c.ns;
+}
+
 int cli_getopt(cli_parser *p, int argc, char **argv)
 {
     int c;

@@ -147,4 +147,14 @@ expect_match "an unknown #SBATCH option names its line" 'line 2: #SBATCH --bogus
     "$(ty sbatch bogus.sh 2>&1)"
 expect_match "scancel of an unknown number" 'Invalid job id specified' "$(ty scancel 99999 2>&1)"
 
+# --- a colleague's kubeconfig names her namespace: the Slurm commands use it
+# (their -n is another flag), as get, list and submit do
+"$TRAINYARD" user add erin --namespace team-e --data-dir "$E2E_TMP/data" \
+    -o "$E2E_TMP/erin.kc" >/dev/null || fail "user add erin"
+erin() { KUBECONFIG=$E2E_TMP/erin.kc "$TRAINYARD" "$@"; }
+out=$(erin sbatch --parsable --wrap 'echo in team-e' 2>&1)
+expect_match "sbatch with a tenant's kubeconfig submits in her namespace" '^[0-9]+$' "$out"
+expect_match "... squeue and sacct list it there" "^ *$out " "$(erin squeue -h 2>&1; erin sacct -n -X 2>&1)"
+expect_eq "... scancel finds it" 0 "$(erin scancel "$out" >/dev/null 2>&1; echo $?)"
+
 finish
