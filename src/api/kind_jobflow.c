@@ -16,17 +16,6 @@ static const char *const retain_policies[] = {"retain", "delete", NULL};
 
 /* ---- JobFlow ------------------------------------------------------------ */
 
-static long flow_index(const json_t *flows, const char *name)
-{
-    size_t i;
-    json_t *f;
-
-    json_array_foreach(flows, i, f)
-        if (name && meta_str(f, "name") && strcmp(meta_str(f, "name"), name) == 0)
-            return (long)i;
-    return -1;
-}
-
 static const json_t *flow_deps(const json_t *flow)
 {
     return json_object_get(json_object_get(flow, "dependsOn"), "targets");
@@ -78,7 +67,7 @@ static int jobflow_validate(const json_t *obj, const json_t *old, ty_error *err)
             meta_required(err, f, NULL);
         json_array_foreach(json_object_get(json_object_get(flow, "dependsOn"), "targets"), k, t) {
             snprintf(f, sizeof(f), "spec.flows[%zu].dependsOn.targets[%zu]", i, k);
-            if (json_is_string(t) && flow_index(flows, json_string_value(t)) < 0)
+            if (json_is_string(t) && meta_named_index(flows, json_string_value(t)) < 0)
                 meta_invalid(err, f, t, "vertex is not defined: %s", json_string_value(t));
         }
         check_probe(json_object_get(json_object_get(flow, "dependsOn"), "probe"), i, err);

@@ -134,29 +134,6 @@ static void check_pod_group_policy(const json_t *pg, ty_error *err)
     check_min(nt, "highestTierAllowed", 0, "spec.podGroupPolicy.volcano.networkTopology", err);
 }
 
-static bool has_job(const json_t *jobs, const char *name)
-{
-    const json_t *rj;
-    size_t i;
-
-    json_array_foreach(jobs, i, rj)
-        if (meta_str(rj, "name") && strcmp(meta_str(rj, "name"), name) == 0)
-            return true;
-    return false;
-}
-
-/* The index of the replicated job called name, or -1. */
-static long job_index(const json_t *jobs, const char *name)
-{
-    const json_t *rj;
-    size_t i;
-
-    json_array_foreach(jobs, i, rj)
-        if (meta_str(rj, "name") && strcmp(meta_str(rj, "name"), name) == 0)
-            return (long)i;
-    return -1;
-}
-
 /* A cycle through the replicated jobs' dependsOn would hang the job with
  * nothing to say why. (Upstream's runtimes list a job before the one it
  * waits on, so JobSet's "preceding jobs only" is not held to.) */
@@ -186,7 +163,7 @@ static void check_depends_on(const json_t *jobs, const json_t *rj, const char *p
             meta_required(err, f, NULL);
         else if (self && strcmp(name, self) == 0)
             meta_invalid_str(err, f, name, "a replicated job cannot depend on itself");
-        else if (job_index(jobs, name) < 0)
+        else if (meta_named_index(jobs, name) < 0)
             meta_invalid_str(err, f, name, "must name a replicated job of this template");
         snprintf(f, sizeof(f), "%s.status", dp);
         if (!json_object_get(d, "status"))
@@ -258,7 +235,7 @@ static void check_jobset_policies(const json_t *tspec, ty_error *err)
     json_array_foreach(json_object_get(sp, "targetReplicatedJobs"), i, target) {
         const char *name = json_string_value(target);
         snprintf(f, sizeof(f), "%s.successPolicy.targetReplicatedJobs[%zu]", base, i);
-        if (name && !has_job(jobs, name))
+        if (name && meta_named_index(jobs, name) < 0)
             meta_invalid_str(err, f, name, "must name a replicated job of this template");
     }
     check_min(fp, "maxRestarts", 0, "spec.template.spec.failurePolicy", err);

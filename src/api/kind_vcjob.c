@@ -150,17 +150,6 @@ static void check_policies(const json_t *list, const char *path, ty_error *err)
     json_decref(seen_codes);
 }
 
-/* Returns the index of the task named name, or -1. */
-static long task_index(const json_t *tasks, const char *name)
-{
-    size_t i;
-    json_t *t;
-    json_array_foreach(tasks, i, t)
-        if (name && meta_str(t, "name") && strcmp(meta_str(t, "name"), name) == 0)
-            return (long)i;
-    return -1;
-}
-
 static const json_t *task_deps(const json_t *task)
 {
     return json_object_get(json_object_get(task, "dependsOn"), "name");
@@ -181,7 +170,7 @@ static void check_depends_on(const json_t *tasks, ty_error *err)
         any = true;
         json_array_foreach(json_object_get(dep, "name"), k, n) {
             snprintf(f, sizeof(f), "spec.tasks[%zu].dependsOn.name[%zu]", i, k);
-            if (task_index(tasks, json_string_value(n)) < 0)
+            if (meta_named_index(tasks, json_string_value(n)) < 0)
                 ty_error_add_cause(err, "FieldValueNotFound", f, "Not found: \"%s\"",
                                    json_string_value(n) ? json_string_value(n) : "");
         }

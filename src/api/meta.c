@@ -403,7 +403,7 @@ int meta_check_env_var_name(const char *field, const char *value, ty_error *err)
     return -1;
 }
 
-static long item_named(const json_t *items, const char *name)
+long meta_named_index(const json_t *items, const char *name)
 {
     const json_t *it;
     size_t i;
@@ -426,7 +426,8 @@ bool meta_depends_cycle(const json_t *items, size_t i, const json_t *(*deps)(con
         return false;
     state[i] = 1;
     json_array_foreach(deps(json_array_get(items, i)), k, d) {
-        long j = item_named(items, json_is_string(d) ? json_string_value(d) : meta_str(d, "name"));
+        const char *name = json_is_string(d) ? json_string_value(d) : meta_str(d, "name");
+        long j = meta_named_index(items, name);
         if (j >= 0 && meta_depends_cycle(items, (size_t)j, deps, state))
             return true;
     }

@@ -43,6 +43,10 @@ int meta_check_qualified_name(const char *field, const char *value, ty_error *er
  * [-._a-zA-Z][-._a-zA-Z0-9]*, with its message. 0, or -1 with a cause. */
 int meta_check_env_var_name(const char *field, const char *value, ty_error *err);
 
+/* The index of the item of items (an array of objects) whose "name" is
+ * name, or -1 (name NULL, or none has it). */
+long meta_named_index(const json_t *items, const char *name);
+
 /* Whether a chain of dependencies among items (an array of objects, each
  * named by its "name") leads from item i back to an item on the chain:
  * deps(item) is the array of what an item depends on, each a name or an
