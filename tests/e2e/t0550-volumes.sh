@@ -199,7 +199,9 @@ expect_match "its spec is immutable" 'spec: Forbidden: spec is immutable after c
 # --- a subPath is resolved inside its volume: a symlink a pod left in its
 # claim may lead within it, never out of it (CVE-2017-1002101's rule: a
 # tenant's link to the volumes directory reached other tenants' claims)
-subpod() { # subpod NAME SUBPATH MOUNT COMMAND
+# vpod NAME VOLUME MOUNTPATH COMMAND [SUBPATH]: a pod of one container
+# mounting the volume VOLUME (its source, as YAML) at MOUNTPATH
+vpod() {
     k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -210,11 +212,12 @@ spec:
   - name: c
     image: busybox
     command: ["/bin/sh", "-c", "$4"]
-    volumeMounts: [{name: v, mountPath: $3, subPath: "$2"}]
+    volumeMounts: [{name: v, mountPath: "$3"${5:+, subPath: "$5"}}]
   volumes:
-  - {name: v, persistentVolumeClaim: {claimName: fixed}}
+  - {name: v, $2}
 YAML
 }
+subpod() { vpod "$1" "persistentVolumeClaim: {claimName: fixed}" "$3" "$4" "$2"; }
 phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
 subpod planter . /v 'mkdir -p /v/inside && echo inside-ok > /v/inside/f && ln -s /etc /v/evil && ln -s ../.. /v/up && ln -s inside /v/good'
 check "a pod leaves symlinks in its claim" wait_until phase_is planter Succeeded
@@ -245,22 +248,7 @@ expect_eq "and stays Pending" Pending "$(k get pod orphan -o jsonpath='{.status.
 # follows no link a user left on the way (a tenant had root make
 # /etc/nologin, or anything through a link in /var/tmp)
 TAG=ty-e2e-$$-$RANDOM
-mpod() { # mpod NAME MOUNTPATH COMMAND [SUBPATH]
-    k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: busybox
-    command: ["/bin/sh", "-c", "$3"]
-    volumeMounts: [{name: v, mountPath: "$2"${4:+, subPath: $4}}]
-  volumes:
-  - {name: v, emptyDir: {}}
-YAML
-}
+mpod() { vpod "$1" "emptyDir: {}" "$2" "$3"; }
 mpod inetc /etc/$TAG 'true'
 ended() { phase_is "$1" Succeeded || phase_is "$1" Failed; }
 check "a pod asking for a mount point at a missing /etc/NAME ends" wait_until ended inetc
