@@ -36,9 +36,13 @@ struct ty_event_ttl {
     bool stop;
 };
 
-static void note(ty_event_ttl *t, int64_t now)
+/* Notes (the store's rv, now): every write up to rv was made by now. The
+ * rv is read first: a write committed between a clock read and a later rv
+ * read would be dated before it was made, and expire early. */
+static void note(ty_event_ttl *t)
 {
     uint64_t rv = store_current_rv(t->s);
+    int64_t now = ty_now_ms();
     checkpoint *g;
 
     /* The same rv later says less than the checkpoint that has it. */
@@ -150,11 +154,10 @@ static void *ttl_main(void *arg)
 
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
-        int64_t now = ty_now_ms();
         uint64_t rv;
 
-        note(t, now);
-        if ((rv = expired_up_to(t, now)) > t->done_rv) {
+        note(t);
+        if ((rv = expired_up_to(t, ty_now_ms())) > t->done_rv) {
             pthread_mutex_unlock(&t->mu);
             expire(t, rv);
             pthread_mutex_lock(&t->mu);
@@ -188,7 +191,7 @@ ty_event_ttl *event_ttl_start(ty_store *s, int64_t ttl_ms, ty_error *err)
     pthread_cond_init(&t->cv, &ca);
     pthread_condattr_destroy(&ca);
     /* What is in the store now counts as written now. */
-    note(t, ty_now_ms());
+    note(t);
     if (pthread_create(&t->thread, NULL, ttl_main, t) == 0) {
         ty_thread_setup(t->thread, "ty-event-ttl", TY_THREAD_BACKGROUND);
     } else {

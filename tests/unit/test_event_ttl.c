@@ -87,20 +87,21 @@ static void test_events_expire(void **state)
     t = event_ttl_start(s, TTL_MS, &err);
     assert_non_null(t);
     written[E0] = t0;
-    put(s, "events", "e1");
+    /* (each time read before its write, and each end after it was seen:
+     * what is compared is never shorter than what the store saw) */
     written[E1] = ty_now_ms();
+    put(s, "events", "e1");
     usleep(TTL_MS / 2 * 1000);
     /* A repeat: e1's TTL starts again; e2 is new. */
-    bump(s, "e1");
     written[E1] = ty_now_ms();
-    put(s, "events", "e2");
+    bump(s, "e1");
     written[E2] = ty_now_ms();
+    put(s, "events", "e2");
     for (int64_t deadline = ty_now_ms() + 60000; ty_now_ms() < deadline;) {
-        int64_t now = ty_now_ms();
         left = 0;
         for (int k = 0; k < N; k++) {
             if (!gone[k] && !exists(s, "events", names[k]))
-                gone[k] = now;
+                gone[k] = ty_now_ms();
             left += !gone[k];
         }
         if (!left)

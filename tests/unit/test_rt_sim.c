@@ -174,7 +174,9 @@ static void test_pod_runs_then_succeeds(void **state)
     json_t *p;
     const json_t *t;
 
-    make_pod(f, "p1", "sim-1", "{`trainyard.io/sim-duration`:`0.2`}");
+    /* (Running for 3 s: a look every 10 ms sees it however loaded the
+     * machine is) */
+    make_pod(f, "p1", "sim-1", "{`trainyard.io/sim-duration`:`3`}");
     p = wait_phase(f, "p1", "Running");
     assert_non_null(cstate(p, "containerStatuses", "running"));
     assert_non_null(cstate(p, "initContainerStatuses", "terminated"));
@@ -226,7 +228,7 @@ static void test_cold_pod_ends_light(void **state)
     bool light = false;
     char cid[64];
 
-    make_pod(f, "cold", "sim-1", "{`trainyard.io/sim-duration`:`1.5`}");
+    make_pod(f, "cold", "sim-1", "{`trainyard.io/sim-duration`:`6`}");
     running = wait_phase(f, "cold", "Running");
     /* The runtime is stopped meanwhile, so that the pod cannot end before
      * its tree went however slowly the sweeper comes (it ends the pod once

@@ -41,15 +41,15 @@ static int64_t ms_until_running(fixture *f, const char *name, int timeout_ms)
  * it again only 100 ms later, so no pod was reported Running in less than
  * 100 ms. Now the rename of state.json wakes it. The old floor held for
  * every pod: one pod reported sooner is enough, and a loaded machine gets
- * up to 20 tries at it (the median of 5 passed the floor under load). */
+ * up to 40 tries at it (the median of 5 passed the floor under load). */
 static void test_running_reported_without_rounds(void **state)
 {
     fixture *f = *state;
-    int64_t took[20];
+    int64_t took[40];
     char name[32];
     int n;
 
-    for (n = 0; n < 20; n++) {
+    for (n = 0; n < 40; n++) {
         snprintf(name, sizeof(name), "quick-%d", n);
         make_pod(f, name, "{`containers`:[{`name`:`main`,`image`:`x`,"
                           "`command`:[`sleep`,`30`]}]}");
@@ -57,28 +57,30 @@ static void test_running_reported_without_rounds(void **state)
         if (n >= 4 && took[n] < 95)
             break;
     }
-    n += n < 20;
+    n += n < 40;
     qsort(took, (size_t)n, sizeof(took[0]), cmp_i64);
     print_message("create -> Running, %d pods: best %lld, median %lld ms\n", n,
                   (long long)took[0], (long long)took[n / 2]);
     assert_true(took[0] < 95); /* the old floor was 100 */
 }
 
-/* A container's restart is a state change like any other: seen at once. */
+/* A container's restart is a state change like any other: seen at once,
+ * not at the agent's next sweep. The sweep is made 10 minutes long here, so
+ * that only the supervisor's wake-up can report the restart (no window of
+ * real time to meet: a loaded machine only makes it later). */
 static void test_restart_seen_without_sweep(void **state)
 {
     fixture *f = *state;
     json_t *pod = NULL;
     int64_t t0;
 
+    rt_local_stop(f->rt);
+    f->rt = start_agent_sweep(f, 600000);
     make_pod(f, "crash", "{`restartPolicy`:`Always`,`containers`:[{`name`:`main`,"
                          "`image`:`x`,`command`:[`sh`,`-c`,`sleep 0.2; exit 1`]}]}");
     json_decref(wait_phase(f, "crash", "Running", 10000));
     t0 = now_ms();
-    /* Exit after 0.2 s, back-off 0.2 s, running again: restartCount 1,
-     * before the agent's sweep (every 2 s) would have read it. A timing
-     * test by nature; the sweep cannot be turned off from here. */
-    while (now_ms() - t0 < 1900) {
+    while (now_ms() - t0 < 60000) {
         json_decref(pod);
         pod = get_pod(f, "crash");
         if (json_integer_value(json_object_get(container_status(pod, 0), "restartCount")) >= 1)

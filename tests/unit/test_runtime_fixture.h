@@ -43,10 +43,13 @@ static inline const char *exe_path(void)
     return e && *e ? e : "./trainyard";
 }
 
-static inline rt_local *start_agent(fixture *f)
+/* The agent on the fixture's store; sweep_ms as rt_local_opts' (0 = its
+ * default). */
+static inline rt_local *start_agent_sweep(fixture *f, int64_t sweep_ms)
 {
     rt_local_opts o = {.data_dir = f->dir, .node_name = NODE, .fake_gpus = 2,
-                       .self_exe = exe_path(), .restart_backoff_ms = 200};
+                       .self_exe = exe_path(), .restart_backoff_ms = 200,
+                       .sweep_ms = sweep_ms};
     ty_error err;
     rt_local *rt;
 
@@ -55,6 +58,11 @@ static inline rt_local *start_agent(fixture *f)
     if (!rt)
         fail_msg("rt_local_start: %s", err.text);
     return rt;
+}
+
+static inline rt_local *start_agent(fixture *f)
+{
+    return start_agent_sweep(f, 0);
 }
 
 static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -191,14 +199,21 @@ static inline const char *phase_of(const json_t *pod)
 }
 
 /* The least a wait below gives the runtime, whatever timeout a test names:
- * processes start slowly on a loaded machine, and only a runtime that never
- * gets there should fail. (Less than a pod's 30 s grace period, which
- * wait_gone tells apart from a prompt end.) */
-#define RT_WAIT_MIN_MS 20000
+ * processes start slowly on a loaded machine (and under ASan), and only a
+ * runtime that never gets there should fail. */
+#define RT_WAIT_MIN_MS 60000
+/* wait_gone's least: less than a pod's 30 s grace period, which it tells
+ * apart from a prompt end. */
+#define RT_GONE_MIN_MS 20000
+
+static inline int64_t rt_deadline_min(int timeout_ms, int min_ms)
+{
+    return ty_now_ms() + (timeout_ms > min_ms ? timeout_ms : min_ms);
+}
 
 static inline int64_t rt_deadline(int timeout_ms)
 {
-    return ty_now_ms() + (timeout_ms > RT_WAIT_MIN_MS ? timeout_ms : RT_WAIT_MIN_MS);
+    return rt_deadline_min(timeout_ms, RT_WAIT_MIN_MS);
 }
 
 /* Polls up to timeout_ms (RT_WAIT_MIN_MS at least) for the pod's phase to
@@ -273,7 +288,8 @@ static inline void delete_pod(fixture *f, const char *name)
 
 static inline bool wait_gone(fixture *f, const char *name, int timeout_ms)
 {
-    for (int64_t deadline = rt_deadline(timeout_ms); ty_now_ms() < deadline;) {
+    for (int64_t deadline = rt_deadline_min(timeout_ms, RT_GONE_MIN_MS);
+         ty_now_ms() < deadline;) {
         json_t *p = get_pod(f, name);
         if (!p)
             return true;

@@ -3,6 +3,7 @@
  * codes and logs, environment, restarts, deletion, re-adoption. */
 #include "test_runtime_fixture.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <regex.h>
 #include <sched.h>
@@ -248,12 +249,23 @@ static void test_readopt_after_restart(void **state)
     fixture *f = *state;
     json_t *pod;
     const json_t *term;
+    char go[300], spec[800];
+    int fd;
 
-    make_pod(f, "outlive", "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
-                           "`command`:[`sh`,`-c`,`echo start; sleep 1.5; echo end; exit 7`]}]}");
+    /* The container ends at the test's word, given once no agent runs,
+     * however slowly the test gets there. */
+    snprintf(go, sizeof(go), "%s/go-outlive", f->dir);
+    snprintf(spec, sizeof(spec),
+             "{`restartPolicy`:`Never`,`securityContext`:{`runAsUser`:0}," /* reads f->dir */
+             "`containers`:[{`name`:`c`,`image`:`x`,`command`:[`sh`,"
+             "`-c`,`echo start; while [ ! -e %s ]; do sleep 0.05; done; echo end; exit 7`]}]}",
+             go);
+    make_pod(f, "outlive", spec);
     json_decref(wait_phase(f, "outlive", "Running", 10000));
     rt_local_stop(f->rt);
     f->rt = NULL;
+    assert_true((fd = open(go, O_WRONLY | O_CREAT, 0644)) >= 0);
+    close(fd);
     /* it finishes while no agent is running (its last line, then its exit) */
     free(wait_log(f, "outlive", "c", " end\n", 0));
     pod = get_pod(f, "outlive");

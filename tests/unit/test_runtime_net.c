@@ -192,15 +192,17 @@ static void test_torch_tcpstore_side_by_side(void **state)
         snprintf(spec, sizeof(spec),
                  "{`restartPolicy`:`Never`,`containers`:[{`name`:`c`,`image`:`x`,"
                  "`command`:[`" PY "`,`-c`,`import datetime, torch.distributed as d\\n"
-                 "m=d.TCPStore('%s', %d, 2, True, timeout=datetime.timedelta(seconds=30))\\n"
-                 "w=d.TCPStore('%s', %d, 2, False, timeout=datetime.timedelta(seconds=30))\\n"
+                 "m=d.TCPStore('%s', %d, 2, True, timeout=datetime.timedelta(seconds=240), wait_for_workers=False)\\n"
+                 "w=d.TCPStore('%s', %d, 2, False, timeout=datetime.timedelta(seconds=240))\\n"
                  "w.set('k', '%s'); print('got', m.get('k').decode(), flush=True)`]}]}",
                  names[i], port, names[i], port, names[i]);
         make_pod(f, names[i], spec);
     }
     for (int i = 0; i < 2; i++) {
         char want[128];
-        json_decref(wait_phase(f, names[i], "Succeeded", 60000));
+        /* (two imports of torch at once take a minute or more on a loaded
+         * 2-core machine under ASan) */
+        json_decref(wait_phase(f, names[i], "Succeeded", 300000));
         snprintf(want, sizeof(want), "Z got %s\n", names[i]);
         free(wait_log(f, names[i], "c", want, 1000));
     }

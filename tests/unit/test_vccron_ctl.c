@@ -79,14 +79,28 @@ static void create(ty_store *s, const api_resource *res, json_t *obj)
     store_obj_unref(o);
 }
 
-static void create_cronjob(ty_store *s, const char *name, const char *extra)
+/* A daily schedule whose time was five minutes ago, in a zone utc_offset
+ * seconds east of UTC: due once between ten_minutes_ago() and now, and not
+ * again for a day, so that a minute boundary during a slow test starts no
+ * second Job. */
+static void due_schedule(char *buf, size_t len, int utc_offset)
 {
-    char buf[2048];
+    time_t t = time(NULL) - 300 + utc_offset;
+    struct tm tm;
 
+    gmtime_r(&t, &tm);
+    snprintf(buf, len, "%d %d * * *", tm.tm_min, tm.tm_hour);
+}
+
+static void create_cronjob(ty_store *s, const char *name, const char *extra, int utc_offset)
+{
+    char buf[2048], sched[32];
+
+    due_schedule(sched, sizeof(sched), utc_offset);
     snprintf(buf, sizeof(buf), "{\"apiVersion\":\"batch.volcano.sh/v1alpha1\",\"kind\":"
              "\"CronJob\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":"
-             "{\"schedule\":\"*/1 * * * *\",%s\"jobTemplate\":{\"spec\":" JOB_SPEC "}}}",
-             name, extra);
+             "{\"schedule\":\"%s\",%s\"jobTemplate\":{\"spec\":" JOB_SPEC "}}}",
+             name, sched, extra);
     create(s, &api_vccronjob, parse(buf));
 }
 
@@ -225,7 +239,7 @@ static void test_due_time_starts_a_job(void **state)
     char past[40], want[64], b1[128], b2[128];
     time_t t;
 
-    create_cronjob(f->sf.s, "c", "");
+    create_cronjob(f->sf.s, "c", "", 0);
     ten_minutes_ago(past, sizeof(past));
     put_status(f->sf.s, &api_vccronjob, "c", json_pack("{s:s}", "lastScheduleTime", past));
     WAIT_FOR(owned_count(f->sf.s, "c") == 1);
@@ -252,7 +266,7 @@ static void test_scheduled_annotation_in_zone(void **state)
 
     if (access("/usr/share/zoneinfo/Asia/Kolkata", R_OK) != 0)
         skip(); /* no tzdata */
-    create_cronjob(f->sf.s, "z", "\"timeZone\":\"Asia/Kolkata\",");
+    create_cronjob(f->sf.s, "z", "\"timeZone\":\"Asia/Kolkata\",", 5 * 3600 + 30 * 60);
     ten_minutes_ago(past, sizeof(past));
     put_status(f->sf.s, &api_vccronjob, "z", json_pack("{s:s}", "lastScheduleTime", past));
     WAIT_FOR(!strcmp(status_of(f->sf.s, "z", "nactive", b1, sizeof(b1)), "1") &&
@@ -279,7 +293,7 @@ static void test_forbid(void **state)
     char past[40];
     json_t *old;
 
-    create_cronjob(f->sf.s, "f", "\"concurrencyPolicy\":\"Forbid\",");
+    create_cronjob(f->sf.s, "f", "\"concurrencyPolicy\":\"Forbid\",", 0);
     old = owned_job(f->sf.s, "f", "f-old", "Running", "");
     assert_non_null(old);
     ten_minutes_ago(past, sizeof(past));
@@ -296,7 +310,7 @@ static void test_replace(void **state)
     char past[40], b1[128], b2[128];
     json_t *old;
 
-    create_cronjob(f->sf.s, "r", "\"concurrencyPolicy\":\"Replace\",");
+    create_cronjob(f->sf.s, "r", "\"concurrencyPolicy\":\"Replace\",", 0);
     old = owned_job(f->sf.s, "r", "r-old", "Running", "");
     assert_non_null(old);
     ten_minutes_ago(past, sizeof(past));
@@ -315,7 +329,7 @@ static void test_history_limits(void **state)
     char b1[128];
 
     create_cronjob(f->sf.s, "h", "\"suspend\":true,\"successfulJobsHistoryLimit\":1,"
-                                 "\"failedJobsHistoryLimit\":0,");
+                                 "\"failedJobsHistoryLimit\":0,", 0);
     json_decref(owned_job(f->sf.s, "h", "h-1", "Completed", "2026-01-01T00:00:03Z"));
     json_decref(owned_job(f->sf.s, "h", "h-2", "Completed", "2026-01-01T00:00:09Z"));
     json_decref(owned_job(f->sf.s, "h", "h-3", "Completed", "2026-01-01T00:00:05Z"));

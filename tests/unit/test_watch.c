@@ -405,7 +405,7 @@ static void *watcher(void *p)
 
     ty_error_init(&err);
     a->in_order = true;
-    while (a->got < EVENTS && store_watch_next(a->w, 5000, &ev, &err) == 1) {
+    while (a->got < EVENTS && store_watch_next(a->w, 60000, &ev, &err) == 1) {
         if (ev.rv != want++)
             a->in_order = false;
         a->got++;

@@ -66,11 +66,13 @@ static void on_event(ty_workqueue *q, const kc_event *ev, void *ctx)
 
     if (strcmp(ev->resource, "configmaps") != 0)
         return;
-    atomic_fetch_add(&c->events, 1);
     char rv[TY_RV_MAX];
     ty_obj_key(ev->obj, &ns, &name);
     ty_obj_rv(ev->obj, rv, sizeof(rv));
     wq_add_event(q, name, rv);
+    /* counted once the queue has it: a test that waits on the count
+     * then sees what the queue did with it */
+    atomic_fetch_add(&c->events, 1);
 }
 
 static int bump_seen(json_t *obj, void *arg, ty_error *err)
@@ -318,6 +320,8 @@ static void test_own_writes(void **state)
         assert_non_null(c.q);
         put(KC(f->s), "c", during);
         assert_true(wait_passes(&c, 2, 1));
+        /* the put's event and the pass's own write's, both handed over */
+        assert_true(wait_at_least(&c.events, 2));
         usleep(400 * 1000);
         assert_int_equal(atomic_load(&c.passes[2]), 1);
         wq_stop(c.q);

@@ -382,7 +382,7 @@ static void poll_pods(rt_local *rt)
     bool sweep = now >= rt->next_sweep_ms;
 
     if (sweep)
-        rt->next_sweep_ms = now + SWEEP_MS;
+        rt->next_sweep_ms = now + rt->sweep_ms;
     /* Backwards: pod_poll may remove the entry it is given. */
     for (size_t i = rt->npods; i-- > 0 && !agent_stopping(rt);) {
         rt_pod *p;
@@ -650,6 +650,7 @@ static int init_rt(rt_local *rt, const rt_local_opts *o, ty_error *err)
     if (rt->data_dir)
         close_data_dir(rt->data_dir);
     rt->node_name = strdup(o->node_name && *o->node_name ? o->node_name : host);
+    rt->sweep_ms = o->sweep_ms > 0 ? o->sweep_ms : SWEEP_MS;
     rt->self_exe = abs_path(o->self_exe ? o->self_exe : "/proc/self/exe");
     if (!rt->data_dir || !rt->node_name || !rt->self_exe)
         return ty_seterr(err, TY_EINVALID, "runtime: bad data directory or trainyard binary: %s",
@@ -707,7 +708,7 @@ rt_local *rt_local_start(ty_kc *s, const rt_local_opts *o, ty_error *err)
      * another resync: events between this listing and the watch). */
     resync(rt);
     rt->next_beat_ms = ty_now_ms() + HEARTBEAT_MS;
-    rt->next_sweep_ms = ty_now_ms() + SWEEP_MS;
+    rt->next_sweep_ms = ty_now_ms() + rt->sweep_ms;
     check_disk(rt); /* before the first pod is scheduled here */
     rt->next_disk_ms = ty_now_ms() + DISK_CHECK_MS;
     rt->next_resync_ms = INT64_MAX; /* the pump's first open asks for one */

@@ -92,7 +92,7 @@ struct rt_local {
     json_t *dirty;          /* uid or "ns/name" -> {ns, name} to reconcile */
     json_t *dirty_ns;       /* namespace -> true: rewrite hosts files */
     rt_hosts *hosts;        /* what every namespace's hosts files show */
-    int64_t next_beat_ms, next_resync_ms, next_sweep_ms;
+    int64_t next_beat_ms, next_resync_ms, next_sweep_ms, sweep_ms;
     rt_disk_min disk_min;   /* DiskPressure below this much free space */
     int disk_state;         /* as the Node shows it: 1 pressure, 0 none, -1 not written */
     int64_t next_disk_ms;

@@ -48,6 +48,9 @@ typedef struct rt_local_opts {
     const char *disk_free_min; /* rt_disk_min_parse's text; NULL = its default */
     int64_t gpu_idle_warn_ms; /* a pod holding GPUs at 0 % this long gets a
                                  Warning Event (GPUIdle); 0 = never */
+    int64_t sweep_ms; /* every pod's state.json is read this often, whatever
+                         woke the agent; 0 = 2 s (tests of the wake-ups make
+                         it long, so that only a wake-up can report) */
 } rt_local_opts;
 
 /* The open-file soft limit the server started with, which it hands to its
