@@ -40,7 +40,7 @@ BOB_TOKEN=$(sed -n 's/^ *token: "\(.*\)"$/\1/p' "$E2E_TMP/bob.kc")
     -o "$E2E_TMP/carol.kc" >/dev/null || { echo "user add carol failed"; exit 1; }
 CAROL_TOKEN=$(sed -n 's/^ *token: "\(.*\)"$/\1/p' "$E2E_TMP/carol.kc")
 export CHROMIUM BOB_TOKEN CAROL_TOKEN E2E_TMP TRAINYARD
-if timeout 600 node console.test.mjs; then
+if timeout 1800 node console.test.mjs; then
     echo "browser: console tests passed"
 else
     E2E_FAILS=1

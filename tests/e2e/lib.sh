@@ -96,12 +96,16 @@ start_operator() {
         wait "$OPERATOR_PID" 2>/dev/null
     fi
     rm -f "$E2E_TMP/operator.out"
+    # operator.err gathers every start's lines: only this start's count
+    local seen
+    seen=$(cat "$E2E_TMP/operator.err" 2>/dev/null | wc -l)
     "$TRAINYARD" operator --kubeconfig "$E2E_TMP/kubeconfig" --port 0 "$@" \
         >"$E2E_TMP/operator.out" 2>>"$E2E_TMP/operator.err" &
     OPERATOR_PID=$!
     local end=$((SECONDS + E2E_WAIT))
     while [ $SECONDS -lt $end ]; do
-        if grep -q 'operator: leading' "$E2E_TMP/operator.err" 2>/dev/null; then
+        if tail -n +$((seen + 1)) "$E2E_TMP/operator.err" 2>/dev/null | grep -q 'operator: leading' &&
+            grep -q '^listening on ' "$E2E_TMP/operator.out" 2>/dev/null; then
             OPERATOR=$(sed -n 's/^listening on //p' "$E2E_TMP/operator.out")
             export OPERATOR
             return 0
@@ -154,6 +158,9 @@ acurl() {
 wait_until() {
     local secs=$E2E_WAIT
     case "$1" in ''|*[!0-9]*) ;; *) secs=$1; shift ;; esac
+    # (a test's own deadline is a floor under E2E_WAIT, never a shorter one:
+    # every wait here is for something that must happen)
+    [ "$secs" -lt "$E2E_WAIT" ] && secs=$E2E_WAIT
     local end=$((SECONDS + secs))
     until "$@" >/dev/null 2>&1; do
         [ $SECONDS -ge $end ] && return 1
@@ -165,8 +172,9 @@ wait_until() {
 # wait_tj NAME WANT SECS: a TrainJob's last condition type once it is WANT
 # (or a final one: Complete, Failed), else what it was at the deadline.
 wait_tj() {
-    local state=""
-    for _ in $(seq $(($3 * 2))); do
+    local state="" secs=$3
+    [ "$secs" -lt "$E2E_WAIT" ] && secs=$E2E_WAIT
+    for _ in $(seq $((secs * 2))); do
         state=$(kubectl get trainjob "$1" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
         [ "$state" = "$2" ] && break
         case "$state" in Complete|Failed) break ;; esac
@@ -204,6 +212,7 @@ finish() {
 # (or the job failed); prints the final state.
 wait_job() {
     local kind=$1 name=$2 want=$3 secs=${4:-180} state=""
+    [ "$secs" -lt "$E2E_WAIT" ] && secs=$E2E_WAIT
     for _ in $(seq $((secs * 2))); do
         state=$(kubectl get "$kind" "$name" -o jsonpath='{.status.conditions[-1:].type}' 2>/dev/null)
         [ "$state" = "$want" ] && break

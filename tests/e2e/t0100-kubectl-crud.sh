@@ -108,6 +108,9 @@ wait_until pg_inqueue
 expect_match "STATUS column shows the admitted PodGroup" '^pg1 +Inqueue ' "$(k get podgroups)"
 k patch pytorchjob pytorch-ddp --type merge -p '{"status":{"conditions":[{"type":"Injected","status":"True"}]}}' >/dev/null 2>&1
 expect_eq "status ignored on a job too" "" "$(k get pytorchjob pytorch-ddp -o jsonpath='{.status.conditions[?(@.type=="Injected")].type}')"
+# (the job engine writes the Suspended condition in its own time: waited for)
+job_suspended() { grep -Eq '^pytorch-ddp +Suspended ' <<<"$(k get pytorchjobs)"; }
+wait_until job_suspended
 expect_match "State column = last condition type" '^pytorch-ddp +Suspended ' "$(k get pytorchjobs)"
 
 # describe
@@ -146,8 +149,10 @@ expect_match "already exists" 'AlreadyExists.*pods "p1" already exists' "$out"
 out=$(k get pods -n missing-ns p1 2>&1)
 expect_match "missing namespace reads NotFound" 'NotFound' "$out"
 
-# get -w shows live changes
-k get pytorchjobs -w --output-watch-events >"$E2E_TMP/watch.out" 2>&1 &
+# get -w shows live changes. Plain kubectl, not k: --request-timeout would
+# end the watch after 20 s, before a loaded machine has shown the change; the
+# outer bound lasts past both waits (the watch is killed once they are done).
+timeout $((E2E_WAIT * 2 + 60)) kubectl get pytorchjobs -w --output-watch-events >"$E2E_TMP/watch.out" 2>&1 &
 WPID=$!
 wait_until file_has "$E2E_TMP/watch.out" 'ADDED +pytorch-ddp'
 k label pytorchjob pytorch-ddp stage=two >/dev/null

@@ -120,12 +120,14 @@ code=$(kcurl -s -o "$E2E_TMP/big.out" -w '%{http_code}' -XPOST -H 'Content-Type:
 expect_eq "a body announced past 3 MiB: 413 before it is read" "413" "$code"
 
 # A watch is not an idle connection: it outlives --request-timeout (3s).
-timeout 90 curl --cacert "$E2E_CA" -H "Authorization: Bearer $E2E_TOKEN" -sN "$CM?watch=1&timeoutSeconds=60" >"$E2E_TMP/watch.out" &
+# (the watch lasts past both waits below; it is ended once they are done)
+timeout $((E2E_WAIT * 3 + 30)) curl --cacert "$E2E_CA" -H "Authorization: Bearer $E2E_TOKEN" -sN \
+    "$CM?watch=1&timeoutSeconds=$((E2E_WAIT * 3))" >"$E2E_TMP/watch.out" &
 wpid=$!
-for _ in $(seq 300); do grep -q '"name":"kubectl"' "$E2E_TMP/watch.out" 2>/dev/null && break; sleep 0.1; done
+wait_until file_has "$E2E_TMP/watch.out" '"name":"kubectl"'
 sleep 6 # longer than the idle timeout: however slow the machine, no shorter
 k create configmap late >/dev/null 2>&1
-for _ in $(seq 300); do grep -q '"name":"late"' "$E2E_TMP/watch.out" 2>/dev/null && break; sleep 0.1; done
+wait_until file_has "$E2E_TMP/watch.out" '"name":"late"'
 expect_match "a watch idle past --request-timeout still delivers" '"name":"late"' "$(cat "$E2E_TMP/watch.out")"
 kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
 
@@ -173,7 +175,8 @@ def curl(*args):
     return subprocess.run(["curl", "-s", "-D", "-", "--cacert", os.environ["E2E_CA"], "-H", auth,
                            *args], capture_output=True, text=True).stdout
 held = ""
-for _ in range(200):  # the slot is taken once the server has read our headers
+deadline = time.time() + int(sys.argv[3])
+while time.time() < deadline:  # the slot is taken once the server has read our headers
     held = curl("-XPOST", "-H", "Content-Type: application/json", "--data",
                 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"over"}}', cm)
     if " 429" in held.split("\r\n")[0]:
@@ -183,15 +186,15 @@ print(held.replace("\r", ""))
 print("GET:", curl(cm + "/kubectl").split("\r\n")[0])
 s.close()
 PY
-out=$($PY "$E2E_TMP/inflight.py" "$PORT" "$CM")
+out=$($PY "$E2E_TMP/inflight.py" "$PORT" "$CM" "$E2E_WAIT")
 expect_match "a write over the in-flight cap: 429" '^HTTP/1.1 429' "$out"
 expect_match "... with Retry-After" 'Retry-After: 1' "$out"
 expect_match "... and kube-apiserver's plain-text body" '^Too many requests, please try again later.$' "$out"
 expect_match "reads have their own cap" 'GET: HTTP/1.1 200' "$out"
+# the held slot is given back once its connection is gone
+slot_back() { code=$(post after -H 'Content-Type: application/json'); [ "$code" = 201 ]; }
 code=""
-for _ in $(seq 200); do  # the held slot is given back once its connection is gone
-    code=$(post after -H 'Content-Type: application/json'); [ "$code" = 201 ] && break; sleep 0.1
-done
+wait_until slot_back
 expect_eq "the slot is given back when the request ends" "201" "$code"
 
 

@@ -36,7 +36,8 @@ def job(name, workers=2):
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        # (pod supervisors may still write into it while it goes: see tearDownClass)
+        cls.tmp = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         cls.server = subprocess.Popen(
             [TRAINYARD, "server", "--port", "0", "--data-dir", cls.tmp.name + "/data"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -54,7 +55,14 @@ class PythonClientTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.terminate()
-        cls.server.wait(10)
+        cls.server.wait(60)
+        # Pod supervisors outlive the server by design; this test's must not
+        # outlive the test, nor write into its directory while it goes (as
+        # lib.sh's cleanup).
+        pattern = "supervise --pod-dir " + cls.tmp.name + "/"
+        subprocess.run(["pkill", "-TERM", "-f", pattern], check=False)
+        time.sleep(0.2)
+        subprocess.run(["pkill", "-KILL", "-f", pattern], check=False)
         cls.tmp.cleanup()
 
     def test_custom_objects_crud(self):
@@ -108,7 +116,7 @@ class PythonClientTest(unittest.TestCase):
         def consume():
             w = watch.Watch()
             for ev in w.stream(self.custom.list_namespaced_custom_object, GROUP, VERSION, "default",
-                               PLURAL, resource_version=rv, timeout_seconds=10):
+                               PLURAL, resource_version=rv, timeout_seconds=120):
                 seen.append((ev["type"], ev["object"]["metadata"]["name"]))
                 if ev["type"] == "DELETED" and ev["object"]["metadata"]["name"] == "py-w":
                     w.stop()
@@ -120,7 +128,7 @@ class PythonClientTest(unittest.TestCase):
         self.custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "py-w",
                                                    {"metadata": {"labels": {"step": "2"}}})
         self.custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "py-w")
-        t.join(15)
+        t.join(150)
         self.assertFalse(t.is_alive(), "watch did not end")
         # The job engine writes status too, so MODIFIED may come more than once.
         mine = [s[0] for s in seen if s[1] == "py-w"]

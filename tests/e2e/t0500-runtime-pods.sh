@@ -67,12 +67,19 @@ while [ $SECONDS -lt $end ]; do
 done
 if [ "${n:-0}" -ge 2 ]; then pass "OnFailure restarts in place (restartCount $n)"; else fail "restartCount stayed ${n:-0}"; fi
 expect_eq "kubectl logs --previous" "attempt" "$(k logs crash --previous)"
-expect_match "BackOff event" 'Back-off restarting failed container' "$(k get events --field-selector involvedObject.name=crash 2>&1)"
+# (the event is written after the restart it follows: waited for, not read once)
+crash_events() { k get events --field-selector involvedObject.name=crash 2>&1; }
+backoff_event() { grep -q 'Back-off restarting failed container' <<<"$(crash_events)"; }
+wait_until backoff_event
+expect_match "BackOff event" 'Back-off restarting failed container' "$(crash_events)"
 
 # a grace period far longer than a delete takes on a loaded machine: one that
 # waited it out is told apart from one that returned when the pod ended
 pod sleeper Always 60 "trap 'echo term; exit 0' TERM; echo up; while :; do sleep 0.1; done"
 check "long-running pod is Running" wait_phase sleeper Running
+# Running is the process started, not sh past its trap: "up" in its log is.
+sleeper_up() { grep -qx up <<<"$(k logs sleeper 2>/dev/null)"; }
+check "long-running pod has set its TERM trap (logged up)" wait_until sleeper_up
 start=$(date +%s)
 k delete pod sleeper >/dev/null
 took=$(( $(date +%s) - start ))

@@ -2,11 +2,14 @@
 # t0530-runtime-logs.sh - a pod's log budget and the logs of deleted pods:
 # with --pod-log-max-size 4Ki the logs rotate (one older file kept) and
 # kubectl logs (plain, --tail across the cut, -f across rotations, --previous)
-# serves whole, ordered lines from both files; with --pod-log-retention 10s a
+# serves whole, ordered lines from both files; with --pod-log-retention 60s a
 # deleted pod's logs stay readable, then go.
 source "$(dirname "$0")/lib.sh"
 export TY_RESTART_BACKOFF_MS=200
-start_server --pod-log-max-size 4Ki --pod-log-retention 10s
+# (60 s: far past what reading a deleted pod's logs right after the delete
+# takes on a loaded machine; the test then waits for them to go)
+RETENTION=60
+start_server --pod-log-max-size 4Ki --pod-log-retention ${RETENTION}s
 DATA=$E2E_TMP/data
 
 # contiguous TEXT LAST: TEXT is the numbers N..LAST, one a line, N > 1.
@@ -26,10 +29,8 @@ spec:
     image: busybox
     command: ["seq", "1", "3000"]
 YAML
-for _ in $(seq 240); do
-    [ "$(kubectl get pod chatty -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] && break
-    sleep 0.25
-done
+phase_is() { [ "$(kubectl get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
+check "the chatty pod runs to Succeeded" wait_until phase_is chatty Succeeded
 out=$(kubectl logs chatty)
 check "kubectl logs serves the end of the output, whole and in order, from both files" \
     contiguous "$out" 3000
@@ -57,19 +58,24 @@ spec:
     image: busybox
     command: ["sh", "-c", "echo start; for k in 1 2 3 4 5; do while [ ! -e $GO.\$k ]; do sleep 0.05; done; seq \$((k * 100 - 99)) \$((k * 100)); done"]
 YAML
-for _ in $(seq 240); do
-    kubectl logs slow 2>/dev/null | grep -q start && break
-    sleep 0.25
-done
+# log_has POD REGEX: the pod's log (as kubectl logs serves it) has such a line
+log_has() { grep -Eq -- "$2" <<<"$(kubectl logs "$1" 2>/dev/null)"; }
+check "the slow pod has started" wait_until log_has slow '^start$'
 kubectl logs -f slow >"$E2E_TMP/follow.out" 2>&1 &
 FOLLOW=$!
-for _ in $(seq 240); do grep -q start "$E2E_TMP/follow.out" && break; sleep 0.1; done
+rounds=yes
+wait_until file_has "$E2E_TMP/follow.out" '^start$' || rounds="no: the follower never had start"
 for k in 1 2 3 4 5; do
+    [ "$rounds" = yes ] || break
     touch "$GO.$k"
-    for _ in $(seq 240); do grep -qx "$((k * 100))" "$E2E_TMP/follow.out" && break; sleep 0.1; done
+    wait_until file_has "$E2E_TMP/follow.out" "^$((k * 100))\$" || rounds="no: the follower never had round $k"
 done
-for _ in $(seq 240); do kill -0 $FOLLOW 2>/dev/null || break; sleep 0.25; done
+expect_eq "the follower has each round before the next is printed" yes "$rounds"
+# the pod ends after its last round, and with it the follow
+follower_gone() { ! kill -0 $FOLLOW 2>/dev/null; }
+[ "$rounds" = yes ] && check "kubectl logs -f ends when the pod does" wait_until follower_gone
 kill $FOLLOW 2>/dev/null
+wait $FOLLOW 2>/dev/null
 expect_eq "kubectl logs -f follows across rotations" "$(echo start; seq 1 500)" "$(cat "$E2E_TMP/follow.out")"
 
 # --previous: the failed run's lines from its two files, none of the next run's.
@@ -86,22 +92,18 @@ spec:
     command: ["sh", "-c", "if [ -e /scratch/ran ]; then echo second; sleep 100; fi; touch /scratch/ran; seq 1 2000; exit 1"]
     volumeMounts: [{name: scratch, mountPath: /scratch}]
 YAML
-for _ in $(seq 240); do
-    kubectl logs again 2>/dev/null | grep -q second && break
-    sleep 0.25
-done
+check "the pod ran again after its failure" wait_until log_has again '^second$'
 expect_eq "the current run's log" "second" "$(kubectl logs again)"
 check "--previous serves the end of the failed run from both its files" \
     contiguous "$(kubectl logs again --previous)" 2000
 
-# Retention: readable after deletion, gone after 10 s.
+# Retention: readable after deletion, gone after $RETENTION s (the sweep runs
+# every quarter of it).
 kubectl delete pod chatty >/dev/null
 check "a deleted pod's logs are still served" test "$("$TRAINYARD" logs chatty --tail=1)" = 3000
 gone=""
-for _ in $(seq 240); do
-    [ -d "$DATA/logs/default/chatty" ] || { gone=yes; break; }
-    sleep 0.25
-done
+logs_dir_gone() { [ ! -d "$DATA/logs/default/chatty" ]; }
+wait_until $((RETENTION * 2 + E2E_WAIT)) logs_dir_gone && gone=yes
 expect_eq "a deleted pod's logs go after --pod-log-retention" yes "$gone"
 expect_match "and are then not found" "not found" "$("$TRAINYARD" logs chatty 2>&1)"
 kubectl delete pod again slow --wait=false >/dev/null 2>&1

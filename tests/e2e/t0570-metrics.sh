@@ -59,6 +59,10 @@ check "and its successful counter" \
 # The Volcano Job's 2 pods hold 4 GPUs, 2 CPUs and 2 GiB of the queue.
 check "the queue's allocated GPUs, in milli-units as Volcano reports them" \
     wait_until has_series '^volcano_queue_allocated_scalar_resources\{queue_name="research",resource="nvidia.com/gpu"\} 4000$'
+# A PodGroup is Running once its pods run, after they were allocated: a
+# later state than the allocation, waited for in its turn.
+check "its running PodGroups" \
+    wait_until has_series '^volcano_queue_pod_group_running_count\{queue_name="research"\} 1$'
 M=$(metrics)
 expect_match "allocated CPU in millicores" '^volcano_queue_allocated_milli_cpu\{queue_name="research"\} 2000$' "$M"
 expect_match "allocated memory in bytes" '^volcano_queue_allocated_memory_bytes\{queue_name="research"\} 2147483648$' "$M"
@@ -66,7 +70,6 @@ expect_match "the capability's GPUs" '^volcano_queue_capacity_scalar_resources\{
 expect_eq "no capacity series for what the capability leaves open" "" \
     "$(grep '^volcano_queue_capacity_milli_cpu{queue_name="research"}' <<<"$M")"
 expect_match "the queue's weight" '^volcano_queue_weight\{queue_name="research"\} 3$' "$M"
-expect_match "its running PodGroups" '^volcano_queue_pod_group_running_count\{queue_name="research"\} 1$' "$M"
 expect_match "the default queue has series too" '^volcano_queue_weight\{queue_name="default"\} 1$' "$M"
 expect_match "scheduling session latency, a histogram" \
     '^volcano_e2e_scheduling_latency_milliseconds_bucket\{le="\+Inf"\} [1-9][0-9]*$' "$M"

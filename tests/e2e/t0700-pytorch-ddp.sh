@@ -12,6 +12,12 @@ kubectl apply -f "$EX/pytorch-ddp.yaml" >/dev/null
 state=$(wait_job pytorchjob pytorch-ddp Succeeded 240)
 expect_eq "PyTorchJob succeeds" "Succeeded" "$state"
 [ "$state" = Succeeded ] || dump_job pytorchjob pytorch-ddp
+# The Master alone decides the job's success: a worker may still be printing.
+pods_succeeded() {
+    local p
+    for p; do [ "$(kubectl get pod "$p" -o jsonpath='{.status.phase}')" = Succeeded ] || return 1; done
+}
+check "the workers end Succeeded too" wait_until pods_succeeded pytorch-ddp-worker-0 pytorch-ddp-worker-1
 for p in pytorch-ddp-master-0 pytorch-ddp-worker-0 pytorch-ddp-worker-1; do
     kubectl logs "$p" >"$E2E_TMP/$p.log" 2>&1
 done

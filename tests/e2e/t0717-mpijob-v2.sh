@@ -36,6 +36,9 @@ spec:
               # (the pod runs as its user, to whom root's home is closed: the
               # mount is looked up, not listed)
               awk '$5 == "/root/.ssh" { print "ssh mounted" }' /proc/self/mountinfo
+              # (held until the test has seen the job Running: Running is
+              # recorded by a pass that sees every replica run)
+              while [ ! -e @GO@ ]; do sleep 0.1; done
               exec mpirun --allow-run-as-root -np 4 --mca btl self,tcp /usr/bin/python3 -c "from mpi4py import MPI; c = MPI.COMM_WORLD; s = c.allreduce(c.rank + 1); h = c.gather(MPI.Get_processor_name()); c.rank or print('allreduce', s, 'over', c.size, 'ranks on', ','.join(h), flush=True)"
             resources:
               limits:
@@ -51,10 +54,13 @@ spec:
               limits:
                 cpu: 100m
 EOF
+sed -i "s#@GO@#$E2E_TMP/go#" "$E2E_TMP/mpi2.yaml"
 check "an MPIJob v2beta1 is accepted" kubectl apply -f "$E2E_TMP/mpi2.yaml"
 expect_eq "stored with the CRD's defaults" "/root/.ssh AtStartup false" \
     "$(kubectl get mpijobs.v2beta1.kubeflow.org allreduce \
         -o jsonpath='{.spec.sshAuthMountPath} {.spec.launcherCreationPolicy} {.spec.runLauncherAsWorker}')"
+expect_eq "the MPIJob v2beta1 runs" Running "$(wait_job mpijobs.v2beta1.kubeflow.org allreduce Running)"
+touch "$E2E_TMP/go"
 state=$(wait_job mpijobs.v2beta1.kubeflow.org allreduce Succeeded 240)
 expect_eq "the MPIJob v2beta1 succeeds" Succeeded "$state"
 [ "$state" = Succeeded ] || dump_job mpijobs.v2beta1.kubeflow.org allreduce

@@ -24,12 +24,24 @@ out=$("$TRAINYARD" server --port 0 --data-dir "$E2E_TMP/unused" --disk-free-min 
 expect_eq "a bad --disk-free-min is refused" "2 error: --disk-free-min: invalid disk free minimum lots: want a size such as 1Gi or 500Mi, a percentage such as 5%, or 0" "$? $out"
 start_server --fake-gpus 0 --node-name e2e-node --disk-free-min 1Mi
 k() { kubectl --request-timeout=20s "$@"; }
-# until SECONDS CMD...: polls CMD every 0.2 s until it succeeds.
-until_ok() { local n=$(($1 * 5)); shift; for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done; "$@"; }
+# until SECONDS CMD...: polls CMD every 0.2 s until it succeeds (SECONDS is
+# a floor under E2E_WAIT, as wait_until's).
+until_ok() {
+    local s=$1 n; shift
+    [ "$s" -lt "$E2E_WAIT" ] && s=$E2E_WAIT
+    n=$((s * 5))
+    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    "$@"
+}
 phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
 disk_pressure_is() {
     [ "$(k get node e2e-node -o jsonpath='{.status.conditions[?(@.type=="DiskPressure")].status}')" = "$1" ]
 }
+# The node's first taint, whether it is WANT, whether it has none. The
+# DiskPressure condition and the taint are two writes: the taint comes after.
+taint() { k get node e2e-node -o jsonpath='{.spec.taints[0].key} {.spec.taints[0].effect}'; }
+taint_is() { local t; t=$(taint) && [ "$t" = "$1" ]; }
+untainted() { local t; t=$(k get node e2e-node -o jsonpath='{.spec.taints}') && [ -z "$t" ]; }
 unschedulable() {
     [ "$(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
 }
@@ -55,7 +67,13 @@ full() { [ "$(free_kib)" -lt 256 ]; }
 check "the disk is full" full
 touch "$E2E_TMP/go"
 check "reads are served on a full disk" k get pods three
-sleep 2   # the pod ends meanwhile, its state and status cannot be written
+# The pod ends; its status may not be written. Its end is reported once the
+# runtime has tried to: the status written after all, or a write retried.
+end_reported() {
+    phase_is three Failed || phase_is three Succeeded ||
+        file_has "$E2E_TMP/server.err" 'status of pod default/three: .*\(retried\)'
+}
+check "the pod's end is reported" until_ok 60 end_reported
 phase=$(k get pod three -o jsonpath='{.status.phase}')
 code=$(k get pod three -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')
 if [ "$code" = 137 ]; then fail "no made-up exit code while the disk is full"; else pass "no made-up exit code while the disk is full ($phase $code)"; fi
@@ -70,12 +88,13 @@ check "writes work again" until_ok 30 k create configmap after-full --from-liter
 check "DiskPressure clears" until_ok 30 disk_pressure_is False
 
 # Below the watermark but not full: writes work, new pods are not placed.
-fill=$(( $(free_kib) - 512 ))
+# (768 KiB free: under the 1Mi, with room for the server's own writes)
+fill=$(( $(free_kib) - 768 ))
 dd if=/dev/zero of="$E2E_DATA/filler" bs=1k count="$fill" >/dev/null 2>&1
 check "DiskPressure=True below --disk-free-min" until_ok 30 disk_pressure_is True
-expect_eq "the node is tainted disk-pressure:NoSchedule" "node.kubernetes.io/disk-pressure NoSchedule" \
-    "$(k get node e2e-node -o jsonpath='{.spec.taints[0].key} {.spec.taints[0].effect}')"
-cat <<'YAML' | k apply -f - >/dev/null
+wait_until taint_is "node.kubernetes.io/disk-pressure NoSchedule"
+expect_eq "the node is tainted disk-pressure:NoSchedule" "node.kubernetes.io/disk-pressure NoSchedule" "$(taint)"
+cat >"$E2E_TMP/waits.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
 metadata: {name: waits}
@@ -86,10 +105,12 @@ spec:
     image: busybox
     command: [sh, -c, "echo placed"]
 YAML
+check "a pod is created under DiskPressure" k apply -f "$E2E_TMP/waits.yaml"
 check "a new pod is not placed under DiskPressure" until_ok 30 unschedulable waits
 expect_eq "nor bound" "" "$(k get pod waits -o jsonpath='{.spec.nodeName}')"
 rm -f "$E2E_DATA/filler"
 check "DiskPressure clears when space returns" until_ok 30 disk_pressure_is False
+wait_until untainted
 expect_eq "the taint goes with it" "" "$(k get node e2e-node -o jsonpath='{.spec.taints}')"
 check "the waiting pod runs then" until_ok 60 phase_is waits Succeeded
 finish

@@ -141,7 +141,12 @@ expect_match "the 401 is logged: stage ResponseStarted, user {}, reason Unauthor
 expect_eq "... and only at that stage" "0" "$(count 'g("responseStatus","code")==401 and g("stage")!="ResponseStarted"')"
 
 # a watch: ResponseStarted when the stream begins, ResponseComplete when it ends
-timeout 3 kubectl --kubeconfig="$KC_ALICE" get pods --watch-only >/dev/null 2>&1
+# (ended once its stream has begun, however long kubectl takes to get there)
+kubectl --kubeconfig="$KC_ALICE" get pods --watch-only >/dev/null 2>&1 &
+wpid=$!
+wait_until has_events 'g("verb")=="watch" and g("stage")=="ResponseStarted" and g("user","username")=="alice"'
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
 wait_until has_events 'g("verb")=="watch" and g("stage")=="ResponseComplete" and g("user","username")=="alice"'
 wid=$($PY -c '
 import json, sys

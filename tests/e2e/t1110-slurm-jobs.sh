@@ -39,6 +39,8 @@ expect_eq "a pod's hostIP is its node's NodeAddr" \
     "$(kubectl get pod pytorch-ddp-worker-2 -o jsonpath='{.status.hostIP}')"
 w=()
 for p in master-0 worker-0 worker-1 worker-2; do
+    # (the job's end is its master's: a worker's last line may come after)
+    wait_until eval "kubectl logs pytorch-ddp-$p 2>/dev/null | grep -q '^final weights'"
     w+=("$(kubectl logs "pytorch-ddp-$p" | grep '^final weights')")
 done
 if [ -n "${w[0]}" ] && [ "${w[0]}" = "${w[1]}" ] && [ "${w[0]}" = "${w[2]}" ] && [ "${w[0]}" = "${w[3]}" ]; then

@@ -124,7 +124,8 @@ sleep 1.1
 ptjob pt-big 2 2 2 "schedulingPolicy: {priorityClass: high}"
 sleep 1.1
 ptjob pt-next 2 2 2
-out=$(wait_get pt-big 'Waiting for GPUs')
+# (pt-next's PodGroup comes a little after the job: waited for in the count)
+out=$(wait_get pt-big 'first of 3 waiting')
 expect_match "get JOB: waiting for GPUs, with the numbers" \
     'Waiting for GPUs: the gang needs 6 more, 4 free now \(of 8 on 2 schedulable nodes\)' "$out"
 expect_match "  its priority" 'Priority: +high \(1000\)' "$out"

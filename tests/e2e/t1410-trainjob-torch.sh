@@ -51,8 +51,13 @@ expect_match "events on the job" 'SuccessfulCreatePod' \
 
 # ---- kubectl: list, get, watch ----
 expect_match "kubectl lists TrainJobs" '^torch-ddp +Complete ' "$(kubectl get trainjobs --no-headers 2>&1)"
-out=$(timeout 5 kubectl get trainjobs --watch --output-watch-events --no-headers 2>&1)
-expect_match "kubectl watches TrainJobs" '^ADDED +torch-ddp +Complete' "$out"
+# (ended once its first event is out, however long kubectl takes to get there)
+kubectl get trainjobs --watch --output-watch-events --no-headers >"$E2E_TMP/watch.out" 2>&1 &
+wpid=$!
+wait_until file_has "$E2E_TMP/watch.out" '^ADDED '
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
+expect_match "kubectl watches TrainJobs" '^ADDED +torch-ddp +Complete' "$(cat "$E2E_TMP/watch.out")"
 
 # ---- the Python client: list, get, watch, delete ----
 py=$(/usr/bin/python3 - "$KUBECONFIG" <<'PY' 2>&1

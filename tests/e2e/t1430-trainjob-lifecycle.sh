@@ -91,8 +91,13 @@ EOF2
 if wait_until 120 tj_cond_is flaky Failed "True ReachedMaxRestarts"; then pass "failurePolicy: Failed after maxRestarts"; else fail "failurePolicy: $(tj_cond flaky Failed)"; dump_job trainjob flaky; fi
 expect_eq "failurePolicy: one whole-set restart" 1 \
     "$(kubectl get trainjob flaky -o jsonpath='{.metadata.annotations.trainyard\.io/restarts}')"
+# (the first attempt's pods may still be going when the second fails: the
+# ones left in the end are waited for)
+attempts() { kubectl get pods -l jobset.sigs.k8s.io/jobset-name=flaky -o jsonpath='{range .items[*]}{.metadata.labels.jobset\.sigs\.k8s\.io/restart-attempt} {end}' | sed 's/ $//'; }
+attempts_are_1() { grep -Eq '^1( 1)*$' <<<"$(attempts)"; }
+wait_until attempts_are_1
 expect_match "failurePolicy: the pods left (the failed rank) carry restart-attempt 1" '^1( 1)*$' \
-    "$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=flaky -o jsonpath='{range .items[*]}{.metadata.labels.jobset\.sigs\.k8s\.io/restart-attempt} {end}' | sed 's/ $//')"
+    "$(attempts)"
 expect_match "failurePolicy: the restart is an Event" 'restarting every job \(1 of 1\)' \
     "$(kubectl get events --field-selector involvedObject.name=flaky 2>&1)"
 if wait_until 60 running_is flaky 0; then pass "failed: no pod left running"; else fail "failed: pods still run"; fi

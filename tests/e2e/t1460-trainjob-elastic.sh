@@ -74,7 +74,10 @@ spec:
       doomed = node == "2" and not os.path.exists(mark)
       print(f"node {node} rank {rank}/{world} start", flush=True)
       t = torch.ones(1)
-      for step in range(30):
+      # A world short of a node trains on until its agents let the
+      # replacement in (a scale-up restart), however late it comes.
+      step = 0
+      while step < 30 or world < 3:
           t = torch.ones(1)
           dist.all_reduce(t)
           if doomed and step == 5:
@@ -82,6 +85,7 @@ spec:
               print(f"node {node} dies", flush=True)
               os.kill(os.getppid(), signal.SIGKILL)
               os._exit(1)
+          step += 1
           time.sleep(0.2)
       print(f"node {node} rank {rank}/{world} done sum {t.item():.0f}", flush=True)
       dist.destroy_process_group()
@@ -128,9 +132,11 @@ spec:
       import os, time, torch, torch.distributed as dist
       dist.init_process_group("gloo")
       rank, world = dist.get_rank(), dist.get_world_size()
-      for step in range(50):  # long enough for a late node to be let in
+      step = 0
+      while step < 20 or world < 2:  # on until the second node is let in
           t = torch.ones(1)
           dist.all_reduce(t)
+          step += 1
           time.sleep(0.3)
       print(f"node {os.environ['PET_NODE_RANK']} rank {rank}/{world} done", flush=True)
       dist.destroy_process_group()

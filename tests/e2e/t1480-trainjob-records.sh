@@ -64,6 +64,9 @@ expect_match "... and by the job's name: node 0's, as for a live job" 'node 0 sa
     "$("$TRAINYARD" logs done 2>/dev/null)"
 expect_match "... any node's with --instance" 'node 1 says bye' \
     "$("$TRAINYARD" logs done -i done-node-0-1 2>/dev/null)"
+# (a pod's log is marked gone once the pod is, after the job)
+deleted_row() { "$TRAINYARD" logs --deleted 2>&1 | grep -Eq 'done-node-0-1 +done +node-0 '; }
+wait_until deleted_row
 expect_match "logs --deleted names the TrainJob and the replica" 'done-node-0-1 +done +node-0 ' \
     "$("$TRAINYARD" logs --deleted 2>&1)"
 
