@@ -9,15 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 E2E_DATA="$E2E_TMP/data"
 k() { kubectl --request-timeout=20s "$@"; }
-# until SECONDS CMD...: polls CMD every 0.2 s until it succeeds (SECONDS is
-# a floor under E2E_WAIT, as wait_until's).
-until_ok() {
-    local s=$1 n; shift
-    [ "$s" -lt "$E2E_WAIT" ] && s=$E2E_WAIT
-    n=$((s * 5))
-    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    "$@"
-}
+# until SECONDS CMD...: wait_until, and on a timeout CMD once more with its
+# output (for check's report).
+until_ok() { wait_until "$@" && return 0; shift; "$@"; }
 phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
 
 TY_FAILPOINTS=rt-exit-after-supervisor-spawn start_server --fake-gpus 0 --node-name e2e-node

@@ -24,15 +24,9 @@ out=$("$TRAINYARD" server --port 0 --data-dir "$E2E_TMP/unused" --disk-free-min 
 expect_eq "a bad --disk-free-min is refused" "2 error: --disk-free-min: invalid disk free minimum lots: want a size such as 1Gi or 500Mi, a percentage such as 5%, or 0" "$? $out"
 start_server --fake-gpus 0 --node-name e2e-node --disk-free-min 1Mi
 k() { kubectl --request-timeout=20s "$@"; }
-# until SECONDS CMD...: polls CMD every 0.2 s until it succeeds (SECONDS is
-# a floor under E2E_WAIT, as wait_until's).
-until_ok() {
-    local s=$1 n; shift
-    [ "$s" -lt "$E2E_WAIT" ] && s=$E2E_WAIT
-    n=$((s * 5))
-    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    "$@"
-}
+# until SECONDS CMD...: wait_until, and on a timeout CMD once more with its
+# output (for check's report).
+until_ok() { wait_until "$@" && return 0; shift; "$@"; }
 phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
 disk_pressure_is() {
     [ "$(k get node e2e-node -o jsonpath='{.status.conditions[?(@.type=="DiskPressure")].status}')" = "$1" ]
