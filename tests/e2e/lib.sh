@@ -189,6 +189,14 @@ tj_cond() { kubectl get trainjob "$1" -o jsonpath="{.status.conditions[?(@.type=
 tj_cond_is() { [ "$(tj_cond "$1" "$2")" = "$3" ]; }
 
 file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
+# pods_in_phase PHASE POD...: every one of the pods is in PHASE (for wait_until).
+pods_in_phase() {
+    local want=$1 p
+    shift
+    for p; do [ "$(kubectl get pod "$p" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$want" ] || return 1; done
+}
+# log_has POD REGEX: the pod's log, as kubectl logs serves it, has such a line.
+log_has() { grep -Eq -- "$2" <<<"$(kubectl logs "$1" 2>/dev/null)"; }
 
 pass() { E2E_CHECKS=$((E2E_CHECKS + 1)); echo "ok   - $1"; }
 fail() { E2E_CHECKS=$((E2E_CHECKS + 1)); E2E_FAILS=$((E2E_FAILS + 1)); echo "FAIL - $1"; }

@@ -29,8 +29,7 @@ spec:
     image: busybox
     command: ["seq", "1", "3000"]
 YAML
-phase_is() { [ "$(kubectl get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
-check "the chatty pod runs to Succeeded" wait_until phase_is chatty Succeeded
+check "the chatty pod runs to Succeeded" wait_until pods_in_phase Succeeded chatty
 out=$(kubectl logs chatty)
 check "kubectl logs serves the end of the output, whole and in order, from both files" \
     contiguous "$out" 3000
@@ -58,8 +57,6 @@ spec:
     image: busybox
     command: ["sh", "-c", "echo start; for k in 1 2 3 4 5; do while [ ! -e $GO.\$k ]; do sleep 0.05; done; seq \$((k * 100 - 99)) \$((k * 100)); done"]
 YAML
-# log_has POD REGEX: the pod's log (as kubectl logs serves it) has such a line
-log_has() { grep -Eq -- "$2" <<<"$(kubectl logs "$1" 2>/dev/null)"; }
 check "the slow pod has started" wait_until log_has slow '^start$'
 kubectl logs -f slow >"$E2E_TMP/follow.out" 2>&1 &
 FOLLOW=$!

@@ -13,11 +13,8 @@ state=$(wait_job pytorchjob pytorch-ddp Succeeded 240)
 expect_eq "PyTorchJob succeeds" "Succeeded" "$state"
 [ "$state" = Succeeded ] || dump_job pytorchjob pytorch-ddp
 # The Master alone decides the job's success: a worker may still be printing.
-pods_succeeded() {
-    local p
-    for p; do [ "$(kubectl get pod "$p" -o jsonpath='{.status.phase}')" = Succeeded ] || return 1; done
-}
-check "the workers end Succeeded too" wait_until pods_succeeded pytorch-ddp-worker-0 pytorch-ddp-worker-1
+check "the workers end Succeeded too" \
+    wait_until pods_in_phase Succeeded pytorch-ddp-worker-0 pytorch-ddp-worker-1
 for p in pytorch-ddp-master-0 pytorch-ddp-worker-0 pytorch-ddp-worker-1; do
     kubectl logs "$p" >"$E2E_TMP/$p.log" 2>&1
 done

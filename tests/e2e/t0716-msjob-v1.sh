@@ -35,12 +35,8 @@ state=$(wait_job msjobs.kubeflow.org msjob-mnist Succeeded 240)
 expect_eq "the seed's MSJob succeeds" "Succeeded" "$state"
 [ "$state" = Succeeded ] || dump_job msjobs.kubeflow.org msjob-mnist
 # The MASTER alone decides the job's success: a WORKER may still be printing.
-pods_succeeded() {
-    local p
-    for p; do [ "$(kubectl get pod "$p" -o jsonpath='{.status.phase}')" = Succeeded ] || return 1; done
-}
 check "the WORKERs end Succeeded too" \
-    wait_until pods_succeeded msjob-mnist-worker-0 msjob-mnist-worker-1 msjob-mnist-worker-2
+    wait_until pods_in_phase Succeeded msjob-mnist-worker-0 msjob-mnist-worker-1 msjob-mnist-worker-2
 expect_match "the MASTER reached itself at localhost" \
     'rank 0/4 reached the master \(MASTER_ADDR=localhost MASTER_PORT=23456 WORLD_SIZE=4 RANK=0\): allreduce 6' \
     "$(kubectl logs msjob-mnist-master-0 2>&1)"

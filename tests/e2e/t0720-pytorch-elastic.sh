@@ -47,8 +47,7 @@ state=$(wait_job pytorchjob elastic Succeeded 240)
 expect_eq "elastic PyTorchJob succeeds" "Succeeded" "$state"
 [ "$state" = Succeeded ] || dump_job pytorchjob elastic
 # Any worker's success is the job's: worker-0 may still be printing.
-worker0_succeeded() { [ "$(kubectl get pod elastic-worker-0 -o jsonpath='{.status.phase}')" = Succeeded ]; }
-check "worker-0 ends Succeeded too" wait_until worker0_succeeded
+check "worker-0 ends Succeeded too" wait_until pods_in_phase Succeeded elastic-worker-0
 out=$(kubectl logs elastic-worker-0 2>&1)
 expect_match "PET_* variables as upstream" 'PET_NNODES=2:2 PET_RDZV_ENDPOINT=elastic-worker-0:23456 PET_RDZV_BACKEND=c10d' "$out"
 expect_match "torchrun formed a world of 2 and all-reduced" 'rank [01]/2 sum 3' "$out"

@@ -64,7 +64,7 @@ done
 expect_eq "DDP Volcano Job completes" Completed "$phase"
 for p in vc-ddp-master-0 vc-ddp-worker-0 vc-ddp-worker-1; do
     # (a job may complete with its master: a worker's last line may come after)
-    wait_until eval "kubectl logs $p 2>/dev/null | grep -q '^final weights'"
+    wait_until log_has "$p" '^final weights'
     kubectl logs "$p" >"$E2E_TMP/$p.log" 2>&1
 done
 expect_match "master is rank 0 of 3" 'rank 0/3 master vc-ddp-master-0.vc-ddp' \

@@ -68,8 +68,7 @@ state=$(wait_job pytorchjob simjob Succeeded 30)
 expect_eq "the job runs to Succeeded on sim nodes" "Succeeded" "$state"
 [ "$state" = Succeeded ] || dump_job pytorchjob simjob
 # (the job's end is its master's: a worker may end a moment later)
-worker_done() { [ "$(kubectl get pod simjob-worker-0 -o jsonpath='{.status.phase}')" = Succeeded ]; }
-wait_until worker_done
+wait_until pods_in_phase Succeeded simjob-worker-0
 expect_eq "its containers ended with exit code 0, reason Completed" "0 Completed" \
     "$(kubectl get pod simjob-worker-0 -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.reason}')"
 

@@ -40,7 +40,7 @@ expect_eq "a pod's hostIP is its node's NodeAddr" \
 w=()
 for p in master-0 worker-0 worker-1 worker-2; do
     # (the job's end is its master's: a worker's last line may come after)
-    wait_until eval "kubectl logs pytorch-ddp-$p 2>/dev/null | grep -q '^final weights'"
+    wait_until log_has "pytorch-ddp-$p" '^final weights'
     w+=("$(kubectl logs "pytorch-ddp-$p" | grep '^final weights')")
 done
 if [ -n "${w[0]}" ] && [ "${w[0]}" = "${w[1]}" ] && [ "${w[0]}" = "${w[2]}" ] && [ "${w[0]}" = "${w[3]}" ]; then

@@ -26,7 +26,7 @@ for j in ddp-a ddp-b; do
     expect_eq "$j succeeds beside the other" "Succeeded" "$state"
     [ "$state" = Succeeded ] || { dump_job pytorchjob $j; tail -20 "$E2E_TMP/server.err"; }
     # (the job's end is its master's: the worker's last line may come after)
-    wait_until eval "kubectl logs $j-worker-0 2>/dev/null | grep -q '^final weights'"
+    wait_until log_has "$j-worker-0" '^final weights'
     a=$(kubectl logs $j-master-0 | grep '^final weights')
     b=$(kubectl logs $j-worker-0 | grep '^final weights')
     if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "$j: both ranks agree"; else fail "$j: '$a' / '$b'"; fi
