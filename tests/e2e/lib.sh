@@ -90,6 +90,14 @@ start_server() {
 # start_operator [flags]: `trainyard operator` on the server's kubeconfig;
 # returns once it leads (its controllers and scheduler run).
 start_operator() {
+    try_operator "$@" && return 0
+    echo "operator did not start:"; cat "$E2E_TMP/operator.err"
+    exit 1
+}
+
+# try_operator [flags]: start_operator's work; 1 if the operator exited
+# (for a test that retries) or did not lead in time.
+try_operator() {
     # a server killed by the test left its operator pointing at the old port
     if [ -n "${OPERATOR_PID:-}" ]; then
         kill "$OPERATOR_PID" 2>/dev/null
@@ -113,8 +121,7 @@ start_operator() {
         kill -0 "$OPERATOR_PID" 2>/dev/null || break
         sleep 0.1
     done
-    echo "operator did not start:"; cat "$E2E_TMP/operator.err"
-    exit 1
+    return 1
 }
 
 stop_server() {

@@ -218,16 +218,15 @@ spec:
 YAML
 }
 subpod() { vpod "$1" "persistentVolumeClaim: {claimName: fixed}" "$3" "$4" "$2"; }
-phase_is() { [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
 subpod planter . /v 'mkdir -p /v/inside && echo inside-ok > /v/inside/f && ln -s /etc /v/evil && ln -s ../.. /v/up && ln -s inside /v/good'
-check "a pod leaves symlinks in its claim" wait_until phase_is planter Succeeded
+check "a pod leaves symlinks in its claim" wait_until pods_in_phase Succeeded planter
 subpod thief evil /steal 'cat /steal/passwd'
-check "a subPath through a symlink out of the volume is not mounted: the pod fails" wait_until phase_is thief Failed
+check "a subPath through a symlink out of the volume is not mounted: the pod fails" wait_until pods_in_phase Failed thief
 expect_eq "... and read nothing of the host's" "" "$(k logs thief 2>&1 | grep '^root:')"
 subpod climber up/etc /steal 'cat /steal/passwd'
-check "... nor one climbing out through a relative link" wait_until phase_is climber Failed
+check "... nor one climbing out through a relative link" wait_until pods_in_phase Failed climber
 subpod reader good /r 'cat /r/f'
-check "a symlink within the volume still serves" wait_until phase_is reader Succeeded
+check "a symlink within the volume still serves" wait_until pods_in_phase Succeeded reader
 expect_eq "... its file" "inside-ok" "$(k logs reader 2>&1)"
 k delete pod planter thief climber reader --wait=false >/dev/null
 k apply -f - >/dev/null <<'YAML'
@@ -250,16 +249,16 @@ expect_eq "and stays Pending" Pending "$(k get pod orphan -o jsonpath='{.status.
 TAG=ty-e2e-$$-$RANDOM
 mpod() { vpod "$1" "emptyDir: {}" "$2" "$3"; }
 mpod inetc /etc/$TAG 'true'
-ended() { phase_is "$1" Succeeded || phase_is "$1" Failed; }
+ended() { pods_in_phase Succeeded "$1" || pods_in_phase Failed "$1"; }
 check "a pod asking for a mount point at a missing /etc/NAME ends" wait_until ended inetc
 expect_eq "... and nothing was made in the host's /etc" "" "$(ls -d /etc/$TAG 2>/dev/null)"
 mpod linker /scratch-$TAG "ln -s /etc /var/tmp/$TAG-link"
-check "a pod leaves a link to /etc in /var/tmp" wait_until phase_is linker Succeeded
+check "a pod leaves a link to /etc in /var/tmp" wait_until pods_in_phase Succeeded linker
 mpod vialink /var/tmp/$TAG-link/$TAG-via 'true'
 check "a pod asking for a mount point through that link ends" wait_until ended vialink
 expect_eq "... and nothing was made in /etc" "" "$(ls -d /etc/$TAG-via 2>/dev/null)"
 mpod allowed /var/tmp/$TAG-ok/deep "touch /var/tmp/$TAG-ok/deep/x"
-check "a missing mount point where such things go is made" wait_until phase_is allowed Succeeded
+check "a missing mount point where such things go is made" wait_until pods_in_phase Succeeded allowed
 expect_eq "... the volume mounted there (the file is in the emptyDir, not the host's)" "" \
     "$(ls /var/tmp/$TAG-ok/deep 2>/dev/null)"
 k delete pod inetc linker vialink allowed --wait=false >/dev/null

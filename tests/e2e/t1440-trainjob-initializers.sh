@@ -15,12 +15,17 @@ mkdir -p "$E2E_TMP/src" "$E2E_TMP/www"
 echo "a,b" >"$E2E_TMP/src/data.csv"
 chmod -R a+rX "$E2E_TMP/src"
 echo "weights-v1" >"$E2E_TMP/www/model.bin"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-(cd "$E2E_TMP/www" && exec /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
+# port 0: the server binds a free port itself and prints it (a port picked
+# here and bound later could be taken in between)
+(cd "$E2E_TMP/www" && exec /usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 >"$E2E_TMP/http.out" 2>&1) &
 HTTP_PID=$!
 trap 'kill $HTTP_PID 2>/dev/null; cleanup' EXIT
-up() { curl -fs "http://127.0.0.1:$port/model.bin" >/dev/null; }
-wait_until 30 up || fail "the local HTTP server did not start"
+port=""
+up() {
+    [ -n "$port" ] || port=$(sed -n 's/^Serving HTTP on [^ ]* port \([0-9]*\) .*/\1/p' "$E2E_TMP/http.out")
+    [ -n "$port" ] && curl -fs "http://127.0.0.1:$port/model.bin" >/dev/null
+}
+wait_until 30 up || fail "the local HTTP server did not start: $(cat "$E2E_TMP/http.out")"
 
 kubectl apply -f - >/dev/null <<EOF2
 apiVersion: trainer.kubeflow.org/v1alpha1

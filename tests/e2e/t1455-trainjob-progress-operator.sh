@@ -19,9 +19,18 @@ expect_match "--progress-url needs the webhook's certificate" 'needs --tls-cert-
 out=$("$TRAINYARD" operator --kubeconfig "$KUBECONFIG" --tls-cert-file "$data/pki/apiserver.crt" \
     --tls-private-key-file "$data/pki/apiserver.key" --progress-url "https://127.0.0.1:$port/x" 2>&1)
 expect_match "--progress-url takes no path" 'want https://HOST\[:PORT\], no path' "$out"
-start_operator --scheduler-name volcano --scheduler-name default-scheduler \
-    --tls-cert-file "$data/pki/apiserver.crt" --tls-private-key-file "$data/pki/apiserver.key" \
-    --webhook-port "$port" --progress-url "https://127.0.0.1:$port" --progress-ca-file "$data/pki/ca.crt"
+# The URL names the webhook's port, so the port is picked here: another
+# process may take it before the operator binds it, then try another.
+started=""
+for try in 1 2 3 4 5; do
+    try_operator --scheduler-name volcano --scheduler-name default-scheduler \
+        --tls-cert-file "$data/pki/apiserver.crt" --tls-private-key-file "$data/pki/apiserver.key" \
+        --webhook-port "$port" --progress-url "https://127.0.0.1:$port" --progress-ca-file "$data/pki/ca.crt" &&
+        { started=1; break; }
+    grep -q 'in use' "$E2E_TMP/operator.err" || break
+    port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+done
+[ -n "$started" ] || { cat "$E2E_TMP/operator.err"; fail "the operator did not start"; finish; exit 1; }
 expect_match "the operator serves the endpoint" 'TrainJob progress' "$(cat "$E2E_TMP/operator.err")"
 EP="https://127.0.0.1:$port/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
 # ep_post JOB TOKEN BODY: the HTTP code; answer and headers in $E2E_TMP
@@ -31,7 +40,6 @@ ep_post() {
 }
 
 cp "$(dirname "$0")/progress_report.py" "$E2E_TMP/report.py" && chmod 0644 "$E2E_TMP/report.py"
-chmod 0644 "$E2E_TMP/report.py"
 check "TrainJob r, whose script reports 40%" kubectl apply -f - <<EOF2
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
