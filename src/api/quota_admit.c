@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "api/kinds.h"
+#include "api/quota_limited.h"
 #include "base/jsonget.h"
 #include "base/timeutil.h"
 #include "model/quantity.h"
@@ -442,6 +443,11 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
     if (!res->namespaced || !ns || !*ns)
         return 0;
     quotas_of(lk, ns, &qs);
+    /* what may be made only where a quota covers it (api/quota_limited.h) */
+    if (quota_limited_check(res, obj, qs.q, qs.n, err) < 0) {
+        quotas_free(&qs);
+        return -1;
+    }
     if (!qs.n)
         return 0;
     if (!(delta = json_object())) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "api/quota_limited.h"
 #include "cli/server_security.h"
 #include "server/authn.h"
 #include "server/authz.h"
@@ -113,6 +114,7 @@ int security_flag(int c, const char *arg, security_flags *sf)
         fprintf(stderr, "error: --authorization-mode: unknown mode \"%s\": want RBAC or "
                 "AlwaysAllow\n", arg);
         return -1;
+    case SECF_ADMISSION_CONFIG: sf->admission_config = arg; return 0;
     case SECF_TLS_CERT_FILE: sf->tls_cert_file = arg; return 0;
     case SECF_TLS_KEY_FILE: sf->tls_key_file = arg; return 0;
     case SECF_CLIENT_CA_FILE: sf->client_ca_file = arg; return 0;
@@ -249,6 +251,9 @@ int security_setup(const security_flags *sf, const char *data_dir, security_stat
     if (!(st->authn = authn_new(&ao, err)))
         goto fail;
     if (audit_setup(sf, st, err) < 0)
+        goto fail;
+    /* the default (quota_limited.h) holds unless a file replaces it */
+    if (sf->admission_config && admission_config_load(sf->admission_config, err) < 0)
         goto fail;
     so->audit = st->audit;
     so->authn = st->authn;

@@ -26,6 +26,7 @@ enum {
     SECF_ANONYMOUS_AUTH,
     SECF_NO_TLS,
     SECF_AUTHORIZATION_MODE = 1040,
+    SECF_ADMISSION_CONFIG,
     /* audit: 1050.. */
     SECF_AUDIT_LOG_PATH = 1050,
     SECF_AUDIT_POLICY_FILE,
@@ -45,6 +46,7 @@ enum {
         {"anonymous-auth", optional_argument, NULL, SECF_ANONYMOUS_AUTH},                     \
         {"no-tls", no_argument, NULL, SECF_NO_TLS},                                          \
         {"authorization-mode", required_argument, NULL, SECF_AUTHORIZATION_MODE},           \
+        {"admission-control-config-file", required_argument, NULL, SECF_ADMISSION_CONFIG},  \
         AUDIT_LONGOPTS
 #define AUDIT_LONGOPTS                                                                       \
     {"audit-log-path", required_argument, NULL, SECF_AUDIT_LOG_PATH},                        \
@@ -71,6 +73,10 @@ enum {
     "  --no-tls     plain HTTP (loopback addresses only; tokens are still asked for)\n"    \
     "  --authorization-mode MODE  RBAC (default: roles and bindings decide) or\n"          \
     "               AlwaysAllow (every authenticated request is allowed)\n"                \
+    "  --admission-control-config-file FILE  an AdmissionConfiguration: the\n"            \
+    "               ResourceQuota plugin's limitedResources (default: pods of the\n"      \
+    "               system-node-critical and system-cluster-critical classes only\n"      \
+    "               in namespaces with a quota that covers them, as kube-system's)\n"     \
     AUDIT_USAGE
 #define AUDIT_USAGE                                                                          \
     "  --audit-log-path FILE  audit.k8s.io/v1 Event JSON lines of every request (- = stdout)\n" \
@@ -91,6 +97,7 @@ typedef struct security_flags {
     bool anonymous_auth;
     bool no_tls;
     bool always_allow; /* --authorization-mode AlwaysAllow */
+    const char *admission_config; /* --admission-control-config-file */
     /* audit */
     const char *audit_log_path, *audit_policy_file;
     int audit_max_size_mb, audit_max_backups, audit_max_age_days;

@@ -225,7 +225,7 @@ static bool in_values(const json_t *values, const char *s)
     return false;
 }
 
-static bool selector_matches(const json_t *expr, const json_t *pod)
+bool quota_scope_expr_matches(const json_t *expr, const json_t *pod)
 {
     const char *scope = jstr(expr, "scopeName"), *op = jstr(expr, "operator");
     const json_t *values = json_object_get(expr, "values");
@@ -270,7 +270,7 @@ bool quota_matches(const json_t *quota, const char *group, const char *plural,
         if (!json_is_string(s) || !scope_matches(json_string_value(s), obj))
             return false;
     json_array_foreach(exprs, i, s)
-        if (!selector_matches(s, obj))
+        if (!quota_scope_expr_matches(s, obj))
             return false;
     return true;
 }

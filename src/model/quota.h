@@ -86,4 +86,8 @@ bool quota_key_valid(const char *key);
 bool quota_scope_known(const char *scope);
 bool quota_scope_allows(const char *scope, const char *key);
 
+/* Whether one scope selector requirement ({scopeName, operator, values},
+ * as in spec.scopeSelector.matchExpressions) takes in pod. */
+bool quota_scope_expr_matches(const json_t *expr, const json_t *pod);
+
 #endif

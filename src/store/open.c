@@ -253,16 +253,35 @@ static int quarantine(loader *l, const char *dir, ty_error *err)
     return 0;
 }
 
-static int ensure(ty_store *s, const char *resource, const char *name, json_t *obj,
-                  ty_error *err)
+static int ensure_in(ty_store *s, const char *resource, const char *ns, const char *name,
+                     json_t *obj, ty_error *err)
 {
-    store_obj *o = store_get(s, resource, "", name, NULL);
+    store_obj *o = store_get(s, resource, ns, name, NULL);
 
     if (!o)
-        o = store_create(s, resource, "", obj, err);
+        o = store_create(s, resource, ns, obj, err);
     json_decref(obj);
     store_obj_unref(o);
     return o ? 0 : -1;
+}
+
+static int ensure(ty_store *s, const char *resource, const char *name, json_t *obj,
+                  ty_error *err)
+{
+    return ensure_in(s, resource, "", name, obj, err);
+}
+
+/* The quota that lets kube-system have pods of the system priority
+ * classes, which the quota admission's default keeps out of namespaces
+ * without one (api/quota_limited.h); GKE's kube-system has such a quota. */
+static json_t *critical_quota_json(void)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}, s:{s:[{s:s, s:s, s:[s, s]}]}}}",
+                     "apiVersion", "v1", "kind", "ResourceQuota", "metadata", "name",
+                     "system-critical-pods", "namespace", "kube-system", "spec", "hard", "pods",
+                     "1G", "scopeSelector", "matchExpressions", "scopeName", "PriorityClass",
+                     "operator", "In", "values", "system-node-critical",
+                     "system-cluster-critical");
 }
 
 static json_t *namespace_json(const char *name)
@@ -282,7 +301,9 @@ static int seed(ty_store *s, ty_error *err)
 
     if (ensure(s, "namespaces", "default", namespace_json("default"), err) < 0 ||
         ensure(s, "namespaces", "kube-system", namespace_json("kube-system"), err) < 0 ||
-        ensure(s, "queues.scheduling.volcano.sh", "default", queue, err) < 0)
+        ensure(s, "queues.scheduling.volcano.sh", "default", queue, err) < 0 ||
+        ensure_in(s, "resourcequotas", "kube-system", "system-critical-pods",
+                  critical_quota_json(), err) < 0)
         return -1;
     /* Every namespace has its id block (api/nsrange.h): the seeded ones and
      * those made before blocks existed get theirs here. */

@@ -115,7 +115,8 @@ static inline store_obj *store_obj_of(ty_obj *o) { return (store_obj *)o; }
 void store_obj_unref(store_obj *o);
 
 /* Opens (creating if needed) <dir>/trainyard.db. Creates namespaces "default"
- * and "kube-system" and the Volcano queue "default" when absent. */
+ * and "kube-system", the Volcano queue "default" and kube-system's quota
+ * for the system priority classes (system-critical-pods) when absent. */
 ty_store *store_open(const char *dir, ty_error *err);
 void store_close(ty_store *s);
 

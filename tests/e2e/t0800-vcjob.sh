@@ -279,6 +279,11 @@ kind: PriorityClass
 metadata: {name: vc-high}
 value: 1000
 ---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vc-low}
+value: 10
+---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata: {name: names}
@@ -297,13 +302,13 @@ spec:
       spec:
         restartPolicy: Never
         schedulerName: volcano
-        priorityClassName: system-cluster-critical
+        priorityClassName: vc-low
         containers: [{name: c, image: busybox, command: ["/bin/sh", "-c", "true"]}]
 YAML
 pod_sched() { kubectl get pod "$1" -o jsonpath='{.spec.schedulerName} {.spec.priorityClassName}' 2>/dev/null; }
 check "the job's pods exist" wait_until bash -c 'kubectl get pod names-plain-0 names-own-0 >/dev/null 2>&1'
 expect_eq "a template naming neither gets the job's" "volcano vc-high" "$(pod_sched names-plain-0)"
-expect_eq "a template's own priorityClassName stays" "volcano system-cluster-critical" \
+expect_eq "a template's own priorityClassName stays" "volcano vc-low" \
     "$(pod_sched names-own-0)"
 kubectl delete vcjob names >/dev/null 2>&1
 

@@ -31,6 +31,41 @@ expect_match "describe quota shows her limits" 'requests\.nvidia\.com/gpu +0 +2'
     "$(ka describe quota 2>&1)"
 expect_eq "she cannot raise her own quota" "no" "$(ka auth can-i update resourcequotas 2>/dev/null)"
 expect_eq "she may create PyTorchJobs" "yes" "$(ka auth can-i create pytorchjobs.kubeflow.org 2>/dev/null)"
+# The system priority classes preempt everyone's pods: a tenant's pod may
+# name one only where an admin's quota covers it (GKE's rule; kube-system
+# has such a quota from the start).
+crit_pod() { # NAME CLASS
+    ka apply -f - 2>&1 <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  priorityClassName: $2
+  restartPolicy: Never
+  containers: [{name: c, image: busybox, command: ["true"]}]
+YAML
+}
+expect_match "her pod of system-cluster-critical is refused" \
+    'pods "crit" is forbidden: insufficient quota to match these scopes: \[\{PriorityClass In \[system-node-critical system-cluster-critical\]\}\]' \
+    "$(crit_pod crit system-cluster-critical)"
+expect_match "... and one of system-node-critical" 'pods "crit" is forbidden: insufficient quota' \
+    "$(crit_pod crit system-node-critical)"
+expect_match "kube-system has the quota that allows them" 'system-critical-pods' \
+    "$(kubectl get quota -n kube-system 2>&1)"
+kubectl apply -n alice -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: critical}
+spec:
+  hard: {pods: 2}
+  scopeSelector:
+    matchExpressions: [{scopeName: PriorityClass, operator: In, values: [system-cluster-critical]}]
+YAML
+expect_match "once the admin's quota covers the class, she may" 'pod/crit created' \
+    "$(crit_pod crit system-cluster-critical)"
+expect_eq "... with its priority" "2000000000" "$(ka get pod crit -o jsonpath='{.spec.priority}')"
+expect_match "... that class only" 'pods "crit2" is forbidden: insufficient quota' \
+    "$(crit_pod crit2 system-node-critical)"
 expect_match "user list names her, without her token" '^alice' "$(U list)"
 expect_eq "... and no token is printed" "0" "$(U list | grep -c '[0-9a-f]\{64\}')"
 

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store_fixture.h"
 
 #include "api/kinds.h"
 #include "base/jsonget.h"
 #include "api/quota_admit.h"
+#include "api/quota_limited.h"
 #include "client/kc_embedded.h"
 #include "controller/quota.h"
 #include "model/quota.h"
@@ -660,6 +662,221 @@ static void test_controller_status(void **state)
     kc_free(kc);
 }
 
+/* ---- limited resources (api/quota_limited.h) ---- */
+
+#define PC_POD(name, ns, pc) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\"}," \
+    "\"spec\":{\"priorityClassName\":\"" pc "\",\"containers\":[{\"name\":\"main\"}]}}"
+#define CRITICAL_SCOPES "insufficient quota to match these scopes: [{PriorityClass In " \
+    "[system-node-critical system-cluster-critical]}]"
+
+/* By default a pod of a system priority class is made only where a quota
+ * covers that class: a tenant's pods cannot take the priority that
+ * preempts everyone's (they could before). kube-system has its quota. */
+static void test_system_priority_needs_quota(void **state)
+{
+    store_fixture *f = *state;
+
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-cluster-critical"),
+                              false),
+                        "3 pods \"crit\" is forbidden: " CRITICAL_SCOPES);
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("node", "team-a", "system-node-critical"),
+                              false),
+                        "3 pods \"node\" is forbidden: " CRITICAL_SCOPES);
+    assert_null(admit(f->s, &api_pod,
+                      "{\"metadata\":{\"name\":\"plain\",\"namespace\":\"team-a\"},\"spec\":"
+                      "{\"containers\":[{\"name\":\"m\"}]}}", false));
+    /* the seeded quota of kube-system covers both */
+    assert_null(admit(f->s, &api_pod, PC_POD("dns", "kube-system", "system-cluster-critical"),
+                      true));
+    assert_null(admit(f->s, &api_pod, PC_POD("agent", "kube-system", "system-node-critical"),
+                      true));
+    /* an admin's quota for one class covers that one only; a quota that
+     * does not match the pod covers nothing */
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"other\",\"namespace\":\"team-a\"},\"spec\":{\"hard\":"
+        "{\"pods\":\"10\"},\"scopeSelector\":{\"matchExpressions\":[{\"scopeName\":"
+        "\"PriorityClass\",\"operator\":\"In\",\"values\":[\"high\"]}]}}}");
+    assert_non_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-cluster-critical"),
+                          false));
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"crit\",\"namespace\":\"team-a\"},\"spec\":{\"hard\":"
+        "{\"pods\":\"1\"},\"scopeSelector\":{\"matchExpressions\":[{\"scopeName\":"
+        "\"PriorityClass\",\"operator\":\"In\",\"values\":[\"system-cluster-critical\"]}]}}}");
+    assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-cluster-critical"), true));
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("node", "team-a", "system-node-critical"),
+                              false),
+                        "3 pods \"node\" is forbidden: " CRITICAL_SCOPES);
+    /* and the quota still counts what it covers */
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("crit2", "team-a",
+                                                     "system-cluster-critical"), false),
+                        "3 pods \"crit2\" is forbidden: exceeded quota: crit, requested: "
+                        "pods=1, used: pods=1, limited: pods=1");
+    /* spec.scopes [PriorityClass] is the scope with Exists: it covers */
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"any-class\",\"namespace\":\"team-b\"},\"spec\":{\"hard\":"
+        "{\"pods\":\"5\"},\"scopes\":[\"PriorityClass\"]}}");
+    assert_null(admit(f->s, &api_pod, PC_POD("node", "team-b", "system-node-critical"), false));
+}
+
+static const char *set_limited(const char *text)
+{
+    static char out[1100];
+    json_t *lr = text ? parse(text) : NULL;
+    ty_error err;
+    int rc;
+
+    ty_error_init(&err);
+    rc = quota_limited_set(lr, &err);
+    json_decref(lr);
+    if (rc == 0)
+        return NULL;
+    snprintf(out, sizeof(out), "%d %s", err.code, err.text);
+    ty_error_clear(&err);
+    return out;
+}
+
+/* A configured list replaces the default: matchContains (GPUs only where
+ * a quota limits them), an empty list (kube-apiserver's default: nothing
+ * limited); a bad list is refused with the field and changes nothing. */
+static void test_limited_configured(void **state)
+{
+    store_fixture *f = *state;
+
+    assert_string_equal(set_limited("[{\"resource\":\"pods\",\"matchScopes\":[{\"scopeName\":"
+                                    "\"PriorityClass\",\"operator\":\"In\"}]}]"),
+                        "1 limitedResources[0].matchScopes[0].values: must be at least one "
+                        "value when `operator` is 'In' or 'NotIn'");
+    assert_string_equal(set_limited("[{\"resource\":\"pods\",\"matchScopes\":[{\"scopeName\":"
+                                    "\"Nope\",\"operator\":\"Exists\"}]}]"),
+                        "1 limitedResources[0].matchScopes[0].scopeName: want Terminating, "
+                        "NotTerminating, BestEffort, NotBestEffort or PriorityClass");
+    assert_string_equal(set_limited("[{\"apiGroup\":\"\"}]"),
+                        "1 limitedResources[0].resource: Required value");
+    assert_string_equal(set_limited("[{\"resource\":\"pods\",\"matchContain\":[\"x\"]}]"),
+                        "1 limitedResources[0].matchContain: unknown field");
+    assert_string_equal(set_limited("{}"),
+                        "1 limitedResources: want a list of at most 64 entries");
+    /* nothing changed: the default still holds */
+    assert_non_null(admit(f->s, &api_pod, PC_POD("crit", "ns", "system-cluster-critical"),
+                          false));
+
+    assert_null(set_limited("[{\"resource\":\"pods\",\"matchContains\":[\"nvidia.com/gpu\"]}]"));
+    assert_string_equal(admit(f->s, &api_pod,
+                              "{\"metadata\":{\"name\":\"g\",\"namespace\":\"ns\"},\"spec\":"
+                              "{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":"
+                              "{\"nvidia.com/gpu\":\"1\"}}}]}}", false),
+                        "3 pods \"g\" is forbidden: insufficient quota to consume: "
+                        "requests.nvidia.com/gpu");
+    assert_null(admit(f->s, &api_pod, PC_POD("crit", "ns", "system-cluster-critical"), false));
+    put(f->s, "resourcequotas",
+        "{\"metadata\":{\"name\":\"gpus\",\"namespace\":\"ns\"},\"spec\":{\"hard\":"
+        "{\"requests.nvidia.com/gpu\":\"4\"}}}");
+    assert_null(admit(f->s, &api_pod,
+                      "{\"metadata\":{\"name\":\"g\",\"namespace\":\"ns\"},\"spec\":"
+                      "{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":"
+                      "{\"nvidia.com/gpu\":\"1\"}}}]}}", false));
+
+    assert_null(set_limited("[]"));
+    assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
+    assert_null(set_limited(NULL));
+    assert_non_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"),
+                          false));
+}
+
+/* write_file DIR NAME TEXT: DIR/NAME with TEXT; its path. */
+static const char *write_file(const char *dir, const char *name, const char *text)
+{
+    static char path[512];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+    return path;
+}
+
+static const char *load_config(const char *path)
+{
+    static char out[1100];
+    ty_error err;
+
+    ty_error_init(&err);
+    if (admission_config_load(path, &err) == 0)
+        return NULL;
+    snprintf(out, sizeof(out), "%s", err.text);
+    ty_error_clear(&err);
+    return out;
+}
+
+/* --admission-control-config-file: kube-apiserver's AdmissionConfiguration,
+ * the ResourceQuota plugin's configuration inline or by path. */
+static void test_admission_config_file(void **state)
+{
+    store_fixture *f = *state;
+    char dir[] = "/tmp/ty-admcfg-XXXXXX", path[600], *e;
+
+    assert_non_null(mkdtemp(dir));
+    write_file(dir, "rq.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                               "kind: ResourceQuotaConfiguration\n"
+                               "limitedResources:\n"
+                               "- resource: pods\n"
+                               "  matchScopes:\n"
+                               "  - {scopeName: PriorityClass, operator: In, values: [gold]}\n");
+    snprintf(path, sizeof(path), "%s",
+             write_file(dir, "adm.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                                         "kind: AdmissionConfiguration\n"
+                                         "plugins:\n"
+                                         "- name: ResourceQuota\n"
+                                         "  path: rq.yaml\n"));
+    assert_null(load_config(path));
+    /* the system classes are not limited by this configuration */
+    assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
+
+    snprintf(path, sizeof(path), "%s",
+             write_file(dir, "inline.yaml",
+                        "apiVersion: apiserver.config.k8s.io/v1\n"
+                        "kind: AdmissionConfiguration\n"
+                        "plugins:\n"
+                        "- name: ResourceQuota\n"
+                        "  configuration:\n"
+                        "    apiVersion: apiserver.config.k8s.io/v1\n"
+                        "    kind: ResourceQuotaConfiguration\n"
+                        "    limitedResources:\n"
+                        "    - resource: pods\n"
+                        "      matchScopes:\n"
+                        "      - {scopeName: PriorityClass, operator: Exists}\n"));
+    assert_null(load_config(path));
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"),
+                              false),
+                        "3 pods \"crit\" is forbidden: insufficient quota to match these "
+                        "scopes: [{PriorityClass Exists []}]");
+
+    snprintf(path, sizeof(path), "%s",
+             write_file(dir, "other.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                                           "kind: AdmissionConfiguration\n"
+                                           "plugins:\n"
+                                           "- name: EventRateLimit\n"
+                                           "  path: erl.yaml\n"));
+    e = (char *)load_config(path);
+    assert_non_null(e);
+    assert_non_null(strstr(e, "plugins[0].name: Unsupported value: \"EventRateLimit\""));
+    snprintf(path, sizeof(path), "%s", write_file(dir, "bad.yaml", "kind: Nope\n"));
+    assert_non_null(strstr(load_config(path), "want apiVersion apiserver.config.k8s.io/v1, kind "
+                                              "AdmissionConfiguration"));
+    snprintf(path, sizeof(path), "%s/missing.yaml", dir);
+    assert_non_null(strstr(load_config(path), "cannot read"));
+    assert_null(set_limited(NULL));
+    for (const char *const *n = (const char *const[]){"rq.yaml", "adm.yaml", "inline.yaml",
+                                                       "other.yaml", "bad.yaml", NULL};
+         *n; n++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, *n);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +897,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_creates_never_exceed, admission_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_controller_status, admission_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_system_priority_needs_quota, admission_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_limited_configured, admission_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_config_file, admission_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

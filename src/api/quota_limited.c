@@ -1,0 +1,453 @@
+/* quota_limited.c - ResourceQuota admission's limited resources (see
+ * quota_limited.h). */
+#include "api/quota_limited.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kinds.h"
+#include "base/buf.h"
+#include "base/jsonget.h"
+#include "model/quota.h"
+#include "model/yaml.h"
+
+#define CONFIG_MAX_BYTES (1 << 20)
+
+/* obj[key] when a string, else NULL (ty_jstr's "" would hide a missing one). */
+static const char *jstr(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static json_t *limited; /* checked limitedResources; NULL until first use */
+
+static json_t *default_limited(void)
+{
+    return json_pack("[{s:s, s:s, s:[{s:s, s:s, s:[s, s]}]}]", "apiGroup", "", "resource",
+                     "pods", "matchScopes", "scopeName", "PriorityClass", "operator", "In",
+                     "values", "system-node-critical", "system-cluster-critical");
+}
+
+/* ---- checking a configuration ---- */
+
+static int bad(ty_error *err, const char *field, const char *what)
+{
+    return ty_seterr(err, TY_EBADREQUEST, "%s: %s", field, what);
+}
+
+static bool all_strings(const json_t *a)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(a, i, v)
+        if (!json_is_string(v) || !json_string_length(v))
+            return false;
+    return true;
+}
+
+static int check_scope(const json_t *s, const char *at, ty_error *err)
+{
+    const char *name = jstr(s, "scopeName"), *op = jstr(s, "operator");
+    const json_t *values = json_object_get(s, "values");
+    bool has_values = json_array_size(values) > 0;
+    char f[160];
+
+    if (!json_is_object(s))
+        return bad(err, at, "want an object {scopeName, operator, values}");
+    snprintf(f, sizeof(f), "%.120s.scopeName", at);
+    if (!name || !quota_scope_known(name))
+        return bad(err, f, "want Terminating, NotTerminating, BestEffort, NotBestEffort or "
+                           "PriorityClass");
+    snprintf(f, sizeof(f), "%.120s.operator", at);
+    if (!op || (strcmp(op, "In") && strcmp(op, "NotIn") && strcmp(op, "Exists") &&
+                strcmp(op, "DoesNotExist")))
+        return bad(err, f, "want In, NotIn, Exists or DoesNotExist");
+    snprintf(f, sizeof(f), "%.120s.values", at);
+    if (values && (!json_is_array(values) || !all_strings(values) ||
+                   json_array_size(values) > QUOTA_LIMITED_MAX))
+        return bad(err, f, "want a list of at most 64 names");
+    if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
+        if (strcmp(name, "PriorityClass") != 0)
+            return bad(err, f, "In and NotIn are for the PriorityClass scope");
+        if (!has_values)
+            return bad(err, f, "must be at least one value when `operator` is 'In' or 'NotIn'");
+    } else if (has_values) {
+        return bad(err, f, "must be no value when `operator` is 'Exists' or 'DoesNotExist'");
+    }
+    return 0;
+}
+
+static const char *const entry_fields[] = {"apiGroup", "resource", "matchContains",
+                                           "matchScopes", NULL};
+
+static int check_entry(const json_t *e, size_t i, ty_error *err)
+{
+    const json_t *contains = json_object_get(e, "matchContains");
+    const json_t *scopes = json_object_get(e, "matchScopes");
+    const char *k;
+    json_t *v;
+    char at[64], f[160];
+    size_t j;
+
+    snprintf(at, sizeof(at), "limitedResources[%zu]", i);
+    if (!json_is_object(e))
+        return bad(err, at, "want an object {apiGroup, resource, matchContains, matchScopes}");
+    json_object_foreach((json_t *)e, k, v) {
+        bool known = false;
+        for (j = 0; entry_fields[j]; j++)
+            known = known || !strcmp(k, entry_fields[j]);
+        snprintf(f, sizeof(f), "%s.%.60s", at, k);
+        if (!known)
+            return bad(err, f, "unknown field");
+    }
+    snprintf(f, sizeof(f), "%s.apiGroup", at);
+    if (json_object_get(e, "apiGroup") && !json_is_string(json_object_get(e, "apiGroup")))
+        return bad(err, f, "want a string");
+    snprintf(f, sizeof(f), "%s.resource", at);
+    if (!jstr(e, "resource") || !*jstr(e, "resource"))
+        return bad(err, f, "Required value");
+    snprintf(f, sizeof(f), "%s.matchContains", at);
+    if (contains && (!json_is_array(contains) || !all_strings(contains) ||
+                     json_array_size(contains) > QUOTA_LIMITED_MAX))
+        return bad(err, f, "want a list of at most 64 resource names");
+    snprintf(f, sizeof(f), "%s.matchScopes", at);
+    if (scopes && (!json_is_array(scopes) || json_array_size(scopes) > QUOTA_LIMITED_MAX))
+        return bad(err, f, "want a list of at most 64 scope selector requirements");
+    json_array_foreach(scopes, j, v) {
+        snprintf(f, sizeof(f), "%s.matchScopes[%zu]", at, j);
+        if (check_scope(v, f, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int quota_limited_set(const json_t *lr, ty_error *err)
+{
+    json_t *copy, *old;
+    size_t i;
+    json_t *e;
+
+    if (lr && (!json_is_array(lr) || json_array_size(lr) > QUOTA_LIMITED_MAX))
+        return bad(err, "limitedResources", "want a list of at most 64 entries");
+    json_array_foreach(lr, i, e)
+        if (check_entry(e, i, err) < 0)
+            return -1;
+    if (!(copy = lr ? json_deep_copy(lr) : default_limited()))
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    pthread_mutex_lock(&lock);
+    old = limited;
+    limited = copy;
+    pthread_mutex_unlock(&lock);
+    json_decref(old);
+    return 0;
+}
+
+/* ---- the check ---- */
+
+/* A requirement as kube-apiserver prints it (Go's %v of the struct):
+ * {PriorityClass In [a b]}. */
+static void fmt_scope(ty_buf *b, const json_t *s)
+{
+    size_t i;
+    json_t *v;
+
+    ty_buf_printf(b, "%s{%s %s [", b->len && b->data[b->len - 1] == '}' ? " " : "",
+                  jstr(s, "scopeName"), jstr(s, "operator"));
+    json_array_foreach(json_object_get(s, "values"), i, v)
+        ty_buf_printf(b, "%s%s", i ? " " : "", json_string_value(v));
+    ty_buf_printf(b, "]}");
+}
+
+/* Whether one of the quotas has a scope named like s that matches obj. */
+static bool scope_covered(const json_t *s, const json_t *obj, json_t *const *q, size_t n)
+{
+    const char *name = jstr(s, "scopeName");
+
+    for (size_t i = 0; i < n; i++) {
+        const json_t *spec = json_object_get(q[i], "spec");
+        size_t j;
+        json_t *e;
+        json_array_foreach(json_object_get(json_object_get(spec, "scopeSelector"),
+                                           "matchExpressions"), j, e)
+            if (!strcmp(jstr(e, "scopeName") ?: "", name) && quota_scope_expr_matches(e, obj))
+                return true;
+        /* spec.scopes: each is its scope with Exists */
+        json_array_foreach(json_object_get(spec, "scopes"), j, e) {
+            json_t *x;
+            bool m;
+            if (!json_is_string(e) || strcmp(json_string_value(e), name) != 0)
+                continue;
+            x = json_pack("{s:s, s:s}", "scopeName", name, "operator", "Exists");
+            m = x && quota_scope_expr_matches(x, obj);
+            json_decref(x);
+            if (m)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a quota that matches obj limits usage name k (or, for an
+ * extended name a pod uses unprefixed too, its requests. name: a quota
+ * limits extended resources by that one, as kube-apiserver's). */
+static bool name_covered(const api_resource *res, const char *k, const json_t *obj,
+                         json_t *const *q, size_t n)
+{
+    char group[128], plural[128], req[300];
+
+    snprintf(req, sizeof(req), "requests.%s", k);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *hard = json_object_get(json_object_get(q[i], "spec"), "hard");
+        if (!quota_matches(q[i], res->group, res->plural, obj))
+            continue;
+        if ((json_object_get(hard, k) || (strchr(k, '/') && strncmp(k, "count/", 6) &&
+                                          strncmp(k, "requests.", 9) &&
+                                          strncmp(k, "limits.", 7) && json_object_get(hard, req))) &&
+            quota_key_resource(json_object_get(hard, k) ? k : req, group, sizeof(group), plural,
+                               sizeof(plural)) == 0 &&
+            !strcmp(group, res->group) && !strcmp(plural, res->plural))
+            return true;
+    }
+    return false;
+}
+
+/* The names obj uses that contain one of e's matchContains and no quota
+ * covers, into b (sorted: the usage object's keys are). */
+static void uncovered_names(const api_resource *res, const json_t *e, const json_t *obj,
+                            json_t *const *q, size_t n, ty_buf *b)
+{
+    const json_t *contains = json_object_get(e, "matchContains");
+    json_t *usage;
+    const char *k;
+    json_t *v;
+    void *tmp;
+
+    if (!json_array_size(contains) || !(usage = json_object()))
+        return;
+    quota_usage_add(usage, res->group, res->plural, obj);
+    json_object_foreach_safe(usage, tmp, k, v) {
+        size_t i;
+        json_t *c;
+        bool hit = false;
+        json_array_foreach(contains, i, c)
+            hit = hit || strstr(k, json_string_value(c)) != NULL;
+        if (!hit || json_integer_value(v) <= 0 || name_covered(res, k, obj, q, n))
+            continue;
+        /* once: both nvidia.com/gpu and requests.nvidia.com/gpu name one thing */
+        if (strchr(k, '/') && strncmp(k, "requests.", 9) && strncmp(k, "count/", 6) &&
+            strncmp(k, "limits.", 7)) {
+            char req[300];
+            snprintf(req, sizeof(req), "requests.%s", k);
+            if (json_object_get(usage, req))
+                continue;
+        }
+        ty_buf_printf(b, "%s%s", b->len ? "," : "", k);
+    }
+    json_decref(usage);
+}
+
+static int refuse(ty_error *err, const api_resource *res, const json_t *obj, const char *what,
+                  const char *list, const char *end)
+{
+    char gr[128];
+
+    api_group_resource(res, gr, sizeof(gr));
+    return ty_seterr(err, TY_EFORBIDDEN, "%s \"%s\" is forbidden: %s%s%s", gr,
+                     ty_jmeta(obj, "name") ?: "", what, list, end);
+}
+
+int quota_limited_check(const api_resource *res, const json_t *obj, json_t *const *q, size_t n,
+                        ty_error *err)
+{
+    ty_buf scopes = {0}, names = {0};
+    bool is_pod = res == &api_pod;
+    size_t i, j;
+    json_t *e, *s;
+    int rc = 0;
+
+    pthread_mutex_lock(&lock);
+    if (!limited)
+        limited = default_limited();
+    json_array_foreach(limited, i, e) {
+        if (strcmp(jstr(e, "apiGroup") ?: "", res->group) != 0 ||
+            strcmp(jstr(e, "resource") ?: "", res->plural) != 0)
+            continue;
+        uncovered_names(res, e, obj, q, n, &names);
+        /* scopes are pods' alone (kube-apiserver's other evaluators match none) */
+        json_array_foreach(is_pod ? json_object_get(e, "matchScopes") : NULL, j, s)
+            if (quota_scope_expr_matches(s, obj) && !scope_covered(s, obj, q, n))
+                fmt_scope(&scopes, s);
+    }
+    pthread_mutex_unlock(&lock);
+    if (names.len)
+        rc = refuse(err, res, obj, "insufficient quota to consume: ", names.data, "");
+    else if (scopes.len)
+        rc = refuse(err, res, obj, "insufficient quota to match these scopes: [", scopes.data,
+                    "]");
+    ty_buf_free(&scopes);
+    ty_buf_free(&names);
+    return rc;
+}
+
+/* ---- the configuration file ---- */
+
+static json_t *load_file(const char *path, ty_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    json_t *doc;
+
+    if (!f) {
+        ty_seterr(err, TY_EBADREQUEST, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!(buf = malloc(CONFIG_MAX_BYTES + 1))) {
+        fclose(f);
+        ty_seterr(err, TY_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    n = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
+    fclose(f);
+    if (n > CONFIG_MAX_BYTES) {
+        free(buf);
+        ty_seterr(err, TY_EBADREQUEST, "%s is larger than %d bytes", path, CONFIG_MAX_BYTES);
+        return NULL;
+    }
+    doc = yaml_load_one(buf, n, err);
+    free(buf);
+    if (!doc)
+        return NULL;
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        ty_seterr(err, TY_EBADREQUEST, "want an object");
+        return NULL;
+    }
+    return doc;
+}
+
+/* Whether doc is apiVersion/kind of one of the versions kube-apiserver reads. */
+static bool is_kind(const json_t *doc, const char *kind, const char *const *versions)
+{
+    const char *av = jstr(doc, "apiVersion");
+
+    if (!av || strcmp(jstr(doc, "kind") ?: "", kind) != 0)
+        return false;
+    for (size_t i = 0; versions[i]; i++)
+        if (!strcmp(av, versions[i]))
+            return true;
+    return false;
+}
+
+static const char *const admission_versions[] = {
+    "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1alpha1",
+    "apiserver.k8s.io/v1alpha1", NULL};
+static const char *const quota_versions[] = {"apiserver.config.k8s.io/v1",
+                                             "resourcequota.admission.k8s.io/v1beta1",
+                                             "resourcequota.admission.k8s.io/v1alpha1", NULL};
+
+/* A ResourceQuotaConfiguration's list; one without it limits nothing. */
+static int set_from(const json_t *cfg, ty_error *err)
+{
+    const json_t *lr = json_object_get(cfg, "limitedResources");
+    json_t *none = lr ? NULL : json_array();
+    int rc = lr || none ? quota_limited_set(lr ? lr : none, err)
+                        : ty_seterr(err, TY_EINTERNAL, "out of memory");
+
+    json_decref(none);
+    return rc;
+}
+
+/* The ResourceQuota plugin's entry: its configuration (inline, or the file
+ * its path names, relative to dir). */
+static int quota_plugin(const json_t *p, const char *dir, ty_error *err)
+{
+    const json_t *inline_cfg = json_object_get(p, "configuration");
+    const char *rel = jstr(p, "path");
+    json_t *cfg = NULL;
+    char full[PATH_MAX];
+    int rc;
+
+    if (inline_cfg && rel)
+        return bad(err, "plugins[ResourceQuota]", "give configuration or path, not both");
+    if (rel) {
+        int len = rel[0] == '/' ? snprintf(full, sizeof(full), "%s", rel)
+                                : snprintf(full, sizeof(full), "%s/%s", dir, rel);
+        if (len < 0 || (size_t)len >= sizeof(full))
+            return bad(err, "plugins[ResourceQuota].path", "too long");
+        if (!(cfg = load_file(full, err)))
+            return -1;
+    } else if (json_is_object(inline_cfg)) {
+        cfg = json_incref((json_t *)inline_cfg);
+    } else {
+        return bad(err, "plugins[ResourceQuota].configuration", "Required value");
+    }
+    if (!is_kind(cfg, "ResourceQuotaConfiguration", quota_versions))
+        rc = bad(err, "plugins[ResourceQuota].configuration",
+                 "want apiVersion apiserver.config.k8s.io/v1, kind ResourceQuotaConfiguration");
+    else
+        rc = set_from(cfg, err);
+    json_decref(cfg);
+    return rc;
+}
+
+static int admission_doc(const json_t *doc, const char *dir, ty_error *err)
+{
+    const json_t *plugins = json_object_get(doc, "plugins");
+    size_t i;
+    json_t *p;
+
+    if (!is_kind(doc, "AdmissionConfiguration", admission_versions))
+        return bad(err, "kind", "want apiVersion apiserver.config.k8s.io/v1, kind "
+                                "AdmissionConfiguration");
+    if (plugins && !json_is_array(plugins))
+        return bad(err, "plugins", "want a list of {name, configuration or path}");
+    json_array_foreach(plugins, i, p) {
+        const char *name = jstr(p, "name");
+        char f[64];
+        snprintf(f, sizeof(f), "plugins[%zu].name", i);
+        if (!name)
+            return bad(err, f, "Required value");
+        if (strcmp(name, "ResourceQuota") != 0)
+            return ty_seterr(err, TY_EBADREQUEST,
+                             "%s: Unsupported value: \"%.100s\": only ResourceQuota's configuration "
+                             "is read from this file (docs/compatibility.md)",
+                             f, name);
+        if (quota_plugin(p, dir, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* err's text after "--admission-control-config-file PATH: ", its code kept. */
+static int prefixed(ty_error *err, const char *path)
+{
+    char text[sizeof(err->text)];
+
+    snprintf(text, sizeof(text), "%s", err->text);
+    return ty_seterr(err, err->code, "--admission-control-config-file %s: %s", path, text);
+}
+
+int admission_config_load(const char *path, ty_error *err)
+{
+    json_t *doc = load_file(path, err);
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int rc;
+
+    if (!doc)
+        return prefixed(err, path);
+    if (slash)
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    else
+        snprintf(dir, sizeof(dir), ".");
+    rc = admission_doc(doc, dir, err);
+    json_decref(doc);
+    return rc < 0 ? prefixed(err, path) : 0;
+}
