@@ -160,6 +160,34 @@ static int rate_flag(int c, const char *v, op_flags *f)
     return 0;
 }
 
+/* What the flags say together: 0, or 2 after saying what does not go
+ * (every scheme when none was named). */
+static int flags_consistent(op_flags *f)
+{
+    if (!f->tls_cert != !f->tls_key) {
+        fprintf(stderr, "error: the webhook needs both --tls-cert-file and "
+                        "--tls-private-key-file\n");
+        return 2;
+    }
+    if ((f->progress_ca || f->progress_key) && !f->progress_url) {
+        fprintf(stderr, "error: --progress-ca-file and --progress-key-file go with "
+                        "--progress-url\n");
+        return 2;
+    }
+    if (f->progress_url && !f->tls_cert) {
+        fprintf(stderr, "error: --progress-url: the progress endpoint is served on the "
+                        "webhook's HTTPS listener, which needs --tls-cert-file\n");
+        return 2;
+    }
+    if (f->no_scheduler && (f->sched_conf || f->nsched_names)) {
+        fprintf(stderr, "error: --no-scheduler with --scheduler-conf or --scheduler-name\n");
+        return 2;
+    }
+    if (!f->schemes_given)
+        op_schemes_all(&f->kinds, &f->volcano, &f->trainer);
+    return 0;
+}
+
 /* 0 to run, else the exit status to return now (-1: 0 after --help). */
 static int parse_flags(int argc, char **argv, op_flags *f)
 {
@@ -252,28 +280,7 @@ static int parse_flags(int argc, char **argv, op_flags *f)
         operator_usage(stderr);
         return 2;
     }
-    if (!f->tls_cert != !f->tls_key) {
-        fprintf(stderr, "error: the webhook needs both --tls-cert-file and "
-                        "--tls-private-key-file\n");
-        return 2;
-    }
-    if ((f->progress_ca || f->progress_key) && !f->progress_url) {
-        fprintf(stderr, "error: --progress-ca-file and --progress-key-file go with "
-                        "--progress-url\n");
-        return 2;
-    }
-    if (f->progress_url && !f->tls_cert) {
-        fprintf(stderr, "error: --progress-url: the progress endpoint is served on the "
-                        "webhook's HTTPS listener, which needs --tls-cert-file\n");
-        return 2;
-    }
-    if (f->no_scheduler && (f->sched_conf || f->nsched_names)) {
-        fprintf(stderr, "error: --no-scheduler with --scheduler-conf or --scheduler-name\n");
-        return 2;
-    }
-    if (!f->schemes_given)
-        op_schemes_all(&f->kinds, &f->volcano, &f->trainer);
-    return 0;
+    return flags_consistent(f);
 }
 
 /* ---- the client ---- */
@@ -458,6 +465,52 @@ static void catch_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The admission webhook (and the TrainJob progress endpoint with
+ * --progress-url) on its HTTPS listener; lk must outlive it. NULL with err. */
+static webhook_server *start_webhook(ty_kc *kc, const op_flags *f, api_lookup *lk,
+                                     ty_error *err)
+{
+    const webhook_extra *extra = NULL;
+    webhook_server *wh;
+
+    kc_admit_lookup(kc, lk);
+    /* before the controllers start: the TrainJob controller's first pods
+     * get the endpoint's variables */
+    if (f->progress_url &&
+        op_progress_setup(kc, f->progress_url, f->progress_ca,
+                          f->progress_key ? f->progress_key : f->tls_key, &extra, err) < 0)
+        return NULL;
+    webhook_serve_opts wo = {.address = f->address, .port = (uint16_t)f->webhook_port,
+                             .tls_cert_file = f->tls_cert, .tls_key_file = f->tls_key,
+                             .lookup = lk, .extra = extra};
+    if (!(wh = webhook_serve_start(&wo, err)))
+        return NULL;
+    ty_info("operator: admission webhook on https://%s:%u (/mutate, /validate%s)", f->address,
+            (unsigned)webhook_serve_port(wh), extra ? ", TrainJob progress" : "");
+    return wh;
+}
+
+/* Leader election on the Lease the flags name (in the kubeconfig's
+ * namespace by default). NULL with err. */
+static kc_leader *start_election(ty_kc *kc, const op_flags *f, const char *ctx_ns,
+                                 ty_error *err)
+{
+    kc_leader_opts lo = {.ns = f->lease_ns ? f->lease_ns : ctx_ns ? ctx_ns : "default",
+                         .name = f->lease_name, .identity = f->identity,
+                         .on_started_leading = on_started, .on_stopped_leading = on_stopped,
+                         .on_new_leader = on_new_leader};
+    kc_leader *le = kc_leader_start(kc, &lo, err);
+
+    if (!le) {
+        char text[sizeof(err->text)];
+        snprintf(text, sizeof(text), "%s", err->text);
+        ty_seterr(err, err->code, "leader election: %s", text);
+        return NULL;
+    }
+    ty_info("operator: %s waits for the Lease %s/%s", kc_leader_identity(le), lo.ns, lo.name);
+    return le;
+}
+
 int cmd_operator(int argc, char **argv)
 {
     op_flags f = {.address = "127.0.0.1", .port = OP_DEFAULT_PORT,
@@ -503,46 +556,14 @@ int cmd_operator(int argc, char **argv)
         goto out;
     }
     op_probe_set(probe, true, true);
-    if (f.tls_cert) {
-        const webhook_extra *extra = NULL;
-        kc_admit_lookup(kc, &lk);
-        /* before the controllers start: the TrainJob controller's first
-         * pods get the endpoint's variables */
-        if (f.progress_url &&
-            op_progress_setup(kc, f.progress_url, f.progress_ca,
-                              f.progress_key ? f.progress_key : f.tls_key, &extra, &err) < 0) {
-            fprintf(stderr, "error: %s\n", err.text);
-            rc = 1;
-            goto out;
-        }
-        webhook_serve_opts wo = {.address = f.address, .port = (uint16_t)f.webhook_port,
-                                 .tls_cert_file = f.tls_cert, .tls_key_file = f.tls_key,
-                                 .lookup = &lk, .extra = extra};
-        if (!(wh = webhook_serve_start(&wo, &err))) {
-            fprintf(stderr, "error: %s\n", err.text);
-            rc = 1;
-            goto out;
-        }
-        ty_info("operator: admission webhook on https://%s:%u (/mutate, /validate%s)",
-                f.address, (unsigned)webhook_serve_port(wh),
-                extra ? ", TrainJob progress" : "");
+    if ((f.tls_cert && !(wh = start_webhook(kc, &f, &lk, &err))) ||
+        (f.leader_elect && !(le = start_election(kc, &f, ctx_ns, &err)))) {
+        fprintf(stderr, "error: %s\n", err.text);
+        rc = 1;
+        goto out;
     }
-    if (f.leader_elect) {
-        kc_leader_opts lo = {.ns = f.lease_ns ? f.lease_ns : ctx_ns ? ctx_ns : "default",
-                             .name = f.lease_name, .identity = f.identity,
-                             .on_started_leading = on_started,
-                             .on_stopped_leading = on_stopped,
-                             .on_new_leader = on_new_leader};
-        if (!(le = kc_leader_start(kc, &lo, &err))) {
-            fprintf(stderr, "error: leader election: %s\n", err.text);
-            rc = 1;
-            goto out;
-        }
-        ty_info("operator: %s waits for the Lease %s/%s", kc_leader_identity(le), lo.ns,
-                lo.name);
-    } else {
+    if (!f.leader_elect)
         wake('L');
-    }
     ty_info("operator: driving %s; probes and metrics on http://%s:%u", kc_http_server(kc),
             f.address, (unsigned)op_probe_port(probe));
     /* Scripts that start it with --port 0 read the port from here. */

@@ -246,6 +246,41 @@ static int front_door_flag(int c, const char *arg, server_opts *so)
     }
 }
 
+/* The flags that take a number or a duration (--port, --fake-gpus,
+ * --gpu-idle-warning, --event-ttl): -1 after a usage error. */
+static int number_flag(int c, const char *arg, server_opts *so, rt_local_opts *ro,
+                       node_flags *nf)
+{
+    long v;
+
+    switch (c) {
+    case 'p':
+        if ((v = int_flag("port", arg, 0, 65535)) < 0)
+            return -1;
+        so->port = (uint16_t)v;
+        return 0;
+    case 'G':
+        if ((v = int_flag("fake-gpus", arg, 0, 1024)) < 0)
+            return -1;
+        ro->fake_gpus = (int)v;
+        return 0;
+    case 'W':
+        if (ty_duration_parse(arg, &ro->gpu_idle_warn_ms) < 0 || ro->gpu_idle_warn_ms < 0) {
+            fprintf(stderr, "error: invalid --gpu-idle-warning %s: want a duration such as "
+                            "30m, 90s or 0\n", arg);
+            return -1;
+        }
+        return 0;
+    default: /* 'E' */
+        if (ty_duration_parse(arg, &nf->event_ttl_ms) < 0) {
+            fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "
+                            "30m, 90s or 0\n", arg);
+            return -1;
+        }
+        return 0;
+    }
+}
+
 /* What the flags say together: 0, or 2 after saying what does not go. */
 static int flags_consistent(node_flags *nf, const char *data_dir)
 {
@@ -294,7 +329,6 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         SECURITY_LONGOPTS,
         RUNTIME_LONGOPTS,
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    long v;
     int c;
 
     optind = 1;
@@ -317,23 +351,15 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
                 return 2;
             break;
         case 'W':
-            if (ty_duration_parse(optarg, &ro->gpu_idle_warn_ms) < 0 ||
-                ro->gpu_idle_warn_ms < 0) {
-                fprintf(stderr, "error: invalid --gpu-idle-warning %s: want a duration such as "
-                                "30m, 90s or 0\n", optarg);
+        case 'E':
+        case 'p':
+        case 'G':
+            if (number_flag(c, optarg, so, ro, nf) < 0)
                 return 2;
-            }
             break;
         case CLI_OPT_RECORD_RETENTION:
             if (cli_record_retention_flag(optarg) < 0)
                 return 2;
-            break;
-        case 'E':
-            if (ty_duration_parse(optarg, &nf->event_ttl_ms) < 0) {
-                fprintf(stderr, "error: invalid --event-ttl %s: want a duration such as 1h, "
-                                "30m, 90s or 0\n", optarg);
-                return 2;
-            }
             break;
         case 'H':
         case 'O':
@@ -348,16 +374,6 @@ static int parse_flags(int argc, char **argv, server_opts *so, rt_local_opts *ro
         case 'S':
             if (sim_flag(nf, optarg) < 0)
                 return 2;
-            break;
-        case 'p':
-            if ((v = int_flag("port", optarg, 0, 65535)) < 0)
-                return 2;
-            so->port = (uint16_t)v;
-            break;
-        case 'G':
-            if ((v = int_flag("fake-gpus", optarg, 0, 1024)) < 0)
-                return 2;
-            ro->fake_gpus = (int)v;
             break;
         case 'l':
             if (cli_log_level_flag(optarg) < 0)

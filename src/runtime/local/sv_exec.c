@@ -189,43 +189,19 @@ static void answer(int fd, int code)
         fprintf(stderr, "supervise: exec: cannot answer: %s\n", strerror(errno));
 }
 
-static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
+/* The most words srun_args writes, its NULL included. */
+#define SRUN_MAX_ARGS (SV_EXEC_MAX_ENV * 2 + SV_EXEC_MAX_ARGV + 64)
+
+/* srun's words for req on the node of pod t (an overlapping step of the
+ * job, in the pod's directory, with the caller's MPI files and settings)
+ * into args; their count. The strings are static or borrowed: one request
+ * per process. */
+static size_t srun_args(const json_t *spec, const json_t *ex, const json_t *t,
+                        const sv_exec_req *req, char **args)
 {
-    char *buf = malloc(MAX_REQ + 1), cbuf[CMSG_SPACE(3 * sizeof(int))];
-    struct iovec iov = {.iov_base = buf, .iov_len = MAX_REQ};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                         .msg_controllen = sizeof(cbuf)};
-    struct ucred cred;
-    socklen_t cl = sizeof(cred);
-    int fds[3] = {-1, -1, -1}, status;
-    size_t len = 0;
-    char *args[SV_EXEC_MAX_ENV * 2 + SV_EXEC_MAX_ARGV + 64];
+    static char jobid[64], comp[32];
     size_t na = 0;
 
-    if (!buf || getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-        (cred.uid != owner && cred.uid != 0))
-        _exit(1);
-    ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
-    if (n <= 0)
-        _exit(1);
-    len = (size_t)n;
-    /* the rest of a long request */
-    while (len < MAX_REQ && (n = read(conn, buf + len, MAX_REQ - len)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-        if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)))
-            memcpy(fds, CMSG_DATA(c), sizeof(fds));
-    sv_exec_req req;
-    const json_t *t = NULL;
-    if (sv_exec_parse(buf, len, &req) < 0 || !(t = target(ex, req.host)) || fds[2] < 0) {
-        dprintf(fds[2] >= 0 ? fds[2] : 2, "trainyard exec: %s%s\n",
-                t || !req.host ? "malformed request" : "no pod in this job named ",
-                t || !req.host ? "" : req.host);
-        answer(conn, 255);
-        _exit(0);
-    }
-    char jobid[64], comp[32];
     snprintf(jobid, sizeof(jobid), "--jobid=%s", ty_jstr(ex, "job"));
     args[na++] = "srun";
     args[na++] = jobid;
@@ -261,13 +237,52 @@ static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
             args[na++] = mnt[nm++];
         }
     }
-    for (size_t i = 0; i < req.nenv; i++) {
+    for (size_t i = 0; i < req->nenv; i++) {
         args[na++] = "--env";
-        args[na++] = (char *)req.env[i];
+        args[na++] = (char *)req->env[i];
     }
     args[na++] = "--";
-    for (size_t i = 0; i < req.nargv; i++)
-        args[na++] = (char *)req.argv[i];
+    for (size_t i = 0; i < req->nargv; i++)
+        args[na++] = (char *)req->argv[i];
+    return na;
+}
+
+static void handle(const json_t *spec, const json_t *ex, int conn, uid_t owner)
+{
+    char *buf = malloc(MAX_REQ + 1), cbuf[CMSG_SPACE(3 * sizeof(int))];
+    struct iovec iov = {.iov_base = buf, .iov_len = MAX_REQ};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                         .msg_controllen = sizeof(cbuf)};
+    struct ucred cred;
+    socklen_t cl = sizeof(cred);
+    int fds[3] = {-1, -1, -1}, status;
+    size_t len = 0;
+    char *args[SRUN_MAX_ARGS];
+
+    if (!buf || getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+        (cred.uid != owner && cred.uid != 0))
+        _exit(1);
+    ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+    if (n <= 0)
+        _exit(1);
+    len = (size_t)n;
+    /* the rest of a long request */
+    while (len < MAX_REQ && (n = read(conn, buf + len, MAX_REQ - len)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)))
+            memcpy(fds, CMSG_DATA(c), sizeof(fds));
+    sv_exec_req req;
+    const json_t *t = NULL;
+    if (sv_exec_parse(buf, len, &req) < 0 || !(t = target(ex, req.host)) || fds[2] < 0) {
+        dprintf(fds[2] >= 0 ? fds[2] : 2, "trainyard exec: %s%s\n",
+                t || !req.host ? "malformed request" : "no pod in this job named ",
+                t || !req.host ? "" : req.host);
+        answer(conn, 255);
+        _exit(0);
+    }
+    size_t na = srun_args(spec, ex, t, &req, args);
     args[na] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
