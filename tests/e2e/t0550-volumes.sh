@@ -225,10 +225,20 @@ check "a subPath through a symlink out of the volume is not mounted: the pod fai
 expect_eq "... and read nothing of the host's" "" "$(k logs thief 2>&1 | grep '^root:')"
 subpod climber up/etc /steal 'cat /steal/passwd'
 check "... nor one climbing out through a relative link" wait_until pods_in_phase Failed climber
+# a volume that cannot be mounted: the container never starts (it used to
+# run without the volume, writing where the volume should have been)
+subpod unmounted evil /steal 'true'
+check "a pod whose volume cannot be mounted does not run: it fails" wait_until pods_in_phase Failed unmounted
+expect_eq "... its container never started (StartError, 128)" "StartError 128" \
+    "$(k get pod unmounted -o jsonpath='{.status.containerStatuses[0].state.terminated.reason} {.status.containerStatuses[0].state.terminated.exitCode}')"
+expect_match "... the message names the mount" 'cannot open .* to mount it at /steal' \
+    "$(k get pod unmounted -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')"
+expect_match "... and a Failed event says so" 'Error: cannot open .* to mount it at /steal' \
+    "$(k get events --field-selector involvedObject.name=unmounted 2>&1)"
 subpod reader good /r 'cat /r/f'
 check "a symlink within the volume still serves" wait_until pods_in_phase Succeeded reader
 expect_eq "... its file" "inside-ok" "$(k logs reader 2>&1)"
-k delete pod planter thief climber reader --wait=false >/dev/null
+k delete pod planter thief climber unmounted reader --wait=false >/dev/null
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: Pod

@@ -74,6 +74,7 @@ typedef struct sv {
     char phase[16];
     char oom_events[PATH_MAX]; /* memory.events of our cgroup, or "" */
     bool private_tmp;       /* /tmp is the pod's own (pod dir/tmp mounted there) */
+    char mount_error[512];  /* why a volume or /etc/hosts is not mounted: no container starts */
     int pod_ns;             /* the pod's mount namespace (containers enter it), or -1 */
     pid_t exec_pid;         /* the exec server (sv_exec.c), or -1 */
 } sv;

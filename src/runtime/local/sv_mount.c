@@ -29,6 +29,7 @@
  * /tmp covers it. */
 typedef struct bind {
     int fd;
+    int err; /* errno of the open when fd < 0 */
     const char *source, *target;
     bool ro;
 } bind;
@@ -130,46 +131,57 @@ fail:
     return -1;
 }
 
-static int bind_fd(const bind *b, unsigned long extra)
+/* Mounts b at its target; -1 when it is not there as asked (why: the
+ * reason, also on the supervisor's stderr). A read-only mount that cannot
+ * be made read-only is taken down again: the pod must not write where it
+ * asked not to. */
+static int bind_fd(const bind *b, unsigned long extra, char *why, size_t len)
 {
     char src[64], dst[64];
-    int tfd;
+    int tfd, e;
 
     if (b->fd < 0) {
-        fprintf(stderr, "supervise: cannot open %s to mount it at %s: %s\n", b->source,
-                b->target, strerror(errno));
-        return -1;
+        snprintf(why, len, "cannot open %s to mount it at %s: %s", b->source, b->target,
+                 strerror(b->err));
+        goto fail;
     }
     snprintf(src, sizeof(src), "/proc/self/fd/%d", b->fd);
     if ((tfd = open_target(b->fd, b->target)) < 0) {
-        fprintf(stderr, "supervise: no mount point %s for %s: %s%s\n", b->target, b->source,
-                strerror(errno),
-                errno == EPERM ? " (a missing one is made only at the top level, under /mnt, "
-                                 "/opt, /srv, /home, /media, /var/tmp, /etc/volcano, /etc/mpi "
-                                 "and the pod's /tmp and /root)"
-                               : "");
-        return -1;
+        e = errno;
+        snprintf(why, len, "no mount point %s for %s: %s%s", b->target, b->source, strerror(e),
+                 e == EPERM ? " (a missing one is made only at the top level, under /mnt, "
+                              "/opt, /srv, /home, /media, /var/tmp, /etc/volcano, /etc/mpi "
+                              "and the pod's /tmp and /root)"
+                            : "");
+        goto fail;
     }
     snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tfd);
     if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0) {
-        fprintf(stderr, "supervise: cannot mount %s at %s: %s\n", b->source, b->target,
-                strerror(errno));
+        snprintf(why, len, "cannot mount %s at %s: %s", b->source, b->target, strerror(errno));
         close(tfd);
-        return -1;
+        goto fail;
     }
     close(tfd);
     /* the remount names the target by its path: what was just mounted there */
     if ((b->ro || extra) &&
         mount(NULL, b->target, NULL,
-              MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra, NULL) < 0)
-        fprintf(stderr, "supervise: cannot make %s %s: %s\n", b->target,
-                b->ro ? "read-only" : "nosuid", strerror(errno));
+              MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra, NULL) < 0) {
+        snprintf(why, len, "cannot make %s %s: %s", b->target,
+                 b->ro ? "read-only" : "nosuid", strerror(errno));
+        umount2(b->target, MNT_DETACH);
+        goto fail;
+    }
     return 0;
+fail:
+    fprintf(stderr, "supervise: %s\n", why);
+    return -1;
 }
 
 static bind open_bind(const char *source, const char *target, bool ro)
 {
-    return (bind){.fd = open(source, O_PATH | O_CLOEXEC), .source = source, .target = target,
+    int fd = open(source, O_PATH | O_CLOEXEC);
+
+    return (bind){.fd = fd, .err = fd < 0 ? errno : 0, .source = source, .target = target,
                   .ro = ro};
 }
 
@@ -221,7 +233,10 @@ static bind open_sub_bind(const char *source, const char *sub, const char *targe
 {
     if (!sub || !*sub)
         return open_bind(source, target, ro);
-    return (bind){.fd = open_beneath(source, sub), .source = source, .target = target, .ro = ro};
+    int fd = open_beneath(source, sub);
+
+    return (bind){.fd = fd, .err = fd < 0 ? errno : 0, .source = source, .target = target,
+                  .ro = ro};
 }
 
 /* The pod's own /tmp: a directory of the pod directory (mode 1777, as /tmp:
@@ -313,6 +328,14 @@ out:
     return rc;
 }
 
+/* The first reason the pod's mounts are not as asked: its containers
+ * then fail to start with it. */
+static void mount_failed(sv *s, const char *why)
+{
+    if (!s->mount_error[0])
+        snprintf(s->mount_error, sizeof(s->mount_error), "%s", why);
+}
+
 static void mount_all(sv *s)
 {
     const json_t *mounts = json_object_get(s->spec, "mounts");
@@ -320,7 +343,7 @@ static void mount_all(sv *s)
     bind hosts, tmp = {.fd = -1}, home, *vols = n ? calloc(n, sizeof(*vols)) : NULL;
     bind pw = {.fd = -1}, gr = {.fd = -1};
     char tmp_dir[PATH_MAX + 8], root_dir[PATH_MAX + 8];
-    char pw_file[PATH_MAX + 8], gr_file[PATH_MAX + 8];
+    char pw_file[PATH_MAX + 8], gr_file[PATH_MAX + 8], why[sizeof(s->mount_error)];
 
     /* Every source first, while every path is still the host's. */
     hosts = open_bind(ty_jstr(s->spec, "hostsFile"), "/etc/hosts", false);
@@ -341,22 +364,29 @@ static void mount_all(sv *s)
         vols[i] = open_sub_bind(ty_jstr(m, "source"), ty_jstr(m, "subPath"),
                                 ty_jstr(m, "target"), json_is_true(json_object_get(m, "readOnly")));
     }
-    bind_fd(&hosts, 0);
+    /* The names of the pod's peers and its volumes are the pod's: without
+     * them its containers do not start (sv_spawn), as the kubelet starts
+     * none before every volume is mounted. The rest is best effort. */
+    if (bind_fd(&hosts, 0, why, sizeof(why)) < 0)
+        mount_failed(s, why);
     if (pw.fd >= 0)
-        bind_fd(&pw, 0);
+        bind_fd(&pw, 0, why, sizeof(why));
     if (gr.fd >= 0)
-        bind_fd(&gr, 0);
+        bind_fd(&gr, 0, why, sizeof(why));
     /* /tmp and /root before the volumes: one mounted under them (or at
      * them) stays visible. */
-    if (tmp.fd >= 0 && bind_fd(&tmp, MS_NOSUID | MS_NODEV) == 0)
+    if (tmp.fd >= 0 && bind_fd(&tmp, MS_NOSUID | MS_NODEV, why, sizeof(why)) == 0)
         s->private_tmp = true;
     if (home.fd >= 0)
-        bind_fd(&home, MS_NOSUID | MS_NODEV);
+        bind_fd(&home, MS_NOSUID | MS_NODEV, why, sizeof(why));
     /* Parents before children, so a volume inside another stays visible. */
     if (vols)
         qsort(vols, n, sizeof(*vols), by_target_len);
     for (size_t i = 0; vols && i < n; i++)
-        bind_fd(&vols[i], 0);
+        if (bind_fd(&vols[i], 0, why, sizeof(why)) < 0)
+            mount_failed(s, why);
+    if (n && !vols)
+        mount_failed(s, "out of memory for the pod's volumes");
     for (size_t i = 0; vols && i < n; i++)
         if (vols[i].fd >= 0)
             close(vols[i].fd);
@@ -390,21 +420,27 @@ void sv_setup_mounts(sv *s)
         return;
     }
     if ((host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "supervise: /proc/self/ns/mnt: %s: no mounts for this pod\n",
-                strerror(errno));
+        snprintf(s->mount_error, sizeof(s->mount_error),
+                 "cannot open the host's mount namespace: %s", strerror(errno));
+        fprintf(stderr, "supervise: %s\n", s->mount_error);
         return;
     }
     if (unshare(CLONE_NEWNS | CLONE_NEWUTS) < 0) {
-        fprintf(stderr, "supervise: unshare: %s: no mounts for this pod\n", strerror(errno));
+        snprintf(s->mount_error, sizeof(s->mount_error),
+                 "cannot make the pod's mount namespace: %s", strerror(errno));
+        fprintf(stderr, "supervise: %s\n", s->mount_error);
         close(host_ns);
         return;
     }
     if (*host && sethostname(host, strlen(host) > 63 ? 63 : strlen(host)) < 0)
         fprintf(stderr, "supervise: sethostname: %s\n", strerror(errno));
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        fprintf(stderr, "supervise: cannot make / private: %s\n", strerror(errno));
-    else
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        snprintf(s->mount_error, sizeof(s->mount_error), "cannot make / private: %s",
+                 strerror(errno));
+        fprintf(stderr, "supervise: %s\n", s->mount_error);
+    } else {
         mount_all(s);
+    }
     s->pod_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     /* Back to the host's view; should that fail we stay in the pod's (its
      * containers then need no setns), which hides a data directory under /tmp. */

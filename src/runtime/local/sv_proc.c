@@ -417,6 +417,11 @@ int sv_spawn(sv *s, sv_ct *c)
     rt_ident id;
 
     out[0] = out[1] = err[0] = err[1] = ep[0] = ep[1] = -1;
+    if (s->mount_error[0]) {
+        start_failed(c, "StartError", s->mount_error);
+        free_strv(argv);
+        return -1;
+    }
     if (!argv || !argv[0]) {
         start_failed(c, "NoCommand", "no command or args: nothing to run on this runtime");
         free_strv(argv);
