@@ -143,7 +143,7 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
 {
     jp_input in = {.job = job, .pods = pods, .pg = pg};
     jp_result r;
-    json_t *queue, *quotas, *nodes, *all_pods, *pgs, *pcs;
+    json_t *queue, *quotas, *nodes, *all_pods, *pgs, *pcs, *events;
     char qname[254];
 
     snprintf(qname, sizeof(qname), "%s",
@@ -154,6 +154,7 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
     in.all_pods = all_pods = items_or_null(cl, &api_pod, NULL);
     in.podgroups = pgs = items_or_null(cl, &api_podgroup, NULL);
     in.priority_classes = pcs = items_or_null(cl, &api_priorityclass, NULL);
+    in.events = events = items_or_null(cl, &api_event, cli_obj_ns(job));
     jp_explain(&in, &r);
     printf("\nWhy pending:\n");
     if (!nodes || !all_pods)
@@ -177,6 +178,7 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
     json_decref(all_pods);
     json_decref(pgs);
     json_decref(pcs);
+    json_decref(events);
 }
 
 /* Whether event e is about the job, its pods or its PodGroup: by uid, or by

@@ -653,6 +653,78 @@ static void gpus_check(const jp_input *in, const cli_job_replica *reps, size_t n
     free(want);
 }
 
+/* ---- pods refused at creation ---- */
+
+/* Whether event e is the job's (by uid, else by kind and name). */
+static bool job_event(const json_t *job, const json_t *e)
+{
+    const json_t *io = json_object_get(e, "involvedObject");
+    const char *uid = str_or(json_object_get(io, "uid"), "");
+
+    if (*uid)
+        return strcmp(uid, str_or(at(job, "metadata", "uid"), "")) == 0;
+    return strcmp(str_or(json_object_get(io, "kind"), ""),
+                  str_or(json_object_get(job, "kind"), "")) == 0 &&
+           strcmp(str_or(json_object_get(io, "name"), ""),
+                  str_or(at(job, "metadata", "name"), "")) == 0;
+}
+
+/* 1 for a pod the job's controller failed to make, 0 for one it made, -1
+ * for another event (the controller kit's FailedCreate "Error creating Pod
+ * ...", FailedCreatePod; SuccessfulCreate, SuccessfulCreatePod). */
+static int pod_create_event(const json_t *e)
+{
+    const char *reason = str_or(json_object_get(e, "reason"), "");
+    const char *msg = str_or(json_object_get(e, "message"), "");
+
+    if (!strcmp(reason, "FailedCreatePod") ||
+        (!strcmp(reason, "FailedCreate") && !strncmp(msg, "Error creating Pod ", 19)))
+        return 1;
+    if (!strcmp(reason, "SuccessfulCreatePod") ||
+        (!strcmp(reason, "SuccessfulCreate") && strstr(msg, "pod")))
+        return 0;
+    return -1;
+}
+
+static struct timespec event_when(const json_t *e)
+{
+    static const char *const keys[] = {"lastTimestamp", "eventTime", "firstTimestamp"};
+    struct timespec t = {0};
+
+    for (size_t i = 0; i < 3; i++)
+        if (json_string_value(json_object_get(e, keys[i])) &&
+            ty_time_parse_ts(json_string_value(json_object_get(e, keys[i])), &t) == 0)
+            break;
+    return t;
+}
+
+static void refused_check(const jp_input *in, size_t npods, jp_result *out)
+{
+    const json_t *e, *last = NULL;
+    struct timespec lt = {0};
+    size_t i;
+
+    if (!in->events || json_array_size(in->pods) >= npods)
+        return;
+    json_array_foreach(in->events, i, e) {
+        struct timespec t;
+        if (!job_event(in->job, e) || pod_create_event(e) < 0)
+            continue;
+        t = event_when(e);
+        /* the later one; a failure over a success of the same instant */
+        if (!last || t.tv_sec > lt.tv_sec || (t.tv_sec == lt.tv_sec && t.tv_nsec > lt.tv_nsec) ||
+            (t.tv_sec == lt.tv_sec && t.tv_nsec == lt.tv_nsec && pod_create_event(e) == 1)) {
+            last = e;
+            lt = t;
+        }
+    }
+    if (!last || pod_create_event(last) != 1)
+        return;
+    out->reasons |= JP_REFUSED;
+    say(out, "Refused: %zu of its %zu pods exist; the last one tried was refused: %.1200s",
+        json_array_size(in->pods), npods, str_or(json_object_get(last, "message"), ""));
+}
+
 void jp_explain(const jp_input *in, jp_result *out)
 {
     cli_job_replica reps[CLI_JOB_MAX_REPLICAS];
@@ -692,5 +764,6 @@ void jp_explain(const jp_input *in, jp_result *out)
     behind_check(in, out);
     if (!(out->reasons & JP_NEVER_FITS) && nodes && in->all_pods)
         gpus_check(in, reps, nrep, nodes, nnodes, out);
+    refused_check(in, npods, out);
     free(nodes);
 }

@@ -20,7 +20,11 @@
  *   JP_QUEUE        the queue is Closed, or its capability less what it has
  *                   allocated cannot hold the gang;
  *   JP_BEHIND       waiting PodGroups of its queue come first (position N);
- *   JP_GPUS         the gang's GPUs are not free now (needs X, Y free). */
+ *   JP_GPUS         the gang's GPUs are not free now (needs X, Y free);
+ *   JP_REFUSED      pods of it are missing and the job's controller's last
+ *                   try to make one was refused (admission: Pod Security,
+ *                   a quota, a priority class): the API server's words, from
+ *                   the job's FailedCreate event. */
 #ifndef TY_CLI_JOB_PENDING_H
 #define TY_CLI_JOB_PENDING_H
 
@@ -34,6 +38,7 @@
 #define JP_QUEUE 0x4u
 #define JP_BEHIND 0x8u
 #define JP_GPUS 0x10u
+#define JP_REFUSED 0x20u
 
 /* Everything borrowed. An array may be NULL when it could not be read (a
  * user may not list Nodes or every namespace's pods): the reasons that
@@ -49,6 +54,7 @@ typedef struct jp_input {
     const json_t *all_pods;  /* every pod (those bound use their node) */
     const json_t *podgroups; /* every PodGroup */
     const json_t *priority_classes;
+    const json_t *events;    /* Events of the job's namespace */
 } jp_input;
 
 #define JP_MAX_AHEAD 3

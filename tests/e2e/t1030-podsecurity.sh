@@ -160,6 +160,9 @@ refused() {
 check "its pods are refused and the job's events say why" wait_until refused
 expect_eq "no pod was made" "" \
     "$(k get pods -n team-c -l training.kubeflow.org/job-name=hostnet -o name 2>&1)"
+expect_match "trainyard get says why it is pending: the refusal, in the API server's words" \
+    'Refused: 0 of its 1 pods exist; the last one tried was refused: Error creating Pod hostnet-master-0: pods "hostnet-master-0" is forbidden: violates PodSecurity "baseline:latest"' \
+    "$("$TRAINYARD" get pytorchjob/hostnet -n team-c 2>&1)"
 
 # ---- the blocks survive a restart ----
 stop_server

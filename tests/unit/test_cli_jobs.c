@@ -595,6 +595,64 @@ static void test_pending_scheduler_message(void **state)
     world_free(&w);
 }
 
+/* Pods refused at creation (Pod Security, a quota, a system priority
+ * class): the API server's words from the job's last FailedCreate, while
+ * pods are missing; not once a later create succeeded, nor for another
+ * job's event. (It said nothing of them: "waiting for the scheduler".) */
+static void test_pending_refused(void **state)
+{
+    world w;
+    jp_result r;
+    jp_input in;
+    json_t *events;
+    (void)state;
+    world_init(&w, ptjob("ref", 0, 1, 0, NULL, NULL));
+    events = J("[{\"involvedObject\":{\"kind\":\"PyTorchJob\",\"name\":\"ref\",\"uid\":\"u-ref\"},"
+               "\"type\":\"Warning\",\"reason\":\"FailedCreate\",\"lastTimestamp\":"
+               "\"2026-01-01T00:00:05Z\",\"message\":\"Error creating Pod ref-master-0: pods "
+               "\\\"ref-master-0\\\" is forbidden: violates PodSecurity \\\"baseline:latest\\\": "
+               "host namespaces (hostNetwork=true)\"},"
+               "{\"involvedObject\":{\"kind\":\"PyTorchJob\",\"name\":\"ref\",\"uid\":\"u-ref\"},"
+               "\"type\":\"Normal\",\"reason\":\"SuccessfulCreatePod\",\"lastTimestamp\":"
+               "\"2026-01-01T00:00:01Z\",\"message\":\"Created pod: ref-worker-0\"},"
+               "{\"involvedObject\":{\"kind\":\"PyTorchJob\",\"name\":\"other\",\"uid\":\"u-o\"},"
+               "\"type\":\"Warning\",\"reason\":\"FailedCreate\",\"lastTimestamp\":"
+               "\"2026-01-01T00:00:09Z\",\"message\":\"Error creating Pod other-0: nope\"}]");
+    json_array_append_new(w.pods, pod("ref-worker-0", "u-ref", "worker", 0, 0, NULL, "Pending"));
+    in = (jp_input){.job = w.job, .pods = w.pods, .pg = w.pg, .nodes = w.nodes,
+                    .all_pods = w.all_pods, .podgroups = w.pgs, .priority_classes = w.pcs,
+                    .events = events};
+    jp_explain(&in, &r);
+    assert_int_equal(r.reasons & JP_REFUSED, JP_REFUSED);
+    assert_non_null(strstr(r.text, "Refused: 1 of its 2 pods exist; the last one tried was "
+                                   "refused: Error creating Pod ref-master-0: pods "
+                                   "\"ref-master-0\" is forbidden: violates PodSecurity"));
+    /* a later success: the refusal is over */
+    json_array_append_new(events, J("{\"involvedObject\":{\"kind\":\"PyTorchJob\",\"name\":"
+                                    "\"ref\",\"uid\":\"u-ref\"},\"type\":\"Normal\",\"reason\":"
+                                    "\"SuccessfulCreatePod\",\"lastTimestamp\":"
+                                    "\"2026-01-01T00:00:07Z\",\"message\":\"Created pod: x\"}"));
+    jp_explain(&in, &r);
+    assert_int_equal(r.reasons & JP_REFUSED, 0);
+    /* every pod there: nothing is refused now */
+    json_array_remove(events, 3);
+    json_array_append_new(w.pods, pod("ref-master-0", "u-ref", "master", 0, 0, NULL, "Pending"));
+    jp_explain(&in, &r);
+    assert_int_equal(r.reasons & JP_REFUSED, 0);
+    /* Volcano's reason, without a uid */
+    json_array_clear(w.pods);
+    json_array_clear(events);
+    json_array_append_new(events, J("{\"involvedObject\":{\"kind\":\"PyTorchJob\",\"name\":"
+                                    "\"ref\"},\"type\":\"Warning\",\"reason\":\"FailedCreatePod\","
+                                    "\"lastTimestamp\":\"2026-01-01T00:00:05Z\",\"message\":"
+                                    "\"Error creating: insufficient quota to match these scopes\"}"));
+    jp_explain(&in, &r);
+    assert_non_null(strstr(r.text, "Refused: 0 of its 2 pods exist; the last one tried was "
+                                   "refused: Error creating: insufficient quota"));
+    json_decref(events);
+    world_free(&w);
+}
+
 /* ---- TrainJob ---- */
 
 /* A TrainJob of numNodes nodes with gpus per node, status st. */
@@ -740,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_pending_queue),
         cmocka_unit_test(test_pending_without_nodes),
         cmocka_unit_test(test_pending_scheduler_message),
+        cmocka_unit_test(test_pending_refused),
         cmocka_unit_test(test_trainjob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
