@@ -324,6 +324,12 @@ static void test_default_roles_cover_registry(void **state)
     a = res_attr("create", AZ_RBAC_GROUP, "rolebindings", "", "ns", "");
     assert_int_equal(az_snapshot_allows(s, ed, &a, NULL, 0), 0);
     assert_int_equal(az_snapshot_allows(s, ad, &a, NULL, 0), 1);
+    /* nothing the server does not serve (a CRD an admin makes later of
+     * that name is not the tenants' to write) */
+    a = res_attr("create", "bus.volcano.sh", "commands", "", "ns", "");
+    assert_int_equal(az_snapshot_allows(s, ed, &a, NULL, 0), 0);
+    a = res_attr("list", "bus.volcano.sh", "commands", "", "ns", "");
+    assert_int_equal(az_snapshot_allows(s, vw, &a, NULL, 0), 0);
     /* nor may a namespace's admin raise its own quota */
     a = res_attr("update", "", "resourcequotas", "", "ns", "q");
     assert_int_equal(az_snapshot_allows(s, ad, &a, NULL, 0), 0);
