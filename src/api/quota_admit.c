@@ -443,13 +443,8 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
     if (!res->namespaced || !ns || !*ns)
         return 0;
     quotas_of(lk, ns, &qs);
-    /* what may be made only where a quota covers it (api/quota_limited.h) */
-    if (quota_limited_check(res, obj, qs.q, qs.n, err) < 0) {
-        quotas_free(&qs);
-        return -1;
-    }
-    if (!qs.n)
-        return 0;
+    if (!qs.n) /* what may be made only where a quota covers it (api/quota_limited.h) */
+        return quota_limited_check(res, obj, qs.q, 0, err);
     if (!(delta = json_object())) {
         quotas_free(&qs);
         return ty_seterr(err, TY_EINTERNAL, "out of memory");
@@ -471,6 +466,9 @@ int quota_admit(const api_lookup *lk, const api_resource *res, const json_t *obj
         }
         rel.q[rel.n++] = json_incref(qs.q[i]);
     }
+    /* after "must specify", as kube-apiserver */
+    if (rc == 0)
+        rc = quota_limited_check(res, obj, qs.q, qs.n, err);
     if (rc == 0 && rel.n) {
         pthread_mutex_lock(&lock);
         if (nresv == MAX_RESERVATIONS)

@@ -69,7 +69,8 @@ static int check_scope(const json_t *s, const char *at, ty_error *err)
                 strcmp(op, "DoesNotExist")))
         return bad(err, f, "want In, NotIn, Exists or DoesNotExist");
     snprintf(f, sizeof(f), "%.120s.values", at);
-    if (values && (!json_is_array(values) || !all_strings(values) ||
+    if (values && !json_is_null(values) &&
+        (!json_is_array(values) || !all_strings(values) ||
                    json_array_size(values) > QUOTA_LIMITED_MAX))
         return bad(err, f, "want a list of at most 64 names");
     if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
@@ -218,9 +219,9 @@ static bool name_covered(const api_resource *res, const char *k, const json_t *o
 }
 
 /* The names obj uses that contain one of e's matchContains and no quota
- * covers, into b (sorted: the usage object's keys are). */
+ * covers, as keys of set. */
 static void uncovered_names(const api_resource *res, const json_t *e, const json_t *obj,
-                            json_t *const *q, size_t n, ty_buf *b)
+                            json_t *const *q, size_t n, json_t *set)
 {
     const json_t *contains = json_object_get(e, "matchContains");
     json_t *usage;
@@ -247,9 +248,29 @@ static void uncovered_names(const api_resource *res, const json_t *e, const json
             if (json_object_get(usage, req))
                 continue;
         }
-        ty_buf_printf(b, "%s%s", b->len ? "," : "", k);
+        json_object_set_new(set, k, json_true());
     }
     json_decref(usage);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* set's keys, sorted and comma-separated, into b (kube-apiserver's set). */
+static void join_sorted(const json_t *set, ty_buf *b)
+{
+    const char *keys[QUOTA_LIMITED_MAX * 4], *k;
+    size_t n = 0;
+    json_t *v;
+
+    json_object_foreach((json_t *)set, k, v)
+        if (n < sizeof(keys) / sizeof(keys[0]))
+            keys[n++] = k;
+    qsort(keys, n, sizeof(keys[0]), cmp_str);
+    for (size_t i = 0; i < n; i++)
+        ty_buf_printf(b, "%s%s", i ? "," : "", keys[i]);
 }
 
 static int refuse(ty_error *err, const api_resource *res, const json_t *obj, const char *what,
@@ -266,7 +287,7 @@ int quota_limited_check(const api_resource *res, const json_t *obj, json_t *cons
                         ty_error *err)
 {
     ty_buf scopes = {0}, names = {0};
-    bool is_pod = res == &api_pod;
+    json_t *name_set = json_object();
     size_t i, j;
     json_t *e, *s;
     int rc = 0;
@@ -274,22 +295,29 @@ int quota_limited_check(const api_resource *res, const json_t *obj, json_t *cons
     pthread_mutex_lock(&lock);
     if (!limited)
         limited = default_limited();
+    if (!limited || !name_set) { /* out of memory: refused, never let through */
+        pthread_mutex_unlock(&lock);
+        json_decref(name_set);
+        return ty_seterr(err, TY_EINTERNAL, "out of memory");
+    }
     json_array_foreach(limited, i, e) {
-        if (strcmp(jstr(e, "apiGroup") ?: "", res->group) != 0 ||
-            strcmp(jstr(e, "resource") ?: "", res->plural) != 0)
-            continue;
-        uncovered_names(res, e, obj, q, n, &names);
-        /* scopes are pods' alone (kube-apiserver's other evaluators match none) */
-        json_array_foreach(is_pod ? json_object_get(e, "matchScopes") : NULL, j, s)
+        /* matchScopes of every entry, as kube-apiserver's: only the pod
+         * evaluator has scopes; names of the entries for this resource */
+        json_array_foreach(res == &api_pod ? json_object_get(e, "matchScopes") : NULL, j, s)
             if (quota_scope_expr_matches(s, obj) && !scope_covered(s, obj, q, n))
                 fmt_scope(&scopes, s);
+        if (!strcmp(jstr(e, "apiGroup") ?: "", res->group) &&
+            !strcmp(jstr(e, "resource") ?: "", res->plural))
+            uncovered_names(res, e, obj, q, n, name_set);
     }
     pthread_mutex_unlock(&lock);
+    join_sorted(name_set, &names);
     if (names.len)
         rc = refuse(err, res, obj, "insufficient quota to consume: ", names.data, "");
     else if (scopes.len)
         rc = refuse(err, res, obj, "insufficient quota to match these scopes: [", scopes.data,
                     "]");
+    json_decref(name_set);
     ty_buf_free(&scopes);
     ty_buf_free(&names);
     return rc;
@@ -314,6 +342,12 @@ static json_t *load_file(const char *path, ty_error *err)
         return NULL;
     }
     n = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        fclose(f);
+        free(buf);
+        ty_seterr(err, TY_EBADREQUEST, "cannot read %s", path);
+        return NULL;
+    }
     fclose(f);
     if (n > CONFIG_MAX_BYTES) {
         free(buf);
@@ -348,9 +382,11 @@ static bool is_kind(const json_t *doc, const char *kind, const char *const *vers
 static const char *const admission_versions[] = {
     "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1alpha1",
     "apiserver.k8s.io/v1alpha1", NULL};
-static const char *const quota_versions[] = {"apiserver.config.k8s.io/v1",
-                                             "resourcequota.admission.k8s.io/v1beta1",
-                                             "resourcequota.admission.k8s.io/v1alpha1", NULL};
+static const char *const quota_versions[] = {"apiserver.config.k8s.io/v1", NULL};
+/* the older group's kind is Configuration */
+static const char *const quota_versions_old[] = {"resourcequota.admission.k8s.io/v1beta1",
+                                                 "resourcequota.admission.k8s.io/v1alpha1",
+                                                 NULL};
 
 /* A ResourceQuotaConfiguration's list; one without it limits nothing. */
 static int set_from(const json_t *cfg, ty_error *err)
@@ -388,7 +424,8 @@ static int quota_plugin(const json_t *p, const char *dir, ty_error *err)
     } else {
         return bad(err, "plugins[ResourceQuota].configuration", "Required value");
     }
-    if (!is_kind(cfg, "ResourceQuotaConfiguration", quota_versions))
+    if (!is_kind(cfg, "ResourceQuotaConfiguration", quota_versions) &&
+        !is_kind(cfg, "Configuration", quota_versions_old))
         rc = bad(err, "plugins[ResourceQuota].configuration",
                  "want apiVersion apiserver.config.k8s.io/v1, kind ResourceQuotaConfiguration");
     else

@@ -776,6 +776,24 @@ static void test_limited_configured(void **state)
                       "{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":"
                       "{\"nvidia.com/gpu\":\"1\"}}}]}}", false));
 
+    /* two entries naming one thing: said once, sorted */
+    assert_null(set_limited("[{\"resource\":\"pods\",\"matchContains\":[\"nvidia.com/gpu\","
+                            "\"pods\"]},{\"resource\":\"pods\",\"matchContains\":[\"gpu\"]}]"));
+    assert_string_equal(admit(f->s, &api_pod,
+                              "{\"metadata\":{\"name\":\"g\",\"namespace\":\"team-b\"},\"spec\":"
+                              "{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":"
+                              "{\"nvidia.com/gpu\":\"1\"}}}]}}", false),
+                        "3 pods \"g\" is forbidden: insufficient quota to consume: "
+                        "count/pods,pods,requests.nvidia.com/gpu");
+    /* an entry's matchScopes limit pods whatever resource it names (as
+     * kube-apiserver's); values: null is no values */
+    assert_null(set_limited("[{\"resource\":\"services\",\"matchScopes\":[{\"scopeName\":"
+                            "\"PriorityClass\",\"operator\":\"Exists\",\"values\":null}]}]"));
+    assert_string_equal(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"),
+                              false),
+                        "3 pods \"crit\" is forbidden: insufficient quota to match these "
+                        "scopes: [{PriorityClass Exists []}]");
+
     assert_null(set_limited("[]"));
     assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
     assert_null(set_limited(NULL));
@@ -853,6 +871,19 @@ static void test_admission_config_file(void **state)
                         "3 pods \"crit\" is forbidden: insufficient quota to match these "
                         "scopes: [{PriorityClass Exists []}]");
 
+    /* the older group's kind, Configuration */
+    write_file(dir, "old.yaml", "apiVersion: resourcequota.admission.k8s.io/v1beta1\n"
+                                "kind: Configuration\n"
+                                "limitedResources: []\n");
+    snprintf(path, sizeof(path), "%s",
+             write_file(dir, "adm-old.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                                             "kind: AdmissionConfiguration\n"
+                                             "plugins:\n"
+                                             "- name: ResourceQuota\n"
+                                             "  path: old.yaml\n"));
+    assert_null(load_config(path));
+    assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
+
     snprintf(path, sizeof(path), "%s",
              write_file(dir, "other.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
                                            "kind: AdmissionConfiguration\n"
@@ -869,7 +900,8 @@ static void test_admission_config_file(void **state)
     assert_non_null(strstr(load_config(path), "cannot read"));
     assert_null(set_limited(NULL));
     for (const char *const *n = (const char *const[]){"rq.yaml", "adm.yaml", "inline.yaml",
-                                                       "other.yaml", "bad.yaml", NULL};
+                                                       "old.yaml", "adm-old.yaml", "other.yaml",
+                                                       "bad.yaml", NULL};
          *n; n++) {
         snprintf(path, sizeof(path), "%s/%s", dir, *n);
         unlink(path);

@@ -155,8 +155,8 @@ void pod_reconcile(rt_local *rt, rt_pod *p);     /* p's object changed / may be 
 void pod_new_object(rt_local *rt, const json_t *pod); /* a pod with no entry */
 void pod_poll(rt_local *rt, rt_pod *p);          /* read state.json, supervise the end */
 /* Rewrites p's hosts file (in place) when its namespace's lines changed
- * since it was last written. */
-void pod_write_hosts(rt_local *rt, rt_pod *p);
+ * since it was last written. 0, or -1 (errno) when it could not. */
+int pod_write_hosts(rt_local *rt, rt_pod *p);
 int pod_load_adopted(rt_local *rt, rt_pod *p);   /* fills p from its directory */
 
 #endif

@@ -329,7 +329,13 @@ static void try_start(rt_local *rt, rt_pod *p, const json_t *pod)
         wait_for(rt, p, pod, "UnexpectedAdmissionError", path);
         goto out;
     }
-    pod_write_hosts(rt, p);
+    /* the pod's names are there before its first instruction: no hosts
+     * file (a full disk), no start yet (its supervisor would refuse) */
+    if (pod_write_hosts(rt, p) < 0) {
+        snprintf(path, sizeof(path), "cannot write the pod's hosts file: %s", strerror(errno));
+        wait_for(rt, p, pod, "CreateContainerError", path);
+        goto out;
+    }
     if (write_spec(rt, p, pod, &err) < 0) {
         wait_for(rt, p, pod, "CreateContainerConfigError", err.text);
         goto out;
@@ -631,23 +637,29 @@ void pod_new_object(rt_local *rt, const json_t *pod)
     ty_error_clear(&err);
 }
 
-void pod_write_hosts(rt_local *rt, rt_pod *p)
+int pod_write_hosts(rt_local *rt, rt_pod *p)
 {
     char path[PATH_MAX + 16];
     uint64_t gen = 0;
     const char *body = rt_hosts_body(rt->hosts, p->ns, &gen);
     char *text;
+    int rc = 0;
 
-    if (!body || p->hosts_gen == gen)
-        return; /* out of memory, or the file shows these lines already */
-    if (!(text = rt_hosts_text(body, p->ip)))
-        return;
+    if (body && p->hosts_gen == gen)
+        return 0; /* the file shows these lines already */
+    if (!body || !(text = rt_hosts_text(body, p->ip))) {
+        errno = ENOMEM;
+        return -1;
+    }
     path_in(p, "hosts", path, sizeof(path));
-    if (rt_hosts_file_update(path, text) < 0)
+    if (rt_hosts_file_update(path, text) < 0) {
         ty_warn("runtime: cannot write %s: %s", path, strerror(errno));
-    else
+        rc = -1;
+    } else {
         p->hosts_gen = gen;
+    }
     free(text);
+    return rc;
 }
 
 static uint64_t parse_gpus(const char *s)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -131,6 +132,27 @@ fail:
     return -1;
 }
 
+/* The mount flags of the file system fd is on, as a bind remount must
+ * repeat them. */
+static unsigned long source_flags(int fd)
+{
+    static const struct {
+        unsigned long st, ms;
+    } map[] = {{ST_NOSUID, MS_NOSUID},     {ST_NODEV, MS_NODEV},
+               {ST_NOEXEC, MS_NOEXEC},     {ST_NOATIME, MS_NOATIME},
+               {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME},
+               {ST_RDONLY, MS_RDONLY}};
+    struct statvfs sv;
+    unsigned long flags = 0;
+
+    if (fstatvfs(fd, &sv) < 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (sv.f_flag & map[i].st)
+            flags |= map[i].ms;
+    return flags;
+}
+
 /* Mounts b at its target; -1 when it is not there as asked (why: the
  * reason, also on the supervisor's stderr). A read-only mount that cannot
  * be made read-only is taken down again: the pod must not write where it
@@ -162,12 +184,21 @@ static int bind_fd(const bind *b, unsigned long extra, char *why, size_t len)
         goto fail;
     }
     close(tfd);
-    /* the remount names the target by its path: what was just mounted there */
+    /* the remount names the target by its path: what was just mounted
+     * there; it keeps the source's own flags, which a user namespace locks
+     * (leaving one out is EPERM) */
     if ((b->ro || extra) &&
         mount(NULL, b->target, NULL,
-              MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra, NULL) < 0) {
+              MS_BIND | MS_REMOUNT | MS_REC | (b->ro ? MS_RDONLY : 0) | extra |
+                  source_flags(b->fd),
+              NULL) < 0) {
         snprintf(why, len, "cannot make %s %s: %s", b->target,
                  b->ro ? "read-only" : "nosuid", strerror(errno));
+        if (!b->ro) { /* nosuid, nodev: best effort, the mount stays */
+            fprintf(stderr, "supervise: %s\n", why);
+            return 0;
+        }
+        /* writable where the pod asked for read-only: taken down */
         umount2(b->target, MNT_DETACH);
         goto fail;
     }
@@ -403,6 +434,17 @@ static void mount_all(sv *s)
     free(vols);
 }
 
+/* No mount namespace for the pod (root without CAP_SYS_ADMIN, a seccomp
+ * filter): its containers see the host's files, as when the supervisor is
+ * not root; a pod with volumes does not start without them. */
+static void no_namespace(sv *s, const char *what, int e)
+{
+    if (json_array_size(json_object_get(s->spec, "mounts")) > 0)
+        snprintf(s->mount_error, sizeof(s->mount_error), "%s: %s: the pod's volumes cannot "
+                 "be mounted", what, strerror(e));
+    fprintf(stderr, "supervise: %s: %s: no mounts for this pod\n", what, strerror(e));
+}
+
 void sv_setup_mounts(sv *s)
 {
     const char *host = ty_jstr(s->spec, "hostname");
@@ -420,27 +462,20 @@ void sv_setup_mounts(sv *s)
         return;
     }
     if ((host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf(s->mount_error, sizeof(s->mount_error),
-                 "cannot open the host's mount namespace: %s", strerror(errno));
-        fprintf(stderr, "supervise: %s\n", s->mount_error);
+        no_namespace(s, "cannot open the host's mount namespace", errno);
         return;
     }
     if (unshare(CLONE_NEWNS | CLONE_NEWUTS) < 0) {
-        snprintf(s->mount_error, sizeof(s->mount_error),
-                 "cannot make the pod's mount namespace: %s", strerror(errno));
-        fprintf(stderr, "supervise: %s\n", s->mount_error);
+        no_namespace(s, "cannot make the pod's mount namespace", errno);
         close(host_ns);
         return;
     }
     if (*host && sethostname(host, strlen(host) > 63 ? 63 : strlen(host)) < 0)
         fprintf(stderr, "supervise: sethostname: %s\n", strerror(errno));
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-        snprintf(s->mount_error, sizeof(s->mount_error), "cannot make / private: %s",
-                 strerror(errno));
-        fprintf(stderr, "supervise: %s\n", s->mount_error);
-    } else {
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        no_namespace(s, "cannot make / private", errno);
+    else
         mount_all(s);
-    }
     s->pod_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     /* Back to the host's view; should that fail we stay in the pod's (its
      * containers then need no setns), which hides a data directory under /tmp. */
