@@ -35,6 +35,7 @@
 #include "cli/server_slurm.h"
 #include "cli/server_security.h"
 #include "scheduler/sched.h"
+#include "server/progress.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -502,10 +503,6 @@ static int plane_start(plane *p, ty_store *store, const node_flags *nf, rt_local
     return 0;
 }
 
-/* Opens the data directory's store with security in place: the lock (two
- * servers on one store corrupt it), the credentials and certificates
- * (nothing is served half-secured: a bad file stops here), the store, the
- * authorizer. NULL after printing why, nothing left open. */
 /* The TrainJob progress endpoint's URL and CA for the jobs' pods
  * (controller/trainer_progress.h), now that the server listens. The CA is
  * the data directory's own when the server made its certificate; with
@@ -531,10 +528,16 @@ static void progress_ready(const char *url, const char *data_dir, const security
             ty_warn("server: TrainJob pods get no CA for the progress endpoint: %s", err.text);
         ty_error_clear(&err);
     }
-    trainer_progress_configure(pod_url, ca);
+    /* tokens under the data directory's key (server/progress.h) */
+    trainer_progress_configure_derived(pod_url, ca, progress_local_token);
     free(ca);
 }
 
+/* Opens the data directory's store with security in place: the lock (two
+ * servers on one store corrupt it), the credentials and certificates
+ * (nothing is served half-secured: a bad file stops here), the store, the
+ * progress tokens' key, the authorizer. NULL after printing why, nothing
+ * left open. */
 static ty_store *open_secured(const char *data_dir, const security_flags *sf,
                               security_state *sec, server_opts *so)
 {
@@ -552,7 +555,8 @@ static ty_store *open_secured(const char *data_dir, const security_flags *sf,
         security_teardown(sec);
         store_close(store);
         store = NULL;
-    } else if (security_start(sf, sec, store, so, &err) < 0) {
+    } else if (progress_key_load(data_dir, &err) < 0 ||
+               security_start(sf, sec, store, so, &err) < 0) {
         fprintf(stderr, "error: %s\n", err.text);
         security_teardown(sec);
         store_close(store);

@@ -4,13 +4,14 @@
  * A training script POSTs {"trainerStatus": {...}} to
  *   /apis/trainer.kubeflow.org/v1alpha1/namespaces/NS/trainjobs/NAME/status
  * (upstream's path; a POST there is no Kubernetes verb, so it takes nothing
- * from the API) with the bearer token of that job: the random token the
- * trainer controller put in the Secret `NAME-progress-token` (data key
- * `token`), which the job's pods mount (controller/trainer_progress.h). The
- * token is no user: the authenticator never sees it, the endpoint compares
- * it, in constant time, with the Secret of the TrainJob the URL names, a
- * Secret that must be controlled by that TrainJob (its uid). So a job's
- * token writes that job's status.trainerStatus and nothing else.
+ * from the API) with the bearer token of that job: the token the trainer
+ * controller put in the Secret `NAME-progress-token` (data key `token`),
+ * which the job's pods mount (controller/trainer_progress.h), derived from
+ * the job under the server's key (progress_key_load below). The token is
+ * no user: the authenticator never sees it; the endpoint recomputes it, or
+ * compares it with the Secret of the TrainJob the URL names, a Secret that
+ * must be controlled by that TrainJob (its uid), in constant time. So a
+ * job's token writes that job's status.trainerStatus and nothing else.
  *
  * A TrainJob's token Secret (named *-progress-token and controlled by a
  * TrainJob) is the controller's: writes through the API that would make one
@@ -83,6 +84,19 @@ int progress_write_status(json_t *obj, void *arg, ty_error *err);
  * owns) the trainerStatus to store (lastUpdatedTime now when absent), or -1
  * with err TY_EINVALID, a cause per bad field (its path). For unit tests. */
 int progress_parse_body(const char *body, size_t len, json_t **out, ty_error *err);
+
+/* The embedded server's token key (DATA_DIR/progress.key, 32 random
+ * bytes, mode 0600, made on the first start): with it a job's token is
+ * progress_derive_token of the job under the key, which the trainer
+ * controller writes into the Secret (progress_local_token is its
+ * token_for) and the endpoint recomputes, so that a token Secret deleted
+ * while the job runs leaves its pods' tokens good and is made again the
+ * same. A token compared with the Secret (one made before the key, or by
+ * the admin) is still taken. 0, or -1 with err (the server must not
+ * start: a key it cannot keep). */
+int progress_key_load(const char *data_dir, ty_error *err);
+int progress_local_token(const char *ns, const char *name, const char *uid, char *out,
+                         size_t len);
 
 /* The admission rule above for a Secret being written over the API by u
  * (NULL: no authentication configured) : obj the result, old the stored

@@ -296,6 +296,30 @@ expect_eq "... the controller made r's token Secret, controlled by r" \
     "$(kubectl get trainjob r -o jsonpath='{.metadata.uid}')" \
     "$(kubectl get secret r-progress-token -o jsonpath='{.metadata.ownerReferences[?(@.controller==true)].uid}')"
 
+# ---- a token Secret deleted while its job runs ----
+# The pods hold their token; it is the job's under the server's key, so it
+# stays good (it was refused once the Secret was gone), and the Secret is
+# made again, the same, when the controller next makes a pod.
+cp "$E2E_TMP/report.py" "$E2E_TMP/late-report.py" && chmod 0644 "$E2E_TMP/late-report.py"
+check "TrainJob late, whose script reports once told to" kubectl apply -f - <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: late}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 1
+    command: [/bin/sh, -c, "until [ -e $E2E_TMP/go-late ]; do sleep 0.2; done; /usr/bin/python3 $E2E_TMP/late-report.py 70 epoch=4"]
+EOF
+check "late runs" wait_until 120 pods_in_phase Running late-node-0-0
+check "its token Secret is deleted while it runs" kubectl delete secret late-progress-token
+touch "$E2E_TMP/go-late"
+check "late completes" wait_until 120 tj_cond_is late Complete "True AllJobsCompleted"
+expect_eq "... its script's report was still answered 200" 200 \
+    "$(kubectl logs late-node-0-0 -c node 2>&1 | tail -1)"
+expect_eq "... and written" 70 \
+    "$(kubectl get trainjob late -o jsonpath='{.status.trainerStatus.progressPercentage}')"
+
 # ---- the token Secret goes with its job ----
 check "delete a" kubectl delete trainjob a
 gone() { ! kubectl get secret a-progress-token >/dev/null 2>&1; }
