@@ -2,8 +2,6 @@
  * quota_limited.h). */
 #include "api/quota_limited.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +11,6 @@
 #include "base/buf.h"
 #include "base/jsonget.h"
 #include "model/quota.h"
-#include "model/yaml.h"
-
-#define CONFIG_MAX_BYTES (1 << 20)
 
 /* obj[key] when a string, else NULL (ty_jstr's "" would hide a missing one). */
 static const char *jstr(const json_t *obj, const char *key)
@@ -178,20 +173,20 @@ static bool scope_covered(const json_t *s, const json_t *obj, json_t *const *q, 
                                            "matchExpressions"), j, e)
             if (!strcmp(jstr(e, "scopeName") ?: "", name) && quota_scope_expr_matches(e, obj))
                 return true;
-        /* spec.scopes: each is its scope with Exists */
-        json_array_foreach(json_object_get(spec, "scopes"), j, e) {
-            json_t *x;
-            bool m;
-            if (!json_is_string(e) || strcmp(json_string_value(e), name) != 0)
-                continue;
-            x = json_pack("{s:s, s:s}", "scopeName", name, "operator", "Exists");
-            m = x && quota_scope_expr_matches(x, obj);
-            json_decref(x);
-            if (m)
+        json_array_foreach(json_object_get(spec, "scopes"), j, e)
+            if (json_is_string(e) && !strcmp(json_string_value(e), name) &&
+                quota_scope_matches(name, obj))
                 return true;
-        }
     }
     return false;
+}
+
+/* Whether k is an extended resource's bare name (nvidia.com/gpu), which a
+ * pod's usage has beside its requests. name. */
+static bool bare_extended(const char *k)
+{
+    return strchr(k, '/') && strncmp(k, "requests.", 9) && strncmp(k, "count/", 6) &&
+           strncmp(k, "limits.", 7);
 }
 
 /* Whether a quota that matches obj limits usage name k (or, for an
@@ -207,11 +202,11 @@ static bool name_covered(const api_resource *res, const char *k, const json_t *o
         const json_t *hard = json_object_get(json_object_get(q[i], "spec"), "hard");
         if (!quota_matches(q[i], res->group, res->plural, obj))
             continue;
-        if ((json_object_get(hard, k) || (strchr(k, '/') && strncmp(k, "count/", 6) &&
-                                          strncmp(k, "requests.", 9) &&
-                                          strncmp(k, "limits.", 7) && json_object_get(hard, req))) &&
-            quota_key_resource(json_object_get(hard, k) ? k : req, group, sizeof(group), plural,
-                               sizeof(plural)) == 0 &&
+        const char *name = json_object_get(hard, k)                         ? k
+                           : bare_extended(k) && json_object_get(hard, req) ? req
+                                                                             : NULL;
+        if (name &&
+            quota_key_resource(name, group, sizeof(group), plural, sizeof(plural)) == 0 &&
             !strcmp(group, res->group) && !strcmp(plural, res->plural))
             return true;
     }
@@ -227,12 +222,12 @@ static void uncovered_names(const api_resource *res, const json_t *e, const json
     json_t *usage;
     const char *k;
     json_t *v;
-    void *tmp;
+    char req[300];
 
     if (!json_array_size(contains) || !(usage = json_object()))
         return;
     quota_usage_add(usage, res->group, res->plural, obj);
-    json_object_foreach_safe(usage, tmp, k, v) {
+    json_object_foreach(usage, k, v) {
         size_t i;
         json_t *c;
         bool hit = false;
@@ -241,13 +236,9 @@ static void uncovered_names(const api_resource *res, const json_t *e, const json
         if (!hit || json_integer_value(v) <= 0 || name_covered(res, k, obj, q, n))
             continue;
         /* once: both nvidia.com/gpu and requests.nvidia.com/gpu name one thing */
-        if (strchr(k, '/') && strncmp(k, "requests.", 9) && strncmp(k, "count/", 6) &&
-            strncmp(k, "limits.", 7)) {
-            char req[300];
-            snprintf(req, sizeof(req), "requests.%s", k);
-            if (json_object_get(usage, req))
-                continue;
-        }
+        snprintf(req, sizeof(req), "requests.%s", k);
+        if (bare_extended(k) && json_object_get(usage, req))
+            continue;
         json_object_set_new(set, k, json_true());
     }
     json_decref(usage);
@@ -321,170 +312,4 @@ int quota_limited_check(const api_resource *res, const json_t *obj, json_t *cons
     ty_buf_free(&scopes);
     ty_buf_free(&names);
     return rc;
-}
-
-/* ---- the configuration file ---- */
-
-static json_t *load_file(const char *path, ty_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    size_t n;
-    json_t *doc;
-
-    if (!f) {
-        ty_seterr(err, TY_EBADREQUEST, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!(buf = malloc(CONFIG_MAX_BYTES + 1))) {
-        fclose(f);
-        ty_seterr(err, TY_EINTERNAL, "out of memory");
-        return NULL;
-    }
-    n = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
-    if (ferror(f)) {
-        fclose(f);
-        free(buf);
-        ty_seterr(err, TY_EBADREQUEST, "cannot read %s", path);
-        return NULL;
-    }
-    fclose(f);
-    if (n > CONFIG_MAX_BYTES) {
-        free(buf);
-        ty_seterr(err, TY_EBADREQUEST, "%s is larger than %d bytes", path, CONFIG_MAX_BYTES);
-        return NULL;
-    }
-    doc = yaml_load_one(buf, n, err);
-    free(buf);
-    if (!doc)
-        return NULL;
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        ty_seterr(err, TY_EBADREQUEST, "want an object");
-        return NULL;
-    }
-    return doc;
-}
-
-/* Whether doc is apiVersion/kind of one of the versions kube-apiserver reads. */
-static bool is_kind(const json_t *doc, const char *kind, const char *const *versions)
-{
-    const char *av = jstr(doc, "apiVersion");
-
-    if (!av || strcmp(jstr(doc, "kind") ?: "", kind) != 0)
-        return false;
-    for (size_t i = 0; versions[i]; i++)
-        if (!strcmp(av, versions[i]))
-            return true;
-    return false;
-}
-
-static const char *const admission_versions[] = {
-    "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1alpha1",
-    "apiserver.k8s.io/v1alpha1", NULL};
-static const char *const quota_versions[] = {"apiserver.config.k8s.io/v1", NULL};
-/* the older group's kind is Configuration */
-static const char *const quota_versions_old[] = {"resourcequota.admission.k8s.io/v1beta1",
-                                                 "resourcequota.admission.k8s.io/v1alpha1",
-                                                 NULL};
-
-/* A ResourceQuotaConfiguration's list; one without it limits nothing. */
-static int set_from(const json_t *cfg, ty_error *err)
-{
-    const json_t *lr = json_object_get(cfg, "limitedResources");
-    json_t *none = lr ? NULL : json_array();
-    int rc = lr || none ? quota_limited_set(lr ? lr : none, err)
-                        : ty_seterr(err, TY_EINTERNAL, "out of memory");
-
-    json_decref(none);
-    return rc;
-}
-
-/* The ResourceQuota plugin's entry: its configuration (inline, or the file
- * its path names, relative to dir). */
-static int quota_plugin(const json_t *p, const char *dir, ty_error *err)
-{
-    const json_t *inline_cfg = json_object_get(p, "configuration");
-    const char *rel = jstr(p, "path");
-    json_t *cfg = NULL;
-    char full[PATH_MAX];
-    int rc;
-
-    if (inline_cfg && rel)
-        return bad(err, "plugins[ResourceQuota]", "give configuration or path, not both");
-    if (rel) {
-        int len = rel[0] == '/' ? snprintf(full, sizeof(full), "%s", rel)
-                                : snprintf(full, sizeof(full), "%s/%s", dir, rel);
-        if (len < 0 || (size_t)len >= sizeof(full))
-            return bad(err, "plugins[ResourceQuota].path", "too long");
-        if (!(cfg = load_file(full, err)))
-            return -1;
-    } else if (json_is_object(inline_cfg)) {
-        cfg = json_incref((json_t *)inline_cfg);
-    } else {
-        return bad(err, "plugins[ResourceQuota].configuration", "Required value");
-    }
-    if (!is_kind(cfg, "ResourceQuotaConfiguration", quota_versions) &&
-        !is_kind(cfg, "Configuration", quota_versions_old))
-        rc = bad(err, "plugins[ResourceQuota].configuration",
-                 "want apiVersion apiserver.config.k8s.io/v1, kind ResourceQuotaConfiguration");
-    else
-        rc = set_from(cfg, err);
-    json_decref(cfg);
-    return rc;
-}
-
-static int admission_doc(const json_t *doc, const char *dir, ty_error *err)
-{
-    const json_t *plugins = json_object_get(doc, "plugins");
-    size_t i;
-    json_t *p;
-
-    if (!is_kind(doc, "AdmissionConfiguration", admission_versions))
-        return bad(err, "kind", "want apiVersion apiserver.config.k8s.io/v1, kind "
-                                "AdmissionConfiguration");
-    if (plugins && !json_is_array(plugins))
-        return bad(err, "plugins", "want a list of {name, configuration or path}");
-    json_array_foreach(plugins, i, p) {
-        const char *name = jstr(p, "name");
-        char f[64];
-        snprintf(f, sizeof(f), "plugins[%zu].name", i);
-        if (!name)
-            return bad(err, f, "Required value");
-        if (strcmp(name, "ResourceQuota") != 0)
-            return ty_seterr(err, TY_EBADREQUEST,
-                             "%s: Unsupported value: \"%.100s\": only ResourceQuota's configuration "
-                             "is read from this file (docs/compatibility.md)",
-                             f, name);
-        if (quota_plugin(p, dir, err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* err's text after "--admission-control-config-file PATH: ", its code kept. */
-static int prefixed(ty_error *err, const char *path)
-{
-    char text[sizeof(err->text)];
-
-    snprintf(text, sizeof(text), "%s", err->text);
-    return ty_seterr(err, err->code, "--admission-control-config-file %s: %s", path, text);
-}
-
-int admission_config_load(const char *path, ty_error *err)
-{
-    json_t *doc = load_file(path, err);
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    int rc;
-
-    if (!doc)
-        return prefixed(err, path);
-    if (slash)
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
-    else
-        snprintf(dir, sizeof(dir), ".");
-    rc = admission_doc(doc, dir, err);
-    json_decref(doc);
-    return rc < 0 ? prefixed(err, path) : 0;
 }

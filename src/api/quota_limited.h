@@ -18,7 +18,7 @@
  * seeds kube-system with a quota that covers them (store/open.c), and an
  * admin allows another namespace by making one there (tenants cannot write
  * quotas). A configuration file replaces the default, an empty list
- * included (kube-apiserver's behaviour). */
+ * included (kube-apiserver's behaviour; cli/admission_config.h). */
 #ifndef TY_API_QUOTA_LIMITED_H
 #define TY_API_QUOTA_LIMITED_H
 
@@ -40,12 +40,5 @@ int quota_limited_set(const json_t *limited, ty_error *err);
  * namespace's quotas q[0..n). 0, or -1 with err (TY_EFORBIDDEN). */
 int quota_limited_check(const api_resource *res, const json_t *obj, json_t *const *q, size_t n,
                         ty_error *err);
-
-/* Reads an AdmissionConfiguration file (apiserver.config.k8s.io/v1, YAML or
- * JSON): the ResourceQuota plugin's configuration, inline or in the file
- * its path names (relative to this file's directory), sets the limited
- * resources. A plugin this server does not configure so is refused (a
- * security setting must not be ignored in silence). -1 with err. */
-int admission_config_load(const char *path, ty_error *err);
 
 #endif

@@ -536,8 +536,7 @@ static void progress_ready(const char *url, const char *data_dir, const security
 /* Opens the data directory's store with security in place: the lock (two
  * servers on one store corrupt it), the credentials and certificates
  * (nothing is served half-secured: a bad file stops here), the store, the
- * progress tokens' key, the authorizer. NULL after printing why, nothing
- * left open. */
+ * authorizer. NULL after printing why, nothing left open. */
 static ty_store *open_secured(const char *data_dir, const security_flags *sf,
                               security_state *sec, server_opts *so)
 {
@@ -555,8 +554,7 @@ static ty_store *open_secured(const char *data_dir, const security_flags *sf,
         security_teardown(sec);
         store_close(store);
         store = NULL;
-    } else if (progress_key_load(data_dir, &err) < 0 ||
-               security_start(sf, sec, store, so, &err) < 0) {
+    } else if (security_start(sf, sec, store, so, &err) < 0) {
         fprintf(stderr, "error: %s\n", err.text);
         security_teardown(sec);
         store_close(store);

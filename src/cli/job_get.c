@@ -137,6 +137,26 @@ static void print_instances(const json_t *pods, time_t now)
     cli_table_free(t);
 }
 
+/* The Events about the job itself (its uid), or NULL when not readable. */
+static json_t *job_events(ty_client *cl, const json_t *job)
+{
+    char path[1400];
+    size_t n;
+    ty_error err;
+    json_t *l, *items;
+
+    client_resource_path(&api_event, cli_obj_ns(job), NULL, path, sizeof(path));
+    n = strlen(path);
+    snprintf(path + n, sizeof(path) - n, "?fieldSelector=involvedObject.uid%%3D%s",
+             str_or(at(job, "metadata", "uid"), ""));
+    ty_error_init(&err);
+    l = client_call_json(cl, "GET", path, NULL, NULL, &err);
+    ty_error_clear(&err);
+    items = json_incref(json_object_get(l, "items"));
+    json_decref(l);
+    return items;
+}
+
 /* Why the job waits: everything the scheduler reads, fetched, then
  * job_pending.c's judgement. */
 static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, const json_t *pg)
@@ -154,7 +174,7 @@ static void print_pending(ty_client *cl, const json_t *job, const json_t *pods, 
     in.all_pods = all_pods = items_or_null(cl, &api_pod, NULL);
     in.podgroups = pgs = items_or_null(cl, &api_podgroup, NULL);
     in.priority_classes = pcs = items_or_null(cl, &api_priorityclass, NULL);
-    in.events = events = items_or_null(cl, &api_event, cli_obj_ns(job));
+    in.events = events = job_events(cl, job);
     jp_explain(&in, &r);
     printf("\nWhy pending:\n");
     if (!nodes || !all_pods)
@@ -207,23 +227,11 @@ static void add_obj(json_t *uids, const json_t *obj, const char *kind)
     json_object_set_new(uids, key, json_true());
 }
 
-static const char *event_time(const json_t *e)
-{
-    const char *ts = json_string_value(json_object_get(e, "lastTimestamp"));
-    if (!ts)
-        ts = json_string_value(json_object_get(e, "eventTime"));
-    if (!ts)
-        ts = json_string_value(json_object_get(e, "firstTimestamp"));
-    if (!ts)
-        ts = json_string_value(at(e, "metadata", "creationTimestamp"));
-    return ts ? ts : "";
-}
-
 static int event_cmp(const void *a, const void *b)
 {
     struct timespec x = {0}, y = {0};
-    ty_time_parse_ts(event_time(*(json_t *const *)a), &x);
-    ty_time_parse_ts(event_time(*(json_t *const *)b), &y);
+    ty_time_parse_ts(jp_event_time(*(json_t *const *)a), &x);
+    ty_time_parse_ts(jp_event_time(*(json_t *const *)b), &y);
     if (x.tv_sec != y.tv_sec)
         return x.tv_sec < y.tv_sec ? -1 : 1;
     if (x.tv_nsec != y.tv_nsec)
@@ -258,7 +266,7 @@ static void print_events(ty_client *cl, const json_t *job, const json_t *pods, c
         for (i = 0; i < n; i++) {
             char age[32];
             const json_t *io = json_object_get(mine[i], "involvedObject");
-            age_of(event_time(mine[i]), now, age, sizeof(age));
+            age_of(jp_event_time(mine[i]), now, age, sizeof(age));
             cli_table_cellf(t, "%s", age);
             cli_table_cellf(t, "%s", str_or(json_object_get(mine[i], "type"), ""));
             cli_table_cellf(t, "%s", str_or(json_object_get(mine[i], "reason"), ""));

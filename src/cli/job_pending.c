@@ -686,16 +686,16 @@ static int pod_create_event(const json_t *e)
     return -1;
 }
 
-static struct timespec event_when(const json_t *e)
+const char *jp_event_time(const json_t *e)
 {
     static const char *const keys[] = {"lastTimestamp", "eventTime", "firstTimestamp"};
-    struct timespec t = {0};
+    const char *ts;
 
     for (size_t i = 0; i < 3; i++)
-        if (json_string_value(json_object_get(e, keys[i])) &&
-            ty_time_parse_ts(json_string_value(json_object_get(e, keys[i])), &t) == 0)
-            break;
-    return t;
+        if ((ts = json_string_value(json_object_get(e, keys[i]))))
+            return ts;
+    ts = json_string_value(at(e, "metadata", "creationTimestamp"));
+    return ts ? ts : "";
 }
 
 static void refused_check(const jp_input *in, size_t npods, jp_result *out)
@@ -710,7 +710,8 @@ static void refused_check(const jp_input *in, size_t npods, jp_result *out)
         struct timespec t;
         if (!job_event(in->job, e) || pod_create_event(e) < 0)
             continue;
-        t = event_when(e);
+        t = (struct timespec){0};
+        ty_time_parse_ts(jp_event_time(e), &t);
         /* the later one; a failure over a success of the same instant */
         if (!last || t.tv_sec > lt.tv_sec || (t.tv_sec == lt.tv_sec && t.tv_nsec > lt.tv_nsec) ||
             (t.tv_sec == lt.tv_sec && t.tv_nsec == lt.tv_nsec && pod_create_event(e) == 1)) {

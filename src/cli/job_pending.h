@@ -54,7 +54,7 @@ typedef struct jp_input {
     const json_t *all_pods;  /* every pod (those bound use their node) */
     const json_t *podgroups; /* every PodGroup */
     const json_t *priority_classes;
-    const json_t *events;    /* Events of the job's namespace */
+    const json_t *events;    /* Events of the job (others are passed over) */
 } jp_input;
 
 #define JP_MAX_AHEAD 3
@@ -79,6 +79,10 @@ typedef struct jp_result {
 /* Fills out for in; out->reasons 0 and text "" when nothing is found to
  * say (the job is not waiting on anything these objects show). */
 void jp_explain(const jp_input *in, jp_result *out);
+
+/* When Event e happened, as its text says: lastTimestamp, else eventTime,
+ * firstTimestamp, metadata.creationTimestamp; "" when none. */
+const char *jp_event_time(const json_t *e);
 
 /* The value of the PriorityClass named name among pcs (a globalDefault one
  * when name is "" or NULL; 0 when none matches). */

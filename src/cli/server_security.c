@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "api/quota_limited.h"
+#include "cli/admission_config.h"
 #include "cli/server_security.h"
 #include "server/authn.h"
 #include "server/authz.h"
 #include "server/audit.h"
+#include "server/progress.h"
 
 static int audit_number(const char *flag, const char *arg, long max, long *out)
 {
@@ -152,6 +153,43 @@ bool security_loopback(const char *address)
     return (ntohl(a.s_addr) >> 24) == 127;
 }
 
+/* 1 when path exists (warning when others may read it), 0 when it does
+ * not, -1 with err when it cannot be looked at. */
+static int secret_exists(const char *path, ty_error *err)
+{
+    struct stat st;
+
+    if (stat(path, &st) == 0) {
+        if (st.st_mode & 077)
+            ty_warn("%s can be read by other users (mode %03o): chmod 600 it", path,
+                    (unsigned)(st.st_mode & 0777));
+        return 1;
+    }
+    if (errno != ENOENT)
+        return ty_seterr(err, TY_EINTERNAL, "cannot look at %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* A new file at path (mode 0600) holding data, on disk before this returns;
+ * nothing left behind on failure. O_EXCL: two starts racing must not make
+ * two different secrets (the data directory's lock makes that moot, but it
+ * costs nothing). */
+static int make_secret_file(const char *path, const void *data, size_t len, ty_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    if (fd < 0)
+        return ty_seterr(err, TY_EINTERNAL, "cannot make %s: %s", path, strerror(errno));
+    if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        return ty_seterr(err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(e));
+    }
+    close(fd);
+    return 0;
+}
+
 /* DATA_DIR/tokens.csv with one line for the admin (system:masters) and a
  * random token, made when absent (mode 0600, and never replaced: a user
  * may have added lines). */
@@ -159,17 +197,10 @@ static int ensure_admin_token(const char *path, ty_error *err)
 {
     unsigned char rnd[32];
     char line[256];
-    int n, fd;
-    struct stat st;
+    int n, rc;
 
-    if (stat(path, &st) == 0) {
-        if (st.st_mode & 077)
-            ty_warn("%s can be read by other users (mode %03o): chmod 600 it", path,
-                    (unsigned)(st.st_mode & 0777));
-        return 0;
-    }
-    if (errno != ENOENT)
-        return ty_seterr(err, TY_EINTERNAL, "cannot look at %s: %s", path, strerror(errno));
+    if ((rc = secret_exists(path, err)) != 0)
+        return rc < 0 ? -1 : 0;
     if (gnutls_rnd(GNUTLS_RND_KEY, rnd, sizeof(rnd)) < 0)
         return ty_seterr(err, TY_EINTERNAL, "no random bytes for the admin token");
     n = 0;
@@ -178,24 +209,44 @@ static int ensure_admin_token(const char *path, ty_error *err)
     n += snprintf(line + n, sizeof(line) - (size_t)n, ",%s,%s,\"system:masters\"\n",
                   SECURITY_ADMIN_USER, SECURITY_ADMIN_USER);
     explicit_bzero(rnd, sizeof(rnd));
-    /* O_EXCL: two starts racing must not give two different tokens (the
-     * data directory's lock makes that moot, but it costs nothing) */
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        explicit_bzero(line, sizeof(line));
-        return ty_seterr(err, TY_EINTERNAL, "cannot make %s: %s", path, strerror(errno));
-    }
-    if (write(fd, line, (size_t)n) != n || fsync(fd) < 0) {
-        int e = errno;
-        close(fd);
-        unlink(path);
-        explicit_bzero(line, sizeof(line));
-        return ty_seterr(err, TY_EINTERNAL, "cannot write %s: %s", path, strerror(e));
-    }
-    close(fd);
+    rc = make_secret_file(path, line, (size_t)n, err);
     explicit_bzero(line, sizeof(line));
-    ty_info("made the admin credential in %s", path);
-    return 0;
+    if (rc == 0)
+        ty_info("made the admin credential in %s", path);
+    return rc;
+}
+
+/* DATA_DIR/progress.key, the TrainJob progress tokens' key
+ * (server/progress.h): made on the first start, then read. */
+static int load_progress_key(const char *data_dir, ty_error *err)
+{
+    unsigned char key[PROGRESS_KEY_BYTES];
+    char path[4200], *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/progress.key", data_dir);
+    if ((rc = secret_exists(path, err)) < 0)
+        return -1;
+    if (rc == 0) {
+        if (gnutls_rnd(GNUTLS_RND_KEY, key, sizeof(key)) < 0)
+            return ty_seterr(err, TY_EINTERNAL, "no random bytes for %s", path);
+        rc = make_secret_file(path, key, sizeof(key), err);
+        explicit_bzero(key, sizeof(key));
+        if (rc < 0)
+            return -1;
+    }
+    if (tls_read_file(path, "the progress token key", PROGRESS_KEY_BYTES, &buf, &len, err) < 0)
+        return -1;
+    if (len != PROGRESS_KEY_BYTES)
+        rc = ty_seterr(err, TY_EINTERNAL, "%s is not a %d-byte key: remove it and start "
+                       "again (running TrainJobs' pods then report with their Secrets' old "
+                       "tokens refused)", path, PROGRESS_KEY_BYTES);
+    else
+        progress_set_key((const unsigned char *)buf);
+    explicit_bzero(buf, len);
+    free(buf);
+    return rc < 0 ? -1 : 0;
 }
 
 static int setup_tls(const security_flags *sf, const char *data_dir, const char *address,
@@ -242,7 +293,7 @@ int security_setup(const security_flags *sf, const char *data_dir, security_stat
     if (sf->client_ca_file && tls_load_ca(sf->client_ca_file, &st->client_ca_pem, err) < 0)
         goto fail;
     snprintf(admin, sizeof(admin), "%s/%s", data_dir, SECURITY_ADMIN_TOKENS);
-    if (ensure_admin_token(admin, err) < 0)
+    if (ensure_admin_token(admin, err) < 0 || load_progress_key(data_dir, err) < 0)
         goto fail;
     ao.token_auth_file = sf->token_auth_file;
     ao.admin_token_file = admin;
@@ -252,7 +303,7 @@ int security_setup(const security_flags *sf, const char *data_dir, security_stat
         goto fail;
     if (audit_setup(sf, st, err) < 0)
         goto fail;
-    /* the default (quota_limited.h) holds unless a file replaces it */
+    /* the default (api/quota_limited.h) holds unless a file replaces it */
     if (sf->admission_config && admission_config_load(sf->admission_config, err) < 0)
         goto fail;
     so->audit = st->audit;

@@ -196,7 +196,7 @@ static bool pod_best_effort(const json_t *spec)
     return true;
 }
 
-static bool scope_matches(const char *scope, const json_t *pod)
+bool quota_scope_matches(const char *scope, const json_t *pod)
 {
     const json_t *spec = json_object_get(pod, "spec");
     const json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
@@ -234,7 +234,7 @@ bool quota_scope_expr_matches(const json_t *expr, const json_t *pod)
     if (!scope || !op)
         return false;
     if (strcmp(scope, "PriorityClass") != 0) {
-        bool m = scope_matches(scope, pod);
+        bool m = quota_scope_matches(scope, pod);
         return !strcmp(op, "DoesNotExist") ? !m : m;
     }
     pc = jstr(json_object_get(pod, "spec"), "priorityClassName");
@@ -267,7 +267,7 @@ bool quota_matches(const json_t *quota, const char *group, const char *plural,
     if (!is_pod)
         return false;
     json_array_foreach(scopes, i, s)
-        if (!json_is_string(s) || !scope_matches(json_string_value(s), obj))
+        if (!json_is_string(s) || !quota_scope_matches(json_string_value(s), obj))
             return false;
     json_array_foreach(exprs, i, s)
         if (!quota_scope_expr_matches(s, obj))

@@ -87,7 +87,9 @@ bool quota_scope_known(const char *scope);
 bool quota_scope_allows(const char *scope, const char *key);
 
 /* Whether one scope selector requirement ({scopeName, operator, values},
- * as in spec.scopeSelector.matchExpressions) takes in pod. */
+ * as in spec.scopeSelector.matchExpressions) takes in pod, and whether a
+ * scope of spec.scopes does (the scope with Exists). */
 bool quota_scope_expr_matches(const json_t *expr, const json_t *pod);
+bool quota_scope_matches(const char *scope, const json_t *pod);
 
 #endif

@@ -1,17 +1,13 @@
 /* progress.c - the TrainJob progress endpoint (progress.h). */
 #include "server/progress.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "api/kinds.h"
 #include "api/meta.h"
@@ -359,53 +355,13 @@ refuse:
 
 /* ---- the embedded server's token key ---- */
 
-#define KEY_BYTES 32
-static unsigned char local_key[KEY_BYTES];
+static unsigned char local_key[PROGRESS_KEY_BYTES];
 static bool have_local_key; /* set once, before the server serves */
 
-int progress_key_load(const char *data_dir, ty_error *err)
+void progress_set_key(const unsigned char *key)
 {
-    char path[4200];
-    struct stat st;
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof(path), "%s/progress.key", data_dir);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 && errno == ENOENT) {
-        unsigned char k[KEY_BYTES];
-        /* O_EXCL: never two keys (the data directory's lock makes it moot) */
-        if (gnutls_rnd(GNUTLS_RND_KEY, k, sizeof(k)) < 0)
-            return ty_seterr(err, TY_EINTERNAL, "no random bytes for %s", path);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0 || write(fd, k, sizeof(k)) != (ssize_t)sizeof(k) || fsync(fd) < 0) {
-            int e = errno;
-            if (fd >= 0) {
-                close(fd);
-                unlink(path);
-            }
-            explicit_bzero(k, sizeof(k));
-            return ty_seterr(err, TY_EINTERNAL, "cannot make %s: %s", path, strerror(e));
-        }
-        close(fd);
-        explicit_bzero(k, sizeof(k));
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    }
-    if (fd < 0)
-        return ty_seterr(err, TY_EINTERNAL, "cannot read %s: %s", path, strerror(errno));
-    if (fstat(fd, &st) == 0 && (st.st_mode & 077))
-        ty_warn("%s can be read by other users (mode %03o): chmod 600 it", path,
-                (unsigned)(st.st_mode & 0777));
-    n = read(fd, local_key, sizeof(local_key));
-    close(fd);
-    if (n != (ssize_t)sizeof(local_key)) {
-        explicit_bzero(local_key, sizeof(local_key));
-        return ty_seterr(err, TY_EINTERNAL, "%s is not a %d-byte key: remove it and start "
-                         "again (running TrainJobs' pods then report with their Secrets' "
-                         "old tokens refused)", path, KEY_BYTES);
-    }
+    memcpy(local_key, key, sizeof(local_key));
     have_local_key = true;
-    return 0;
 }
 
 int progress_local_token(const char *ns, const char *name, const char *uid, char *out,

@@ -7,7 +7,7 @@
  * from the API) with the bearer token of that job: the token the trainer
  * controller put in the Secret `NAME-progress-token` (data key `token`),
  * which the job's pods mount (controller/trainer_progress.h), derived from
- * the job under the server's key (progress_key_load below). The token is
+ * the job under the server's key (progress_set_key below). The token is
  * no user: the authenticator never sees it; the endpoint recomputes it, or
  * compares it with the Secret of the TrainJob the URL names, a Secret that
  * must be controlled by that TrainJob (its uid), in constant time. So a
@@ -86,15 +86,16 @@ int progress_write_status(json_t *obj, void *arg, ty_error *err);
 int progress_parse_body(const char *body, size_t len, json_t **out, ty_error *err);
 
 /* The embedded server's token key (DATA_DIR/progress.key, 32 random
- * bytes, mode 0600, made on the first start): with it a job's token is
+ * bytes, mode 0600, made on the first start by cli/server_security.c and
+ * set here before the server serves): with it a job's token is
  * progress_derive_token of the job under the key, which the trainer
  * controller writes into the Secret (progress_local_token is its
- * token_for) and the endpoint recomputes, so that a token Secret deleted
- * while the job runs leaves its pods' tokens good and is made again the
- * same. A token compared with the Secret (one made before the key, or by
- * the admin) is still taken. 0, or -1 with err (the server must not
- * start: a key it cannot keep). */
-int progress_key_load(const char *data_dir, ty_error *err);
+ * token_for: -1 without a key) and the endpoint recomputes, so that a
+ * token Secret deleted while the job runs leaves its pods' tokens good and
+ * is made again the same. A token compared with the Secret (one made
+ * before the key, or by the admin) is still taken. */
+#define PROGRESS_KEY_BYTES 32
+void progress_set_key(const unsigned char *key);
 int progress_local_token(const char *ns, const char *name, const char *uid, char *out,
                          size_t len);
 

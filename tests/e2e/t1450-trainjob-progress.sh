@@ -278,16 +278,22 @@ check "... though she may label it" kubectl --kubeconfig "$E2E_TMP/alice.kc" lab
 # A TrainJob that runs: the TrainJob controller makes its token Secret and
 # gives its node pod the variables; the training script reports with them.
 cp "$E2E_TMP/report.py" "$E2E_TMP/run-report.py" && chmod 0644 "$E2E_TMP/run-report.py"
-check "TrainJob r, running a script that reports 55%" kubectl apply -f - <<EOF
+# running_tj NAME COMMAND: a one-node torch TrainJob that runs COMMAND (a
+# YAML flow sequence)
+running_tj() {
+    kubectl apply -f - <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: r}
+metadata: {name: $1}
 spec:
   runtimeRef: {name: torch-distributed}
   trainer:
     numNodes: 1
-    command: [/usr/bin/python3, $E2E_TMP/run-report.py, "55", "epoch=3"]
+    command: $2
 EOF
+}
+check "TrainJob r, running a script that reports 55%" \
+    running_tj r "[/usr/bin/python3, $E2E_TMP/run-report.py, \"55\", \"epoch=3\"]"
 check "r completes" wait_until 120 tj_cond_is r Complete "True AllJobsCompleted"
 expect_eq "... its script was answered 200" 200 "$(kubectl logs r-node-0-0 -c node 2>&1 | tail -1)"
 expect_eq "... r's status.trainerStatus written by its own pod" 55 \
@@ -300,17 +306,8 @@ expect_eq "... the controller made r's token Secret, controlled by r" \
 # The pods hold their token; it is the job's under the server's key, so it
 # stays good (it was refused once the Secret was gone), and the Secret is
 # made again, the same, when the controller next makes a pod.
-cp "$E2E_TMP/report.py" "$E2E_TMP/late-report.py" && chmod 0644 "$E2E_TMP/late-report.py"
-check "TrainJob late, whose script reports once told to" kubectl apply -f - <<EOF
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: late}
-spec:
-  runtimeRef: {name: torch-distributed}
-  trainer:
-    numNodes: 1
-    command: [/bin/sh, -c, "until [ -e $E2E_TMP/go-late ]; do sleep 0.2; done; /usr/bin/python3 $E2E_TMP/late-report.py 70 epoch=4"]
-EOF
+check "TrainJob late, whose script reports once told to" running_tj late \
+    "[/bin/sh, -c, \"until [ -e $E2E_TMP/go-late ]; do sleep 0.2; done; /usr/bin/python3 $E2E_TMP/run-report.py 70 epoch=4\"]"
 check "late runs" wait_until 120 pods_in_phase Running late-node-0-0
 check "its token Secret is deleted while it runs" kubectl delete secret late-progress-token
 touch "$E2E_TMP/go-late"

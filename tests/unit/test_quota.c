@@ -20,6 +20,7 @@
 #include "base/jsonget.h"
 #include "api/quota_admit.h"
 #include "api/quota_limited.h"
+#include "cli/admission_config.h"
 #include "client/kc_embedded.h"
 #include "controller/quota.h"
 #include "model/quota.h"
@@ -830,10 +831,16 @@ static const char *load_config(const char *path)
 
 /* --admission-control-config-file: kube-apiserver's AdmissionConfiguration,
  * the ResourceQuota plugin's configuration inline or by path. */
+#define ADMISSION_CONFIG                                                                     \
+    "apiVersion: apiserver.config.k8s.io/v1\n"                                               \
+    "kind: AdmissionConfiguration\n"                                                         \
+    "plugins:\n"
+
 static void test_admission_config_file(void **state)
 {
     store_fixture *f = *state;
-    char dir[] = "/tmp/ty-admcfg-XXXXXX", path[600], *e;
+    char dir[] = "/tmp/ty-admcfg-XXXXXX", path[600];
+    const char *e;
 
     assert_non_null(mkdtemp(dir));
     write_file(dir, "rq.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
@@ -842,30 +849,21 @@ static void test_admission_config_file(void **state)
                                "- resource: pods\n"
                                "  matchScopes:\n"
                                "  - {scopeName: PriorityClass, operator: In, values: [gold]}\n");
-    snprintf(path, sizeof(path), "%s",
-             write_file(dir, "adm.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
-                                         "kind: AdmissionConfiguration\n"
-                                         "plugins:\n"
-                                         "- name: ResourceQuota\n"
-                                         "  path: rq.yaml\n"));
-    assert_null(load_config(path));
+    assert_null(load_config(write_file(dir, "adm.yaml", ADMISSION_CONFIG
+                                       "- name: ResourceQuota\n"
+                                       "  path: rq.yaml\n")));
     /* the system classes are not limited by this configuration */
     assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
 
-    snprintf(path, sizeof(path), "%s",
-             write_file(dir, "inline.yaml",
-                        "apiVersion: apiserver.config.k8s.io/v1\n"
-                        "kind: AdmissionConfiguration\n"
-                        "plugins:\n"
-                        "- name: ResourceQuota\n"
-                        "  configuration:\n"
-                        "    apiVersion: apiserver.config.k8s.io/v1\n"
-                        "    kind: ResourceQuotaConfiguration\n"
-                        "    limitedResources:\n"
-                        "    - resource: pods\n"
-                        "      matchScopes:\n"
-                        "      - {scopeName: PriorityClass, operator: Exists}\n"));
-    assert_null(load_config(path));
+    assert_null(load_config(write_file(dir, "inline.yaml", ADMISSION_CONFIG
+                                       "- name: ResourceQuota\n"
+                                       "  configuration:\n"
+                                       "    apiVersion: apiserver.config.k8s.io/v1\n"
+                                       "    kind: ResourceQuotaConfiguration\n"
+                                       "    limitedResources:\n"
+                                       "    - resource: pods\n"
+                                       "      matchScopes:\n"
+                                       "      - {scopeName: PriorityClass, operator: Exists}\n")));
     assert_string_equal(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"),
                               false),
                         "3 pods \"crit\" is forbidden: insufficient quota to match these "
@@ -875,27 +873,19 @@ static void test_admission_config_file(void **state)
     write_file(dir, "old.yaml", "apiVersion: resourcequota.admission.k8s.io/v1beta1\n"
                                 "kind: Configuration\n"
                                 "limitedResources: []\n");
-    snprintf(path, sizeof(path), "%s",
-             write_file(dir, "adm-old.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
-                                             "kind: AdmissionConfiguration\n"
-                                             "plugins:\n"
-                                             "- name: ResourceQuota\n"
-                                             "  path: old.yaml\n"));
-    assert_null(load_config(path));
+    assert_null(load_config(write_file(dir, "adm-old.yaml", ADMISSION_CONFIG
+                                       "- name: ResourceQuota\n"
+                                       "  path: old.yaml\n")));
     assert_null(admit(f->s, &api_pod, PC_POD("crit", "team-a", "system-node-critical"), false));
 
-    snprintf(path, sizeof(path), "%s",
-             write_file(dir, "other.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
-                                           "kind: AdmissionConfiguration\n"
-                                           "plugins:\n"
-                                           "- name: EventRateLimit\n"
-                                           "  path: erl.yaml\n"));
-    e = (char *)load_config(path);
+    e = load_config(write_file(dir, "other.yaml", ADMISSION_CONFIG
+                               "- name: EventRateLimit\n"
+                               "  path: erl.yaml\n"));
     assert_non_null(e);
     assert_non_null(strstr(e, "plugins[0].name: Unsupported value: \"EventRateLimit\""));
-    snprintf(path, sizeof(path), "%s", write_file(dir, "bad.yaml", "kind: Nope\n"));
-    assert_non_null(strstr(load_config(path), "want apiVersion apiserver.config.k8s.io/v1, kind "
-                                              "AdmissionConfiguration"));
+    assert_non_null(strstr(load_config(write_file(dir, "bad.yaml", "kind: Nope\n")),
+                           "want apiVersion apiserver.config.k8s.io/v1, kind "
+                           "AdmissionConfiguration"));
     snprintf(path, sizeof(path), "%s/missing.yaml", dir);
     assert_non_null(strstr(load_config(path), "cannot read"));
     assert_null(set_limited(NULL));
